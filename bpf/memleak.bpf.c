@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memleakbpf probes: every allocation API of the target's allocator, one live
+ * record per outstanding block, and per-(stack, API) aggregates kept up to
+ * date here so that a report never walks the live blocks.
+ *
+ * A call is handled at its return, where the result is known and the user
+ * stack starts at the caller's return address (at entry the kernel would miss
+ * the caller of a function that does not begin with push %rbp).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memleak.h"
+
+#define SIGSTOP 19
+#define MAP_FAILED ((__u64)-1)
+#define EEXIST 17
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 targ_tgid = 0;
+const volatile __u64 min_size = 0;
+const volatile __u64 max_size = ~0ULL;
+const volatile __u64 page_size = 4096;
+
+/* Written by user space while the target runs or is stopped. */
+__u64 counters[CNT__COUNT];
+struct addr_range internal[MEMLEAK_MAX_INTERNAL];
+__u32 nr_internal;
+__u32 stop_on_dl;	/* SIGSTOP the target at each dynamic-linker event */
+__u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct alloc_info);
+	__uint(max_entries, 1 << 20);	/* --max-allocs */
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct site_key);
+	__type(value, struct site_stats);
+	__uint(max_entries, 1 << 15);	/* follows --stack-storage-size */
+} sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+} stack_traces SEC(".maps");
+
+#define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
+#define CALL_HAVE_OLD	2	/* `old` holds the record of the block being resized */
+
+/*
+ * Per-thread state of the outermost allocator call in flight. Task storage
+ * goes away with the thread, so exited threads leave nothing behind.
+ */
+struct call_state {
+	__u64 sp;		/* stack pointer at the call's entry; 0 when idle */
+	__u64 size;		/* bytes requested */
+	__u64 ptr;		/* realloc/mremap: old block; posix_memalign: out-pointer */
+	struct alloc_info old;	/* realloc/mremap: old block's record, taken at entry */
+	__u32 api;
+	__u32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct call_state);
+} calls SEC(".maps");
+
+static __always_inline void count(enum memleak_counter c)
+{
+	__sync_fetch_and_add(&counters[c], 1);
+}
+
+static __always_inline bool is_target(void)
+{
+	return bpf_get_current_pid_tgid() >> 32 == targ_tgid;
+}
+
+static __always_inline struct call_state *call_state(bool create)
+{
+	return bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/*
+ * True while the thread is inside an allocator call we already track: a call
+ * made from there (glibc's arena mmap, realloc's free, operator new's malloc)
+ * is the allocator's own business. Stacks grow down, so a nested call runs
+ * below the outer call's entry stack pointer.
+ */
+static __always_inline bool nested(struct pt_regs *ctx, struct call_state *st)
+{
+	return st && st->sp && PT_REGS_SP(ctx) < st->sp;
+}
+
+/* Does the caller's return address lie in the allocator's own code? */
+static __always_inline bool called_from_allocator(struct pt_regs *ctx)
+{
+	__u64 ret_addr;
+
+	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx)))
+		return false;
+	for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
+		if (i >= nr_internal)
+			break;
+		if (ret_addr >= internal[i].start && ret_addr < internal[i].end)
+			return true;
+	}
+	return false;
+}
+
+/* Start tracking an outermost call; NULL for nested and foreign calls. */
+static __always_inline struct call_state *call_begin(struct pt_regs *ctx, __u32 api,
+						     __u64 size, __u64 ptr)
+{
+	struct call_state *st;
+
+	if (!is_target())
+		return NULL;
+	st = call_state(true);
+	if (!st) {
+		count(CNT_STATE_ERRORS);
+		return NULL;
+	}
+	if (st->sp) {
+		if (PT_REGS_SP(ctx) < st->sp)
+			return NULL;
+		/* The previous call left without its return probe (longjmp). */
+		count(CNT_MISSED_RETURNS);
+	}
+	st->sp = PT_REGS_SP(ctx);
+	st->api = api;
+	st->size = size;
+	st->ptr = ptr;
+	st->flags = 0;
+	return st;
+}
+
+static __always_inline struct site_stats *site_lookup(__s32 stack_id, __u32 api, bool create)
+{
+	struct site_key key = { .stack_id = stack_id, .api = api };
+	static const struct site_stats zero;
+	struct site_stats *s;
+
+	s = bpf_map_lookup_elem(&sites, &key);
+	if (s || !create)
+		return s;
+	bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&sites, &key);
+	if (!s)
+		count(CNT_SITES_MAP_FULL);
+	return s;
+}
+
+/* Take a freed or resized block out of its site's outstanding figures. */
+static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes, __u64 allocs)
+{
+	struct site_stats *s = site_lookup(info->stack_id, info->api, false);
+
+	if (!s)
+		return;
+	__sync_fetch_and_add(&s->outstanding_bytes, -bytes);
+	__sync_fetch_and_add(&s->outstanding_allocs, -allocs);
+}
+
+/* Remove a block's record; false when it was not tracked. */
+static __always_inline bool forget(__u64 addr, struct alloc_info *out)
+{
+	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &addr);
+
+	if (!info)
+		return false;
+	*out = *info;
+	/* Two threads freeing one block (a double free): only one wins. */
+	return bpf_map_delete_elem(&allocs, &addr) == 0;
+}
+
+static __always_inline void record(struct pt_regs *ctx, __u64 addr, __u64 size, __u32 api)
+{
+	struct alloc_info info = { .size = size, .api = api };
+	struct alloc_info old;
+	struct site_stats *s;
+	long err;
+
+	if (size < min_size || size > max_size)
+		return;
+	info.timestamp_ns = bpf_ktime_get_ns();
+	info.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+	if (info.stack_id < 0) {
+		count(CNT_STACK_ERRORS);
+		info.stack_id = MEMLEAK_NO_STACK;
+	}
+	s = site_lookup(info.stack_id, api, true);
+	if (!s)
+		return;
+	err = bpf_map_update_elem(&allocs, &addr, &info, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* The block at this address was freed behind our back. */
+		if (forget(addr, &old))
+			site_sub(&old, old.size, 1);
+		count(CNT_REPLACED);
+		err = bpf_map_update_elem(&allocs, &addr, &info, BPF_NOEXIST);
+	}
+	if (err) {
+		count(CNT_ALLOCS_MAP_FULL);
+		return;
+	}
+	__sync_fetch_and_add(&s->outstanding_bytes, size);
+	__sync_fetch_and_add(&s->outstanding_allocs, 1);
+	__sync_fetch_and_add(&s->total_bytes, size);
+	__sync_fetch_and_add(&s->total_allocs, 1);
+}
+
+static __always_inline void release(__u64 addr)
+{
+	struct alloc_info old;
+
+	if (forget(addr, &old))
+		site_sub(&old, old.size, 1);
+}
+
+/*
+ * realloc and mremap: take the old block's record at entry, so that another
+ * thread reusing the address before we return cannot be mistaken for it.
+ */
+static __always_inline void resize_begin(struct call_state *st, __u64 old_addr)
+{
+	if (old_addr && forget(old_addr, &st->old))
+		st->flags |= CALL_HAVE_OLD;
+}
+
+/* The old block is gone: freed, or moved into the new one. */
+static __always_inline void resize_drop_old(struct call_state *st)
+{
+	if (st->flags & CALL_HAVE_OLD)
+		site_sub(&st->old, st->old.size, 1);
+}
+
+/* The call failed and the old block is still the caller's. */
+static __always_inline void resize_keep_old(struct call_state *st)
+{
+	__u64 addr = st->ptr;
+
+	if (!(st->flags & CALL_HAVE_OLD))
+		return;
+	if (bpf_map_update_elem(&allocs, &addr, &st->old, BPF_NOEXIST)) {
+		count(CNT_ALLOCS_MAP_FULL);
+		site_sub(&st->old, st->old.size, 1);
+	}
+}
+
+static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state *st, __u64 ret)
+{
+	if (ret) {
+		resize_drop_old(st);
+		record(ctx, ret, st->size, st->api);
+	} else if (st->size == 0) {
+		resize_drop_old(st);	/* realloc(p, 0) freed p */
+	} else {
+		resize_keep_old(st);	/* failed: p untouched */
+	}
+}
+
+static __always_inline int call_end(struct pt_regs *ctx)
+{
+	struct call_state *st;
+	__u64 ret, ptr;
+
+	if (!is_target())
+		return 0;
+	st = call_state(false);
+	if (!st || !st->sp) {
+		count(CNT_MISSED_RETURNS);
+		return 0;
+	}
+	if (PT_REGS_SP(ctx) <= st->sp)
+		return 0;	/* return of a nested call */
+	st->sp = 0;
+	if (st->flags & CALL_INTERNAL)
+		return 0;
+
+	ret = PT_REGS_RC(ctx);
+	switch (st->api) {
+	case API_POSIX_MEMALIGN:
+		if (ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->ptr))
+			record(ctx, ptr, st->size, st->api);
+		break;
+	case API_MMAP:
+		if (ret != MAP_FAILED)
+			record(ctx, ret, st->size, st->api);
+		break;
+	case API_MREMAP:
+		if (ret == MAP_FAILED) {
+			resize_keep_old(st);
+		} else {
+			resize_drop_old(st);
+			record(ctx, ret, st->size, st->api);
+		}
+		break;
+	case API_REALLOC:
+	case API_REALLOCARRAY:
+		realloc_done(ctx, st, ret);
+		break;
+	default:
+		if (ret)
+			record(ctx, ret, st->size, st->api);
+	}
+	return 0;
+}
+
+/* Entry-only probes (free, delete, munmap): skip calls the allocator makes. */
+static __always_inline bool user_release(struct pt_regs *ctx)
+{
+	return is_target() && !nested(ctx, call_state(false));
+}
+
+static __always_inline __u64 api_cookie(struct pt_regs *ctx)
+{
+	return bpf_get_attach_cookie(ctx);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(size_enter, __u64 size)
+{
+	call_begin(ctx, api_cookie(ctx), size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
+{
+	call_begin(ctx, API_CALLOC, nmemb * size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(memalign_enter, __u64 alignment, __u64 size)
+{
+	call_begin(ctx, api_cookie(ctx), size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(pvalloc_enter, __u64 size)
+{
+	/* pvalloc hands out whole pages, at least one. */
+	__u64 pages = size ? (size + page_size - 1) / page_size : 1;
+
+	call_begin(ctx, API_PVALLOC, pages * page_size, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, void **memptr, __u64 alignment, __u64 size)
+{
+	call_begin(ctx, API_POSIX_MEMALIGN, size, (__u64)memptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, void *ptr, __u64 size)
+{
+	struct call_state *st = call_begin(ctx, API_REALLOC, size, (__u64)ptr);
+
+	if (st)
+		resize_begin(st, (__u64)ptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(reallocarray_enter, void *ptr, __u64 nmemb, __u64 size)
+{
+	/* On overflow reallocarray fails and leaves ptr alone: a non-zero size
+	 * makes the NULL return read as that failure. */
+	__u64 bytes = nmemb && size > ~0ULL / nmemb ? ~0ULL : nmemb * size;
+	struct call_state *st = call_begin(ctx, API_REALLOCARRAY, bytes, (__u64)ptr);
+
+	if (st)
+		resize_begin(st, (__u64)ptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(mmap_enter, void *addr, __u64 length)
+{
+	struct call_state *st = call_begin(ctx, API_MMAP, length, 0);
+
+	if (st && called_from_allocator(ctx))
+		st->flags |= CALL_INTERNAL;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(mremap_enter, void *old_addr, __u64 old_size, __u64 new_size)
+{
+	struct call_state *st = call_begin(ctx, API_MREMAP, new_size, (__u64)old_addr);
+
+	if (!st)
+		return 0;
+	if (called_from_allocator(ctx))
+		st->flags |= CALL_INTERNAL;
+	else
+		resize_begin(st, (__u64)old_addr);
+	return 0;
+}
+
+SEC("uretprobe")
+int alloc_exit(struct pt_regs *ctx)
+{
+	return call_end(ctx);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, void *ptr)
+{
+	if (ptr && user_release(ctx))
+		release((__u64)ptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(munmap_enter, void *addr, __u64 length)
+{
+	__u64 start = (__u64)addr, len, rest;
+	struct alloc_info old;
+
+	if (!user_release(ctx) || called_from_allocator(ctx))
+		return 0;
+	if (!forget(start, &old))
+		return 0;
+	len = (length + page_size - 1) & ~(page_size - 1);
+	if (len >= old.size) {
+		site_sub(&old, old.size, 1);
+		return 0;
+	}
+	/* Unmapping the front of a mapping: the rest stays outstanding. */
+	rest = start + len;
+	site_sub(&old, len, 0);
+	old.size -= len;
+	if (bpf_map_update_elem(&allocs, &rest, &old, BPF_NOEXIST)) {
+		count(CNT_ALLOCS_MAP_FULL);
+		site_sub(&old, old.size, 1);
+	}
+	return 0;
+}
+
+/*
+ * The dynamic linker calls _dl_debug_state() around every change of its
+ * list of loaded objects. Stopping the target there lets user space attach
+ * to a freshly loaded allocator before any of its code (or a constructor
+ * that allocates) runs.
+ */
+SEC("uprobe")
+int dl_debug_state(struct pt_regs *ctx)
+{
+	if (is_target() && stop_on_dl) {
+		count(CNT_STOP_REQUESTS);
+		bpf_send_signal(SIGSTOP);
+	}
+	return 0;
+}
+
+/* Stop a traced command right after exec, before its first instruction. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (p->tgid != targ_tgid)
+		return 0;
+	count(CNT_EXECS);
+	if (stop_on_exec) {
+		count(CNT_STOP_REQUESTS);
+		bpf_send_signal(SIGSTOP);
+	}
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The object files the target has mapped, remembered across its lifetime:
+ * a report made after a library was unloaded, or after the target exited,
+ * still finds every module. Each file is opened while the target is alive,
+ * through /proc/PID/root (containers) or /proc/PID/map_files (deleted files).
+ */
+#ifndef MODULES_H
+#define MODULES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "procmaps.h"
+
+struct module {
+	char *path;		/* the path the target sees, as in its maps */
+	uint64_t start, end;	/* lowest start and highest end of its mappings */
+	uint64_t bias;		/* load bias: runtime address = bias + ELF vaddr */
+	dev_t dev;
+	ino_t inode;
+	int fd;			/* the file, opened while the target was alive; -1 if not */
+};
+
+struct modules;
+
+struct modules *modules__new(pid_t pid);
+/* Add the file mappings in maps not seen before. 0 or -errno. */
+int modules__update(struct modules *mods, const struct maps *maps);
+/* The module whose mapped range contains addr (newest first), or NULL. */
+const struct module *modules__find(const struct modules *mods, uint64_t addr);
+/* Forget everything: the target exec'd a new image. */
+void modules__clear(struct modules *mods);
+void modules__free(struct modules *mods);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command-line options: parsed once into an immutable struct opts. */
+#ifndef OPTS_H
+#define OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define OPTS_DEFAULT_INTERVAL_S 5.0
+#define OPTS_DEFAULT_TOP 10
+#define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
+#define OPTS_DEFAULT_STACK_STORAGE (1u << 15)
+
+struct opts {
+	pid_t pid;			/* -p/--pid; 0 when not given */
+	const char *command;		/* -c/--command; NULL when not given */
+	double interval_s;		/* positional INTERVAL (> 0), default 5 */
+	unsigned count;			/* positional COUNT; 0: until the target ends */
+	unsigned top;			/* -T/--top, default 10 */
+	uint64_t older_ms;		/* -o/--older; 0: all */
+	uint64_t min_size;		/* -z/--min-size, default 0 */
+	uint64_t max_size;		/* -Z/--max-size, default UINT64_MAX */
+	const char *obj;		/* -O/--obj: allocator object override */
+	int verbose;			/* -v/--verbose, repeatable */
+	const char *json_path;		/* --json FILE */
+	const char *folded_path;	/* --folded FILE */
+	uint32_t max_allocs;		/* --max-allocs N */
+	uint32_t stack_storage_size;	/* --stack-storage-size N */
+	const char *user;		/* -u/--user USER: run -c as this user */
+};
+
+/*
+ * Parse argv. Returns 0 on success, 1 when --help was printed (exit 0), or
+ * -EINVAL with a one-line message (no "memleakbpf: " prefix, no newline) in err.
+ */
+int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen);
+void opts__usage(FILE *f);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A copy of the BPF maps at one moment, as plain arrays. snapshot.c is the
+ * only reader of map fds; everything downstream works on this struct.
+ */
+#ifndef SNAPSHOT_H
+#define SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "memleak.h"
+
+struct snap_site {
+	int32_t stack_id;	/* MEMLEAK_NO_STACK when the capture failed */
+	uint32_t api;		/* enum memleak_api */
+	struct site_stats stats;
+	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
+	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];	/* innermost first, as captured */
+};
+
+struct snapshot {
+	struct snap_site *sites;
+	size_t nr;
+	uint64_t counters[CNT__COUNT];
+};
+
+struct probes;
+
+/*
+ * Copy the per-site figures, their stacks and the counters. With older_ns,
+ * the outstanding figures count only live blocks older than that (walks the
+ * live-allocation map); totals still cover everything. 0 or -errno.
+ */
+int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out);
+void snapshot__free(struct snapshot *snap);
+
+#endif

@@ -381,8 +381,14 @@ int BPF_KPROBE(reallocarray_enter, void *ptr, __u64 nmemb, __u64 size)
 {
 	/* On overflow reallocarray fails and leaves ptr alone: a non-zero size
 	 * makes the NULL return read as that failure. */
-	__u64 bytes = nmemb && size > ~0ULL / nmemb ? ~0ULL : nmemb * size;
-	struct call_state *st = call_begin(ctx, API_REALLOCARRAY, bytes, (__u64)ptr);
+	__u64 bytes = nmemb * size;
+	struct call_state *st;
+
+	/* The barrier keeps clang from turning the check into __multi3. */
+	asm volatile("" : "+r"(bytes));
+	if (nmemb && bytes / nmemb != size)
+		bytes = ~0ULL;
+	st = call_begin(ctx, API_REALLOCARRAY, bytes, (__u64)ptr);
 
 	if (st)
 		resize_begin(st, (__u64)ptr);

@@ -14,7 +14,7 @@ struct symbolizer;
 struct symbolizer *symbolizer__new(void);
 /*
  * Resolve addr among mods into one or more frames (innermost first; more than
- * one when the address lies in inlined code), appended to *frames/*nr (a
+ * one when the address lies in inlined code), appended to *frames and *nr (a
  * realloc'd array the caller frees with report__free's rules).
  * return_address: addr is a return address, so it is looked up at addr - 1
  * to land on the call instruction's line. Unknown parts stay NULL/0. 0 or -errno.

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ELF facts from an object file: interpreter, symbols, file offsets. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elfsym.h"
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	char *interp;
+	bool is_dyn;
+};
+
+static int read_interp(struct elf_file *ef)
+{
+	size_t nr;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(ef->elf, &nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++) {
+		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_INTERP)
+			continue;
+		ef->interp = calloc(1, ph.p_filesz + 1);
+		if (!ef->interp)
+			return -ENOMEM;
+		if (pread(ef->fd, ef->interp, ph.p_filesz, ph.p_offset) != (ssize_t)ph.p_filesz)
+			return -EIO;
+	}
+	return 0;
+}
+
+int elf_file__open(const char *path, struct elf_file **out)
+{
+	struct elf_file *ef;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return -ENOMEM;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		err = -errno;
+		free(ef);
+		return err;
+	}
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &eh)) {
+		elf_file__close(ef);
+		return -ENOEXEC;
+	}
+	ef->is_dyn = eh.e_type == ET_DYN;
+	err = read_interp(ef);
+	if (err) {
+		elf_file__close(ef);
+		return err;
+	}
+	*out = ef;
+	return 0;
+}
+
+void elf_file__close(struct elf_file *ef)
+{
+	if (!ef)
+		return;
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef->interp);
+	free(ef);
+}
+
+bool elf_file__has_interp(const struct elf_file *ef)
+{
+	return ef->interp != NULL;
+}
+
+const char *elf_file__interp(const struct elf_file *ef)
+{
+	return ef->interp;
+}
+
+/* Virtual address to file offset, through the PT_LOAD segment holding it. */
+static int vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+{
+	size_t nr;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(ef->elf, &nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++) {
+		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool sym_matches(const GElf_Sym *sym, bool want_func)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	int bind = GELF_ST_BIND(sym->st_info);
+
+	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+		return false;
+	if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
+		return false;
+	if (want_func)
+		return type == STT_FUNC || type == STT_GNU_IFUNC;
+	return type == STT_OBJECT;
+}
+
+/* Look name up in the first section of type sh_type; 0, -ENOENT. */
+static int find_in(const struct elf_file *ef, Elf64_Word sh_type, const char *name,
+		   bool want_func, GElf_Sym *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *n;
+
+			if (!gelf_getsym(data, i, out) || !sym_matches(out, want_func))
+				continue;
+			n = elf_strptr(ef->elf, sh.sh_link, out->st_name);
+			if (n && !strcmp(n, name))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int find_sym(const struct elf_file *ef, const char *name, bool dynsym_only,
+		    bool want_func, GElf_Sym *sym)
+{
+	if (!find_in(ef, SHT_DYNSYM, name, want_func, sym))
+		return 0;
+	if (dynsym_only)
+		return -ENOENT;
+	return find_in(ef, SHT_SYMTAB, name, want_func, sym);
+}
+
+int elf_file__find_func(const struct elf_file *ef, const char *name, bool dynsym_only,
+			uint64_t *vaddr, uint64_t *file_offset)
+{
+	GElf_Sym sym;
+	int err;
+
+	err = find_sym(ef, name, dynsym_only, true, &sym);
+	if (err)
+		return err;
+	/* An IFUNC's address is its resolver, not the code that runs. */
+	if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+		return -EOPNOTSUPP;
+	*vaddr = sym.st_value;
+	return vaddr_to_offset(ef, sym.st_value, file_offset);
+}
+
+int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t *vaddr)
+{
+	GElf_Sym sym;
+	int err;
+
+	err = find_sym(ef, name, false, false, &sym);
+	if (!err)
+		*vaddr = sym.st_value;
+	return err;
+}
+
+int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off, uint64_t *bias)
+{
+	size_t nr;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(ef->elf, &nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t seg_off;
+
+		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* mmap'd from the page holding p_offset. */
+		seg_off = ph.p_offset & ~4095ULL;
+		if (off >= seg_off && off < ph.p_offset + ph.p_filesz) {
+			*bias = start - off - (ph.p_vaddr - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF skeleton's lifecycle and the uprobes on the allocator. probes.c and
+ * snapshot.c are the only files that touch libbpf.
+ */
+#ifndef PROBES_H
+#define PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "allocator.h"
+
+struct probes_config {
+	pid_t tgid;
+	uint64_t min_size, max_size;
+	uint32_t max_allocs;
+	uint32_t stack_storage_size;
+	bool stop_on_exec;	/* -c: stop the target at each exec */
+	int verbose;
+};
+
+struct probes;
+
+/* Open, size and load the BPF object; attach the exec tracepoint. */
+int probes__load(const struct probes_config *cfg, struct probes **out);
+/*
+ * Make the attached uprobes exactly those of a: attach what is new (return
+ * probes before entry probes, so that no call is seen entering without its
+ * return), keep what is already there, detach what a no longer names.
+ * Returns the number of functions probed, or -errno (the failing function
+ * is printed).
+ */
+int probes__attach_allocator(struct probes *p, const struct allocator *a);
+/* Probe the dynamic linker's _dl_debug_state in the file at path (once). */
+int probes__attach_dl(struct probes *p, const char *path);
+void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr);
+void probes__set_stop_on_dl(struct probes *p, bool on);
+uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
+/* Forget every tracked block, site and stack: the target exec'd. */
+int probes__clear(struct probes *p);
+void probes__free(struct probes *p);
+
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* struct probes, shared by the two files allowed to touch libbpf. */
+#ifndef PROBES_INTERNAL_H
+#define PROBES_INTERNAL_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+#include "memleak.h"
+#include "memleak.skel.h"
+
+struct attachment;
+
+struct probes {
+	struct memleak_bpf *skel;
+	pid_t tgid;
+	struct attachment *attached;
+	size_t nr_attached;
+	struct bpf_link *dl_link;
+	dev_t dl_dev;
+	ino_t dl_ino;
+};
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The traced process: an existing one (-p) or a command we start (-c). The
+ * only module that forks, changes credentials or sends signals.
+ */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;		/* thread group id */
+	int pidfd;		/* readable once the process has exited */
+	bool spawned;		/* -c: our child */
+	bool exited;
+	int exit_code;		/* -c: the command's status as a shell reports it */
+	char *command;		/* -c string, or /proc/PID/cmdline joined */
+	int gate;		/* -c: write end of the pipe the child waits on before exec */
+};
+
+/* -p: check that pid exists, resolve its thread group. err: one line. */
+int target__attach(pid_t pid, struct target **out, char *err, size_t errlen);
+/*
+ * -c: check the command, fork, drop to the invoking user (SUDO_UID/SUDO_GID
+ * with their groups) or to user, and wait before exec until target__release.
+ */
+int target__spawn(const char *command, const char *user, int verbose, struct target **out,
+		  char *err, size_t errlen);
+/* Let the spawned child exec its command. */
+int target__release(struct target *t);
+/* Resume a target we stopped. */
+int target__continue(struct target *t);
+/* Deliver sig to the target. */
+int target__signal(struct target *t, int sig);
+
+enum target_event { TARGET_NONE, TARGET_STOPPED, TARGET_EXITED };
+/* -c: reap or notice a stop without blocking. */
+enum target_event target__poll(struct target *t);
+/* -p: has it exited (pidfd readable)? */
+bool target__gone(struct target *t);
+void target__free(struct target *t);
+
+#endif

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0
+/* report.c and the writers (text, JSON, folded), and outfile.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "outfile.h"
+#include "report.h"
+#include "unit.h"
+
+#define PYTHON "/usr/bin/python3"
+
+/* A hand-made report exercising every kind of frame and stack. */
+static struct report_frame frames_leak[] = {
+	{ .address = 0x55d0c2a4b3b2, .function = "leak_site", .module = "/srv/app",
+	  .module_offset = 0x13b2, .file = "app.c", .line = 42 },
+	{ .address = 0x55d0c2a4b480, .function = "main", .module = "/srv/app",
+	  .module_offset = 0x1480, .file = "app.c", .line = 90 },
+	{ .address = 0x7f00000271ca, .function = "__libc_start_call_main",
+	  .module = "/usr/lib/x86_64-linux-gnu/libc.so.6", .module_offset = 0x271ca,
+	  .file = "../sysdeps/nptl/libc_start_call_main.h", .line = 58 },
+};
+
+static struct report_frame frames_mixed[] = {
+	{ .address = 0x55d0c2a4b500, .function = "helper", .module = "/srv/app",
+	  .module_offset = 0x1500, .file = "util.h", .line = 7, .inlined = true },
+	{ .address = 0x55d0c2a4b500, .function = "outer", .module = "/srv/app",
+	  .module_offset = 0x1500, .file = "app.c", .line = 60 },
+	{ .address = 0x55d0c2a4b600, .function = "nolines", .module = "/srv/app",
+	  .module_offset = 0x1600 },
+	{ .address = 0x7f1200001a2b, .module = "/opt/lib/libfoo.so", .module_offset = 0x1a2b },
+	{ .address = 0x7f12deadbeef },
+};
+
+static struct report_frame frames_deep[] = {
+	{ .address = 0x401000, .function = "deep", .module = "/srv/app", .module_offset = 0x1000 },
+};
+
+static struct report_stack sample_stacks[] = {
+	{ .api = API_MALLOC, .bytes = 2097152, .allocs = 512, .total_bytes = 4194304,
+	  .total_allocs = 1024, .frames = frames_leak, .nr_frames = 3 },
+	{ .api = API_NEW_ARRAY, .bytes = 4096, .allocs = 1, .total_bytes = 4096,
+	  .total_allocs = 1, .frames = frames_mixed, .nr_frames = 5 },
+	{ .api = API_CALLOC, .bytes = 100, .allocs = 1, .total_bytes = 100, .total_allocs = 1,
+	  .no_stack = true },
+	{ .api = API_MALLOC, .bytes = 10, .allocs = 2, .total_bytes = 10, .total_allocs = 2,
+	  .frames = frames_deep, .nr_frames = 1, .truncated = true },
+};
+
+static struct report sample(void)
+{
+	struct report r = {
+		.pid = 1234,
+		.command = "python3 train.py",
+		.duration_s = 12.5,
+		.top = 2,
+		.totals = { .outstanding_bytes = 2101358, .outstanding_allocs = 516,
+			    .allocs = 56010, .frees = 55494 },
+		.stacks = sample_stacks,
+		.nr_stacks = 4,
+	};
+
+	r.totals.counters[CNT_ALLOCS_MAP_FULL] = 12;
+	r.totals.counters[CNT_STACK_ERRORS] = 1;
+	r.totals.counters[CNT_REPLACED] = 3;
+	r.totals.counters[CNT_EXECS] = 1;
+	return r;
+}
+
+/* The writer's whole output; *err gets its return value. */
+static char *render(int (*w)(const struct report *, FILE *), const struct report *r, int *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	*err = w(r, f);
+	fclose(f);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ names */
+
+TEST(report_api_names)
+{
+	static const char *const want[API__COUNT] = {
+		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+		"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "mremap",
+		"new", "new[]", "free", "munmap", "delete", "delete[]",
+	};
+
+	for (uint32_t i = 0; i < API__COUNT; i++)
+		ASSERT_EQ_STR(report__api_name(i), want[i]);
+	ASSERT_EQ_STR(report__api_name(API__COUNT), "?");
+	ASSERT_EQ_STR(report__api_name(UINT32_MAX), "?");
+	return true;
+}
+
+TEST(report_counter_names_and_fixes)
+{
+	ASSERT_EQ_STR(report__counter_name(CNT_ALLOCS_MAP_FULL), "allocs_map_full");
+	ASSERT_EQ_STR(report__counter_name(CNT_SITES_MAP_FULL), "sites_map_full");
+	ASSERT_EQ_STR(report__counter_name(CNT_STACK_ERRORS), "stack_errors");
+	ASSERT_EQ_STR(report__counter_name(CNT_MISSED_RETURNS), "missed_returns");
+	ASSERT_EQ_STR(report__counter_name(CNT_STATE_ERRORS), "state_errors");
+	ASSERT_EQ_STR(report__counter_name(CNT_REPLACED), "replaced");
+	ASSERT(!report__counter_name(CNT_STOP_REQUESTS));
+	ASSERT(!report__counter_name(CNT_EXECS));
+	ASSERT(!report__counter_name(CNT__COUNT));
+
+	ASSERT_EQ_STR(report__counter_fix(CNT_ALLOCS_MAP_FULL), "--max-allocs");
+	ASSERT_EQ_STR(report__counter_fix(CNT_SITES_MAP_FULL), "--stack-storage-size");
+	ASSERT_EQ_STR(report__counter_fix(CNT_STACK_ERRORS), "--stack-storage-size");
+	ASSERT(!report__counter_fix(CNT_MISSED_RETURNS));
+	ASSERT(!report__counter_fix(CNT_REPLACED));
+	ASSERT(!report__counter_fix(CNT_EXECS));
+	return true;
+}
+
+TEST(report_human_size)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *want;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ 512, "512 B" },
+		{ 1023, "1023 B" },
+		{ 1024, "1.0 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 12ull << 20, "12.0 MiB" },
+		{ 3435973837ull, "3.2 GiB" },
+		{ 1048575, "1.0 MiB" },	/* not "1024.0 KiB" */
+		{ 1048000, "1023.4 KiB" },
+		{ 5ull << 40, "5.0 TiB" },
+		{ UINT64_MAX, "16.0 EiB" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ASSERT_EQ_STR(report__human_size(cases[i].bytes, buf, sizeof(buf)), cases[i].want);
+	return true;
+}
+
+TEST(report_free_owns_strings)
+{
+	struct report *r = calloc(1, sizeof(*r));
+
+	ASSERT(r);
+	r->stacks = calloc(1, sizeof(*r->stacks));
+	ASSERT(r->stacks);
+	r->nr_stacks = 1;
+	r->stacks[0].frames = calloc(2, sizeof(struct report_frame));
+	ASSERT(r->stacks[0].frames);
+	r->stacks[0].nr_frames = 2;
+	r->stacks[0].frames[0].function = strdup("f");
+	r->stacks[0].frames[0].module = strdup("/m");
+	r->stacks[0].frames[1].file = strdup("x.c");
+	r->command = "borrowed, not freed";
+	report__free(r);	/* leaks or double frees show under valgrind/ASan */
+	report__free(NULL);
+	return true;
+}
+
+/* ----------------------------------------------------------------- folded */
+
+TEST(report_folded_sample)
+{
+	struct report r = sample();
+	int err = -1;
+	char *out = render(report_folded__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT_EQ_STR(out,
+		      "__libc_start_call_main;main;leak_site;malloc 2097152\n"
+		      "0x7f12deadbeef;libfoo.so+0x1a2b;nolines;outer;helper;new[] 4096\n"
+		      "[stack unavailable];calloc 100\n"
+		      "[truncated];deep;malloc 10\n");
+	free(out);
+	return true;
+}
+
+TEST(report_folded_merges_and_sanitizes)
+{
+	struct report_frame a[] = {
+		{ .address = 0x1001, .function = "f" },
+		{ .address = 0x2001, .function = "main" },
+	};
+	struct report_frame b[] = {	/* another call site of f on the same line */
+		{ .address = 0x1009, .function = "f" },
+		{ .address = 0x2001, .function = "main" },
+	};
+	struct report_frame odd[] = {
+		{ .address = 0x3001, .function = "operator;weird\nname" },
+		{ .address = 0x4001, .module = "/lib/semi;colon.so", .module_offset = 0x10 },
+	};
+	struct report_stack stacks[] = {
+		{ .api = API_MALLOC, .bytes = 30, .allocs = 1, .frames = a, .nr_frames = 2 },
+		{ .api = API_MALLOC, .bytes = 20, .allocs = 1, .frames = odd, .nr_frames = 2 },
+		{ .api = API_MALLOC, .bytes = 15, .allocs = 1, .frames = b, .nr_frames = 2 },
+		{ .api = API_CALLOC, .bytes = 5, .allocs = 1, .frames = b, .nr_frames = 2 },
+		{ .api = API_MALLOC, .bytes = 1, .allocs = 1, .no_stack = true },
+		{ .api = API_MALLOC, .bytes = 2, .allocs = 1, .no_stack = true },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 6 };
+	int err = -1;
+	char *out = render(report_folded__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT_EQ_STR(out,
+		      "main;f;malloc 45\n"
+		      "semi:colon.so+0x10;operator:weird name;malloc 20\n"
+		      "main;f;calloc 5\n"
+		      "[stack unavailable];malloc 3\n");
+	free(out);
+	return true;
+}
+
+TEST(report_folded_empty)
+{
+	struct report r = { 0 };
+	int err = -1;
+	char *out = render(report_folded__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT_EQ_STR(out, "");
+	free(out);
+	return true;
+}
+
+/* ------------------------------------------------------------------- text */
+
+/* The text after the "[HH:MM:SS]" clock, which changes from run to run. */
+static const char *after_clock(const char *out)
+{
+	const char *p = strchr(out, ']');
+
+	return p ? p + 1 : out;
+}
+
+TEST(report_text_sample)
+{
+	struct report r = sample();
+	int err = -1;
+	char *out = render(report_text__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT(out[0] == '[' && out[3] == ':' && out[6] == ':' && out[9] == ']');
+	ASSERT_EQ_STR(after_clock(out),
+		      " memleakbpf: pid 1234 (python3 train.py), 12.5 s traced\n"
+		      "Outstanding: 2.0 MiB in 516 allocations (56,010 allocations, 55,494 frees since tracing began)\n"
+		      "Top 2 of 4 stacks by outstanding bytes:\n"
+		      "\n"
+		      "  2.0 MiB (2,097,152 bytes) in 512 allocations from malloc\n"
+		      "      #0 leak_site (app.c:42) [app]\n"
+		      "      #1 main (app.c:90) [app]\n"
+		      "      #2 __libc_start_call_main (../sysdeps/nptl/libc_start_call_main.h:58) [libc.so.6]\n"
+		      "\n"
+		      "  4.0 KiB (4,096 bytes) in 1 allocation from new[]\n"
+		      "      #0 helper (util.h:7, inlined) [app]\n"
+		      "      #1 outer (app.c:60) [app]\n"
+		      "      #2 nolines [app]\n"
+		      "      #3 libfoo.so+0x1a2b\n"
+		      "      #4 0x7f12deadbeef [unknown]\n"
+		      "\n"
+		      "Dropped: 12 allocations not tracked: live-allocation map full (raise --max-allocs)\n"
+		      "Dropped: 1 allocation without a stack: stack capture failed (raise --stack-storage-size)\n"
+		      "Dropped: 3 frees missed: a new block reused a still-tracked address\n");
+	free(out);
+	return true;
+}
+
+TEST(report_text_all_final_older)
+{
+	struct report r = sample();
+	int err = -1;
+	char *out;
+
+	r.top = 0;
+	r.final = true;
+	r.older_ms = 5000;
+	r.command = NULL;
+	memset(r.totals.counters, 0, sizeof(r.totals.counters));
+	r.totals.counters[CNT_EXECS] = 4;
+	out = render(report_text__write, &r, &err);
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT(strstr(out, "] memleakbpf: Final report: pid 1234, 12.5 s traced\n"));
+	/* Young blocks are left out, so allocs - outstanding would not be frees. */
+	ASSERT(strstr(out, "\nOutstanding for over 5,000 ms: 2.0 MiB in 516 allocations "
+			   "(56,010 allocations since tracing began)\n"));
+	ASSERT(strstr(out, "\nAll 4 stacks by outstanding bytes:\n"));
+	ASSERT(strstr(out, "\n  100 bytes in 1 allocation from calloc\n"
+			   "      [stack unavailable]\n"));
+	ASSERT(strstr(out, "\n  10 bytes in 2 allocations from malloc\n"
+			   "      #0 deep [app]\n"
+			   "      [truncated: deeper than 127 frames]\n"));
+	ASSERT(!strstr(out, "Dropped"));
+	free(out);
+	return true;
+}
+
+TEST(report_text_empty_and_odd_command)
+{
+	struct report r = { .pid = 7, .command = "a\nb\tc", .duration_s = 0.04 };
+	int err = -1;
+	char *out = render(report_text__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT_EQ_STR(after_clock(out),
+		      " memleakbpf: pid 7 (a?b?c), 0.0 s traced\n"
+		      "Outstanding: 0 B in 0 allocations (0 allocations, 0 frees since tracing began)\n");
+	free(out);
+	return true;
+}
+
+/* ------------------------------------------------------------------- JSON */
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) ? -errno : 0;
+}
+
+/* Runs script on json with the system Python; -1 when there is none. */
+static int python_check(const char *script, const char *json)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char py[64], js[64], cmd[256];
+	int status;
+
+	if (access(PYTHON, X_OK)) {
+		fprintf(stderr, "  skip: no %s to parse the JSON\n", PYTHON);
+		return -1;
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(py, sizeof(py), "%s/check.py", dir);
+	snprintf(js, sizeof(js), "%s/report.json", dir);
+	if (write_file(py, script) || write_file(js, json))
+		return 1;
+	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, js);
+	status = system(cmd);
+	unlink(py);
+	unlink(js);
+	rmdir(dir);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static const char sample_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+	"assert list(d) == ['version', 'target', 'duration_s', 'totals', 'stacks'], list(d)\n"
+	"assert d['version'] == 1\n"
+	"assert d['target'] == {'pid': 1234, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
+	"assert d['duration_s'] == 12.5\n"
+	"t = d['totals']\n"
+	"assert list(t) == ['outstanding_bytes', 'outstanding_allocs', 'allocs', 'frees', 'dropped']\n"
+	"assert (t['outstanding_bytes'], t['outstanding_allocs'], t['allocs'], t['frees']) == (2101358, 516, 56010, 55494)\n"
+	"assert t['dropped'] == {'allocs_map_full': 12, 'stack_errors': 1, 'missed_returns': 0,\n"
+	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3}, t['dropped']\n"
+	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
+	"s = d['stacks']\n"
+	"assert len(s) == 4\n"
+	"assert [x['api'] for x in s] == ['malloc', 'new[]', 'calloc', 'malloc']\n"
+	"assert [x['bytes'] for x in s] == [2097152, 4096, 100, 10]\n"
+	"assert [x['truncated'] for x in s] == [False, False, False, True]\n"
+	"assert s[0]['total_bytes'] == 4194304 and s[0]['total_allocs'] == 1024 and s[0]['allocs'] == 512\n"
+	"assert s[0]['frames'][0] == {'address': '0x55d0c2a4b3b2', 'function': 'leak_site', 'module': '/srv/app',\n"
+	"    'offset': '0x13b2', 'file': 'app.c', 'line': 42, 'inlined': False}, s[0]['frames'][0]\n"
+	"f = s[1]['frames']\n"
+	"assert f[0]['inlined'] is True and f[0]['file'] == 'util.h'\n"
+	"assert f[2]['file'] is None and f[2]['line'] is None and f[2]['function'] == 'nolines'\n"
+	"assert f[3] == {'address': '0x7f1200001a2b', 'function': None, 'module': '/opt/lib/libfoo.so',\n"
+	"    'offset': '0x1a2b', 'file': None, 'line': None, 'inlined': False}, f[3]\n"
+	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'module': None,\n"
+	"    'offset': None, 'file': None, 'line': None, 'inlined': False}, f[4]\n"
+	"assert s[2]['frames'] == []\n";
+
+TEST(report_json_sample)
+{
+	struct report r = sample();
+	int err = -1;
+	char *out;
+
+	/* Quote, backslash, control characters, valid and invalid UTF-8. */
+	r.command = "python3 \"train\".py \\ \n\x01 \xc3\xa9 \xff";
+	out = render(report_json__write, &r, &err);
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT(strstr(out, "\"command\": \"python3 \\\"train\\\".py \\\\ \\u000a\\u0001 \xc3\xa9 \\ufffd\""));
+	ASSERT(strstr(out, "\"offset\": null"));
+	ASSERT(python_check(sample_check, out) <= 0);
+	free(out);
+	return true;
+}
+
+TEST(report_json_empty)
+{
+	struct report r = { .pid = 1, .duration_s = INFINITY };
+	int err = -1;
+	char *out = render(report_json__write, &r, &err);
+
+	ASSERT(out);
+	ASSERT(err == 0);
+	ASSERT(strstr(out, "\"command\": null"));
+	ASSERT(python_check("import json, sys\n"
+			    "d = json.load(open(sys.argv[1]))\n"
+			    "assert d['stacks'] == [] and d['target']['command'] is None\n"
+			    "assert d['duration_s'] == 0\n"
+			    "assert all(v == 0 for v in d['totals']['dropped'].values())\n",
+			    out) <= 0);
+	free(out);
+	return true;
+}
+
+/* A drop counter must not be added without reaching the JSON. */
+TEST(report_json_has_every_drop)
+{
+	struct report r = { 0 };
+	int err = -1;
+	char key[64], *out;
+
+	out = render(report_json__write, &r, &err);
+	ASSERT(out);
+	for (int c = 0; c < CNT__COUNT; c++) {
+		if (!report__counter_name(c))
+			continue;
+		snprintf(key, sizeof(key), "\"%s\": 0", report__counter_name(c));
+		ASSERT(strstr(out, key));
+	}
+	free(out);
+	return true;
+}
+
+/* ---------------------------------------------------------------- outfile */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void rm_tree(const char *dir)
+{
+	chmod(dir, 0700);
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Entries of dir other than . and .. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int write_hello(const struct report *r, FILE *f)
+{
+	fputs("hello\n", f);
+	return 0;
+}
+
+static int write_then_fail(const struct report *r, FILE *f)
+{
+	fputs("partial", f);
+	return -ENOSPC;
+}
+
+TEST(outfile_check_messages)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char path[128], want[256], err[256];
+
+	ASSERT(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	ASSERT(outfile__check(path, err, sizeof(err)) == 0);
+
+	snprintf(path, sizeof(path), "%s/nodir/out.json", dir);
+	snprintf(want, sizeof(want), "cannot write %s: directory %s/nodir does not exist", path, dir);
+	ASSERT(outfile__check(path, err, sizeof(err)) == -ENOENT);
+	ASSERT_EQ_STR(err, want);
+
+	ASSERT(outfile__check(dir, err, sizeof(err)) == -EISDIR);
+	snprintf(want, sizeof(want), "cannot write %s: it is a directory", dir);
+	ASSERT_EQ_STR(err, want);
+
+	snprintf(path, sizeof(path), "%s/file", dir);
+	ASSERT(write_file(path, "x") == 0);
+	snprintf(path, sizeof(path), "%s/file/out.json", dir);
+	snprintf(want, sizeof(want), "cannot write %s: %s/file is not a directory", path, dir);
+	ASSERT(outfile__check(path, err, sizeof(err)) == -ENOTDIR);
+	ASSERT_EQ_STR(err, want);
+
+	snprintf(path, sizeof(path), "%s/dangling", dir);
+	ASSERT(symlink("/nonexistent/x", path) == 0);
+	ASSERT(outfile__check(path, err, sizeof(err)) == -ENOENT);
+
+	ASSERT(outfile__check("/dev/null", err, sizeof(err)) == 0);
+	ASSERT(outfile__check("out.json", err, sizeof(err)) == 0 || access(".", W_OK));
+	ASSERT(outfile__check("", err, sizeof(err)) == -EINVAL);
+	rm_tree(dir);
+	return true;
+}
+
+TEST(outfile_replaces_atomically)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char path[128];
+	struct stat st;
+
+	ASSERT(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	ASSERT(outfile__write(path, write_hello, NULL) == 0);
+	ASSERT_EQ_STR(slurp(path), "hello\n");
+	ASSERT(stat(path, &st) == 0 && S_ISREG(st.st_mode));
+
+	ASSERT(write_file(path, "old report\n") == 0);
+	ASSERT(outfile__write(path, write_hello, NULL) == 0);
+	ASSERT_EQ_STR(slurp(path), "hello\n");
+	ASSERT(count_entries(dir) == 1);	/* no temporary left behind */
+
+	/* A failing writer leaves the old file and no temporary. */
+	ASSERT(write_file(path, "old report\n") == 0);
+	ASSERT(outfile__write(path, write_then_fail, NULL) == -ENOSPC);
+	ASSERT_EQ_STR(slurp(path), "old report\n");
+	ASSERT(count_entries(dir) == 1);
+
+	ASSERT(outfile__write(dir, write_hello, NULL) == -EISDIR);
+	rm_tree(dir);
+	return true;
+}
+
+TEST(outfile_temp_does_not_follow_symlinks)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char path[128], victim[128], planted[160], tmp[256];
+	struct stat st;
+
+	ASSERT(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(planted, sizeof(planted), "%s/.out.json.AAAAAA", dir);
+	ASSERT(write_file(victim, "precious\n") == 0);
+	ASSERT(symlink(victim, planted) == 0);
+	ASSERT(outfile__open_temp(path, "AAAAAA", tmp, sizeof(tmp)) == -EEXIST);
+	ASSERT_EQ_STR(tmp, planted);
+	ASSERT_EQ_STR(slurp(victim), "precious\n");
+
+	/* Nor is a dangling one: its target must not be created. */
+	ASSERT(unlink(planted) == 0);
+	snprintf(victim, sizeof(victim), "%s/created", dir);
+	ASSERT(symlink(victim, planted) == 0);
+	ASSERT(outfile__open_temp(path, "AAAAAA", tmp, sizeof(tmp)) == -EEXIST);
+	ASSERT(lstat(victim, &st) == -1 && errno == ENOENT);
+	rm_tree(dir);
+	return true;
+}
+
+/* Through a symlink or into a device: write where it points, keep the link. */
+TEST(outfile_writes_through_links_and_devices)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char link[128], target[128];
+	struct stat st;
+
+	ASSERT(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	snprintf(target, sizeof(target), "%s/real.json", dir);
+	ASSERT(write_file(target, "a much longer old report\n") == 0);
+	ASSERT(symlink(target, link) == 0);
+	ASSERT(outfile__write(link, write_hello, NULL) == 0);
+	ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	ASSERT_EQ_STR(slurp(target), "hello\n");
+	ASSERT(count_entries(dir) == 2);
+
+	ASSERT(outfile__write("/dev/null", write_hello, NULL) == 0);
+	ASSERT(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+	rm_tree(dir);
+	return true;
+}
+
+/* In a child: root passes every permission check, so it becomes nobody. */
+static int unwritable_child(const char *dir)
+{
+	char path[128], err[256], want[256];
+
+	if (geteuid() == 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+			       setresuid(65534, 65534, 65534)))
+		return 2;
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	snprintf(want, sizeof(want),
+		 "cannot write %s: directory %s is not writable (Permission denied)", path, dir);
+	if (outfile__check(path, err, sizeof(err)) != -EACCES || strcmp(err, want)) {
+		fprintf(stderr, "  got \"%s\"\n", err);
+		return 1;
+	}
+	if (outfile__write(path, write_hello, NULL) != -EACCES)
+		return 1;
+	return 0;
+}
+
+TEST(outfile_unwritable_dir)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	int status;
+	pid_t pid;
+
+	ASSERT(mkdtemp(dir));
+	ASSERT(chmod(dir, 0555) == 0);
+	fflush(NULL);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0)
+		_exit(unwritable_child(dir));
+	ASSERT(waitpid(pid, &status, 0) == pid);
+	ASSERT(count_entries(dir) == 0);
+	rm_tree(dir);
+	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return true;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Report files. The tracer usually runs as root, often for a long time,
+ * before it writes anything: so paths are checked before tracing starts, and
+ * the file is written so that a failure never leaves a truncated report or a
+ * stray temporary, and nothing at a guessable name is ever followed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "outfile.h"
+
+#define TEMP_SUFFIX_LEN 6
+#define TEMP_ATTEMPTS 100
+
+/* What is at the path decides how it is written. */
+enum target {
+	TARGET_REPLACE,		/* nothing, or a regular file: temporary + rename */
+	TARGET_IN_PLACE,	/* symlink, device, FIFO, socket: open and write */
+	TARGET_DIR,
+	TARGET_DANGLING,	/* symlink to nothing: creating its target is not ours to do */
+};
+
+static enum target classify(const char *path)
+{
+	struct stat st;
+
+	/* Unreadable or absent: the rename will tell. */
+	if (lstat(path, &st) || S_ISREG(st.st_mode))
+		return TARGET_REPLACE;
+	if (S_ISDIR(st.st_mode))
+		return TARGET_DIR;
+	if (stat(path, &st))
+		return TARGET_DANGLING;
+	return S_ISDIR(st.st_mode) ? TARGET_DIR : TARGET_IN_PLACE;
+}
+
+/* The name after the last '/'; "" for "dir/". */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* path's directory: "." for "out.json", "/" for "/out.json". */
+static int dir_of(const char *path, char *dir, size_t len)
+{
+	size_t n = base_of(path) - path;
+
+	if (n == 0)
+		return snprintf(dir, len, ".") >= (int)len ? -ENAMETOOLONG : 0;
+	if (n > 1)
+		n--;	/* drop the '/' unless it is the root */
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 0;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+static int check_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (dir_of(path, dir, sizeof(dir)))
+		return fail(err, errlen, ENAMETOOLONG, "cannot write %s: path too long", path);
+	if (stat(dir, &st)) {
+		if (errno == ENOENT)
+			return fail(err, errlen, ENOENT, "cannot write %s: directory %s does not exist",
+				    path, dir);
+		return fail(err, errlen, errno, "cannot write %s: directory %s: %s", path, dir,
+			    strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return fail(err, errlen, ENOTDIR, "cannot write %s: %s is not a directory", path,
+			    dir);
+	/* The temporary is created there, so the directory itself must be writable. */
+	if (access(dir, W_OK | X_OK))
+		return fail(err, errlen, errno, "cannot write %s: directory %s is not writable (%s)",
+			    path, dir, strerror(errno));
+	return 0;
+}
+
+int outfile__check(const char *path, char *err, size_t errlen)
+{
+	if (!path || !*path)
+		return fail(err, errlen, EINVAL, "cannot write an empty file name");
+	if (!*base_of(path))
+		return fail(err, errlen, EISDIR, "cannot write %s: it names a directory", path);
+	switch (classify(path)) {
+	case TARGET_DIR:
+		return fail(err, errlen, EISDIR, "cannot write %s: it is a directory", path);
+	case TARGET_DANGLING:
+		return fail(err, errlen, ENOENT,
+			    "cannot write %s: it is a symbolic link to a missing file", path);
+	case TARGET_IN_PLACE:
+		if (access(path, W_OK))
+			return fail(err, errlen, errno, "cannot write %s: %s", path,
+				    strerror(errno));
+		return 0;
+	case TARGET_REPLACE:
+		break;
+	}
+	return check_dir(path, err, errlen);
+}
+
+/* Unpredictable, so nobody can plant something at the name in advance. */
+static void random_suffix(char *s)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static unsigned int counter;
+	unsigned char b[TEMP_SUFFIX_LEN];
+
+	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+		struct timespec ts;
+		uint64_t x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = ((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32)) +
+		    ++counter * 0x9e3779b97f4a7c15ull;
+		for (int i = 0; i < TEMP_SUFFIX_LEN; i++, x >>= 8)
+			b[i] = (unsigned char)x;
+	}
+	for (int i = 0; i < TEMP_SUFFIX_LEN; i++)
+		s[i] = chars[b[i] % (sizeof(chars) - 1)];
+	s[TEMP_SUFFIX_LEN] = '\0';
+}
+
+int outfile__open_temp(const char *path, const char *suffix, char *tmp, size_t len)
+{
+	const char *base = base_of(path);
+	int n, fd;
+
+	/* Same directory as path, so that rename() is atomic. */
+	n = snprintf(tmp, len, "%.*s.%s.%s", (int)(base - path), path, base, suffix);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+static int create_temp(const char *path, char *tmp, size_t len)
+{
+	char suffix[TEMP_SUFFIX_LEN + 1];
+	int fd = -EEXIST;
+
+	for (int i = 0; i < TEMP_ATTEMPTS && fd == -EEXIST; i++) {
+		random_suffix(suffix);
+		fd = outfile__open_temp(path, suffix, tmp, len);
+	}
+	return fd;
+}
+
+/* Write, flush and close fd (always closed), checking each step. */
+static int write_fd(int fd, bool sync, int (*writer)(const struct report *, FILE *),
+		    const struct report *r)
+{
+	FILE *f = fdopen(fd, "w");
+	int err;
+
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	errno = 0;
+	err = writer(r, f);
+	/* Writers only see the stream's error flag; errno still says why (ENOSPC). */
+	if (err == -EIO && errno)
+		err = -errno;
+	if (!err && fflush(f))
+		err = -errno;
+	if (!err && sync && fsync(fileno(f)))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* The new name is in place already: a failure here only costs durability. */
+static void sync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	if (dir_of(path, dir, sizeof(dir)))
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	fsync(fd);
+	close(fd);
+}
+
+static int write_replace(const char *path, int (*writer)(const struct report *, FILE *),
+			 const struct report *r)
+{
+	char tmp[PATH_MAX];
+	int fd, err;
+
+	fd = create_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	err = write_fd(fd, true, writer, r);
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
+	sync_dir(path);
+	return 0;
+}
+
+/* No O_CREAT: the file exists, and creating through a symlink is refused. */
+static int write_in_place(const char *path, int (*writer)(const struct report *, FILE *),
+			  const struct report *r)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	/* fsync() fails with EINVAL on pipes and terminals. */
+	return write_fd(fd, !fstat(fd, &st) && S_ISREG(st.st_mode), writer, r);
+}
+
+int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),
+		   const struct report *r)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	if (!*base_of(path))
+		return -EISDIR;
+	switch (classify(path)) {
+	case TARGET_DIR:
+		return -EISDIR;
+	case TARGET_DANGLING:
+		return -ENOENT;
+	case TARGET_IN_PLACE:
+		return write_in_place(path, writer, r);
+	case TARGET_REPLACE:
+		break;
+	}
+	return write_replace(path, writer, r);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Report files (--json, --folded). A regular file is replaced atomically:
+ * readers see the old report or the new one, never half of one. A path that
+ * is a symlink, a device, a FIFO or a socket (/dev/stdout, >(flamegraph.pl))
+ * is written through in place instead, since renaming over it would replace
+ * the link or the device node rather than write where it points.
+ */
+#ifndef OUTFILE_H
+#define OUTFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "report.h"
+
+/*
+ * Before tracing: can path be written? 0, or -errno with a one-line message
+ * in err ("cannot write /x/y.json: directory /x does not exist").
+ */
+int outfile__check(const char *path, char *err, size_t errlen);
+
+/*
+ * Write r with writer into path (see above). 0 or -errno; on failure no
+ * temporary is left behind and an existing file at path is untouched.
+ */
+int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),
+		   const struct report *r);
+
+/*
+ * For outfile__write and the tests: create path's temporary ".<base>.<suffix>"
+ * in path's directory, exclusively and without following a symlink there.
+ * Its name goes to tmp. Returns the fd or -errno (-EEXIST: pick another suffix).
+ */
+int outfile__open_temp(const char *path, const char *suffix, char *tmp, size_t len);
+
+#endif

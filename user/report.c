@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Names and helpers shared by the report writers, and the report's owner. */
+#include <stdlib.h>
+#include "report.h"
+
+static const char *const api_names[API__COUNT] = {
+	[API_MALLOC] = "malloc",
+	[API_CALLOC] = "calloc",
+	[API_REALLOC] = "realloc",
+	[API_REALLOCARRAY] = "reallocarray",
+	[API_POSIX_MEMALIGN] = "posix_memalign",
+	[API_ALIGNED_ALLOC] = "aligned_alloc",
+	[API_MEMALIGN] = "memalign",
+	[API_VALLOC] = "valloc",
+	[API_PVALLOC] = "pvalloc",
+	[API_MMAP] = "mmap",
+	[API_MREMAP] = "mremap",
+	[API_NEW] = "new",
+	[API_NEW_ARRAY] = "new[]",
+	[API_FREE] = "free",
+	[API_MUNMAP] = "munmap",
+	[API_DELETE] = "delete",
+	[API_DELETE_ARRAY] = "delete[]",
+};
+
+/*
+ * Only the counters that mean something was lost. Untracked frees (blocks
+ * allocated before tracing began), stop requests and execs are normal events.
+ */
+static const char *const counter_names[CNT__COUNT] = {
+	[CNT_ALLOCS_MAP_FULL] = "allocs_map_full",
+	[CNT_SITES_MAP_FULL] = "sites_map_full",
+	[CNT_STACK_ERRORS] = "stack_errors",
+	[CNT_MISSED_RETURNS] = "missed_returns",
+	[CNT_STATE_ERRORS] = "state_errors",
+	[CNT_REPLACED] = "replaced",
+};
+
+/* The per-site map is sized from --stack-storage-size as well. */
+static const char *const counter_fixes[CNT__COUNT] = {
+	[CNT_ALLOCS_MAP_FULL] = "--max-allocs",
+	[CNT_SITES_MAP_FULL] = "--stack-storage-size",
+	[CNT_STACK_ERRORS] = "--stack-storage-size",
+};
+
+const char *report__api_name(uint32_t api)
+{
+	return api < API__COUNT && api_names[api] ? api_names[api] : "?";
+}
+
+const char *report__counter_name(enum memleak_counter c)
+{
+	return (unsigned)c < CNT__COUNT ? counter_names[c] : NULL;
+}
+
+const char *report__counter_fix(enum memleak_counter c)
+{
+	return (unsigned)c < CNT__COUNT ? counter_fixes[c] : NULL;
+}
+
+const char *report__human_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	size_t u = 0;
+	double v;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%u B", (unsigned)bytes);
+		return buf;
+	}
+	v = (double)bytes / 1024;
+	/* Move up before "%.1f" would round to "1024.0". */
+	while (v >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static void frame_free(struct report_frame *f)
+{
+	free(f->function);
+	free(f->module);
+	free(f->file);
+}
+
+static void stack_free(struct report_stack *s)
+{
+	for (size_t i = 0; i < s->nr_frames; i++)
+		frame_free(&s->frames[i]);
+	free(s->frames);
+}
+
+/* r->command is borrowed (see report__build), so it is not freed here. */
+void report__free(struct report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		stack_free(&r->stacks[i]);
+	free(r->stacks);
+	free(r);
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/* From aggregated sites to a report: symbolizes every captured address. */
+#include <errno.h>
+#include <stdlib.h>
+#include "report_build.h"
+
+/* An address the symbolizer could say nothing about still gets its frame. */
+static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)
+{
+	struct report_frame *f = realloc(*frames, (*nr + 1) * sizeof(**frames));
+
+	if (!f)
+		return -ENOMEM;
+	*frames = f;
+	f[*nr] = (struct report_frame){ .address = ip };
+	(*nr)++;
+	return 0;
+}
+
+/*
+ * Every ip, ips[0] included, is a return address: the stack is captured when
+ * the allocation function returns, so even the innermost one points just past
+ * a call instruction and must be looked up one byte earlier.
+ */
+static int resolve_ip(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
+		      struct report_stack *st)
+{
+	size_t first = st->nr_frames;
+	int err = 0;
+
+	if (sym)
+		err = symbolizer__resolve(sym, mods, ip, true, &st->frames, &st->nr_frames);
+	/* Any other failure only costs names: the address is still reported. */
+	if (err == -ENOMEM)
+		return err;
+	if (st->nr_frames == first)
+		return append_bare_frame(ip, &st->frames, &st->nr_frames);
+	/* Inline frames too: the address shown is always the one captured. */
+	for (size_t i = first; i < st->nr_frames; i++)
+		st->frames[i].address = ip;
+	return 0;
+}
+
+static int build_stack(const struct snap_site *site, struct symbolizer *sym,
+		       const struct modules *mods, struct report_stack *st)
+{
+	int err;
+
+	st->api = site->api;
+	st->bytes = site->stats.outstanding_bytes;
+	st->allocs = site->stats.outstanding_allocs;
+	st->total_bytes = site->stats.total_bytes;
+	st->total_allocs = site->stats.total_allocs;
+	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
+	/* A full stack means the walk stopped at the limit, not at the root. */
+	st->truncated = site->nr_ips == MEMLEAK_MAX_STACK_DEPTH;
+	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {
+		err = resolve_ip(sym, mods, site->ips[i], st);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void copy_meta(struct report *r, const struct report_meta *meta)
+{
+	r->pid = meta->pid;
+	r->command = meta->command;
+	r->duration_s = meta->duration_s;
+	r->final = meta->final;
+	r->older_ms = meta->older_ms;
+	r->top = meta->top;
+}
+
+int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report **out)
+{
+	struct report *r;
+	int err;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	copy_meta(r, meta);
+	r->totals = agg->totals;
+	if (agg->nr) {
+		r->stacks = calloc(agg->nr, sizeof(*r->stacks));
+		if (!r->stacks) {
+			free(r);
+			return -ENOMEM;
+		}
+	}
+	/* nr_stacks grows as stacks are filled, so report__free sees only those. */
+	for (size_t i = 0; i < agg->nr; i++) {
+		err = build_stack(agg->sites[i], sym, mods, &r->stacks[i]);
+		r->nr_stacks++;
+		if (err) {
+			report__free(r);
+			return err;
+		}
+	}
+	*out = r;
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Turns an aggregate into a symbolized report (needs the symbolizer). */
+#ifndef REPORT_BUILD_H
+#define REPORT_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "aggregate.h"
+#include "modules.h"
+#include "report.h"
+#include "symbolize.h"
+
+/* What the report says about the run, beside the figures. */
+struct report_meta {
+	int pid;
+	const char *command;	/* borrowed by the report: must outlive it; may be NULL */
+	double duration_s;
+	bool final;
+	uint64_t older_ms;
+	size_t top;
+};
+
+/*
+ * One report_stack per site of agg (every outstanding site, not only the top
+ * ones: the JSON and folded writers want them all), in agg's order, each ip
+ * resolved by sym among mods. sym may be NULL: frames then carry addresses
+ * only. Free with report__free. 0 or -errno.
+ */
+int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report **out);
+
+#endif

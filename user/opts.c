@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Command-line parsing. The options follow bcc's memleak so that its users
+ * need no new habits; every failure is one line in err, and getopt itself
+ * never prints, so the user sees exactly that one line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "opts.h"
+
+/* Map sizes above this cannot be what the user meant (and would not load). */
+#define OPTS_MAX_MAP_ENTRIES (1u << 28)
+/*
+ * Faster than a report per millisecond, the tracer would mostly measure
+ * itself; longer than about 11 days is a typo.
+ */
+#define OPTS_MIN_INTERVAL_S 0.001
+#define OPTS_MAX_INTERVAL_S 1000000.0
+
+/* Long-only options: values outside the char range. */
+enum {
+	OPT_JSON = 256,
+	OPT_FOLDED,
+	OPT_MAX_ALLOCS,
+	OPT_STACK_STORAGE,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "command", required_argument, NULL, 'c' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "obj", required_argument, NULL, 'O' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "older", required_argument, NULL, 'o' },
+	{ "min-size", required_argument, NULL, 'z' },
+	{ "max-size", required_argument, NULL, 'Z' },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
+	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * '-': positional arguments come back in order as option 1, so argv is never
+ * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
+ * ':': a missing argument is reported as ':' rather than '?'.
+ */
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:vh";
+
+static const char usage_text[] =
+"Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
+"       memleakbpf [OPTIONS] -c COMMAND [INTERVAL [COUNT]]\n"
+"\n"
+"Trace a process's heap: every INTERVAL seconds (default 5; 0.5 works too)\n"
+"print the allocations still outstanding, grouped by user stack. A final\n"
+"report ends the run when the target exits, on Ctrl-C, or as report COUNT.\n"
+"\n"
+"  -p, --pid PID              trace the running process PID\n"
+"  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
+"  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
+"  -O, --obj PATH             trace the allocator in PATH, not the detected one\n"
+"  -T, --top N                show the N stacks holding most bytes (default 10)\n"
+"  -o, --older MS             count only allocations older than MS milliseconds\n"
+"  -z, --min-size BYTES       trace only allocations of at least BYTES\n"
+"  -Z, --max-size BYTES       trace only allocations of at most BYTES\n"
+"      --json FILE            write the final report as JSON to FILE\n"
+"      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
+"      --max-allocs N         live allocations tracked at once (default 1048576)\n"
+"      --stack-storage-size N distinct stacks kept (default 32768)\n"
+"  -v, --verbose              print more detail; repeat for more\n"
+"  -h, --help                 print this help and exit\n"
+"\n"
+"Examples:\n"
+"  memleakbpf -p 1234                       report every 5 s until 1234 exits\n"
+"  memleakbpf -c './server --port 80' 10 6  run ./server; 6 reports, 10 s apart\n"
+"  memleakbpf --json report.json --folded leaks.folded -c ./server\n";
+
+void opts__usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* "-p/--pid" or "--json", for messages about option val. */
+static const char *option_name(int val, char *buf, size_t len)
+{
+	for (const struct option *lo = long_options; lo->name; lo++) {
+		if (lo->val != val)
+			continue;
+		if (val < 256)
+			snprintf(buf, len, "-%c/--%s", val, lo->name);
+		else
+			snprintf(buf, len, "--%s", lo->name);
+		return buf;
+	}
+	snprintf(buf, len, "-%c", val);
+	return buf;
+}
+
+/*
+ * Decimal digits only: strtoull alone would accept " 12", "-1" (as a huge
+ * value), "0x10" with base 0, and would hide trailing garbage.
+ * 0, -EINVAL (not a number) or -ERANGE (above max).
+ */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Seconds as plain decimal ("5", "0.5"): no exponents, hex, inf or nan. */
+static int parse_seconds(const char *s, double *out)
+{
+	size_t digits = strspn(s, "0123456789");
+	const char *p = s + digits;
+
+	if (*p == '.') {
+		size_t frac = strspn(p + 1, "0123456789");
+
+		digits += frac;
+		p += 1 + frac;
+	}
+	if (!digits || *p)
+		return -EINVAL;
+	*out = strtod(s, NULL);
+	return 0;
+}
+
+static int set_pid(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	uint64_t v;
+	int ret = parse_u64(arg, INT_MAX, &v);
+
+	if (ret == -ERANGE)
+		return fail(err, errlen, "-p: '%s' is out of range for a process id", arg);
+	if (ret || v == 0)
+		return fail(err, errlen, "-p: '%s' is not a process id", arg);
+	o->pid = (pid_t)v;
+	return 0;
+}
+
+/* A numeric option in [min, max]; names the option and the range on error. */
+static int set_number(int val, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *out, char *err, size_t errlen)
+{
+	char name[32];
+	int ret = parse_u64(arg, max, out);
+
+	option_name(val, name, sizeof(name));
+	if (ret == -EINVAL)
+		return fail(err, errlen, "%s: '%s' is not a %s integer", name,
+			    arg, min ? "positive" : "non-negative");
+	if (ret == -ERANGE || *out < min)
+		return fail(err, errlen, "%s: '%s' is out of range (%llu to %llu)",
+			    name, arg, (unsigned long long)min,
+			    (unsigned long long)max);
+	return 0;
+}
+
+/* Paths, commands and user names: an empty one is always a mistake. */
+static int set_string(int val, const char *arg, const char **out, char *err,
+		      size_t errlen)
+{
+	char name[32];
+
+	if (arg[strspn(arg, " \t\n")] == '\0')
+		return fail(err, errlen, "%s: empty argument",
+			    option_name(val, name, sizeof(name)));
+	*out = arg;
+	return 0;
+}
+
+static int set_option(struct opts *o, int c, const char *arg, char *err,
+		      size_t errlen)
+{
+	uint64_t v;
+	int ret;
+
+	switch (c) {
+	case 'p':
+		return set_pid(o, arg, err, errlen);
+	case 'c':
+		return set_string(c, arg, &o->command, err, errlen);
+	case 'u':
+		return set_string(c, arg, &o->user, err, errlen);
+	case 'O':
+		return set_string(c, arg, &o->obj, err, errlen);
+	case OPT_JSON:
+		return set_string(c, arg, &o->json_path, err, errlen);
+	case OPT_FOLDED:
+		return set_string(c, arg, &o->folded_path, err, errlen);
+	case 'T':
+		ret = set_number(c, arg, 1, UINT_MAX, &v, err, errlen);
+		if (!ret)
+			o->top = v;
+		return ret;
+	case 'o':
+		/* Converted to nanoseconds downstream: keep that in 64 bits. */
+		return set_number(c, arg, 0, UINT64_MAX / 1000000, &o->older_ms,
+				  err, errlen);
+	case 'z':
+		return set_number(c, arg, 0, UINT64_MAX, &o->min_size, err, errlen);
+	case 'Z':
+		return set_number(c, arg, 0, UINT64_MAX, &o->max_size, err, errlen);
+	case OPT_MAX_ALLOCS:
+		ret = set_number(c, arg, 1, OPTS_MAX_MAP_ENTRIES, &v, err, errlen);
+		if (!ret)
+			o->max_allocs = v;
+		return ret;
+	case OPT_STACK_STORAGE:
+		ret = set_number(c, arg, 1, OPTS_MAX_MAP_ENTRIES, &v, err, errlen);
+		if (!ret)
+			o->stack_storage_size = v;
+		return ret;
+	case 'v':
+		o->verbose++;
+		return 0;
+	}
+	return fail(err, errlen, "internal error: option %d not handled", c);
+}
+
+/* Positional arguments: [INTERVAL [COUNT]], counted in *nr. */
+static int set_positional(struct opts *o, const char *arg, int *nr, char *err,
+			  size_t errlen)
+{
+	uint64_t v;
+	int ret;
+
+	switch ((*nr)++) {
+	case 0:
+		if (parse_seconds(arg, &o->interval_s))
+			return fail(err, errlen,
+				    "INTERVAL: '%s' is not a number of seconds", arg);
+		if (o->interval_s <= 0)
+			return fail(err, errlen, "INTERVAL: '%s' must be greater than 0", arg);
+		if (o->interval_s < OPTS_MIN_INTERVAL_S || o->interval_s > OPTS_MAX_INTERVAL_S)
+			return fail(err, errlen,
+				    "INTERVAL: '%s' is out of range (%g to %.0f seconds)",
+				    arg, OPTS_MIN_INTERVAL_S, OPTS_MAX_INTERVAL_S);
+		return 0;
+	case 1:
+		ret = parse_u64(arg, UINT_MAX, &v);
+		if (ret == -ERANGE)
+			return fail(err, errlen, "COUNT: '%s' is out of range (1 to %u)",
+				    arg, UINT_MAX);
+		if (ret || v == 0)
+			return fail(err, errlen, "COUNT: '%s' is not a positive integer", arg);
+		o->count = v;
+		return 0;
+	}
+	/* Usually an unquoted -c command whose arguments spilled over. */
+	return fail(err, errlen, "too many arguments at '%s': expected [INTERVAL [COUNT]]%s",
+		    arg, o->command ? " (quote the whole command: -c 'prog args')" : "");
+}
+
+/* How many long options "--name[=value]" abbreviates (getopt accepts prefixes). */
+static int long_prefix_matches(const char *arg)
+{
+	size_t len;
+	int n = 0;
+
+	if (strncmp(arg, "--", 2))
+		return 0;
+	arg += 2;
+	len = strcspn(arg, "=");
+	for (const struct option *lo = long_options; lo->name; lo++)
+		n += !strncmp(lo->name, arg, len);
+	return n;
+}
+
+/* Turn getopt's '?' or ':' into one line naming the offending option. */
+static int getopt_error(const struct opts *o, int c, int argc, char **argv,
+			char *err, size_t errlen)
+{
+	const char *hint = o->command ? " (quote the whole command: -c 'prog args')" : "";
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+	char name[32];
+
+	if (c == ':')
+		return fail(err, errlen, "%s needs an argument",
+			    option_name(optopt, name, sizeof(name)));
+	/* A known val here means a long option given "=value" it does not take. */
+	if (optopt == 'v' || optopt == 'h')
+		return fail(err, errlen, "%s takes no argument (got '%s')",
+			    option_name(optopt, name, sizeof(name)), arg);
+	if (optopt > 0 && optopt < 256 && isdigit(optopt))
+		return fail(err, errlen, "unknown option '-%c' (INTERVAL and COUNT must be positive)",
+			    optopt);
+	if (optopt)
+		return fail(err, errlen, "unknown option '-%c'%s", optopt, hint);
+	/* Unknown or ambiguous long option: getopt left its text in argv. */
+	if (long_prefix_matches(arg) > 1)
+		return fail(err, errlen, "ambiguous option '%.*s': spell out more of it",
+			    (int)strcspn(arg, "="), arg);
+	return fail(err, errlen, "unknown option '%.*s'%s", (int)strcspn(arg, "="),
+		    arg, hint);
+}
+
+static int validate(const struct opts *o, char *err, size_t errlen)
+{
+	if (!o->pid && !o->command)
+		return fail(err, errlen, "no target: give -p PID or -c COMMAND");
+	if (o->pid && o->command)
+		return fail(err, errlen, "give either -p PID or -c COMMAND, not both");
+	if (o->user && !o->command)
+		return fail(err, errlen, "-u/--user needs -c: it names the user the command runs as");
+	if (o->min_size > o->max_size)
+		return fail(err, errlen, "--min-size %llu is larger than --max-size %llu",
+			    (unsigned long long)o->min_size,
+			    (unsigned long long)o->max_size);
+	return 0;
+}
+
+static void set_defaults(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->interval_s = OPTS_DEFAULT_INTERVAL_S;
+	o->top = OPTS_DEFAULT_TOP;
+	o->max_size = UINT64_MAX;
+	o->max_allocs = OPTS_DEFAULT_MAX_ALLOCS;
+	o->stack_storage_size = OPTS_DEFAULT_STACK_STORAGE;
+}
+
+int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)
+{
+	int c, nr_positional = 0, ret = 0;
+
+	set_defaults(o);
+	err[0] = '\0';
+	/* 0, not 1: makes glibc reset all of its state, so tests can parse again. */
+	optind = 0;
+	opterr = 0;
+	while (!ret && (c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			opts__usage(stdout);
+			return 1;
+		case 1:
+			ret = set_positional(o, optarg, &nr_positional, err, errlen);
+			break;
+		case '?':
+		case ':':
+			ret = getopt_error(o, c, argc, argv, err, errlen);
+			break;
+		default:
+			ret = set_option(o, c, optarg, err, errlen);
+		}
+	}
+	/* After "--" getopt stops: the rest are positional too. */
+	for (; !ret && optind < argc; optind++)
+		ret = set_positional(o, argv[optind], &nr_positional, err, errlen);
+	return ret ? ret : validate(o, err, errlen);
+}

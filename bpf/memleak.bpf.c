@@ -323,130 +323,54 @@ static __always_inline bool user_release(struct pt_regs *ctx)
 	return is_target() && !nested(ctx, call_state(false));
 }
 
-static __always_inline __u64 api_cookie(struct pt_regs *ctx)
+static __always_inline void reallocarray_begin(struct pt_regs *ctx, __u64 ptr, __u64 nmemb,
+					       __u64 size)
 {
-	return bpf_get_attach_cookie(ctx);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(size_enter, __u64 size)
-{
-	call_begin(ctx, api_cookie(ctx), size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
-{
-	call_begin(ctx, API_CALLOC, nmemb * size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(memalign_enter, __u64 alignment, __u64 size)
-{
-	call_begin(ctx, api_cookie(ctx), size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(pvalloc_enter, __u64 size)
-{
-	/* pvalloc hands out whole pages, at least one. */
-	__u64 pages = size ? (size + page_size - 1) / page_size : 1;
-
-	call_begin(ctx, API_PVALLOC, pages * page_size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_enter, void **memptr, __u64 alignment, __u64 size)
-{
-	call_begin(ctx, API_POSIX_MEMALIGN, size, (__u64)memptr);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(realloc_enter, void *ptr, __u64 size)
-{
-	struct call_state *st = call_begin(ctx, API_REALLOC, size, (__u64)ptr);
-
-	if (st)
-		resize_begin(st, (__u64)ptr);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(reallocarray_enter, void *ptr, __u64 nmemb, __u64 size)
-{
-	/* On overflow reallocarray fails and leaves ptr alone: a non-zero size
-	 * makes the NULL return read as that failure. */
 	__u64 bytes = nmemb * size;
 	struct call_state *st;
 
-	/* The barrier keeps clang from turning the check into __multi3. */
+	/* On overflow reallocarray fails and leaves ptr alone: a non-zero size
+	 * makes the NULL return read as that failure. The barrier keeps clang
+	 * from turning the check into a call to __multi3. */
 	asm volatile("" : "+r"(bytes));
 	if (nmemb && bytes / nmemb != size)
 		bytes = ~0ULL;
-	st = call_begin(ctx, API_REALLOCARRAY, bytes, (__u64)ptr);
-
+	st = call_begin(ctx, API_REALLOCARRAY, bytes, ptr);
 	if (st)
-		resize_begin(st, (__u64)ptr);
-	return 0;
+		resize_begin(st, ptr);
 }
 
-SEC("uprobe")
-int BPF_KPROBE(mmap_enter, void *addr, __u64 length)
+static __always_inline void mmap_begin(struct pt_regs *ctx, __u64 length)
 {
 	struct call_state *st = call_begin(ctx, API_MMAP, length, 0);
 
 	if (st && called_from_allocator(ctx))
 		st->flags |= CALL_INTERNAL;
-	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(mremap_enter, void *old_addr, __u64 old_size, __u64 new_size)
+static __always_inline void mremap_begin(struct pt_regs *ctx, __u64 old_addr, __u64 new_size)
 {
-	struct call_state *st = call_begin(ctx, API_MREMAP, new_size, (__u64)old_addr);
+	struct call_state *st = call_begin(ctx, API_MREMAP, new_size, old_addr);
 
 	if (!st)
-		return 0;
+		return;
 	if (called_from_allocator(ctx))
 		st->flags |= CALL_INTERNAL;
 	else
-		resize_begin(st, (__u64)old_addr);
-	return 0;
+		resize_begin(st, old_addr);
 }
 
-SEC("uretprobe")
-int alloc_exit(struct pt_regs *ctx)
+static __always_inline void munmap_user(struct pt_regs *ctx, __u64 start, __u64 length)
 {
-	return call_end(ctx);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(free_enter, void *ptr)
-{
-	if (ptr && user_release(ctx))
-		release((__u64)ptr);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(munmap_enter, void *addr, __u64 length)
-{
-	__u64 start = (__u64)addr, len, rest;
+	__u64 len, rest;
 	struct alloc_info old;
 
-	if (!user_release(ctx) || called_from_allocator(ctx))
-		return 0;
-	if (!forget(start, &old))
-		return 0;
+	if (!user_release(ctx) || called_from_allocator(ctx) || !forget(start, &old))
+		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
 	if (len >= old.size) {
 		site_sub(&old, old.size, 1);
-		return 0;
+		return;
 	}
 	/* Unmapping the front of a mapping: the rest stays outstanding. */
 	rest = start + len;
@@ -456,7 +380,79 @@ int BPF_KPROBE(munmap_enter, void *addr, __u64 length)
 		count(CNT_ALLOCS_MAP_FULL);
 		site_sub(&old, old.size, 1);
 	}
+}
+
+/* pvalloc hands out whole pages, at least one. */
+static __always_inline __u64 whole_pages(__u64 size)
+{
+	return size ? (size + page_size - 1) / page_size * page_size : page_size;
+}
+
+/*
+ * Entry of any API function; the attach cookie says which. One program for
+ * all of them lets user space attach a whole allocator with one multi-uprobe
+ * link per object, and detach it with one RCU grace period instead of one
+ * per function.
+ */
+static __always_inline int on_enter(struct pt_regs *ctx, __u32 api)
+{
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	struct call_state *st;
+
+	switch (api) {
+	case API_CALLOC:
+		call_begin(ctx, api, a1 * a2, 0);
+		break;
+	case API_REALLOC:
+		st = call_begin(ctx, api, a2, a1);
+		if (st)
+			resize_begin(st, a1);
+		break;
+	case API_REALLOCARRAY:
+		reallocarray_begin(ctx, a1, a2, a3);
+		break;
+	case API_POSIX_MEMALIGN:
+		call_begin(ctx, api, a3, a1);	/* (memptr, alignment, size) */
+		break;
+	case API_ALIGNED_ALLOC:
+	case API_MEMALIGN:
+		call_begin(ctx, api, a2, 0);	/* (alignment, size) */
+		break;
+	case API_PVALLOC:
+		call_begin(ctx, api, whole_pages(a1), 0);
+		break;
+	case API_MMAP:
+		mmap_begin(ctx, a2);		/* (addr, length, ...) */
+		break;
+	case API_MREMAP:
+		mremap_begin(ctx, a1, a3);	/* (old, old_size, new_size, ...) */
+		break;
+	case API_FREE:
+	case API_DELETE:
+	case API_DELETE_ARRAY:
+		if (a1 && user_release(ctx))
+			release(a1);
+		break;
+	case API_MUNMAP:
+		munmap_user(ctx, a1, a2);
+		break;
+	default:	/* malloc, valloc, new, new[]: size first */
+		call_begin(ctx, api, a1, 0);
+	}
 	return 0;
+}
+
+/* Attached as multi-uprobes (user space sets the attach type). */
+SEC("uprobe")
+int api_enter(struct pt_regs *ctx)
+{
+	return on_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int api_exit(struct pt_regs *ctx)
+{
+	return call_end(ctx);
 }
 
 /*

@@ -46,7 +46,6 @@ enum memleak_counter {
 	CNT_MISSED_RETURNS,	/* return probe without its entry */
 	CNT_STATE_ERRORS,	/* no per-thread call state could be created */
 	CNT_REPLACED,		/* new block at an address still tracked (a free was missed) */
-	CNT_UNTRACKED_FREES,	/* free of a block allocated before tracing began */
 	CNT_STOP_REQUESTS,	/* SIGSTOPs sent to the target at exec or library load */
 	CNT_EXECS,		/* exec()s seen in the target */
 	CNT__COUNT,

@@ -171,6 +171,10 @@ static int on_stop(struct tracer *tr)
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
 		err = lookup_order__read(tr->target->pid, maps, &lo);
+	if (tr->opts->verbose > 1 && !err)
+		fprintf(stderr, "memleakbpf: stop: execs %llu, %zu objects, %s%s\n",
+			(unsigned long long)execs, lo->nr, lo->is_static ? "static, " : "",
+			lo->complete ? "complete" : "loading");
 	if (!err && !lo->is_static) {
 		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);

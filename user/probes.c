@@ -6,20 +6,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "elfsym.h"
 #include "probes.h"
 #include "probes_internal.h"
 
-/* One attached function: its entry probe and, for allocating ones, its return. */
+/*
+ * Multi-uprobe links (Linux 6.6): libbpf 1.1 predates them, so the link is
+ * created with the bpf syscall directly. Layout of bpf_attr.link_create.
+ */
+#define ATTACH_UPROBE_MULTI 48		/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* The probes on one object: one entry link and one return link. */
 struct attachment {
 	dev_t dev;
 	ino_t ino;
-	uint64_t offset;
-	uint32_t api;
-	struct bpf_link *entry;
-	struct bpf_link *exit;
+	uint64_t signature;	/* of its (offset, api) set, to tell a change */
+	int entry_fd;
+	int exit_fd;
 	bool wanted;
 };
 
@@ -53,6 +76,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	verbosity = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
+	p->dl_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -64,6 +88,9 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_maps(p->skel, cfg);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, ATTACH_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, ATTACH_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, ATTACH_UPROBE_MULTI);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
@@ -84,91 +111,108 @@ fail:
 	return err;
 }
 
-/* The entry program for an API; they differ in where the size is. */
-static struct bpf_program *entry_prog(struct memleak_bpf *skel, uint32_t api)
+static int link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+			const __u64 *cookies, __u32 cnt, bool ret)
 {
-	switch (api) {
-	case API_CALLOC:
-		return skel->progs.calloc_enter;
-	case API_REALLOC:
-		return skel->progs.realloc_enter;
-	case API_REALLOCARRAY:
-		return skel->progs.reallocarray_enter;
-	case API_POSIX_MEMALIGN:
-		return skel->progs.posix_memalign_enter;
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-		return skel->progs.memalign_enter;
-	case API_PVALLOC:
-		return skel->progs.pvalloc_enter;
-	case API_MMAP:
-		return skel->progs.mmap_enter;
-	case API_MREMAP:
-		return skel->progs.mremap_enter;
-	case API_FREE:
-	case API_DELETE:
-	case API_DELETE_ARRAY:
-		return skel->progs.free_enter;
-	case API_MUNMAP:
-		return skel->progs.munmap_enter;
-	default:	/* malloc, valloc, new, new[]: size first */
-		return skel->progs.size_enter;
+	struct uprobe_multi_attr attr = {
+		.prog_fd = (__u32)prog_fd,
+		.attach_type = ATTACH_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offsets,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = cnt,
+		.multi_flags = ret ? UPROBE_MULTI_RETURN : 0,
+		.pid = (__u32)p->tgid,
+	};
+	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Entry probes on every API function of one object, returns on the allocating ones. */
+static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
+			 struct attachment *at)
+{
+	__u64 offsets[a->nr], cookies[a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
+	__u32 n = 0, nret = 0;
+	const char *path = a->objects[obj].open_path;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		const struct alloc_probe *ap = &a->probes[i];
+
+		if (ap->object != obj)
+			continue;
+		offsets[n] = ap->offset;
+		cookies[n++] = ap->api;
+		if (ap->api < API__ALLOCATING) {
+			ret_offsets[nret] = ap->offset;
+			ret_cookies[nret++] = ap->api;
+		}
 	}
+	at->entry_fd = at->exit_fd = -1;
+	/* Returns first: a call seen entering must be seen returning. */
+	if (nret) {
+		at->exit_fd = link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit), path,
+					   ret_offsets, ret_cookies, nret, true);
+		if (at->exit_fd < 0)
+			return at->exit_fd;
+	}
+	at->entry_fd = link_uprobes(p, bpf_program__fd(p->skel->progs.api_enter), path, offsets,
+				    cookies, n, false);
+	return at->entry_fd < 0 ? at->entry_fd : 0;
 }
 
-static struct bpf_link *attach_one(struct probes *p, struct bpf_program *prog, bool retprobe,
-				   const struct alloc_probe *ap)
+static uint64_t object_signature(const struct allocator *a, size_t obj)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = ap->api);
-	struct bpf_link *link;
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a over (offset, api) */
 
-	link = bpf_program__attach_uprobe_opts(prog, p->tgid, ap->open_path, ap->offset, &opts);
-	if (!link)
-		fprintf(stderr, "memleakbpf: cannot attach %s to %s in %s: %s\n",
-			retprobe ? "a return probe" : "a probe", ap->symbol, ap->path, strerror(errno));
-	return link;
+	for (size_t i = 0; i < a->nr; i++) {
+		if (a->probes[i].object != obj)
+			continue;
+		h = (h ^ a->probes[i].offset) * 1099511628211ull;
+		h = (h ^ a->probes[i].api) * 1099511628211ull;
+	}
+	return h;
 }
 
-static struct attachment *find_attachment(struct probes *p, const struct stat *st,
-					  const struct alloc_probe *ap)
+static void detach(struct attachment *at)
+{
+	if (at->entry_fd >= 0)
+		close(at->entry_fd);
+	if (at->exit_fd >= 0)
+		close(at->exit_fd);
+	at->entry_fd = at->exit_fd = -1;
+}
+
+static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
 {
 	for (size_t i = 0; i < p->nr_attached; i++) {
 		struct attachment *at = &p->attached[i];
 
-		if (at->dev == st->st_dev && at->ino == st->st_ino && at->offset == ap->offset &&
-		    at->api == ap->api)
+		if (at->dev == st->st_dev && at->ino == st->st_ino && at->signature == sig)
 			return at;
 	}
 	return NULL;
 }
 
-static void detach(struct attachment *at)
-{
-	bpf_link__destroy(at->entry);
-	bpf_link__destroy(at->exit);
-	at->entry = at->exit = NULL;
-}
-
-static int attach_new(struct probes *p, const struct alloc_probe *ap, const struct stat *st)
+static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
+		      const struct stat *st, uint64_t sig)
 {
 	struct attachment *at, *arr;
+	int err;
 
 	arr = realloc(p->attached, (p->nr_attached + 1) * sizeof(*arr));
 	if (!arr)
 		return -ENOMEM;
 	p->attached = arr;
 	at = &arr[p->nr_attached];
-	*at = (struct attachment){ .dev = st->st_dev, .ino = st->st_ino, .offset = ap->offset,
-				   .api = ap->api, .wanted = true };
-	if (ap->api < API__ALLOCATING) {
-		at->exit = attach_one(p, p->skel->progs.alloc_exit, true, ap);
-		if (!at->exit)
-			return -errno ? -errno : -EINVAL;
-	}
-	at->entry = attach_one(p, entry_prog(p->skel, ap->api), false, ap);
-	if (!at->entry) {
-		int err = -errno ? -errno : -EINVAL;
-
+	*at = (struct attachment){ .dev = st->st_dev, .ino = st->st_ino, .signature = sig,
+				   .wanted = true };
+	err = attach_object(p, a, obj, at);
+	if (err) {
+		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
+			a->objects[obj].path, strerror(-err),
+			err == -EINVAL ? " (multi-uprobe links need Linux 6.6 or later)" : "");
 		detach(at);
 		return err;
 	}
@@ -197,48 +241,59 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 
 	for (size_t i = 0; i < p->nr_attached; i++)
 		p->attached[i].wanted = false;
-	for (size_t i = 0; i < a->nr; i++) {
-		const struct alloc_probe *ap = &a->probes[i];
+	for (size_t obj = 0; obj < a->nr_objects; obj++) {
+		uint64_t sig = object_signature(a, obj);
 		struct attachment *at;
 		struct stat st;
 
-		if (stat(ap->open_path, &st)) {
+		if (stat(a->objects[obj].open_path, &st)) {
 			err = -errno;
-			fprintf(stderr, "memleakbpf: cannot read %s: %s\n", ap->path, strerror(errno));
+			fprintf(stderr, "memleakbpf: cannot read %s: %s\n", a->objects[obj].path,
+				strerror(errno));
 			return err;
 		}
-		at = find_attachment(p, &st, ap);
+		at = find_attachment(p, &st, sig);
 		if (at) {
 			at->wanted = true;
 			continue;
 		}
-		err = attach_new(p, ap, &st);
+		err = attach_new(p, a, obj, &st, sig);
 		if (err)
 			return err;
 	}
 	detach_unwanted(p);
-	return (int)p->nr_attached;
+	return (int)a->nr;
 }
 
 int probes__attach_dl(struct probes *p, const char *path)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
+	struct elf_file *ef;
+	uint64_t vaddr, offset;
 	struct stat st;
+	__u64 off, cookie = 0;
+	int err;
 
 	if (stat(path, &st))
 		return -errno;
-	if (p->dl_link && p->dl_dev == st.st_dev && p->dl_ino == st.st_ino)
+	if (p->dl_fd >= 0 && p->dl_dev == st.st_dev && p->dl_ino == st.st_ino)
 		return 0;
-	bpf_link__destroy(p->dl_link);
-	p->dl_link = bpf_program__attach_uprobe_opts(p->skel->progs.dl_debug_state, p->tgid,
-						     path, 0, &opts);
-	if (!p->dl_link) {
-		int err = -errno;
-
-		fprintf(stderr, "memleakbpf: cannot probe the dynamic linker %s: %s\n", path,
-			strerror(-err));
+	err = elf_file__open(path, &ef);
+	if (!err)
+		err = elf_file__find_func(ef, "_dl_debug_state", true, &vaddr, &offset);
+	elf_file__close(ef);
+	if (!err) {
+		off = offset;
+		err = link_uprobes(p, bpf_program__fd(p->skel->progs.dl_debug_state), path, &off,
+				   &cookie, 1, false);
+	}
+	if (err < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe _dl_debug_state in the dynamic linker %s: %s\n",
+			path, strerror(-err));
 		return err;
 	}
+	if (p->dl_fd >= 0)
+		close(p->dl_fd);
+	p->dl_fd = err;
 	p->dl_dev = st.st_dev;
 	p->dl_ino = st.st_ino;
 	return 0;
@@ -302,7 +357,8 @@ void probes__free(struct probes *p)
 	for (size_t i = 0; i < p->nr_attached; i++)
 		detach(&p->attached[i]);
 	free(p->attached);
-	bpf_link__destroy(p->dl_link);
+	if (p->dl_fd >= 0)
+		close(p->dl_fd);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

@@ -15,7 +15,7 @@ struct probes {
 	pid_t tgid;
 	struct attachment *attached;
 	size_t nr_attached;
-	struct bpf_link *dl_link;
+	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
 	dev_t dl_dev;
 	ino_t dl_ino;
 };

@@ -36,6 +36,10 @@ static void add_totals(struct report_totals *t, const struct snapshot *snap)
 		t->outstanding_allocs += s->outstanding_allocs;
 		t->allocs += s->total_allocs;
 	}
+	if (snap->older) {
+		t->outstanding_bytes = snap->all_outstanding_bytes;
+		t->outstanding_allocs = snap->all_outstanding_allocs;
+	}
 	/*
 	 * Every tracked allocation is either still outstanding or was freed
 	 * (a realloc frees one block and allocates another). The maps are read

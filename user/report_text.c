@@ -89,20 +89,13 @@ static void print_totals(const struct report *r, FILE *f)
 	count_str(t->outstanding_allocs, n);
 	count_str(t->allocs, all);
 	count_str(t->frees, frees);
-	if (r->older_ms) {
-		char ms[COUNT_LEN];
-
-		/* Younger blocks are left out, so allocs - outstanding are not all frees. */
-		fprintf(f, "Outstanding for over %s ms: %s in %s %s (%s %s since tracing began)\n",
-			count_str(r->older_ms, ms), size, n,
-			plural(t->outstanding_allocs, "allocation", "allocations"), all,
-			plural(t->allocs, "allocation", "allocations"));
-		return;
-	}
 	fprintf(f, "Outstanding: %s in %s %s (%s %s, %s %s since tracing began)\n", size, n,
 		plural(t->outstanding_allocs, "allocation", "allocations"), all,
 		plural(t->allocs, "allocation", "allocations"), frees,
 		plural(t->frees, "free", "frees"));
+	if (r->older_ms)
+		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
+			count_str(r->older_ms, all));
 }
 
 /* "#3 func (file:line, inlined) [module]", or the best that is known. */

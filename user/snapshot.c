@@ -97,8 +97,14 @@ static int recount_older(struct probes *p, struct snapshot *snap, uint64_t older
 	qsort(snap->sites, snap->nr, sizeof(*snap->sites), site_cmp);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	for (size_t i = 0; i < snap->nr; i++)
-		snap->sites[i].stats.outstanding_bytes = snap->sites[i].stats.outstanding_allocs = 0;
+	snap->older = true;
+	for (size_t i = 0; i < snap->nr; i++) {
+		struct site_stats *st = &snap->sites[i].stats;
+
+		snap->all_outstanding_bytes += st->outstanding_bytes;
+		snap->all_outstanding_allocs += st->outstanding_allocs;
+		st->outstanding_bytes = st->outstanding_allocs = 0;
+	}
 	while (!err) {
 		__u32 count = BATCH;
 

@@ -6,6 +6,7 @@
 #ifndef SNAPSHOT_H
 #define SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -23,6 +24,13 @@ struct snapshot {
 	struct snap_site *sites;
 	size_t nr;
 	uint64_t counters[CNT__COUNT];
+	/*
+	 * With older_ns, sites[].stats.outstanding_* count only the old blocks;
+	 * these keep the figures for every live block, for the totals.
+	 */
+	bool older;
+	uint64_t all_outstanding_bytes;
+	uint64_t all_outstanding_allocs;
 };
 
 struct probes;

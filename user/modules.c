@@ -317,8 +317,12 @@ static int mod_open(struct modules *mods, const struct group *g, struct mod **ou
 	}
 	err = fd >= 0 ? read_segs(fd, m) : 0;
 	if (err == -EINVAL) {
-		fprintf(stderr, "memleakbpf: %s: bad ELF: %s\n", g->first->path, elf_errmsg(-1));
-		m->nr_segs = 0;	/* placed as if unreadable */
+		fprintf(stderr, "memleakbpf: %s: bad ELF: %s; its frames stay unnamed\n",
+			g->first->path, elf_errmsg(-1));
+		/* Placed as if unreadable; nothing else could read it either. */
+		close(m->pub.fd);
+		m->pub.fd = -1;
+		m->nr_segs = 0;
 		err = 0;
 	}
 	if (err) {

@@ -35,7 +35,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 struct sym_mod {
 	dev_t dev;
 	ino_t inode;
-	uint64_t bias, start;
+	uint64_t bias;
 	Dwfl_Module *dwmod;
 };
 
@@ -66,6 +66,10 @@ struct frame_buf {
 
 struct symbolizer *symbolizer__new(void)
 {
+	/* Debug info comes from this machine only: libdw would otherwise ask
+	 * debuginfod servers when DEBUGINFOD_URLS is set. The traced command
+	 * was started before this and keeps its environment. */
+	unsetenv("DEBUGINFOD_URLS");
 	return calloc(1, sizeof(struct symbolizer));
 }
 
@@ -81,8 +85,7 @@ static void frames_free(struct report_frame *frames, size_t nr)
 
 static bool same_module(const struct sym_mod *sm, const struct module *m)
 {
-	return sm->dev == m->dev && sm->inode == m->inode && sm->bias == m->bias &&
-	       sm->start == m->start;
+	return sm->dev == m->dev && sm->inode == m->inode && sm->bias == m->bias;
 }
 
 static Dwfl_Module *report_module(struct symbolizer *s, const struct module *m)
@@ -139,7 +142,7 @@ static int sym_module(struct symbolizer *s, const struct module *m, Dwfl_Module 
 	s->mods = n;
 	*out = report_module(s, m);
 	/* Remembered even when NULL, so a broken file is tried once. */
-	n[s->nr_mods++] = (struct sym_mod){ m->dev, m->inode, m->bias, m->start, *out };
+	n[s->nr_mods++] = (struct sym_mod){ m->dev, m->inode, m->bias, *out };
 	return 0;
 }
 
@@ -187,22 +190,26 @@ static int frame_push(struct frame_buf *b, const char *function, const char *fil
 }
 
 /*
- * The symbol-table name of the function containing pc, or NULL. libdwfl
- * returns the nearest symbol below pc; past its end (code without a symbol,
- * e.g. a static function in a stripped file) that would be a wrong name.
+ * The symbol-table name of the function containing pc, or NULL; owned by the
+ * caller. libdwfl returns the nearest symbol below pc; past its end (code
+ * without a symbol, e.g. a static function in a stripped file) that would be
+ * a wrong name.
  */
-static const char *symbol_at(Dwfl_Module *dwmod, uint64_t pc)
+static int symbol_at(Dwfl_Module *dwmod, uint64_t pc, char **out)
 {
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(dwmod, pc, &off, &sym, NULL, NULL, NULL);
 
+	*out = NULL;
 	if (!name || !*name)
-		return NULL;
+		return 0;
 	/* A sizeless symbol (an assembly label) only names its own address. */
 	if (sym.st_size ? off >= sym.st_size : off != 0)
-		return NULL;
-	return name;
+		return 0;
+	/* glibc's .symtab spells versioned definitions "name@@GLIBC_2.34". */
+	*out = strndup(name, strcspn(name, "@"));
+	return *out ? 0 : -ENOMEM;
 }
 
 /* Linkage name (demangles to the qualified name), else the plain name. */
@@ -288,10 +295,15 @@ static int scopes_at(Dwfl_Module *dwmod, uint64_t pc, Dwarf_Die **out)
  */
 static int describe(Dwfl_Module *dwmod, uint64_t pc, struct frame_buf *b)
 {
-	const char *sym = symbol_at(dwmod, pc), *file;
 	Dwarf_Die *scopes, *func = NULL;
-	int n = scopes_at(dwmod, pc, &scopes), line, err = 0;
+	const char *file;
+	char *sym;
+	int n, line, err;
 
+	err = symbol_at(dwmod, pc, &sym);
+	if (err)
+		return err;
+	n = scopes_at(dwmod, pc, &scopes);
 	src_line(dwmod, pc, &file, &line);
 	for (int i = 0; i < n && !err; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -309,6 +321,7 @@ static int describe(Dwfl_Module *dwmod, uint64_t pc, struct frame_buf *b)
 	if (!err)
 		err = frame_push(b, sym ?: (func ? die_name(func) : NULL), file, line, false);
 	free(scopes);
+	free(sym);
 	return err;
 }
 

@@ -18,7 +18,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 
 # Modules that need neither libbpf nor libdw: they build into the unit tests.
 PURE      := opts procmaps elfsym allocator aggregate report report_text \
-             report_json report_folded outfile
+             report_json report_folded outfile report_pprof report_svg
 USER_SRCS := $(wildcard user/*.c)
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))

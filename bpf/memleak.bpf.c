@@ -19,12 +19,14 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 targ_tgid = 0;
 const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
 const volatile __u64 page_size = 4096;
 
 /* Written by user space while the target runs or is stopped. */
+__u32 targ_tgid;	/* the traced process; changes when a shell hands over */
+__u32 follow_shell;	/* the target is a shell: its first child takes over at exec */
+__u32 handoff_tgid;	/* that first child, once forked */
 __u64 counters[CNT__COUNT];
 struct addr_range internal[MEMLEAK_MAX_INTERNAL];
 __u32 nr_internal;
@@ -45,12 +47,23 @@ struct {
 	__uint(max_entries, 1 << 15);	/* follows --stack-storage-size */
 } sites SEC(".maps");
 
+/*
+ * Stacks keyed by a 64-bit hash of their frames: unlike a STACK_TRACE map,
+ * two stacks that share a bucket do not make the second capture fail.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct stack_trace);
 	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
 } stack_traces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+	__uint(max_entries, 1);
+} stack_scratch SEC(".maps");
 
 #define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
 #define CALL_HAVE_OLD	2	/* `old` holds the record of the block being resized */
@@ -66,7 +79,15 @@ struct call_state {
 	struct alloc_info old;	/* realloc/mremap: old block's record, taken at entry */
 	__u32 api;
 	__u32 flags;
+	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
+	__u32 pad;
 };
+
+/* Stops user space must handle: the pid of each process we stopped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} stops SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -95,11 +116,12 @@ static __always_inline struct call_state *call_state(bool create)
  * True while the thread is inside an allocator call we already track: a call
  * made from there (glibc's arena mmap, realloc's free, operator new's malloc)
  * is the allocator's own business. Stacks grow down, so a nested call runs
- * below the outer call's entry stack pointer.
+ * below the outer call's entry stack pointer, and a tail call (realloc(NULL, n)
+ * jumping to malloc, new[] to new) enters at the very same one.
  */
 static __always_inline bool nested(struct pt_regs *ctx, struct call_state *st)
 {
-	return st && st->sp && PT_REGS_SP(ctx) < st->sp;
+	return st && st->sp && PT_REGS_SP(ctx) <= st->sp;
 }
 
 /* Does the caller's return address lie in the allocator's own code? */
@@ -134,9 +156,14 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, __u32 
 	if (st->sp) {
 		if (PT_REGS_SP(ctx) < st->sp)
 			return NULL;
+		if (PT_REGS_SP(ctx) == st->sp) {
+			st->tail_calls++;
+			return NULL;
+		}
 		/* The previous call left without its return probe (longjmp). */
 		count(CNT_MISSED_RETURNS);
 	}
+	st->tail_calls = 0;
 	st->sp = PT_REGS_SP(ctx);
 	st->api = api;
 	st->size = size;
@@ -145,7 +172,63 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, __u32 
 	return st;
 }
 
-static __always_inline struct site_stats *site_lookup(__s32 stack_id, __u32 api, bool create)
+/* A 64-bit mix per frame (splitmix64's finalizer): cheap and well spread. */
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static __always_inline bool same_stack(const struct stack_trace *a, const struct stack_trace *b)
+{
+	__u32 last = (a->nr - 1) & (MEMLEAK_STACK_SLOTS - 1);
+
+	/* Depth and both ends: a full compare on every allocation costs too much. */
+	return a->nr == b->nr && a->ips[0] == b->ips[0] && a->ips[last] == b->ips[last];
+}
+
+/* The caller's user stack, stored once; its hash, or MEMLEAK_NO_STACK. */
+static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+{
+	struct stack_trace *st, *old;
+	__u32 zero = 0;
+	__u64 h;
+	long n;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return MEMLEAK_NO_STACK;
+	n = bpf_get_stack(ctx, st->ips, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	if (n <= 0) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
+	st->nr = n / sizeof(__u64);
+	h = mix(0x9e3779b97f4a7c15ULL, st->nr);
+	for (int i = 0; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h = mix(h, st->ips[i]);
+	}
+	h = h ?: 1;
+	old = bpf_map_lookup_elem(&stack_traces, &h);
+	if (old) {
+		if (same_stack(old, st))
+			return h;
+		count(CNT_STACK_COLLISIONS);
+		return MEMLEAK_NO_STACK;
+	}
+	if (bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stack_traces, &h)) {
+		count(CNT_STACKS_MAP_FULL);
+		return MEMLEAK_NO_STACK;
+	}
+	return h;
+}
+
+static __always_inline struct site_stats *site_lookup(__u64 stack_id, __u32 api, bool create)
 {
 	struct site_key key = { .stack_id = stack_id, .api = api };
 	static const struct site_stats zero;
@@ -194,11 +277,7 @@ static __always_inline void record(struct pt_regs *ctx, __u64 addr, __u64 size, 
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = bpf_ktime_get_ns();
-	info.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
-	if (info.stack_id < 0) {
-		count(CNT_STACK_ERRORS);
-		info.stack_id = MEMLEAK_NO_STACK;
-	}
+	info.stack_id = capture_stack(ctx);
 	s = site_lookup(info.stack_id, api, true);
 	if (!s)
 		return;
@@ -284,6 +363,11 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	}
 	if (PT_REGS_SP(ctx) <= st->sp)
 		return 0;	/* return of a nested call */
+	if (st->tail_calls) {
+		/* A tail-called function returns for its caller, innermost first. */
+		st->tail_calls--;
+		return 0;
+	}
 	st->sp = 0;
 	if (st->flags & CALL_INTERNAL)
 		return 0;
@@ -456,6 +540,19 @@ int api_exit(struct pt_regs *ctx)
 }
 
 /*
+ * Stop the current process and tell user space, which may not be its parent
+ * (a shell's child) and so cannot see the stop through waitpid.
+ */
+static __always_inline void stop_current(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	count(CNT_STOP_REQUESTS);
+	bpf_send_signal(SIGSTOP);
+	bpf_ringbuf_output(&stops, &tgid, sizeof(tgid), 0);
+}
+
+/*
  * The dynamic linker calls _dl_debug_state() around every change of its
  * list of loaded objects. Stopping the target there lets user space attach
  * to a freshly loaded allocator before any of its code (or a constructor
@@ -464,10 +561,8 @@ int api_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int dl_debug_state(struct pt_regs *ctx)
 {
-	if (is_target() && stop_on_dl) {
-		count(CNT_STOP_REQUESTS);
-		bpf_send_signal(SIGSTOP);
-	}
+	if (is_target() && stop_on_dl)
+		stop_current();
 	return 0;
 }
 
@@ -475,12 +570,24 @@ int dl_debug_state(struct pt_regs *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (p->tgid != targ_tgid)
+	if (p->tgid != targ_tgid && (!handoff_tgid || p->tgid != handoff_tgid))
 		return 0;
 	count(CNT_EXECS);
-	if (stop_on_exec) {
-		count(CNT_STOP_REQUESTS);
-		bpf_send_signal(SIGSTOP);
-	}
+	if (stop_on_exec)
+		stop_current();
+	return 0;
+}
+
+/*
+ * `sh -c './app'`: the shell forks and the child execs the program. The
+ * first child a traced shell forks is the one to follow.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_follow, struct task_struct *parent, struct task_struct *child)
+{
+	if (!follow_shell || handoff_tgid || parent->tgid != targ_tgid ||
+	    child->pid != child->tgid)
+		return 0;
+	handoff_tgid = child->tgid;
 	return 0;
 }

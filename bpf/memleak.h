@@ -8,8 +8,9 @@
 #define MEMLEAK_H
 
 #define MEMLEAK_MAX_STACK_DEPTH 127	/* PERF_MAX_STACK_DEPTH */
+#define MEMLEAK_STACK_SLOTS 128		/* power of two above it, for masked indexing */
 #define MEMLEAK_MAX_INTERNAL 8		/* address ranges of allocator code */
-#define MEMLEAK_NO_STACK (-1)		/* site of allocations whose stack failed */
+#define MEMLEAK_NO_STACK 0		/* stack id of allocations whose stack failed */
 
 /*
  * Allocation APIs. The allocating ones come first: a site is keyed by one of
@@ -43,6 +44,8 @@ enum memleak_counter {
 	CNT_ALLOCS_MAP_FULL,	/* live-allocation map full: allocation not tracked */
 	CNT_SITES_MAP_FULL,	/* per-site map full: allocation not tracked */
 	CNT_STACK_ERRORS,	/* user stack capture failed: tracked, stack unknown */
+	CNT_STACKS_MAP_FULL,	/* stack map full: tracked, stack unknown */
+	CNT_STACK_COLLISIONS,	/* two stacks with one hash: tracked, stack unknown */
 	CNT_MISSED_RETURNS,	/* return probe without its entry */
 	CNT_STATE_ERRORS,	/* no per-thread call state could be created */
 	CNT_REPLACED,		/* new block at an address still tracked (a free was missed) */
@@ -55,14 +58,23 @@ enum memleak_counter {
 struct alloc_info {
 	__u64 size;
 	__u64 timestamp_ns;	/* bpf_ktime_get_ns() when the call returned */
-	__s32 stack_id;		/* MEMLEAK_NO_STACK when capture failed */
+	__u64 stack_id;		/* hash of the user stack; MEMLEAK_NO_STACK when unknown */
 	__u32 api;		/* enum memleak_api */
+	__u32 pad;
+};
+
+/* Value of the stack map, keyed by the stack's hash (__u64). */
+struct stack_trace {
+	__u32 nr;		/* frames in ips */
+	__u32 pad;
+	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
 };
 
 /* Key and value of the per-site map: one entry per (user stack, API). */
 struct site_key {
-	__s32 stack_id;
+	__u64 stack_id;
 	__u32 api;
+	__u32 pad;
 };
 
 struct site_stats {

@@ -7,12 +7,14 @@
  * loop (signals, interval timer, target stops and exit), the one cleanup.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@
 
 #define EXIT_USAGE 2
 #define SIGINT_GRACE_MS 2000
+#define STOP_WAIT_MS 1000
 
 struct tracer {
 	const struct opts *opts;
@@ -40,10 +43,10 @@ struct tracer {
 	struct symbolizer *sym;
 	bool tracing;		/* allocator probes attached */
 	bool done;
-	uint64_t stops_handled;
 	uint64_t execs_seen;
 	struct timespec start;
 	unsigned reports;
+	unsigned snapshots;	/* the last --snapshot-dir number used */
 	int sigfd, timerfd, epfd;
 };
 
@@ -147,6 +150,33 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	return err < 0 ? err : 0;
 }
 
+static int forget_image(struct tracer *tr)
+{
+	modules__clear(tr->mods);
+	symbolizer__reset(tr->sym);
+	return probes__clear(tr->probes);
+}
+
+/* A shell runs the program it was given in a child (dash even for one command). */
+static bool is_shell(pid_t pid)
+{
+	static const char *const shells[] = { "sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox" };
+	char link[64], exe[4096], *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (!strcmp(base, shells[i]))
+			return true;
+	return false;
+}
+
 /*
  * The target is stopped: right after an exec, or at a dynamic-linker event.
  * Once the linker has mapped everything (or for a static binary at once),
@@ -162,11 +192,10 @@ static int on_stop(struct tracer *tr)
 	if (execs != tr->execs_seen) {
 		/* A new image: what the old one allocated is gone with it. */
 		tr->execs_seen = execs;
-		err = probes__clear(tr->probes);
-		modules__clear(tr->mods);
-		symbolizer__reset(tr->sym);
+		err = forget_image(tr);
 		if (err)
 			return err;
+		probes__set_follow_shell(tr->probes, is_shell(tr->target->pid));
 	}
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
@@ -224,7 +253,16 @@ static void write_file(const char *path, int (*writer)(const struct report *, FI
 		fprintf(stderr, "memleakbpf: cannot write %s: %s\n", path, strerror(-err));
 }
 
-static int report(struct tracer *tr, bool final)
+/* A report, and what a heap profile of it borrows. */
+struct built {
+	struct snapshot *snap;
+	struct aggregate *agg;
+	struct maps *maps;	/* the target's code mappings */
+	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
+	struct report *r;
+};
+
+static int build(struct tracer *tr, bool final, struct built *b)
 {
 	struct report_meta meta = {
 		.pid = tr->target->pid,
@@ -233,53 +271,161 @@ static int report(struct tracer *tr, bool final)
 		.final = final,
 		.older_ms = tr->opts->older_ms,
 		.top = tr->opts->top,
+		.folded_allocs = tr->opts->folded_allocs,
 	};
-	struct snapshot *snap = NULL;
-	struct aggregate *agg = NULL;
-	struct report *r = NULL;
+	bool pprof = tr->opts->snapshot_dir || (final && tr->opts->pprof_path);
 	int err;
 
 	refresh_modules(tr);
-	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &snap);
+	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (!err)
-		err = aggregate__build(snap, &agg);
+		err = aggregate__build(b->snap, &b->agg);
+	if (!err && pprof)
+		err = modules__code_maps(tr->mods, &b->maps);
+	if (!err && pprof)
+		err = report__build_freed(b->snap, tr->sym, tr->mods, &meta, &b->freed);
+	meta.maps = b->maps;
+	meta.freed = b->freed;
 	if (!err)
-		err = report__build(agg, tr->sym, tr->mods, &meta, &r);
-	if (err) {
-		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
-	} else {
-		report_text__write(r, stdout);
-		fflush(stdout);
-		if (final) {
-			write_file(tr->opts->json_path, report_json__write, r);
-			write_file(tr->opts->folded_path, report_folded__write, r);
-		}
-	}
-	report__free(r);
-	aggregate__free(agg);
-	snapshot__free(snap);
+		err = report__build(b->agg, tr->sym, tr->mods, &meta, &b->r);
 	return err;
 }
 
-static void on_target_events(struct tracer *tr)
+static void built_free(struct built *b)
 {
-	enum target_event ev;
+	report__free(b->r);
+	report__free(b->freed);
+	maps__free(b->maps);
+	aggregate__free(b->agg);
+	snapshot__free(b->snap);
+}
 
-	while ((ev = target__poll(tr->target)) != TARGET_NONE) {
-		if (ev == TARGET_EXITED) {
-			tr->done = true;
-			return;
-		}
-		/* Resume only stops we asked for; a user's SIGSTOP stays. */
-		if (probes__counter(tr->probes, CNT_STOP_REQUESTS) == tr->stops_handled)
-			continue;
-		tr->stops_handled = probes__counter(tr->probes, CNT_STOP_REQUESTS);
-		if (on_stop(tr)) {
-			target__signal(tr->target, SIGKILL);
-			exit(EXIT_FAILURE);
-		}
-		target__continue(tr->target);
+/* DIR/memleak.PID.NNNN.EXT */
+static void snapshot_path(const struct tracer *tr, const char *ext, char *buf, size_t len)
+{
+	const char *dir = tr->opts->snapshot_dir;
+	size_t n = strlen(dir);
+
+	snprintf(buf, len, "%s%smemleak.%d.%04u.%s", dir, n && dir[n - 1] == '/' ? "" : "/",
+		 tr->target->pid, tr->snapshots, ext);
+}
+
+static bool taken(const char *path)
+{
+	struct stat st;
+
+	/* Only existence: any other trouble is for the write to report. */
+	return !lstat(path, &st);
+}
+
+/*
+ * --snapshot-dir: the heap profile and the folded stacks under the next free
+ * number. Numbers already taken (by an earlier run on the same pid) are
+ * skipped, and a file is never replaced.
+ */
+static void write_snapshot(struct tracer *tr, const struct report *r, bool say)
+{
+	char heap[PATH_MAX], folded[PATH_MAX];
+	const char *failed = heap;
+	int err;
+
+	do {
+		tr->snapshots++;
+		snapshot_path(tr, "heap", heap, sizeof(heap));
+		snapshot_path(tr, "folded", folded, sizeof(folded));
+		err = taken(heap) || taken(folded) ? -EEXIST :
+		      outfile__write_new(heap, report_pprof__write, r);
+	} while (err == -EEXIST);
+	if (!err) {
+		failed = folded;
+		err = outfile__write_new(folded, report_folded__write, r);
 	}
+	if (err)
+		fprintf(stderr, "memleakbpf: cannot write snapshot %s: %s\n", failed, strerror(-err));
+	else if (say)
+		fprintf(stderr, "memleakbpf: snapshot %s %s\n", heap, folded);
+}
+
+/* The text report (unless text is false), the final files, a snapshot. */
+static int produce(struct tracer *tr, bool final, bool text)
+{
+	struct built b = { 0 };
+	int err = build(tr, final, &b);
+
+	if (err) {
+		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
+	} else {
+		if (text) {
+			report_text__write(b.r, stdout);
+			fflush(stdout);
+		}
+		if (final) {
+			write_file(tr->opts->json_path, report_json__write, b.r);
+			write_file(tr->opts->folded_path, report_folded__write, b.r);
+			write_file(tr->opts->pprof_path, report_pprof__write, b.r);
+			write_file(tr->opts->flamegraph_path, report_svg__write, b.r);
+		}
+		if (tr->opts->snapshot_dir)
+			write_snapshot(tr, b.r, !text || tr->opts->verbose);
+	}
+	built_free(&b);
+	return err;
+}
+
+static int report(struct tracer *tr, bool final)
+{
+	return produce(tr, final, true);
+}
+
+/* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
+static void on_snapshot_signal(struct tracer *tr)
+{
+	if (!tr->tracing) {
+		fprintf(stderr, "memleakbpf: SIGUSR1: not tracing yet, no snapshot\n");
+		return;
+	}
+	produce(tr, false, !tr->opts->snapshot_dir);
+}
+
+/* The shell's child execs the program: trace that process from now on. */
+static int hand_over(struct tracer *tr, pid_t pid)
+{
+	if (tr->opts->verbose)
+		fprintf(stderr, "memleakbpf: following pid %d, started by the shell %d\n", pid,
+			tr->target->pid);
+	probes__retarget(tr->probes, pid);
+	tr->target->pid = pid;
+	/* Its exec is a new image to on_stop, which forgets the shell's. */
+	tr->execs_seen = 0;
+	return 0;
+}
+
+/* BPF stopped pid at an exec or a dynamic-linker event: look, attach, resume. */
+static void on_stopped(struct tracer *tr, pid_t pid)
+{
+	int err;
+
+	if (target__wait_stopped(pid, STOP_WAIT_MS))
+		return;
+	err = 0;
+	if (pid != tr->target->pid)
+		err = pid == probes__handoff(tr->probes) ? hand_over(tr, pid) : -ESRCH;
+	if (!err)
+		err = on_stop(tr);
+	if (err && err != -ESRCH) {
+		target__signal(tr->target, SIGKILL);
+		exit(EXIT_FAILURE);
+	}
+	target__continue(pid);
+}
+
+static void on_stops(struct tracer *tr)
+{
+	pid_t pids[64];
+	size_t n = probes__take_stops(tr->probes, pids, 64);
+
+	for (size_t i = 0; i < n; i++)
+		on_stopped(tr, pids[i]);
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */
@@ -289,10 +435,8 @@ static void on_interrupt(struct tracer *tr, int sig)
 	if (!tr->target->spawned || tr->target->exited)
 		return;
 	target__signal(tr->target, sig);
-	for (int ms = 0; ms < SIGINT_GRACE_MS && !tr->target->exited; ms += 10) {
+	for (int ms = 0; ms < SIGINT_GRACE_MS && !target__reap(tr->target); ms += 10)
 		usleep(10000);
-		target__poll(tr->target);
-	}
 }
 
 static void on_signal(struct tracer *tr)
@@ -301,7 +445,9 @@ static void on_signal(struct tracer *tr)
 
 	while (read(tr->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
-			on_target_events(tr);
+			tr->done |= target__reap(tr->target);
+		else if (si.ssi_signo == SIGUSR1)
+			on_snapshot_signal(tr);
 		else
 			on_interrupt(tr, (int)si.ssi_signo);
 	}
@@ -332,7 +478,6 @@ static void run(struct tracer *tr)
 {
 	struct epoll_event ev;
 
-	on_target_events(tr);	/* a stop may already be pending */
 	while (!tr->done) {
 		int n = epoll_wait(tr->epfd, &ev, 1, -1);
 
@@ -342,6 +487,8 @@ static void run(struct tracer *tr)
 			continue;
 		if (ev.data.fd == tr->sigfd)
 			on_signal(tr);
+		else if (ev.data.fd == probes__stops_fd(tr->probes))
+			on_stops(tr);
 		else if (ev.data.fd == tr->timerfd)
 			on_timer(tr);
 		else if (target__gone(tr->target))
@@ -357,6 +504,7 @@ static int setup_events(struct tracer *tr)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	tr->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -377,6 +525,12 @@ static void check_outputs(const struct opts *o)
 	if (o->json_path && outfile__check(o->json_path, err, sizeof(err)))
 		die_usage(err);
 	if (o->folded_path && outfile__check(o->folded_path, err, sizeof(err)))
+		die_usage(err);
+	if (o->pprof_path && outfile__check(o->pprof_path, err, sizeof(err)))
+		die_usage(err);
+	if (o->flamegraph_path && outfile__check(o->flamegraph_path, err, sizeof(err)))
+		die_usage(err);
+	if (o->snapshot_dir && outfile__check_dir(o->snapshot_dir, err, sizeof(err)))
 		die_usage(err);
 }
 
@@ -431,7 +585,8 @@ int main(int argc, char **argv)
 	}
 	check_outputs(&opts);
 	tr.opts = &opts;
-	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr))
+	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr) ||
+	    watch(tr.epfd, probes__stops_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
 	tr.sym = symbolizer__new();

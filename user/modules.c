@@ -50,6 +50,7 @@ struct group {
 	const struct map_entry *last;
 	uint64_t start, end;
 	bool executable;
+	uint64_t code_start, code_end, code_offset;	/* its executable mappings */
 };
 
 struct modules *modules__new(pid_t pid)
@@ -100,6 +101,12 @@ static int group_maps(const struct maps *maps, struct group **out, size_t *nr)
 		g->last = e;
 		g->end = e->end;
 		g->executable |= e->executable;
+		if (e->executable && !g->code_end) {
+			g->code_start = e->start;
+			g->code_offset = e->offset;
+		}
+		if (e->executable)
+			g->code_end = e->end;
 	}
 	*out = groups;
 	*nr = n;
@@ -288,6 +295,9 @@ static struct mod *mod_alloc(const struct group *g, int fd)
 	m->pub.dev = g->first->dev;
 	m->pub.inode = g->first->inode;
 	m->pub.fd = fd;
+	m->pub.code_start = g->code_start;
+	m->pub.code_end = g->code_end;
+	m->pub.code_offset = g->code_offset;
 	return m;
 }
 
@@ -363,6 +373,11 @@ static void mod_extend(struct mod *m, const struct group *g)
 		m->pub.start = g->start;
 	if (g->end > m->pub.end)
 		m->pub.end = g->end;
+	if (g->code_end && !m->pub.code_end) {
+		m->pub.code_start = g->code_start;
+		m->pub.code_end = g->code_end;
+		m->pub.code_offset = g->code_offset;
+	}
 }
 
 static int modules__add_group(struct modules *mods, const struct group *g)
@@ -426,6 +441,55 @@ const struct module *modules__find(const struct modules *mods, uint64_t addr)
 			return m;
 	}
 	return NULL;
+}
+
+static bool code_overlaps(const struct maps *maps, const struct module *m)
+{
+	for (size_t i = 0; i < maps->nr; i++)
+		if (m->code_start < maps->entries[i].end && maps->entries[i].start < m->code_end)
+			return true;
+	return false;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct map_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int modules__code_maps(const struct modules *mods, struct maps **out)
+{
+	struct maps *maps = calloc(1, sizeof(*maps));
+
+	*out = NULL;
+	if (maps)
+		maps->entries = calloc(mods->nr ?: 1, sizeof(*maps->entries));
+	if (!maps || !maps->entries) {
+		free(maps);
+		return -ENOMEM;
+	}
+	/* Newest first, so that an unloaded library yields to what replaced it. */
+	for (size_t i = mods->nr; i-- > 0;) {
+		const struct module *m = &mods->mods[i]->pub;
+		struct map_entry *e = &maps->entries[maps->nr];
+
+		if (!m->code_end || code_overlaps(maps, m))
+			continue;
+		*e = (struct map_entry){
+			.start = m->code_start, .end = m->code_end, .offset = m->code_offset,
+			.dev = m->dev, .inode = m->inode, .readable = true, .executable = true,
+			.path = strdup(m->path),
+		};
+		if (!e->path) {
+			maps__free(maps);
+			return -ENOMEM;
+		}
+		maps->nr++;
+	}
+	qsort(maps->entries, maps->nr, sizeof(*maps->entries), by_start);
+	*out = maps;
+	return 0;
 }
 
 void modules__clear(struct modules *mods)

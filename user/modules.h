@@ -19,6 +19,8 @@ struct module {
 	dev_t dev;
 	ino_t inode;
 	int fd;			/* the file, opened while the target was alive; -1 if not */
+	/* Its executable mapping(s), for --pprof's MAPPED_LIBRARIES; code_end 0: none seen. */
+	uint64_t code_start, code_end, code_offset;
 };
 
 struct modules;
@@ -28,6 +30,14 @@ struct modules *modules__new(pid_t pid);
 int modules__update(struct modules *mods, const struct maps *maps);
 /* The module whose mapped range contains addr (newest first), or NULL. */
 const struct module *modules__find(const struct modules *mods, uint64_t addr);
+/*
+ * One executable mapping per module, as /proc/PID/maps lines would show it
+ * (r-xp, its file offset, dev, inode, path), sorted by address; where loads
+ * overlap only the newest is kept, as modules__find would choose. For the
+ * pprof writer, which needs the target's maps long after it may have exited.
+ * Free with maps__free. 0 or -errno.
+ */
+int modules__code_maps(const struct modules *mods, struct maps **out);
 /* Forget everything: the target exec'd a new image. */
 void modules__clear(struct modules *mods);
 void modules__free(struct modules *mods);

@@ -28,6 +28,10 @@ enum {
 	OPT_FOLDED,
 	OPT_MAX_ALLOCS,
 	OPT_STACK_STORAGE,
+	OPT_PPROF,
+	OPT_FLAMEGRAPH,
+	OPT_SNAPSHOT_DIR,
+	OPT_FOLDED_WEIGHT,
 };
 
 static const struct option long_options[] = {
@@ -43,6 +47,10 @@ static const struct option long_options[] = {
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
+	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -73,6 +81,10 @@ static const char usage_text[] =
 "  -Z, --max-size BYTES       trace only allocations of at most BYTES\n"
 "      --json FILE            write the final report as JSON to FILE\n"
 "      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
+"      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
+"      --pprof FILE           write the final report as a gperftools heap profile\n"
+"      --flamegraph FILE      write the final report as an SVG flame graph\n"
+"      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
 "      --max-allocs N         live allocations tracked at once (default 1048576)\n"
 "      --stack-storage-size N distinct stacks kept (default 32768)\n"
 "  -v, --verbose              print more detail; repeat for more\n"
@@ -198,6 +210,14 @@ static int set_string(int val, const char *arg, const char **out, char *err,
 	return 0;
 }
 
+static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "bytes") && strcmp(arg, "allocs"))
+		return fail(err, errlen, "--folded-weight: '%s' is neither bytes nor allocs", arg);
+	o->folded_allocs = !strcmp(arg, "allocs");
+	return 0;
+}
+
 static int set_option(struct opts *o, int c, const char *arg, char *err,
 		      size_t errlen)
 {
@@ -217,6 +237,14 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_string(c, arg, &o->json_path, err, errlen);
 	case OPT_FOLDED:
 		return set_string(c, arg, &o->folded_path, err, errlen);
+	case OPT_PPROF:
+		return set_string(c, arg, &o->pprof_path, err, errlen);
+	case OPT_FLAMEGRAPH:
+		return set_string(c, arg, &o->flamegraph_path, err, errlen);
+	case OPT_SNAPSHOT_DIR:
+		return set_string(c, arg, &o->snapshot_dir, err, errlen);
+	case OPT_FOLDED_WEIGHT:
+		return set_weight(o, arg, err, errlen);
 	case 'T':
 		ret = set_number(c, arg, 1, UINT_MAX, &v, err, errlen);
 		if (!ret)
@@ -332,6 +360,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "give either -p PID or -c COMMAND, not both");
 	if (o->user && !o->command)
 		return fail(err, errlen, "-u/--user needs -c: it names the user the command runs as");
+	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
+		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
 	if (o->min_size > o->max_size)
 		return fail(err, errlen, "--min-size %llu is larger than --max-size %llu",
 			    (unsigned long long)o->min_size,

@@ -30,6 +30,10 @@ struct opts {
 	uint32_t max_allocs;		/* --max-allocs N */
 	uint32_t stack_storage_size;	/* --stack-storage-size N */
 	const char *user;		/* -u/--user USER: run -c as this user */
+	const char *pprof_path;		/* --pprof FILE */
+	const char *flamegraph_path;	/* --flamegraph FILE */
+	const char *snapshot_dir;	/* --snapshot-dir DIR */
+	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
 };
 
 /*

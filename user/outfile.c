@@ -124,6 +124,23 @@ int outfile__check(const char *path, char *err, size_t errlen)
 	return check_dir(path, err, errlen);
 }
 
+int outfile__check_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!dir || !*dir)
+		return fail(err, errlen, EINVAL, "cannot write to an empty directory name");
+	if (stat(dir, &st))
+		return fail(err, errlen, errno, "cannot write to directory %s: %s", dir,
+			    errno == ENOENT ? "it does not exist" : strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(err, errlen, ENOTDIR, "cannot write to %s: it is not a directory", dir);
+	if (access(dir, W_OK | X_OK))
+		return fail(err, errlen, errno, "cannot write to directory %s: %s", dir,
+			    strerror(errno));
+	return 0;
+}
+
 /* Unpredictable, so nobody can plant something at the name in advance. */
 static void random_suffix(char *s)
 {
@@ -244,6 +261,40 @@ static int write_in_place(const char *path, int (*writer)(const struct report *,
 		return -errno;
 	/* fsync() fails with EINVAL on pipes and terminals. */
 	return write_fd(fd, !fstat(fd, &st) && S_ISREG(st.st_mode), writer, r);
+}
+
+/*
+ * Publish tmp at path unless something is there. link() is the portable
+ * no-replace rename; a file system without hard links gets renameat2's flag.
+ */
+static int publish_new(const char *tmp, const char *path)
+{
+	if (!link(tmp, path))
+		return 0;
+	if (errno != EPERM && errno != EOPNOTSUPP)
+		return -errno;
+	return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) ? -errno : 0;
+}
+
+int outfile__write_new(const char *path, int (*writer)(const struct report *, FILE *),
+		       const struct report *r)
+{
+	char tmp[PATH_MAX];
+	int fd, err;
+
+	if (!path || !*path || !*base_of(path))
+		return -EINVAL;
+	fd = create_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	err = write_fd(fd, true, writer, r);
+	if (!err)
+		err = publish_new(tmp, path);
+	/* After a link the temporary is a second name; after a rename it is gone. */
+	unlink(tmp);
+	if (!err)
+		sync_dir(path);
+	return err;
 }
 
 int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),

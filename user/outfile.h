@@ -27,6 +27,20 @@ int outfile__write(const char *path, int (*writer)(const struct report *, FILE *
 		   const struct report *r);
 
 /*
+ * Before tracing: can files be created in dir (--snapshot-dir)? 0, or -errno
+ * with a one-line message in err.
+ */
+int outfile__check_dir(const char *dir, char *err, size_t errlen);
+
+/*
+ * Write r with writer into a new file at path, atomically, never over
+ * anything already there: -EEXIST then (--snapshot-dir numbers its files and
+ * skips the taken ones). 0 or -errno; no temporary is left behind.
+ */
+int outfile__write_new(const char *path, int (*writer)(const struct report *, FILE *),
+		       const struct report *r);
+
+/*
  * For outfile__write and the tests: create path's temporary ".<base>.<suffix>"
  * in path's directory, exclusively and without following a symlink there.
  * Its name goes to tmp. Returns the fd or -errno (-EEXIST: pick another suffix).

@@ -36,8 +36,9 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-/* The probes on one object: one entry link and one return link. */
+/* The probes on one object in one process: one entry link and one return link. */
 struct attachment {
+	pid_t pid;
 	dev_t dev;
 	ino_t ino;
 	uint64_t signature;	/* of its (offset, api) set, to tell a change */
@@ -47,6 +48,17 @@ struct attachment {
 };
 
 static int verbosity;
+
+/* Ring buffer callback: queue the pid of a process BPF stopped. */
+static int on_stop_event(void *ctx, void *data, size_t len)
+{
+	struct probes *p = ctx;
+
+	if (len < sizeof(__u32) || p->nr_stopped == PROBES_MAX_STOPPED)
+		return 0;
+	p->stopped[p->nr_stopped++] = *(__u32 *)data;
+	return 0;
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -83,7 +95,6 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 		fprintf(stderr, "memleakbpf: cannot open the BPF object: %s\n", strerror(-err));
 		goto fail;
 	}
-	p->skel->rodata->targ_tgid = cfg->tgid;
 	p->skel->rodata->min_size = cfg->min_size;
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -97,11 +108,15 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
+	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
+	p->stops = ring_buffer__new(bpf_map__fd(p->skel->maps.stops), on_stop_event, p, NULL);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
-	if (!p->skel->links.exec_stop) {
+	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
+	if (!p->stops || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
 		err = -errno;
-		fprintf(stderr, "memleakbpf: cannot attach to sched_process_exec: %s\n", strerror(-err));
+		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
+			strerror(-err));
 		goto fail;
 	}
 	*out = p;
@@ -189,7 +204,8 @@ static struct attachment *find_attachment(struct probes *p, const struct stat *s
 	for (size_t i = 0; i < p->nr_attached; i++) {
 		struct attachment *at = &p->attached[i];
 
-		if (at->dev == st->st_dev && at->ino == st->st_ino && at->signature == sig)
+		if (at->pid == p->tgid && at->dev == st->st_dev && at->ino == st->st_ino &&
+		    at->signature == sig)
 			return at;
 	}
 	return NULL;
@@ -206,8 +222,8 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		return -ENOMEM;
 	p->attached = arr;
 	at = &arr[p->nr_attached];
-	*at = (struct attachment){ .dev = st->st_dev, .ino = st->st_ino, .signature = sig,
-				   .wanted = true };
+	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
+				   .signature = sig, .wanted = true };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -239,8 +255,10 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 {
 	int err;
 
+	/* Links of a process we handed over from stay until the end:
+	 * detaching costs a grace period each, and BPF ignores that process. */
 	for (size_t i = 0; i < p->nr_attached; i++)
-		p->attached[i].wanted = false;
+		p->attached[i].wanted = p->attached[i].pid != p->tgid;
 	for (size_t obj = 0; obj < a->nr_objects; obj++) {
 		uint64_t sig = object_signature(a, obj);
 		struct attachment *at;
@@ -275,7 +293,8 @@ int probes__attach_dl(struct probes *p, const char *path)
 
 	if (stat(path, &st))
 		return -errno;
-	if (p->dl_fd >= 0 && p->dl_dev == st.st_dev && p->dl_ino == st.st_ino)
+	if (p->dl_fd >= 0 && p->dl_pid == p->tgid && p->dl_dev == st.st_dev &&
+	    p->dl_ino == st.st_ino)
 		return 0;
 	err = elf_file__open(path, &ef);
 	if (!err)
@@ -294,6 +313,7 @@ int probes__attach_dl(struct probes *p, const char *path)
 	if (p->dl_fd >= 0)
 		close(p->dl_fd);
 	p->dl_fd = err;
+	p->dl_pid = p->tgid;
 	p->dl_dev = st.st_dev;
 	p->dl_ino = st.st_ino;
 	return 0;
@@ -313,6 +333,41 @@ void probes__set_internal(struct probes *p, const struct addr_range *ranges, siz
 void probes__set_stop_on_dl(struct probes *p, bool on)
 {
 	p->skel->bss->stop_on_dl = on;
+}
+
+void probes__set_follow_shell(struct probes *p, bool on)
+{
+	p->skel->bss->handoff_tgid = 0;
+	p->skel->bss->follow_shell = on;
+}
+
+pid_t probes__handoff(const struct probes *p)
+{
+	return (pid_t)__atomic_load_n(&p->skel->bss->handoff_tgid, __ATOMIC_RELAXED);
+}
+
+void probes__retarget(struct probes *p, pid_t tgid)
+{
+	p->tgid = tgid;
+	p->skel->bss->follow_shell = 0;
+	p->skel->bss->handoff_tgid = 0;
+	p->skel->bss->targ_tgid = (__u32)tgid;
+}
+
+int probes__stops_fd(const struct probes *p)
+{
+	return ring_buffer__epoll_fd(p->stops);
+}
+
+size_t probes__take_stops(struct probes *p, pid_t *pids, size_t max)
+{
+	size_t n;
+
+	ring_buffer__consume(p->stops);
+	n = p->nr_stopped < max ? p->nr_stopped : max;
+	memcpy(pids, p->stopped, n * sizeof(*pids));
+	p->nr_stopped = 0;
+	return n;
 }
 
 uint64_t probes__counter(const struct probes *p, enum memleak_counter c)
@@ -359,6 +414,7 @@ void probes__free(struct probes *p)
 	free(p->attached);
 	if (p->dl_fd >= 0)
 		close(p->dl_fd);
+	ring_buffer__free(p->stops);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

@@ -37,6 +37,16 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a);
 int probes__attach_dl(struct probes *p, const char *path);
 void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr);
 void probes__set_stop_on_dl(struct probes *p, bool on);
+/* The target is a shell: the first child it forks takes over when it execs. */
+void probes__set_follow_shell(struct probes *p, bool on);
+/* That child, once forked (0 before). */
+pid_t probes__handoff(const struct probes *p);
+/* Trace tgid from now on (the shell's child); earlier links stay, ignored. */
+void probes__retarget(struct probes *p, pid_t tgid);
+/* Readable when BPF has stopped a process for us. */
+int probes__stops_fd(const struct probes *p);
+/* The pids BPF stopped since the last call. */
+size_t probes__take_stops(struct probes *p, pid_t *pids, size_t max);
 uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);

@@ -9,6 +9,9 @@
 #include "memleak.skel.h"
 
 struct attachment;
+struct ring_buffer;
+
+#define PROBES_MAX_STOPPED 64
 
 struct probes {
 	struct memleak_bpf *skel;
@@ -16,8 +19,12 @@ struct probes {
 	struct attachment *attached;
 	size_t nr_attached;
 	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
+	pid_t dl_pid;
 	dev_t dl_dev;
 	ino_t dl_ino;
+	struct ring_buffer *stops;
+	pid_t stopped[PROBES_MAX_STOPPED];	/* read from the ring buffer, not yet taken */
+	size_t nr_stopped;
 };
 
 #endif

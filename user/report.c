@@ -31,6 +31,8 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_ALLOCS_MAP_FULL] = "allocs_map_full",
 	[CNT_SITES_MAP_FULL] = "sites_map_full",
 	[CNT_STACK_ERRORS] = "stack_errors",
+	[CNT_STACKS_MAP_FULL] = "stacks_map_full",
+	[CNT_STACK_COLLISIONS] = "stack_collisions",
 	[CNT_MISSED_RETURNS] = "missed_returns",
 	[CNT_STATE_ERRORS] = "state_errors",
 	[CNT_REPLACED] = "replaced",
@@ -40,7 +42,7 @@ static const char *const counter_names[CNT__COUNT] = {
 static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_ALLOCS_MAP_FULL] = "--max-allocs",
 	[CNT_SITES_MAP_FULL] = "--stack-storage-size",
-	[CNT_STACK_ERRORS] = "--stack-storage-size",
+	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
 };
 
 const char *report__api_name(uint32_t api)

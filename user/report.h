@@ -43,6 +43,8 @@ struct report_totals {
 	uint64_t counters[CNT__COUNT];
 };
 
+struct maps;
+
 struct report {
 	int pid;
 	const char *command;	/* command line (-c) or /proc/PID/cmdline (-p); may be NULL */
@@ -53,6 +55,10 @@ struct report {
 	struct report_totals totals;
 	struct report_stack *stacks;	/* outstanding only, bytes descending */
 	size_t nr_stacks;
+	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
+	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
+	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
+	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 };
 
 /* "malloc", "new[]", ...; "?" for an unknown value. */
@@ -69,5 +75,7 @@ void report__free(struct report *r);
 int report_text__write(const struct report *r, FILE *f);
 int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
+int report_pprof__write(const struct report *r, FILE *f);
+int report_svg__write(const struct report *r, FILE *f);
 
 #endif

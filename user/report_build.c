@@ -70,6 +70,9 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->final = meta->final;
 	r->older_ms = meta->older_ms;
 	r->top = meta->top;
+	r->maps = meta->maps;
+	r->freed = meta->freed;
+	r->folded_allocs = meta->folded_allocs;
 }
 
 int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
@@ -102,4 +105,41 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 	}
 	*out = r;
 	return 0;
+}
+
+/* Biggest total first; ties broken so that two runs give the same file. */
+static int freed_cmp(const void *a, const void *b)
+{
+	const struct snap_site *x = *(const struct snap_site *const *)a;
+	const struct snap_site *y = *(const struct snap_site *const *)b;
+
+	if (x->stats.total_bytes != y->stats.total_bytes)
+		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
+	if (x->api != y->api)
+		return x->api < y->api ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return 0;
+}
+
+int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report **out)
+{
+	struct aggregate agg = { .sites = calloc(snap->nr ?: 1, sizeof(*agg.sites)) };
+	int err;
+
+	*out = NULL;
+	if (!agg.sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nr; i++) {
+		const struct site_stats *st = &snap->sites[i].stats;
+
+		if (!st->outstanding_allocs && st->total_allocs)
+			agg.sites[agg.nr++] = &snap->sites[i];
+	}
+	qsort(agg.sites, agg.nr, sizeof(*agg.sites), freed_cmp);
+	err = report__build(&agg, sym, mods, meta, out);
+	free(agg.sites);
+	return err;
 }

@@ -19,6 +19,9 @@ struct report_meta {
 	bool final;
 	uint64_t older_ms;
 	size_t top;
+	const struct maps *maps;	/* borrowed by the report, like command; may be NULL */
+	const struct report *freed;	/* borrowed too; may be NULL */
+	bool folded_allocs;
 };
 
 /*
@@ -29,5 +32,15 @@ struct report_meta {
  */
 int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out);
+
+/*
+ * The sites of snap that hold nothing outstanding but allocated something
+ * (all freed, or with -o all younger), as a report whose stacks carry only
+ * their totals, total_bytes descending: what a heap profile's alloc figures
+ * need beside the outstanding stacks. meta as for report__build. 0 or -errno.
+ */
+int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report **out);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Folded stacks, the input of flamegraph.pl and speedscope: one line per
- * stack, "root;...;leaf;api bytes". The widths are outstanding bytes.
+ * stack, "root;...;leaf;api bytes". The widths are outstanding bytes, or
+ * outstanding blocks with --folded-weight allocs (r->folded_allocs).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -114,7 +115,7 @@ int report_folded__write(const struct report *r, FILE *f)
 		return -ENOMEM;
 	for (; nr < r->nr_stacks; nr++) {
 		lines[nr].text = fold_stack(&r->stacks[nr]);
-		lines[nr].bytes = r->stacks[nr].bytes;
+		lines[nr].bytes = r->folded_allocs ? r->stacks[nr].allocs : r->stacks[nr].bytes;
 		if (!lines[nr].text) {
 			err = -ENOMEM;
 			goto out;

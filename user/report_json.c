@@ -14,6 +14,7 @@
 static const enum memleak_counter dropped_order[] = {
 	CNT_ALLOCS_MAP_FULL, CNT_STACK_ERRORS, CNT_MISSED_RETURNS,
 	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
+	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS,
 };
 
 /* Length of the well-formed UTF-8 sequence at s, or 0 (RFC 3629 ranges). */

@@ -57,12 +57,12 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 static void read_stack(struct probes *p, struct snap_site *s)
 {
 	int fd = bpf_map__fd(p->skel->maps.stack_traces);
-	uint32_t id = (uint32_t)s->stack_id;
+	struct stack_trace st;
 
-	if (s->stack_id < 0 || bpf_map_lookup_elem(fd, &id, s->ips))
+	if (s->stack_id == MEMLEAK_NO_STACK || bpf_map_lookup_elem(fd, &s->stack_id, &st))
 		return;
-	while (s->nr_ips < MEMLEAK_MAX_STACK_DEPTH && s->ips[s->nr_ips])
-		s->nr_ips++;
+	s->nr_ips = st.nr < MEMLEAK_MAX_STACK_DEPTH ? st.nr : MEMLEAK_MAX_STACK_DEPTH;
+	memcpy(s->ips, st.ips, s->nr_ips * sizeof(s->ips[0]));
 }
 
 static int site_cmp(const void *a, const void *b)

@@ -13,7 +13,7 @@
 #include "memleak.h"
 
 struct snap_site {
-	int32_t stack_id;	/* MEMLEAK_NO_STACK when the capture failed */
+	uint64_t stack_id;	/* hash of the stack; MEMLEAK_NO_STACK when unknown */
 	uint32_t api;		/* enum memleak_api */
 	struct site_stats stats;
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */

@@ -280,9 +280,9 @@ int target__spawn(const char *command, const char *user, int verbose, struct tar
 		return pid < 0 ? e : -ENOMEM;
 	}
 	t->spawned = true;
+	t->child = pid;
 	t->gate = pipefd[1];
 	t->command = strdup(command);
-	t->pidfd = pidfd_open(pid, 0);
 	*out = t;
 	return 0;
 }
@@ -296,31 +296,64 @@ int target__release(struct target *t)
 	return err;
 }
 
-int target__continue(struct target *t)
+/* The state letter of /proc/PID/stat, after the parenthesized name. */
+static char proc_state(pid_t pid)
 {
-	return kill(t->pid, SIGCONT) ? -errno : 0;
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int target__wait_stopped(pid_t pid, int timeout_ms)
+{
+	for (int waited = 0;; waited++) {
+		char state = proc_state(pid);
+
+		if (!state || state == 'Z' || state == 'X')
+			return -ESRCH;
+		if (state == 'T' || state == 't')
+			return 0;
+		if (waited >= timeout_ms * 10)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
+}
+
+int target__continue(pid_t pid)
+{
+	return kill(pid, SIGCONT) ? -errno : 0;
 }
 
 int target__signal(struct target *t, int sig)
 {
+	if (t->spawned && t->child != t->pid && !t->exited)
+		kill(t->child, sig);
 	return kill(t->pid, sig) ? -errno : 0;
 }
 
-enum target_event target__poll(struct target *t)
+bool target__reap(struct target *t)
 {
 	int status;
-	pid_t r;
 
 	if (!t->spawned || t->exited)
-		return TARGET_NONE;
-	r = waitpid(t->pid, &status, WNOHANG | WUNTRACED);
-	if (r != t->pid)
-		return TARGET_NONE;
-	if (WIFSTOPPED(status))
-		return TARGET_STOPPED;
+		return t->exited;
+	if (waitpid(t->child, &status, WNOHANG) != t->child)
+		return false;
 	t->exited = true;
 	t->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	return TARGET_EXITED;
+	return true;
 }
 
 bool target__gone(struct target *t)

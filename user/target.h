@@ -11,9 +11,10 @@
 #include <sys/types.h>
 
 struct target {
-	pid_t pid;		/* thread group id */
-	int pidfd;		/* readable once the process has exited */
-	bool spawned;		/* -c: our child */
+	pid_t pid;		/* thread group id of the traced process */
+	pid_t child;		/* -c: the process we started (pid, until a shell hands over) */
+	int pidfd;		/* -p: readable once the process has exited */
+	bool spawned;		/* -c */
 	bool exited;
 	int exit_code;		/* -c: the command's status as a shell reports it */
 	char *command;		/* -c string, or /proc/PID/cmdline joined */
@@ -30,14 +31,14 @@ int target__spawn(const char *command, const char *user, int verbose, struct tar
 		  char *err, size_t errlen);
 /* Let the spawned child exec its command. */
 int target__release(struct target *t);
-/* Resume a target we stopped. */
-int target__continue(struct target *t);
-/* Deliver sig to the target. */
+/* Wait up to timeout_ms for pid to be in a stopped state. 0, -ETIMEDOUT, -ESRCH. */
+int target__wait_stopped(pid_t pid, int timeout_ms);
+/* Resume a process we stopped (the target or a shell's child taking over). */
+int target__continue(pid_t pid);
+/* Deliver sig to the traced process and, under -c, to the one we started. */
 int target__signal(struct target *t, int sig);
-
-enum target_event { TARGET_NONE, TARGET_STOPPED, TARGET_EXITED };
-/* -c: reap or notice a stop without blocking. */
-enum target_event target__poll(struct target *t);
+/* -c: true once the command we started has exited (reaped, status kept). */
+bool target__reap(struct target *t);
 /* -p: has it exited (pidfd readable)? */
 bool target__gone(struct target *t);
 void target__free(struct target *t);

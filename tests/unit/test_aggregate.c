@@ -4,7 +4,7 @@
 #include "aggregate.h"
 #include "unit.h"
 
-static struct snap_site site(int32_t stack_id, uint32_t api, uint64_t ob, uint64_t oa,
+static struct snap_site site(uint64_t stack_id, uint32_t api, uint64_t ob, uint64_t oa,
 			     uint64_t tb, uint64_t ta)
 {
 	return (struct snap_site){

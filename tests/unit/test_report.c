@@ -118,7 +118,8 @@ TEST(report_counter_names_and_fixes)
 
 	ASSERT_EQ_STR(report__counter_fix(CNT_ALLOCS_MAP_FULL), "--max-allocs");
 	ASSERT_EQ_STR(report__counter_fix(CNT_SITES_MAP_FULL), "--stack-storage-size");
-	ASSERT_EQ_STR(report__counter_fix(CNT_STACK_ERRORS), "--stack-storage-size");
+	ASSERT(!report__counter_fix(CNT_STACK_ERRORS));
+	ASSERT_EQ_STR(report__counter_fix(CNT_STACKS_MAP_FULL), "--stack-storage-size");
 	ASSERT(!report__counter_fix(CNT_MISSED_RETURNS));
 	ASSERT(!report__counter_fix(CNT_REPLACED));
 	ASSERT(!report__counter_fix(CNT_EXECS));
@@ -276,7 +277,7 @@ TEST(report_text_sample)
 		      "      #4 0x7f12deadbeef [unknown]\n"
 		      "\n"
 		      "Dropped: 12 allocations not tracked: live-allocation map full (raise --max-allocs)\n"
-		      "Dropped: 1 allocation without a stack: stack capture failed (raise --stack-storage-size)\n"
+		      "Dropped: 1 allocation without a stack: the user stack could not be read\n"
 		      "Dropped: 3 frees missed: a new block reused a still-tracked address\n");
 	free(out);
 	return true;
@@ -374,7 +375,8 @@ static const char sample_check[] =
 	"assert list(t) == ['outstanding_bytes', 'outstanding_allocs', 'allocs', 'frees', 'dropped']\n"
 	"assert (t['outstanding_bytes'], t['outstanding_allocs'], t['allocs'], t['frees']) == (2101358, 516, 56010, 55494)\n"
 	"assert t['dropped'] == {'allocs_map_full': 12, 'stack_errors': 1, 'missed_returns': 0,\n"
-	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3}, t['dropped']\n"
+	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3,\n"
+	"                        'stacks_map_full': 0, 'stack_collisions': 0}, t['dropped']\n"
 	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
 	"s = d['stacks']\n"
 	"assert len(s) == 4\n"

@@ -31,6 +31,7 @@ __u64 counters[CNT__COUNT];
 struct addr_range internal[MEMLEAK_MAX_INTERNAL];
 __u32 nr_internal;
 __u32 stop_on_dl;	/* SIGSTOP the target at each dynamic-linker event */
+__u32 notify_dl;	/* -p: only tell user space, which rereads the maps */
 __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
 
 struct {
@@ -83,7 +84,7 @@ struct call_state {
 	__u32 pad;
 };
 
-/* Stops user space must handle: the pid of each process we stopped. */
+/* Events for user space: struct memleak_event. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
@@ -545,11 +546,11 @@ int api_exit(struct pt_regs *ctx)
  */
 static __always_inline void stop_current(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_STOPPED };
 
 	count(CNT_STOP_REQUESTS);
 	bpf_send_signal(SIGSTOP);
-	bpf_ringbuf_output(&stops, &tgid, sizeof(tgid), 0);
+	bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
 }
 
 /*
@@ -561,8 +562,14 @@ static __always_inline void stop_current(void)
 SEC("uprobe")
 int dl_debug_state(struct pt_regs *ctx)
 {
-	if (is_target() && stop_on_dl)
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_LIBRARIES };
+
+	if (!is_target())
+		return 0;
+	if (stop_on_dl)
 		stop_current();
+	else if (notify_dl)
+		bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
 	return 0;
 }
 

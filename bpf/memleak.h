@@ -84,6 +84,17 @@ struct site_stats {
 	__u64 total_allocs;
 };
 
+/* What the BPF side tells user space through its ring buffer. */
+enum memleak_event_kind {
+	EVENT_STOPPED,		/* the process is being stopped for us: attach, then resume */
+	EVENT_LIBRARIES,	/* the dynamic linker changed its list: reread the maps */
+};
+
+struct memleak_event {
+	__u32 tgid;
+	__u32 kind;		/* enum memleak_event_kind */
+};
+
 /* Address range of code whose own mmap/munmap calls are the allocator's. */
 struct addr_range {
 	__u64 start;

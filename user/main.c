@@ -232,6 +232,9 @@ static int attach_pid(struct tracer *tr)
 	if (err)
 		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s\n",
 			tr->target->pid, strerror(-err));
+	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
+	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
+		probes__set_notify_dl(tr->probes, true);
 	if (!err)
 		err = attach_allocator(tr, maps, lo);
 	if (!err)
@@ -419,13 +422,17 @@ static void on_stopped(struct tracer *tr, pid_t pid)
 	target__continue(pid);
 }
 
-static void on_stops(struct tracer *tr)
+static void on_events(struct tracer *tr)
 {
-	pid_t pids[64];
-	size_t n = probes__take_stops(tr->probes, pids, 64);
+	struct memleak_event evs[64];
+	size_t n = probes__take_events(tr->probes, evs, 64);
 
-	for (size_t i = 0; i < n; i++)
-		on_stopped(tr, pids[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].kind == EVENT_STOPPED)
+			on_stopped(tr, (pid_t)evs[i].tgid);
+		else
+			refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
+	}
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */
@@ -487,8 +494,8 @@ static void run(struct tracer *tr)
 			continue;
 		if (ev.data.fd == tr->sigfd)
 			on_signal(tr);
-		else if (ev.data.fd == probes__stops_fd(tr->probes))
-			on_stops(tr);
+		else if (ev.data.fd == probes__events_fd(tr->probes))
+			on_events(tr);
 		else if (ev.data.fd == tr->timerfd)
 			on_timer(tr);
 		else if (target__gone(tr->target))
@@ -586,7 +593,7 @@ int main(int argc, char **argv)
 	check_outputs(&opts);
 	tr.opts = &opts;
 	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr) ||
-	    watch(tr.epfd, probes__stops_fd(tr.probes)))
+	    watch(tr.epfd, probes__events_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
 	tr.sym = symbolizer__new();

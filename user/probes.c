@@ -49,14 +49,14 @@ struct attachment {
 
 static int verbosity;
 
-/* Ring buffer callback: queue the pid of a process BPF stopped. */
-static int on_stop_event(void *ctx, void *data, size_t len)
+/* Ring buffer callback: queue an event for probes__take_events. */
+static int on_event(void *ctx, void *data, size_t len)
 {
 	struct probes *p = ctx;
 
-	if (len < sizeof(__u32) || p->nr_stopped == PROBES_MAX_STOPPED)
+	if (len < sizeof(struct memleak_event) || p->nr_events == PROBES_MAX_EVENTS)
 		return 0;
-	p->stopped[p->nr_stopped++] = *(__u32 *)data;
+	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
 	return 0;
 }
 
@@ -110,10 +110,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
-	p->stops = ring_buffer__new(bpf_map__fd(p->skel->maps.stops), on_stop_event, p, NULL);
+	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.stops), on_event, p, NULL);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
-	if (!p->stops || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
+	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
 			strerror(-err));
@@ -354,19 +354,24 @@ void probes__retarget(struct probes *p, pid_t tgid)
 	p->skel->bss->targ_tgid = (__u32)tgid;
 }
 
-int probes__stops_fd(const struct probes *p)
+void probes__set_notify_dl(struct probes *p, bool on)
 {
-	return ring_buffer__epoll_fd(p->stops);
+	p->skel->bss->notify_dl = on;
 }
 
-size_t probes__take_stops(struct probes *p, pid_t *pids, size_t max)
+int probes__events_fd(const struct probes *p)
+{
+	return ring_buffer__epoll_fd(p->events_rb);
+}
+
+size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	size_t n;
 
-	ring_buffer__consume(p->stops);
-	n = p->nr_stopped < max ? p->nr_stopped : max;
-	memcpy(pids, p->stopped, n * sizeof(*pids));
-	p->nr_stopped = 0;
+	ring_buffer__consume(p->events_rb);
+	n = p->nr_events < max ? p->nr_events : max;
+	memcpy(evs, p->events, n * sizeof(*evs));
+	p->nr_events = 0;
 	return n;
 }
 
@@ -414,7 +419,7 @@ void probes__free(struct probes *p)
 	free(p->attached);
 	if (p->dl_fd >= 0)
 		close(p->dl_fd);
-	ring_buffer__free(p->stops);
+	ring_buffer__free(p->events_rb);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

@@ -43,10 +43,12 @@ void probes__set_follow_shell(struct probes *p, bool on);
 pid_t probes__handoff(const struct probes *p);
 /* Trace tgid from now on (the shell's child); earlier links stay, ignored. */
 void probes__retarget(struct probes *p, pid_t tgid);
-/* Readable when BPF has stopped a process for us. */
-int probes__stops_fd(const struct probes *p);
-/* The pids BPF stopped since the last call. */
-size_t probes__take_stops(struct probes *p, pid_t *pids, size_t max);
+/* -p: report dynamic-linker changes without stopping the target. */
+void probes__set_notify_dl(struct probes *p, bool on);
+/* Readable when BPF has an event for us (a process stopped, libraries changed). */
+int probes__events_fd(const struct probes *p);
+/* The events since the last call. */
+size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
 uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);

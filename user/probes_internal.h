@@ -11,7 +11,7 @@
 struct attachment;
 struct ring_buffer;
 
-#define PROBES_MAX_STOPPED 64
+#define PROBES_MAX_EVENTS 64
 
 struct probes {
 	struct memleak_bpf *skel;
@@ -22,9 +22,9 @@ struct probes {
 	pid_t dl_pid;
 	dev_t dl_dev;
 	ino_t dl_ino;
-	struct ring_buffer *stops;
-	pid_t stopped[PROBES_MAX_STOPPED];	/* read from the ring buffer, not yet taken */
-	size_t nr_stopped;
+	struct ring_buffer *events_rb;
+	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
+	size_t nr_events;
 };
 
 #endif

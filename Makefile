@@ -4,7 +4,7 @@
 OUTPUT    := .output
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CLANG     ?= clang
-BPFTOOL   ?= bpftool
+BPFTOOL   ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 CC        ?= gcc
 CXX       ?= g++
 PREFIX    ?= /usr/local

@@ -6,10 +6,11 @@ set -eu
 
 # clang/llvm: `clang -target bpf`; bpftool: the skeleton; libc6-dbg: names and
 # lines for glibc frames; python3: the e2e runner; tcmalloc/jemalloc: the
-# allocator tests.
+# allocator tests; google-perftools (google-pprof) and golang-go (go tool
+# pprof): the readers the --pprof and --snapshot-dir tests check against.
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 zlib1g-dev pkg-config libc6-dev libc6-dbg python3 libtcmalloc-minimal4 \
-libjemalloc2 valgrind"
+libjemalloc2 valgrind google-perftools golang-go"
 
 missing_packages()
 {

@@ -99,7 +99,9 @@ static void put_maps(const struct maps *maps, FILE *f)
 			    e->shared ? 's' : 'p', (unsigned long long)e->offset,
 			    major(e->dev), minor(e->dev), (unsigned long long)e->inode);
 		if (e->path && e->path[0]) {
-			fprintf(f, "%*s", n > 0 && n < MAPS_PATH_COLUMN ? MAPS_PATH_COLUMN - n : 1, "");
+			int pad = n > 0 && n < MAPS_PATH_COLUMN ? MAPS_PATH_COLUMN - n : 1;
+
+			fprintf(f, "%*s", pad, "");
 			put_path(e->path, f);
 			if (e->deleted)
 				fputs(" (deleted)", f);

@@ -6,10 +6,11 @@
  *
  * The root ("all") is at the bottom and callees stack above their callers,
  * the allocation function on top, as in --folded. A frame's width is its
- * share of the bytes. Frames merge when function, file, line and module are
- * all equal, so one function called from two lines shows twice: the line is
- * what a leak fix needs. Siblings are in name order, not size order, so the
- * picture of one site does not jump around between two runs.
+ * share of the bytes. Frames merge when function and module are equal, so
+ * under one caller a function is one box however many of its lines lead to
+ * the allocation; its tooltip lists those lines. Siblings are in name order,
+ * not size order, so the picture of one site does not jump around between
+ * two runs.
  *
  * Layout without building a tree: with the stacks sorted by their frames from
  * the root, every frame's stacks are adjacent, so one pass keeps the open
@@ -28,8 +29,8 @@
 #define BOTTOM 8
 #define CHAR_W 6.6	/* average advance of a 12px sans-serif glyph */
 #define LABEL_PAD 3
-#define MAX_ITEMS (MEMLEAK_MAX_STACK_DEPTH + 2)	/* marker + frames + API */
 #define NAME_LEN 256
+#define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
 
 enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_API, K_OTHER, K__COUNT };
 
@@ -58,13 +59,16 @@ struct open_frame {
 	struct item it;
 	uint64_t x;		/* bytes to its left */
 	uint64_t bytes, allocs;
+	const struct report_frame *lines[TITLE_LINES];	/* distinct file:line seen */
+	unsigned nlines;
+	bool more;		/* more lines than listed */
 };
 
 struct layout {
 	const struct report *r;
 	uint64_t total_bytes, total_allocs;
 	unsigned depth;		/* deepest frame; the root is depth 0 */
-	struct open_frame open[MAX_ITEMS + 1];
+	struct open_frame *open;	/* the open path, one per depth */
 	unsigned nopen;
 };
 
@@ -162,12 +166,10 @@ static int cmp_item(const struct item *a, const struct item *b)
 	if ((c = cmp_str(a->fr->module, b->fr->module)))
 		return c;
 	/* Unnamed frames are told apart by where they are. */
-	if (!a->name && (c = cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
-				     b->fr->module ? b->fr->module_offset : b->fr->address)))
-		return c;
-	if ((c = cmp_str(a->fr->file, b->fr->file)))
-		return c;
-	return a->fr->line - b->fr->line;
+	if (!a->name)
+		return cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
+			       b->fr->module ? b->fr->module_offset : b->fr->address);
+	return 0;
 }
 
 static int cmp_stack(const void *pa, const void *pb)
@@ -300,12 +302,14 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 
 	fputs("<title>", f);
 	put_xml_str(name, f);
-	if (fr && fr->file) {
-		fputs("\nat ", f);
-		put_xml_str(fr->file, f);
-		if (fr->line)
-			fprintf(f, ":%d", fr->line);
+	for (unsigned i = 0; i < o->nlines; i++) {
+		fputs(i ? ", " : "\nat ", f);
+		put_xml_str(o->lines[i]->file, f);
+		if (o->lines[i]->line)
+			fprintf(f, ":%d", o->lines[i]->line);
 	}
+	if (o->more)
+		fputs(" and more", f);
 	if (fr && fr->inlined)
 		fputs(" (inlined)", f);
 	if (fr && fr->module) {
@@ -361,6 +365,33 @@ static void put_frame(const struct layout *l, const struct open_frame *o, unsign
 
 /* ------------------------------------------------------------- layout */
 
+static int cmp_line(const struct report_frame *a, const struct report_frame *b)
+{
+	int c = strcmp(a->file, b->file);
+
+	return c ? c : a->line - b->line;
+}
+
+/* Remember where in the source fr is, once per distinct file:line. */
+static void note_line(struct open_frame *o, const struct report_frame *fr)
+{
+	unsigned i;
+
+	if (!fr || !fr->file)
+		return;
+	for (i = 0; i < o->nlines; i++)
+		if (!cmp_line(o->lines[i], fr))
+			return;
+	if (o->nlines == TITLE_LINES) {
+		o->more = true;
+		return;
+	}
+	/* Kept in file, line order: a tooltip reads top-down through the source. */
+	for (i = o->nlines++; i && cmp_line(o->lines[i - 1], fr) > 0; i--)
+		o->lines[i] = o->lines[i - 1];
+	o->lines[i] = fr;
+}
+
 /* Write the open frames deeper than keep: their run of stacks has ended. */
 static void close_frames(struct layout *l, unsigned keep, FILE *f)
 {
@@ -385,10 +416,12 @@ static void add_stack(struct layout *l, const struct report_stack *prev,
 	}
 	close_frames(l, same, f);
 	for (size_t i = same; i < n; i++)
-		l->open[l->nopen++] = (struct open_frame){ item_at(s, i), x, 0, 0 };
+		l->open[l->nopen++] = (struct open_frame){ .it = item_at(s, i), .x = x };
 	for (unsigned d = 0; d < l->nopen; d++) {
 		l->open[d].bytes += s->bytes;
 		l->open[d].allocs += s->allocs;
+		if (d)
+			note_line(&l->open[d], item_at(s, d - 1).fr);
 	}
 }
 
@@ -451,7 +484,8 @@ static const char script[] =
 	"\t\t\telse\n"
 	"\t\t\t\tg.setAttribute('display', 'none');\n"
 	"\t\t}\n"
-	"\t\tdocument.getElementById('reset').setAttribute('display', z === root ? 'none' : 'inline');\n"
+	"\t\tdocument.getElementById('reset')\n"
+	"\t\t\t.setAttribute('display', z === root ? 'none' : 'inline');\n"
 	"\t}\n"
 	"\tfor (var i = 0; i < frames.length; i++) {\n"
 	"\t\tif (num(frames[i], 'd') === 0)\n"
@@ -469,8 +503,9 @@ static void put_header(const struct layout *l, unsigned height, FILE *f)
 	char size[32];
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%u\" "
-		"viewBox=\"0 0 %d %u\" font-family=\"Verdana, DejaVu Sans, sans-serif\" font-size=\"12\">\n",
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+		"height=\"%u\" viewBox=\"0 0 %d %u\" "
+		"font-family=\"Verdana, DejaVu Sans, sans-serif\" font-size=\"12\">\n",
 		SVG_WIDTH, height, SVG_WIDTH, height);
 	fputs("<style>g.f { cursor: pointer; } g.f:hover rect { stroke: #222; stroke-width: 0.5; }"
 	      " #reset { cursor: pointer; fill: #0645ad; }</style>\n", f);
@@ -485,7 +520,8 @@ static void put_header(const struct layout *l, unsigned height, FILE *f)
 	}
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">"
 		"%llu bytes (%s) in %llu allocations%s; width is bytes, click a frame to zoom"
-		"</text>\n<text id=\"reset\" x=\"%d\" y=\"22\" display=\"none\">Reset zoom</text>\n",
+		"</text>\n"
+		"<text id=\"reset\" x=\"%d\" y=\"22\" display=\"none\">Reset zoom</text>\n",
 		SVG_WIDTH / 2, (unsigned long long)l->total_bytes,
 		report__human_size(l->total_bytes, size, sizeof(size)),
 		(unsigned long long)l->total_allocs, l->r->older_ms ? " (older blocks only)" : "",
@@ -499,27 +535,32 @@ static void put_legend(FILE *f)
 	for (int k = 0; k < K__COUNT; k++) {
 		if (!kinds[k].legend)
 			continue;
-		fprintf(f, "<rect x=\"%d\" y=\"48\" width=\"10\" height=\"10\" fill=\"rgb(%u,%u,%u)\"/>"
+		fprintf(f, "<rect x=\"%d\" y=\"48\" width=\"10\" height=\"10\" "
+			"fill=\"rgb(%u,%u,%u)\"/>"
 			"<text x=\"%d\" y=\"57\" font-size=\"11\">%s</text>\n", x,
 			kinds[k].r + kinds[k].dr / 2, kinds[k].g + kinds[k].dg / 2,
 			kinds[k].b + kinds[k].db / 2, x + 14, kinds[k].legend);
-		x += 14 + (int)(strlen(kinds[k].legend) * 6.2) + 16;
+		x += 14 + (int)(strlen(kinds[k].legend) * 6.0) + 16;
 	}
 }
 
 int report_svg__write(const struct report *r, FILE *f)
 {
 	struct layout *l = calloc(1, sizeof(*l));
-	const struct report_stack **v;
+	const struct report_stack **v = NULL;
 	uint64_t x = 0;
 	size_t nr;
 	unsigned height;
 
-	if (!l)
-		return -ENOMEM;
-	l->r = r;
-	v = sorted_stacks(l, &nr);
-	if (!v) {
+	if (l) {
+		l->r = r;
+		v = sorted_stacks(l, &nr);
+		l->open = calloc(l->depth + 1, sizeof(*l->open));
+	}
+	if (!l || !v || !l->open) {
+		if (l)
+			free(l->open);
+		free(v);
 		free(l);
 		return -ENOMEM;
 	}
@@ -543,6 +584,7 @@ int report_svg__write(const struct report *r, FILE *f)
 		put_frame(l, &l->open[0], 0, f);
 	fputs("</g>\n</svg>\n", f);
 	free(v);
+	free(l->open);
 	free(l);
 	return ferror(f) ? -EIO : 0;
 }

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/* report_svg.c: the self-contained SVG flame graph. */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "report.h"
+#include "unit.h"
+
+#define PYTHON "/usr/bin/python3"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define PLOT_W 1180.0	/* the width frames share: 1200 minus two margins */
+
+/* Two lines of site_a: one box, both lines in its tooltip. */
+static struct report_frame sv_a[] = {
+	{ .address = 0x1010, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 10 },
+	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50 },
+	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
+};
+
+static struct report_frame sv_b[] = {
+	{ .address = 0x1011, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 11 },
+	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50 },
+	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
+};
+
+static struct report_frame sv_cxx[] = {
+	{ .address = 0x9001, .function = "ns::Tpl<int, std::less<int> >::get & \"x\" 'y'",
+	  .module = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6" },
+	{ .address = 0x1600, .function = "main", .module = "/srv/app", .file = "app.c", .line = 60 },
+	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
+};
+
+/* Invalid UTF-8, a control character, a surrogate and U+FFFE: none may reach the XML. */
+static struct report_frame sv_bad[] = {
+	{ .address = 0x5001, .function = "bad\xff\xfe name \x01 \xed\xa0\x80 \xef\xbf\xbe \xc3\xa9",
+	  .module = "/opt/lib/libfoo.so.1", .file = "<gen>&.c", .line = 3 },
+	{ .address = 0x1700, .function = "main", .module = "/srv/app" },
+};
+
+static struct report_frame sv_unnamed[] = {
+	{ .address = 0x7e001a2b, .module = "/opt/lib/libfoo.so.1", .module_offset = 0x1a2b },
+	{ .address = 0x1700, .function = "main", .module = "/srv/app" },
+};
+
+/* 40 two-byte characters: a label cut must not split one. */
+static struct report_frame sv_long[] = {
+	{ .address = 0x1800, .module = "/srv/app",
+	  .function = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" },
+};
+
+static struct report_stack sv_stacks[] = {
+	{ .api = API_MALLOC, .bytes = 3000, .allocs = 3, .frames = sv_a, .nr_frames = 3 },
+	{ .api = API_MALLOC, .bytes = 1000, .allocs = 1, .frames = sv_b, .nr_frames = 3 },
+	{ .api = API_NEW, .bytes = 500, .allocs = 5, .frames = sv_cxx, .nr_frames = 3 },
+	{ .api = API_MALLOC, .bytes = 500, .allocs = 1, .frames = sv_long, .nr_frames = 1 },
+	{ .api = API_CALLOC, .bytes = 250, .allocs = 2, .frames = sv_bad, .nr_frames = 2 },
+	{ .api = API_CALLOC, .bytes = 125, .allocs = 1, .no_stack = true },
+	{ .api = API_MMAP, .bytes = 125, .allocs = 1, .frames = sv_unnamed, .nr_frames = 2 },
+	{ .api = API_MALLOC, .bytes = 0, .allocs = 4, .frames = sv_a, .nr_frames = 3 },
+};
+
+#define SV_TOTAL 5500.0
+
+static char *render_svg(const struct report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err;
+
+	if (!f)
+		return NULL;
+	err = report_svg__write(r, f);
+	fclose(f);
+	if (err) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static struct report sample_svg(void)
+{
+	return (struct report){ .pid = 42, .command = "./app --x=<1> & \"2\"", .stacks = sv_stacks,
+				.nr_stacks = sizeof(sv_stacks) / sizeof(sv_stacks[0]) };
+}
+
+static size_t count(const char *text, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* Positions are printed with three decimals. */
+static bool near(double a, double b)
+{
+	return a - b < 0.0006 && b - a < 0.0006;
+}
+
+/*
+ * The frames of the sample: all; [stack unavailable] > calloc;
+ * __libc_start_call_main > main > {ns::Tpl... > new, site_a > malloc};
+ * main > {bad..., libfoo.so.1+0x1a2b} > {calloc, mmap}; the long name > malloc.
+ */
+#define SV_FRAMES 16
+
+TEST(svg_widths_proportional_to_bytes)
+{
+	struct report r = sample_svg();
+	char *text = render_svg(&r);
+	size_t frames = 0;
+	bool ok = true;
+
+	ASSERT(text);
+	for (const char *p = strstr(text, "<g class=\"f\""); p; p = strstr(p + 1, "<g class=\"f\"")) {
+		const char *rect = strstr(p, "<rect x=\"");
+		unsigned long long bx, bw;
+		double x, w;
+
+		if (sscanf(p, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\"", &bx, &bw) != 2 ||
+		    !rect || sscanf(rect, "<rect x=\"%lf\" y=\"%*u\" width=\"%lf\"", &x, &w) != 2) {
+			ok = false;
+			break;
+		}
+		if (!near(w, bw * PLOT_W / SV_TOTAL) || !near(x, 10 + bx * PLOT_W / SV_TOTAL)) {
+			fprintf(stderr, "  frame at %llu+%llu bytes drawn at %.3f+%.3f\n", bx, bw, x, w);
+			ok = false;
+		}
+		frames++;
+	}
+	ok &= frames == SV_FRAMES;
+	/* The root holds everything. */
+	ok &= strstr(text, "data-x=\"0\" data-w=\"5500\" data-d=\"0\"><title>all\n") != NULL;
+	free(text);
+	ASSERT(ok);
+	return true;
+}
+
+TEST(svg_merges_a_function_and_lists_its_lines)
+{
+	static const char *const want[] = {
+		"<title>site_a\nat app.c:10, app.c:11\nin /srv/app\n4000 bytes (3.9 KiB), "
+		"72.73% of all outstanding\n4 allocations</title>",
+		"<title>main\nat app.c:50, app.c:60\nin /srv/app\n4500 bytes",
+		"<title>malloc\nallocation function\n4000 bytes",
+	};
+	struct report r = sample_svg();
+	char *text = render_svg(&r);
+	bool ok = true;
+
+	ASSERT(text);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(text, want[i])) {
+			fprintf(stderr, "  no \"%s\"\n", want[i]);
+			ok = false;
+		}
+	}
+	ok &= count(text, "<title>site_a\n") == 1 && count(text, "<title>main\n") == 2;
+	if (!ok)
+		fputs(text, stderr);
+	free(text);
+	ASSERT(ok);
+	return true;
+}
+
+TEST(svg_empty_report)
+{
+	struct report r = { .pid = 1 };
+	char *text = render_svg(&r);
+	bool ok;
+
+	ASSERT(text);
+	ok = strstr(text, "No outstanding bytes.") && !strstr(text, "<g class=\"f\"") &&
+	     strstr(text, "</svg>\n");
+	free(text);
+	ASSERT(ok);
+	return true;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+/* Run script on the SVG text with python3: its exit status, or -1 to skip. */
+static int run_python(const char *script, const char *svg)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", py[64], file[64], cmd[256];
+	int status;
+
+	if (access(PYTHON, X_OK)) {
+		fprintf(stderr, "  skip: no %s to parse the SVG\n", PYTHON);
+		return -1;
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(py, sizeof(py), "%s/check.py", dir);
+	snprintf(file, sizeof(file), "%s/x.svg", dir);
+	if (write_file(py, script) || write_file(file, svg))
+		return 1;
+	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, file);
+	status = system(cmd);
+	unlink(py);
+	unlink(file);
+	rmdir(dir);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static const char xml_check[] =
+	"import sys, xml.etree.ElementTree as E\n"
+	"S = '{http://www.w3.org/2000/svg}'\n"
+	"root = E.parse(sys.argv[1]).getroot()\n"
+	"assert root.tag == S + 'svg'\n"
+	"frames = {}\n"
+	"for g in root.iter(S + 'g'):\n"
+	"    if g.get('class') != 'f':\n"
+	"        continue\n"
+	"    title = g.find(S + 'title').text\n"
+	"    frames.setdefault(title.split('\\n')[0], []).append(g)\n"
+	"bad = 'bad\\ufffd\\ufffd name \\ufffd \\ufffd\\ufffd\\ufffd \\ufffd \\u00e9'\n"
+	"assert bad in frames, sorted(frames)\n"
+	"assert '\\nat <gen>&.c:3\\n' in frames[bad][0].find(S + 'title').text\n"
+	"cxx = 'ns::Tpl<int, std::less<int> >::get & \"x\" \\'y\\''\n"
+	"assert cxx in frames, sorted(frames)\n"
+	"assert 'libfoo.so.1+0x1a2b' in frames and '[stack unavailable]' in frames\n"
+	"head = ''.join(t.text or '' for t in root.iter(S + 'text'))\n"
+	"assert 'pid 42 (./app --x=<1> & \"2\")' in head, head\n"
+	"longname = '\\u00e9' * 40\n"
+	"assert frames[longname][0].find(S + 'text').text == '\\u00e9' * 6 + '..'\n"
+	"def rgb(name, i=0):\n"
+	"    f = frames[name][i].find(S + 'rect').get('fill')\n"
+	"    return tuple(int(v) for v in f[4:-1].split(','))\n"
+	"def within(c, lo, hi):\n"
+	"    return all(l <= v <= h for v, l, h in zip(c, lo, hi))\n"
+	"assert within(rgb('site_a'), (225, 120, 40), (255, 210, 70)), rgb('site_a')\n"
+	"assert within(rgb('__libc_start_call_main'), (70, 130, 210), (110, 180, 240))\n"
+	"assert within(rgb(cxx), (160, 110, 215), (200, 150, 245))\n"
+	"assert within(rgb(bad), (80, 175, 85), (130, 225, 125))\n"
+	"assert within(rgb('malloc'), (205, 45, 45), (245, 75, 75))\n"
+	"# Self-contained: nothing fetched from anywhere.\n"
+	"for e in root.iter():\n"
+	"    assert not any('href' in k for k in e.attrib), e.attrib\n"
+	"    assert e.tag not in (S + 'image', S + 'foreignObject', S + 'use'), e.tag\n"
+	"style = root.find(S + 'style').text\n"
+	"assert 'url(' not in style and '@import' not in style\n"
+	"script = root.find(S + 'script').text\n"
+	"assert 'http' not in script and 'zoom' in script\n";
+
+TEST(svg_is_valid_xml_with_any_name)
+{
+	struct report r = sample_svg();
+	char *text = render_svg(&r);
+	int ret;
+
+	ASSERT(text);
+	ret = run_python(xml_check, text);
+	free(text);
+	ASSERT(ret <= 0);
+	return true;
+}
+
+/* Inlined frames can take a stack past the 127 captured addresses. */
+TEST(svg_deeper_than_the_capture_limit)
+{
+	enum { DEPTH = 300 };
+	static struct report_frame deep[DEPTH];
+	struct report_stack s = { .api = API_MALLOC, .bytes = 64, .allocs = 1, .frames = deep,
+				  .nr_frames = DEPTH };
+	struct report r = { .stacks = &s, .nr_stacks = 1 };
+	char *text;
+	bool ok;
+
+	for (int i = 0; i < DEPTH; i++)
+		deep[i] = (struct report_frame){ .address = 0x1000 + i, .function = "f",
+						 .module = "/srv/app", .inlined = i % 3 != 2 };
+	text = render_svg(&r);
+	ASSERT(text);
+	ok = count(text, "<g class=\"f\"") == DEPTH + 2 &&
+	     strstr(text, "data-d=\"301\"><title>malloc\n");
+	free(text);
+	ASSERT(ok);
+	return true;
+}

@@ -398,6 +398,7 @@ static int hand_over(struct tracer *tr, pid_t pid)
 			tr->target->pid);
 	probes__retarget(tr->probes, pid);
 	tr->target->pid = pid;
+	modules__set_pid(tr->mods, pid);	/* its files, its perf map */
 	/* Its exec is a new image to on_stop, which forgets the shell's. */
 	tr->execs_seen = 0;
 	return 0;
@@ -592,12 +593,15 @@ int main(int argc, char **argv)
 	}
 	check_outputs(&opts);
 	tr.opts = &opts;
+	/* Before the target starts: an unusable --debug-dir is a usage error (it said why). */
+	tr.sym = symbolizer__new(opts.debug_dirs, opts.nr_debug_dirs);
+	if (!tr.sym)
+		return EXIT_USAGE;
 	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr) ||
 	    watch(tr.epfd, probes__events_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
-	tr.sym = symbolizer__new();
-	if (!tr.mods || !tr.sym)
+	if (!tr.mods)
 		goto cleanup;
 	if (tr.target->spawned ? target__release(tr.target) : attach_pid(&tr))
 		goto cleanup;

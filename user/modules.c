@@ -492,6 +492,16 @@ int modules__code_maps(const struct modules *mods, struct maps **out)
 	return 0;
 }
 
+pid_t modules__pid(const struct modules *mods)
+{
+	return mods->pid;
+}
+
+void modules__set_pid(struct modules *mods, pid_t pid)
+{
+	mods->pid = pid;
+}
+
 void modules__clear(struct modules *mods)
 {
 	for (size_t i = 0; i < mods->nr; i++)

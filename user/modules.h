@@ -38,6 +38,9 @@ const struct module *modules__find(const struct modules *mods, uint64_t addr);
  * Free with maps__free. 0 or -errno.
  */
 int modules__code_maps(const struct modules *mods, struct maps **out);
+/* The process whose files these are; set_pid: a shell handed over to its child. */
+pid_t modules__pid(const struct modules *mods);
+void modules__set_pid(struct modules *mods, pid_t pid);
 /* Forget everything: the target exec'd a new image. */
 void modules__clear(struct modules *mods);
 void modules__free(struct modules *mods);

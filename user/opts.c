@@ -32,6 +32,7 @@ enum {
 	OPT_FLAMEGRAPH,
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
+	OPT_DEBUG_DIR,
 };
 
 static const struct option long_options[] = {
@@ -51,6 +52,7 @@ static const struct option long_options[] = {
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,6 +89,7 @@ static const char usage_text[] =
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
 "      --max-allocs N         live allocations tracked at once (default 1048576)\n"
 "      --stack-storage-size N distinct stacks kept (default 32768)\n"
+"      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -218,6 +221,17 @@ static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+/* Repeatable: kept in order, pointing into argv like the other strings. */
+static int add_debug_dir(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (o->nr_debug_dirs == OPTS_MAX_DEBUG_DIRS)
+		return fail(err, errlen, "--debug-dir: at most %d directories", OPTS_MAX_DEBUG_DIRS);
+	if (set_string(OPT_DEBUG_DIR, arg, &o->debug_dirs[o->nr_debug_dirs], err, errlen))
+		return -EINVAL;
+	o->nr_debug_dirs++;
+	return 0;
+}
+
 static int set_option(struct opts *o, int c, const char *arg, char *err,
 		      size_t errlen)
 {
@@ -245,6 +259,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_string(c, arg, &o->snapshot_dir, err, errlen);
 	case OPT_FOLDED_WEIGHT:
 		return set_weight(o, arg, err, errlen);
+	case OPT_DEBUG_DIR:
+		return add_debug_dir(o, arg, err, errlen);
 	case 'T':
 		ret = set_number(c, arg, 1, UINT_MAX, &v, err, errlen);
 		if (!ret)

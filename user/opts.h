@@ -13,6 +13,7 @@
 #define OPTS_DEFAULT_TOP 10
 #define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 15)
+#define OPTS_MAX_DEBUG_DIRS 16
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -34,6 +35,8 @@ struct opts {
 	const char *flamegraph_path;	/* --flamegraph FILE */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
+	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
+	size_t nr_debug_dirs;
 };
 
 /*

@@ -102,8 +102,12 @@ static void print_totals(const struct report *r, FILE *f)
 			count_str(r->older_ms, all));
 }
 
-/* "#3 func (file:line, inlined) [module]", or the best that is known. */
-static void print_frame(const struct report_frame *fr, size_t idx, FILE *f)
+/*
+ * "#3 func (file:line, inlined) [module]", or the best that is known. The
+ * module is shown once per address: not on the inlined calls that share it
+ * with the frame that follows them.
+ */
+static void print_frame(const struct report_frame *fr, size_t idx, bool show_module, FILE *f)
 {
 	fprintf(f, "      #%zu ", idx);
 	if (fr->function)
@@ -125,7 +129,7 @@ static void print_frame(const struct report_frame *fr, size_t idx, FILE *f)
 
 	if (!fr->module)
 		fputs(" [unknown]", f);
-	else if (fr->function)
+	else if (fr->function && show_module)
 		fprintf(f, " [%s]", basename_of(fr->module));
 	fputc('\n', f);
 }
@@ -146,8 +150,13 @@ static void print_stack(const struct report_stack *s, FILE *f)
 
 	if (s->no_stack)
 		fputs("      [stack unavailable]\n", f);
-	for (size_t i = 0; i < s->nr_frames; i++)
-		print_frame(&s->frames[i], i, f);
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct report_frame *fr = &s->frames[i];
+		bool shared = fr->inlined && i + 1 < s->nr_frames &&
+			      s->frames[i + 1].address == fr->address;
+
+		print_frame(fr, i, !shared, f);
+	}
 	if (s->truncated)
 		fprintf(f, "      [truncated: deeper than %d frames]\n", MEMLEAK_MAX_STACK_DEPTH);
 }

@@ -1,61 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Addresses to function, file:line and inlined frames through elfutils
- * libdwfl; the only file that includes it. One Dwfl holds every module, each
- * reported the first time an address in it is resolved. Results are cached
- * per address, and a module that fails to load is not retried.
+ * libdwfl; the only file that includes it.
+ *
+ * What is read is kept per object file, not per load: a file is known by its
+ * build id (else by device, inode and path) and gets a Dwfl of its own, with
+ * the file at its link-time addresses. A library mapped at two addresses, or
+ * mapped again after a dlclose or an exec, is read once per run, and answers
+ * are cached per (file, address in the file), so later reports cost a hash
+ * lookup per address. A file that cannot be read is tried once; one whose
+ * debug info keeps failing is given up after SYM_FAIL_LIMIT failed lookups.
+ *
+ * Function names come from the symbol table (sorted once per file: libdwfl
+ * would scan it whole for every address), lines and inlined frames from
+ * DWARF. Addresses in no file are looked up in the target's perf map (JIT).
  */
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "perfmap.h"
 #include "symbolize.h"
 
 /* From libstdc++ (the binary links -lstdc++); no C header declares it. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-/*
- * Debug files by build id (/usr/lib/debug/.build-id/xx/yyyy.debug), then by
- * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug.
- */
-static char *debuginfo_path = ":.debug:/usr/lib/debug";
+#define SYM_FAIL_LIMIT 32
+#define BUILD_ID_MAX 64		/* GNU ids are 20 bytes (SHA-1); longer is not one */
+#define MAX_SCOPES 64		/* inlined calls and blocks nested in one function */
+#define MAX_NESTING 16		/* namespaces and classes around a function */
 
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+/*
+ * Debug files by build id (DIR/.build-id/xx/yyyy.debug for every absolute
+ * DIR), then by .gnu_debuglink next to the file (the empty entry), in
+ * .debug/ beside it, and under each absolute DIR. --debug-dir roots go first.
+ */
+#define SYSTEM_DEBUG_PATH ":.debug:/usr/lib/debug"
+
+/* A function of a file's symbol table. */
+struct sym_func {
+	uint64_t start, size;
+	const char *name;	/* in the file's string table: lives as long as its Dwfl */
+	int rank;		/* between aliases: global over weak over local */
 };
 
-/* A module reported to the Dwfl, or that failed to load (dwmod NULL). */
-struct sym_mod {
+/* A function's code range, to find the function around a pc. */
+struct die_range {
+	uint64_t lo, hi;
+	Dwarf_Die die;		/* valid as long as the file's Dwfl */
+};
+
+/*
+ * The functions of one compilation unit, by start, indexed the first time a
+ * pc falls in it: dwarf_getscopes would walk the whole unit for every pc.
+ */
+struct cu_funcs {
+	Dwarf_Off cu;		/* the unit's DIE offset */
+	struct die_range *v;
+	uint64_t *max_end;	/* the highest end among v[0..i] */
+	size_t nr;
+};
+
+struct sym_file {
+	unsigned char build_id[BUILD_ID_MAX];
+	size_t build_id_len;	/* 0: known by device, inode and path instead */
 	dev_t dev;
 	ino_t inode;
-	uint64_t bias;
-	Dwfl_Module *dwmod;
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *dwmod;	/* NULL: unreadable, its frames get module+offset */
+	bool has_dwarf;
+	struct sym_func *funcs;	/* by start */
+	uint64_t *max_end;	/* the highest end among funcs[0..i] */
+	size_t nr_funcs;
+	struct cu_funcs *cus;	/* by cu */
+	size_t nr_cus;
+	unsigned int failures;	/* failed debug-info lookups */
 };
 
+/* Which file a (device, inode) of the current image is. */
+struct file_ref {
+	dev_t dev;
+	ino_t inode;
+	struct sym_file *file;
+};
+
+/* The frames of one address of one file; address, module and offset unset. */
 struct cache_entry {
 	struct cache_entry *next;
-	uint64_t addr, bias;
-	dev_t dev;
-	ino_t inode;
+	const struct sym_file *file;
+	uint64_t vaddr;		/* the address in the file's own terms */
 	bool return_address;
 	struct report_frame *frames;
 	size_t nr;
 };
 
 struct symbolizer {
-	Dwfl *dwfl;		/* created on first use */
-	unsigned int nr_reported;
-	struct sym_mod *mods;
-	size_t nr_mods;
+	char *debuginfo_path;
+	Dwfl_Callbacks callbacks;	/* points at debuginfo_path */
+	struct sym_file **files;
+	size_t nr_files;
+	struct file_ref *refs;
+	size_t nr_refs;
 	struct cache_entry **buckets;	/* a power of two of them */
 	size_t nr_buckets, nr_entries;
+	struct perfmap *jit;
+	pid_t jit_pid, jit_nspid;	/* whose perf map, and its name there */
 };
 
 /* Frames under construction. */
@@ -64,13 +121,68 @@ struct frame_buf {
 	size_t nr, cap;
 };
 
-struct symbolizer *symbolizer__new(void)
+/* Append dir, absolute, to the colon-separated *path. */
+static int add_debug_dir(char **path, const char *dir)
 {
-	/* Debug info comes from this machine only: libdw would otherwise ask
-	 * debuginfod servers when DEBUGINFOD_URLS is set. The traced command
-	 * was started before this and keeps its environment. */
-	unsetenv("DEBUGINFOD_URLS");
-	return calloc(1, sizeof(struct symbolizer));
+	char *real = realpath(dir, NULL), *n;
+	struct stat st;
+	int err = 0;
+
+	if (!real || stat(real, &st))
+		err = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = -ENOTDIR;
+	if (err) {
+		fprintf(stderr, "memleakbpf: --debug-dir %s: %s\n", dir, strerror(-err));
+		free(real);
+		return err;
+	}
+	if (strchr(real, ':')) {
+		fprintf(stderr, "memleakbpf: --debug-dir %s: libdw cannot search a path with ':'\n",
+			dir);
+		free(real);
+		return -EINVAL;
+	}
+	err = asprintf(&n, "%s%s:", *path ?: "", real) < 0 ? -ENOMEM : 0;
+	free(real);
+	if (!err) {
+		free(*path);
+		*path = n;
+	}
+	return err;
+}
+
+static int debuginfo_path(const char *const *dirs, size_t nr, char **out)
+{
+	char *path = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < nr && !err; i++)
+		err = add_debug_dir(&path, dirs[i]);
+	if (!err && asprintf(out, "%s%s", path ?: "", SYSTEM_DEBUG_PATH) < 0)
+		err = -ENOMEM;
+	free(path);
+	return err;
+}
+
+struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debug_dirs)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (debuginfo_path(debug_dirs, nr_debug_dirs, &s->debuginfo_path)) {
+		free(s);
+		return NULL;
+	}
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &s->debuginfo_path,
+	};
+	elf_version(EV_CURRENT);
+	return s;
 }
 
 static void frames_free(struct report_frame *frames, size_t nr)
@@ -83,67 +195,252 @@ static void frames_free(struct report_frame *frames, size_t nr)
 	free(frames);
 }
 
-static bool same_module(const struct sym_mod *sm, const struct module *m)
+/* ---------------------------------------------------------------- files */
+
+static int sym_rank(const GElf_Sym *sym)
 {
-	return sm->dev == m->dev && sm->inode == m->inode && sm->bias == m->bias;
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	}
+	return 0;
 }
 
-static Dwfl_Module *report_module(struct symbolizer *s, const struct module *m)
+static int func_cmp(const void *a, const void *b)
 {
-	Dwfl_Module *dwmod;
-	char name[64];
+	const struct sym_func *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (!x->size != !y->size)
+		return !x->size - !y->size;	/* sized first */
+	return strcmp(x->name, y->name);	/* any order, but the same every run */
+}
+
+/* The code symbols of f (.symtab, else .dynsym, plus .gnu_debugdata), sorted. */
+static int read_funcs(struct sym_file *f)
+{
+	int n = dwfl_module_getsymtab(f->dwmod);
+	uint64_t hi = 0;
+
+	if (n <= 0)
+		return 0;
+	f->funcs = malloc(n * sizeof(*f->funcs));
+	f->max_end = malloc(n * sizeof(*f->max_end));
+	if (!f->funcs || !f->max_end)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(f->dwmod, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+			continue;
+		f->funcs[f->nr_funcs++] = (struct sym_func){ addr, sym.st_size, name,
+							     sym_rank(&sym) };
+	}
+	qsort(f->funcs, f->nr_funcs, sizeof(*f->funcs), func_cmp);
+	for (size_t i = 0; i < f->nr_funcs; i++) {
+		uint64_t end = f->funcs[i].start + f->funcs[i].size;
+
+		hi = end > hi ? end : hi;
+		f->max_end[i] = hi;
+	}
+	return 0;
+}
+
+/* Give f its own Dwfl, with the file at its link-time addresses. */
+static int report_file(struct symbolizer *s, struct sym_file *f, const struct module *m)
+{
+	Dwarf_Addr bias;
 	int fd;
 
 	if (m->fd < 0)
-		return NULL;	/* modules.c said why */
-	if (!s->dwfl) {
-		s->dwfl = dwfl_begin(&dwfl_callbacks);
-		if (!s->dwfl) {
-			fprintf(stderr, "memleakbpf: libdwfl: %s\n", dwfl_errmsg(-1));
-			return NULL;
-		}
+		return 0;	/* modules.c said why */
+	/*
+	 * Debug info comes from this machine only: libdw would otherwise ask
+	 * debuginfod servers when DEBUGINFOD_URLS is set. Not before: a -c
+	 * command, started by now, keeps its environment.
+	 */
+	unsetenv("DEBUGINFOD_URLS");
+	f->dwfl = dwfl_begin(&s->callbacks);
+	if (!f->dwfl) {
+		fprintf(stderr, "memleakbpf: libdwfl: %s\n", dwfl_errmsg(-1));
+		return 0;
 	}
 	/* dwfl_report_elf keeps the fd it is given; the module keeps its own. */
 	fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
-		return NULL;
-	/*
-	 * A unique name: libdwfl merges a report with an earlier one of the same
-	 * name and range, and drops both if the files differ (a library replaced
-	 * at the same address).
-	 */
-	snprintf(name, sizeof(name), "module%u", s->nr_reported++);
-	dwfl_report_begin_add(s->dwfl);
-	/* add_p_vaddr: m->bias is the bias itself, not where the first PT_LOAD went. */
-	dwmod = dwfl_report_elf(s->dwfl, name, m->path, fd, m->bias, true);
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (!dwmod) {
+		return 0;
+	dwfl_report_begin(f->dwfl);
+	/* Base 0 and add_p_vaddr: addresses are the file's own (runtime - load bias). */
+	f->dwmod = dwfl_report_elf(f->dwfl, "file", m->path, fd, 0, true);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->dwmod) {
 		close(fd);	/* only kept on success */
 		fprintf(stderr, "memleakbpf: %s: %s; its frames stay unnamed\n", m->path,
 			dwfl_errmsg(-1));
+		return 0;
 	}
-	return dwmod;
+	f->has_dwarf = dwfl_module_getdwarf(f->dwmod, &bias) != NULL;
+	return read_funcs(f);
 }
 
-/* The Dwfl module for m, reporting it on first use; NULL when it can't load. */
-static int sym_module(struct symbolizer *s, const struct module *m, Dwfl_Module **out)
+/* The build id of the file open at fd, into f; none is not an error. */
+static void read_build_id(int fd, struct sym_file *f)
 {
-	struct sym_mod *n;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	const void *id;
+	ssize_t len;
 
-	for (size_t i = 0; i < s->nr_mods; i++) {
-		if (same_module(&s->mods[i], m)) {
-			*out = s->mods[i].dwmod;
+	if (!elf)
+		return;
+	len = dwelf_elf_gnu_build_id(elf, &id);
+	if (len > 0 && len <= BUILD_ID_MAX) {
+		memcpy(f->build_id, id, len);
+		f->build_id_len = len;
+	}
+	elf_end(elf);
+}
+
+static bool same_file(const struct sym_file *a, const struct sym_file *key, const char *path)
+{
+	if (key->build_id_len)
+		return a->build_id_len == key->build_id_len &&
+		       !memcmp(a->build_id, key->build_id, key->build_id_len);
+	return !a->build_id_len && a->dev == key->dev && a->inode == key->inode &&
+	       !strcmp(a->path, path);
+}
+
+static void file_free(struct sym_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nr_cus; i++) {
+		free(f->cus[i].v);
+		free(f->cus[i].max_end);
+	}
+	free(f->cus);
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f->funcs);
+	free(f->max_end);
+	free(f->path);
+	free(f);
+}
+
+/* The file of module m: one already read with the same build id, or m's own. */
+static int find_file(struct symbolizer *s, const struct module *m, struct sym_file **out)
+{
+	struct sym_file key = { .dev = m->dev, .inode = m->inode }, *f, **n;
+	int err;
+
+	read_build_id(m->fd, &key);
+	for (size_t i = 0; i < s->nr_files; i++) {
+		if (same_file(s->files[i], &key, m->path)) {
+			*out = s->files[i];
 			return 0;
 		}
 	}
-	n = realloc(s->mods, (s->nr_mods + 1) * sizeof(*n));
+	n = realloc(s->files, (s->nr_files + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	s->mods = n;
-	*out = report_module(s, m);
-	/* Remembered even when NULL, so a broken file is tried once. */
-	n[s->nr_mods++] = (struct sym_mod){ m->dev, m->inode, m->bias, *out };
+	s->files = n;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	*f = key;
+	f->path = strdup(m->path);
+	err = f->path ? report_file(s, f, m) : -ENOMEM;
+	if (err) {
+		file_free(f);
+		return err;
+	}
+	s->files[s->nr_files++] = f;
+	*out = f;
 	return 0;
+}
+
+static int file_for(struct symbolizer *s, const struct module *m, struct sym_file **out)
+{
+	struct file_ref *n;
+	int err;
+
+	for (size_t i = 0; i < s->nr_refs; i++) {
+		if (s->refs[i].dev == m->dev && s->refs[i].inode == m->inode) {
+			*out = s->refs[i].file;
+			return 0;
+		}
+	}
+	n = realloc(s->refs, (s->nr_refs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->refs = n;
+	err = find_file(s, m, out);
+	if (!err)
+		n[s->nr_refs++] = (struct file_ref){ m->dev, m->inode, *out };
+	return err;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+static bool func_better(const struct sym_func *fn, const struct sym_func *best)
+{
+	if (!best || fn->start != best->start)
+		return !best || fn->start > best->start;
+	if (fn->rank != best->rank)
+		return fn->rank > best->rank;
+	return fn->size && !best->size;
+}
+
+/*
+ * The symbol naming pc, or NULL: the closest one at or below pc that covers
+ * it. A sizeless symbol (an assembly label) covers its own address only, and
+ * nothing covers code past every symbol's end (a static function of a
+ * stripped file): the nearest name below would be a wrong one.
+ */
+static const struct sym_func *func_at(const struct sym_file *f, uint64_t pc)
+{
+	const struct sym_func *best = NULL;
+	size_t lo = 0, hi = f->nr_funcs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->funcs[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = hi; i-- > 0;) {
+		const struct sym_func *fn = &f->funcs[i];
+		bool covers = fn->size ? pc - fn->start < fn->size : pc == fn->start;
+
+		if (covers && func_better(fn, best))
+			best = fn;
+		/* Nothing further down reaches pc. */
+		if (f->max_end[i] <= pc && fn->start < pc)
+			break;
+	}
+	return best;
+}
+
+static void note_failure(struct sym_file *f)
+{
+	if (++f->failures == SYM_FAIL_LIMIT)
+		fprintf(stderr, "memleakbpf: %s: %u lookups failed in its debug info; its other frames get function names only\n",
+			f->path, f->failures);
 }
 
 static char *demangle(const char *name)
@@ -187,29 +484,6 @@ static int frame_push(struct frame_buf *b, const char *function, const char *fil
 	f->inlined = inlined;
 	b->nr++;
 	return 0;
-}
-
-/*
- * The symbol-table name of the function containing pc, or NULL; owned by the
- * caller. libdwfl returns the nearest symbol below pc; past its end (code
- * without a symbol, e.g. a static function in a stripped file) that would be
- * a wrong name.
- */
-static int symbol_at(Dwfl_Module *dwmod, uint64_t pc, char **out)
-{
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(dwmod, pc, &off, &sym, NULL, NULL, NULL);
-
-	*out = NULL;
-	if (!name || !*name)
-		return 0;
-	/* A sizeless symbol (an assembly label) only names its own address. */
-	if (sym.st_size ? off >= sym.st_size : off != 0)
-		return 0;
-	/* glibc's .symtab spells versioned definitions "name@@GLIBC_2.34". */
-	*out = strndup(name, strcspn(name, "@"));
-	return *out ? 0 : -ENOMEM;
 }
 
 /* Linkage name (demangles to the qualified name), else the plain name. */
@@ -261,30 +535,185 @@ static void call_site(Dwarf_Die *inl, const char **file, int *line)
 	*line = *file ? (int)lineno : 0;
 }
 
-/*
- * The DIEs enclosing pc, innermost first, up to the CU. dwarf_getscopes
- * continues an inlined instance with the scopes of its abstract definition;
- * restarting from the innermost DIE gives the concrete chain of callers.
- */
-static int scopes_at(Dwfl_Module *dwmod, uint64_t pc, Dwarf_Die **out)
+static int add_range(struct cu_funcs *c, size_t *cap, uint64_t lo, uint64_t hi,
+		     const Dwarf_Die *die)
 {
-	Dwarf_Die *cudie, *scopes, inner;
-	Dwarf_Addr bias;
-	int n;
+	if (c->nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct die_range *n = realloc(c->v, ncap * sizeof(*n));
 
-	*out = NULL;
-	cudie = dwfl_module_addrdie(dwmod, pc, &bias);
+		if (!n)
+			return -ENOMEM;
+		c->v = n;
+		*cap = ncap;
+	}
+	c->v[c->nr++] = (struct die_range){ lo, hi, *die };
+	return 0;
+}
+
+/*
+ * The subprograms with code below parent: at the unit's top level, or in
+ * namespaces and classes (C++). Declarations and abstract instances have no
+ * ranges, so only concrete functions are kept.
+ */
+static int collect_funcs(Dwarf_Die *parent, struct cu_funcs *c, size_t *cap, int depth)
+{
+	Dwarf_Die child, next;
+	int err = 0, r = dwarf_child(parent, &child);
+
+	while (r == 0 && !err) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			while (!err && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+				err = add_range(c, cap, lo, hi, &child);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (depth < MAX_NESTING)
+				err = collect_funcs(&child, c, cap, depth + 1);
+			break;
+		}
+		r = dwarf_siblingof(&child, &next);
+		child = next;
+	}
+	return err ?: (r < 0 ? -EIO : 0);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct die_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int index_cu(Dwarf_Die *cudie, struct cu_funcs *c)
+{
+	size_t cap = 0;
+	uint64_t top = 0;
+	int err = collect_funcs(cudie, c, &cap, 0);
+
+	if (!err)
+		c->max_end = malloc((c->nr ?: 1) * sizeof(*c->max_end));
+	if (!err && !c->max_end)
+		err = -ENOMEM;
+	if (err) {
+		free(c->v);
+		*c = (struct cu_funcs){ .cu = c->cu };
+		return err;
+	}
+	qsort(c->v, c->nr, sizeof(*c->v), range_cmp);
+	for (size_t i = 0; i < c->nr; i++) {
+		top = c->v[i].hi > top ? c->v[i].hi : top;
+		c->max_end[i] = top;
+	}
+	return 0;
+}
+
+/* The function index of the unit cudie, made on first use. */
+static int cu_funcs_for(struct sym_file *f, Dwarf_Die *cudie, struct cu_funcs **out)
+{
+	Dwarf_Off cu = dwarf_dieoffset(cudie);
+	size_t lo = 0, hi = f->nr_cus;
+	struct cu_funcs *n;
+	int err;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->cus[mid].cu == cu) {
+			*out = &f->cus[mid];
+			return 0;
+		}
+		if (f->cus[mid].cu < cu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	n = realloc(f->cus, (f->nr_cus + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	f->cus = n;
+	memmove(&n[lo + 1], &n[lo], (f->nr_cus - lo) * sizeof(*n));
+	f->nr_cus++;
+	n[lo] = (struct cu_funcs){ .cu = cu };
+	/* A unit that cannot be read stays indexed, empty: it is not read again. */
+	err = index_cu(cudie, &n[lo]);
+	*out = &n[lo];
+	return err == -ENOMEM ? err : 0;
+}
+
+/* The innermost function whose code holds pc, or NULL. */
+static const struct die_range *func_die_at(const struct cu_funcs *c, uint64_t pc)
+{
+	const struct die_range *best = NULL;
+	size_t lo = 0, hi = c->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = hi; i-- > 0 && c->max_end[i] > pc;)
+		if (pc < c->v[i].hi && (!best || c->v[i].lo > best->lo))
+			best = &c->v[i];
+	return best;
+}
+
+/*
+ * The scopes around pc, innermost first, ending with the function: chain[0..n).
+ * From the function down, only its inlined calls and blocks are looked at,
+ * and that path is the concrete chain of callers. 0 when no function's DWARF
+ * covers pc, -EIO on a libdw error, -ENOMEM.
+ */
+static int scopes_at(struct sym_file *f, uint64_t pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = dwfl_module_addrdie(f->dwmod, pc, &bias);
+	const struct die_range *fn;
+	struct cu_funcs *c;
+	Dwarf_Die parent, child;
+	int n = 0, r, err;
+
 	if (!cudie)
 		return 0;
-	n = dwarf_getscopes(cudie, pc - bias, &scopes);
-	if (n <= 0)
+	pc -= bias;
+	err = cu_funcs_for(f, cudie, &c);
+	if (err)
+		return err;
+	fn = func_die_at(c, pc);
+	if (!fn)
 		return 0;
-	inner = scopes[0];
-	free(scopes);
-	n = dwarf_getscopes_die(&inner, &scopes);
-	if (n <= 0)
-		return 0;
-	*out = scopes;
+	parent = fn->die;
+	chain[max - ++n] = parent;
+	while (n < max && (r = dwarf_child(&parent, &child)) == 0) {
+		for (;;) {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+			    dwarf_haspc(&child, pc) > 0)
+				break;
+			r = dwarf_siblingof(&child, &child);
+			if (r)
+				break;
+		}
+		if (r < 0)
+			return -EIO;
+		if (r)
+			break;	/* no child holds pc: parent is the innermost */
+		parent = child;
+		chain[max - ++n] = parent;
+	}
+	/* Built from the end of chain: move it to the front, innermost first. */
+	memmove(chain, chain + max - n, n * sizeof(*chain));
 	return n;
 }
 
@@ -293,18 +722,30 @@ static int scopes_at(Dwfl_Module *dwmod, uint64_t pc, Dwarf_Die **out)
  * function they were inlined into. The innermost line is pc's; every outer
  * frame is at the call site of the inlined subroutine it contains.
  */
-static int describe(Dwfl_Module *dwmod, uint64_t pc, struct frame_buf *b)
+static int describe(struct sym_file *f, uint64_t pc, struct frame_buf *b)
 {
-	Dwarf_Die *scopes, *func = NULL;
-	const char *file;
-	char *sym;
-	int n, line, err;
+	const struct sym_func *fn = func_at(f, pc);
+	Dwarf_Die scopes[MAX_SCOPES], *func = NULL;
+	const char *file = NULL;
+	char *sym = NULL;
+	int n = 0, line = 0, err = 0;
 
-	err = symbol_at(dwmod, pc, &sym);
-	if (err)
-		return err;
-	n = scopes_at(dwmod, pc, &scopes);
-	src_line(dwmod, pc, &file, &line);
+	if (fn) {
+		/* glibc's .symtab spells versioned definitions "name@@GLIBC_2.34". */
+		sym = strndup(fn->name, strcspn(fn->name, "@"));
+		if (!sym)
+			return -ENOMEM;
+	}
+	if (f->has_dwarf && f->failures < SYM_FAIL_LIMIT) {
+		n = scopes_at(f, pc, scopes, MAX_SCOPES);
+		src_line(f->dwmod, pc, &file, &line);
+		/* A function's DIE around pc but no line for it: the DWARF is broken. */
+		if (n == -EIO || (n > 0 && !file))
+			note_failure(f);
+		if (n == -ENOMEM)
+			err = n;
+		n = n < 0 ? 0 : n;
+	}
 	for (int i = 0; i < n && !err; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 
@@ -320,52 +761,30 @@ static int describe(Dwfl_Module *dwmod, uint64_t pc, struct frame_buf *b)
 	/* The symbol table names clones (foo.cold, foo.constprop.0) precisely. */
 	if (!err)
 		err = frame_push(b, sym ?: (func ? die_name(func) : NULL), file, line, false);
-	free(scopes);
 	free(sym);
 	return err;
 }
 
-/* Frames for addr in module m (at least one), every one with module+offset. */
-static int resolve_in(struct symbolizer *s, const struct module *m, uint64_t addr,
-		      bool return_address, struct frame_buf *b)
-{
-	Dwfl_Module *dwmod;
-	int err = sym_module(s, m, &dwmod);
+/* ---------------------------------------------------------------- cache */
 
-	if (!err && dwmod)
-		err = describe(dwmod, return_address ? addr - 1 : addr, b);
-	if (!err && !b->nr)
-		err = frame_push(b, NULL, NULL, 0, false);
-	for (size_t i = 0; i < b->nr && !err; i++) {
-		b->v[i].address = addr;
-		b->v[i].module_offset = addr - m->bias;
-		b->v[i].module = strdup(m->path);
-		if (!b->v[i].module)
-			err = -ENOMEM;
-	}
-	return err;
-}
-
-static size_t cache_hash(uint64_t addr, uint64_t bias, ino_t inode, bool return_address)
+static size_t cache_hash(const struct sym_file *f, uint64_t vaddr, bool return_address)
 {
-	uint64_t h = addr ^ (bias * 31) ^ ((uint64_t)inode << 17) ^ return_address;
+	uint64_t h = vaddr ^ ((uint64_t)(uintptr_t)f << 20) ^ return_address;
 
 	return (h * 0x9e3779b97f4a7c15ull) >> 24;
 }
 
-static struct cache_entry *cache_find(const struct symbolizer *s, const struct module *m,
-				      uint64_t addr, bool return_address)
+static struct cache_entry *cache_find(const struct symbolizer *s, const struct sym_file *f,
+				      uint64_t vaddr, bool return_address)
 {
 	struct cache_entry *e;
 
 	if (!s->nr_buckets)
 		return NULL;
-	e = s->buckets[cache_hash(addr, m->bias, m->inode, return_address) & (s->nr_buckets - 1)];
-	for (; e; e = e->next) {
-		if (e->addr == addr && e->return_address == return_address &&
-		    e->bias == m->bias && e->dev == m->dev && e->inode == m->inode)
+	e = s->buckets[cache_hash(f, vaddr, return_address) & (s->nr_buckets - 1)];
+	for (; e; e = e->next)
+		if (e->file == f && e->vaddr == vaddr && e->return_address == return_address)
 			return e;
-	}
 	return NULL;
 }
 
@@ -382,7 +801,7 @@ static int cache_grow(struct symbolizer *s)
 
 		for (; e; e = next) {
 			next = e->next;
-			b = cache_hash(e->addr, e->bias, e->inode, e->return_address) & (nr - 1);
+			b = cache_hash(e->file, e->vaddr, e->return_address) & (nr - 1);
 			e->next = buckets[b];
 			buckets[b] = e;
 		}
@@ -393,8 +812,8 @@ static int cache_grow(struct symbolizer *s)
 	return 0;
 }
 
-/* Take ownership of b's frames as the cached answer for (m, addr). */
-static int cache_add(struct symbolizer *s, const struct module *m, uint64_t addr,
+/* Take ownership of b's frames as the cached answer for (f, vaddr). */
+static int cache_add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
 		     bool return_address, struct frame_buf *b, struct cache_entry **out)
 {
 	struct cache_entry *e;
@@ -405,10 +824,9 @@ static int cache_add(struct symbolizer *s, const struct module *m, uint64_t addr
 	e = malloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	*e = (struct cache_entry){ .addr = addr, .bias = m->bias, .dev = m->dev,
-				   .inode = m->inode, .return_address = return_address,
+	*e = (struct cache_entry){ .file = f, .vaddr = vaddr, .return_address = return_address,
 				   .frames = b->v, .nr = b->nr };
-	i = cache_hash(addr, m->bias, m->inode, return_address) & (s->nr_buckets - 1);
+	i = cache_hash(f, vaddr, return_address) & (s->nr_buckets - 1);
 	e->next = s->buckets[i];
 	s->buckets[i] = e;
 	s->nr_entries++;
@@ -433,6 +851,8 @@ static void cache_clear(struct symbolizer *s)
 	s->nr_buckets = s->nr_entries = 0;
 }
 
+/* ---------------------------------------------------------------- results */
+
 static char *strdup_or_null(const char *s, bool *failed)
 {
 	char *d = s ? strdup(s) : NULL;
@@ -442,9 +862,12 @@ static char *strdup_or_null(const char *s, bool *failed)
 	return d;
 }
 
-/* Append deep copies of src[0..n) to the caller's array. */
-static int frames_append(const struct report_frame *src, size_t n, struct report_frame **frames,
-			 size_t *nr)
+/*
+ * Append copies of src[0..n) to the caller's array, each with the captured
+ * address, the module as this load names it and the offset in the file.
+ */
+static int frames_append(const struct report_frame *src, size_t n, const char *module,
+			 uint64_t addr, uint64_t offset, struct report_frame **frames, size_t *nr)
 {
 	struct report_frame *v = realloc(*frames, (*nr + n) * sizeof(*v));
 	bool failed = false;
@@ -456,8 +879,10 @@ static int frames_append(const struct report_frame *src, size_t n, struct report
 		struct report_frame *f = &v[*nr + i];
 
 		*f = src[i];
+		f->address = addr;
+		f->module_offset = module ? offset : 0;
 		f->function = strdup_or_null(src[i].function, &failed);
-		f->module = strdup_or_null(src[i].module, &failed);
+		f->module = strdup_or_null(module, &failed);
 		f->file = strdup_or_null(src[i].file, &failed);
 	}
 	if (failed) {
@@ -472,49 +897,88 @@ static int frames_append(const struct report_frame *src, size_t n, struct report
 	return 0;
 }
 
+/*
+ * An address in no mapped file: JIT code, if the target's perf map names it
+ * (the map's addresses are absolute: its "module" has bias 0). Never cached:
+ * a JIT reuses its memory for other code.
+ */
+static int resolve_jit(struct symbolizer *s, const struct modules *mods, uint64_t addr,
+		       bool return_address, struct report_frame **frames, size_t *nr)
+{
+	pid_t pid = modules__pid(mods);
+	struct report_frame f = { 0 };
+	const struct perfmap_entry *e;
+	int err;
+
+	if (pid > 0 && pid != s->jit_pid) {
+		s->jit_pid = pid;
+		/* Gone already: then it most likely shared our namespace (perfmap__load). */
+		if (perfmap__nspid(pid, &s->jit_nspid))
+			s->jit_nspid = pid;
+	}
+	/* An error keeps what was read before: the target may have exited since. */
+	if (pid > 0)
+		perfmap__load(pid, s->jit_nspid, &s->jit);
+	e = pid > 0 ? perfmap__find(s->jit, return_address ? addr - 1 : addr) : NULL;
+	if (!e)
+		return frames_append(&f, 1, NULL, addr, 0, frames, nr);
+	f.function = demangle(e->name);
+	if (!f.function)
+		return -ENOMEM;
+	err = frames_append(&f, 1, perfmap__path(s->jit), addr, addr, frames, nr);
+	free(f.function);
+	return err;
+}
+
 int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64_t addr,
 			bool return_address, struct report_frame **frames, size_t *nr)
 {
 	const struct module *m = modules__find(mods, addr);
 	struct frame_buf b = { 0 };
 	struct cache_entry *e;
+	struct sym_file *f;
+	uint64_t vaddr;
 	int err;
 
-	if (!m) {
-		/* Not cached: the module may be learnt by a later update. */
-		struct report_frame unknown = { .address = addr };
-
-		return frames_append(&unknown, 1, frames, nr);
-	}
-	e = cache_find(s, m, addr, return_address);
+	if (!m)
+		return resolve_jit(s, mods, addr, return_address, frames, nr);
+	err = file_for(s, m, &f);
+	if (err)
+		return err;
+	vaddr = addr - m->bias;
+	e = cache_find(s, f, vaddr, return_address);
 	if (!e) {
-		err = resolve_in(s, m, addr, return_address, &b);
-		err = err ?: cache_add(s, m, addr, return_address, &b, &e);
+		err = f->dwmod ? describe(f, return_address ? vaddr - 1 : vaddr, &b) : 0;
+		if (!err && !b.nr)
+			err = frame_push(&b, NULL, NULL, 0, false);
+		err = err ?: cache_add(s, f, vaddr, return_address, &b, &e);
 		if (err) {
 			frames_free(b.v, b.nr);
 			return err;
 		}
 	}
-	return frames_append(e->frames, e->nr, frames, nr);
+	return frames_append(e->frames, e->nr, m->path, addr, vaddr, frames, nr);
 }
 
 void symbolizer__reset(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	cache_clear(s);
-	free(s->mods);
-	s->mods = NULL;
-	s->nr_mods = 0;
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
-	s->dwfl = NULL;
+	free(s->refs);
+	s->refs = NULL;
+	s->nr_refs = 0;
 }
 
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	symbolizer__reset(s);
+	cache_clear(s);
+	for (size_t i = 0; i < s->nr_files; i++)
+		file_free(s->files[i]);
+	free(s->files);
+	free(s->refs);
+	perfmap__free(s->jit);
+	free(s->debuginfo_path);
 	free(s);
 }

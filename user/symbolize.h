@@ -11,17 +11,29 @@
 
 struct symbolizer;
 
-struct symbolizer *symbolizer__new(void);
+/*
+ * debug_dirs: extra roots for separate debug files (--debug-dir), searched
+ * before the system's, both by build id (DIR/.build-id/xx/rest.debug) and by
+ * .gnu_debuglink name. Never the network. NULL (after saying why on stderr)
+ * when a directory cannot be used, or on ENOMEM.
+ */
+struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debug_dirs);
 /*
  * Resolve addr among mods into one or more frames (innermost first; more than
  * one when the address lies in inlined code), appended to *frames and *nr (a
  * realloc'd array the caller frees with report__free's rules).
  * return_address: addr is a return address, so it is looked up at addr - 1
- * to land on the call instruction's line. Unknown parts stay NULL/0. 0 or -errno.
+ * to land on the call instruction's line. An address in no module is looked
+ * up in the target's /tmp/perf-PID.map (JIT code). Unknown parts stay
+ * NULL/0. 0 or -errno.
  */
 int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64_t addr,
 			bool return_address, struct report_frame **frames, size_t *nr);
-/* Drop every cache: after an exec the same addresses mean other code. */
+/*
+ * The target exec'd: forget which file each (device, inode) was. What was
+ * read of the files themselves is kept, keyed by build id, for the rest of
+ * the run: the new image's libraries are mostly the same ones.
+ */
 void symbolizer__reset(struct symbolizer *s);
 void symbolizer__free(struct symbolizer *s);
 

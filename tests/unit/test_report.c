@@ -270,7 +270,7 @@ TEST(report_text_sample)
 		      "      #2 __libc_start_call_main (../sysdeps/nptl/libc_start_call_main.h:58) [libc.so.6]\n"
 		      "\n"
 		      "  4.0 KiB (4,096 bytes) in 1 allocation from new[]\n"
-		      "      #0 helper (util.h:7, inlined) [app]\n"
+		      "      #0 helper (util.h:7, inlined)\n"
 		      "      #1 outer (app.c:60) [app]\n"
 		      "      #2 nolines [app]\n"
 		      "      #3 libfoo.so+0x1a2b\n"

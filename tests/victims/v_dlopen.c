@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * v_dlopen: leaks from inside plugins loaded with dlopen once main runs (so
+ * after tracing began, under -c): plugins/libp_kept.so stays loaded,
+ * plugins/libp_closed.so is dlclose'd (unmapped) before the victim exits, so
+ * before any final report. Both must be named, with file and line.
+ * The plugins are found next to this executable, in plugins/.
+ * Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout; exit status 0.
+ * Comments "@name" mark the lines tests/e2e/run.py expects frames at.
+ *
+ * Truth: 2 TRUTH lines; heap 384 bytes in 5 blocks (site_plugin_kept 192 in
+ * 3, site_plugin_closed 192 in 2), plus whatever dlopen itself keeps.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include "truth.h"
+#include "plugins/plugin.h"
+
+/* A copy that outlives the plugin: its strings go away with its dlclose. */
+static const char *intern(const char *str)
+{
+	static char names[8][64];
+
+	for (int i = 0; i < 8; i++) {
+		if (!names[i][0])
+			snprintf(names[i], sizeof(names[i]), "%s", str);
+		if (!strcmp(names[i], str))
+			return names[i];
+	}
+	tr_die("too many plugin strings");
+	return NULL;
+}
+
+/* The registry keeps the site's and the api's pointers. */
+static void plugin_alloc_at(const void *p, uint64_t size, const char *site, const char *api,
+			    int line)
+{
+	tr_alloc_at(p, size, intern(site), intern(api), line);
+}
+
+static const struct plugin_api api = { plugin_alloc_at };
+
+/* <dir of this executable>/plugins/name, without allocating. */
+static void plugin_path(const char *name, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		tr_die("readlink /proc/self/exe");
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(buf, len, "%s/plugins/%s", exe, name);
+}
+
+static plugin_site_fn *load_site(const char *lib, const char *site, void **handle)
+{
+	char path[PATH_MAX + 64];
+	plugin_site_fn *fn;
+
+	plugin_path(lib, path, sizeof(path));
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*handle)
+		tr_die(dlerror());
+	fn = (plugin_site_fn *)dlsym(*handle, site);
+	if (!fn)
+		tr_die(dlerror());
+	return fn;
+}
+
+VIA void via_plugin_kept(void)
+{
+	plugin_site_fn *fn;
+	void *h;
+
+	TR_ENTER();
+	fn = load_site("libp_kept.so", "site_plugin_kept", &h);
+	for (int i = 0; i < 3; i++)
+		fn(&api, 64);	/* @kept_call */
+	ESCAPE(h);
+	TR_LEAVE();
+}
+
+VIA void via_plugin_closed(void)
+{
+	plugin_site_fn *fn;
+	void *h;
+
+	TR_ENTER();
+	fn = load_site("libp_closed.so", "site_plugin_closed", &h);
+	for (int i = 0; i < 2; i++)
+		fn(&api, 48);	/* @closed_call */
+	if (dlclose(h))
+		tr_die(dlerror());
+	TR_LEAVE();
+}
+
+/* "# closed: unmapped" once libp_closed.so is really gone from the maps. */
+static void note_unmapped(void)
+{
+	static char maps[1 << 18];
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n = 1;
+
+	while (fd >= 0 && n > 0 && len < sizeof(maps) - 1) {
+		n = read(fd, maps + len, sizeof(maps) - 1 - len);
+		len += n > 0 ? n : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	maps[len] = '\0';
+	tr_note("closed", strstr(maps, "libp_closed.so") ? "still mapped" : "unmapped");
+}
+
+int main(void)
+{
+	TR_ENTER();
+	via_plugin_kept();	/* @main_kept */
+	via_plugin_closed();	/* @main_closed */
+	note_unmapped();
+	tr_report();
+	TR_LEAVE();
+	return 0;
+}

@@ -17,8 +17,8 @@ LIBS      := -lbpf -ldw -lelf -lz -lstdc++
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
 # Modules that need neither libbpf nor libdw: they build into the unit tests.
-PURE      := opts procmaps elfsym allocator aggregate report report_text \
-             report_json report_folded outfile report_pprof report_svg
+PURE      := opts procmaps elfsym allocator placement aggregate report report_text \
+             report_json report_folded outfile report_pprof report_svg perfmap
 USER_SRCS := $(wildcard user/*.c)
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
@@ -30,6 +30,15 @@ VICTIM_CXX := $(wildcard tests/victims/*.cc)
 VICTIMS    := $(patsubst tests/victims/%.c,$(OUTPUT)/victims/%,$(VICTIM_C)) \
               $(patsubst tests/victims/%.cc,$(OUTPUT)/victims/%,$(VICTIM_CXX))
 VICTIM_FLAGS := -O2 -g -fno-omit-frame-pointer -pthread
+# Symbols: dlopen'd plugins, and v_debug with its debug info moved elsewhere.
+PLUGINS    := $(patsubst tests/victims/plugins/%.c,$(OUTPUT)/victims/plugins/lib%.so, \
+                         $(wildcard tests/victims/plugins/*.c))
+DEBUG_ROOT := $(OUTPUT)/debug-root
+DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripped)
+# The symbolizer's own tests: libdw, but no BPF.
+SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
+                            $(wildcard tests/unit/symbolize/*.c))
+SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap)
 
 ifeq ($(V),1)
 Q :=
@@ -39,20 +48,22 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all test unit e2e demo install clean deps victims help
+.PHONY: all test unit e2e demo install clean deps victims help bench
 all: memleakbpf
 
 help:
 	@echo "make            build ./memleakbpf"
 	@echo "make test       unit and end-to-end tests (installs missing packages)"
 	@echo "make demo       build and trace the bundled leaky example"
-	@echo "make install    install to \$$(DESTDIR)\$$(PREFIX)/sbin (PREFIX=$(PREFIX))"
+	@echo "make bench      overhead against the raw probes and the peers (docs/PERFORMANCE.md)"
+	@echo "make install    install to \$$(DESTDIR)\$$(PREFIX)/sbin and share/man/man8 (PREFIX=$(PREFIX))"
 	@echo "V=1             show the commands"
 
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/unit $(OUTPUT)/victims:
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/unit $(OUTPUT)/victims $(OUTPUT)/victims/plugins \
+$(OUTPUT)/unit/symbolize $(DEBUG_ROOT):
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/memleak.bpf.o: bpf/memleak.bpf.c bpf/memleak.h | $(OUTPUT)
@@ -83,16 +94,55 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 
 $(OUTPUT)/victims/%: tests/victims/%.c | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
-	$(Q)$(CC) $(VICTIM_FLAGS) $(if $(findstring static,$*),-static) $< -o $@
+	$(Q)$(CC) $(VICTIM_FLAGS) $(if $(findstring static,$*),-static) \
+		$(if $(findstring nopie,$*),-no-pie) $< -o $@
 
 $(OUTPUT)/victims/%: tests/victims/%.cc | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
 	$(Q)$(CXX) $(VICTIM_FLAGS) $< -o $@
 
-victims: $(VICTIMS)
+$(OUTPUT)/victims/plugins/lib%.so: tests/victims/plugins/%.c tests/victims/plugins/plugin.h \
+				   | $(OUTPUT)/victims/plugins
+	$(call msg,PLUGIN,$@)
+	$(Q)$(CC) $(VICTIM_FLAGS) -fPIC -shared $< -o $@
 
-unit: $(OUTPUT)/unit_tests
+# Stripped copies of v_debug; its debug info beside one, under $(DEBUG_ROOT) for the others.
+$(OUTPUT)/victims/v_debug_link: $(OUTPUT)/victims/v_debug
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --only-keep-debug $< $@.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
+
+$(OUTPUT)/victims/v_debug_linkdir: $(OUTPUT)/victims/v_debug | $(DEBUG_ROOT)
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --only-keep-debug $< $(DEBUG_ROOT)/v_debug_linkdir.debug
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(DEBUG_ROOT)/v_debug_linkdir.debug $< $@
+
+$(OUTPUT)/victims/v_debug_id: $(OUTPUT)/victims/v_debug | $(DEBUG_ROOT)
+	$(call msg,STRIP,$@)
+	$(Q)id=$$(readelf -n $< | sed -n 's/^ *Build ID: *//p'); \
+	d=$(DEBUG_ROOT)/.build-id/$$(echo $$id | cut -c1-2); \
+	test -n "$$id" && mkdir -p $$d && \
+	objcopy --only-keep-debug $< $$d/$$(echo $$id | cut -c3-).debug
+	$(Q)objcopy --strip-all $< $@
+
+$(OUTPUT)/victims/v_debug_stripped: $(OUTPUT)/victims/v_debug
+	$(call msg,STRIP,$@)
+	$(Q)objcopy --strip-all $< $@
+
+victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS)
+
+$(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c tests/unit/unit.h $(wildcard user/*.h) \
+			      | $(OUTPUT)/unit/symbolize
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
+
+$(OUTPUT)/symbolize_tests: $(OUTPUT)/unit/main.o $(SYM_TEST_OBJS) $(SYM_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -ldw -lelf -lstdc++ -o $@
+
+unit: $(OUTPUT)/unit_tests $(OUTPUT)/symbolize_tests victims
 	$(Q)$(OUTPUT)/unit_tests
+	$(Q)$(OUTPUT)/symbolize_tests
 
 e2e: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py
@@ -101,6 +151,29 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
 
+# Benchmarks are not tests: timings only, printed and written to docs/PERFORMANCE.md.
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bench/wl: tests/bench/wl.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(VICTIM_FLAGS) $< -o $@
+
+$(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
+
+# Symbolization alone, on this machine's libraries: no BPF, no target.
+BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap \
+                             report_build report report_text aggregate)
+$(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -o $@
+
+bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims
+	$(Q)/usr/bin/python3 scripts/bench.py
+	$(Q)/usr/bin/python3 scripts/bench_symbolize.py
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory memleakbpf $(OUTPUT)/victims/demo_leaky
 	$(Q)scripts/demo.sh
@@ -108,6 +181,8 @@ demo: deps
 install: memleakbpf
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/memleakbpf)
 	$(Q)install -D -m 0755 memleakbpf $(DESTDIR)$(PREFIX)/sbin/memleakbpf
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man/man8/memleakbpf.8)
+	$(Q)install -D -m 0644 docs/memleakbpf.8 $(DESTDIR)$(PREFIX)/share/man/man8/memleakbpf.8
 
 clean:
 	$(call msg,CLEAN,)

@@ -22,6 +22,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
 const volatile __u64 page_size = 4096;
+/*
+ * Benchmarking only: the same programs on the same links return at once, so
+ * that `make bench` can measure what the probes alone cost.
+ */
+const volatile bool bench_floor = false;
 
 /* Written by user space while the target runs or is stopped. */
 __u32 targ_tgid;	/* the traced process; changes when a shell hands over */
@@ -118,19 +123,20 @@ static __always_inline struct call_state *call_state(bool create)
  * made from there (glibc's arena mmap, realloc's free, operator new's malloc)
  * is the allocator's own business. Stacks grow down, so a nested call runs
  * below the outer call's entry stack pointer, and a tail call (realloc(NULL, n)
- * jumping to malloc, new[] to new) enters at the very same one.
+ * jumping to malloc, new[] to new) enters at the very same one. sp is the
+ * probed function's stack pointer at its entry (see entry_sp).
  */
-static __always_inline bool nested(struct pt_regs *ctx, struct call_state *st)
+static __always_inline bool nested(__u64 sp, struct call_state *st)
 {
-	return st && st->sp && PT_REGS_SP(ctx) <= st->sp;
+	return st && st->sp && sp <= st->sp;
 }
 
-/* Does the caller's return address lie in the allocator's own code? */
-static __always_inline bool called_from_allocator(struct pt_regs *ctx)
+/* Does the caller's return address (at the entry sp) lie in the allocator's own code? */
+static __always_inline bool called_from_allocator(__u64 sp)
 {
 	__u64 ret_addr;
 
-	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)PT_REGS_SP(ctx)))
+	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)sp))
 		return false;
 	for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
 		if (i >= nr_internal)
@@ -190,23 +196,45 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
 	return a->nr == b->nr && a->ips[0] == b->ips[0] && a->ips[last] == b->ips[last];
 }
 
+/*
+ * The user stack by its frame pointers, innermost first: the same frames
+ * bpf_get_stack(BPF_F_USER_STACK) finds, for a third of the price. The
+ * kernel's walk goes on until a read fails, and where a frame without a frame
+ * pointer (Debian's libc) leaves garbage in the chain, that failure is a page
+ * fault, the dearest part of the walk; frames lie ever higher on the stack,
+ * so a link that does not go up ends the walk here without one.
+ */
+static __always_inline __u32 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
+{
+	__u64 fp = PT_REGS_FP(ctx), frame[2];	/* saved frame pointer, return address */
+	__u32 n = 1;
+
+	ips[0] = PT_REGS_IP(ctx);
+	for (int i = 1; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+			break;
+		ips[i & (MEMLEAK_STACK_SLOTS - 1)] = frame[1];
+		n++;
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
 /* The caller's user stack, stored once; its hash, or MEMLEAK_NO_STACK. */
 static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 {
 	struct stack_trace *st, *old;
 	__u32 zero = 0;
 	__u64 h;
-	long n;
 
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return MEMLEAK_NO_STACK;
-	n = bpf_get_stack(ctx, st->ips, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
-	if (n <= 0) {
+	if (!st) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
-	st->nr = n / sizeof(__u64);
+	st->nr = walk_user_stack(ctx, st->ips);
 	h = mix(0x9e3779b97f4a7c15ULL, st->nr);
 	for (int i = 0; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
 		if (i >= st->nr)
@@ -403,9 +431,9 @@ static __always_inline int call_end(struct pt_regs *ctx)
 }
 
 /* Entry-only probes (free, delete, munmap): skip calls the allocator makes. */
-static __always_inline bool user_release(struct pt_regs *ctx)
+static __always_inline bool user_release(__u64 sp)
 {
-	return is_target() && !nested(ctx, call_state(false));
+	return is_target() && !nested(sp, call_state(false));
 }
 
 static __always_inline void reallocarray_begin(struct pt_regs *ctx, __u64 ptr, __u64 nmemb,
@@ -429,7 +457,7 @@ static __always_inline void mmap_begin(struct pt_regs *ctx, __u64 length)
 {
 	struct call_state *st = call_begin(ctx, API_MMAP, length, 0);
 
-	if (st && called_from_allocator(ctx))
+	if (st && called_from_allocator(PT_REGS_SP(ctx)))
 		st->flags |= CALL_INTERNAL;
 }
 
@@ -439,18 +467,18 @@ static __always_inline void mremap_begin(struct pt_regs *ctx, __u64 old_addr, __
 
 	if (!st)
 		return;
-	if (called_from_allocator(ctx))
+	if (called_from_allocator(PT_REGS_SP(ctx)))
 		st->flags |= CALL_INTERNAL;
 	else
 		resize_begin(st, old_addr);
 }
 
-static __always_inline void munmap_user(struct pt_regs *ctx, __u64 start, __u64 length)
+static __always_inline void munmap_user(__u64 sp, __u64 start, __u64 length)
 {
 	__u64 len, rest;
 	struct alloc_info old;
 
-	if (!user_release(ctx) || called_from_allocator(ctx) || !forget(start, &old))
+	if (!user_release(sp) || called_from_allocator(sp) || !forget(start, &old))
 		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
 	if (len >= old.size) {
@@ -474,13 +502,26 @@ static __always_inline __u64 whole_pages(__u64 size)
 }
 
 /*
- * Entry of any API function; the attach cookie says which. One program for
- * all of them lets user space attach a whole allocator with one multi-uprobe
- * link per object, and detach it with one RCU grace period instead of one
- * per function.
+ * An entry-only probe may sit past the entry, on the first instruction the
+ * kernel emulates rather than single-steps (user/placement.c): the cookie's
+ * upper half says by how many bytes the function has lowered the stack
+ * pointer by then, so that the nested-call test and the return address see
+ * the stack as it was at the entry.
  */
-static __always_inline int on_enter(struct pt_regs *ctx, __u32 api)
+static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 {
+	return PT_REGS_SP(ctx) + (cookie >> 32);
+}
+
+/*
+ * Entry of any API function; the attach cookie's low half says which. One
+ * program for all of them lets user space attach a whole allocator with one
+ * multi-uprobe link per object, and detach it with one RCU grace period
+ * instead of one per function.
+ */
+static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 api = (__u32)cookie;
 	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
 	struct call_state *st;
 
@@ -515,11 +556,11 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u32 api)
 	case API_FREE:
 	case API_DELETE:
 	case API_DELETE_ARRAY:
-		if (a1 && user_release(ctx))
+		if (a1 && user_release(entry_sp(ctx, cookie)))
 			release(a1);
 		break;
 	case API_MUNMAP:
-		munmap_user(ctx, a1, a2);
+		munmap_user(entry_sp(ctx, cookie), a1, a2);
 		break;
 	default:	/* malloc, valloc, new, new[]: size first */
 		call_begin(ctx, api, a1, 0);
@@ -531,12 +572,16 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u32 api)
 SEC("uprobe")
 int api_enter(struct pt_regs *ctx)
 {
+	if (bench_floor)
+		return 0;
 	return on_enter(ctx, bpf_get_attach_cookie(ctx));
 }
 
 SEC("uprobe")
 int api_exit(struct pt_regs *ctx)
 {
+	if (bench_floor)
+		return 0;
 	return call_end(ctx);
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
+#include "placement.h"
 #include "probes.h"
 #include "probes_internal.h"
 
@@ -48,6 +49,19 @@ struct attachment {
 };
 
 static int verbosity;
+
+/*
+ * Knobs for `make bench` and the placement tests, not for users:
+ * MEMLEAKBPF_BENCH_FLOOR=1 makes the BPF programs return at once (the cost
+ * of the probes alone); MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every entry-only
+ * probe at its function's entry (see placement.h).
+ */
+static bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] && strcmp(v, "0");
+}
 
 /* Ring buffer callback: queue an event for probes__take_events. */
 static int on_event(void *ctx, void *data, size_t len)
@@ -98,6 +112,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->min_size = cfg->min_size;
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	p->skel->rodata->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, ATTACH_UPROBE_MULTI);
@@ -144,6 +159,42 @@ static int link_uprobes(struct probes *p, int prog_fd, const char *path, const _
 	return fd < 0 ? -errno : fd;
 }
 
+/* Is offset the entry of another function probed in the same object? */
+static bool probed_entry(const struct allocator *a, size_t obj, uint64_t offset)
+{
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == obj && a->probes[i].offset == offset)
+			return true;
+	return false;
+}
+
+/*
+ * Where the entry probe of ap goes: an entry-only function's may move to the
+ * first instruction the kernel emulates (placement.h); the cookie carries the
+ * API and, in its upper half, how far the stack pointer has moved by then.
+ */
+static void entry_point(const struct allocator *a, const struct alloc_probe *ap,
+			__u64 *offset, __u64 *cookie)
+{
+	uint32_t keep = PLACEMENT_REG(PLACEMENT_RDI);
+	struct placement pl = { .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
+
+	*offset = ap->offset;
+	*cookie = ap->api;
+	if (ap->api < API__ALLOCATING)
+		return;		/* its return probe needs the entry */
+	if (ap->api == API_MUNMAP)
+		keep |= PLACEMENT_REG(PLACEMENT_RSI);
+	if (!env_flag("MEMLEAKBPF_PROBE_AT_ENTRY"))
+		placement__decide(ap->open_path, ap->offset, keep, &pl);
+	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
+		pl = (struct placement){ .insn = "another function starts there" };
+	if (verbosity)
+		fprintf(stderr, "memleakbpf:   %s: probe at +%u (%s)\n", ap->symbol, pl.skip, pl.insn);
+	*offset += pl.skip;
+	*cookie |= (__u64)pl.sp_delta << 32;
+}
+
 /* Entry probes on every API function of one object, returns on the allocating ones. */
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
@@ -157,8 +208,8 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 
 		if (ap->object != obj)
 			continue;
-		offsets[n] = ap->offset;
-		cookies[n++] = ap->api;
+		entry_point(a, ap, &offsets[n], &cookies[n]);
+		n++;
 		if (ap->api < API__ALLOCATING) {
 			ret_offsets[nret] = ap->offset;
 			ret_cookies[nret++] = ap->api;

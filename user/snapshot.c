@@ -140,9 +140,9 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 		snapshot__free(snap);
 		return err;
 	}
+	/* Freed sites too: a heap profile's allocation totals name them. */
 	for (size_t i = 0; i < snap->nr; i++)
-		if (snap->sites[i].stats.outstanding_allocs)
-			read_stack(p, &snap->sites[i]);
+		read_stack(p, &snap->sites[i]);
 	*out = snap;
 	return 0;
 }

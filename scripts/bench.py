@@ -1,0 +1,472 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: what tracing costs a program, against the floor and the peers.
+
+Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--only WORKLOAD,...]
+
+Every workload runs untraced and under every tracer, interleaved: round after
+round, each (workload, tracer) once, so that drift of the machine spreads over
+all of them alike. A run's figure is ns per malloc/free pair:
+  - the C workloads (tests/bench/wl.c) time their own loop;
+  - Python and jq are timed from their first constructor to their exit by
+    tests/bench/stamp.c (LD_PRELOADed), and their pair count is the number of
+    allocations memleakbpf's exact mode counted in the same round.
+So no tracer's start-up or final report is in any figure.
+
+Tracers:
+  untraced      the program alone
+  memleakbpf    ./memleakbpf -c, default exact mode (stacks, every block)
+  floor         the same links on the same probe points, with BPF programs
+                that return at once (MEMLEAKBPF_BENCH_FLOOR=1): the cost of
+                the uprobes themselves
+  *@entry       (tight loop only) the same two with every probe at its
+                function's entry (MEMLEAKBPF_PROBE_AT_ENTRY=1): the gain of
+                probe placement
+  bpftrace      the classic in-kernel design: uprobe + uretprobe on malloc,
+                uprobe on free at its entry, stacks in a stack map
+  heaptrack     the in-process peer (LD_PRELOAD, trace written to a file)
+
+Prints the table (median ns per pair, spread min..max, ns added per pair over
+untraced, ratios to untraced and to the floor), then the memory and scale
+figures (the tracer's RSS and kernel memory over a long run with 10,000 live
+blocks, heaptrack's trace size on it, the final report's time over 1M live
+blocks from 10,648 stacks), and rewrites the results section of
+docs/PERFORMANCE.md. Needs root; installs bpftrace, heaptrack and
+jq from Debian when they are missing. A tracer that cannot run here is shown
+as such, with the reason, never with made-up figures.
+"""
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
+OUT = os.path.join(ROOT, ".output", "bench")
+TRACER = os.path.join(ROOT, "memleakbpf")
+WL = os.path.join(OUT, "wl")
+STAMP = os.path.join(OUT, "stamp.so")
+DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
+PYTHON = "/usr/bin/python3"
+JQ = "/usr/bin/jq"
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
+RUN_TIMEOUT = 120
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+# name: (argv, how it is timed, pairs for the wl workloads)
+WORKLOADS = {
+	"loop": ([WL, "loop", "100000", "64"], "self"),
+	"working-set": ([WL, "ws", "100000", "10000"], "self"),
+	"2-threads": ([WL, "threads", "50000", "2"], "self"),
+	"python": ([PYTHON, os.path.join(ROOT, "tests", "bench", "alloc.py"), "40"], "stamp"),
+	"jq": ([JQ, "-f", os.path.join(ROOT, "tests", "bench", "bench.jq"),
+		os.path.join(OUT, "data.json")], "stamp"),
+}
+TRACERS = ["untraced", "memleakbpf", "floor", "memleakbpf@entry", "floor@entry",
+	   "bpftrace", "heaptrack"]
+ENTRY_ONLY_ON = {"loop"}	# the @entry variants run on these workloads
+
+BPFTRACE_SCRIPT = """
+uprobe:%(libc)s:malloc /pid == cpid/ { @size[tid] = arg0; }
+uretprobe:%(libc)s:malloc /pid == cpid && @size[tid]/ {
+	@live[retval] = (@size[tid], ustack);
+	delete(@size[tid]);
+}
+uprobe:%(libc)s:free /pid == cpid/ { delete(@live[arg0]); }
+END { clear(@size); clear(@live); }
+"""
+
+
+def say(msg):
+	sys.stderr.write("bench: %s\n" % msg)
+	sys.stderr.flush()
+
+
+def ensure_packages():
+	"""apt-get install the peers when missing (root only); returns what is there."""
+	missing = [p for p, path in PACKAGES.items() if not os.path.exists(path)]
+	if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+		say("installing %s" % " ".join(missing))
+		env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+		subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing,
+			       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+	return {p for p, path in PACKAGES.items() if os.path.exists(path)}
+
+
+def make_data():
+	"""The jq input: the same 3,000 rows every time."""
+	path = os.path.join(OUT, "data.json")
+	rows = [{"id": i, "name": "row-%d" % i, "vals": [i * j % 97 for j in range(8)],
+		 "tags": {"a": str(i), "b": i % 7}} for i in range(3000)]
+	with open(path, "w") as f:
+		json.dump(rows, f)
+
+
+class Run:
+	def __init__(self, tracer, workload, work):
+		self.tracer, self.workload, self.work = tracer, workload, work
+		self.out = os.path.join(work, "%s.%s" % (workload, tracer.replace("@", "-")))
+
+	def env(self):
+		argv, timing = WORKLOADS[self.workload]
+		env = dict(os.environ)
+		for k in ("LD_PRELOAD", "MEMLEAKBPF_BENCH_FLOOR", "MEMLEAKBPF_PROBE_AT_ENTRY"):
+			env.pop(k, None)
+		env["PYTHONMALLOC"] = "malloc"
+		env["PYTHONHASHSEED"] = "0"
+		env["BENCH_OUT"] = self.out + ".result"
+		if timing == "stamp":
+			env["BENCH_STAMP"] = self.out + ".result"
+			env["BENCH_STAMP_EXE"] = os.path.realpath(argv[0])
+		if self.tracer.startswith("floor"):
+			env["MEMLEAKBPF_BENCH_FLOOR"] = "1"
+		if self.tracer.endswith("@entry"):
+			env["MEMLEAKBPF_PROBE_AT_ENTRY"] = "1"
+		if self.tracer == "bpftrace":
+			env["BPFTRACE_MAP_KEYS_MAX"] = str(1 << 20)
+		return env
+
+	def argv(self):
+		"""The command line; the program's own LD_PRELOAD goes through env(1)."""
+		argv, timing = WORKLOADS[self.workload]
+		prog = list(argv)
+		if timing == "stamp" and self.tracer != "heaptrack":
+			prog = ["/usr/bin/env", "LD_PRELOAD=" + STAMP] + prog
+		cmd = " ".join(prog)
+		if self.tracer == "untraced":
+			return prog
+		if self.tracer.startswith(("memleakbpf", "floor")):
+			return [TRACER, "--json", self.out + ".json", "-c", cmd, "3600"]
+		if self.tracer == "bpftrace":
+			script = self.out + ".bt"
+			with open(script, "w") as f:
+				f.write(BPFTRACE_SCRIPT % {"libc": LIBC})
+			return ["bpftrace", script, "-c", cmd]
+		return ["heaptrack", "-o", self.out + ".heaptrack"] + prog
+
+	def execute(self):
+		"""ns per pair (or total ns for stamp workloads); raises on failure."""
+		env = self.env()
+		if self.tracer == "heaptrack" and WORKLOADS[self.workload][1] == "stamp":
+			env["LD_PRELOAD"] = STAMP	# heaptrack puts its own library first
+		result = self.out + ".result"
+		if os.path.exists(result):
+			os.unlink(result)
+		with open(self.out + ".log", "wb") as log:
+			p = subprocess.run(self.argv(), env=env, stdin=subprocess.DEVNULL,
+					   stdout=log, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT)
+		if not os.path.exists(result):
+			raise RuntimeError("no result (exit status %d; see %s.log)" % (p.returncode, self.out))
+		with open(result) as f:
+			kv = dict(x.split("=", 1) for x in f.read().split())
+		return float(kv["ns_per_pair"] if "ns_per_pair" in kv else kv["ns"])
+
+	def allocations(self):
+		"""memleakbpf's count of allocations in this run, from its JSON report."""
+		try:
+			with open(self.out + ".json") as f:
+				return json.load(f)["totals"]["allocs"]
+		except (OSError, ValueError, KeyError):
+			return None
+
+
+def plan(workloads):
+	for w in workloads:
+		for t in TRACERS:
+			if t.endswith("@entry") and w not in ENTRY_ONLY_ON:
+				continue
+			yield w, t
+
+
+def measure(workloads, runs, have):
+	"""results[(w, t)] = list of ns-per-pair figures; errors[(w, t)] = reason."""
+	raw, pairs, errors = {}, {}, {}
+	work = tempfile.mkdtemp(prefix="memleakbpf-bench-")
+	for r in range(runs):
+		say("round %d of %d" % (r + 1, runs))
+		for w, t in plan(workloads):
+			peer = t if t in ("bpftrace", "heaptrack") else None
+			if peer and peer not in have:
+				errors[(w, t)] = "%s is not installed" % peer
+				continue
+			run = Run(t, w, work)
+			try:
+				raw.setdefault((w, t), []).append(run.execute())
+			except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError) as e:
+				# Kept, but a later round may still succeed (a rebuild, a hiccup).
+				errors[(w, t)] = str(e)
+				continue
+			if t == "memleakbpf":
+				n = run.allocations()
+				if n:
+					pairs.setdefault(w, []).append(n)
+	shutil.rmtree(work, ignore_errors=True)
+	results = {}
+	for (w, t), vals in raw.items():
+		if not vals:
+			continue
+		if len(vals) == runs:
+			errors.pop((w, t), None)
+		if WORKLOADS[w][1] == "stamp":
+			n = statistics.median(pairs.get(w) or [0])
+			if not n:
+				errors[(w, t)] = "no allocation count from memleakbpf"
+				continue
+			vals = [v / n for v in vals]
+		results[(w, t)] = vals
+	return results, errors, {w: int(statistics.median(v)) for w, v in pairs.items()}
+
+
+def table(workloads, results, errors):
+	rows = [("workload", "tracer", "ns/pair (median)", "spread (min..max)",
+		 "added ns/pair", "x untraced", "x floor")]
+	for w in workloads:
+		base = results.get((w, "untraced"))
+		base_m = statistics.median(base) if base else None
+		for t in TRACERS:
+			if t.endswith("@entry") and w not in ENTRY_ONLY_ON:
+				continue
+			vals = results.get((w, t))
+			if not vals:
+				rows.append((w, t, "n/a", errors.get((w, t), "not run")[:60], "", "", ""))
+				continue
+			m = statistics.median(vals)
+			floor_t = "floor@entry" if t.endswith("@entry") else "floor"
+			fl = results.get((w, floor_t))
+			fl_m = statistics.median(fl) if fl else None
+			rows.append((w, t, "%.1f" % m, "%.1f..%.1f%s" % (
+				     min(vals), max(vals), "" if (w, t) not in errors else " (%d runs)" % len(vals)),
+				     "%+.1f" % (m - base_m) if base_m is not None and t != "untraced" else "",
+				     "%.1f" % (m / base_m) if base_m else "",
+				     "%.2f" % ((m - base_m) / (fl_m - base_m))
+				     if fl_m and base_m is not None and fl_m > base_m and t != "untraced" else ""))
+	return rows
+
+
+def markdown(rows):
+	out = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
+	for r in rows[1:]:
+		out.append("| " + " | ".join(r) + " |")
+	return "\n".join(out)
+
+
+def plain(rows):
+	widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+	return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows)
+
+
+def machine():
+	cpu = "?"
+	try:
+		with open("/proc/cpuinfo") as f:
+			for line in f:
+				if line.startswith("model name"):
+					cpu = line.split(":", 1)[1].strip()
+					break
+	except OSError:
+		pass
+	debian = open("/etc/debian_version").read().strip() if os.path.exists("/etc/debian_version") else "?"
+	return "Linux %s, %d CPUs (%s), Debian %s" % (platform.release(), os.cpu_count() or 0, cpu, debian)
+
+
+def versions(have):
+	v = {}
+	for tool, argv in (("bpftrace", ["bpftrace", "--version"]),
+			   ("heaptrack", ["heaptrack", "--version"]), ("jq", [JQ, "--version"])):
+		if tool in have:
+			r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+			v[tool] = r.stdout.decode("utf-8", "replace").strip().splitlines()[-1]
+	return v
+
+
+def write_doc(rows, pairs, runs, have, elapsed, scale_lines):
+	"""Replace the results section of docs/PERFORMANCE.md (between the markers)."""
+	stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+	vers = versions(have)
+	section = [BEGIN, "",
+		   "Last `make bench`: %s, on %s; %d interleaved rounds in %.0f s." % (
+			   stamp, machine(), runs, elapsed),
+		   "Peers: %s." % (", ".join("%s" % v for v in vers.values()) or "none installed"),
+		   "Allocations per run counted by memleakbpf (Python, jq): %s." % (
+			   ", ".join("%s %d" % (w, n) for w, n in sorted(pairs.items())
+				     if WORKLOADS[w][1] == "stamp") or "n/a"),
+		   "", markdown(rows), "",
+		   "`x floor` is the cost memleakbpf (or a peer) adds to the program divided by "
+		   "the cost the bare probes add (the floor of the same placement).", ""]
+	if scale_lines:
+		section += ["Memory and scale:", ""] + ["- " + l for l in scale_lines] + [""]
+	section.append(END)
+	text = open(DOC).read() if os.path.exists(DOC) else ""
+	if BEGIN in text and END in text:
+		head, rest = text.split(BEGIN, 1)
+		tail = rest.split(END, 1)[1]
+		text = head + "\n".join(section) + tail
+	else:
+		text = text + "\n" + "\n".join(section) + "\n"
+	with open(DOC, "w") as f:
+		f.write(text)
+
+
+# ---------------------------------------------------------------- memory and scale
+
+SCALE_PAIRS = 2000000		# steady run: pairs over a working set of SCALE_LIVE
+SCALE_LIVE = 10000
+REPORT_BLOCKS = 1000000		# report run: live blocks ...
+REPORT_DEPTH = 21		# ... from 22^3 = 10,648 stacks
+
+
+def tracer_maps(pid):
+	"""[(map_type, max_entries, memlock)] of the BPF maps pid holds, from fdinfo."""
+	maps = []
+	fddir = "/proc/%d/fdinfo" % pid
+	for fd in os.listdir(fddir):
+		try:
+			with open(os.path.join(fddir, fd)) as f:
+				kv = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+		except OSError:
+			continue
+		if "map_type" in kv and "memlock" in kv:
+			maps.append((int(kv["map_type"]), int(kv["max_entries"]), int(kv["memlock"]),
+				     int(kv.get("key_size", 0)), int(kv.get("value_size", 0))))
+	return maps
+
+
+def rss_kib(pid):
+	with open("/proc/%d/status" % pid) as f:
+		for line in f:
+			if line.startswith("VmRSS:"):
+				return int(line.split()[1])
+	return 0
+
+
+def steady(work):
+	"""memleakbpf on SCALE_PAIRS pairs with SCALE_LIVE live, a report every second:
+	its RSS and its maps' kernel memory, sampled through the run."""
+	argv = [TRACER, "-c", "%s ws %d %d" % (WL, SCALE_PAIRS, SCALE_LIVE), "1"]
+	env = dict(os.environ, BENCH_OUT=os.path.join(work, "steady.result"))
+	p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.DEVNULL)
+	rss, kernel, allocs = [], [], None
+	while p.poll() is None:
+		time.sleep(0.25)
+		try:
+			maps = tracer_maps(p.pid)
+			r = rss_kib(p.pid)
+		except OSError:
+			break
+		if maps and r:
+			rss.append(r)
+			kernel.append(sum(m[2] for m in maps))
+			allocs = allocs or next((m for m in maps if m[3] == 8 and m[4] == 32), None)
+	p.wait()
+	return rss, kernel, allocs
+
+
+def heaptrack_size(work):
+	"""Size of heaptrack's trace file on the same steady run."""
+	out = os.path.join(work, "steady.heaptrack")
+	subprocess.run(["heaptrack", "-o", out, WL, "ws", str(SCALE_PAIRS), str(SCALE_LIVE)],
+		       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+		       env=dict(os.environ, BENCH_OUT=os.path.join(work, "ht.result")))
+	files = [f for f in os.listdir(work) if f.startswith("steady.heaptrack")]
+	return sum(os.path.getsize(os.path.join(work, f)) for f in files) if files else None
+
+
+def report_time(work):
+	"""Seconds from the exit of a target holding REPORT_BLOCKS blocks from 10,648
+	stacks to the end of memleakbpf's final report (snapshot, symbols, text)."""
+	result = os.path.join(work, "live.result")
+	argv = [TRACER, "--max-allocs", str(2 * REPORT_BLOCKS), "-c",
+		"%s live %d %d" % (WL, REPORT_BLOCKS, REPORT_DEPTH), "3600"]
+	p = subprocess.Popen(argv, env=dict(os.environ, BENCH_OUT=result), stdin=subprocess.DEVNULL,
+			     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+	out = p.communicate(timeout=RUN_TIMEOUT)[0].decode("utf-8", "replace")
+	done = time.monotonic()
+	with open(result) as f:
+		exit_s = int(f.read().split("=", 1)[1]) / 1e9
+	head = next((l for l in out.splitlines() if l.startswith("Outstanding:")), "?")
+	return done - exit_s, head
+
+
+def scale(have):
+	work = tempfile.mkdtemp(prefix="memleakbpf-scale-")
+	lines = []
+	try:
+		rss, kernel, allocs = steady(work)
+		if rss:
+			half, k_half = rss[len(rss) // 2:], kernel[len(kernel) // 2:]
+			lines.append("steady run (%d pairs, %d live, a report every second, %d samples): "
+				     "memleakbpf RSS %d KiB at the start, %d..%d KiB over the second half; "
+				     "its BPF maps %.1f..%.1f MiB (memlock) throughout" % (
+					     SCALE_PAIRS, SCALE_LIVE, len(rss), rss[0], min(half), max(half),
+					     min(kernel) / 2**20, max(k_half) / 2**20))
+		if allocs:
+			lines.append("live-block map: %d bytes per slot (%d slots preallocated, %.1f MiB)" % (
+				allocs[2] // allocs[1], allocs[1], allocs[2] / 2**20))
+		if "heaptrack" in have:
+			size = heaptrack_size(work)
+			if size:
+				lines.append("heaptrack's trace of the same run: %.1f MiB (grows with the run)"
+					     % (size / 2**20))
+		secs, head = report_time(work)
+		lines.append("final report over %d live blocks from 10,648 stacks: %.0f ms after the "
+			     "target's exit (%s)" % (REPORT_BLOCKS, secs * 1000, head))
+	finally:
+		shutil.rmtree(work, ignore_errors=True)
+	return lines
+
+
+def main(argv):
+	runs, doc, only, do_scale = 5, True, None, True
+	args = list(argv)
+	while args:
+		a = args.pop(0)
+		if a == "--runs":
+			runs = int(args.pop(0))
+		elif a == "--quick":
+			runs = 1
+		elif a == "--no-doc":
+			doc = False
+		elif a == "--only":
+			only = args.pop(0).split(",")
+		elif a == "--no-scale":
+			do_scale = False
+		else:
+			print(__doc__.strip())
+			return 0 if a in ("-h", "--help") else 2
+	if os.geteuid() != 0:
+		say("needs root (the tracers load BPF programs)")
+		return 1
+	for f in (TRACER, WL, STAMP):
+		if not os.path.exists(f):
+			say("%s is missing: run it through `make bench`" % f)
+			return 1
+	workloads = [w for w in WORKLOADS if not only or w in only]
+	have = ensure_packages()
+	if "jq" not in have and "jq" in workloads:
+		workloads.remove("jq")
+	make_data()
+	t0 = time.monotonic()
+	results, errors, pairs = measure(workloads, runs, have)
+	elapsed = time.monotonic() - t0
+	rows = table(workloads, results, errors)
+	print(plain(rows))
+	for (w, t), why in sorted(errors.items()):
+		say("%s under %s: %s" % (w, t, why))
+	scale_lines = scale(have) if do_scale else []
+	for line in scale_lines:
+		print("scale: " + line)
+	if doc and runs >= 5:
+		write_doc(rows, pairs, runs, have, elapsed, scale_lines)
+		say("results written to %s" % os.path.relpath(DOC, ROOT))
+	return 0
+
+
+if __name__ == "__main__":
+	sys.exit(main(sys.argv[1:]))

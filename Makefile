@@ -18,7 +18,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 
 # Modules that need neither libbpf nor libdw: they build into the unit tests.
 PURE      := opts procmaps elfsym allocator placement aggregate report report_text \
-             report_json report_folded outfile report_pprof report_svg perfmap
+             report_json report_folded outfile report_pprof report_svg perfmap readall
 USER_SRCS := $(wildcard user/*.c)
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
@@ -38,7 +38,7 @@ DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripp
 # The symbolizer's own tests: libdw, but no BPF.
 SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
                             $(wildcard tests/unit/symbolize/*.c))
-SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap)
+SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap readall)
 
 ifeq ($(V),1)
 Q :=

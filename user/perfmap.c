@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perfmap.h"
+#include "readall.h"
 
 struct perfmap {
 	struct perfmap_entry *v;	/* by start, then line order */
@@ -202,43 +203,6 @@ int perfmap__nspid(pid_t pid, pid_t *nspid)
 	return err;
 }
 
-static int read_fd(int fd, size_t hint, char **out)
-{
-	size_t len = 0, cap = hint + 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (cap - len < 2) {
-			char *nbuf = realloc(buf, cap * 2);
-
-			if (!nbuf) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	if (n < 0) {
-		int err = -errno;
-
-		free(buf);
-		return err;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
-}
-
 static bool unchanged(const struct perfmap *pm, pid_t pid, const struct stat *st)
 {
 	return pm && pm->pid == pid && pm->dev == st->st_dev && pm->ino == st->st_ino &&
@@ -287,7 +251,7 @@ int perfmap__load(pid_t pid, pid_t nspid, struct perfmap **pm)
 		close(fd);
 		return 0;
 	}
-	err = read_fd(fd, st.st_size, &text);
+	err = read_all(fd, (size_t)st.st_size, &text);
 	close(fd);
 	if (err)
 		return err;

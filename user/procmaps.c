@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procmaps.h"
+#include "readall.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -150,44 +151,6 @@ int maps__parse(const char *text, struct maps **out)
 	return 0;
 }
 
-/* The whole file: proc files have no size, so read until EOF. */
-static int read_all(int fd, char **out)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (cap - len < 2) {
-			char *nbuf = realloc(buf, cap * 2);
-
-			if (!nbuf) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = -errno;
-
-			free(buf);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
-}
-
 int maps__read(pid_t pid, struct maps **out)
 {
 	char path[64], *text = NULL;
@@ -202,7 +165,7 @@ int maps__read(pid_t pid, struct maps **out)
 			fprintf(stderr, "memleakbpf: %s: %s\n", path, strerror(-err));
 		return err;
 	}
-	err = read_all(fd, &text);
+	err = read_all(fd, 64 * 1024, &text);
 	close(fd);
 	if (err) {
 		if (err != -ESRCH)

@@ -51,6 +51,11 @@ enum memleak_counter {
 	CNT_REPLACED,		/* new block at an address still tracked (a free was missed) */
 	CNT_STOP_REQUESTS,	/* SIGSTOPs sent to the target at exec or library load */
 	CNT_EXECS,		/* exec()s seen in the target */
+	CNT_UNWIND_STOPS,	/* CFI unwinding met a frame it could not follow: stack cut short */
+	CNT_UNTRACKED_FREES,	/* free of a block not tracked (allocated before tracing, filtered,
+				   dropped, or freed twice): ignored; informational, not a drop */
+	CNT_PY_STACKS_MAP_FULL,	/* Python stack or pair map full: tracked, without Python frames */
+	CNT_PY_STACK_ERRORS,	/* Python frames unreadable or colliding: tracked, without them */
 	CNT__COUNT,
 };
 
@@ -63,10 +68,13 @@ struct alloc_info {
 	__u32 pad;
 };
 
+#define STACK_TRUNCATED 1	/* stack_trace.flags: deeper than MEMLEAK_MAX_STACK_DEPTH */
+#define STACK_CUT 2		/* the unwinder stopped at a frame it could not follow */
+
 /* Value of the stack map, keyed by the stack's hash (__u64). */
 struct stack_trace {
 	__u32 nr;		/* frames in ips */
-	__u32 pad;
+	__u32 flags;		/* STACK_* */
 	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
 };
 
@@ -88,6 +96,9 @@ struct site_stats {
 enum memleak_event_kind {
 	EVENT_STOPPED,		/* the process is being stopped for us: attach, then resume */
 	EVENT_LIBRARIES,	/* the dynamic linker changed its list: reread the maps */
+	EVENT_EXEC,		/* -p: the process executed a new program; BPF stopped tracing it */
+	EVENT_PY_EXIT,		/* a Python target is stopped at its exit: read its code, then resume */
+	EVENT_PY_EXITING,	/* -p: a Python target is exiting, not stopped: read what can be */
 };
 
 struct memleak_event {
@@ -99,6 +110,143 @@ struct memleak_event {
 struct addr_range {
 	__u64 start;
 	__u64 end;
+};
+
+/*
+ * CFI unwinding (--unwind). User space turns each module's call-frame
+ * information into rows (user/cfi.c), loads them once per build id into
+ * fixed-size chunks, and lists the target's executable mappings with where
+ * their rows are; BPF binary-searches a mapping, then its rows.
+ */
+#define MEMLEAK_CFI_CHUNK_SHIFT 14
+#define MEMLEAK_CFI_CHUNK_ROWS (1u << MEMLEAK_CFI_CHUNK_SHIFT)	/* 128 KiB of rows a chunk */
+#define MEMLEAK_CFI_CHUNKS 1024		/* 16M rows at most */
+#define MEMLEAK_CFI_MAX_ROWS (1u << 24)	/* per module: 24 binary-search steps */
+#define MEMLEAK_UNWIND_MAPPINGS 512	/* executable mappings, per half (see unwind_active) */
+
+enum memleak_unwind_mode {
+	UNWIND_MODE_FP,		/* frame pointers only */
+	UNWIND_MODE_TABLES,	/* CFI rows; frame pointers for mappings without */
+};
+
+/* unwind_row.kind & UNWIND_CFA_MASK: how the CFA (the caller's %rsp) is found. */
+enum unwind_cfa {
+	UNWIND_CFA_NONE,	/* no CFI for the address */
+	UNWIND_CFA_RSP,		/* %rsp + cfa_off */
+	UNWIND_CFA_RBP,		/* %rbp + cfa_off */
+	UNWIND_CFA_PLT,		/* %rsp + 8, + 8 when (ip & 15) >= cfa_off */
+	UNWIND_CFA_SIGNAL,	/* signal trampoline: registers in the rt_sigframe at %rsp */
+	UNWIND_CFA_END,		/* the outermost frame: the stack ends cleanly */
+	UNWIND_CFA_OTHER,	/* a rule BPF cannot follow */
+};
+
+#define UNWIND_CFA_MASK 7
+#define UNWIND_RBP_SAVED 8	/* the caller's %rbp is at CFA + 8 * rbp_off */
+#define UNWIND_RBP_LOST 16	/* the caller's %rbp is unknown */
+#define UNWIND_CFA_X8 32	/* cfa_off counts 8-byte words */
+#define UNWIND_FP_GUESS 64	/* no CFI: a frame-pointer frame, if %rbp is not 0 */
+
+/* From pc (relative to the mapping's base) up to the next row's pc. */
+struct unwind_row {
+	__u32 pc;
+	__u16 cfa_off;
+	__u8 kind;
+	__s8 rbp_off;
+};
+
+/* An executable mapping of the target, sorted by start. */
+struct unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 base;		/* runtime address of its rows' pc 0 */
+	__u32 first_row;	/* global row index in the chunks */
+	__u32 nr_rows;		/* 0: no CFI: frame pointers */
+};
+
+/*
+ * Python frames (user/python.c, user/pytrace.c). User space finds an
+ * interpreter in the target and tells BPF where its state lies, as chains
+ * of pointer offsets: from _PyRuntime to the PyThreadState of the thread
+ * that holds (or last held) the GIL, and from a PyThreadState to the
+ * innermost _PyInterpreterFrame. Each allocation then records the frames of
+ * its thread: the code object and the instruction being executed.
+ */
+#define MEMLEAK_PY_MAX_FRAMES 64	/* Python frames kept per stack, innermost first */
+#define MEMLEAK_PY_PATH 4		/* pointers followed at most to reach a state */
+#define MEMLEAK_PY_FRAME_HEAD 72	/* bytes of _PyInterpreterFrame read per frame */
+#define MEMLEAK_PY_NONE 0xffffffffu	/* an offset the interpreter does not have */
+
+struct py_offsets {
+	__u64 runtime;			/* address of _PyRuntime in the target */
+	__u32 holder[MEMLEAK_PY_PATH];	/* _PyRuntime -> the GIL holder's PyThreadState */
+	__u32 nr_holder;
+	__u32 frame[MEMLEAK_PY_PATH];	/* PyThreadState -> its current frame */
+	__u32 nr_frame;
+	__u32 thread_id;	/* PyThreadState.thread_id: pthread_self() of its thread */
+	__u32 code;		/* _PyInterpreterFrame: f_code (f_executable in 3.13) */
+	__u32 previous;
+	__u32 instr;		/* prev_instr (instr_ptr in 3.13): the instruction running */
+	__u32 owner;		/* char */
+	__u32 is_entry;		/* bool: the first frame of an evaluation (3.11), or NONE */
+	__u32 owner_cstack;	/* owner of the C stack's shim frames (3.12+), or NONE */
+	__u32 code_linetable;	/* PyCodeObject.co_linetable */
+	/* For the copy of a code object (struct py_code): */
+	__u32 code_filename;	/* PyCodeObject.co_filename */
+	__u32 code_qualname;
+	__u32 code_firstlineno;	/* int */
+	__u32 code_firsttraceable;	/* int */
+	__u32 ascii_size;	/* sizeof(PyASCIIObject): where a compact ASCII str's text is */
+	__u32 bytes_data;	/* offsetof(PyBytesObject, ob_sval) */
+	__u32 pad;
+};
+
+struct py_frame {
+	__u64 code;		/* PyCodeObject * */
+	__u64 instr;		/* _Py_CODEUNIT * inside its bytecode */
+	/*
+	 * Its co_linetable, a bytes object of its own: tells the code object
+	 * from one created later at the same address, once it is freed.
+	 */
+	__u64 linetable;
+};
+
+#define PY_STACK_TRUNCATED 1	/* py_stack.flags: deeper than MEMLEAK_PY_MAX_FRAMES */
+
+/* Value of the Python stack map, keyed by the hash of its frames (__u64). */
+struct py_stack {
+	__u32 nr;
+	__u32 flags;		/* PY_STACK_* */
+	__u64 entries;		/* bit i: frames[i] is the outermost of one evaluation loop */
+	struct py_frame frames[MEMLEAK_PY_MAX_FRAMES];
+};
+
+/*
+ * The first time a stack shows a code object, BPF sends user space a copy of
+ * what names it, through a ring buffer: module code and exec'd code are
+ * freed long before a report could read them from the target.
+ */
+#define MEMLEAK_PY_NAME_LEN 128
+#define MEMLEAK_PY_FILE_LEN 256
+#define MEMLEAK_PY_TABLE_LEN 4096	/* bytes of co_linetable copied */
+#define PY_CODE_NAMES_UNREAD 1	/* py_code.flags: a name is not compact ASCII */
+#define PY_CODE_TABLE_CUT 2	/* co_linetable is longer than the copy */
+
+struct py_code {
+	__u64 code;		/* with linetable, the key of struct py_frame */
+	__u64 linetable;
+	__s32 firstlineno;
+	__s32 firsttraceable;
+	__u32 table_len;	/* bytes in table */
+	__u32 flags;		/* PY_CODE_* */
+	char qualname[MEMLEAK_PY_NAME_LEN];	/* NUL-terminated, maybe cut */
+	char filename[MEMLEAK_PY_FILE_LEN];
+	__u8 table[MEMLEAK_PY_TABLE_LEN];
+};
+
+/* The stack id of an allocation with Python frames stands for this pair. */
+struct stack_pair {
+	__u64 native;		/* key in the stack map */
+	__u64 python;		/* key in the Python stack map */
 };
 
 #endif /* MEMLEAK_H */

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The unwinder's counter in the reports: a drop line in text, a key in JSON. */
+#include <stdlib.h>
+#include "report.h"
+#include "unit.h"
+
+static char *render(int (*writer)(const struct report *, FILE *), const struct report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	writer(r, f);
+	fclose(f);
+	return text;
+}
+
+TEST(report_unwind_stops)
+{
+	struct report r = { .pid = 42, .final = true };
+	char *text, *json;
+
+	r.totals.counters[CNT_UNWIND_STOPS] = 3;
+	text = render(report_text__write, &r);
+	json = render(report_json__write, &r);
+	ASSERT(text && json);
+	ASSERT(strstr(text, "Dropped: 3 allocations with a stack cut short: the unwinder met a "
+			    "frame it could not follow\n"));
+	ASSERT(strstr(json, "\"unwind_stops\": 3"));
+	ASSERT_EQ_STR(report__counter_name(CNT_UNWIND_STOPS), "unwind_stops");
+	free(text);
+	free(json);
+	return true;
+}

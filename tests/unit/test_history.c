@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/* history.c and verdict.c: trends, churn, peak, timeline rows, the memory verdict. */
+#include <math.h>
+#include <stdlib.h>
+#include "history.h"
+#include "unit.h"
+#include "verdict.h"
+
+#define MiB (1ull << 20)
+
+enum { CACHE = 1, LEAK, CHURN, POOL, LATE };
+
+struct world {
+	struct snap_site sites[8];
+	size_t nr;
+	struct snapshot snap;
+	struct report_totals totals;
+};
+
+static struct snap_site *site(struct world *w, uint64_t id)
+{
+	for (size_t i = 0; i < w->nr; i++)
+		if (w->sites[i].stack_id == id)
+			return &w->sites[i];
+	w->sites[w->nr] = (struct snap_site){ .stack_id = id, .api = API_MALLOC };
+	return &w->sites[w->nr++];
+}
+
+/* Allocate n blocks of size at id, then free f of them. */
+static void churn(struct world *w, uint64_t id, uint64_t n, uint64_t size, uint64_t f)
+{
+	struct site_stats *s = &site(w, id)->stats;
+
+	s->total_allocs += n;
+	s->total_bytes += n * size;
+	s->outstanding_allocs += n - f;
+	s->outstanding_bytes += (n - f) * size;
+}
+
+static void drop(struct world *w, uint64_t id, uint64_t n, uint64_t size)
+{
+	struct site_stats *s = &site(w, id)->stats;
+
+	s->outstanding_allocs -= n;
+	s->outstanding_bytes -= n * size;
+}
+
+static const struct snapshot *snap_of(struct world *w)
+{
+	w->snap = (struct snapshot){ .sites = w->sites, .nr = w->nr };
+	memset(&w->totals, 0, sizeof(w->totals));
+	for (size_t i = 0; i < w->nr; i++) {
+		w->totals.outstanding_bytes += w->sites[i].stats.outstanding_bytes;
+		w->totals.outstanding_allocs += w->sites[i].stats.outstanding_allocs;
+		w->totals.allocs += w->sites[i].stats.total_allocs;
+	}
+	w->totals.frees = w->totals.allocs - w->totals.outstanding_allocs;
+	return &w->snap;
+}
+
+static bool add(struct history *h, struct world *w, double t, const struct memstat *ms)
+{
+	const struct snapshot *s = snap_of(w);
+
+	return history__add(h, t, s, &w->totals, ms) == 0;
+}
+
+static enum report_trend trend(const struct history *h, uint64_t id, struct report_growth *g)
+{
+	history__growth(h, id, API_MALLOC, -1, g);
+	return g->trend;
+}
+
+/* v_trend in miniature: the leak grows, the cache and the churn are stable, the pool drains. */
+TEST(history_leak_cache_churn_pool)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	churn(&w, CACHE, 8192, 4096, 0);
+	churn(&w, POOL, 256, 4096, 0);
+	for (int k = 1; k <= 12; k++) {
+		churn(&w, LEAK, 10, 2048, 0);
+		/* Every other report catches one block in flight. */
+		churn(&w, CHURN, 2000, 64, k % 2 ? 1999 : 2000);
+		if (k % 2 == 0)
+			drop(&w, CHURN, 1, 64);
+		drop(&w, POOL, 20, 4096);
+		ASSERT(add(h, &w, 0.5 * k, NULL));
+	}
+	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
+	ASSERT(fabs(g.slope - 10 * 2048 / 0.5) < 1);
+	ASSERT(g.r2 > 0.999);
+	ASSERT_EQ_U64(g.grew, 12);
+	ASSERT_EQ_U64(g.intervals, 12);
+	ASSERT(g.score > 0.99);
+	ASSERT(trend(h, CACHE, &g) == TREND_STABLE);
+	ASSERT_EQ_U64(g.grew, 1);	/* it appeared in the first interval */
+	ASSERT(g.score == 0);
+	ASSERT(trend(h, CHURN, &g) == TREND_STABLE);
+	ASSERT(trend(h, POOL, &g) == TREND_SHRINKING);
+	ASSERT_EQ_U64(g.shrank, 11);
+	ASSERT(fabs(g.slope + 20 * 4096 / 0.5) < 1);
+	history__live_growth(h, &g);
+	ASSERT(g.trend == TREND_SHRINKING);	/* the pool drains faster than the leak grows */
+	history__free(h);
+	return true;
+}
+
+TEST(history_churn_order_and_rates)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct snap_site *out[3];
+	struct report_rate rates[3];
+
+	ASSERT(h);
+	churn(&w, CACHE, 100, 4096, 0);
+	churn(&w, POOL, 0, 0, 0);	/* allocated nothing: not churn */
+	for (int k = 1; k <= 4; k++) {
+		churn(&w, CHURN, 1000 * k, 64, 1000 * k);
+		churn(&w, LEAK, 1, 100000, 0);
+		ASSERT(add(h, &w, k, NULL));
+	}
+	ASSERT(history__churn(h, &w.snap, out, rates, 3) == 3);
+	ASSERT_EQ_U64(out[0]->stack_id, CHURN);
+	ASSERT_EQ_U64(out[1]->stack_id, CACHE);
+	ASSERT_EQ_U64(out[2]->stack_id, LEAK);
+	ASSERT(rates[0].allocs_per_s == 10000 / 4.0);
+	ASSERT(rates[0].bytes_per_s == 640000 / 4.0);
+	ASSERT(rates[0].last_allocs_per_s == 4000);	/* the last interval: 4,000 in 1 s */
+	ASSERT(rates[1].last_allocs_per_s == 0);
+	ASSERT(history__churn(h, &w.snap, out, rates, 1) == 1);
+	history__free(h);
+	return true;
+}
+
+TEST(history_too_early_then_known)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	history__growth(h, LEAK, API_MALLOC, 2.5, &g);
+	ASSERT(g.trend == TREND_UNKNOWN && g.intervals == 0 && g.age_s == 2.5);
+	for (int k = 1; k <= 3; k++) {
+		churn(&w, LEAK, 1, 100, 0);
+		ASSERT(add(h, &w, k, NULL));
+		ASSERT(trend(h, LEAK, &g) == (k < HISTORY_MIN_POINTS ? TREND_UNKNOWN : TREND_GROWING));
+	}
+	history__free(h);
+	return true;
+}
+
+/* A cache that warms up over a few intervals and then stays: not a leak. */
+TEST(history_cache_warming_up)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	for (int k = 1; k <= 12; k++) {
+		if (k <= 4)
+			churn(&w, CACHE, 100, 4096, 0);
+		churn(&w, LEAK, 1, 64, 0);
+		ASSERT(add(h, &w, k, NULL));
+	}
+	ASSERT(trend(h, CACHE, &g) == TREND_STABLE);
+	ASSERT_EQ_U64(g.grew, 4);
+	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
+	history__free(h);
+	return true;
+}
+
+/* Long runs: the points are thinned, the counts and the slope stay exact. */
+TEST(history_thinning_keeps_the_whole_run)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	churn(&w, CACHE, 10, 4096, 0);
+	for (int k = 1; k <= 1000; k++) {
+		churn(&w, LEAK, 1, 512, 0);
+		ASSERT(add(h, &w, 0.25 * k, NULL));
+	}
+	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
+	ASSERT(fabs(g.slope - 2048) < 0.01);
+	ASSERT_EQ_U64(g.intervals, 1000);
+	ASSERT_EQ_U64(g.grew, 1000);
+	ASSERT(trend(h, CACHE, &g) == TREND_STABLE);
+	/* A stack that appears late lives on the thinned points too. */
+	for (int k = 1001; k <= 1100; k++) {
+		churn(&w, LATE, 1, 100, 0);
+		ASSERT(add(h, &w, 0.25 * k, NULL));
+	}
+	ASSERT(trend(h, LATE, &g) == TREND_GROWING);
+	ASSERT(fabs(g.slope - 400) < 0.01);
+	ASSERT_EQ_U64(g.intervals, 100);
+	history__free(h);
+	return true;
+}
+
+TEST(history_peak_from_ticks_and_reports)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct snap_live live[2] = { { CACHE, API_MALLOC, 1000, 1 }, { LEAK, API_MALLOC, 0, 0 } };
+	const struct history_peak *p;
+
+	ASSERT(h);
+	ASSERT(!history__peak(h));
+	ASSERT(history__tick(h, 0.1, live, 2) == 0);
+	live[0].bytes = 64 * MiB;
+	live[0].allocs = 4;
+	live[1].bytes = 100;
+	live[1].allocs = 1;
+	ASSERT(history__tick(h, 0.2, live, 2) == 0);
+	live[0].bytes = 0;
+	ASSERT(history__tick(h, 0.3, live, 2) == 0);
+	p = history__peak(h);
+	ASSERT(p && p->t_s == 0.2 && p->bytes == 64 * MiB + 100 && p->allocs == 5 && p->nr == 2);
+	ASSERT(p->sites[0].stack_id == CACHE && p->sites[0].bytes == 64 * MiB);
+	/* A report above it is a sample too; stacks holding nothing are left out. */
+	churn(&w, LEAK, 1, 65 * MiB, 0);
+	churn(&w, CACHE, 1, 8, 1);
+	ASSERT(add(h, &w, 0.5, NULL));
+	p = history__peak(h);
+	ASSERT(p->t_s == 0.5 && p->bytes == 65 * MiB && p->nr == 1 && p->sites[0].stack_id == LEAK);
+	/* An exec forgets it. */
+	history__reset(h);
+	ASSERT(!history__peak(h));
+	history__free(h);
+	return true;
+}
+
+TEST(history_samples_and_reset)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct memstat ms = { .rss = 10 * MiB, .anon = 8 * MiB, .heap = 4 * MiB, .arenas = 2,
+			      .arena = 3 * MiB, .arena_reserved = 128 * MiB };
+	const struct report_sample *s;
+	struct report_growth g;
+	size_t nr;
+
+	ASSERT(h);
+	history__set_base(h, &ms);
+	ASSERT(history__base(h)->mem && history__base(h)->rss == 10 * MiB);
+	churn(&w, LEAK, 3, 100, 1);
+	ASSERT(add(h, &w, 1, &ms));
+	ASSERT(add(h, &w, 2, NULL));
+	s = history__samples(h, &nr);
+	ASSERT_EQ_U64(nr, 2);
+	ASSERT(s[0].t_s == 1 && s[0].live == 200 && s[0].allocs == 3 && s[0].frees == 1);
+	ASSERT(s[0].mem && s[0].anon == 8 * MiB && s[0].arenas == 2 && s[0].arena == 3 * MiB);
+	ASSERT(!s[1].mem && s[1].rss == 0);
+	history__reset(h);
+	history__growth(h, LEAK, API_MALLOC, -1, &g);
+	ASSERT(g.intervals == 0);
+	ASSERT(add(h, &w, 3, NULL));
+	s = history__samples(h, &nr);
+	ASSERT_EQ_U64(nr, 3);	/* the timeline goes on */
+	history__free(h);
+	return true;
+}
+
+/* ---------------------------------------------------------------- verdict */
+
+static struct report_sample mem(double t, uint64_t live, uint64_t anon, uint64_t arena)
+{
+	return (struct report_sample){ .t_s = t, .live = live, .mem = true, .rss = anon + 2 * MiB,
+				       .anon = anon, .arena = arena, .arenas = arena ? 17 : 0 };
+}
+
+TEST(verdict_fragmentation_then_released)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[6];
+	struct report_growth flat = { .trend = TREND_STABLE };
+	struct report_memory m;
+
+	s[0] = mem(0.5, 600 * MiB, 620 * MiB, 600 * MiB);
+	s[1] = mem(1.0, 102 * MiB, 1030 * MiB, 1024 * MiB);
+	s[2] = mem(1.5, 102 * MiB, 1031 * MiB, 1024 * MiB);
+	s[3] = mem(2.0, 102 * MiB, 1031 * MiB, 1024 * MiB);
+	verdict__judge(&base, s, 4, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION);
+	ASSERT(!m.released && !m.attached);
+	ASSERT_EQ_U64(m.reports, 4);
+	ASSERT(m.worst.t_s == 1.5);	/* the first of the largest */
+	ASSERT_EQ_U64(m.worst_retained, 1030 * MiB - 102 * MiB);
+	ASSERT_EQ_U64(m.worst_in_heap, 1024 * MiB);
+	ASSERT(m.now.t_s == 2.0);
+	/* malloc_trim: RSS falls, live does not. */
+	s[4] = mem(2.5, 102 * MiB, 230 * MiB, 1024 * MiB);
+	s[5] = (struct report_sample){ .t_s = 2.6, .live = 102 * MiB };	/* exited: no figures */
+	verdict__judge(&base, s, 6, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && m.released);
+	ASSERT(m.now.t_s == 2.5 && m.now_retained == (int64_t)(229 * MiB - 102 * MiB));
+	ASSERT(!strcmp(verdict__name(m.verdict), "fragmentation"));
+	return true;
+}
+
+TEST(verdict_leak_no_leak_unknown)
+{
+	struct report_sample base = { .t_s = 0 }, s[3];
+	struct report_growth up = { .trend = TREND_GROWING }, flat = { .trend = TREND_STABLE };
+	struct report_growth unknown = { .trend = TREND_UNKNOWN };
+	struct report_memory m;
+
+	s[0] = mem(1, 10 * MiB, 12 * MiB, 0);
+	s[1] = mem(2, 20 * MiB, 22 * MiB, 0);
+	s[2] = mem(3, 30 * MiB, 32 * MiB, 0);
+	/* No baseline figures: the first report stands for the start. */
+	verdict__judge(&base, s, 3, &up, 1, true, &m);
+	ASSERT(m.verdict == VERDICT_LEAK && m.attached && m.growing == 1);
+	ASSERT(m.base.t_s == 1 && m.worst_retained == 0);
+	verdict__judge(&base, s, 3, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_NO_LEAK);
+	verdict__judge(&base, s, 1, &unknown, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_UNKNOWN);
+	s[0].mem = s[1].mem = s[2].mem = false;
+	verdict__judge(&base, s, 3, &up, 1, false, &m);
+	ASSERT(m.verdict == VERDICT_UNKNOWN && m.reports == 0);
+	ASSERT(!strcmp(verdict__name(VERDICT_LEAK_AND_FRAGMENTATION), "leak_and_fragmentation"));
+	return true;
+}
+
+/* A leak with fragmentation; and retention too small, or mostly live, is no verdict. */
+TEST(verdict_thresholds)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[2];
+	struct report_growth flat = { .trend = TREND_STABLE };
+	struct report_memory m;
+
+	s[0] = mem(1, 1 * MiB, 1 * MiB + VERDICT_MIN_RETAINED, 0);
+	s[1] = mem(2, 1 * MiB, VERDICT_MIN_RETAINED, 0);
+	verdict__judge(&base, s, 2, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_NO_LEAK);	/* 15 MiB: below the minimum */
+	s[1] = mem(2, 40 * MiB, 40 * MiB + 30 * MiB, 0);
+	verdict__judge(&base, s, 2, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_NO_LEAK);	/* 29 of 69 MiB grown: mostly live */
+	s[1] = mem(2, 40 * MiB, 40 * MiB + 60 * MiB, 0);
+	verdict__judge(&base, s, 2, &flat, 2, false, &m);
+	ASSERT(m.verdict == VERDICT_LEAK_AND_FRAGMENTATION);
+	ASSERT(m.worst_in_heap == 0);	/* not glibc's heap: said so in the text */
+	return true;
+}

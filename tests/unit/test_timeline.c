@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The writers of a report's analysis: the timeline (CSV, SVG), the JSON
+ * fields and the text sections (verdict, Growing, Churn, Peak).
+ */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "report.h"
+#include "unit.h"
+
+#define MiB (1ull << 20)
+#define PYTHON "/usr/bin/python3"
+
+static struct report_frame leak_frames[] = {
+	{ .address = 0x401234, .function = "site_leak", .module = "/srv/app", .module_offset = 0x1234,
+	  .file = "app.c", .line = 42 },
+	{ .address = 0x401300, .function = "via_tick", .module = "/srv/app", .module_offset = 0x1300,
+	  .file = "app.c", .line = 60 },
+	{ .address = 0x401400, .function = "main", .module = "/srv/app", .module_offset = 0x1400,
+	  .file = "app.c", .line = 90 },
+	{ .address = 0x7f0000001000, .function = "__libc_start_call_main",
+	  .module = "/usr/lib/libc.so.6", .module_offset = 0x1000 },
+};
+
+static struct report_frame cache_frames[] = {
+	{ .address = 0x401500, .function = "site_cache", .module = "/srv/app", .module_offset = 0x1500,
+	  .file = "app.c", .line = 30 },
+};
+
+static struct report_stack stacks[] = {
+	{ .api = API_MALLOC, .bytes = 32 * MiB, .allocs = 8192, .total_bytes = 32 * MiB,
+	  .total_allocs = 8192, .frames = cache_frames, .nr_frames = 1,
+	  .growth = { .trend = TREND_STABLE, .grew = 1, .intervals = 12, .age_s = 6.1 } },
+	{ .api = API_MALLOC, .bytes = 245760, .allocs = 120, .total_bytes = 245760,
+	  .total_allocs = 120, .frames = leak_frames, .nr_frames = 4,
+	  .growth = { .trend = TREND_GROWING, .slope = 40960, .r2 = 0.9996, .grew = 12,
+		      .intervals = 12, .age_s = 6.0, .score = 0.99, .rank = 1 } },
+};
+
+static struct report_stack churn_stacks[] = {
+	{ .api = API_MALLOC, .total_bytes = 15360000, .total_allocs = 240000,
+	  .frames = leak_frames, .nr_frames = 4,
+	  .rate = { .allocs_per_s = 40000, .bytes_per_s = 2560000, .last_allocs_per_s = 39990,
+		    .last_bytes_per_s = 2559360 } },
+};
+
+static struct report_stack peak_stacks[] = {
+	{ .api = API_MMAP, .bytes = 64 * MiB, .allocs = 4, .frames = cache_frames, .nr_frames = 1 },
+};
+
+static struct report_sample samples[] = {
+	{ .t_s = 0.5, .live = 600 * MiB, .allocs = 40000, .frees = 0, .mem = true,
+	  .rss = 640 * MiB, .anon = 620 * MiB, .heap = 132 * 1024, .arena = 600 * MiB,
+	  .arena_reserved = 640 * MiB, .arenas = 10 },
+	{ .t_s = 1.0, .live = 102 * MiB, .allocs = 65536, .frees = 58982, .mem = true,
+	  .rss = 1040 * MiB, .anon = 1030 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
+	  .arena_reserved = 1088 * MiB, .arenas = 17 },
+	{ .t_s = 2.0, .live = 102 * MiB, .allocs = 65536, .frees = 58982, .mem = true,
+	  .rss = 240 * MiB, .anon = 230 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
+	  .arena_reserved = 1088 * MiB, .arenas = 17 },
+	{ .t_s = 2.25, .live = 102 * MiB, .allocs = 65536, .frees = 58982 },
+};
+
+static size_t growing[] = { 1 };
+
+static struct report_analysis analysis(void)
+{
+	struct report_analysis a = {
+		.growing = growing, .nr_growing = 1,
+		.churn = churn_stacks, .nr_churn = 1,
+		.peak = { .known = true, .t_s = 0.7, .bytes = 1000 * MiB, .allocs = 60000,
+			  .sample_s = 0.1, .stacks = peak_stacks, .nr_stacks = 1,
+			  .other_bytes = 936 * MiB, .other_allocs = 59996 },
+		.samples = samples, .nr_samples = 4,
+		.memory = { .verdict = VERDICT_FRAGMENTATION, .released = true, .reports = 3,
+			    .base = { .mem = true, .rss = 1 * MiB, .anon = 128 * 1024 },
+			    .worst = samples[1], .now = samples[2],
+			    .worst_retained = 1030 * MiB - 128 * 1024 - 102 * MiB,
+			    .now_retained = 230 * MiB - 128 * 1024 - 102 * MiB,
+			    .worst_in_heap = 1024 * MiB, .live = { .trend = TREND_STABLE } },
+	};
+
+	return a;
+}
+
+static struct report sample(struct report_analysis *a)
+{
+	struct report r = {
+		.pid = 4242, .command = "./app <x> & \"y\" \xff\x01", .duration_s = 2.3,
+		.final = true, .top = 10, .stacks = stacks, .nr_stacks = 2, .analysis = a,
+		.totals = { .outstanding_bytes = 32 * MiB + 245760, .outstanding_allocs = 8312 },
+	};
+
+	return r;
+}
+
+static char *render(int (*w)(const struct report *, FILE *), const struct report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (w(r, f)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Run a Python check on text (argv[1] is its file); -1 when there is no Python. */
+static int python(const char *script, const char *text)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", py[64], in[64], cmd[256];
+	FILE *f;
+	int status;
+
+	if (access(PYTHON, X_OK)) {
+		fprintf(stderr, "  skip: no %s\n", PYTHON);
+		return -1;
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(py, sizeof(py), "%s/check.py", dir);
+	snprintf(in, sizeof(in), "%s/input", dir);
+	if (!(f = fopen(py, "w")) || fputs(script, f) < 0 || fclose(f))
+		return 1;
+	if (!(f = fopen(in, "w")) || fputs(text, f) < 0 || fclose(f))
+		return 1;
+	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, in);
+	status = system(cmd);
+	unlink(py);
+	unlink(in);
+	rmdir(dir);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+TEST(timeline_csv)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out = render(report_timeline_csv__write, &r);
+
+	ASSERT(out);
+	ASSERT_EQ_STR(out,
+		"t_s,live_bytes,rss_bytes,anon_bytes,heap_bytes,arena_bytes,allocs_per_s,frees_per_s\n"
+		"0.000,0,1048576,131072,0,0,0.0,0.0\n"
+		"0.500,629145600,671088640,650117120,135168,629145600,80000.0,0.0\n"
+		"1.000,106954752,1090519040,1080033280,135168,1073741824,51072.0,117964.0\n"
+		"2.000,106954752,251658240,241172480,135168,1073741824,0.0,0.0\n"
+		"2.250,106954752,,,,,0.0,0.0\n");
+	free(out);
+	/* No analysis: the header alone. */
+	r.analysis = NULL;
+	out = render(report_timeline_csv__write, &r);
+	ASSERT(out);
+	ASSERT_EQ_STR(out, "t_s,live_bytes,rss_bytes,anon_bytes,heap_bytes,arena_bytes,allocs_per_s,frees_per_s\n");
+	free(out);
+	return true;
+}
+
+static const char svg_check[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"NS = '{http://www.w3.org/2000/svg}'\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"assert root.tag == NS + 'svg', root.tag\n"
+	"lines = {}\n"
+	"for p in root.iter(NS + 'polyline'):\n"
+	"    lines.setdefault(p.get('class'), []).append(p.get('points').split())\n"
+	"assert [len(x) for x in lines['live']] == [5], lines['live']\n"
+	"assert [len(x) for x in lines['rss']] == [4], lines['rss']\n"
+	"assert [len(x) for x in lines['anon']] == [4]\n"
+	"live = [tuple(map(float, p.split(','))) for p in lines['live'][0]]\n"
+	"rss = [tuple(map(float, p.split(','))) for p in lines['rss'][0]]\n"
+	"assert live[0][1] > rss[0][1]            # SVG y grows downwards: live 0 below RSS\n"
+	"assert rss[3][1] > rss[2][1]             # RSS fell after 1 s\n"
+	"assert abs(live[3][1] - live[2][1]) < 0.01  # live did not\n"
+	"titles = [t.text for t in root.iter(NS + 'title')]\n"
+	"assert any('RSS 1.0 GiB' in t for t in titles), titles\n"
+	"sub = [t for t in root.iter(NS + 'text') if t.get('class') == 'sub'][0].text\n"
+	"assert sub == 'pid 4242 (./app <x> & \"y\" \\ufffd\\ufffd), 2.3 s traced; verdict: fragmentation, not a leak', sub\n"
+	"assert not any(e.get('href') or e.get('{http://www.w3.org/1999/xlink}href') for e in root.iter())\n"
+	"assert not list(root.iter(NS + 'script'))\n";
+
+TEST(timeline_svg)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out = render(report_timeline_svg__write, &r);
+
+	ASSERT(out);
+	ASSERT(strstr(out, "./app &lt;x&gt; &amp; &quot;y&quot; \xef\xbf\xbd\xef\xbf\xbd)"));
+	ASSERT(strstr(out, "peak 1000.0 MiB live"));
+	ASSERT(python(svg_check, out) <= 0);
+	free(out);
+	/* Nothing to plot is still a picture. */
+	r.analysis = NULL;
+	r.command = NULL;
+	out = render(report_timeline_svg__write, &r);
+	ASSERT(out && strstr(out, "no report was made") && strstr(out, "</svg>\n"));
+	free(out);
+	return true;
+}
+
+static const char json_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"assert list(d)[-3:] == ['churn', 'peak', 'memory'], list(d)\n"
+	"s = d['stacks']\n"
+	"assert s[0]['trend'] == 'stable' and s[0]['leak_rank'] is None and s[0]['oldest_age_s'] == 6.1\n"
+	"g = s[1]\n"
+	"assert (g['trend'], g['slope_bytes_per_s'], g['r2'], g['grew_intervals'], g['intervals']) == \\\n"
+	"    ('growing', 40960, 1.0, 12, 12), g\n"
+	"assert g['shrank_intervals'] == 0 and g['leak_score'] == 0.99 and g['leak_rank'] == 1\n"
+	"c = d['churn'][0]\n"
+	"assert c['allocs_per_s'] == 40000 and c['bytes_per_s'] == 2560000 and c['last_allocs_per_s'] == 39990\n"
+	"assert c['frames'][0]['function'] == 'site_leak' and c['total_allocs'] == 240000\n"
+	"p = d['peak']\n"
+	"assert (p['bytes'], p['allocs'], p['t_s'], p['sample_interval_s']) == (1000 << 20, 60000, 0.7, 0.1)\n"
+	"assert p['stacks'][0]['bytes'] == 64 << 20 and p['stacks'][0]['api'] == 'mmap'\n"
+	"assert 'trend' not in p['stacks'][0]\n"
+	"assert p['other_bytes'] == 936 << 20\n"
+	"m = d['memory']\n"
+	"assert (m['verdict'], m['released'], m['attached'], m['reports']) == ('fragmentation', True, False, 3)\n"
+	"assert m['max_retained_at']['rss_bytes'] == 1040 << 20 and m['max_retained_at']['arenas'] == 17\n"
+	"assert m['now']['live_bytes'] == 102 << 20 and m['live_trend'] == 'stable'\n"
+	"assert m['max_retained_bytes'] == (1030 << 20) - 131072 - (102 << 20)\n";
+
+TEST(timeline_json_analysis)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out = render(report_json__write, &r);
+
+	ASSERT(out);
+	ASSERT(!strstr(out, "-0.000"));
+	ASSERT(python(json_check, out) <= 0);
+	free(out);
+	return true;
+}
+
+/* The text: verdict and Growing before the outstanding list, churn and peak after. */
+TEST(timeline_text_sections)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out = render(report_text__write, &r);
+	const char *verdict, *grow, *list, *churn, *peak;
+
+	ASSERT(out);
+	verdict = strstr(out, "\nVerdict: fragmentation, not a leak");
+	grow = strstr(out, "\nGrowing: 1 stack, the most leak-like first:\n\n"
+			   "  1. +40.0 KiB/s, grew in 12 of 12 intervals, R\xc2\xb2 1.00; oldest block 6.0 s old:"
+			   " now 240.0 KiB in 120 allocations from malloc\n"
+			   "      #0 site_leak (app.c:42) [app]\n");
+	list = strstr(out, "\nAll 2 stacks by outstanding bytes:\n");
+	churn = strstr(out, "\nChurn: the most allocations per second first, freed or not:\n"
+			    "  1. 40,000 calls/s, 2.4 MiB/s from malloc (240,000 calls, 14.6 MiB since"
+			    " tracing began; last interval 39,990 calls/s); 0 B outstanding\n"
+			    "      at site_leak (app.c:42) <- via_tick <- main <- ...\n");
+	peak = strstr(out, "\nPeak: 1000.0 MiB live in 60,000 allocations at 0.7 s");
+	ASSERT(verdict && grow && list && churn && peak);
+	ASSERT(verdict < grow && grow < list && list < churn && churn < peak);
+	ASSERT(strstr(out, "Memory: RSS 240.0 MiB, anonymous 230.0 MiB ([heap] 132.0 KiB, 17 thread-arena"
+			   " heaps using 1.0 GiB of 1.1 GiB); live blocks 102.0 MiB (at 2.0 s, its last reading)\n"));
+	ASSERT(strstr(out, "  At 1.0 s: RSS 1.0 GiB (anonymous 1.0 GiB) for 102.0 MiB of live blocks"
+			   " (10% of RSS): 927.9 MiB retained;\n  the live blocks are stable over the run."
+			   " glibc's [heap] and thread arenas grew by 1.0 GiB: freed blocks it keeps.\n"));
+	ASSERT(strstr(out, "  Given back since: at 2.0 s RSS 240.0 MiB for 102.0 MiB of live blocks"));
+	ASSERT(strstr(out, "malloc_trim(0)") && strstr(out, "MALLOC_ARENA_MAX=2"));
+	ASSERT(strstr(out, "\n  1. 64.0 MiB (67,108,864 bytes) in 4 allocations from mmap\n"
+			   "      at site_cache (app.c:30)\n"
+			   "  and other stacks: 936.0 MiB in 59,996 allocations\n"));
+	/* The outstanding list: each stack once in its usual form, with its trend. */
+	ASSERT(strstr(out, "\n  240.0 KiB (245,760 bytes) in 120 allocations from malloc\n"
+			   "      growing (the 1st under Growing): +40.0 KiB/s, grew in 12 of 12 intervals,"
+			   " R\xc2\xb2 1.00; oldest block 6.0 s old\n      #0 site_leak"));
+	ASSERT(strstr(out, "\n  32.0 MiB (33,554,432 bytes) in 8,192 allocations from malloc\n"
+			   "      stable: grew in 1 of 12 intervals, R\xc2\xb2 0.00; oldest block 6.1 s old\n"));
+	ASSERT(!strstr(out, "Measured from the attach"));
+	free(out);
+	/* Not final: no peak. Attached: said so. */
+	r.final = false;
+	a.memory.attached = true;
+	out = render(report_text__write, &r);
+	ASSERT(out && !strstr(out, "\nPeak:") && strstr(out, "  Measured from the attach (RSS 1.0 MiB"));
+	free(out);
+	return true;
+}
+
+TEST(timeline_text_verdicts)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.verdict = VERDICT_LEAK;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: leak: 1 stack grows steadily, +40.0 KiB/s in all"));
+	free(out);
+	a.memory.verdict = VERDICT_UNKNOWN;
+	a.nr_samples = 2;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: too early: trends need 3 reports, this is the 2nd"));
+	free(out);
+	a.memory.reports = 0;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nMemory: /proc/4242 could not be read\n"
+				  "Verdict: none: the target's memory could not be read\n"));
+	free(out);
+	a.memory.reports = 3;
+	a.memory.verdict = VERDICT_NO_LEAK;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; live blocks stable,"
+				  " +102.0 MiB since tracing began\n"));
+	free(out);
+	return true;
+}

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's history (see history.h). Stacks are kept sorted by (stack id,
+ * API) and merged with each snapshot, so a report costs a sort and one pass.
+ *
+ * A leak's bytes lie on a rising line; a cache filled once is flat, and
+ * one that warmed up early and stopped fits a line badly and is flat at the
+ * end: the fit and the last third of the points tell them apart. A stack's
+ * life starts at the last report before it held anything (tracing begins
+ * with nothing tracked, under -p too).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "history.h"
+
+#define NONE UINT32_MAX		/* hstack.first: has never held bytes */
+
+struct hstack {
+	uint64_t stack_id;
+	uint32_t api;
+	uint32_t first;		/* its first kept point, or NONE */
+	uint32_t grew, shrank, intervals;
+	uint64_t bytes;		/* outstanding at the last report */
+	uint64_t total_allocs, total_bytes;	/* at the last report */
+	double last_allocs_per_s, last_bytes_per_s;
+	double t_zero;		/* it held nothing at this report: its life starts here */
+	uint64_t *vals;		/* bytes at the kept points; NULL until it holds some */
+};
+
+struct history {
+	struct hstack *stacks;	/* sorted by key */
+	size_t nr;
+	struct hstack live;	/* the live total, as a stack of its own */
+	double t[HISTORY_POINTS];	/* times of the kept points */
+	uint32_t npoints;
+	uint32_t stride;	/* every stride-th report is a kept point */
+	uint64_t reports;	/* since the last reset */
+	double t_last;		/* of the last report; 0 before any */
+	struct report_sample base;
+	struct report_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct history_peak peak;
+	struct snap_live *peak_sites;
+	size_t peak_cap;
+	bool peak_known;
+};
+
+static int key_cmp(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api)
+{
+	if (a_id != b_id)
+		return a_id < b_id ? -1 : 1;
+	return a_api < b_api ? -1 : a_api > b_api;
+}
+
+static void stack_init(struct hstack *s, uint64_t stack_id, uint32_t api)
+{
+	memset(s, 0, sizeof(*s));
+	s->stack_id = stack_id;
+	s->api = api;
+	s->first = NONE;
+}
+
+struct history *history__new(void)
+{
+	struct history *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->stride = 1;
+	stack_init(&h->live, 0, 0);
+	h->live.vals = calloc(HISTORY_POINTS, sizeof(uint64_t));
+	if (!h->live.vals) {
+		free(h);
+		return NULL;
+	}
+	h->live.first = 0;
+	return h;
+}
+
+static void free_stacks(struct history *h)
+{
+	for (size_t i = 0; i < h->nr; i++)
+		free(h->stacks[i].vals);
+	free(h->stacks);
+	h->stacks = NULL;
+	h->nr = 0;
+}
+
+void history__free(struct history *h)
+{
+	if (!h)
+		return;
+	free_stacks(h);
+	free(h->live.vals);
+	free(h->samples);
+	free(h->peak_sites);
+	free(h);
+}
+
+void history__reset(struct history *h)
+{
+	uint64_t *vals = h->live.vals;
+	double t = h->t_last;
+
+	free_stacks(h);
+	stack_init(&h->live, 0, 0);
+	h->live.vals = vals;
+	h->live.first = 0;
+	h->live.t_zero = t;
+	h->npoints = 0;
+	h->stride = 1;
+	h->reports = 0;
+	h->peak_known = false;
+	h->peak.nr = 0;
+}
+
+void history__set_base(struct history *h, const struct memstat *ms)
+{
+	memset(&h->base, 0, sizeof(h->base));
+	h->base.t_s = h->t_last;
+	if (!ms)
+		return;
+	h->base.mem = true;
+	h->base.rss = ms->rss;
+	h->base.anon = ms->anon;
+	h->base.heap = ms->heap;
+	h->base.arena = ms->arena;
+	h->base.arena_reserved = ms->arena_reserved;
+	h->base.arenas = ms->arenas;
+}
+
+/* ------------------------------------------------------------ the points */
+
+/* Every other point goes: the kept ones still span the run, at half the resolution. */
+static void thin_stack(struct hstack *s, uint32_t npoints)
+{
+	uint32_t first;
+
+	if (!s->vals || s->first == NONE)
+		return;
+	first = (s->first + 1) / 2;
+	for (uint32_t i = first; 2 * i < npoints; i++)
+		s->vals[i] = s->vals[2 * i];
+	s->first = first;
+}
+
+static void thin(struct history *h)
+{
+	for (uint32_t i = 0; 2 * i < h->npoints; i++)
+		h->t[i] = h->t[2 * i];
+	for (size_t i = 0; i < h->nr; i++)
+		thin_stack(&h->stacks[i], h->npoints);
+	thin_stack(&h->live, h->npoints);
+	h->npoints = (h->npoints + 1) / 2;
+	h->stride *= 2;
+}
+
+/* The kept point this report fills, or NONE when it is not kept. */
+static uint32_t take_point(struct history *h, double t_s)
+{
+	if (h->reports % h->stride)
+		return NONE;
+	if (h->npoints == HISTORY_POINTS) {
+		thin(h);
+		/* The stride doubled: this report may no longer be one to keep. */
+		if (h->reports % h->stride)
+			return NONE;
+	}
+	h->t[h->npoints] = t_s;
+	return h->npoints++;
+}
+
+/* ------------------------------------------------------------ the stacks */
+
+/* One stack at one report: bytes outstanding, totals since tracing began. */
+static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t allocs,
+		  uint64_t total, double t_s, uint32_t point)
+{
+	double dt = t_s - h->t_last;
+
+	if (dt > 0) {
+		s->last_allocs_per_s = allocs > s->total_allocs ? (allocs - s->total_allocs) / dt : 0;
+		s->last_bytes_per_s = total > s->total_bytes ? (total - s->total_bytes) / dt : 0;
+	}
+	s->total_allocs = allocs;
+	s->total_bytes = total;
+	if (s->first == NONE) {
+		if (!bytes)
+			return 0;
+		if (!s->vals && !(s->vals = calloc(HISTORY_POINTS, sizeof(uint64_t))))
+			return -ENOMEM;
+		/* It held nothing at the last report: that is where its series starts. */
+		s->t_zero = h->t_last;
+		s->first = point != NONE ? point : h->npoints;
+		s->intervals = s->grew = 1;
+	} else {
+		s->intervals++;
+		s->grew += bytes > s->bytes;
+		s->shrank += bytes < s->bytes;
+	}
+	if (point != NONE)
+		s->vals[point] = bytes;
+	s->bytes = bytes;
+	return 0;
+}
+
+/* A stack the snapshot lacks (st NULL) holds nothing and allocated nothing more. */
+static int update_site(struct history *h, struct hstack *s, const struct site_stats *st,
+		       double t_s, uint32_t point)
+{
+	if (!st)
+		return update(h, s, 0, s->total_allocs, s->total_bytes, t_s, point);
+	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
+}
+
+static int site_ptr_cmp(const void *a, const void *b)
+{
+	const struct snap_site *x = *(const struct snap_site *const *)a;
+	const struct snap_site *y = *(const struct snap_site *const *)b;
+
+	return key_cmp(x->stack_id, x->api, y->stack_id, y->api);
+}
+
+/* The snapshot's sites sorted by key, to merge with ours. */
+static const struct snap_site **sorted_sites(const struct snapshot *snap)
+{
+	const struct snap_site **v = malloc((snap->nr ?: 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < snap->nr; i++)
+		v[i] = &snap->sites[i];
+	qsort(v, snap->nr, sizeof(*v), site_ptr_cmp);
+	return v;
+}
+
+/*
+ * Merge the snapshot's sites into the stacks (both sorted) and update each.
+ * A stack the snapshot lacks holds nothing: sites only leave the maps when
+ * they are cleared.
+ */
+static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point)
+{
+	const struct snap_site **v = sorted_sites(snap);
+	struct hstack *out;
+	size_t i = 0, j = 0, n = 0;
+	int err = 0;
+
+	out = v ? malloc((h->nr + snap->nr + 1) * sizeof(*out)) : NULL;
+	if (!out) {
+		free(v);
+		return -ENOMEM;
+	}
+	while (i < h->nr || j < snap->nr) {
+		/* < 0: only ours; > 0: only the snapshot's; 0: both. */
+		int c = i == h->nr ? 1 : j == snap->nr ? -1 :
+			key_cmp(h->stacks[i].stack_id, h->stacks[i].api, v[j]->stack_id, v[j]->api);
+		struct hstack *s = &out[n++];
+
+		if (c <= 0)
+			*s = h->stacks[i++];
+		else
+			stack_init(s, v[j]->stack_id, v[j]->api);
+		if (!err)
+			err = update_site(h, s, c >= 0 ? &v[j]->stats : NULL, t_s, point);
+		if (c >= 0)
+			j++;
+	}
+	free(v);
+	free(h->stacks);
+	h->stacks = out;
+	h->nr = n;
+	return err;
+}
+
+/* ------------------------------------------------------------ samples, peak */
+
+static int add_sample(struct history *h, double t_s, const struct report_totals *totals,
+		      const struct memstat *ms)
+{
+	struct report_sample *r;
+
+	if (h->nr_samples == h->cap_samples) {
+		size_t cap = h->cap_samples ? h->cap_samples * 2 : 64;
+
+		r = realloc(h->samples, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		h->samples = r;
+		h->cap_samples = cap;
+	}
+	r = &h->samples[h->nr_samples++];
+	memset(r, 0, sizeof(*r));
+	r->t_s = t_s;
+	r->live = totals->outstanding_bytes;
+	r->allocs = totals->allocs;
+	r->frees = totals->frees;
+	if (ms) {
+		r->mem = true;
+		r->rss = ms->rss;
+		r->anon = ms->anon;
+		r->heap = ms->heap;
+		r->arena = ms->arena;
+		r->arena_reserved = ms->arena_reserved;
+		r->arenas = ms->arenas;
+	}
+	return 0;
+}
+
+/* A new high-water mark: keep the stacks that hold something. */
+static int keep_peak(struct history *h, double t_s, uint64_t bytes, const struct snap_live *live,
+		     size_t nr)
+{
+	size_t n = 0;
+
+	if (nr > h->peak_cap) {
+		struct snap_live *p = realloc(h->peak_sites, nr * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		h->peak_sites = p;
+		h->peak_cap = nr;
+	}
+	h->peak.allocs = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!live[i].bytes)
+			continue;
+		h->peak_sites[n++] = live[i];
+		h->peak.allocs += live[i].allocs;
+	}
+	h->peak.t_s = t_s;
+	h->peak.bytes = bytes;
+	h->peak.sites = h->peak_sites;
+	h->peak.nr = n;
+	h->peak_known = true;
+	return 0;
+}
+
+int history__tick(struct history *h, double t_s, const struct snap_live *live, size_t nr)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		bytes += live[i].bytes;
+	if (h->peak_known && bytes <= h->peak.bytes)
+		return 0;
+	return keep_peak(h, t_s, bytes, live, nr);
+}
+
+/* A report's snapshot is a sample of the peak too, unless -o trimmed its sites. */
+static int report_peak(struct history *h, double t_s, const struct snapshot *snap,
+		       const struct report_totals *totals)
+{
+	struct snap_live *live;
+	int err;
+
+	if (snap->older || (h->peak_known && totals->outstanding_bytes <= h->peak.bytes))
+		return 0;
+	live = malloc((snap->nr ?: 1) * sizeof(*live));
+	if (!live)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nr; i++) {
+		const struct snap_site *s = &snap->sites[i];
+
+		live[i] = (struct snap_live){ s->stack_id, s->api, s->stats.outstanding_bytes,
+					      s->stats.outstanding_allocs };
+	}
+	err = keep_peak(h, t_s, totals->outstanding_bytes, live, snap->nr);
+	free(live);
+	return err;
+}
+
+int history__add(struct history *h, double t_s, const struct snapshot *snap,
+		 const struct report_totals *totals, const struct memstat *ms)
+{
+	uint32_t point = take_point(h, t_s);
+	int err;
+
+	err = merge(h, snap, t_s, point);
+	if (!err)
+		err = update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0, t_s, point);
+	if (!err)
+		err = add_sample(h, t_s, totals, ms);
+	if (!err)
+		err = report_peak(h, t_s, snap, totals);
+	h->t_last = t_s;
+	h->reports++;
+	return err;
+}
+
+/* ------------------------------------------------------------ trends */
+
+/*
+ * Steady growth: a rising least-squares line that fits well, still rising
+ * over the last third of the points (a cache that grew early and stopped
+ * fits a line too, but is flat by then).
+ */
+void history__classify(const double *t, const double *y, size_t n, struct report_growth *g)
+{
+	double mt = 0, my = 0, sxx = 0, sxy = 0, syy = 0, last, mid;
+
+	g->trend = TREND_UNKNOWN;
+	g->slope = g->r2 = 0;
+	if (n < HISTORY_MIN_POINTS)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		mt += t[i] / n;
+		my += y[i] / n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sxx += (t[i] - mt) * (t[i] - mt);
+		sxy += (t[i] - mt) * (y[i] - my);
+		syy += (y[i] - my) * (y[i] - my);
+	}
+	if (sxx <= 0)
+		return;
+	g->slope = sxy / sxx;
+	g->r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 0;
+	last = y[n - 1];
+	mid = y[2 * (n - 1) / 3];
+	if (g->slope > 0 && g->r2 >= HISTORY_MIN_R2 && last > mid)
+		g->trend = TREND_GROWING;
+	else if (g->slope < 0 && g->r2 >= HISTORY_MIN_R2 && last < mid)
+		g->trend = TREND_SHRINKING;
+	else
+		g->trend = TREND_STABLE;
+}
+
+/* The stack's points: the kept ones, and the last report's. */
+static size_t points_of(const struct history *h, const struct hstack *s, double *t, double *y)
+{
+	size_t n = 0;
+
+	for (uint32_t i = s->first; i < h->npoints; i++) {
+		t[n] = h->t[i];
+		y[n++] = (double)s->vals[i];
+	}
+	if (h->reports && (!n || t[n - 1] < h->t_last)) {
+		t[n] = h->t_last;
+		y[n++] = (double)s->bytes;
+	}
+	return n;
+}
+
+/*
+ * How leak-like, 0..1: how well the line fits, times the mean of the share
+ * of intervals that grew and of the oldest block's age over the stack's
+ * life. A leak never frees, so its oldest block is as old as its growth; a
+ * queue that grows while its old entries are freed is younger.
+ */
+static double score(const struct report_growth *g, double life_s)
+{
+	double grew = g->intervals ? (double)g->grew / g->intervals : 0;
+	double age = g->age_s < 0 || life_s <= 0 ? 1 : fmin(1, g->age_s / life_s);
+
+	return g->trend == TREND_GROWING ? g->r2 * (grew + age) / 2 : 0;
+}
+
+static void growth_of(const struct history *h, const struct hstack *s, double age_s,
+		      struct report_growth *g)
+{
+	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
+
+	memset(g, 0, sizeof(*g));
+	g->age_s = age_s;
+	if (s->first == NONE)
+		return;
+	history__classify(t, y, points_of(h, s, t, y), g);
+	g->grew = s->grew;
+	g->shrank = s->shrank;
+	g->intervals = s->intervals;
+	g->age_s = age_s;
+	g->score = score(g, h->t_last - s->t_zero);
+}
+
+static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
+{
+	size_t lo = 0, hi = h->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api);
+
+		if (!c)
+			return &h->stacks[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
+		     struct report_growth *g)
+{
+	const struct hstack *s = find(h, stack_id, api);
+
+	memset(g, 0, sizeof(*g));
+	g->age_s = age_s;
+	if (s)
+		growth_of(h, s, age_s, g);
+}
+
+void history__live_growth(const struct history *h, struct report_growth *g)
+{
+	growth_of(h, &h->live, -1, g);
+	g->score = 0;
+}
+
+/* ------------------------------------------------------------ churn */
+
+static int churn_cmp(const void *a, const void *b)
+{
+	const struct snap_site *x = *(const struct snap_site *const *)a;
+	const struct snap_site *y = *(const struct snap_site *const *)b;
+
+	if (x->stats.total_allocs != y->stats.total_allocs)
+		return x->stats.total_allocs > y->stats.total_allocs ? -1 : 1;
+	if (x->stats.total_bytes != y->stats.total_bytes)
+		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
+	return site_ptr_cmp(a, b);
+}
+
+int history__churn(const struct history *h, const struct snapshot *snap,
+		   const struct snap_site **out, struct report_rate *rates, size_t max)
+{
+	const struct snap_site **v = sorted_sites(snap);
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	/* Calls since tracing began, over the same time for all: the order of the rates. */
+	qsort(v, snap->nr, sizeof(*v), churn_cmp);
+	for (size_t i = 0; i < snap->nr && n < max && v[i]->stats.total_allocs; i++, n++) {
+		const struct hstack *s = find(h, v[i]->stack_id, v[i]->api);
+		double t = h->t_last > 0 ? h->t_last : 1;
+
+		out[n] = v[i];
+		rates[n] = (struct report_rate){
+			.allocs_per_s = v[i]->stats.total_allocs / t,
+			.bytes_per_s = v[i]->stats.total_bytes / t,
+			.last_allocs_per_s = s ? s->last_allocs_per_s : 0,
+			.last_bytes_per_s = s ? s->last_bytes_per_s : 0,
+		};
+	}
+	free(v);
+	return (int)n;
+}
+
+const struct history_peak *history__peak(const struct history *h)
+{
+	return h->peak_known ? &h->peak : NULL;
+}
+
+const struct report_sample *history__samples(const struct history *h, size_t *nr)
+{
+	*nr = h->nr_samples;
+	return h->samples;
+}
+
+const struct report_sample *history__base(const struct history *h)
+{
+	return &h->base;
+}

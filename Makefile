@@ -13,12 +13,17 @@ DESTDIR   ?=
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
 INCLUDES  := -I$(OUTPUT) -Ibpf -Iuser
-LIBS      := -lbpf -ldw -lelf -lz -lstdc++
+LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
 # Modules that need neither libbpf nor libdw: they build into the unit tests.
 PURE      := opts procmaps elfsym allocator placement aggregate report report_text \
-             report_json report_folded outfile report_pprof report_svg perfmap readall
+             report_json report_folded outfile report_pprof report_svg perfmap readall \
+             rootpath history memstat verdict report_timeline report_insight
+# CFI unwinding (issue 4): the CFI parser is pure too.
+PURE      += cfi
+# Python frames (issue 9): interpreter tables, code objects, stack merging.
+PURE      += python pycode pystack
 USER_SRCS := $(wildcard user/*.c)
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
@@ -38,7 +43,14 @@ DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripp
 # The symbolizer's own tests: libdw, but no BPF.
 SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
                             $(wildcard tests/unit/symbolize/*.c))
-SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap readall)
+SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap readall \
+                          rootpath)
+SYM_OBJS   += $(OUTPUT)/user/cfi.o	# test_cfi_libdw compares it with libdw
+# The victims again without frame pointers (-O2's default), and for
+# v_basic with its CFI only in .debug_frame: CFI unwinding must report the same.
+NOFP_FLAGS := -O2 -g -fomit-frame-pointer -pthread
+NOFP_VICTIMS := $(patsubst $(OUTPUT)/victims/%,$(OUTPUT)/victims/nofp/%,$(VICTIMS)) \
+                $(OUTPUT)/victims/dbgframe/v_basic
 
 ifeq ($(V),1)
 Q :=
@@ -56,6 +68,9 @@ help:
 	@echo "make test       unit and end-to-end tests (installs missing packages)"
 	@echo "make demo       build and trace the bundled leaky example"
 	@echo "make bench      overhead against the raw probes and the peers (docs/PERFORMANCE.md)"
+	@echo "make fuzz       libFuzzer on the parsers and writers (FUZZ_RUNS, FUZZ_TIME)"
+	@echo "make stress     full-size contention, capacity and fault runs (docs/RELIABILITY.md)"
+	@echo "make soak       trace a busy victim for 10 minutes (SOAK_S=seconds)"
 	@echo "make install    install to \$$(DESTDIR)\$$(PREFIX)/sbin and share/man/man8 (PREFIX=$(PREFIX))"
 	@echo "V=1             show the commands"
 
@@ -90,7 +105,7 @@ $(OUTPUT)/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(OU
 
 $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lelf -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lelf -lm -o $@
 
 $(OUTPUT)/victims/%: tests/victims/%.c | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
@@ -129,7 +144,23 @@ $(OUTPUT)/victims/v_debug_stripped: $(OUTPUT)/victims/v_debug
 	$(call msg,STRIP,$@)
 	$(Q)objcopy --strip-all $< $@
 
-victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS)
+$(OUTPUT)/victims/nofp/%: tests/victims/%.c tests/victims/truth.h
+	$(call msg,VICTIM,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_FLAGS) $(if $(findstring static,$*),-static) \
+		$(if $(findstring nopie,$*),-no-pie) $< -o $@
+
+$(OUTPUT)/victims/nofp/%: tests/victims/%.cc tests/victims/truth.h
+	$(call msg,VICTIM,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(NOFP_FLAGS) $< -o $@
+
+$(OUTPUT)/victims/dbgframe/%: tests/victims/%.c tests/victims/truth.h
+	$(call msg,VICTIM,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_FLAGS) -fno-asynchronous-unwind-tables $< -o $@
+
+victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS) $(NOFP_VICTIMS)
 
 $(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c tests/unit/unit.h $(wildcard user/*.h) \
 			      | $(OUTPUT)/unit/symbolize
@@ -149,6 +180,7 @@ e2e: memleakbpf victims
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory unit-san
 	$(Q)$(MAKE) --no-print-directory e2e
 
 # Benchmarks are not tests: timings only, printed and written to docs/PERFORMANCE.md.
@@ -165,12 +197,24 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 
 # Symbolization alone, on this machine's libraries: no BPF, no target.
 BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap \
-                             report_build report report_text aggregate)
+                             report_build report report_text aggregate readall rootpath \
+                             report_insight)
+BENCH_SYM_OBJS += $(OUTPUT)/user/pystack.o $(OUTPUT)/user/pycode.o	# report_build merges Python frames
 $(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -lm -o $@
 
-bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims
+# --unwind's cost per frame: pairs made deep in the stack, with and without frame pointers.
+$(OUTPUT)/bench/deep: tests/bench/deep.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(VICTIM_FLAGS) $< -o $@
+
+$(OUTPUT)/bench/deep-nofp: tests/bench/deep.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(NOFP_FLAGS) $< -o $@
+
+bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims \
+       $(OUTPUT)/bench/deep $(OUTPUT)/bench/deep-nofp
 	$(Q)/usr/bin/python3 scripts/bench.py
 	$(Q)/usr/bin/python3 scripts/bench_symbolize.py
 
@@ -187,3 +231,78 @@ install: memleakbpf
 clean:
 	$(call msg,CLEAN,)
 	$(Q)rm -rf $(OUTPUT) memleakbpf
+
+# ---------------------------------------------------------------- reliability (issue 7)
+# The unit tests once more, under AddressSanitizer and UndefinedBehaviorSanitizer
+# (part of `make test`); libFuzzer targets for the parsers and writers (`make
+# fuzz`); the long runs (`make stress`, `make soak`). Results: docs/RELIABILITY.md.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_DIR   := $(OUTPUT)/san
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# libdw keeps caches for the life of the process: leaks are checked in the pure tests only.
+SAN_ENV_DW := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+SAN_UNIT_OBJS := $(patsubst tests/unit/%.c,$(SAN_DIR)/unit/%.o,$(UNIT_SRCS)) \
+                 $(patsubst %,$(SAN_DIR)/user/%.o,$(PURE))
+SAN_SYM_OBJS  := $(SAN_DIR)/unit/main.o \
+                 $(patsubst tests/unit/symbolize/%.c,$(SAN_DIR)/unit/symbolize/%.o, \
+                            $(wildcard tests/unit/symbolize/*.c)) \
+                 $(patsubst $(OUTPUT)/user/%,$(SAN_DIR)/user/%,$(SYM_OBJS))
+
+$(SAN_DIR)/user/%.o: user/%.c $(wildcard user/*.h) bpf/memleak.h
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(INCLUDES) -c $< -o $@
+
+$(SAN_DIR)/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
+
+$(SAN_DIR)/unit_tests: $(SAN_UNIT_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -lelf -lm -o $@
+
+$(SAN_DIR)/symbolize_tests: $(SAN_SYM_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf -lstdc++ -lm -o $@
+
+unit-san: $(SAN_DIR)/unit_tests $(SAN_DIR)/symbolize_tests victims
+	$(Q)$(SAN_ENV) $(SAN_DIR)/unit_tests > $(SAN_DIR)/unit_tests.log 2>&1 || \
+		{ cat $(SAN_DIR)/unit_tests.log; exit 1; }
+	$(Q)tail -1 $(SAN_DIR)/unit_tests.log | sed 's/^/asan+ubsan /'
+	$(Q)$(SAN_ENV_DW) $(SAN_DIR)/symbolize_tests > $(SAN_DIR)/symbolize_tests.log 2>&1 || \
+		{ cat $(SAN_DIR)/symbolize_tests.log; exit 1; }
+	$(Q)tail -1 $(SAN_DIR)/symbolize_tests.log | sed 's/^/asan+ubsan /'
+
+# libFuzzer (clang): every target runs FUZZ_RUNS inputs or FUZZ_TIME seconds,
+# whichever ends first, from the small corpus in tests/fuzz/corpus/NAME; new
+# inputs go to $(FUZZ_DIR)/work/NAME, crashes to $(FUZZ_DIR)/crash-NAME-*.
+FUZZERS   := procmaps elfsym opts perfmap writers cfi
+FUZZ_RUNS ?= 1000000
+FUZZ_TIME ?= 600
+FUZZ_DIR  := $(OUTPUT)/fuzz
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -std=gnu11 \
+              -D_GNU_SOURCE $(INCLUDES)
+FUZZ_OBJS := $(patsubst %,$(FUZZ_DIR)/user/%.o,$(PURE))
+
+$(FUZZ_DIR)/user/%.o: user/%.c $(wildcard user/*.h) bpf/memleak.h
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lelf -lm -o $@
+
+fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZERS))
+	$(Q)/usr/bin/python3 scripts/fuzz.py --runs $(FUZZ_RUNS) --time $(FUZZ_TIME) $(FUZZERS)
+
+# Not part of `make test`: the full-size runs, a few minutes (stress) and ten (soak).
+stress: memleakbpf victims
+	$(Q)/usr/bin/python3 scripts/stress.py
+
+soak: memleakbpf victims
+	$(Q)/usr/bin/python3 scripts/soak.py $(if $(SOAK_S),--seconds $(SOAK_S))
+
+.PHONY: unit-san fuzz stress soak
+.PRECIOUS: $(FUZZ_DIR)/user/%.o $(SAN_DIR)/user/%.o $(SAN_DIR)/unit/%.o

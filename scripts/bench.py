@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench: what tracing costs a program, against the floor and the peers.
 
-Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--only WORKLOAD,...]
+Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--no-unwind] [--only WORKLOAD,...]
 
 Every workload runs untraced and under every tracer, interleaved: round after
 round, each (workload, tracer) once, so that drift of the machine spreads over
@@ -34,11 +34,16 @@ blocks from 10,648 stacks), and rewrites the results section of
 docs/PERFORMANCE.md. Needs root; installs bpftrace, heaptrack and
 jq from Debian when they are missing. A tracer that cannot run here is shown
 as such, with the reason, never with made-up figures.
+
+Then (unless --no-unwind) --unwind=fp against --unwind=dwarf, side by side
+on the same binaries, and the CFI tables' kernel memory: the "CFI unwinding"
+section of docs/PERFORMANCE.md.
 """
 
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -422,8 +427,257 @@ def scale(have):
 	return lines
 
 
+# ================================================================ CFI unwinding (issue 4)
+#
+# --unwind=fp against --unwind=dwarf on the same workloads, interleaved with
+# untraced runs round by round: ns added per malloc/free pair by each, and
+# their ratio (the target: dwarf at most 2x fp). Then the kernel memory of
+# the CFI tables for a C++ victim (libc, libstdc++, the victim and what
+# they load), from memleakbpf -v. Written between the unwind markers of
+# docs/PERFORMANCE.md.
+
+UNWIND_BEGIN, UNWIND_END = "<!-- unwind:begin -->", "<!-- unwind:end -->"
+DEEP = os.path.join(OUT, "deep")
+UNWIND_WORKLOADS = {
+	"loop": WORKLOADS["loop"][0],
+	"working-set": WORKLOADS["working-set"][0],
+	# 30 calls deeper (tests/bench/deep.c): the cost per frame.
+	"deep-30": [DEEP, "100000", "30"],
+	# The same without frame pointers: fp's walk stops early there (wrong stacks).
+	"deep-30 nofp": [DEEP + "-nofp", "100000", "30"],
+}
+UNWIND_MODES = ["untraced", "fp", "dwarf"]
+UNWIND_VICTIM = os.path.join(ROOT, ".output", "victims", "v_wrappers")
+
+
+def unwind_run(workload, mode, work):
+	"""ns per pair of one run."""
+	argv = list(UNWIND_WORKLOADS[workload])
+	result = os.path.join(work, "%s.%s.result" % (workload.replace(" ", "-"), mode))
+	if os.path.exists(result):
+		os.unlink(result)
+	if mode != "untraced":
+		argv = [TRACER, "--unwind=" + mode, "-c", " ".join(argv), "3600"]
+	env = dict(os.environ, BENCH_OUT=result)
+	for k in ("LD_PRELOAD", "MEMLEAKBPF_BENCH_FLOOR", "MEMLEAKBPF_PROBE_AT_ENTRY"):
+		env.pop(k, None)
+	subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+		       stderr=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
+	with open(result) as f:
+		return float(dict(x.split("=", 1) for x in f.read().split())["ns_per_pair"])
+
+
+def unwind_measure(runs):
+	"""{(workload, mode): [ns per pair, ...]}"""
+	vals = {}
+	work = tempfile.mkdtemp(prefix="memleakbpf-unwind-")
+	try:
+		for r in range(runs):
+			say("unwind: round %d of %d" % (r + 1, runs))
+			for w in UNWIND_WORKLOADS:
+				for m in UNWIND_MODES:
+					vals.setdefault((w, m), []).append(unwind_run(w, m, work))
+	finally:
+		shutil.rmtree(work, ignore_errors=True)
+	return vals
+
+
+def unwind_table(vals):
+	rows = [("workload", "untraced ns/pair", "fp ns/pair", "dwarf ns/pair", "added by fp",
+		 "added by dwarf", "dwarf / fp (added)")]
+	for w in UNWIND_WORKLOADS:
+		med = {m: statistics.median(vals[(w, m)]) for m in UNWIND_MODES}
+		fp, dw = med["fp"] - med["untraced"], med["dwarf"] - med["untraced"]
+		rows.append((w, "%.1f" % med["untraced"], "%.1f (%.0f..%.0f)" % (
+			med["fp"], min(vals[(w, "fp")]), max(vals[(w, "fp")])), "%.1f (%.0f..%.0f)" % (
+			med["dwarf"], min(vals[(w, "dwarf")]), max(vals[(w, "dwarf")])),
+			"%+.1f" % fp, "%+.1f" % dw, "%.2f" % (dw / fp) if fp > 0 else ""))
+	return rows
+
+
+# "memleakbpf: unwind table libc.so.6: 28274 rows from .eh_frame (226192 bytes); all tables: ..."
+UNWIND_LINE = re.compile(r"^memleakbpf: unwind table (\S+): (\d+) rows from (.*) \((\d+) bytes\); "
+			 r"all tables: (\d+) rows, (\d+) KiB of kernel memory$")
+
+
+def unwind_memory():
+	"""Per-file rows and the tables' kernel memory, for the C++ victim."""
+	p = subprocess.run([TRACER, "-v", "-c", UNWIND_VICTIM], stdin=subprocess.DEVNULL,
+			   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+	lines, last = [], None
+	for line in p.stderr.decode("utf-8", "replace").splitlines():
+		m = UNWIND_LINE.match(line)
+		if m:
+			lines.append("%s: %s rows (%.1f KiB) from %s" % (
+				m.group(1), m.group(2), int(m.group(4)) / 1024, m.group(3)))
+			last = m
+	if last:
+		lines.append("all of them: %s rows, %s KiB of kernel memory (memlock of the "
+			     "%d KiB row chunks they fill)" % (last.group(5), last.group(6),
+							     MEMLEAK_CHUNK_KIB))
+	return lines
+
+
+MEMLEAK_CHUNK_KIB = 128		# MEMLEAK_CFI_CHUNK_ROWS * 8 bytes (bpf/memleak.h)
+
+
+def unwind_doc(rows, mem, runs):
+	stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+	section = [UNWIND_BEGIN, "",
+		   "Last `make bench`: %s, on %s; %d interleaved rounds, medians (min..max)." % (
+			   stamp, machine(), runs),
+		   "", markdown(rows), "",
+		   "Tables for `%s` (libc, libstdc++, the victim, and what they load):" %
+		   os.path.relpath(UNWIND_VICTIM, ROOT), ""] + ["- " + l for l in mem] + ["", UNWIND_END]
+	text = open(DOC).read() if os.path.exists(DOC) else ""
+	if UNWIND_BEGIN in text and UNWIND_END in text:
+		head, rest = text.split(UNWIND_BEGIN, 1)
+		text = head + "\n".join(section) + rest.split(UNWIND_END, 1)[1]
+	else:
+		text += "\n" + "\n".join(section) + "\n"
+	with open(DOC, "w") as f:
+		f.write(text)
+
+
+def unwind_bench(runs, doc):
+	"""The whole CFI part: timings side by side, table memory, the doc."""
+	rows = unwind_table(unwind_measure(runs))
+	print(plain(rows))
+	mem = unwind_memory()
+	for line in mem:
+		print("unwind: " + line)
+	if doc and runs >= 5:
+		unwind_doc(rows, mem, runs)
+
+# ================================================================ end of CFI unwinding (issue 4)
+
+
+# ================================================================ Python's allocator (issue 9)
+#
+# What --python-malloc costs, to choose its default: Debian's python3 on
+# two workloads, untraced with either allocator, and under memleakbpf -c
+# with pymalloc (the default) and with malloc (every object a traced
+# block), each also without Python frames (MEMLEAKBPF_BENCH_NO_PYTHON=1,
+# for benchmarking only) to show what walking them costs. Timed by stamp.so
+# from the interpreter's start to its exit; rounds interleaved. Written
+# between the python markers of docs/PERFORMANCE.md.
+
+PY_BEGIN, PY_END = "<!-- python:begin -->", "<!-- python:end -->"
+PY_WORKLOADS = {
+	# dicts, lists, strings: nearly every block under 512 bytes
+	"objects": [PYTHON, os.path.join(ROOT, "tests", "bench", "alloc.py"), "400"],
+	# a working set of 1 to 65 KiB buffers: most bytes in large blocks
+	"buffers": [PYTHON, os.path.join(ROOT, "tests", "bench", "pybuffers.py"), "20000"],
+}
+# (name, PYTHONMALLOC untraced / --python-malloc traced, traced, Python frames)
+PY_MODES = [
+	("untraced", "pymalloc", False, False),
+	("untraced, malloc", "malloc", False, False),
+	("pymalloc (default)", "pymalloc", True, True),
+	("pymalloc, no Python frames", "pymalloc", True, False),
+	("malloc", "malloc", True, True),
+	("malloc, no Python frames", "malloc", True, False),
+]
+
+
+def py_run(workload, mode, work):
+	"""(ms from the interpreter's start to its exit, allocations memleakbpf counted)."""
+	name, alloc, traced, frames = mode
+	out = os.path.join(work, "%s.%s" % (workload, name.replace(" ", "-").replace(",", "")))
+	env = dict(os.environ, BENCH_STAMP=out + ".result",
+		   BENCH_STAMP_EXE=os.path.realpath(PYTHON), PYTHONHASHSEED="0")
+	for k in ("LD_PRELOAD", "PYTHONMALLOC", "MEMLEAKBPF_BENCH_FLOOR",
+		  "MEMLEAKBPF_PROBE_AT_ENTRY", "MEMLEAKBPF_BENCH_NO_PYTHON"):
+		env.pop(k, None)
+	argv = ["/usr/bin/env", "LD_PRELOAD=" + STAMP] + PY_WORKLOADS[workload]
+	if traced:
+		argv = [TRACER, "--json", out + ".json", "--python-malloc", alloc, "-c",
+			" ".join(argv), "3600"]
+		if not frames:
+			env["MEMLEAKBPF_BENCH_NO_PYTHON"] = "1"
+	elif alloc == "malloc":
+		env["PYTHONMALLOC"] = "malloc"
+	for f in (out + ".result", out + ".json"):
+		if os.path.exists(f):
+			os.unlink(f)
+	subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+		       stderr=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
+	with open(out + ".result") as f:
+		ms = float(f.read().split("=", 1)[1]) / 1e6
+	allocs = None
+	if traced:
+		with open(out + ".json") as f:
+			allocs = json.load(f)["totals"]["allocs"]
+	return ms, allocs
+
+
+def py_measure(runs):
+	"""{(workload, mode name): ([ms, ...], [allocations, ...])}"""
+	vals = {}
+	work = tempfile.mkdtemp(prefix="memleakbpf-python-")
+	try:
+		for r in range(runs):
+			say("python: round %d of %d" % (r + 1, runs))
+			for w in PY_WORKLOADS:
+				for m in PY_MODES:
+					ms, n = py_run(w, m, work)
+					v = vals.setdefault((w, m[0]), ([], []))
+					v[0].append(ms)
+					if n is not None:
+						v[1].append(n)
+	finally:
+		shutil.rmtree(work, ignore_errors=True)
+	return vals
+
+
+def py_table(vals):
+	rows = [("workload", "Python objects from", "ms (min..max)", "x untraced",
+		 "allocations traced", "us added per allocation")]
+	for w in PY_WORKLOADS:
+		for name, alloc, traced, frames in PY_MODES:
+			ms, ns = vals[(w, name)]
+			m = statistics.median(ms)
+			base = statistics.median(vals[(w, "untraced" if alloc == "pymalloc" else
+							  "untraced, malloc")][0])
+			n = int(statistics.median(ns)) if ns else None
+			rows.append((w, name, "%.1f (%.1f..%.1f)" % (m, min(ms), max(ms)),
+				     "%.1f" % (m / base), "%d" % n if n else "",
+				     "%.2f" % ((m - base) * 1000 / n) if n else ""))
+	return rows
+
+
+def py_doc(rows, runs):
+	stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+	section = [PY_BEGIN, "",
+		   "Last `make bench`: %s, on %s; %d interleaved rounds, medians (min..max); "
+		   "`x untraced` against the same allocator untraced." % (stamp, machine(), runs),
+		   "", markdown(rows), "", PY_END]
+	text = open(DOC).read() if os.path.exists(DOC) else ""
+	if PY_BEGIN in text and PY_END in text:
+		head, rest = text.split(PY_BEGIN, 1)
+		text = head + "\n".join(section) + rest.split(PY_END, 1)[1]
+	else:
+		text += "\n" + "\n".join(section) + "\n"
+	with open(DOC, "w") as f:
+		f.write(text)
+
+
+def python_bench(runs, doc):
+	"""Python's allocator under memleakbpf: the table, and the doc."""
+	if not os.path.exists(PYTHON):
+		say("python: %s is missing, skipped" % PYTHON)
+		return
+	rows = py_table(py_measure(runs))
+	print(plain(rows))
+	if doc and runs >= 5:
+		py_doc(rows, runs)
+
+# ================================================================ end of Python's allocator (issue 9)
+
+
 def main(argv):
 	runs, doc, only, do_scale = 5, True, None, True
+	do_unwind = True
 	args = list(argv)
 	while args:
 		a = args.pop(0)
@@ -437,6 +691,8 @@ def main(argv):
 			only = args.pop(0).split(",")
 		elif a == "--no-scale":
 			do_scale = False
+		elif a == "--no-unwind":
+			do_unwind = False
 		else:
 			print(__doc__.strip())
 			return 0 if a in ("-h", "--help") else 2
@@ -465,6 +721,9 @@ def main(argv):
 	if doc and runs >= 5:
 		write_doc(rows, pairs, runs, have, elapsed, scale_lines)
 		say("results written to %s" % os.path.relpath(DOC, ROOT))
+	if do_unwind:
+		unwind_bench(runs, doc)
+	python_bench(runs, doc)
 	return 0
 
 

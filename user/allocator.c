@@ -10,6 +10,7 @@
 #include <elf.h>
 #include "allocator.h"
 #include "elfsym.h"
+#include "rootpath.h"
 
 /*
  * The allocation API. Order matters: when two names share an address (in
@@ -59,24 +60,76 @@ static const struct {
 
 #define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))
 
-int target_open_path(pid_t pid, const struct map_entry *e, char *buf, size_t len)
+/*
+ * The target's file, never one outside its root; a deleted one through the
+ * mapping itself, since its path leads nowhere (or to another file).
+ */
+static int target_open(pid_t pid, const char *path, const struct map_entry *e)
 {
-	int n;
+	char buf[96];
+	int fd;
 
-	if (e->deleted)
-		n = snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", pid,
-			     (unsigned long long)e->start, (unsigned long long)e->end);
-	else
-		n = snprintf(buf, len, "/proc/%d/root%s", pid, e->path);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (!e || !e->deleted)
+		return rootpath__open(pid, path, O_RDONLY);
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Own fd (taken) and a path leading to it. */
+static int object_set_fd(struct lookup_object *obj, int fd)
+{
+	char buf[64];
+
+	obj->fd = fd;
+	if (fd < 0)
+		return 0;
+	rootpath__fd_path(fd, buf, sizeof(buf));
+	obj->open_path = strdup(buf);
+	return obj->open_path ? 0 : -ENOMEM;
+}
+
+int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
+			const struct map_entry *e)
+{
+	int fd;
+
+	*obj = (struct lookup_object){ .path = strdup(path), .fd = -1 };
+	if (!obj->path)
+		return -ENOMEM;
+	fd = target_open(pid, path, e);
+	if (object_set_fd(obj, fd)) {
+		lookup_object__release(obj);
+		return -ENOMEM;
+	}
+	return fd < 0 ? fd : 0;
+}
+
+void lookup_object__release(struct lookup_object *obj)
+{
+	free(obj->path);
+	free(obj->open_path);
+	if (obj->fd >= 0)
+		close(obj->fd);
+	*obj = (struct lookup_object){ .fd = -1 };
+}
+
+static int object_copy(struct lookup_object *dst, const struct lookup_object *src)
+{
+	*dst = (struct lookup_object){ .path = strdup(src->path), .fd = -1 };
+	if (!dst->path)
+		return -ENOMEM;
+	if (src->fd < 0)
+		return 0;
+	/* Out of fds: this copy is unreadable, as if the open had failed. */
+	return object_set_fd(dst, fcntl(src->fd, F_DUPFD_CLOEXEC, 0));
 }
 
 static void objects_free(struct lookup_object *objs, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		free(objs[i].path);
-		free(objs[i].open_path);
-	}
+	for (size_t i = 0; i < nr; i++)
+		lookup_object__release(&objs[i]);
 	free(objs);
 }
 
@@ -86,13 +139,14 @@ void lookup_order__free(struct lookup_order *lo)
 		return;
 	objects_free(lo->objects, lo->nr);
 	free(lo->ldso_open_path);
+	if (lo->ldso_fd >= 0)
+		close(lo->ldso_fd);
 	free(lo);
 }
 
 /* Append the object mapped at e, unless it is already listed. */
 static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry *e)
 {
-	char buf[PATH_MAX + 64];
 	struct lookup_object *objs;
 
 	if (!map_entry__is_file(e))
@@ -100,15 +154,12 @@ static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry 
 	for (size_t i = 0; i < lo->nr; i++)
 		if (!strcmp(lo->objects[i].path, e->path))
 			return 0;
-	if (target_open_path(pid, e, buf, sizeof(buf)))
-		return -ENAMETOOLONG;
 	objs = realloc(lo->objects, (lo->nr + 1) * sizeof(*objs));
 	if (!objs)
 		return -ENOMEM;
 	lo->objects = objs;
-	objs[lo->nr].path = strdup(e->path);
-	objs[lo->nr].open_path = strdup(buf);
-	if (!objs[lo->nr].path || !objs[lo->nr].open_path)
+	/* Unreadable: kept in its place in the order, and skipped. */
+	if (lookup_object__init(&objs[lo->nr], pid, e->path, e) == -ENOMEM)
 		return -ENOMEM;
 	lo->nr++;
 	return 0;
@@ -228,11 +279,12 @@ int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order *
 {
 	struct lookup_order *lo = calloc(1, sizeof(*lo));
 	const struct map_entry *ldso;
-	char buf[PATH_MAX + 64];
+	struct lookup_object obj;
 	int err;
 
 	if (!lo)
 		return -ENOMEM;
+	lo->ldso_fd = -1;
 	err = read_auxv_base(pid, &lo->ldso_base);
 	if (err)
 		goto fail;
@@ -242,11 +294,20 @@ int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order *
 		goto done;
 	}
 	ldso = maps__find(maps, lo->ldso_base);
-	err = ldso ? target_open_path(pid, ldso, buf, sizeof(buf)) : -ENOENT;
-	if (err)
+	if (!ldso) {
+		err = -ENOENT;
 		goto fail;
-	lo->ldso_open_path = strdup(buf);
-	err = lo->ldso_open_path ? walk_link_map(lo, pid, maps) : -ENOMEM;
+	}
+	err = lookup_object__init(&obj, pid, ldso->path, ldso);
+	if (err) {
+		lookup_object__release(&obj);
+		goto fail;
+	}
+	/* The order owns the linker's file: its fd and the path to it. */
+	lo->ldso_open_path = obj.open_path;
+	lo->ldso_fd = obj.fd;
+	free(obj.path);
+	err = walk_link_map(lo, pid, maps);
 	/* Before the dynamic linker has set up its list, only it and the
 	 * executable are there. */
 	if (!err && !lo->nr)
@@ -282,10 +343,10 @@ static int provider_index(struct allocator *a, const struct lookup_object *obj)
 	if (!objs)
 		return -ENOMEM;
 	a->objects = objs;
-	objs[a->nr_objects].path = strdup(obj->path);
-	objs[a->nr_objects].open_path = strdup(obj->open_path);
-	if (!objs[a->nr_objects].path || !objs[a->nr_objects].open_path)
+	if (object_copy(&objs[a->nr_objects], obj)) {
+		lookup_object__release(&objs[a->nr_objects]);
 		return -ENOMEM;
+	}
 	return (int)a->nr_objects++;
 }
 
@@ -337,8 +398,9 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 	a->probes = calloc(NR_API_SYMBOLS, sizeof(*a->probes));
 	if (!a->probes)
 		goto nomem;
-	for (size_t o = 0; o < nr; o++)
-		elf_file__open(objs[o].open_path, &elves[o]);	/* unreadable: skipped */
+	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
+		if (objs[o].open_path)
+			elf_file__open(objs[o].open_path, &elves[o]);
 	for (size_t s = 0; s < NR_API_SYMBOLS && err != -ENOMEM; s++)
 		err = resolve_one(a, elves, objs, nr, s);
 	if (err == -ENOMEM)

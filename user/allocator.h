@@ -19,7 +19,8 @@
 /* An object in lookup order. */
 struct lookup_object {
 	char *path;		/* as the target sees it (its maps) */
-	char *open_path;	/* as the tracer opens it: /proc/PID/root/..., map_files */
+	char *open_path;	/* as the tracer opens it: /proc/self/fd/FD; NULL if unreadable */
+	int fd;			/* the file, opened inside the target's root (rootpath.h); -1 */
 };
 
 struct lookup_order {
@@ -29,6 +30,7 @@ struct lookup_order {
 	bool complete;		/* the dynamic linker has finished loading (RT_CONSISTENT) */
 	uint64_t ldso_base;	/* AT_BASE, 0 when static */
 	char *ldso_open_path;	/* the dynamic linker's file, for its _dl_debug_state */
+	int ldso_fd;		/* what ldso_open_path leads to */
 };
 
 /* One function to probe. */
@@ -71,7 +73,14 @@ size_t allocator__internal_ranges(const struct allocator *a, const struct maps *
 				  struct addr_range *ranges, size_t max);
 void allocator__free(struct allocator *a);
 
-/* "/proc/PID/root/PATH", or map_files for a deleted file, into buf. */
-int target_open_path(pid_t pid, const struct map_entry *e, char *buf, size_t len);
+/*
+ * obj for the file at path in process pid: opened inside the target's root
+ * (rootpath.h), or through its mapping e when the file was deleted (e may be
+ * NULL otherwise). 0; -errno of the open, obj then kept unreadable (fd -1,
+ * open_path NULL); -ENOMEM, obj empty.
+ */
+int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
+			const struct map_entry *e);
+void lookup_object__release(struct lookup_object *obj);
 
 #endif

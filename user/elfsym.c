@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,9 @@ static int read_interp(struct elf_file *ef)
 	for (size_t i = 0; i < nr; i++) {
 		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_INTERP)
 			continue;
+		/* The file is the target's: its sizes are not to be trusted. */
+		if (ef->interp || !ph.p_filesz || ph.p_filesz > PATH_MAX)
+			return -ENOEXEC;
 		ef->interp = calloc(1, ph.p_filesz + 1);
 		if (!ef->interp)
 			return -ENOMEM;

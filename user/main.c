@@ -20,16 +20,20 @@
 #include <unistd.h>
 #include "aggregate.h"
 #include "allocator.h"
+#include "insight.h"
 #include "modules.h"
 #include "opts.h"
 #include "outfile.h"
 #include "probes.h"
 #include "procmaps.h"
+#include "pytrace.h"
 #include "report_build.h"
 #include "snapshot.h"
 #include "support.h"
 #include "symbolize.h"
 #include "target.h"
+#include "watchdog.h"
+#include "unwind.h"
 
 #define EXIT_USAGE 2
 #define SIGINT_GRACE_MS 2000
@@ -41,8 +45,14 @@ struct tracer {
 	struct probes *probes;
 	struct modules *mods;
 	struct symbolizer *sym;
+	struct insight *ins;	/* growth, churn, peak, memory verdict, timeline */
+	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
+	struct pytrace *py;	/* Python frames; idle unless the target is Python */
 	bool tracing;		/* allocator probes attached */
 	bool done;
+	bool image_gone;	/* -p: the target ran exec; its old image is what we report */
+	bool output_failed;	/* a report could not be written: exit status 1 */
+	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
 	struct timespec start;
 	unsigned reports;
@@ -69,9 +79,11 @@ static void refresh_modules(struct tracer *tr)
 {
 	struct maps *maps;
 
-	if (tr->target->exited || maps__read(tr->target->pid, &maps))
+	/* After an exec (-p) the maps are the new program's, at the old one's addresses. */
+	if (tr->image_gone || tr->target->exited || maps__read(tr->target->pid, &maps))
 		return;
 	modules__update(tr->mods, maps);
+	unwind__update(tr->unw, tr->target->pid, maps);
 	maps__free(maps);
 }
 
@@ -80,7 +92,6 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 			  struct allocator **out)
 {
 	struct lookup_object obj;
-	char buf[4200];
 	int err;
 
 	if (!tr->opts->obj) {
@@ -90,17 +101,17 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 				tr->target->pid, lo->nr ? lo->objects[0].path : "it");
 		return err;
 	}
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", tr->target->pid, tr->opts->obj);
-	obj.path = (char *)tr->opts->obj;
-	obj.open_path = buf;
-	if (access(buf, R_OK)) {
+	err = lookup_object__init(&obj, tr->target->pid, tr->opts->obj, NULL);
+	if (err) {
 		fprintf(stderr, "memleakbpf: -O %s: %s in the target's file system\n", tr->opts->obj,
-			strerror(errno));
-		return -errno;
+			strerror(-err));
+		lookup_object__release(&obj);
+		return err;
 	}
 	err = allocator__resolve(&obj, 1, true, out);
 	if (err == -ENOENT)
 		fprintf(stderr, "memleakbpf: -O %s: defines no malloc\n", tr->opts->obj);
+	lookup_object__release(&obj);
 	return err;
 }
 
@@ -139,10 +150,14 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		return err;
 	probes__set_internal(tr->probes, ranges,
 			     allocator__internal_ranges(a, maps, ranges, MEMLEAK_MAX_INTERNAL));
-	err = probes__attach_allocator(tr->probes, a);
+	/* Python frames from the first allocation on. */
+	err = pytrace__attach(tr->py, tr->probes, tr->target->pid, maps, lo);
+	if (!err)
+		err = probes__attach_allocator(tr->probes, a);
 	if (err >= 0 && !tr->tracing) {
 		tr->tracing = true;
 		clock_gettime(CLOCK_MONOTONIC, &tr->start);
+		insight__start(tr->ins, tr->target->pid, &tr->start);
 		announce(tr, a);
 		err = start_timer(tr);
 	}
@@ -154,6 +169,8 @@ static int forget_image(struct tracer *tr)
 {
 	modules__clear(tr->mods);
 	symbolizer__reset(tr->sym);
+	insight__reset(tr->ins, tr->target->pid);
+	pytrace__forget(tr->py, tr->probes);
 	return probes__clear(tr->probes);
 }
 
@@ -210,9 +227,10 @@ static int on_stop(struct tracer *tr)
 	}
 	if (!err && lo->complete)
 		err = attach_allocator(tr, maps, lo);
-	if (!err)
+	if (!err) {
 		modules__update(tr->mods, maps);
-	else if (err != -ENOENT)
+		unwind__update(tr->unw, tr->target->pid, maps);
+	} else if (err != -ENOENT)
 		fprintf(stderr, "memleakbpf: cannot inspect pid %d: %s\n", tr->target->pid,
 			strerror(-err));
 	lookup_order__free(lo);
@@ -235,6 +253,9 @@ static int attach_pid(struct tracer *tr)
 	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
 	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
 		probes__set_notify_dl(tr->probes, true);
+	/* The tables first: the target runs, and allocates as soon as probed. */
+	if (!err)
+		unwind__update(tr->unw, tr->target->pid, maps);
 	if (!err)
 		err = attach_allocator(tr, maps, lo);
 	if (!err)
@@ -244,16 +265,36 @@ static int attach_pid(struct tracer *tr)
 	return err;
 }
 
-static void write_file(const char *path, int (*writer)(const struct report *, FILE *),
-		       const struct report *r)
+static void write_file(struct tracer *tr, const char *path,
+		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
 	int err;
 
 	if (!path)
 		return;
 	err = outfile__write(path, writer, r);
-	if (err)
-		fprintf(stderr, "memleakbpf: cannot write %s: %s\n", path, strerror(-err));
+	if (err) {
+		/* The text report is on stdout already: nothing else is lost. */
+		fprintf(stderr, "memleakbpf: cannot write %s: %s (the text report is on standard output)\n",
+			path, strerror(-err));
+		tr->output_failed = true;
+	}
+}
+
+/* The text report; a full disk or a closed pipe is said once, not at every report. */
+static void write_text(struct tracer *tr, const struct report *r)
+{
+	int err = report_text__write(r, stdout);
+
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err && !tr->output_failed)
+		fprintf(stderr, "memleakbpf: cannot write the report to standard output: %s\n",
+			strerror(err == -EIO && errno ? errno : -err));
+	if (err) {
+		tr->output_failed = true;
+		clearerr(stdout);
+	}
 }
 
 /* A report, and what a heap profile of it borrows. */
@@ -275,14 +316,22 @@ static int build(struct tracer *tr, bool final, struct built *b)
 		.older_ms = tr->opts->older_ms,
 		.top = tr->opts->top,
 		.folded_allocs = tr->opts->folded_allocs,
+		.python = pytrace__report(tr->py),
+		.pycode = pytrace__code(tr->py),
 	};
 	bool pprof = tr->opts->snapshot_dir || (final && tr->opts->pprof_path);
 	int err;
 
 	refresh_modules(tr);
 	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (!err && final)
+		err = snapshot__ages(tr->probes, b->snap);
+	if (!err)
+		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
 	if (!err)
 		err = aggregate__build(b->snap, &b->agg);
+	if (!err)
+		err = insight__add(tr->ins, tr->target->exited ? 0 : tr->target->pid, b->snap, b->agg);
 	if (!err && pprof)
 		err = modules__code_maps(tr->mods, &b->maps);
 	if (!err && pprof)
@@ -291,6 +340,8 @@ static int build(struct tracer *tr, bool final, struct built *b)
 	meta.freed = b->freed;
 	if (!err)
 		err = report__build(b->agg, tr->sym, tr->mods, &meta, &b->r);
+	if (!err)
+		err = insight__fill(tr->ins, b->snap, b->agg, tr->sym, tr->mods, &meta, b->r);
 	return err;
 }
 
@@ -358,15 +409,15 @@ static int produce(struct tracer *tr, bool final, bool text)
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	} else {
-		if (text) {
-			report_text__write(b.r, stdout);
-			fflush(stdout);
-		}
+		if (text)
+			write_text(tr, b.r);
 		if (final) {
-			write_file(tr->opts->json_path, report_json__write, b.r);
-			write_file(tr->opts->folded_path, report_folded__write, b.r);
-			write_file(tr->opts->pprof_path, report_pprof__write, b.r);
-			write_file(tr->opts->flamegraph_path, report_svg__write, b.r);
+			write_file(tr, tr->opts->json_path, report_json__write, b.r);
+			write_file(tr, tr->opts->folded_path, report_folded__write, b.r);
+			write_file(tr, tr->opts->pprof_path, report_pprof__write, b.r);
+			write_file(tr, tr->opts->flamegraph_path, report_svg__write, b.r);
+			write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, b.r);
+			write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, b.r);
 		}
 		if (tr->opts->snapshot_dir)
 			write_snapshot(tr, b.r, !text || tr->opts->verbose);
@@ -423,16 +474,47 @@ static void on_stopped(struct tracer *tr, pid_t pid)
 	target__continue(pid);
 }
 
+/*
+ * -p: the target ran exec, and BPF stopped tracing it. We do not stop a
+ * process we did not start (its parent would see it stop), so the new
+ * program would run before probes could be placed on its allocator: tracing
+ * ends, with the report of the program that was traced.
+ */
+static void on_exec(struct tracer *tr)
+{
+	char link[64], exe[PATH_MAX] = "a new program";
+	ssize_t n;
+
+	if (tr->image_gone)
+		return;
+	tr->image_gone = tr->done = true;
+	snprintf(link, sizeof(link), "/proc/%d/exe", tr->target->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = '\0';
+	fprintf(stderr, "memleakbpf: pid %d executed %s: tracing ends with the program it replaced (-p does not follow exec: run memleakbpf -p %d again, or use -c)\n",
+		tr->target->pid, exe, tr->target->pid);
+}
+
 static void on_events(struct tracer *tr)
 {
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
 	for (size_t i = 0; i < n; i++) {
-		if (evs[i].kind == EVENT_STOPPED)
+		if (evs[i].kind == EVENT_STOPPED) {
 			on_stopped(tr, (pid_t)evs[i].tgid);
-		else
+			watchdog__stop_handled(tr->wd);
+		} else if (evs[i].kind == EVENT_EXEC) {
+			on_exec(tr);
+		} else if (evs[i].kind == EVENT_PY_EXIT) {
+			pytrace__on_exit(tr->py, tr->probes, (pid_t)evs[i].tgid, true);
+			watchdog__stop_handled(tr->wd);
+		} else if (evs[i].kind == EVENT_PY_EXITING) {
+			pytrace__on_exit(tr->py, tr->probes, (pid_t)evs[i].tgid, false);
+		} else {
 			refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
+		}
 	}
 }
 
@@ -442,7 +524,7 @@ static void on_interrupt(struct tracer *tr, int sig)
 	tr->done = true;
 	if (!tr->target->spawned || tr->target->exited)
 		return;
-	target__signal(tr->target, sig);
+	target__interrupt(tr->target, sig);
 	for (int ms = 0; ms < SIGINT_GRACE_MS && !target__reap(tr->target); ms += 10)
 		usleep(10000);
 }
@@ -499,6 +581,8 @@ static void run(struct tracer *tr)
 			on_events(tr);
 		else if (ev.data.fd == tr->timerfd)
 			on_timer(tr);
+		else if (ev.data.fd == insight__fd(tr->ins))
+			insight__tick(tr->ins, tr->probes);
 		else if (target__gone(tr->target))
 			tr->done = true;
 	}
@@ -538,6 +622,10 @@ static void check_outputs(const struct opts *o)
 		die_usage(err);
 	if (o->flamegraph_path && outfile__check(o->flamegraph_path, err, sizeof(err)))
 		die_usage(err);
+	if (o->timeline_path && outfile__check(o->timeline_path, err, sizeof(err)))
+		die_usage(err);
+	if (o->timeline_svg_path && outfile__check(o->timeline_svg_path, err, sizeof(err)))
+		die_usage(err);
 	if (o->snapshot_dir && outfile__check_dir(o->snapshot_dir, err, sizeof(err)))
 		die_usage(err);
 }
@@ -571,8 +659,39 @@ static int load_probes(struct tracer *tr)
 		.stop_on_exec = tr->target->spawned,
 		.verbose = o->verbose,
 	};
+	int err = unwind__choose(o->unwind, &cfg.unwind_tables);
 
-	return probes__load(&cfg, &tr->probes);
+	if (!err)
+		err = probes__load(&cfg, &tr->probes);
+	if (!err && cfg.unwind_tables) {
+		tr->unw = unwind__new(tr->probes, o->verbose);
+		err = tr->unw ? 0 : -ENOMEM;
+	}
+	return err;
+}
+
+/* Ctrl-C or SIGTERM while loading: the command has not run, and will not. */
+static bool interrupted(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
+}
+
+/* -p: attach. -c: start the watchdog, then let the command exec. */
+static int begin(struct tracer *tr)
+{
+	struct watchdog_view view;
+
+	if (!tr->target->spawned)
+		return attach_pid(tr);
+	if (interrupted()) {
+		fprintf(stderr, "memleakbpf: interrupted before the command ran\n");
+		return -EINTR;
+	}
+	probes__stop_view(tr->probes, &view);
+	tr->wd = watchdog__start(&view);
+	return target__release(tr->target);
 }
 
 int main(int argc, char **argv)
@@ -593,6 +712,9 @@ int main(int argc, char **argv)
 	}
 	check_outputs(&opts);
 	tr.opts = &opts;
+	tr.py = pytrace__new(&opts);	/* before the command starts: PYTHONMALLOC */
+	if (!tr.py)
+		return EXIT_FAILURE;
 	/* Before the target starts: an unusable --debug-dir is a usage error (it said why). */
 	tr.sym = symbolizer__new(opts.debug_dirs, opts.nr_debug_dirs);
 	if (!tr.sym)
@@ -601,9 +723,10 @@ int main(int argc, char **argv)
 	    watch(tr.epfd, probes__events_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
-	if (!tr.mods)
+	tr.ins = insight__new(!tr.target->spawned);
+	if (!tr.mods || !tr.ins || watch(tr.epfd, insight__fd(tr.ins)))
 		goto cleanup;
-	if (tr.target->spawned ? target__release(tr.target) : attach_pid(&tr))
+	if (begin(&tr))
 		goto cleanup;
 	run(&tr);
 	if (tr.tracing)
@@ -611,12 +734,16 @@ int main(int argc, char **argv)
 	else if (tr.target->exited)
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
-	if (!tr.tracing && !tr.target->exited)
+	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
 cleanup:
+	unwind__free(tr.unw);
 	probes__free(tr.probes);
+	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */
 	symbolizer__free(tr.sym);
 	modules__free(tr.mods);
+	insight__free(tr.ins);
+	pytrace__free(tr.py);
 	target__free(tr.target);
 	if (tr.epfd >= 0)
 		close(tr.epfd);

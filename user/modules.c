@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "modules.h"
+#include "rootpath.h"
 
 /* A PT_LOAD segment: where a file offset sits in the object's vaddr space. */
 struct seg {
@@ -198,25 +199,29 @@ static int remember_not_elf(struct modules *mods, const struct map_entry *e)
 }
 
 /*
- * Open the file as the target sees it: through its root (containers), or,
- * when deleted, through the mapping itself (the path no longer leads to it).
+ * Open the file as the target sees it: inside its root (containers; its
+ * symbolic links cannot lead out of it), or, when deleted, through the
+ * mapping itself (the path no longer leads to it).
  */
 static int open_mapped(const struct modules *mods, const struct map_entry *e)
 {
 	char path[PATH_MAX + 64];
 	int fd;
 
-	if (e->deleted)
+	if (e->deleted) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 			 (int)mods->pid, e->start, e->end);
-	else
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = fd < 0 ? -errno : fd;
+	} else {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)mods->pid, e->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = rootpath__open(mods->pid, e->path, O_RDONLY);
+	}
 	/* ENOENT/ESRCH: the target or the file went away; nothing to tell. */
-	if (fd < 0 && errno != ENOENT && errno != ESRCH)
+	if (fd < 0 && fd != -ENOENT && fd != -ESRCH)
 		fprintf(stderr, "memleakbpf: cannot open %s (%s): %s; its frames stay unnamed\n",
-			path, e->path, strerror(errno));
-	return fd;
+			path, e->path, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static bool has_elf_magic(int fd)

@@ -33,6 +33,10 @@ enum {
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
+	OPT_PYTHON_MALLOC,
+	OPT_TIMELINE,
+	OPT_TIMELINE_SVG,
+	OPT_UNWIND,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +57,10 @@ static const struct option long_options[] = {
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,9 +95,13 @@ static const char usage_text[] =
 "      --pprof FILE           write the final report as a gperftools heap profile\n"
 "      --flamegraph FILE      write the final report as an SVG flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
+"      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
+"      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
 "      --max-allocs N         live allocations tracked at once (default 1048576)\n"
 "      --stack-storage-size N distinct stacks kept (default 32768)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
+"      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
+"      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -110,6 +122,10 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	/* It quotes the user's arguments: one line, whatever they hold. */
+	for (char *c = err; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return -EINVAL;
 }
 
@@ -221,6 +237,28 @@ static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int set_unwind(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	static const char *const names[] = { "auto", "fp", "dwarf" };
+
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(arg, names[i])) {
+			o->unwind = i;	/* enum opts_unwind order */
+			return 0;
+		}
+	}
+	return fail(err, errlen, "--unwind: '%s' is none of auto, fp, dwarf", arg);
+}
+
+/* PYTHONMALLOC for the command: the two allocators whose blocks mean something here. */
+static int set_python_malloc(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "pymalloc") && strcmp(arg, "malloc"))
+		return fail(err, errlen, "--python-malloc: '%s' is neither pymalloc nor malloc", arg);
+	o->python_malloc = arg;
+	return 0;
+}
+
 /* Repeatable: kept in order, pointing into argv like the other strings. */
 static int add_debug_dir(struct opts *o, const char *arg, char *err, size_t errlen)
 {
@@ -261,6 +299,14 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_weight(o, arg, err, errlen);
 	case OPT_DEBUG_DIR:
 		return add_debug_dir(o, arg, err, errlen);
+	case OPT_PYTHON_MALLOC:
+		return set_python_malloc(o, arg, err, errlen);
+	case OPT_TIMELINE:
+		return set_string(c, arg, &o->timeline_path, err, errlen);
+	case OPT_TIMELINE_SVG:
+		return set_string(c, arg, &o->timeline_svg_path, err, errlen);
+	case OPT_UNWIND:
+		return set_unwind(o, arg, err, errlen);
 	case 'T':
 		ret = set_number(c, arg, 1, UINT_MAX, &v, err, errlen);
 		if (!ret)
@@ -376,6 +422,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "give either -p PID or -c COMMAND, not both");
 	if (o->user && !o->command)
 		return fail(err, errlen, "-u/--user needs -c: it names the user the command runs as");
+	if (o->python_malloc && !o->command)
+		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
 	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
 	if (o->min_size > o->max_size)

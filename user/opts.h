@@ -15,6 +15,13 @@
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 15)
 #define OPTS_MAX_DEBUG_DIRS 16
 
+/* --unwind: how user stacks are walked (README, "Stacks"). */
+enum opts_unwind {
+	OPTS_UNWIND_AUTO,		/* CFI where the kernel can, else frame pointers */
+	OPTS_UNWIND_FP,			/* frame pointers only */
+	OPTS_UNWIND_DWARF,		/* CFI; an error if the kernel cannot */
+};
+
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
 	const char *command;		/* -c/--command; NULL when not given */
@@ -37,6 +44,11 @@ struct opts {
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
+	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
+					   as the environment says */
+	const char *timeline_path;	/* --timeline FILE (CSV) */
+	const char *timeline_svg_path;	/* --timeline-svg FILE */
+	int unwind;			/* --unwind: enum opts_unwind, default auto */
 };
 
 /*

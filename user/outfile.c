@@ -22,11 +22,36 @@
 
 /* What is at the path decides how it is written. */
 enum target {
-	TARGET_REPLACE,		/* nothing, or a regular file: temporary + rename */
+	TARGET_REPLACE,		/* nothing, a regular file, or an entry we do not trust:
+				   temporary + rename */
 	TARGET_IN_PLACE,	/* symlink, device, FIFO, socket: open and write */
 	TARGET_DIR,
 	TARGET_DANGLING,	/* symlink to nothing: creating its target is not ours to do */
 };
+
+static int dir_of(const char *path, char *dir, size_t len);
+
+/*
+ * May we follow (or open) the symlink, FIFO or device at path? Not when
+ * another user could have put it there: in a world-writable directory
+ * (/tmp), only an entry of ours or of the directory's owner, and only where
+ * the sticky bit keeps others from swapping it. Running as root, following
+ * another user's link would let them truncate any file on the system; the
+ * kernel's fs.protected_symlinks says the same, but may be off.
+ */
+static bool trusted_entry(const char *path, const struct stat *lst)
+{
+	char dir[PATH_MAX];
+	struct stat dst;
+
+	if (dir_of(path, dir, sizeof(dir)) || stat(dir, &dst))
+		return false;
+	if (!(dst.st_mode & S_IWOTH))
+		return true;
+	if (!(dst.st_mode & S_ISVTX))
+		return false;
+	return lst->st_uid == geteuid() || lst->st_uid == dst.st_uid;
+}
 
 static enum target classify(const char *path)
 {
@@ -37,6 +62,9 @@ static enum target classify(const char *path)
 		return TARGET_REPLACE;
 	if (S_ISDIR(st.st_mode))
 		return TARGET_DIR;
+	/* Neither followed nor opened: the report takes its name, atomically. */
+	if (!trusted_entry(path, &st))
+		return TARGET_REPLACE;
 	if (stat(path, &st))
 		return TARGET_DANGLING;
 	return S_ISDIR(st.st_mode) ? TARGET_DIR : TARGET_IN_PLACE;

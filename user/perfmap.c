@@ -15,6 +15,10 @@
 #include <unistd.h>
 #include "perfmap.h"
 #include "readall.h"
+#include "rootpath.h"
+
+/* Larger than any JIT's map; a file beyond it is not one to read whole. */
+#define PERFMAP_MAX_BYTES (512ull << 20)
 
 struct perfmap {
 	struct perfmap_entry *v;	/* by start, then line order */
@@ -96,7 +100,8 @@ static int index_entries(struct perfmap *pm)
 {
 	uint64_t hi = 0;
 
-	qsort(pm->v, pm->nr, sizeof(*pm->v), by_start);
+	if (pm->nr)	/* qsort(NULL, 0, ...) is undefined behaviour */
+		qsort(pm->v, pm->nr, sizeof(*pm->v), by_start);
 	pm->max_end = malloc((pm->nr ?: 1) * sizeof(*pm->max_end));
 	if (!pm->max_end)
 		return -ENOMEM;
@@ -211,9 +216,12 @@ static bool unchanged(const struct perfmap *pm, pid_t pid, const struct stat *st
 }
 
 /*
- * The map through the target's root. Once the target is gone, its root is
- * too: then, if it shared our pid namespace (nspid == pid), it most likely
- * shared our /tmp, and perf reads the file from there just the same.
+ * The map inside the target's root: the target writes it, so its symbolic
+ * links may point anywhere in its root but never out of it (rootpath.c).
+ * Once the target is gone, its root is too: then, if it shared our pid
+ * namespace (nspid == pid), it most likely shared our /tmp, and perf reads
+ * the file from there just the same; not through a symbolic link, which
+ * anyone could have planted in /tmp. O_NONBLOCK: a FIFO must not hang us.
  */
 static int open_map(pid_t pid, pid_t nspid)
 {
@@ -221,15 +229,15 @@ static int open_map(pid_t pid, pid_t nspid)
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)nspid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)nspid);
+	fd = rootpath__open(pid, path, O_RDONLY | O_NONBLOCK);
 	if (fd >= 0 || nspid != pid)
-		return fd >= 0 ? fd : -errno;
+		return fd;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (!stat(path, &st) || errno != ENOENT)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }
 
@@ -250,6 +258,11 @@ int perfmap__load(pid_t pid, pid_t nspid, struct perfmap **pm)
 	if (fstat(fd, &st) || unchanged(*pm, pid, &st)) {
 		close(fd);
 		return 0;
+	}
+	/* A device (/dev/zero) or a huge sparse file would never end. */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PERFMAP_MAX_BYTES) {
+		close(fd);
+		return -EINVAL;
 	}
 	err = read_all(fd, (size_t)st.st_size, &text);
 	close(fd);

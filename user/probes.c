@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -14,6 +15,7 @@
 #include "placement.h"
 #include "probes.h"
 #include "probes_internal.h"
+#include "watchdog.h"
 
 /*
  * Multi-uprobe links (Linux 6.6): libbpf 1.1 predates them, so the link is
@@ -74,6 +76,16 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* Ring buffer callback: a copy of a Python code object, for whoever wants it. */
+static int on_py_code(void *ctx, void *data, size_t len)
+{
+	struct probes *p = ctx;
+
+	if (len >= sizeof(struct py_code) && p->py_code_fn)
+		p->py_code_fn(p->py_code_ctx, data);
+	return 0;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && verbosity < 3)
@@ -90,6 +102,10 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	/* A stack belongs to one API (its innermost frame is the call), so
 	 * sites need one entry per stack, plus the per-API failed-stack sites. */
 	bpf_map__set_max_entries(skel->maps.sites, cfg->stack_storage_size + API__COUNT);
+	/* Python targets: one Python stack and one (native, Python) pair per site at most. */
+	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
+	bpf_map__set_max_entries(skel->maps.stack_pairs, cfg->stack_storage_size);
+	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
 }
 
 int probes__load(const struct probes_config *cfg, struct probes **out)
@@ -103,6 +119,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
 	p->dl_fd = -1;
+	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
+	p->unwind_fill_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -113,10 +131,13 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
+	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
+	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, ATTACH_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, ATTACH_UPROBE_MULTI);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
@@ -126,6 +147,12 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
 	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.stops), on_event, p, NULL);
+	/* Copies of Python code objects come in with the events, in the same consume. */
+	if (p->events_rb &&
+	    ring_buffer__add(p->events_rb, bpf_map__fd(p->skel->maps.py_codes), on_py_code, p)) {
+		ring_buffer__free(p->events_rb);
+		p->events_rb = NULL;
+	}
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
@@ -195,6 +222,18 @@ static void entry_point(const struct allocator *a, const struct alloc_probe *ap,
 	*cookie |= (__u64)pl.sp_delta << 32;
 }
 
+/* Calls that entered before the last entry probe return within this much. */
+#define ATTACH_SETTLE_NS 20000000ull
+
+static void settle_after(struct probes *p, uint64_t ns)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
+	p->skel->bss->settle_until_ns = (uint64_t)now.tv_sec * 1000000000ull +
+					(uint64_t)now.tv_nsec + ns;
+}
+
 /* Entry probes on every API function of one object, returns on the allocating ones. */
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
@@ -203,20 +242,34 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	__u32 n = 0, nret = 0;
 	const char *path = a->objects[obj].open_path;
 
-	for (size_t i = 0; i < a->nr; i++) {
-		const struct alloc_probe *ap = &a->probes[i];
+	/*
+	 * The kernel places a link's probes in array order. Releasing
+	 * functions first: attaching to a running process, a block allocated
+	 * before its allocator's probe is in place is merely unknown (its free
+	 * counts as untracked), while a free missed after its allocation was
+	 * seen would leave a block outstanding that is not.
+	 */
+	for (int releasing = 1; releasing >= 0; releasing--) {
+		for (size_t i = 0; i < a->nr; i++) {
+			const struct alloc_probe *ap = &a->probes[i];
 
-		if (ap->object != obj)
-			continue;
-		entry_point(a, ap, &offsets[n], &cookies[n]);
-		n++;
-		if (ap->api < API__ALLOCATING) {
-			ret_offsets[nret] = ap->offset;
-			ret_cookies[nret++] = ap->api;
+			if (ap->object != obj || (ap->api >= API__ALLOCATING) != releasing)
+				continue;
+			entry_point(a, ap, &offsets[n], &cookies[n]);
+			n++;
+			if (ap->api < API__ALLOCATING) {
+				ret_offsets[nret] = ap->offset;
+				ret_cookies[nret++] = ap->api;
+			}
 		}
 	}
 	at->entry_fd = at->exit_fd = -1;
-	/* Returns first: a call seen entering must be seen returning. */
+	/*
+	 * Returns first: a call seen entering must be seen returning. Until
+	 * every entry probe is in place too (they come one function at a
+	 * time), a return without its entry is the attach's doing.
+	 */
+	p->skel->bss->settle_until_ns = UINT64_MAX;
 	if (nret) {
 		at->exit_fd = link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit), path,
 					   ret_offsets, ret_cookies, nret, true);
@@ -225,6 +278,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	}
 	at->entry_fd = link_uprobes(p, bpf_program__fd(p->skel->progs.api_enter), path, offsets,
 				    cookies, n, false);
+	settle_after(p, ATTACH_SETTLE_NS);
 	return at->entry_fd < 0 ? at->entry_fd : 0;
 }
 
@@ -431,6 +485,13 @@ uint64_t probes__counter(const struct probes *p, enum memleak_counter c)
 	return __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
 }
 
+void probes__stop_view(const struct probes *p, struct watchdog_view *v)
+{
+	v->pids[0] = &p->skel->bss->targ_tgid;
+	v->pids[1] = &p->skel->bss->handoff_tgid;
+	v->stops = (const volatile uint64_t *)&p->skel->bss->counters[CNT_STOP_REQUESTS];
+}
+
 /* Delete every key of a map; the target is stopped, so nothing races. */
 static int clear_map(struct bpf_map *map)
 {
@@ -455,16 +516,208 @@ int probes__clear(struct probes *p)
 		err = clear_map(p->skel->maps.sites);
 	if (!err)
 		err = clear_map(p->skel->maps.stack_traces);
+	if (!err)
+		err = clear_map(p->skel->maps.py_stacks);
+	if (!err)
+		err = clear_map(p->skel->maps.stack_pairs);
+	if (!err)
+		err = clear_map(p->skel->maps.py_codes_sent);
 	for (int c = 0; c < CNT__COUNT; c++)
 		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
 			p->skel->bss->counters[c] = 0;
 	return err;
 }
 
+/* The kernel's memlock figure for a map fd, from its fdinfo; 0 if unknown. */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+bool probes__can_walk_tables(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+}
+
+/* A new chunk of rows, put in the outer map; its fd, or -errno. */
+static int new_chunk(struct probes *p)
+{
+	int outer = bpf_map__fd(p->skel->maps.cfi_chunks), fd, err;
+	__u32 idx = p->unwind_chunks;
+
+	if (idx == MEMLEAK_CFI_CHUNKS)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_chunk", sizeof(__u32),
+			    sizeof(struct unwind_row), MEMLEAK_CFI_CHUNK_ROWS, NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(outer, &idx, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p->unwind_chunks++;
+	p->unwind_chunk_bytes += map_memlock(fd);
+	return fd;
+}
+
+/* rows[0..nr) into the chunk being filled, from its slot `slot` on: one syscall. */
+static int fill_chunk(struct probes *p, __u32 slot, const struct unwind_row *rows, __u32 nr)
+{
+	__u32 *keys = malloc(nr * sizeof(*keys)), count = nr;
+	int err;
+
+	if (!keys)
+		return -ENOMEM;
+	for (__u32 i = 0; i < nr; i++)
+		keys[i] = slot + i;
+	err = bpf_map_update_batch(p->unwind_fill_fd, keys, rows, &count, NULL) ? -errno : 0;
+	free(keys);
+	return err;
+}
+
+int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, size_t nr,
+			    uint32_t *first)
+{
+	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
+	uint32_t at = p->unwind_rows;
+	int err;
+
+	if (nr > MEMLEAK_CFI_MAX_ROWS || at + (uint64_t)nr > cap)
+		return -ENOSPC;
+	*first = at;
+	while (nr) {
+		__u32 slot = at & (MEMLEAK_CFI_CHUNK_ROWS - 1);
+		__u32 n = MEMLEAK_CFI_CHUNK_ROWS - slot < nr ? MEMLEAK_CFI_CHUNK_ROWS - slot : (__u32)nr;
+
+		/* Full chunks are never written again: only the last one's fd is kept. */
+		if (!slot) {
+			int fd = new_chunk(p);
+
+			if (fd < 0)
+				return fd;
+			if (p->unwind_fill_fd >= 0)
+				close(p->unwind_fill_fd);
+			p->unwind_fill_fd = fd;
+		}
+		err = fill_chunk(p, slot, rows, n);
+		if (err)
+			return err;
+		rows += n;
+		nr -= n;
+		at += n;
+		p->unwind_rows = at;
+	}
+	return 0;
+}
+
+int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m, size_t nr)
+{
+	int fd = bpf_map__fd(p->skel->maps.unwind_mappings);
+	__u32 half = !p->unwind_half, base = half * MEMLEAK_UNWIND_MAPPINGS;
+	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
+
+	if (nr > MEMLEAK_UNWIND_MAPPINGS)
+		return -E2BIG;
+	for (__u32 i = 0; i < count; i++)
+		keys[i] = base + i;
+	/* Fill the half BPF does not read, then switch with one store. */
+	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
+		return -errno;
+	/* A new generation: BPF's row cache forgets the old mappings' rows. */
+	__atomic_store_n(&p->skel->bss->unwind_active,
+			 (__u64)++p->unwind_gen << 32 | (__u64)half << 16 | nr, __ATOMIC_RELEASE);
+	p->unwind_half = half;
+	return 0;
+}
+
+uint64_t probes__unwind_rows(const struct probes *p)
+{
+	return p->unwind_rows;
+}
+
+uint64_t probes__unwind_bytes(const struct probes *p)
+{
+	return p->unwind_chunk_bytes;
+}
+
+/* ---------------------------------------------------------------- Python */
+
+static void close_python_exits(struct probes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->py_exit_fds[i] >= 0)
+			close(p->py_exit_fds[i]);
+		p->py_exit_fds[i] = -1;
+	}
+}
+
+int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_at_exit)
+{
+	struct memleak_bpf__bss *bss = p->skel->bss;
+
+	/* Off first, so that BPF never walks with half-written offsets. */
+	bss->py_enabled = 0;
+	__sync_synchronize();
+	if (!py) {
+		close_python_exits(p);
+		bss->py_frozen = 0;
+		return 0;
+	}
+	if (!p->skel->rodata->py_walk)
+		return -EOPNOTSUPP;
+	bss->py = *py;
+	bss->py_frozen = 0;
+	bss->py_exit_stop = stop_at_exit;
+	p->py_used = true;
+	__sync_synchronize();
+	bss->py_enabled = 1;
+	return 0;
+}
+
+void probes__on_py_code(struct probes *p, void (*fn)(void *ctx, const struct py_code *c),
+			void *ctx)
+{
+	p->py_code_fn = fn;
+	p->py_code_ctx = ctx;
+}
+
+int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offset, bool finalize)
+{
+	__u64 off = offset, cookie = finalize;
+	int fd = link_uprobes(p, bpf_program__fd(p->skel->progs.py_exit), path, &off, &cookie, 1,
+			      false);
+
+	if (fd < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe %s in %s: %s\n",
+			finalize ? "Py_FinalizeEx" : "_exit", path, strerror(-fd));
+		return fd;
+	}
+	if (p->py_exit_fds[finalize] >= 0)
+		close(p->py_exit_fds[finalize]);
+	p->py_exit_fds[finalize] = fd;
+	return 0;
+}
+
 void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
+	close_python_exits(p);
+	if (p->unwind_fill_fd >= 0)
+		close(p->unwind_fill_fd);
 	for (size_t i = 0; i < p->nr_attached; i++)
 		detach(&p->attached[i]);
 	free(p->attached);

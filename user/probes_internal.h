@@ -25,6 +25,17 @@ struct probes {
 	struct ring_buffer *events_rb;
 	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
 	size_t nr_events;
+	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
+	bool py_used;		/* a Python target was seen: stack ids may be pairs */
+	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* probes__on_py_code */
+	void *py_code_ctx;
+	/* CFI rows: chunks created, rows used, the chunk being filled, the live half. */
+	uint32_t unwind_chunks;
+	uint32_t unwind_rows;
+	int unwind_fill_fd;
+	uint32_t unwind_half;
+	uint32_t unwind_gen;
+	uint64_t unwind_chunk_bytes;
 };
 
 #endif

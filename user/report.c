@@ -36,6 +36,9 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_MISSED_RETURNS] = "missed_returns",
 	[CNT_STATE_ERRORS] = "state_errors",
 	[CNT_REPLACED] = "replaced",
+	[CNT_UNWIND_STOPS] = "unwind_stops",
+	[CNT_PY_STACKS_MAP_FULL] = "py_stacks_map_full",
+	[CNT_PY_STACK_ERRORS] = "py_stack_errors",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -43,7 +46,13 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_ALLOCS_MAP_FULL] = "--max-allocs",
 	[CNT_SITES_MAP_FULL] = "--stack-storage-size",
 	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
+	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 };
+
+const char *report__language_name(enum report_language l)
+{
+	return l == FRAME_PYTHON ? "python" : "native";
+}
 
 const char *report__api_name(uint32_t api)
 {
@@ -58,6 +67,38 @@ const char *report__counter_name(enum memleak_counter c)
 const char *report__counter_fix(enum memleak_counter c)
 {
 	return (unsigned)c < CNT__COUNT ? counter_fixes[c] : NULL;
+}
+
+int report__utf8_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
 }
 
 const char *report__human_size(uint64_t bytes, char *buf, size_t len)
@@ -94,13 +135,30 @@ static void stack_free(struct report_stack *s)
 	free(s->frames);
 }
 
+static void stacks_free(struct report_stack *s, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		stack_free(&s[i]);
+	free(s);
+}
+
+/* Its samples are the history's, borrowed. */
+static void analysis_free(struct report_analysis *a)
+{
+	if (!a)
+		return;
+	free(a->growing);
+	stacks_free(a->churn, a->nr_churn);
+	stacks_free(a->peak.stacks, a->peak.nr_stacks);
+	free(a);
+}
+
 /* r->command is borrowed (see report__build), so it is not freed here. */
 void report__free(struct report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->nr_stacks; i++)
-		stack_free(&r->stacks[i]);
-	free(r->stacks);
+	stacks_free(r->stacks, r->nr_stacks);
+	analysis_free(r->analysis);
 	free(r);
 }

@@ -13,6 +13,11 @@
 #include <linux/types.h>
 #include "memleak.h"
 
+enum report_language {
+	FRAME_NATIVE,		/* machine code */
+	FRAME_PYTHON,		/* a Python function, from the interpreter's own frames */
+};
+
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
 	char *function;		/* demangled; NULL when unknown */
@@ -21,6 +26,38 @@ struct report_frame {
 	char *file;		/* source file; NULL without line info */
 	int line;		/* 0 when unknown */
 	bool inlined;		/* an inlined call inside the next frame's function */
+	/*
+	 * FRAME_PYTHON (user/pystack.c): function is co_qualname, module and
+	 * file the source file, address the instruction being executed and
+	 * module_offset its byte offset in the code's bytecode.
+	 */
+	enum report_language language;
+};
+
+/* How a stack's outstanding bytes moved over the run (user/history.c). */
+enum report_trend {
+	TREND_UNKNOWN,		/* too few intervals yet */
+	TREND_GROWING,
+	TREND_STABLE,
+	TREND_SHRINKING,
+};
+
+struct report_growth {
+	enum report_trend trend;
+	double slope;		/* bytes per second: least-squares line over the run */
+	double r2;		/* how well that line fits, 0..1 (0: flat) */
+	uint32_t grew;		/* intervals in which the bytes grew */
+	uint32_t shrank;	/* intervals in which they fell */
+	uint32_t intervals;	/* intervals since the stack first held bytes */
+	double age_s;		/* of its oldest outstanding block; < 0 when unknown */
+	double score;		/* how leak-like, 0..1; growing stacks only */
+	unsigned rank;		/* 1: the most leak-like growing stack; 0: not growing */
+};
+
+/* How fast a stack allocates, freed or not (churn). */
+struct report_rate {
+	double allocs_per_s, bytes_per_s;		/* since tracing began */
+	double last_allocs_per_s, last_bytes_per_s;	/* over the last interval */
 };
 
 struct report_stack {
@@ -33,6 +70,9 @@ struct report_stack {
 	size_t nr_frames;
 	bool truncated;		/* deeper than MEMLEAK_MAX_STACK_DEPTH */
 	bool no_stack;		/* the stack could not be captured */
+	bool python_arena;	/* pymalloc arenas: this stack needed them, any code fills them */
+	struct report_growth growth;	/* with an analysis only */
+	struct report_rate rate;	/* churn stacks only */
 };
 
 struct report_totals {
@@ -41,6 +81,73 @@ struct report_totals {
 	uint64_t allocs;	/* tracked allocations since tracing began */
 	uint64_t frees;		/* of those, freed (realloc counts as free + alloc) */
 	uint64_t counters[CNT__COUNT];
+};
+
+/* One row of the timeline: the figures at one report. */
+struct report_sample {
+	double t_s;		/* since tracing began */
+	uint64_t live;		/* outstanding bytes */
+	uint64_t allocs, frees;	/* since tracing began */
+	bool mem;		/* the target's figures below could be read */
+	uint64_t rss, anon;	/* resident, and of that anonymous */
+	uint64_t heap;		/* the [heap] (brk) segment */
+	uint64_t arena, arena_reserved;	/* glibc's thread-arena heaps: in use, reserved */
+	uint32_t arenas;	/* how many of those */
+};
+
+enum report_verdict {
+	VERDICT_UNKNOWN,	/* too few reports, or the target's figures unreadable */
+	VERDICT_NO_LEAK,	/* live blocks not growing steadily, RSS following them */
+	VERDICT_LEAK,
+	VERDICT_FRAGMENTATION,	/* RSS the allocator keeps without live blocks in it */
+	VERDICT_LEAK_AND_FRAGMENTATION,
+};
+
+/* Live blocks against the target's memory (user/verdict.c). */
+struct report_memory {
+	enum report_verdict verdict;
+	bool attached;		/* -p: what was allocated before the attach is unknown */
+	bool released;		/* the retained memory went back later */
+	size_t reports;		/* reports with the target's figures */
+	struct report_sample base;	/* at the start of tracing (or the attach) */
+	struct report_sample worst;	/* when the most was retained */
+	struct report_sample now;	/* the last report with the target's figures */
+	int64_t worst_retained;	/* anonymous growth since base not in live blocks */
+	int64_t now_retained;
+	int64_t worst_in_heap;	/* growth of [heap] and arenas from base to worst */
+	struct report_growth live;	/* of the live total */
+	size_t growing;		/* stacks growing */
+};
+
+/* The live-heap high-water mark, sampled (user/history.c). */
+struct report_peak {
+	bool known;
+	double t_s;
+	uint64_t bytes, allocs;	/* live total then */
+	double sample_s;	/* the sampling period: its precision */
+	struct report_stack *stacks;	/* at that moment, bytes descending */
+	size_t nr_stacks;
+	uint64_t other_bytes, other_allocs;	/* of the stacks not listed */
+};
+
+/* What the run's history adds to a report (user/insight.c). */
+struct report_analysis {
+	size_t *growing;	/* indices into report.stacks, most leak-like first */
+	size_t nr_growing;
+	struct report_stack *churn;	/* most allocations per second first */
+	size_t nr_churn;
+	struct report_peak peak;
+	struct report_memory memory;
+	const struct report_sample *samples;	/* the timeline; borrowed */
+	size_t nr_samples;
+};
+
+/* The target's Python interpreter (user/pytrace.c). */
+struct report_python {
+	const char *version;	/* "3.11.2" */
+	const char *path;	/* the object holding the interpreter, as the target sees it */
+	const char *malloc;	/* who serves objects: "pymalloc" or "malloc" */
+	const char *malloc_why;	/* "by default", "PYTHONMALLOC=malloc", ... */
 };
 
 struct maps;
@@ -59,14 +166,23 @@ struct report {
 	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
+	const struct report_python *python;	/* borrowed; NULL: not a Python target */
+	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 };
 
+/* "native", "python". */
+const char *report__language_name(enum report_language l);
 /* "malloc", "new[]", ...; "?" for an unknown value. */
 const char *report__api_name(uint32_t api);
 /* Option that fixes a drop counter ("--max-allocs"), or NULL. */
 const char *report__counter_fix(enum memleak_counter c);
 /* JSON key of a drop counter shown in totals.dropped, or NULL when not a drop. */
 const char *report__counter_name(enum memleak_counter c);
+/*
+ * Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong form,
+ * surrogate, or code point above U+10FFFF), 1 for ASCII, 0 when there is none.
+ */
+int report__utf8_len(const char *s);
 /* "1.5 MiB" style, into buf. */
 const char *report__human_size(uint64_t bytes, char *buf, size_t len);
 void report__free(struct report *r);
@@ -77,5 +193,13 @@ int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
 int report_pprof__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
+/* Parts of the text report: report_text.c's and report_insight.c's. */
+void report_text__frames(const struct report_stack *s, FILE *f);
+void report_text__growth(const struct report_stack *s, FILE *f);
+void report_text__insight_head(const struct report *r, FILE *f);
+void report_text__insight_tail(const struct report *r, FILE *f);
+/* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */
+int report_timeline_csv__write(const struct report *r, FILE *f);
+int report_timeline_svg__write(const struct report *r, FILE *f);
 
 #endif

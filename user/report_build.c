@@ -2,6 +2,8 @@
 /* From aggregated sites to a report: symbolizes every captured address. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include "pystack.h"
 #include "report_build.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
@@ -52,8 +54,8 @@ static int build_stack(const struct snap_site *site, struct symbolizer *sym,
 	st->total_bytes = site->stats.total_bytes;
 	st->total_allocs = site->stats.total_allocs;
 	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
-	/* A full stack means the walk stopped at the limit, not at the root. */
-	st->truncated = site->nr_ips == MEMLEAK_MAX_STACK_DEPTH;
+	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
+	st->truncated = site->stack_flags & STACK_TRUNCATED;
 	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {
 		err = resolve_ip(sym, mods, site->ips[i], st);
 		if (err)
@@ -73,6 +75,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->maps = meta->maps;
 	r->freed = meta->freed;
 	r->folded_allocs = meta->folded_allocs;
+	r->python = meta->python;
 }
 
 int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
@@ -97,6 +100,12 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 	/* nr_stacks grows as stacks are filled, so report__free sees only those. */
 	for (size_t i = 0; i < agg->nr; i++) {
 		err = build_stack(agg->sites[i], sym, mods, &r->stacks[i]);
+		if (!err && agg->sites[i]->py)
+			err = pystack__merge(&r->stacks[i], agg->sites[i]->py, meta->pycode,
+					     meta->python ? meta->python->path : NULL);
+		if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
+			r->stacks[i].python_arena = pystack__is_arena(&r->stacks[i],
+								       meta->python->path);
 		r->nr_stacks++;
 		if (err) {
 			report__free(r);

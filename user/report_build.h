@@ -9,6 +9,7 @@
 #include "aggregate.h"
 #include "modules.h"
 #include "report.h"
+#include "pycode.h"
 #include "symbolize.h"
 
 /* What the report says about the run, beside the figures. */
@@ -22,6 +23,8 @@ struct report_meta {
 	const struct maps *maps;	/* borrowed by the report, like command; may be NULL */
 	const struct report *freed;	/* borrowed too; may be NULL */
 	bool folded_allocs;
+	const struct report_python *python;	/* borrowed; NULL: not a Python target */
+	const struct pycode *pycode;	/* names Python frames; only while building */
 };
 
 /*

@@ -14,22 +14,46 @@ struct folded_line {
 	uint64_t bytes;
 };
 
-/* ';' separates frames and a newline ends the line: neither may be in a name. */
+/*
+ * ';' separates frames and a newline ends the line: neither may be in a
+ * name. Names come from the target and may hold any byte: what is not UTF-8
+ * becomes U+FFFD, so that every reader can decode the file.
+ */
 static void put_name(const char *s, FILE *f)
 {
-	for (; *s; s++) {
+	while (*s) {
+		int n = report__utf8_len(s);
+
 		if (*s == ';')
 			fputc(':', f);
-		else if ((unsigned char)*s < 0x20)
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			fputc(' ', f);
+		else if (n)
+			fwrite(s, 1, n, f);
 		else
-			fputc(*s, f);
+			fputs("\xef\xbf\xbd", f);
+		s += n ? n : 1;
 	}
+}
+
+/* A Python function: "load_batch (train.py:42)", its file told apart from others'. */
+static void put_python(const struct report_frame *fr, FILE *f)
+{
+	const char *slash = strrchr(fr->file, '/');
+
+	put_name(fr->function, f);
+	fputs(" (", f);
+	put_name(slash ? slash + 1 : fr->file, f);
+	if (fr->line > 0)
+		fprintf(f, ":%d", fr->line);
+	fputc(')', f);
 }
 
 static void put_frame(const struct report_frame *fr, FILE *f)
 {
-	if (fr->function) {
+	if (fr->language == FRAME_PYTHON && fr->function && fr->file) {
+		put_python(fr, f);
+	} else if (fr->function) {
 		put_name(fr->function, f);
 	} else if (fr->module) {
 		const char *slash = strrchr(fr->module, '/');

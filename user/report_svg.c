@@ -32,7 +32,7 @@
 #define NAME_LEN 256
 #define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
 
-enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_API, K_OTHER, K__COUNT };
+enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K__COUNT };
 
 /* Colour ranges: a base and how far the name's hash may move each channel. */
 static const struct {
@@ -45,6 +45,7 @@ static const struct {
 	[K_LIB] = { "other libraries", 80, 175, 85, 50, 50, 40 },
 	[K_UNKNOWN] = { "unknown module", 165, 165, 165, 25, 25, 25 },
 	[K_API] = { "allocation function", 205, 45, 45, 40, 30, 30 },
+	[K_PYTHON] = { "Python", 225, 190, 45, 25, 45, 40 },
 	[K_OTHER] = { NULL, 200, 200, 200, 0, 0, 0 },
 };
 
@@ -139,7 +140,8 @@ static struct item item_at(const struct report_stack *s, size_t i)
 	if (i < s->nr_frames) {
 		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];
 
-		return (struct item){ module_kind(fr->module), fr->function, fr };
+		return (struct item){ fr->language == FRAME_PYTHON ? K_PYTHON : module_kind(fr->module),
+				      fr->function, fr };
 	}
 	return (struct item){ K_API, report__api_name(s->api), NULL };
 }

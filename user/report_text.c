@@ -30,6 +30,12 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 			       "not tracked: no per-thread call state" },
 	[CNT_REPLACED] = { "free", "frees",
 			   "missed: a new block reused a still-tracked address" },
+	[CNT_UNWIND_STOPS] = { "allocation", "allocations",
+			       "with a stack cut short: the unwinder met a frame it could not follow" },
+	[CNT_PY_STACKS_MAP_FULL] = { "allocation", "allocations",
+				     "without Python frames: Python stack map full" },
+	[CNT_PY_STACK_ERRORS] = { "allocation", "allocations",
+				  "without Python frames: they could not be read" },
 };
 
 /* 1234567 -> "1,234,567" */
@@ -60,11 +66,25 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The command line comes from the target: keep it on one line. */
+/*
+ * Names, paths and the command line come from the target, and this goes to a
+ * terminal, often root's: no control character (C0, DEL, and C1 such as
+ * U+009B, a CSI to some terminals) may reach it, and no byte that is not
+ * UTF-8. Each becomes '?'; the line stays one line.
+ */
 static void put_oneline(const char *s, FILE *f)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	while (*s) {
+		const unsigned char *u = (const unsigned char *)s;
+		int n = report__utf8_len(s);
+		bool c1 = n == 2 && u[0] == 0xc2 && u[1] < 0xa0;
+
+		if (!n || c1 || u[0] < 0x20 || u[0] == 0x7f)
+			fputc('?', f);
+		else
+			fwrite(s, 1, n, f);
+		s += n ? n : 1;
+	}
 }
 
 static void print_header(const struct report *r, FILE *f)
@@ -84,6 +104,21 @@ static void print_header(const struct report *r, FILE *f)
 	fprintf(f, ", %.1f s traced\n", r->duration_s);
 }
 
+/*
+ * Not a drop: frees of blocks we never saw are ignored, as they must be (under
+ * -p they are the blocks allocated before the attach). Shown so that the
+ * figures add up.
+ */
+static void print_untracked(const struct report *r, FILE *f)
+{
+	uint64_t v = r->totals.counters[CNT_UNTRACKED_FREES];
+	char n[COUNT_LEN];
+
+	if (v)
+		fprintf(f, "Ignored: %s %s of blocks not tracked (allocated before tracing began, filtered or dropped)\n",
+			count_str(v, n), plural(v, "free", "frees"));
+}
+
 static void print_totals(const struct report *r, FILE *f)
 {
 	const struct report_totals *t = &r->totals;
@@ -100,6 +135,7 @@ static void print_totals(const struct report *r, FILE *f)
 	if (r->older_ms)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
 			count_str(r->older_ms, all));
+	print_untracked(r, f);
 }
 
 /*
@@ -110,16 +146,18 @@ static void print_totals(const struct report *r, FILE *f)
 static void print_frame(const struct report_frame *fr, size_t idx, bool show_module, FILE *f)
 {
 	fprintf(f, "      #%zu ", idx);
-	if (fr->function)
-		fputs(fr->function, f);
-	else if (fr->module)
-		fprintf(f, "%s+0x%llx", basename_of(fr->module),
-			(unsigned long long)fr->module_offset);
-	else
+	if (fr->function) {
+		put_oneline(fr->function, f);
+	} else if (fr->module) {
+		put_oneline(basename_of(fr->module), f);
+		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
+	} else {
 		fprintf(f, "0x%llx", (unsigned long long)fr->address);
+	}
 
 	if (fr->file) {
-		fprintf(f, " (%s", fr->file);
+		fputs(" (", f);
+		put_oneline(fr->file, f);
 		if (fr->line > 0)
 			fprintf(f, ":%d", fr->line);
 		fputs(fr->inlined ? ", inlined)" : ")", f);
@@ -127,10 +165,15 @@ static void print_frame(const struct report_frame *fr, size_t idx, bool show_mod
 		fputs(" (inlined)", f);
 	}
 
-	if (!fr->module)
+	if (fr->language == FRAME_PYTHON)
+		fputs(" [python]", f);
+	else if (!fr->module)
 		fputs(" [unknown]", f);
-	else if (fr->function && show_module)
-		fprintf(f, " [%s]", basename_of(fr->module));
+	else if (fr->function && show_module) {
+		fputs(" [", f);
+		put_oneline(basename_of(fr->module), f);
+		fputc(']', f);
+	}
 	fputc('\n', f);
 }
 
@@ -147,7 +190,15 @@ static void print_stack(const struct report_stack *s, FILE *f)
 			exact);
 	fprintf(f, " in %s %s from %s\n", n, plural(s->allocs, "allocation", "allocations"),
 		report__api_name(s->api));
+	report_text__growth(s, f);
+	if (s->python_arena)
+		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
+		      " them can come from any code\n", f);
+	report_text__frames(s, f);
+}
 
+void report_text__frames(const struct report_stack *s, FILE *f)
+{
 	if (s->no_stack)
 		fputs("      [stack unavailable]\n", f);
 	for (size_t i = 0; i < s->nr_frames; i++) {
@@ -208,11 +259,31 @@ static void print_drops(const struct report *r, FILE *f)
 	}
 }
 
+/* A Python target: which one, and what its allocator means for the figures. */
+static void print_python(const struct report *r, FILE *f)
+{
+	const struct report_python *py = r->python;
+
+	if (!py)
+		return;
+	fprintf(f, "Python %s (%s), objects from %s (%s): ", py->version, py->path, py->malloc,
+		py->malloc_why);
+	if (!strcmp(py->malloc, "pymalloc"))
+		fputs("blocks over 512 bytes are exact;\n  smaller objects are in pymalloc's 1 MiB "
+		      "arenas, each under the stack that needed it (--python-malloc malloc: every "
+		      "object)\n", f);
+	else
+		fputs("every object is a block of its own\n", f);
+}
+
 int report_text__write(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
+	print_python(r, f);
+	report_text__insight_head(r, f);
 	print_stacks(r, f);
+	report_text__insight_tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -16,8 +16,11 @@ struct snap_site {
 	uint64_t stack_id;	/* hash of the stack; MEMLEAK_NO_STACK when unknown */
 	uint32_t api;		/* enum memleak_api */
 	struct site_stats stats;
+	uint64_t oldest_ns;	/* timestamp of its oldest live block; 0: none */
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
+	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
 	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];	/* innermost first, as captured */
+	struct py_stack *py;	/* its Python frames (owned); NULL when none */
 };
 
 struct snapshot {
@@ -31,16 +34,41 @@ struct snapshot {
 	bool older;
 	uint64_t all_outstanding_bytes;
 	uint64_t all_outstanding_allocs;
+	uint64_t time_ns;	/* CLOCK_MONOTONIC when read, the clock of the timestamps */
+	bool ages;		/* sites[].oldest_ns were read */
+};
+
+/*
+ * Up to this many live blocks, every snapshot walks them for the ages (about
+ * 0.07 s); beyond, only snapshot__ages and -o do (0.27 s a million).
+ */
+#define SNAPSHOT_AGES_MAX 250000
+
+/* A site's outstanding figures alone: the cheap sample of snapshot__live. */
+struct snap_live {
+	uint64_t stack_id;
+	uint32_t api;
+	uint64_t bytes, allocs;
 };
 
 struct probes;
 
 /*
- * Copy the per-site figures, their stacks and the counters. With older_ns,
- * the outstanding figures count only live blocks older than that (walks the
- * live-allocation map); totals still cover everything. 0 or -errno.
+ * Copy the per-site figures, their stacks and the counters; walk the
+ * live-allocation map for the age of each site's oldest block, when there
+ * are at most SNAPSHOT_AGES_MAX or with older_ns. With older_ns, the
+ * outstanding figures count only live blocks older than that; totals still
+ * cover everything. 0 or -errno.
  */
 int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out);
+/* The ages, if snapshot__collect left them out (a final report wants them). 0 or -errno. */
+int snapshot__ages(struct probes *p, struct snapshot *snap);
+/*
+ * Only the outstanding figures of every site, into *buf (grown as needed,
+ * *cap entries; the caller frees it): cheap enough to run every 100 ms.
+ * The count in *nr. 0 or -errno.
+ */
+int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr);
 void snapshot__free(struct snapshot *snap);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
@@ -20,29 +21,34 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
+/*
+ * Name every capability that is missing, not just the first: a user granting
+ * them one at a time would otherwise go round three times.
+ */
 static int check_caps(char *err, size_t errlen)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+	char missing[96] = "";
+	int nr = 0;
 	bool admin;
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
 	admin = has_cap(data, CAP_SYS_ADMIN);
 	/* CAP_SYS_ADMIN covers both on any kernel; CAP_BPF + CAP_PERFMON since 5.8. */
-	if (!admin && !has_cap(data, CAP_BPF)) {
-		snprintf(err, errlen, "missing capability CAP_BPF (run as root, or grant cap_bpf,cap_perfmon,cap_sys_ptrace)");
-		return -EPERM;
-	}
-	if (!admin && !has_cap(data, CAP_PERFMON)) {
-		snprintf(err, errlen, "missing capability CAP_PERFMON (run as root, or grant cap_bpf,cap_perfmon,cap_sys_ptrace)");
-		return -EPERM;
-	}
-	if (!has_cap(data, CAP_SYS_PTRACE)) {
-		snprintf(err, errlen, "missing capability CAP_SYS_PTRACE, needed to read the target's memory maps (run as root)");
-		return -EPERM;
-	}
-	return 0;
+	if (!admin && !has_cap(data, CAP_BPF))
+		nr++, strcat(missing, ", CAP_BPF");
+	if (!admin && !has_cap(data, CAP_PERFMON))
+		nr++, strcat(missing, ", CAP_PERFMON");
+	/* To read the target's memory maps, auxv and memory. */
+	if (!has_cap(data, CAP_SYS_PTRACE))
+		nr++, strcat(missing, ", CAP_SYS_PTRACE");
+	if (!nr)
+		return 0;
+	snprintf(err, errlen, "missing %s %s (euid %u): run as root, or grant cap_bpf,cap_perfmon,cap_sys_ptrace",
+		 nr == 1 ? "capability" : "capabilities", missing + 2, (unsigned)geteuid());
+	return -EPERM;
 }
 
 int support__check(char *err, size_t errlen)

@@ -343,6 +343,23 @@ int target__signal(struct target *t, int sig)
 	return kill(t->pid, sig) ? -errno : 0;
 }
 
+/*
+ * A stopped process (SIGSTOP, ^Z, or stopped for us) keeps the signal
+ * pending until it runs again: continue it, or it would never end.
+ */
+int target__interrupt(struct target *t, int sig)
+{
+	int err = target__signal(t, sig);
+
+	if (t->exited)
+		return err;
+	if (proc_state(t->pid) == 'T')
+		kill(t->pid, SIGCONT);
+	if (t->spawned && t->child != t->pid && proc_state(t->child) == 'T')
+		kill(t->child, SIGCONT);
+	return err;
+}
+
 bool target__reap(struct target *t)
 {
 	int status;
@@ -358,14 +375,15 @@ bool target__reap(struct target *t)
 
 bool target__gone(struct target *t)
 {
-	char path[64];
+	char state;
 
 	if (t->exited)
 		return true;
 	if (t->spawned)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d", t->pid);
-	t->exited = access(path, F_OK) != 0;
+	/* A zombie is gone too: its parent may take its time to reap it. */
+	state = proc_state(t->pid);
+	t->exited = !state || state == 'Z' || state == 'X';
 	return t->exited;
 }
 

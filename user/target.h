@@ -37,6 +37,8 @@ int target__wait_stopped(pid_t pid, int timeout_ms);
 int target__continue(pid_t pid);
 /* Deliver sig to the traced process and, under -c, to the one we started. */
 int target__signal(struct target *t, int sig);
+/* Deliver sig as target__signal does, and continue what is stopped so that it acts. */
+int target__interrupt(struct target *t, int sig);
 /* -c: true once the command we started has exited (reaped, status kept). */
 bool target__reap(struct target *t);
 /* -p: has it exited (pidfd readable)? */

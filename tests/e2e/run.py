@@ -1200,7 +1200,7 @@ PLUGINS = os.path.join(VICTIMS, "plugins")
 DEBUG_ROOT = os.path.join(ROOT, ".output", "debug-root")
 OBJDUMP = shutil.which("objdump") or "objdump (binutils: not on PATH)"
 UNSHARE = shutil.which("unshare") or "unshare (util-linux: not on PATH)"
-FRAME_KEYS = {"address", "function", "module", "offset", "file", "line", "inlined"}
+FRAME_KEYS = {"address", "function", "module", "offset", "file", "line", "inlined", "language"}
 PERF_MAP = "{PERF_MAP}"		# a frame's module: the target's /tmp/perf-PID.map
 # "  2.2 KiB (2,304 bytes) in 1 allocation from malloc", "  100 bytes in 1 allocation from new[]"
 TEXT_STACK = re.compile(r"^  (?:([\d,]+) bytes?|\S+ \S+ \(([\d,]+) bytes\)) in [\d,]+ "
@@ -1758,6 +1758,1651 @@ CASES += [
 ]
 
 # ================================================================ end of symbols (issue 3)
+
+
+# ================================================================ CFI unwinding (issue 4)
+#
+# Stacks unwound in BPF from the call-frame information (--unwind; the
+# default, auto, is CFI here). Each victim runs twice, built with frame
+# pointers (.output/victims/X) and without (.output/victims/nofp/X, -O2's
+# default), and both reports must equal the truth and each other:
+#  - per (site, api): bytes and blocks; the first frame of the victim's own
+#    code (its source file, in its binary; library and inlined-header frames
+#    skipped) is the site at the truth's line; the victim's own frames after
+#    it are the truth's callers;
+#  - the same innermost own frame (function, line) and own-frame chains in
+#    both builds;
+#  - every site's stack ends cleanly at _start or clone3 unless truncated,
+#    and nothing was cut short (dropped.unwind_stops 0).
+# v_wrappers allocates through libraries (strdup, getline, std::string,
+# std::vector growth, new/new[]) and in a signal handler (through
+# __restore_rt); v_deep leaks deeper than 127 frames (truncated and marked,
+# 126 via_recurse after the site) and 10 deep (whole, unmarked);
+# v_thread_exit's leaking threads have exited (start_thread, clone3 last).
+# dbgframe/v_basic has its CFI in .debug_frame only. --unwind=fp must still
+# walk frame pointers (no stack reaches _start through Debian's libc), and a
+# bad --unwind is a usage error.
+# Everything in this section is used only by the cases appended to CASES at
+# its end.
+
+CFI_ENDS = {"_start", "clone3", "__clone3"}
+
+
+def own_frames(frames, binary, source):
+	"""The frames of the victim's own code: its binary, its source file."""
+	real = os.path.realpath(binary)
+	return [f for f in frames
+		if os.path.realpath(f.get("module") or "") == real and
+		str(f.get("file") or "").endswith(source)]
+
+
+def cfi_group(rep, binary, source, skip):
+	"""{(site, api): {"bytes", "allocs", "stacks": [(own chain, stack)]}} by innermost own frame."""
+	got = {}
+	for s in rep.get("stacks") or []:
+		own = [f for f in own_frames(s.get("frames") or [], binary, source)
+		       if fn_name(f) not in skip]
+		if not own or not re.match(r"^site_\w+$", fn_name(own[0])):
+			continue
+		g = got.setdefault((fn_name(own[0]), s.get("api")), {"bytes": 0, "allocs": 0, "stacks": []})
+		g["bytes"] += s.get("bytes", 0)
+		g["allocs"] += s.get("allocs", 0)
+		chain = tuple((fn_name(f), f.get("line")) for f in own)
+		g["stacks"].append((chain, s))
+	return got
+
+
+def cfi_check_site(key, e, g):
+	"""One site against its truth: figures, line, callers, a clean end."""
+	errs = []
+	where = "%s/%s" % key
+	if (g["bytes"], g["allocs"]) != (e["bytes"], e["allocs"]):
+		errs.append("%s: %d bytes in %d, truth %d bytes in %d" % (
+			where, g["bytes"], g["allocs"], e["bytes"], e["allocs"]))
+	for chain, s in g["stacks"]:
+		if e.get("line") and chain[0][1] != e["line"]:
+			errs.append("%s: innermost own frame at line %s, truth %d" % (
+				where, chain[0][1], e["line"]))
+		callers = [c[0] for c in chain[1:]]
+		# A truncated stack shows only the callers within the limit.
+		if s.get("truncated"):
+			callers += e.get("callers", [])[len(callers):]
+		if e.get("callers") and callers != e["callers"]:
+			errs.append("%s: own callers %s, truth %s (%s)" % (
+				where, ",".join(callers), ",".join(e["callers"]),
+				frame_str(s["frames"], 12)))
+		last = fn_name((s.get("frames") or [{}])[-1])
+		if not s.get("truncated") and last not in CFI_ENDS:
+			errs.append("%s: stack ends at %r, not at _start or clone3 (%s)" % (
+				where, last, frame_str(s["frames"], 12)))
+	return errs
+
+
+def cfi_check(rep, truth, binary, source, skip=()):
+	"""All mismatches of one report with the truth, CFI style; and its groups."""
+	errs = []
+	totals = rep.get("totals") or {}
+	for k, v in sorted((totals.get("dropped") or {}).items()):
+		if (MUST_BE_ZERO.search(k) or k == "unwind_stops") and v:
+			errs.append("dropped.%s = %s" % (k, v))
+	if "unwind_stops" not in (totals.get("dropped") or {}):
+		errs.append("no dropped.unwind_stops in the report")
+	expected = {}
+	for t in truth:
+		key = (t["site"], GLIBC_ALIASES.get(t["api"], t["api"]))
+		e = expected.setdefault(key, dict(t, bytes=0, allocs=0))
+		e["bytes"] += t["bytes"]
+		e["allocs"] += t["allocs"]
+	got = cfi_group(rep, binary, source, skip)
+	for key, e in sorted(expected.items()):
+		if key not in got:
+			errs.append("%s/%s: missing (truth %d bytes in %d)" % (
+				key[0], key[1], e["bytes"], e["allocs"]))
+		else:
+			errs += cfi_check_site(key, e, got[key])
+	for key in sorted(set(got) - set(expected)):
+		errs.append("%s/%s: %d bytes outstanding, truth: none" % (key[0], key[1], got[key]["bytes"]))
+	return errs, got
+
+
+def cfi_trace(work, subs, name, binary, args=()):
+	"""memleakbpf --json ... -c binary in work/name: (sub-work, exit status, report)."""
+	sub = Work(work.dir, name)
+	subs.append(sub)
+	js = sub.path("report.json")
+	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", binary], env=tracer_env(sub),
+		      stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
+	if not os.path.exists(js):
+		raise CaseFailed("%s: no JSON report written" % name)
+	return sub, rc, load_report(js)
+
+
+def cfi_same_builds(a, b):
+	"""The two builds' per-site figures, innermost own frames and own chains."""
+	errs = []
+	for key in sorted(set(a) | set(b)):
+		ga, gb = a.get(key), b.get(key)
+		if not ga or not gb:
+			errs.append("%s/%s: only in the %s build" % (key[0], key[1], "fp" if ga else "nofp"))
+			continue
+		fa = sorted(set(c for c, _ in ga["stacks"]))
+		fb = sorted(set(c for c, _ in gb["stacks"]))
+		if (ga["bytes"], ga["allocs"]) != (gb["bytes"], gb["allocs"]):
+			errs.append("%s/%s: %d/%d with frame pointers, %d/%d without" % (
+				key[0], key[1], ga["bytes"], ga["allocs"], gb["bytes"], gb["allocs"]))
+		if fa != fb:
+			errs.append("%s/%s: own frames %r with frame pointers, %r without" % (
+				key[0], key[1], fa[:2], fb[:2]))
+	return errs
+
+
+def cfi_case(vname, source, builds=("", "nofp/"), skip=(), extra=None, want_rc=0):
+	"""vname from each build: truth, clean ends, the same report in both."""
+	def run(work):
+		subs, errs, groups = [], [], []
+		try:
+			for build in builds:
+				binary = victim(build + vname)
+				name = (build or "fp/").rstrip("/")
+				sub, rc, rep = cfi_trace(work, subs, name, binary)
+				sub_errs, got = cfi_check(rep, read_truth(sub), binary, source, skip)
+				if extra:
+					sub_errs += extra(rep, binary, source)
+				common_checks(sub, rc, want_rc, sub_errs)
+				errs += ["%s: %s" % (name, e) for e in sub_errs]
+				groups.append(got)
+			errs += cfi_same_builds(groups[0], groups[1])
+		finally:
+			for sub in subs:
+				sub.close()
+		return errs
+	return run
+
+
+def deep_extra(rep, binary, source):
+	"""The 200-deep stack: 127 frames, marked; the 10-deep one whole."""
+	errs = []
+	for s in rep.get("stacks") or []:
+		frames = s.get("frames") or []
+		names = [fn_name(f) for f in frames]
+		if names[:1] == ["site_deep_leak"]:
+			if not s.get("truncated") or len(frames) != 127:
+				errs.append("deep stack: %d frames, truncated %r; expected 127, true" % (
+					len(frames), s.get("truncated")))
+			if set(names[1:]) != {"via_recurse"}:
+				errs.append("deep stack: frames after the site are not all via_recurse")
+		elif names[:1] == ["site_shallow_leak"]:
+			if s.get("truncated") or names[1:12] != ["via_recurse"] * 11:
+				errs.append("shallow stack: %s, truncated %r" % (frame_str(frames, 14),
+										  s.get("truncated")))
+	return errs
+
+
+def thread_extra(rep, binary, source):
+	"""Exited threads' stacks: thr_*, start_thread, clone3, and nothing after."""
+	errs = []
+	for s in rep.get("stacks") or []:
+		names = [fn_name(f) for f in s.get("frames") or []]
+		if names[:1] in (["site_joined_leak"], ["site_detached_leak"]) and \
+		   names[2:] not in (["start_thread", "clone3"], ["start_thread", "__clone3"]):
+			errs.append("thread stack %s: expected start_thread, clone3 after thr_*" % names)
+	return errs
+
+
+def case_unwind_fp(work):
+	"""--unwind=fp: the truth still holds on a frame-pointer build, and no
+	stack goes past Debian's libc, which has none (the CFI walk reaches _start)."""
+	subs = []
+	try:
+		sub, rc, rep = cfi_trace(work, subs, "fp", victim("v_basic"), ["--unwind=fp"])
+		errs = check_report(rep, read_truth(sub), victim("v_basic"), "v_basic.c")
+		for s in rep.get("stacks") or []:
+			if "_start" in [fn_name(f) for f in s.get("frames") or []]:
+				errs.append("--unwind=fp reached _start: %s" % frame_str(s["frames"], 8))
+				break
+		common_checks(sub, rc, 0, errs)
+	finally:
+		for sub in subs:
+			sub.close()
+	return errs
+
+
+CASES += [
+	("cfi_basic", TRACE, [], cfi_case("v_basic", "v_basic.c")),
+	("cfi_apis", TRACE, [], cfi_case("v_apis", "v_apis.c")),
+	("cfi_threads", TRACE, [], cfi_case("v_threads", "v_threads.c")),
+	("cfi_cxx", TRACE, [], cfi_case("v_cxx", "v_cxx.cc")),
+	("cfi_static", TRACE, [], cfi_case("v_static", "v_static.c")),
+	("cfi_nopie", TRACE, [], cfi_case("v_nopie", "v_nopie.c")),
+	("cfi_exit", TRACE, [], cfi_case("v_exit", "v_exit.c", want_rc=7)),
+	("cfi_wrappers", TRACE, [], cfi_case("v_wrappers", "v_wrappers.cc")),
+	("cfi_deep", TRACE, [], cfi_case("v_deep", "v_deep.c", skip=("via_recurse",),
+					  extra=deep_extra)),
+	("cfi_thread_exit", TRACE, [], cfi_case("v_thread_exit", "v_thread_exit.c",
+						 extra=thread_extra)),
+	("cfi_debug_frame", TRACE, [], cfi_case("v_basic", "v_basic.c", builds=("", "dbgframe/"))),
+	("cfi_unwind_fp", TRACE, [], case_unwind_fp),
+	("err_unwind_value", ERROR, [], error_case(lambda: ["--unwind=frames", "-c", "true"])),
+]
+
+# ================================================================ end of CFI unwinding (issue 4)
+
+
+# ================================================================ leak or not (issue 8)
+#
+# Growth ranking, fragmentation verdict, churn, peak and the timeline, on
+# victims whose behaviour is known: v_trend (a slow leak next to a big stable
+# cache, heavy churn and a draining pool), v_frag (glibc fragmentation: 1 GiB
+# allocated by 4 threads, 90% freed interleaved; malloc_trim(0) on SIGUSR2)
+# and v_peak (a peak mid-run, freed). Reports every 0.5 s, so that trends
+# have points. Everything in this section is used only by the cases appended
+# to CASES at its end.
+
+INSIGHT_INTERVAL = "0.5"
+FINAL_MARK = "memleakbpf: Final report:"
+
+
+def truth_notes(work):
+	"""The victim's "# key: value" notes."""
+	notes = {}
+	for line in work.read("truth.txt").splitlines():
+		if line.startswith("# ") and ": " in line:
+			k, v = line[2:].split(": ", 1)
+			notes[k] = v
+	return notes
+
+
+def by_site(stacks):
+	"""{frames[0] function: its biggest stack} of the victim's sites.
+
+	Under -p, a block allocated while the attach completes can be walked
+	shorter, a second stack of the site: the biggest is the site's own."""
+	out = {}
+	for s in stacks:
+		frames = s.get("frames") or []
+		if not frames or not VICTIM_FN.match(fn_name(frames[0])):
+			continue
+		fn = fn_name(frames[0])
+		if fn not in out or s["bytes"] > out[fn]["bytes"]:
+			out[fn] = s
+	return out
+
+
+def final_text(work):
+	text = work.read("tracer.stdout")
+	i = text.rfind(FINAL_MARK)
+	if i < 0:
+		raise CaseFailed("no final text report on stdout")
+	return text[i:]
+
+
+def read_timeline(path):
+	"""--timeline rows as dicts of numbers (None for an empty field)."""
+	try:
+		with open(path) as f:
+			lines = f.read().splitlines()
+	except FileNotFoundError:
+		raise CaseFailed("no timeline at %s" % path)
+	head = "t_s,live_bytes,rss_bytes,anon_bytes,heap_bytes,arena_bytes,allocs_per_s,frees_per_s"
+	if not lines or lines[0] != head:
+		raise CaseFailed("timeline header %r" % (lines[:1],))
+	rows = []
+	for line in lines[1:]:
+		vals = line.split(",")
+		rows.append({k: (float(v) if v else None) for k, v in zip(head.split(","), vals)})
+	return rows
+
+
+def check_timeline_svg(path):
+	"""The --timeline-svg file: XML, the two lines, nothing outside itself."""
+	import xml.etree.ElementTree as ET
+	try:
+		root = ET.parse(path).getroot()
+	except (ET.ParseError, FileNotFoundError) as e:
+		return ["%s: not a readable SVG: %s" % (path, e)]
+	errs = []
+	classes = [p.get("class") for p in root.iter(SVG + "polyline")]
+	for c in ("live", "rss"):
+		if c not in classes:
+			errs.append("%s: no %s line" % (path, c))
+	if any(e.get("href") or e.get("{http://www.w3.org/1999/xlink}href") for e in root.iter()) or \
+	   list(root.iter(SVG + "script")):
+		errs.append("%s: refers to something outside itself, or has a script" % path)
+	return errs
+
+
+def check_trend(work, truth):
+	"""v_trend: the leak is the one growing stack, ranked first; cache stable; churn leads."""
+	rep = load_report(work.path("report.json"))
+	notes = truth_notes(work)
+	sites = by_site(rep["stacks"])
+	errs = []
+	leak, cache, pool = sites.get("site_leak"), sites.get("site_cache"), sites.get("site_pool")
+	if not (leak and cache and pool):
+		return ["stacks lack site_leak, site_cache or site_pool: %s" % sorted(sites)]
+	rate = float(notes["leak_bytes_per_s"])
+	if leak.get("trend") != "growing" or leak.get("leak_rank") != 1:
+		errs.append("site_leak: trend %r, rank %r; expected growing, 1" % (
+			leak.get("trend"), leak.get("leak_rank")))
+	if not abs(leak.get("slope_bytes_per_s", 0) - rate) <= 0.15 * rate:
+		errs.append("site_leak: slope %r B/s, truth %d" % (leak.get("slope_bytes_per_s"), rate))
+	# The final interval may hold no tick: the victim sleeps one before it exits.
+	if leak.get("intervals", 0) < 8 or leak.get("grew_intervals", 0) < leak["intervals"] - 1 or \
+	   (leak.get("r2") or 0) < 0.98:
+		errs.append("site_leak: grew in %r of %r intervals, R2 %r" % (
+			leak.get("grew_intervals"), leak.get("intervals"), leak.get("r2")))
+	if (leak.get("oldest_age_s") or 0) < 0.8 * rep["duration_s"]:
+		errs.append("site_leak: oldest block %r s old, traced %r s" % (
+			leak.get("oldest_age_s"), rep["duration_s"]))
+	if cache.get("trend") != "stable" or cache.get("leak_rank") is not None:
+		errs.append("site_cache: trend %r, rank %r; expected stable" % (
+			cache.get("trend"), cache.get("leak_rank")))
+	if pool.get("trend") != "shrinking":
+		errs.append("site_pool: trend %r, expected shrinking" % pool.get("trend"))
+	growing = [s for s in rep["stacks"] if s.get("trend") == "growing"]
+	if len(growing) != 1:
+		errs.append("%d growing stacks, expected 1 (site_leak)" % len(growing))
+	if rep["stacks"][0] is not cache:
+		errs.append("the first stack by bytes is not site_cache")
+	errs += check_churn(rep, notes)
+	if (rep.get("memory") or {}).get("verdict") != "leak":
+		errs.append("memory.verdict %r, expected leak" % (rep.get("memory") or {}).get("verdict"))
+	errs += check_trend_text(work)
+	rows = read_timeline(work.path("timeline.csv"))
+	if len(rows) < 8 or [r["t_s"] for r in rows] != sorted(r["t_s"] for r in rows):
+		errs.append("timeline: %d rows, or not in time order" % len(rows))
+	elif rows[-1]["live_bytes"] != rep["totals"]["outstanding_bytes"]:
+		errs.append("timeline: last live %r, the report's %r" % (
+			rows[-1]["live_bytes"], rep["totals"]["outstanding_bytes"]))
+	return errs + check_timeline_svg(work.path("timeline.svg"))
+
+
+def check_churn(rep, notes):
+	churn = rep.get("churn") or []
+	if not churn or fn_name(churn[0]["frames"][0]) != "site_churn":
+		return ["churn[0] is %s, expected site_churn" % (
+			fn_name(churn[0]["frames"][0]) if churn else "missing")]
+	calls = int(notes["churn_calls"])
+	c = churn[0]
+	errs = []
+	if c["total_allocs"] != calls or c["bytes"] != 0:
+		errs.append("site_churn: %d calls, %d bytes outstanding; truth %d, 0" % (
+			c["total_allocs"], c["bytes"], calls))
+	if not abs(c["allocs_per_s"] - calls / rep["duration_s"]) <= 0.1 * calls / rep["duration_s"]:
+		errs.append("site_churn: %r calls/s, expected about %d" % (
+			c["allocs_per_s"], calls / rep["duration_s"]))
+	return errs
+
+
+def check_trend_text(work):
+	"""A person sees the leak first: the Growing section, before the stacks by bytes."""
+	text = final_text(work)
+	errs = []
+	grow = text.find("\nGrowing: 1 stack")
+	first = text.find("\n  1. ", grow)
+	listing = text.find("stacks by outstanding bytes:")
+	churn = text.find("\nChurn: ")
+	if grow < 0 or listing < 0 or not grow < first < listing < churn:
+		return ["final text: no Growing section before the stacks by bytes, or no Churn after"]
+	if "      #0 site_leak " not in text[first:listing].split("\n  2. ")[0]:
+		errs.append("final text: the first growing stack is not site_leak")
+	if not re.search(r"\n  32\.0 MiB \(33,554,432 bytes\) in 8,192 allocations from malloc\n"
+			 r"      stable: ", text):
+		errs.append("final text: site_cache is not listed as stable")
+	if not re.search(r"\nChurn: [^\n]*\n  1\. [\d,]+ calls/s[^\n]*\n      at site_churn ", text):
+		errs.append("final text: site_churn does not lead the churn")
+	if "\nVerdict: leak: 1 stack grows steadily" not in text:
+		errs.append("final text: no leak verdict")
+	return errs
+
+
+def insight_case(vname, check, extra=()):
+	"""-c vname, reports every 0.5 s, with the timeline files."""
+	def run(work):
+		cmd = "{V}/" + vname + (" " + " ".join(extra) if extra else "")
+		return command_case(cmd, vname, vname + ".c", extra_args=[
+			"--timeline", "{W}/timeline.csv", "--timeline-svg", "{W}/timeline.svg",
+			INSIGHT_INTERVAL], check=check)(work)
+	return run
+
+
+def check_peak(work, truth):
+	"""v_peak: the peak's breakdown names site_peak and site_ramp with their exact bytes."""
+	rep = load_report(work.path("report.json"))
+	notes = truth_notes(work)
+	peak = rep.get("peak")
+	if not peak:
+		return ["no peak in the report"]
+	at = by_site(peak["stacks"])
+	want = {"site_peak": int(notes["peak_peak_bytes"]), "site_ramp": int(notes["peak_ramp_bytes"]),
+		"site_small": int(notes["peak_small_bytes"])}
+	errs = ["peak: %s holds %r bytes, truth %d" % (k, at.get(k, {}).get("bytes"), v)
+		for k, v in sorted(want.items()) if at.get(k, {}).get("bytes") != v]
+	if fn_name(peak["stacks"][0]["frames"][0]) != "site_peak":
+		errs.append("peak: the first stack is not site_peak")
+	if peak["bytes"] < sum(want.values()) or peak["sample_interval_s"] != 0.1:
+		errs.append("peak: %r bytes sampled every %r s; truth at least %d, every 0.1 s" % (
+			peak["bytes"], peak["sample_interval_s"], sum(want.values())))
+	if not 0.5 < peak["t_s"] < rep["duration_s"] - 1:
+		errs.append("peak at %r s: not mid-run (%r s traced)" % (peak["t_s"], rep["duration_s"]))
+	text = final_text(work)
+	if not re.search(r"\nPeak: [^\n]*\n[^\n]*\n  1\. 48\.0 MiB \(50,331,648 bytes\) in 12 "
+			 r"allocations from malloc\n      at site_peak ", text):
+		errs.append("final text: the Peak section does not start with site_peak's 48.0 MiB")
+	return errs + check_timeline_svg(work.path("timeline.svg"))
+
+
+def wait_text(work, pattern, count, deadline, alive, what):
+	"""Until the tracer's stdout holds count matches of pattern."""
+	return wait_for(lambda: len(re.findall(pattern, work.read("tracer.stdout"))) >= count,
+			deadline, what, alive=alive)
+
+
+def case_frag_trim(work):
+	"""v_frag: the verdict says fragmentation (live ~10% of RSS), RSS falls after the trim."""
+	binary = victim("v_frag")
+	js = work.path("report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	t = work.start([TRACER, "--json", js, "--timeline", work.path("timeline.csv"),
+			"--timeline-svg", work.path("timeline.svg"), "-c", binary, INSIGHT_INTERVAL],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	line = wait_for(lambda: find_line(work.read("tracer.stdout"), "FRAGMENTED pid="), step(),
+			"FRAGMENTED from v_frag", alive=t)
+	pid = int(line.split("=", 1)[1])
+	work.pids.append((pid, "v_frag"))
+	# Two interval reports that say it, before the trim.
+	wait_text(work, r"\nVerdict: fragmentation, not a leak", 2, step(), t,
+		  "two reports with the fragmentation verdict")
+	os.kill(pid, signal.SIGUSR2)
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "TRIMMED"), step(), "TRIMMED", alive=t)
+	rc = wait_exit(t, deadline, "memleakbpf -c v_frag")
+	truth = read_truth(work)
+	rep = load_report(js)
+	errs = check_report(rep, truth, binary, "v_frag.c")
+	errs += check_frag(work, rep, truth)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def check_frag(work, rep, truth):
+	notes = truth_notes(work)
+	live = int(notes["live_bytes"])
+	m = rep.get("memory") or {}
+	errs = []
+	if (m.get("verdict"), m.get("released"), m.get("attached")) != ("fragmentation", True, False):
+		errs.append("memory: verdict %r, released %r, attached %r; expected fragmentation, "
+			    "True, False" % (m.get("verdict"), m.get("released"), m.get("attached")))
+	w = m.get("max_retained_at") or {}
+	if not w.get("rss_bytes") or not abs(w["live_bytes"] - live) <= 0.01 * live:
+		errs.append("memory: live %r at the most retained, truth %d" % (w.get("live_bytes"), live))
+	elif not 0.07 <= w["live_bytes"] / w["rss_bytes"] <= 0.13:
+		errs.append("memory: live is %.1f%% of RSS at the most retained, expected about 10%%" % (
+			100.0 * w["live_bytes"] / w["rss_bytes"]))
+	if (w.get("arenas") or 0) < 4 or m.get("max_retained_in_heap_bytes", 0) < m.get("max_retained_bytes", 1) / 2:
+		errs.append("memory: %r arena heaps, %r of %r retained in them" % (
+			w.get("arenas"), m.get("max_retained_in_heap_bytes"), m.get("max_retained_bytes")))
+	text = final_text(work)
+	for want in ("\nVerdict: fragmentation, not a leak", "  Given back since: ", "malloc_trim(0)",
+		     "MALLOC_ARENA_MAX"):
+		if want not in text:
+			errs.append("final text lacks %r" % want.strip())
+	return errs + check_frag_timeline(work, live) + check_timeline_svg(work.path("timeline.svg"))
+
+
+def check_frag_timeline(work, live):
+	"""RSS high with live flat, then RSS down to less than half, live the same."""
+	rows = [r for r in read_timeline(work.path("timeline.csv")) if r["rss_bytes"] is not None]
+	flat = [r for r in rows if abs(r["live_bytes"] - live) <= 0.01 * live]
+	high = [i for i, r in enumerate(flat) if r["rss_bytes"] >= 8 * live]
+	if len(high) < 2:
+		return ["timeline: fewer than 2 rows with live %d and RSS 8 times that: %s" % (
+			live, [(r["t_s"], r["live_bytes"], r["rss_bytes"]) for r in rows])]
+	low = [r for r in flat[high[-1] + 1:] if r["rss_bytes"] < flat[high[-1]]["rss_bytes"] / 2]
+	if not low:
+		return ["timeline: RSS never fell below half after %.1f s with live flat: %s" % (
+			flat[high[-1]]["t_s"], [(r["t_s"], r["live_bytes"], r["rss_bytes"]) for r in rows])]
+	return []
+
+
+def case_trend_attach(work):
+	"""-p on v_trend: the leak still ranks first; the verdict says it measured from the attach."""
+	binary = victim("v_trend")
+	js = work.path("report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	v = work.start([binary, "4000"], env=tracer_env(work), stdin=subprocess.DEVNULL, tag="victim")
+	t = work.start([TRACER, "--json", js, "-p", str(v.pid), INSIGHT_INTERVAL],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	vrc = wait_exit(v, deadline, "v_trend")
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	rep = load_report(js)
+	errs = [] if vrc == 0 else ["v_trend exited %s" % vrc]
+	leak = by_site(rep["stacks"]).get("site_leak") or {}
+	if leak.get("trend") != "growing" or leak.get("leak_rank") != 1:
+		errs.append("site_leak: trend %r, rank %r" % (leak.get("trend"), leak.get("leak_rank")))
+	m = rep.get("memory") or {}
+	if not m.get("attached") or m.get("verdict") != "leak":
+		errs.append("memory: attached %r, verdict %r" % (m.get("attached"), m.get("verdict")))
+	if "  Measured from the attach (RSS " not in final_text(work):
+		errs.append("final text does not say it measured from the attach")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES += [
+	("insight_trend", TRACE, [], insight_case("v_trend", check_trend)),
+	("insight_frag_trim", TRACE, [], case_frag_trim),
+	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
+	("insight_trend_attach", TRACE, [], case_trend_attach),
+	("err_timeline_dir_missing", ERROR, [],
+	 error_case(lambda: ["--timeline", "/nonexistent-memleakbpf-e2e/t.csv", "-c", "true"])),
+	("err_timeline_svg_is_dir", ERROR, [],
+	 error_case(lambda: ["--timeline-svg", "/tmp", "-c", "true"])),
+]
+
+# ================================================================ end of leak or not (issue 8)
+
+
+# ================================================================ Python (issue 9)
+#
+# Python targets: Debian's /usr/bin/python3 runs the victims of
+# tests/victims/python/ (pytruth.py there describes their TRUTH lines), under
+# -c and -p, with pymalloc and with PYTHONMALLOC=malloc. Each site's
+# innermost Python frame must be the victim's function at the marked line of
+# its file, its callers the victim's call path, and the blocks of over 512
+# bytes it holds exactly the truth; small objects count only with malloc.
+# The interpreters of pyenv, when present, run one victim each. Everything
+# here is used only by the cases appended to CASES at its end.
+
+PY = "/usr/bin/python3"
+PYVICTIMS = os.path.join(ROOT, "tests", "victims", "python")
+PYENV = os.path.expanduser("~/.pyenv/versions")
+PY_LARGE = 512		# pymalloc's largest block: larger ones come from malloc
+PY_HEAP_APIS = ("malloc", "calloc", "realloc")	# not the arenas' mmap
+
+
+def pyenv_python(version):
+	"""pyenv's python of that major.minor, or a path that does not exist."""
+	try:
+		found = sorted(v for v in os.listdir(PYENV) if v.startswith(version + "."))
+	except OSError:
+		found = []
+	return os.path.join(PYENV, found[-1], "bin", "python3") if found else \
+		"%s/%s.x (pyenv: not installed)" % (PYENV, version)
+
+
+def py_marker(victim, name):
+	"""The line of a victim's "# @name" marker."""
+	with open(os.path.join(PYVICTIMS, victim)) as f:
+		for n, line in enumerate(f, 1):
+			if line.rstrip().endswith("# @" + name):
+				return n
+	raise CaseFailed("%s has no marker @%s" % (victim, name))
+
+
+def py_truth(work):
+	truth = []
+	for raw in work.read("truth.txt").splitlines():
+		if raw.startswith("TRUTH "):
+			kv = dict(f.split("=", 1) for f in raw.split()[1:])
+			for k in ("line", "bytes", "allocs", "small"):
+				if k in kv:
+					kv[k] = int(kv[k])
+			kv["callers"] = kv["callers"].split(",") if kv.get("callers") else []
+			truth.append(kv)
+	if not truth:
+		raise CaseFailed("the victim wrote no truth to %s (did it run?)" % work.path("truth.txt"))
+	return truth
+
+
+def py_site(stack):
+	"""(index, frame) of the innermost Python frame, or (None, None)."""
+	for i, f in enumerate(stack.get("frames") or []):
+		if f.get("language") == "python":
+			return i, f
+	return None, None
+
+
+def check_py_frames(rep):
+	errs = []
+	for s in rep.get("stacks") or []:
+		for f in s.get("frames") or []:
+			lang = f.get("language")
+			if lang not in ("native", "python"):
+				return ["a frame's language is %r" % lang]
+			if lang == "python" and f.get("function") and not (f.get("file") and f.get("module")):
+				return ["a Python frame without file or module: %r" % f]
+	return errs
+
+
+def py_site_stacks(rep, t):
+	"""The stacks whose innermost Python frame is t's site."""
+	out = []
+	for s in rep.get("stacks") or []:
+		i, f = py_site(s)
+		if f and (f.get("file"), f.get("line"), f.get("function")) == (t["file"], t["line"],
+									      t["function"]):
+			out.append((i, s))
+	return out
+
+
+def check_py_site(t, stacks, malloc, text):
+	errs = []
+	where = "%s (%s:%d %s)" % (t["site"], os.path.basename(t["file"]), t["line"], t["function"])
+	large = [(i, s) for i, s in stacks if s["api"] in PY_HEAP_APIS and s["allocs"] and
+		 s["bytes"] > PY_LARGE * s["allocs"]]
+	got = (sum(s["bytes"] for _, s in large), sum(s["allocs"] for _, s in large))
+	if got != (t["bytes"], t["allocs"]):
+		errs.append("%s: %d bytes in %d large blocks, truth %d in %d" % (
+			where, got[0], got[1], t["bytes"], t["allocs"]))
+	# The path to the site, on every stack that makes up the truth.
+	for i, s in large if t["bytes"] else stacks:
+		py = [f.get("function") for f in s["frames"][i + 1:] if f.get("language") == "python"]
+		if py[:len(t["callers"])] != t["callers"]:
+			errs.append("%s: callers %s, expected %s" % (where, ",".join(map(str, py)),
+								      ",".join(t["callers"])))
+			break
+		if any(f.get("language") == "python" for f in s["frames"][:i]):
+			errs.append("%s: a Python frame inside the site" % where)
+			break
+	if t["bytes"] and "[python]" not in text:
+		errs.append("the text report shows no Python frame")
+	if t["bytes"]:
+		want = "%s (%s:%d) [python]" % (t["function"], t["file"], t["line"])
+		if want not in text:
+			errs.append("the text report has no frame %r" % want)
+	if "small" in t and malloc:
+		small = sum(s["allocs"] for _, s in stacks if s["api"] in PY_HEAP_APIS and
+			    s["bytes"] <= PY_LARGE * s["allocs"])
+		if small < t["small"]:
+			errs.append("%s: %d small blocks with PYTHONMALLOC=malloc, at least %d expected" % (
+				where, small, t["small"]))
+	return errs
+
+
+def check_py_report(work, rep, truth, malloc, version="3.11"):
+	errs = []
+	if rep.get("version") != 1:
+		errs.append("version is %r, not 1" % rep.get("version"))
+	py = rep.get("python") or {}
+	if not str(py.get("version", "")).startswith(version + "."):
+		errs.append("python.version %r, expected %s.x" % (py.get("version"), version))
+	if py.get("malloc") != ("malloc" if malloc else "pymalloc"):
+		errs.append("python.malloc %r" % py.get("malloc"))
+	totals = rep.get("totals") or {}
+	for k, v in sorted((totals.get("dropped") or {}).items()):
+		if (MUST_BE_ZERO.search(k) or k.startswith("py_")) and v:
+			errs.append("dropped.%s = %s" % (k, v))
+	errs += check_py_frames(rep)
+	text = work.read("tracer.stdout")
+	if "Python %s" % py.get("version") not in text:
+		errs.append("the text report does not name the interpreter")
+	for t in truth:
+		errs += check_py_site(t, py_site_stacks(rep, t), malloc, text)
+	return errs
+
+
+def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11"):
+	"""memleakbpf -c 'python victim.py', to completion."""
+	def run(work):
+		js = work.path("report.json")
+		cmd = "%s %s %s" % (python, os.path.join(PYVICTIMS, victim), " ".join(args))
+		argv = [TRACER, "--json", js, "-T", "10000"] + (
+			["--python-malloc", "malloc"] if malloc else []) + ["-c", cmd.strip()]
+		env = tracer_env(work)
+		env.pop("PYTHONMALLOC", None)
+		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+		rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python")
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def py_attach_case(victim, malloc=False, args=()):
+	"""A running interpreter under -p: READY, attach, go, LEAKED, exit."""
+	def run(work):
+		js = work.path("report.json")
+		deadline = time.monotonic() + CASE_TIMEOUT
+		env = tracer_env(work)
+		env.pop("PYTHONMALLOC", None)
+		if malloc:
+			env["PYTHONMALLOC"] = "malloc"
+		v = work.start([PY, os.path.join(PYVICTIMS, victim), "--wait"] + list(args), env=env,
+			       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+		out = LineReader(v.stdout)
+		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + STEP_TIMEOUT))
+			  .split("=", 1)[1])
+		t = work.start([TRACER, "--json", js, "-T", "10000", "-p", str(pid)],
+			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")),
+			 min(deadline, time.monotonic() + STEP_TIMEOUT), repr(TRACING_LINE), alive=t)
+		v.stdin.write(b"go\n")
+		v.stdin.flush()
+		out.expect("LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
+		v.stdin.write(b"exit\n")
+		v.stdin.close()
+		if wait_exit(v, deadline, victim):
+			raise CaseFailed("%s exited %s" % (victim, v.returncode))
+		rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc)
+		rep = load_report(js)
+		if (rep.get("target") or {}).get("pid") != pid:
+			errs.append("target.pid is not %d" % pid)
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def check_py_outputs(work, truth):
+	"""Folded, SVG and heap profile of grow_list: the Python frames where each can hold them."""
+	errs = []
+	t = truth[0]
+	label = "%s (%s:%d)" % (t["function"], os.path.basename(t["file"]), t["line"])
+	folded = [(fr, n) for fr, n in folded_lines(work.read("report.folded"))]
+	caller = "train (grow_list.py:%d)" % py_marker("grow_list.py", "call")
+	held = sum(n for fr, n in folded if label in fr and caller in fr and
+		   fr[-1] in PY_HEAP_APIS and fr.index(caller) == fr.index(label) - 1)
+	if held < t["bytes"]:
+		errs.append("folded stacks through %r under train hold %d bytes, truth at least %d" % (
+			label, held, t["bytes"]))
+	import xml.etree.ElementTree as ET
+	try:
+		root = ET.parse(work.path("report.svg")).getroot()
+	except (ET.ParseError, OSError) as e:
+		return errs + ["SVG does not parse: %s" % e]
+	titles = [g.find(SVG + "title").text for g in root.iter(SVG + "g") if g.get("class") == "f"]
+	if not any(x.startswith(t["function"] + "\nat %s:%d" % (t["file"], t["line"])) for x in titles):
+		errs.append("no SVG frame %s at %s:%d" % (t["function"], t["file"], t["line"]))
+	if "Python" not in work.read("report.svg"):
+		errs.append("the SVG legend has no Python")
+	heap = work.read("report.heap")
+	if not heap.startswith("heap profile:"):
+		errs.append("no heap profile")
+	return errs
+
+
+def py_outputs_case(work):
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--folded", work.path("report.folded"), "--flamegraph",
+		work.path("report.svg"), "--pprof", work.path("report.heap"), "-c",
+		"%s %s" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))]
+	env = tracer_env(work)
+	env.pop("PYTHONMALLOC", None)
+	p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python")
+	truth = py_truth(work)
+	errs = check_py_report(work, load_report(js), truth, False)
+	errs += check_py_outputs(work, truth)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def py_unsupported_case(work):
+	"""A Python older than 3.11: one line says so, and the stacks stay native."""
+	python = pyenv_python("3.10")
+	js = work.path("report.json")
+	p = work.start([TRACER, "--json", js, "-c", "%s %s" % (
+		python, os.path.join(PYVICTIMS, "grow_list.py"))], env=tracer_env(work),
+		stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python3.10")
+	errs = []
+	if "Python frames need 3.11, 3.12 or 3.13" not in work.read("tracer.stderr"):
+		errs.append("no message about the unsupported version on stderr")
+	rep = load_report(js)
+	if rep.get("python") is not None:
+		errs.append("python is %r for an unsupported interpreter" % rep.get("python"))
+	if any(f.get("language") != "native" for s in rep.get("stacks") or [] for f in s["frames"]):
+		errs.append("Python frames from an unsupported interpreter")
+	if not rep.get("stacks"):
+		errs.append("no stacks at all")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES += [
+	("py_grow_c", TRACE, [PY], py_command_case("grow_list.py", ["--os-exit"])),
+	("py_grow_c_malloc", TRACE, [PY], py_command_case("grow_list.py", malloc=True)),
+	("py_cycles_c", TRACE, [PY], py_command_case("cycles.py")),
+	("py_cycles_c_malloc", TRACE, [PY], py_command_case("cycles.py", malloc=True)),
+	("py_dict_c", TRACE, [PY], py_command_case("dict_cache.py")),
+	("py_dict_c_malloc", TRACE, [PY], py_command_case("dict_cache.py", ["--os-exit"], True)),
+	("py_churn_c", TRACE, [PY], py_command_case("churn.py")),
+	("py_churn_c_malloc", TRACE, [PY], py_command_case("churn.py", malloc=True)),
+	("py_threads_c", TRACE, [PY], py_command_case("threads.py")),
+	("py_threads_c_malloc", TRACE, [PY], py_command_case("threads.py", malloc=True)),
+	("py_grow_p", TRACE, [PY], py_attach_case("grow_list.py")),
+	("py_cycles_p_malloc", TRACE, [PY], py_attach_case("cycles.py", malloc=True)),
+	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
+	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
+	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
+	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
+	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],
+	 py_command_case("cycles.py", malloc=True, python=pyenv_python("3.12"), version="3.12")),
+	("py_pyenv_3_12_threads", TRACE, [pyenv_python("3.12")],
+	 py_command_case("threads.py", python=pyenv_python("3.12"), version="3.12")),
+	("py_pyenv_3_13", TRACE, [pyenv_python("3.13")],
+	 py_command_case("dict_cache.py", python=pyenv_python("3.13"), version="3.13")),
+	("py_unsupported", TRACE, [pyenv_python("3.10")], py_unsupported_case),
+	("err_python_malloc_p", ERROR, [], error_case(lambda: ["--python-malloc", "malloc", "-p", "1"])),
+	("err_python_malloc_value", ERROR, [],
+	 error_case(lambda: ["--python-malloc", "tcmalloc", "-c", "true"])),
+]
+
+# ================================================================ end of Python (issue 9)
+
+
+# ================================================================ reliability (issue 7)
+#
+# Exact under contention, capacity, faults in the target and in the tracer,
+# output files, privileges and container paths. The victims: v_stress
+# (threads handing blocks to each other), v_many (N blocks outstanding),
+# v_life (exec, fork, dlopen on a trigger) and v_wait. The full-size runs
+# (10 M blocks, millions of operations) are `make stress`
+# (scripts/stress.py); these are the same checks at a size `make test`
+# affords. Everything here is used only by the cases appended to CASES at its
+# end.
+
+BPFTOOL = shutil.which("bpftool") or "/usr/sbin/bpftool"
+SETPRIV = shutil.which("setpriv") or "setpriv (util-linux: not on PATH)"
+STRESS_THREADS = 2
+STRESS_OPS = 250000		# per thread: about a million allocator calls in all
+CAPACITY_N = 200000
+CAPACITY_SMALL = 50000		# --max-allocs that cannot hold them
+CAPACITY_RAISED = 262144
+DEFAULT_MAX_ALLOCS = 1 << 20	# opts.h
+MEASURED = {}			# case name -> figures, for scripts/stress.py
+REPORT_HEADER = re.compile(r"^\[[\d:?]+\] memleakbpf: (Final report: )?pid \d+", re.M)
+OUR_PROGS = {"api_enter", "api_exit", "dl_debug_state", "exec_stop", "fork_follow"}
+NOBODY = 65534
+GRACE_S = 2.0			# the tracer's SIGINT grace for a -c command (main.c)
+
+
+def report_count(work):
+	return len(REPORT_HEADER.findall(work.read("tracer.stdout")))
+
+
+def proc_state(pid):
+	"""The state letter of /proc/PID/stat, or None when it is gone."""
+	try:
+		with open("/proc/%d/stat" % pid) as f:
+			s = f.read()
+	except OSError:
+		return None
+	return s[s.rindex(")") + 2]
+
+
+def gone(pid):
+	return proc_state(pid) in (None, "Z", "X")
+
+
+def children(pid):
+	try:
+		with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+			return [int(x) for x in f.read().split()]
+	except OSError:
+		return []
+
+
+def comm(pid):
+	try:
+		with open("/proc/%d/comm" % pid) as f:
+			return f.read().strip()
+	except OSError:
+		return None
+
+
+def bpf_ids(pid):
+	"""The BPF links and programs process pid holds fds of, from its fdinfo."""
+	ids = {"link_id": set(), "prog_id": set()}
+	try:
+		fds = os.listdir("/proc/%d/fdinfo" % pid)
+	except OSError:
+		return ids
+	for fd in fds:
+		try:
+			with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+				text = f.read()
+		except OSError:
+			continue
+		for key in ids:
+			m = re.search(r"^%s:\s*(\d+)" % key, text, re.M)
+			if m:
+				ids[key].add(int(m.group(1)))
+	return ids
+
+
+def bpftool_json(*args):
+	r = subprocess.run([BPFTOOL, "-j"] + list(args), stdout=subprocess.PIPE,
+			   stderr=subprocess.DEVNULL)
+	try:
+		return json.loads(r.stdout.decode() or "null")
+	except ValueError:
+		return None
+
+
+def bpf_exists(kind, ident):
+	r = subprocess.run([BPFTOOL, kind, "show", "id", str(ident)], stdout=subprocess.DEVNULL,
+			   stderr=subprocess.DEVNULL)
+	return r.returncode == 0
+
+
+def wait_bpf_gone(ids, deadline):
+	"""[] once none of ids (from bpf_ids) exists any more, else what is left."""
+	left = []
+	while True:
+		left = ["link %d" % i for i in ids["link_id"] if bpf_exists("link", i)]
+		left += ["prog %d" % i for i in ids["prog_id"] if bpf_exists("prog", i)]
+		if not left or time.monotonic() > deadline:
+			return left
+		time.sleep(0.1)
+
+
+def orphan_links():
+	"""Links of our programs that no process holds: what a leak would look like.
+	Checked three times a second apart, so that a tracer exiting just then
+	(another one, running in parallel) is not taken for one."""
+	orphans = None
+	for _ in range(3):
+		progs = {p["id"]: p.get("name") for p in bpftool_json("prog", "show") or []}
+		ours = {l["id"] for l in bpftool_json("link", "list") or []
+			if progs.get(l.get("prog_id")) in OUR_PROGS}
+		held = set()
+		for pid in filter(str.isdigit, os.listdir("/proc")):
+			held |= bpf_ids(int(pid))["link_id"]
+		now = ours - held
+		orphans = now if orphans is None else orphans & now
+		if not orphans:
+			return set()
+		time.sleep(1)
+	return orphans
+
+
+def notes(work):
+	"""The victim's "# key: value" lines."""
+	return dict(m.groups() for m in re.finditer(r"^# (\w+): (.*)$", work.read("truth.txt"), re.M))
+
+
+def site_totals(rep, site, api):
+	got = [s for s in rep["stacks"]
+	       if s["frames"] and fn_name(s["frames"][0]) == site and s.get("api") == api]
+	return sum(s["total_allocs"] for s in got), sum(s["total_bytes"] for s in got)
+
+
+def check_churn_totals(work, rep):
+	"""Every churn allocation counted: the sites' totals since tracing began."""
+	errs = []
+	for m in re.finditer(r"^# total: (\S+) (\S+) allocs=(\d+) bytes=(\d+)$",
+			     work.read("truth.txt"), re.M):
+		site, api, want = m.group(1), m.group(2), (int(m.group(3)), int(m.group(4)))
+		got = site_totals(rep, site, api)
+		if got != want:
+			errs.append("%s/%s: %d allocations of %d bytes since tracing began, truth %d of %d"
+				    % ((site, api) + got + want))
+		else:
+			log("  %s/%s: %d allocations, %d bytes: exact" % ((site, api) + got))
+	if not errs and "# total:" not in work.read("truth.txt"):
+		errs.append("the victim wrote no '# total:' notes")
+	return errs
+
+
+def untracked(rep):
+	return (rep.get("totals") or {}).get("untracked_frees")
+
+
+def no_losses(rep):
+	"""Under contention no free may be missed (replaced) and no stack lost."""
+	return ["dropped.%s = %s" % (k, v) for k, v in sorted(rep["totals"]["dropped"].items())
+		if v and k in ("replaced", "stack_collisions", "stacks_map_full", "sites_map_full")]
+
+
+def case_stress_c(work):
+	"""-c v_stress: threads freeing and reallocating each other's blocks; every
+	site exact, and every churn allocation counted, none of them missed."""
+	binary = victim("v_stress")
+
+	def check(work, truth):
+		rep = load_report(work.path("report.json"))
+		errs = check_churn_totals(work, rep) + no_losses(rep)
+		if untracked(rep) != 0:
+			errs.append("untracked_frees %r under -c, expected 0" % untracked(rep))
+		return errs
+	return run_command_case(work, "%s %d %d" % (binary, STRESS_THREADS, STRESS_OPS), binary,
+				"v_stress.c", check=check)
+
+
+def case_stress_p(work):
+	"""v_stress wait under -p, attached while its threads churn: what was
+	allocated before is not reported, its frees are ignored and counted."""
+	binary = victim("v_stress")
+	js = work.path("report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	v = work.start([binary, "wait", str(STRESS_THREADS), str(STRESS_OPS)], env=tracer_env(work),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	time.sleep(0.2)		# churning for a while already
+	t = work.start([TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
+		 alive=t)
+	time.sleep(0.2)		# and traced while it churns
+	v.stdin.write(b"go\n")
+	v.stdin.flush()
+	out.expect("LEAKED", step())
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	rep = load_report(js)
+	errs = check_report(rep, read_truth(work), binary, "v_stress.c", pid=pid, exclude_phase="pre")
+	errs += check_churn_totals(work, rep) + no_losses(rep)
+	n = notes(work)
+	low, high = int(n.get("pre_freed", -1)), int(n.get("pre_freed", -1)) + int(n.get("in_flight_max", 0))
+	if untracked(rep) is None or not low <= untracked(rep) <= high:
+		errs.append("untracked_frees %r, expected %d (site_pre_freed) to %d (plus the blocks "
+			    "in flight at the attach)" % (untracked(rep), low, high))
+	log("  untracked_frees %s: %d of the pre phase, %s in flight at the attach" % (
+		untracked(rep), low, untracked(rep) - low if untracked(rep) else "?"))
+	if "Ignored: " not in work.read("tracer.stdout"):
+		errs.append("the text report does not show the ignored frees")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def bpf_memlock(pid):
+	"""Kernel memory charged for the BPF maps and programs process pid holds:
+	(all, the live-block map alone), from the memlock lines of its fdinfo."""
+	total, allocs = 0, 0
+	for fd in os.listdir("/proc/%d/fdinfo" % pid):
+		text = open_bytes("/proc/%d/fdinfo/%s" % (pid, fd)).decode()
+		m = re.search(r"^memlock:\s*(\d+)", text, re.M)
+		if not m:
+			continue
+		total += int(m.group(1))
+		# A hash map from u64 to struct alloc_info: the live blocks.
+		if all(re.search(r"^%s:\s*%s$" % kv, text, re.M) for kv in
+		       (("map_type", 1), ("key_size", 8), ("value_size", 32))):
+			allocs = max(allocs, int(m.group(1)))
+	return total, allocs
+
+
+def capacity_case(max_allocs, exact):
+	"""-c v_many N (--max-allocs, or its default when None): exact when it fits,
+	else every block that was not tracked is counted and the report names the
+	option to raise."""
+	def run(work):
+		binary = victim("v_many")
+		js = work.path("report.json")
+		opt = ["--max-allocs", str(max_allocs)] if max_allocs else []
+		t0 = time.monotonic()
+		t = work.start([TRACER, "--json", js] + opt + ["-c", "%s %d" % (binary, CAPACITY_N)],
+			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")),
+			 time.monotonic() + CASE_TIMEOUT, repr(TRACING_LINE), alive=t)
+		memlock = bpf_memlock(t.pid)
+		rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c v_many")
+		took = time.monotonic() - t0
+		cap = max_allocs or DEFAULT_MAX_ALLOCS
+		rep = load_report(js)
+		errs = []
+		dropped = rep["totals"]["dropped"]["allocs_map_full"]
+		tracked = sum(s["allocs"] for s in rep["stacks"]
+			      if s["frames"] and fn_name(s["frames"][0]) == "site_many")
+		if exact:
+			errs += check_report(rep, read_truth(work), binary, "v_many.c")
+		else:
+			if tracked + dropped != CAPACITY_N or tracked > cap:
+				errs.append("site_many: %d tracked + %d allocs_map_full, expected %d in all "
+					    "(at most %d tracked)" % (tracked, dropped, CAPACITY_N, cap))
+			if not re.search(r"^Dropped: [\d,]+ allocations not tracked: .*\(raise --max-allocs\)$",
+					 work.read("tracer.stdout"), re.M):
+				errs.append("the text report does not say to raise --max-allocs")
+		MEASURED[work.dir] = {"max_allocs": cap, "tracked": tracked, "dropped": dropped,
+				      "memlock": memlock[0], "allocs_map": memlock[1], "seconds": took}
+		log("  --max-allocs %d: %d tracked, %d counted as allocs_map_full; BPF memlock %.1f MiB "
+		    "(live-block map %.1f MiB); %.1f s" % (cap, tracked, dropped,
+							   memlock[0] / 2**20, memlock[1] / 2**20, took))
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def wait_case(work, pid_mode, interval=None):
+	"""v_wait under -p or -c, up to LEAKED: (tracer, victim or None, victim pid,
+	LineReader or None, deadline). Under -c the victim talks through the tracer."""
+	binary = victim("v_wait")
+	js = work.path("report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	tail = [str(interval)] if interval else []
+	if pid_mode:
+		v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
+			       stdout=subprocess.PIPE, tag="victim")
+		out = LineReader(v.stdout)
+		pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+		t = work.start([TRACER, "--json", js, "-p", str(pid)] + tail, env=tracer_env(work),
+			       stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
+			 repr(TRACING_LINE), alive=t)
+		v.stdin.write(b"go\n")
+		v.stdin.flush()
+		out.expect("LEAKED", step())
+		return t, v, pid, out, deadline
+	t = work.start([TRACER, "--json", js, "-c", binary] + tail, env=tracer_env(work),
+		       stdin=subprocess.PIPE, tag="tracer")
+	ready = wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), step(),
+			 "READY from v_wait", alive=t)
+	pid = int(ready.split("=", 1)[1])
+	work.pids.append((pid, "v_wait"))
+	t.stdin.write(b"go\n")
+	t.stdin.flush()
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "LEAKED"), step(), "LEAKED", alive=t)
+	return t, None, pid, None, deadline
+
+
+def wait_report_errs(work, pid, pid_mode):
+	js = work.path("report.json")
+	if not os.path.exists(js):
+		return ["no JSON report written"]
+	return check_report(load_report(js), read_truth(work), victim("v_wait"), "v_wait.c", pid=pid,
+			    exclude_phase="pre" if pid_mode else None)
+
+
+def case_target_kill(pid_mode):
+	"""The target dies of SIGKILL while traced: the final report is written, and
+	-c exits with 128 + 9."""
+	def run(work):
+		t, v, pid, out, deadline = wait_case(work, pid_mode)
+		os.kill(pid, signal.SIGKILL)
+		rc = wait_exit(t, deadline, "memleakbpf after its target was killed")
+		if v:
+			v.wait(5)
+		errs = wait_report_errs(work, pid, pid_mode)
+		if "Final report" not in work.read("tracer.stdout"):
+			errs.append("no final text report")
+		common_checks(work, rc, 0 if pid_mode else 128 + signal.SIGKILL, errs)
+		return errs
+	return run
+
+
+def case_target_stop(pid_mode):
+	"""The target is stopped (SIGSTOP): reports go on, SIGINT ends the tracer
+	within its grace period. -p leaves the target stopped, as it found it; -c
+	passes SIGINT on and continues the command so that it acts on it."""
+	def run(work):
+		t, v, pid, out, deadline = wait_case(work, pid_mode, interval=0.2)
+		os.kill(pid, signal.SIGSTOP)
+		wait_for(lambda: proc_state(pid) == "T", deadline, "v_wait to stop")
+		seen = report_count(work)
+		wait_for(lambda: report_count(work) >= seen + 3, min(deadline, time.monotonic() + 10),
+			 "3 more reports while the target is stopped", alive=t)
+		t0 = time.monotonic()
+		t.send_signal(signal.SIGINT)
+		rc = wait_exit(t, min(deadline, t0 + GRACE_S + 3), "memleakbpf after SIGINT")
+		took = time.monotonic() - t0
+		errs = wait_report_errs(work, pid, pid_mode)
+		if pid_mode:
+			if proc_state(pid) != "T":
+				errs.append("-p changed the stopped target's state to %r" % proc_state(pid))
+			os.kill(pid, signal.SIGCONT)
+			finish_victim(v, deadline)
+		elif not gone(pid):
+			errs.append("the stopped command is still there after SIGINT (state %r)" % proc_state(pid))
+		log("  SIGINT to exit: %.2f s" % took)
+		common_checks(work, rc, 0 if pid_mode else 128 + signal.SIGINT, errs)
+		return errs
+	return run
+
+
+def case_target_exec_p(work):
+	"""-p, and the target execs another program: tracing ends with a message and
+	the report of the program that was traced; the new one is not counted."""
+	binary = victim("v_life")
+	js = work.path("report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	v = work.start([binary, "exec", victim("v_basic")], env=tracer_env(work),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	t = work.start([TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
+		 alive=t)
+	v.stdin.write(b"go\n")
+	v.stdin.flush()
+	out.expect("LEAKED", step())
+	v.stdin.write(b"exec\n")
+	v.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target's exec")
+	wait_exit(v, deadline, "v_basic, exec'd by v_life")
+	# v_basic's sites are not in v_life's truth: check_report flags any.
+	errs = check_report(load_report(js), read_truth(work), binary, "v_life.c", pid=pid,
+			    exclude_phase="pre")
+	msg = "memleakbpf: pid %d executed %s: tracing ends" % (pid, os.path.realpath(victim("v_basic")))
+	if msg not in work.read("tracer.stderr"):
+		errs.append("no %r message on stderr" % msg)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_target_fork_c(work):
+	"""A forked child frees its copies of the parent's blocks (same addresses)
+	and leaks its own: neither is counted as the parent's (probes are
+	filtered by process)."""
+	binary = victim("v_life")
+	return run_command_case(work, "%s fork" % binary, binary, "v_life.c")
+
+
+def tracer_proc(work, t):
+	"""The tracer's watchdog (-c), if any: a child named memleakbpf-wd."""
+	return [c for c in children(t.pid) if comm(c) == "memleakbpf-wd"]
+
+
+def case_tracer_kill(pid_mode):
+	"""SIGKILL of the tracer: every link and program it held is gone
+	afterwards, and -c's watchdog has ended too."""
+	def run(work):
+		t, v, pid, out, deadline = wait_case(work, pid_mode)
+		ids = bpf_ids(t.pid)
+		wd = tracer_proc(work, t)
+		errs = []
+		if not ids["link_id"] or not ids["prog_id"]:
+			errs.append("the tracer holds no BPF link or program: the case proves nothing")
+		if not pid_mode and not wd:
+			errs.append("no memleakbpf-wd watchdog under -c")
+		t.send_signal(signal.SIGKILL)
+		t.wait(5)
+		left = wait_bpf_gone(ids, time.monotonic() + 5)
+		if left:
+			errs.append("left behind after SIGKILL: %s" % ", ".join(left))
+		for w in wd:
+			if not wait_for(lambda: gone(w), time.monotonic() + 5, "the watchdog to end"):
+				errs.append("the watchdog %d is still running" % w)
+		if gone(pid):
+			errs.append("the target died with the tracer")
+		log("  %d links, %d programs, all gone" % (len(ids["link_id"]), len(ids["prog_id"])))
+		if pid_mode:
+			finish_victim(v, deadline)
+		return errs
+	return run
+
+
+def case_tracer_kill_stopped(work):
+	"""-c: the tracer is killed while the command is stopped for it (at a
+	dlopen): the watchdog resumes the command, which finishes untraced."""
+	lib = os.path.join(PLUGINS, "libp_kept.so")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	t = work.start([TRACER, "-c", "%s dlopen %s" % (victim("v_life"), lib)],
+		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+		       tag="tracer")
+	out = LineReader(t.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	work.pids.append((pid, "v_life"))
+	ids = bpf_ids(t.pid)
+	os.kill(t.pid, signal.SIGSTOP)	# it cannot resume anything now
+	t.stdin.write(b"dlopen\n")
+	t.stdin.flush()
+	wait_for(lambda: proc_state(pid) == "T", step(), "v_life to be stopped at its dlopen")
+	t.send_signal(signal.SIGKILL)
+	t.wait(5)
+	out.expect("LOADED", step())
+	errs = []
+	left = wait_bpf_gone(ids, time.monotonic() + 5)
+	if left:
+		errs.append("left behind after SIGKILL: %s" % ", ".join(left))
+	if "resumed it" not in work.read("tracer.stderr"):
+		errs.append("the watchdog did not say it resumed the command")
+	t.stdin.write(b"exit\n")
+	t.stdin.flush()
+	wait_for(lambda: gone(pid), step(), "v_life to exit")
+	return errs
+
+
+def case_tracer_sigint_any(work):
+	"""SIGINT or SIGTERM at any moment, loading and attaching included: the
+	tracer ends within a few seconds, writes the report if tracing had begun,
+	leaves no link, and under -c no command behind."""
+	errs = []
+	runs = []
+	wait_bin = victim("v_wait")
+	v = work.start([wait_bin], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	vpid = int(LineReader(v.stdout).expect("READY pid=", time.monotonic() + STEP_TIMEOUT)
+		   .split("=", 1)[1])
+	for mode, delays in (("-c", (0, 0.002, 0.01, 0.03, 0.06, 0.1, 0.2, 0.5)),
+			     ("-p", (0, 0.005, 0.02, 0.05, 0.1, 0.3))):
+		for i, delay in enumerate(delays):
+			tag = "run%s%d" % (mode, i)
+			js = work.path(tag + ".json")
+			token = "memleakbpf-e2e-%d-%s" % (os.getpid(), tag)
+			target = ["-c", "%s %s" % (wait_bin, token)] if mode == "-c" else ["-p", str(vpid)]
+			t = work.start([TRACER, "--json", js] + target, env=tracer_env(work),
+				       stdin=subprocess.PIPE if mode == "-c" else subprocess.DEVNULL,
+				       tag=tag)
+			sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
+			time.sleep(delay)
+			t.send_signal(sig)
+			try:
+				rc = t.wait(GRACE_S + 8)
+			except subprocess.TimeoutExpired:
+				errs.append("%s %s after %g s: still running after %g s" % (
+					mode, sig.name, delay, GRACE_S + 8))
+				continue
+			began = tracing_line_count(work.read(tag + ".stderr")) == 1
+			runs.append("%s%s+%gs:%s%s" % (mode, sig.name[3:4], delay, rc, "*" if began else ""))
+			if began and ("Final report" not in work.read(tag + ".stdout") or
+				      not os.path.exists(js)):
+				errs.append("%s signal after %g s: tracing had begun but no final report" % (
+					mode, delay))
+			if mode == "-p" and began and rc != 0:
+				errs.append("-p signal after %g s: exit status %s" % (delay, rc))
+			if mode == "-c":
+				t.stdin.close()
+				left = lambda: [p for p in filter(str.isdigit, os.listdir("/proc"))
+						if token.encode() in open_bytes("/proc/%s/cmdline" % p)]
+				if not wait_for(lambda: not left(), time.monotonic() + 5, "the command to end") :
+					errs.append("-c signal after %g s: the command is still there" % delay)
+	v.stdin.close()
+	wait_exit(v, time.monotonic() + 10, "v_wait")
+	orphans = orphan_links()
+	if orphans:
+		errs.append("links of our programs held by no process: %s" % sorted(orphans))
+	log("  exit statuses (* tracing had begun): " + " ".join(runs))
+	return errs
+
+
+def open_bytes(path):
+	try:
+		with open(path, "rb") as f:
+			return f.read()
+	except OSError:
+		return b""
+
+
+def case_output_full_disk(work):
+	"""The output's file system is full at the end: a clear error, the text
+	report still on stdout, no temporary left, exit status 1."""
+	d = work.path("full")
+	os.makedirs(d)
+	script = ('mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; '
+		  'dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; '
+		  '"$2" --json "$1/report.json" --folded "$1/report.folded" -c "$3"; '
+		  'echo "rc=$?" >&2; echo "left: $(ls -A "$1" | tr "\\n" " ")" >&2')
+	t = work.start([UNSHARE, "--mount", "--propagation", "private", "sh", "-c", script, "sh", d,
+			TRACER, victim("v_basic")], env=tracer_env(work), stdin=subprocess.DEVNULL,
+		       tag="tracer")
+	wait_exit(t, time.monotonic() + CASE_TIMEOUT, "unshare ... memleakbpf")
+	err, errs = work.read("tracer.stderr"), []
+	for name in ("report.json", "report.folded"):
+		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
+		if want not in err:
+			errs.append("no %r on stderr" % want)
+	if "rc=1\n" not in err:
+		errs.append("exit status %s, expected 1" % (find_line(err, "rc=") or "?"))
+	if "left: fill \n" not in err:
+		errs.append("files left on the full file system: %s" % find_line(err, "left:"))
+	if "Final report" not in work.read("tracer.stdout"):
+		errs.append("no final text report on stdout")
+	return errs
+
+
+def case_output_stdout_full(work):
+	"""Standard output is /dev/full: said once on stderr; the JSON file is still
+	written and exact; exit status 1."""
+	binary = victim("v_basic")
+	js = work.path("report.json")
+	with open("/dev/full", "wb") as full:
+		t = work.start([TRACER, "--json", js, "-c", binary], env=tracer_env(work),
+			       stdin=subprocess.DEVNULL, stdout=full, tag="tracer")
+		rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf > /dev/full")
+	errs = check_report(load_report(js), read_truth(work), binary, "v_basic.c")
+	n = work.read("tracer.stderr").count("cannot write the report to standard output: "
+					     "No space left on device")
+	if n != 1:
+		errs.append("%d stderr lines about standard output, expected 1" % n)
+	common_checks(work, rc, 1, errs)
+	return errs
+
+
+def case_output_dir_gone(work):
+	"""The output directory is removed while tracing: a clear error at the end,
+	the text report still on stdout, exit status 1."""
+	d = work.path("out")
+	os.makedirs(d)
+	js = os.path.join(d, "report.json")
+	deadline = time.monotonic() + CASE_TIMEOUT
+	t = work.start([TRACER, "--json", js, "-c", victim("v_wait")], env=tracer_env(work),
+		       stdin=subprocess.PIPE, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
+		 "READY from v_wait", alive=t)
+	shutil.rmtree(d)
+	t.stdin.write(b"go\nexit\n")
+	t.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf -c v_wait")
+	errs = []
+	want = "memleakbpf: cannot write %s: No such file or directory" % js
+	if want not in work.read("tracer.stderr"):
+		errs.append("no %r on stderr" % want)
+	if "Final report" not in work.read("tracer.stdout"):
+		errs.append("no final text report on stdout")
+	common_checks(work, rc, 1, errs)
+	return errs
+
+
+def as_nobody(argv):
+	return subprocess.run([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY),
+			       "--clear-groups"] + argv, stdout=subprocess.PIPE,
+			      stderr=subprocess.STDOUT)
+
+
+def case_output_symlinks(work):
+	"""Outputs in a sticky world-writable directory where uid 65534 planted a
+	symlink to a root file (before the start and during the run), a dangling
+	symlink and a FIFO: none is followed or opened; each report replaces the
+	planted entry, atomically. A symlink root made there is followed."""
+	sticky = tempfile.mkdtemp(prefix="memleakbpf-e2e-sticky-")
+	try:
+		return output_symlinks(work, sticky)
+	finally:
+		shutil.rmtree(sticky, ignore_errors=True)
+
+
+def output_symlinks(work, sticky):
+	os.chmod(sticky, 0o1777)
+	secret = work.path("secret")
+	with open(secret, "w") as f:
+		f.write("root's file\n")
+	p = lambda name: os.path.join(sticky, name)
+	errs = []
+	for argv in (["ln", "-s", secret, p("j.json")], ["ln", "-s", p("created"), p("f.folded")],
+		     ["mkfifo", p("g.svg")]):
+		r = as_nobody(argv)
+		if r.returncode:
+			raise CaseFailed("as uid %d: %s: %s" % (NOBODY, " ".join(argv), r.stdout))
+	deadline = time.monotonic() + CASE_TIMEOUT
+	t = work.start([TRACER, "--json", p("j.json"), "--folded", p("f.folded"), "--flamegraph",
+			p("g.svg"), "--pprof", p("p.heap"), "-c", victim("v_wait")],
+		       env=tracer_env(work), stdin=subprocess.PIPE, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
+		 "READY from v_wait", alive=t)
+	r = as_nobody(["ln", "-s", secret, p("p.heap")])	# after the checks at the start
+	if r.returncode:
+		raise CaseFailed("as uid %d: ln -s: %s" % (NOBODY, r.stdout))
+	t.stdin.write(b"go\nexit\n")
+	t.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf with planted outputs")
+	if open(secret).read() != "root's file\n":
+		errs.append("the root file a planted symlink pointed to was written")
+	if os.path.lexists(p("created")):
+		errs.append("a dangling symlink's target was created")
+	for name, head in (("j.json", "{"), ("f.folded", ""), ("g.svg", "<?xml"), ("p.heap", "heap profile:")):
+		st = os.lstat(p(name))
+		if not stat_is_reg(st) or st.st_uid != 0:
+			errs.append("%s: not a regular file of root's (mode %o, uid %d)" % (
+				name, st.st_mode, st.st_uid))
+		elif not open(p(name), errors="replace").read().startswith(head):
+			errs.append("%s: not the report" % name)
+	common_checks(work, rc, 0, errs)
+	# Root's own symlink in the same directory is followed.
+	target = work.path("own-target.json")
+	open(target, "w").close()
+	os.symlink(target, p("own.json"))
+	t = work.start([TRACER, "--json", p("own.json"), "-c", victim("v_basic")],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="own")
+	wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf --json to root's symlink")
+	if not os.path.islink(p("own.json")) or not open(target).read().startswith("{"):
+		errs.append("root's own symlink was not followed")
+	return errs
+
+
+def stat_is_reg(st):
+	import stat as stat_mod
+	return stat_mod.S_ISREG(st.st_mode)
+
+
+def proc_ids(pid):
+	"""Uid, Gid and Groups of /proc/PID/status, and HOME/USER from its environ."""
+	out = {}
+	with open("/proc/%d/status" % pid) as f:
+		for line in f:
+			k, _, v = line.partition(":")
+			if k in ("Uid", "Gid", "Groups"):
+				out[k] = v.split()
+	env = dict(e.split(b"=", 1) for e in open_bytes("/proc/%d/environ" % pid).split(b"\0") if b"=" in e)
+	out["HOME"] = env.get(b"HOME", b"").decode()
+	out["USER"] = env.get(b"USER", b"").decode()
+	return out
+
+
+def sudo_case(user_arg, want_uid):
+	"""Under sudo (SUDO_UID/SUDO_GID of nobody) the -c command runs as the
+	invoking user, with that user's groups and HOME; -u names another."""
+	def run(work):
+		import pwd
+		pw = pwd.getpwuid(want_uid)
+		env = dict(tracer_env(work), SUDO_UID=str(NOBODY), SUDO_GID=str(NOBODY), SUDO_USER="nobody")
+		argv = [TRACER] + (["-u", user_arg] if user_arg else []) + ["-c", "sleep 30", "30"]
+		t = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+		deadline = time.monotonic() + STEP_TIMEOUT
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), deadline,
+			 repr(TRACING_LINE), alive=t)
+		cmd = wait_for(lambda: [c for c in children(t.pid) if comm(c) == "sleep"], deadline,
+			       "the command as a child of the tracer")[0]
+		got = proc_ids(cmd)
+		t.send_signal(signal.SIGINT)
+		wait_exit(t, time.monotonic() + 10, "memleakbpf after SIGINT")
+		groups = sorted(str(g) for g in os.getgrouplist(pw.pw_name, NOBODY if user_arg is None else pw.pw_gid))
+		gid = str(NOBODY if user_arg is None else pw.pw_gid)
+		want = {"Uid": [str(want_uid)] * 4, "Gid": [gid] * 4, "Groups": groups,
+			"HOME": pw.pw_dir, "USER": pw.pw_name}
+		got["Groups"] = sorted(got.get("Groups", []))
+		errs = ["%s: %r, expected %r" % (k, got.get(k), v) for k, v in sorted(want.items())
+			if got.get(k) != v]
+		log("  the command: uid %s, gid %s, groups %s, HOME=%s" % (
+			got.get("Uid"), got.get("Gid"), got.get("Groups"), got.get("HOME")))
+		return errs
+	return run
+
+
+def caps_case(caps, missing):
+	"""Run as uid 65534 with only `caps`: one line naming exactly what is missing."""
+	def run(work):
+		extra = ["--inh-caps", caps, "--ambient-caps", caps] if caps else []
+		p = work.start([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+			       + extra + [TRACER, "-p", str(os.getpid())],
+			       stdin=subprocess.DEVNULL, tag="tracer")
+		rc = wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf as uid 65534")
+		lines = work.read("tracer.stderr").splitlines()
+		errs = [] if rc == 1 else ["exit status %s, expected 1" % rc]
+		want = "memleakbpf: missing capabilit%s %s " % ("y" if len(missing) == 1 else "ies",
+								 ", ".join(missing))
+		if len(lines) != 1 or not lines[0].startswith(want):
+			errs.append("stderr %r, expected one line starting %r" % (lines[:3], want))
+		return errs
+	return run
+
+
+def case_container_symlink(work):
+	"""v_jit in its own mount and pid namespaces, whose /tmp/perf-1.map is an
+	absolute symlink to /tmp/real.map in its own /tmp. Through /proc/PID/root
+	that link would lead to the host's /tmp/real.map (planted here with other
+	names): the JIT frame must be named from the container's file."""
+	binary = victim("v_jit")
+	decoy = "/tmp/memleakbpf-e2e-real-%d.map" % os.getpid()
+	script = 'exec 3>"$1"; mount -t tmpfs tmpfs /tmp && VICTIM_TRUTH=/proc/self/fd/3 exec "$2" wait'
+	deadline = time.monotonic() + CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
+			"private", "sh", "-c", script, "sh", work.path("truth.txt"), binary],
+		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+		       tag="victim")
+	try:
+		out = LineReader(v.stdout)
+		nspid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+		pid = children(v.pid)[0]
+		js, fd = work.path("report.json"), work.path("report.folded")
+		t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
+			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
+			 repr(TRACING_LINE), alive=t)
+		v.stdin.write(b"go\n")
+		v.stdin.flush()
+		out.expect("LEAKED", step())
+		# The map is written by now; the tracer reads it for its report.
+		ctmp = "/proc/%d/root/tmp" % pid
+		real = os.path.basename(decoy)
+		text = open("%s/perf-%d.map" % (ctmp, nspid)).read()
+		os.rename("%s/perf-%d.map" % (ctmp, nspid), "%s/%s" % (ctmp, real))
+		os.symlink("/tmp/" + real, "%s/perf-%d.map" % (ctmp, nspid))
+		with open(decoy, "w") as f:
+			f.write(re.sub(r"^(\S+ \S+) .*$", r"\1 HOST_FILE_WAS_READ", text, flags=re.M))
+		t.send_signal(signal.SIGINT)
+		rc = wait_exit(t, deadline, "memleakbpf -p after SIGINT")
+		finish_victim(v, deadline)
+	finally:
+		if os.path.exists(decoy):
+			os.unlink(decoy)
+	errs = []
+	if "HOST_FILE_WAS_READ" in work.read("tracer.stdout") + work.read("report.folded"):
+		errs.append("the JIT frame was named from the host's file")
+	errs += sym_check(load_report(js), read_truth(work), jit_specs(binary),
+			  {os.path.realpath(binary)}, work.read("tracer.stdout"),
+			  work.read("report.folded"), nspid=nspid)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES += [
+	("stress_c", TRACE, [], case_stress_c),
+	("stress_p", TRACE, [], case_stress_p),
+	("capacity_drops", TRACE, [], capacity_case(CAPACITY_SMALL, False)),
+	("capacity_raised", TRACE, [], capacity_case(CAPACITY_RAISED, True)),
+	("target_kill_p", TRACE, [], case_target_kill(True)),
+	("target_kill_c", TRACE, [], case_target_kill(False)),
+	("target_stop_p", TRACE, [], case_target_stop(True)),
+	("target_stop_c", TRACE, [], case_target_stop(False)),
+	("target_exec_p", TRACE, [], case_target_exec_p),
+	("target_fork_c", TRACE, [], case_target_fork_c),
+	("tracer_kill_p", TRACE, [BPFTOOL], case_tracer_kill(True)),
+	("tracer_kill_c", TRACE, [BPFTOOL], case_tracer_kill(False)),
+	("tracer_kill_stopped", TRACE, [BPFTOOL], case_tracer_kill_stopped),
+	("tracer_sigint_any", TRACE, [BPFTOOL], case_tracer_sigint_any),
+	("output_full_disk", TRACE, [UNSHARE], case_output_full_disk),
+	("output_stdout_full", TRACE, [], case_output_stdout_full),
+	("output_dir_gone", TRACE, [], case_output_dir_gone),
+	("output_symlinks", TRACE, [SETPRIV], case_output_symlinks),
+	("priv_sudo", TRACE, [], sudo_case(None, NOBODY)),
+	("priv_sudo_u_root", TRACE, [], sudo_case("root", 0)),
+	("priv_no_caps", TRACE, [SETPRIV],
+	 caps_case(None, ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE"])),
+	("priv_some_caps", TRACE, [SETPRIV], caps_case("+bpf", ["CAP_PERFMON", "CAP_SYS_PTRACE"])),
+	("container_symlink", TRACE, [UNSHARE], case_container_symlink),
+]
+
+# ================================================================ end of reliability (issue 7)
 
 
 def skip_reason(kind, needs):

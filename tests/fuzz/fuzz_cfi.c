@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer: the call-frame information reader (user/cfi.c: .eh_frame,
+ * .debug_frame, CIE/FDE programs) on any bytes, written to a memfd as a file
+ * of the target's would be. Seeds: small objects with CFI
+ * (tests/fuzz/corpus/cfi). The table must come out sorted, and a lookup
+ * must return the row in force at the address.
+ */
+#include <sys/mman.h>
+#include <unistd.h>
+#include "cfi.h"
+#include "fuzz.h"
+
+static int memfd = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	memfd = memfd_create("fuzz-cfi", MFD_CLOEXEC);
+	if (memfd < 0)
+		abort();
+	return 0;
+}
+
+static void check(const struct cfi_table *t)
+{
+	struct unwind_row *packed;
+	uint64_t base;
+	size_t nr;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		struct cfi_row r = cfi_table__find(t, t->rows[i].pc);
+
+		FUZZ_CHECK(!i || t->rows[i - 1].pc <= t->rows[i].pc);
+		FUZZ_CHECK(r.pc <= t->rows[i].pc);
+		FUZZ_CHECK(t->rows[i].cfa <= CFI_CFA_OTHER && t->rows[i].rbp <= CFI_RBP_LOST);
+	}
+	cfi_table__find(t, 0);
+	cfi_table__find(t, UINT64_MAX);
+	for (uint64_t off = 0; off < 0x3000; off += 0x1000)
+		cfi_table__runtime_base(t, 0x7f0000000000ull + off, off, &base);
+	if (!cfi_table__pack(t, &packed, &nr)) {
+		for (size_t i = 1; i < nr; i++)
+			FUZZ_CHECK(packed[i - 1].pc <= packed[i].pc);
+		free(packed);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cfi_table *t = NULL;
+
+	if (ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
+		abort();
+	if (!cfi__read_fd(memfd, &t)) {
+		check(t);
+		cfi_table__free(t);
+	}
+	return 0;
+}

@@ -174,26 +174,6 @@ static int forget_image(struct tracer *tr)
 	return probes__clear(tr->probes);
 }
 
-/* A shell runs the program it was given in a child (dash even for one command). */
-static bool is_shell(pid_t pid)
-{
-	static const char *const shells[] = { "sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox" };
-	char link[64], exe[4096], *base;
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	base = strrchr(exe, '/');
-	base = base ? base + 1 : exe;
-	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
-		if (!strcmp(base, shells[i]))
-			return true;
-	return false;
-}
-
 /*
  * The target is stopped: right after an exec, or at a dynamic-linker event.
  * Once the linker has mapped everything (or for a static binary at once),
@@ -212,7 +192,7 @@ static int on_stop(struct tracer *tr)
 		err = forget_image(tr);
 		if (err)
 			return err;
-		probes__set_follow_shell(tr->probes, is_shell(tr->target->pid));
+		probes__set_follow_shell(tr->probes, target__runs_shell_command(tr->target->pid));
 	}
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)

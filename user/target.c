@@ -387,6 +387,56 @@ bool target__gone(struct target *t)
 	return t->exited;
 }
 
+static bool is_shell_image(pid_t pid)
+{
+	static const char *const shells[] = { "sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox" };
+	char link[64], exe[PATH_MAX], *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (!strcmp(base, shells[i]))
+			return true;
+	return false;
+}
+
+/* Among the options before the first operand, one with 'c' (-c, -ec, -xc). */
+static bool has_command_option(const char *args, size_t len)
+{
+	const char *arg = args + strlen(args) + 1;	/* skip argv[0] */
+
+	for (; arg < args + len && *arg == '-' && strcmp(arg, "--"); arg += strlen(arg) + 1)
+		if (arg[1] != '-' && strchr(arg + 1, 'c'))
+			return true;
+	return false;
+}
+
+bool target__runs_shell_command(pid_t pid)
+{
+	char path[64], args[4096];
+	ssize_t n;
+	int fd;
+
+	if (!is_shell_image(pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, args, sizeof(args) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	args[n] = '\0';
+	return has_command_option(args, (size_t)n);
+}
+
 void target__free(struct target *t)
 {
 	if (!t)

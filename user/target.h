@@ -43,6 +43,12 @@ int target__interrupt(struct target *t, int sig);
 bool target__reap(struct target *t);
 /* -p: has it exited (pidfd readable)? */
 bool target__gone(struct target *t);
+/*
+ * pid is a shell given a command string (`sh -c '...'`): it runs the program
+ * in a child. A shell script (pyenv's shims, say) is not: its programs are
+ * helpers until it execs the real one.
+ */
+bool target__runs_shell_command(pid_t pid);
 void target__free(struct target *t);
 
 #endif

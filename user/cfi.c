@@ -315,11 +315,12 @@ static int emit(struct interp *in, uint64_t next_loc)
 	struct cfi_row row;
 	int err;
 
-	if (!in->out || next_loc <= in->loc)
+	/* An advance past the FDE's end (a malformed one) leaves its range: no rows there. */
+	if (!in->out || next_loc <= in->loc || in->loc >= in->end)
 		return 0;
 	row = make_row(in->cie, &in->s, in->loc);
 	err = rows_push(in->out, &row);
-	in->loc = next_loc;
+	in->loc = next_loc < in->end ? next_loc : in->end;
 	return err;
 }
 

@@ -19,38 +19,6 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS,
 };
 
-/* Length of the well-formed UTF-8 sequence at s, or 0 (RFC 3629 ranges). */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* No overlong forms, no surrogates, nothing above U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++) {
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	}
-	return n;
-}
-
 /*
  * Names and command lines come from the target and may hold any byte; a
  * single bad one would make the whole document unreadable, so invalid UTF-8
@@ -75,7 +43,7 @@ static void put_string(const char *str, FILE *f)
 			fprintf(f, "\\u%04x", *s++);
 		} else if (*s < 0x80) {
 			fputc(*s++, f);
-		} else if ((n = utf8_len(s))) {
+		} else if ((n = report__utf8_len((const char *)s))) {
 			fwrite(s, 1, n, f);
 			s += n;
 		} else {

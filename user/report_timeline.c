@@ -83,29 +83,6 @@ int report_timeline_csv__write(const struct report *r, FILE *f)
 
 /* ------------------------------------------------------------ text in XML */
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 :
-		s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;	/* no surrogates */
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n && (s[1] < lo || s[1] > hi))
-		return 0;
-	for (int i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /*
  * The command line comes from the target and may hold any byte: what XML
  * cannot carry (controls, invalid UTF-8, U+FFFE/U+FFFF) becomes U+FFFD, so
@@ -116,7 +93,7 @@ static void put_xml(const char *str, size_t max, FILE *f)
 	const unsigned char *s = (const unsigned char *)str;
 
 	for (size_t chars = 0; *s; chars++) {
-		int n = *s < 0x80 ? 1 : utf8_len(s);
+		int n = report__utf8_len((const char *)s);
 
 		if (chars == max) {
 			fputs("\xe2\x80\xa6", f);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The state of one run, shared by main.c (lifecycle and event loop),
+ * attach.c (probing the allocator as the target's images come and go) and
+ * output.c (building and writing reports).
+ */
+#ifndef TRACER_H
+#define TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct opts;
+struct target;
+struct probes;
+struct modules;
+struct symbolizer;
+struct insight;
+struct unwind;
+struct pytrace;
+struct watchdog;
+
+struct tracer {
+	const struct opts *opts;
+	struct target *target;
+	struct probes *probes;
+	struct modules *mods;
+	struct symbolizer *sym;
+	struct insight *ins;	/* growth, churn, peak, memory verdict, timeline */
+	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
+	struct pytrace *py;	/* Python frames; idle unless the target is Python */
+	bool tracing;		/* allocator probes attached */
+	bool done;
+	bool image_gone;	/* -p: the target ran exec; its old image is what we report */
+	bool output_failed;	/* a report could not be written: exit status 1 */
+	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
+	uint64_t execs_seen;
+	struct timespec start;
+	unsigned reports;
+	unsigned snapshots;	/* the last --snapshot-dir number used */
+	int sigfd, timerfd, epfd;
+};
+
+/* main.c: the interval timer starts when tracing does. */
+int tracer__start_timer(struct tracer *tr);
+
+/* attach.c */
+/* -p: probe the running target's allocator. */
+int tracer__attach_pid(struct tracer *tr);
+/* BPF stopped pid at an exec or a dynamic-linker event: look, attach, resume. */
+void tracer__on_stopped(struct tracer *tr, pid_t pid);
+/* Remember the target's mappings while it is alive, for later reports. */
+void tracer__refresh_modules(struct tracer *tr);
+
+/* output.c */
+/* A report: the text on stdout; when final, the files the options name. */
+int tracer__report(struct tracer *tr, bool final);
+/* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
+void tracer__on_snapshot_signal(struct tracer *tr);
+
+#endif

@@ -1681,12 +1681,24 @@ def case_jit_p(work):
 	return errs
 
 
+# Runs "$2 wait" with a /tmp of its own, the truth written through fd 3 (the
+# file "$1" is opened before /tmp is hidden). When the victims live under
+# /tmp (a CI clone there), their directory is bound back in at the same path.
+PRIVATE_TMP_SCRIPT = (
+	'exec 3>"$1"; d=$(dirname "$2"); '
+	'case "$d" in /tmp/*) mount -t tmpfs tmpfs /mnt && mkdir /mnt/keep && '
+	'mount --bind "$d" /mnt/keep || exit 1;; esac; '
+	'mount -t tmpfs tmpfs /tmp || exit 1; '
+	'case "$d" in /tmp/*) mkdir -p "$d" && mount --bind /mnt/keep "$d" || exit 1;; esac; '
+	'VICTIM_TRUTH=/proc/self/fd/3 exec "$2" wait')
+
+
 def case_jit_container(work):
 	"""v_jit in pid and mount namespaces of its own, with its own /tmp: its map is
 	/tmp/perf-1.map there, found through /proc/PID/root and its NSpid."""
 	binary = victim("v_jit")
 	# The truth file is opened before /tmp is hidden, and written through the fd.
-	script = 'exec 3>"$1"; mount -t tmpfs tmpfs /tmp && VICTIM_TRUTH=/proc/self/fd/3 exec "$2" wait'
+	script = PRIVATE_TMP_SCRIPT
 	deadline = time.monotonic() + CASE_TIMEOUT
 	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
 	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
@@ -3332,7 +3344,7 @@ def case_container_symlink(work):
 	names): the JIT frame must be named from the container's file."""
 	binary = victim("v_jit")
 	decoy = "/tmp/memleakbpf-e2e-real-%d.map" % os.getpid()
-	script = 'exec 3>"$1"; mount -t tmpfs tmpfs /tmp && VICTIM_TRUTH=/proc/self/fd/3 exec "$2" wait'
+	script = PRIVATE_TMP_SCRIPT
 	deadline = time.monotonic() + CASE_TIMEOUT
 	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
 	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Python frames for memleak.bpf.c, which includes this once, after
+ * stack.bpf.h: the interpreter's frame chain of the allocating thread.
+ */
+#ifndef PYTHON_BPF_H
+#define PYTHON_BPF_H
+
+/*
+ * Python frames. When user space finds an interpreter in the target, it
+ * fills py and sets py_enabled before it attaches the allocator; for any
+ * other target their whole cost is the test of py_enabled.
+ */
+__u32 py_enabled;
+struct py_offsets py;
+/* The kernel has bpf_loop (5.17): without it the walk is left out, unverified. */
+const volatile bool py_walk = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* only Python targets use it */
+	__type(key, __u64);
+	__type(value, struct py_stack);
+	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+} py_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct stack_pair);
+	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+} stack_pairs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct py_stack);
+	__uint(max_entries, 1);
+} py_scratch SEC(".maps");
+
+/* Per thread: the PyThreadState it was last seen running with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} py_threads SEC(".maps");
+
+static __always_inline __u64 py_read(__u64 addr, __u32 off)
+{
+	__u64 v;
+
+	if (!addr || bpf_probe_read_user(&v, sizeof(v), (void *)(addr + off)))
+		return 0;
+	return v;
+}
+
+/* From addr along the pointers at these offsets; 0 where one is NULL. */
+static __always_inline __u64 py_follow(__u64 addr, const __u32 *path, __u32 nr)
+{
+	for (int i = 0; i < MEMLEAK_PY_PATH; i++) {
+		if (i >= nr)
+			break;
+		addr = py_read(addr, path[i]);
+	}
+	return addr;
+}
+
+/*
+ * The calling thread's PyThreadState, or 0. Whoever runs Python code holds
+ * the GIL, so its holder (3.11; the last holder from 3.12 on) is tried
+ * first; a thread that allocates after releasing it (I/O, C code) is found
+ * by the state it last ran with. A state is the thread's own only if its
+ * thread_id is the thread's pthread_self(), its %fs base on x86-64. Only
+ * the thread itself changes its frames, so they are consistent here.
+ */
+static __always_inline __u64 py_thread_state(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 self = task->thread.fsbase, ts, *seen;
+
+	ts = py_follow(py.runtime, py.holder, py.nr_holder);
+	if (ts && py_read(ts, py.thread_id) == self) {
+		seen = bpf_task_storage_get(&py_threads, task, NULL,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (seen)
+			*seen = ts;
+		return ts;
+	}
+	seen = bpf_task_storage_get(&py_threads, task, NULL, 0);
+	if (seen && *seen && py_read(*seen, py.thread_id) == self)
+		return *seen;
+	return 0;
+}
+
+struct py_walk {
+	__u64 frame;		/* the next _PyInterpreterFrame */
+	struct py_stack *st;
+	bool fault;
+};
+
+/* A field of a frame's head (offsets from user space, checked there too). */
+static __always_inline __u64 head_u64(const __u64 *head, __u32 off)
+{
+	return off <= MEMLEAK_PY_FRAME_HEAD - 8 ? head[(off >> 3) & 15] : 0;
+}
+
+static __always_inline __u32 head_u8(const __u64 *head, __u32 off)
+{
+	return off < MEMLEAK_PY_FRAME_HEAD ? ((const __u8 *)head)[off & 127] : MEMLEAK_PY_NONE;
+}
+
+/* One frame per bpf_loop round: the verifier checks the step once. */
+static long py_step(__u32 i, void *ctx)
+{
+	__u64 head[MEMLEAK_PY_FRAME_HEAD / 8] = {};
+	struct py_walk *w = ctx;
+	struct py_stack *st = w->st;
+	__u32 n = st->nr;
+	__u64 code;
+
+	if (!w->frame)
+		return 1;
+	if (bpf_probe_read_user(head, sizeof(head), (void *)w->frame)) {
+		w->fault = true;
+		return 1;
+	}
+	w->frame = head_u64(head, py.previous);
+	/* 3.12+: a shim frame on the C stack ends the evaluation above it. */
+	if (head_u8(head, py.owner) == py.owner_cstack) {
+		if (n)
+			st->entries |= 1ULL << ((n - 1) & 63);
+		return 0;
+	}
+	code = head_u64(head, py.code);
+	if (!code)
+		return 1;
+	if (n >= MEMLEAK_PY_MAX_FRAMES) {
+		st->flags |= PY_STACK_TRUNCATED;
+		return 1;
+	}
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].code = code;
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].instr = head_u64(head, py.instr);
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].linetable = py_read(code, py.code_linetable);
+	/* 3.11: the frame an evaluation loop was entered with. */
+	if (py.is_entry != MEMLEAK_PY_NONE && head_u8(head, py.is_entry))
+		st->entries |= 1ULL << (n & 63);
+	st->nr = n + 1;
+	return 0;
+}
+
+/* Code objects already copied to user space, by (code, linetable). */
+struct py_code_key {
+	__u64 code;
+	__u64 linetable;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct py_code_key);
+	__type(value, __u8);
+	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+} py_codes_sent SEC(".maps");
+
+/* struct py_code for user space (user/pytrace.c): room for about 230 at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} py_codes SEC(".maps");
+
+/* A compact ASCII str's text into buf, whole; false for anything else. */
+static __always_inline bool py_ascii(__u64 str, char *buf, __u32 len)
+{
+	__u32 state;
+	long n;
+
+	buf[0] = '\0';
+	if (!str || bpf_probe_read_user(&state, sizeof(state), (void *)(str + 32)))
+		return false;
+	if ((state & 0x60) != 0x60)	/* PyASCIIObject.state: compact, ascii */
+		return false;
+	n = bpf_probe_read_user_str(buf, len, (void *)(str + py.ascii_size));
+	return n > 0 && n < len;
+}
+
+/* Copy what names frame i's code object, unless that was done already. */
+static long py_send_code(__u32 i, void *ctx)
+{
+	struct py_stack *st = *(struct py_stack **)ctx;
+	struct py_frame *f = &st->frames[i & (MEMLEAK_PY_MAX_FRAMES - 1)];
+	struct py_code_key key = { f->code, f->linetable };
+	static const __u8 one = 1;
+	struct py_code *c;
+	__u64 n;
+
+	if (i >= st->nr)
+		return 1;
+	if (bpf_map_lookup_elem(&py_codes_sent, &key) ||
+	    bpf_map_update_elem(&py_codes_sent, &key, &one, BPF_NOEXIST))
+		return 0;
+	c = bpf_ringbuf_reserve(&py_codes, sizeof(*c), 0);
+	if (!c) {
+		/* Let a later stack send it; user space reads the target meanwhile. */
+		bpf_map_delete_elem(&py_codes_sent, &key);
+		return 0;
+	}
+	c->code = key.code;
+	c->linetable = key.linetable;
+	c->flags = 0;
+	c->firstlineno = (__s32)py_read(key.code, py.code_firstlineno);
+	c->firsttraceable = (__s32)py_read(key.code, py.code_firsttraceable);
+	/* Both, even when the first fails: user space takes what it can. */
+	if (!py_ascii(py_read(key.code, py.code_qualname), c->qualname, sizeof(c->qualname)))
+		c->flags |= PY_CODE_NAMES_UNREAD;
+	if (!py_ascii(py_read(key.code, py.code_filename), c->filename, sizeof(c->filename)))
+		c->flags |= PY_CODE_NAMES_UNREAD;
+	n = py_read(key.linetable, 16);		/* PyVarObject.ob_size */
+	if (n > MEMLEAK_PY_TABLE_LEN) {
+		n = MEMLEAK_PY_TABLE_LEN;
+		c->flags |= PY_CODE_TABLE_CUT;
+	}
+	c->table_len = 0;
+	if (n && !bpf_probe_read_user(c->table, n, (void *)(key.linetable + py.bytes_data)))
+		c->table_len = n;
+	bpf_ringbuf_submit(c, 0);
+	return 0;
+}
+
+static __always_inline bool same_py_stack(const struct py_stack *a, const struct py_stack *b)
+{
+	__u32 last = (a->nr - 1) & (MEMLEAK_PY_MAX_FRAMES - 1);
+
+	return a->nr == b->nr && a->flags == b->flags && a->entries == b->entries &&
+	       a->frames[0].instr == b->frames[0].instr &&
+	       a->frames[last].instr == b->frames[last].instr;
+}
+
+/* The calling thread's Python frames, stored once; their hash, or 0 for none. */
+static __always_inline __u64 capture_python(void)
+{
+	struct py_walk w = {};
+	struct py_stack *st, *old;
+	__u32 zero = 0;
+	__u64 ts, h;
+
+	ts = py_thread_state();
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!ts || !st)
+		return 0;
+	st->nr = st->flags = 0;
+	st->entries = 0;
+	w.st = st;
+	w.frame = py_follow(ts, py.frame, py.nr_frame);
+	/* Twice the frames: from 3.12 on, each evaluation adds a shim frame. */
+	bpf_loop(2 * MEMLEAK_PY_MAX_FRAMES, py_step, &w, 0);
+	if (w.fault) {
+		count(CNT_PY_STACK_ERRORS);
+		return 0;
+	}
+	if (!st->nr)
+		return 0;
+	h = mix(mix(0x7f4a7c159e3779b9ULL, st->nr | (__u64)st->flags << 32), st->entries);
+	for (int i = 0; i < MEMLEAK_PY_MAX_FRAMES; i++) {
+		if (i >= st->nr)
+			break;
+		h = mix(mix(mix(h, st->frames[i].code), st->frames[i].instr),
+			st->frames[i].linetable);
+	}
+	h = h ?: 1;
+	old = bpf_map_lookup_elem(&py_stacks, &h);
+	if (old) {
+		if (same_py_stack(old, st))
+			return h;
+		count(CNT_PY_STACK_ERRORS);
+		return 0;
+	}
+	if (bpf_map_update_elem(&py_stacks, &h, st, BPF_NOEXIST)) {
+		if (bpf_map_lookup_elem(&py_stacks, &h))
+			return h;	/* another CPU stored it first */
+		count(CNT_PY_STACKS_MAP_FULL);
+		return 0;
+	}
+	/* A new stack: its code objects may be new too, and alive now. */
+	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, &st, 0);
+	return h;
+}
+
+/*
+ * The id of the pair (native stack, Python frames), stored once; the native
+ * id alone when the thread runs no Python or its frames could not be kept.
+ * A global function: the verifier checks it once, not at every record().
+ */
+__noinline __u64 py_pair_id(__u64 native)
+{
+	struct stack_pair pair = { .native = native }, *old;
+	__u64 id;
+
+	if (!py_walk)
+		return native;
+	pair.python = capture_python();
+	if (!pair.python)
+		return native;
+	id = mix(mix(0x94d049bb133111ebULL, native), pair.python) ?: 1;
+	old = bpf_map_lookup_elem(&stack_pairs, &id);
+	if (old) {
+		if (old->native == native && old->python == pair.python)
+			return id;
+		count(CNT_PY_STACK_ERRORS);
+		return native;
+	}
+	if (bpf_map_update_elem(&stack_pairs, &id, &pair, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stack_pairs, &id)) {
+		count(CNT_PY_STACKS_MAP_FULL);
+		return native;
+	}
+	return id;
+}
+
+/* An allocation's stack id: for a thread running Python, with its frames. */
+static __always_inline __u64 with_python(__u64 native)
+{
+	if (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK)
+		return native;
+	return py_pair_id(native);
+}
+
+#endif

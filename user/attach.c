@@ -167,8 +167,9 @@ int tracer__attach_pid(struct tracer *tr)
 	if (!err)
 		err = lookup_order__read(tr->target->pid, maps, &lo);
 	if (err)
-		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s\n",
-			tr->target->pid, strerror(-err));
+		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s%s\n",
+			tr->target->pid, strerror(-err),
+			err == -EACCES ? " (another user's process: memleakbpf needs root or CAP_DAC_READ_SEARCH too)" : "");
 	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
 	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
 		probes__set_notify_dl(tr->probes, true);

@@ -60,6 +60,14 @@ static const struct {
 
 #define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))
 
+int allocator__api_of(const char *symbol)
+{
+	for (size_t i = 0; symbol && i < NR_API_SYMBOLS; i++)
+		if (!strcmp(api_symbols[i].name, symbol))
+			return (int)api_symbols[i].api;
+	return -ENOENT;
+}
+
 /*
  * The target's file, never one outside its root; a deleted one through the
  * mapping itself, since its path leads nowhere (or to another file).

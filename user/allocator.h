@@ -72,6 +72,8 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 size_t allocator__internal_ranges(const struct allocator *a, const struct maps *maps,
 				  struct addr_range *ranges, size_t max);
 void allocator__free(struct allocator *a);
+/* The enum memleak_api of an API function's symbol name, or -ENOENT. */
+int allocator__api_of(const char *symbol);
 
 /*
  * obj for the file at path in process pid: opened inside the target's root

@@ -209,3 +209,91 @@ int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off,
 	}
 	return -ENOENT;
 }
+
+/* Bytes of the file at a virtual address. */
+static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t off;
+	int err = vaddr_to_offset(ef, vaddr, &off);
+
+	if (err)
+		return err;
+	return pread(ef->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+static int32_t rel32(const unsigned char *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+/*
+ * The GOT slot a call ending at ret goes through: `call stub` whose stub is
+ * `[endbr64] [bnd] jmp *slot(%rip)` (.plt, .plt.sec, .plt.got), or a
+ * `call *slot(%rip)` (-fno-plt).
+ */
+static int call_slot(const struct elf_file *ef, uint64_t ret, uint64_t *slot)
+{
+	unsigned char call[6], stub[16];
+	uint64_t target;
+	size_t i = 0;
+
+	if (ret < sizeof(call) || read_vaddr(ef, ret - sizeof(call), call, sizeof(call)))
+		return -ENOENT;
+	if (call[0] == 0xff && call[1] == 0x15) {
+		*slot = ret + (uint64_t)(int64_t)rel32(call + 2);
+		return 0;
+	}
+	if (call[1] != 0xe8)
+		return -ENOENT;
+	target = ret + (uint64_t)(int64_t)rel32(call + 2);
+	if (read_vaddr(ef, target, stub, sizeof(stub)))
+		return -ENOENT;
+	if (!memcmp(stub, "\xf3\x0f\x1e\xfa", 4))
+		i = 4;
+	if (stub[i] == 0xf2)
+		i++;
+	if (stub[i] != 0xff || stub[i + 1] != 0x25)
+		return -ENOENT;
+	*slot = target + i + 6 + (uint64_t)(int64_t)rel32(stub + i + 2);
+	return 0;
+}
+
+/* The symbol of the dynamic relocation that fills slot. */
+static int slot_symbol(const struct elf_file *ef, uint64_t slot, const char **name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh, symsh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Scn *symscn;
+		Elf_Data *data, *syms;
+		GElf_Rela rela;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		symscn = elf_getscn(ef->elf, sh.sh_link);
+		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+		if (!data || !syms || !gelf_getshdr(symscn, &symsh))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != slot)
+				continue;
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
+				return -ENOENT;
+			*name = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
+			return *name ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__called_symbol(const struct elf_file *ef, uint64_t ret_vaddr, const char **name)
+{
+	uint64_t slot;
+	int err = call_slot(ef, ret_vaddr, &slot);
+
+	return err ? err : slot_symbol(ef, slot, name);
+}

@@ -32,4 +32,13 @@ int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t 
 /* Load bias of the object, given a mapping of it at start with file offset off. */
 int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off, uint64_t *bias);
 
+/*
+ * The imported function that the call instruction ending at ret_vaddr (a
+ * return address, as a virtual address of this file) reaches through the
+ * PLT or the GOT; *name is owned by ef. -ENOENT for a direct call or code
+ * it does not recognize: one function under two names (glibc's memalign and
+ * aligned_alloc) is told apart this way, by the name its caller imported.
+ */
+int elf_file__called_symbol(const struct elf_file *ef, uint64_t ret_vaddr, const char **name);
+
 #endif

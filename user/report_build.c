@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pystack.h"
+#include "allocator.h"
+#include "elfsym.h"
 #include "report_build.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
@@ -43,6 +45,34 @@ static int resolve_ip(struct symbolizer *sym, const struct modules *mods, uint64
 	return 0;
 }
 
+/*
+ * One function under two names (glibc's memalign and aligned_alloc, and
+ * tcmalloc's new and new[]) is probed once, under the first name. The
+ * caller's call instruction says which name it imported.
+ */
+static uint32_t called_api(const struct modules *mods, uint64_t ret, uint32_t api)
+{
+	const struct module *m;
+	struct elf_file *ef;
+	const char *name;
+	char path[64];
+	int called;
+
+	if (api != API_ALIGNED_ALLOC && api != API_MEMALIGN && api != API_NEW &&
+	    api != API_NEW_ARRAY)
+		return api;
+	m = mods ? modules__find(mods, ret) : NULL;
+	if (!m || m->fd < 0)
+		return api;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
+	if (elf_file__open(path, &ef))
+		return api;
+	called = elf_file__called_symbol(ef, ret - m->bias, &name) ? -ENOENT :
+		 allocator__api_of(name);
+	elf_file__close(ef);
+	return called >= 0 && called < API__ALLOCATING ? (uint32_t)called : api;
+}
+
 static int build_stack(const struct snap_site *site, struct symbolizer *sym,
 		       const struct modules *mods, struct report_stack *st)
 {
@@ -54,6 +84,8 @@ static int build_stack(const struct snap_site *site, struct symbolizer *sym,
 	st->total_bytes = site->stats.total_bytes;
 	st->total_allocs = site->stats.total_allocs;
 	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
+	if (site->nr_ips)
+		st->api = called_api(mods, site->ips[0], site->api);
 	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
 	st->truncated = site->stack_flags & STACK_TRUNCATED;
 	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {

@@ -100,7 +100,7 @@ struct call_state {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
-} stops SEC(".maps");
+} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -562,7 +562,7 @@ static __always_inline void stop_current(void)
 
 	count(CNT_STOP_REQUESTS);
 	bpf_send_signal(SIGSTOP);
-	bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 }
 
 /*
@@ -581,7 +581,7 @@ int dl_debug_state(struct pt_regs *ctx)
 	if (stop_on_dl)
 		stop_current();
 	else if (notify_dl)
-		bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 	return 0;
 }
 
@@ -606,7 +606,7 @@ int py_exit(struct pt_regs *ctx)
 		count(CNT_STOP_REQUESTS);
 		bpf_send_signal(SIGSTOP);
 	}
-	bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 	return 0;
 }
 
@@ -628,7 +628,7 @@ int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		struct memleak_event ev = { p->tgid, EVENT_EXEC };
 
 		targ_tgid = 0;
-		bpf_ringbuf_output(&stops, &ev, sizeof(ev), 0);
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 	}
 	return 0;
 }

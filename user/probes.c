@@ -146,7 +146,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
-	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.stops), on_event, p, NULL);
+	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
 	/* Copies of Python code objects come in with the events, in the same consume. */
 	if (p->events_rb &&
 	    ring_buffer__add(p->events_rb, bpf_map__fd(p->skel->maps.py_codes), on_py_code, p)) {

@@ -198,7 +198,7 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 # Symbolization alone, on this machine's libraries: no BPF, no target.
 BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap \
                              report_build report report_text aggregate readall rootpath \
-                             report_insight)
+                             report_insight allocator elfsym)
 BENCH_SYM_OBJS += $(OUTPUT)/user/pystack.o $(OUTPUT)/user/pycode.o	# report_build merges Python frames
 $(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "python.h"
 #include "pytrace.h"
+#include "readall.h"
 #include "target.h"
 
 #define STOP_WAIT_MS 1000
@@ -198,21 +199,9 @@ void pytrace__forget(struct pytrace *t, struct probes *p)
 /* Is the target gone (or a zombie, whose memory is)? */
 static bool gone(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char state = proc_state(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	return !state || state == 'Z' || state == 'X';
 }
 
 /* The target's memory; -ESRCH once it is gone, so that nothing is marked unreadable. */

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading a whole file into memory. */
+/* Reading /proc files. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "readall.h"
@@ -40,4 +43,23 @@ int read_all(int fd, size_t hint, char **out)
 	buf[len] = '\0';
 	*out = buf;
 	return 0;
+}
+
+char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "readall.h"
 #include "target.h"
 
 #define MAX_ARGS 256
@@ -294,26 +295,6 @@ int target__release(struct target *t)
 	close(t->gate);
 	t->gate = -1;
 	return err;
-}
-
-/* The state letter of /proc/PID/stat, after the parenthesized name. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 int target__wait_stopped(pid_t pid, int timeout_ms)

@@ -35,6 +35,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "readall.h"
 #include "watchdog.h"
 
 #define SETTLE_MS 200		/* after the tracer: a stop signal may still be landing */
@@ -44,25 +45,6 @@ struct watchdog {
 	int fd;			/* write end: a byte, then EOF, says "ended, probes gone" */
 	volatile uint64_t *handled;	/* shared with the watchdog */
 };
-
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
 
 /* Close every fd but keep and keep2 (and stderr, unless it is a BPF object). */
 static void close_all_but(int keep, int keep2)

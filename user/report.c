@@ -162,3 +162,23 @@ void report__free(struct report *r)
 	analysis_free(r->analysis);
 	free(r);
 }
+
+const char *report__count(uint64_t v, char *buf)
+{
+	char digits[REPORT_COUNT_LEN];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	int o = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *report__plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}

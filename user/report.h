@@ -185,6 +185,11 @@ const char *report__counter_name(enum memleak_counter c);
 int report__utf8_len(const char *s);
 /* "1.5 MiB" style, into buf. */
 const char *report__human_size(uint64_t bytes, char *buf, size_t len);
+/* "1,234,567" into buf, which holds REPORT_COUNT_LEN bytes. */
+#define REPORT_COUNT_LEN 32	/* UINT64_MAX with separators is 26 characters */
+const char *report__count(uint64_t v, char *buf);
+/* one when n is 1, else many. */
+const char *report__plural(uint64_t n, const char *one, const char *many);
 void report__free(struct report *r);
 
 /* Writers: 0 or -errno (from the FILE's error state). */

@@ -15,7 +15,7 @@
 #include "report.h"
 
 #define SIZE_LEN 64
-#define COUNT_LEN 32
+#define COUNT_LEN REPORT_COUNT_LEN
 #define TEXT_CHURN 5	/* churn and peak stacks in the text (the JSON has more) */
 #define CHAIN_FRAMES 3	/* frames of a one-line call chain */
 
@@ -32,27 +32,6 @@ static const char *signed_size(double v, char *buf)
 	report__human_size((uint64_t)llround(fabs(v)), s, sizeof(s));
 	snprintf(buf, SIZE_LEN, "%s%s", v < 0 ? "-" : "+", s);
 	return buf;
-}
-
-/* 1234567 -> "1,234,567" */
-static const char *count_str(uint64_t v, char *buf)
-{
-	char digits[COUNT_LEN];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	int o = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
 }
 
 static unsigned percent(uint64_t part, uint64_t whole)
@@ -86,7 +65,7 @@ static void print_figures(const struct report_sample *s, FILE *f)
 		size_str(s->heap, c));
 	if (s->arenas)
 		fprintf(f, ", %u thread-arena %s using %s of %s", s->arenas,
-			plural(s->arenas, "heap", "heaps"), size_str(s->arena, a),
+			report__plural(s->arenas, "heap", "heaps"), size_str(s->arena, a),
 			size_str(s->arena_reserved, b));
 	fprintf(f, "); live blocks %s", size_str(s->live, c));
 }
@@ -159,7 +138,7 @@ static void print_leak(const struct report *r, FILE *f)
 	char a[SIZE_LEN];
 
 	fprintf(f, "%zu %s steadily, %s/s in all (under Growing, the most leak-like first)", n,
-		plural(n, "stack grows", "stacks grow"), signed_size(growing_slope(r), a));
+		report__plural(n, "stack grows", "stacks grow"), signed_size(growing_slope(r), a));
 }
 
 static void print_verdict(const struct report *r, FILE *f)
@@ -212,11 +191,11 @@ static void print_growth_figures(const struct report_growth *g, FILE *f)
 	if (g->trend != TREND_STABLE && g->trend != TREND_UNKNOWN)
 		fprintf(f, "%s/s, ", signed_size(g->slope, a));
 	if (g->trend == TREND_SHRINKING)
-		fprintf(f, "shrank in %s", count_str(g->shrank, n));
+		fprintf(f, "shrank in %s", report__count(g->shrank, n));
 	else
-		fprintf(f, "grew in %s", count_str(g->grew, n));
-	fprintf(f, " of %s %s", count_str(g->intervals, m),
-		plural(g->intervals, "interval", "intervals"));
+		fprintf(f, "grew in %s", report__count(g->grew, n));
+	fprintf(f, " of %s %s", report__count(g->intervals, m),
+		report__plural(g->intervals, "interval", "intervals"));
 	if (g->trend != TREND_UNKNOWN)
 		fprintf(f, ", R\xc2\xb2 %.2f", g->r2);
 	if (g->age_s >= 0)
@@ -251,14 +230,14 @@ static void print_growing(const struct report *r, FILE *f)
 			a->nr_growing);
 	else
 		fprintf(f, "\nGrowing: %zu %s, the most leak-like first:\n", a->nr_growing,
-			plural(a->nr_growing, "stack", "stacks"));
+			report__plural(a->nr_growing, "stack", "stacks"));
 	for (size_t i = 0; i < shown; i++) {
 		const struct report_stack *s = &r->stacks[a->growing[i]];
 
 		fprintf(f, "\n  %zu. ", i + 1);
 		print_growth_figures(&s->growth, f);
-		fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), count_str(s->allocs, n),
-			plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+		fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), report__count(s->allocs, n),
+			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
 		report_text__frames(s, f);
 	}
 }
@@ -324,11 +303,11 @@ static void print_churn(const struct report *r, FILE *f)
 		const struct report_stack *s = &a->churn[i];
 
 		fprintf(f, "  %zu. %s calls/s, %s/s from %s (%s calls, %s since tracing began; last interval %s calls/s); %s outstanding\n",
-			i + 1, count_str((uint64_t)llround(s->rate.allocs_per_s), n),
+			i + 1, report__count((uint64_t)llround(s->rate.allocs_per_s), n),
 			size_str((uint64_t)llround(s->rate.bytes_per_s), b),
-			report__api_name(s->api), count_str(s->total_allocs, m),
+			report__api_name(s->api), report__count(s->total_allocs, m),
 			size_str(s->total_bytes, c),
-			count_str((uint64_t)llround(s->rate.last_allocs_per_s), l),
+			report__count((uint64_t)llround(s->rate.last_allocs_per_s), l),
 			size_str(s->bytes, o));
 		print_chain(s, f);
 	}
@@ -345,8 +324,8 @@ static void print_peak(const struct report *r, FILE *f)
 		return;
 	fprintf(f, "\nPeak: %s live in %s %s at %.1f s (the highest of samples every %.1f s and at each report:\n"
 		"  a peak shorter than that can be missed); the stacks then:\n",
-		size_str(p->bytes, b), count_str(p->allocs, n),
-		plural(p->allocs, "allocation", "allocations"), p->t_s, p->sample_s);
+		size_str(p->bytes, b), report__count(p->allocs, n),
+		report__plural(p->allocs, "allocation", "allocations"), p->t_s, p->sample_s);
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct report_stack *s = &p->stacks[i];
 
@@ -356,13 +335,13 @@ static void print_peak(const struct report *r, FILE *f)
 			continue;
 		}
 		fprintf(f, "  %zu. %s (%s bytes) in %s %s from %s\n", i + 1, size_str(s->bytes, b),
-			count_str(s->bytes, e), count_str(s->allocs, n),
-			plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+			report__count(s->bytes, e), report__count(s->allocs, n),
+			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
 		print_chain(s, f);
 	}
 	if (more_b || more_a)
-		fprintf(f, "  and other stacks: %s in %s %s\n", size_str(more_b, b), count_str(more_a, n),
-			plural(more_a, "allocation", "allocations"));
+		fprintf(f, "  and other stacks: %s in %s %s\n", size_str(more_b, b), report__count(more_a, n),
+			report__plural(more_a, "allocation", "allocations"));
 }
 
 void report_text__insight_tail(const struct report *r, FILE *f)

@@ -5,7 +5,7 @@
 #include <time.h>
 #include "report.h"
 
-#define COUNT_LEN 32	/* UINT64_MAX with separators is 26 characters */
+#define COUNT_LEN REPORT_COUNT_LEN
 #define SIZE_LEN 64
 
 /* How a drop reads in a sentence: "12 allocations not tracked: ...". */
@@ -37,27 +37,6 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 	[CNT_PY_STACK_ERRORS] = { "allocation", "allocations",
 				  "without Python frames: they could not be read" },
 };
-
-/* 1234567 -> "1,234,567" */
-static const char *count_str(uint64_t v, char *buf)
-{
-	char digits[COUNT_LEN];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	int o = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
 
 static const char *basename_of(const char *path)
 {
@@ -116,7 +95,7 @@ static void print_untracked(const struct report *r, FILE *f)
 
 	if (v)
 		fprintf(f, "Ignored: %s %s of blocks not tracked (allocated before tracing began, filtered or dropped)\n",
-			count_str(v, n), plural(v, "free", "frees"));
+			report__count(v, n), report__plural(v, "free", "frees"));
 }
 
 static void print_totals(const struct report *r, FILE *f)
@@ -125,16 +104,16 @@ static void print_totals(const struct report *r, FILE *f)
 	char size[SIZE_LEN], n[COUNT_LEN], all[COUNT_LEN], frees[COUNT_LEN];
 
 	report__human_size(t->outstanding_bytes, size, sizeof(size));
-	count_str(t->outstanding_allocs, n);
-	count_str(t->allocs, all);
-	count_str(t->frees, frees);
+	report__count(t->outstanding_allocs, n);
+	report__count(t->allocs, all);
+	report__count(t->frees, frees);
 	fprintf(f, "Outstanding: %s in %s %s (%s %s, %s %s since tracing began)\n", size, n,
-		plural(t->outstanding_allocs, "allocation", "allocations"), all,
-		plural(t->allocs, "allocation", "allocations"), frees,
-		plural(t->frees, "free", "frees"));
+		report__plural(t->outstanding_allocs, "allocation", "allocations"), all,
+		report__plural(t->allocs, "allocation", "allocations"), frees,
+		report__plural(t->frees, "free", "frees"));
 	if (r->older_ms)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
-			count_str(r->older_ms, all));
+			report__count(r->older_ms, all));
 	print_untracked(r, f);
 }
 
@@ -181,14 +160,14 @@ static void print_stack(const struct report_stack *s, FILE *f)
 {
 	char human[SIZE_LEN], exact[COUNT_LEN], n[COUNT_LEN];
 
-	count_str(s->bytes, exact);
-	count_str(s->allocs, n);
+	report__count(s->bytes, exact);
+	report__count(s->allocs, n);
 	if (s->bytes < 1024)
-		fprintf(f, "  %s %s", exact, plural(s->bytes, "byte", "bytes"));
+		fprintf(f, "  %s %s", exact, report__plural(s->bytes, "byte", "bytes"));
 	else
 		fprintf(f, "  %s (%s bytes)", report__human_size(s->bytes, human, sizeof(human)),
 			exact);
-	fprintf(f, " in %s %s from %s\n", n, plural(s->allocs, "allocation", "allocations"),
+	fprintf(f, " in %s %s from %s\n", n, report__plural(s->allocs, "allocation", "allocations"),
 		report__api_name(s->api));
 	report_text__growth(s, f);
 	if (s->python_arena)
@@ -222,10 +201,10 @@ static void print_stacks(const struct report *r, FILE *f)
 	if (r->nr_stacks == 1)
 		fputs("1 stack:\n", f);
 	else if (shown < r->nr_stacks)
-		fprintf(f, "Top %s of %s stacks by outstanding bytes:\n", count_str(shown, a),
-			count_str(r->nr_stacks, b));
+		fprintf(f, "Top %s of %s stacks by outstanding bytes:\n", report__count(shown, a),
+			report__count(r->nr_stacks, b));
 	else
-		fprintf(f, "All %s stacks by outstanding bytes:\n", count_str(r->nr_stacks, a));
+		fprintf(f, "All %s stacks by outstanding bytes:\n", report__count(r->nr_stacks, a));
 	for (size_t i = 0; i < shown; i++) {
 		fputc('\n', f);
 		print_stack(&r->stacks[i], f);
@@ -249,10 +228,10 @@ static void print_drops(const struct report *r, FILE *f)
 			fputc('\n', f);
 		any = true;
 		if (d->what)
-			fprintf(f, "Dropped: %s %s %s", count_str(v, n), plural(v, d->one, d->many),
+			fprintf(f, "Dropped: %s %s %s", report__count(v, n), report__plural(v, d->one, d->many),
 				d->what);
 		else	/* a drop counter added without its sentence is still shown */
-			fprintf(f, "Dropped: %s (%s)", count_str(v, n), report__counter_name(c));
+			fprintf(f, "Dropped: %s (%s)", report__count(v, n), report__counter_name(c));
 		if (fix)
 			fprintf(f, " (raise %s)", fix);
 		fputc('\n', f);

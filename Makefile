@@ -14,7 +14,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
 INCLUDES  := -I$(OUTPUT) -Ibpf -Iuser
 LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
 # Modules that need neither libbpf nor libdw: they build into the unit tests.
 PURE      := opts procmaps elfsym allocator placement aggregate report report_text \

@@ -16,6 +16,7 @@
 #define SIGSTOP 19
 #define MAP_FAILED ((__u64)-1)
 #define EEXIST 17
+#define ENOSPC 28
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -45,20 +46,6 @@ __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
  */
 __u64 settle_until_ns;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u64);
-	__type(value, struct alloc_info);
-	__uint(max_entries, 1 << 20);	/* --max-allocs */
-} allocs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct site_key);
-	__type(value, struct site_stats);
-	__uint(max_entries, 1 << 15);	/* follows --stack-storage-size */
-} sites SEC(".maps");
-
 /*
  * Stacks keyed by a 64-bit hash of their frames: unlike a STACK_TRACE map,
  * two stacks that share a bucket do not make the second capture fail.
@@ -77,6 +64,20 @@ struct {
 	__uint(max_entries, 1);
 } stack_scratch SEC(".maps");
 
+/* Events for user space: struct memleak_event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+static __always_inline void count(enum memleak_counter c)
+{
+	__sync_fetch_and_add(&counters[c], 1);
+}
+
+#include "tables.bpf.h"
+#include "stack.bpf.h"
+
 #define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
 #define CALL_HAVE_OLD	2	/* `old` holds the record of the block being resized */
 
@@ -94,13 +95,8 @@ struct call_state {
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
 	__u32 pad;
 	__u64 released;		/* the block this thread's last free/delete released */
+	struct stack_cache stack;	/* its last allocation's stack */
 };
-
-/* Events for user space: struct memleak_event. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -109,10 +105,6 @@ struct {
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
-static __always_inline void count(enum memleak_counter c)
-{
-	__sync_fetch_and_add(&counters[c], 1);
-}
 
 /* Set when a Python target begins to shut down: from then on it is not traced. */
 __u32 py_frozen;
@@ -191,78 +183,49 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, __u32 
 	return st;
 }
 
-#include "stack.bpf.h"
 #include "python.bpf.h"
-
-static __always_inline struct site_stats *site_lookup(__u64 stack_id, __u32 api, bool create)
-{
-	struct site_key key = { .stack_id = stack_id, .api = api };
-	static const struct site_stats zero;
-	struct site_stats *s;
-
-	s = bpf_map_lookup_elem(&sites, &key);
-	if (s || !create)
-		return s;
-	bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST);
-	s = bpf_map_lookup_elem(&sites, &key);
-	if (!s)
-		count(CNT_SITES_MAP_FULL);
-	return s;
-}
 
 /* Take a freed or resized block out of its site's outstanding figures. */
 static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes, __u64 allocs)
 {
-	struct site_stats *s = site_lookup(info->stack_id, info->api, false);
+	struct site_slot *s = site_at(info->site);
 
 	if (!s)
 		return;
-	__sync_fetch_and_add(&s->outstanding_bytes, -bytes);
-	__sync_fetch_and_add(&s->outstanding_allocs, -allocs);
+	__sync_fetch_and_add(&s->stats.outstanding_bytes, -bytes);
+	__sync_fetch_and_add(&s->stats.outstanding_allocs, -allocs);
 }
 
-/* Remove a block's record; false when it was not tracked. */
-static __always_inline bool forget(__u64 addr, struct alloc_info *out)
+static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr,
+				   __u64 size, __u32 api)
 {
-	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &addr);
-
-	if (!info)
-		return false;
-	*out = *info;
-	/* Two threads freeing one block (a double free): only one wins. */
-	return bpf_map_delete_elem(&allocs, &addr) == 0;
-}
-
-static __always_inline void record(struct pt_regs *ctx, __u64 addr, __u64 size, __u32 api)
-{
-	struct alloc_info info = { .size = size, .api = api };
+	struct alloc_info info = { .size = size };
 	struct alloc_info old;
-	struct site_stats *s;
-	long err;
+	struct site_slot *s;
+	int err;
 
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = bpf_ktime_get_ns();
-	info.stack_id = with_python(capture_stack(ctx));
-	s = site_lookup(info.stack_id, api, true);
+	s = site_find(with_python(capture_stack(ctx, &st->stack)), api, true, &info.site);
 	if (!s)
 		return;
-	err = bpf_map_update_elem(&allocs, &addr, &info, BPF_NOEXIST);
+	err = alloc_insert(addr, &info);
 	if (err == -EEXIST) {
 		/* The block at this address was freed behind our back. */
 		if (forget(addr, &old))
 			site_sub(&old, old.size, 1);
 		count(CNT_REPLACED);
-		err = bpf_map_update_elem(&allocs, &addr, &info, BPF_NOEXIST);
+		err = alloc_insert(addr, &info);
 	}
 	if (err) {
 		count(CNT_ALLOCS_MAP_FULL);
 		return;
 	}
-	__sync_fetch_and_add(&s->outstanding_bytes, size);
-	__sync_fetch_and_add(&s->outstanding_allocs, 1);
-	__sync_fetch_and_add(&s->total_bytes, size);
-	__sync_fetch_and_add(&s->total_allocs, 1);
+	__sync_fetch_and_add(&s->stats.outstanding_bytes, size);
+	__sync_fetch_and_add(&s->stats.outstanding_allocs, 1);
+	__sync_fetch_and_add(&s->stats.total_bytes, size);
+	__sync_fetch_and_add(&s->stats.total_allocs, 1);
 }
 
 /*
@@ -313,7 +276,7 @@ static __always_inline void resize_keep_old(struct call_state *st)
 
 	if (!(st->flags & CALL_HAVE_OLD))
 		return;
-	if (bpf_map_update_elem(&allocs, &addr, &st->old, BPF_NOEXIST)) {
+	if (alloc_insert(addr, &st->old)) {
 		count(CNT_ALLOCS_MAP_FULL);
 		site_sub(&st->old, st->old.size, 1);
 	}
@@ -326,7 +289,7 @@ static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state 
 		count(CNT_UNTRACKED_FREES);
 	if (ret) {
 		resize_drop_old(st);
-		record(ctx, ret, st->size, st->api);
+		record(ctx, st, ret, st->size, st->api);
 	} else if (st->size == 0) {
 		resize_drop_old(st);	/* realloc(p, 0) freed p */
 	} else {
@@ -369,18 +332,18 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	switch (st->api) {
 	case API_POSIX_MEMALIGN:
 		if (ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->ptr))
-			record(ctx, ptr, st->size, st->api);
+			record(ctx, st, ptr, st->size, st->api);
 		break;
 	case API_MMAP:
 		if (ret != MAP_FAILED)
-			record(ctx, ret, st->size, st->api);
+			record(ctx, st, ret, st->size, st->api);
 		break;
 	case API_MREMAP:
 		if (ret == MAP_FAILED) {
 			resize_keep_old(st);
 		} else {
 			resize_drop_old(st);
-			record(ctx, ret, st->size, st->api);
+			record(ctx, st, ret, st->size, st->api);
 		}
 		break;
 	case API_REALLOC:
@@ -389,7 +352,7 @@ static __always_inline int call_end(struct pt_regs *ctx)
 		break;
 	default:
 		if (ret)
-			record(ctx, ret, st->size, st->api);
+			record(ctx, st, ret, st->size, st->api);
 	}
 	return 0;
 }
@@ -453,7 +416,7 @@ static __always_inline void munmap_user(__u64 sp, __u64 start, __u64 length)
 	rest = start + len;
 	site_sub(&old, len, 0);
 	old.size -= len;
-	if (bpf_map_update_elem(&allocs, &rest, &old, BPF_NOEXIST)) {
+	if (alloc_insert(rest, &old)) {
 		count(CNT_ALLOCS_MAP_FULL);
 		site_sub(&old, old.size, 1);
 	}

@@ -59,12 +59,30 @@ enum memleak_counter {
 	CNT__COUNT,
 };
 
-/* Value of the live-allocation map, keyed by the block's address (__u64). */
+/*
+ * The live blocks: a table of buckets in a BPF array (mmap'ed by user space),
+ * each of MEMLEAK_BUCKET_SLOTS addresses and their records. A block goes into
+ * the bucket its address hashes to or, when that is full, one of the next
+ * MEMLEAK_BUCKET_PROBES; every bucket passed over counts it in `spill`, so
+ * that a lookup goes past a bucket only when something did. Slots are
+ * claimed and released with compare-and-exchange on the address: no locks,
+ * no helper calls.
+ */
+#define MEMLEAK_BUCKET_SLOTS 8
+#define MEMLEAK_BUCKET_PROBES 8
+#define MEMLEAK_ADDR_BUSY 1	/* addr bit 0 while its record is written */
+
 struct alloc_info {
 	__u64 size;
 	__u64 timestamp_ns;	/* bpf_ktime_get_ns() when the call returned */
-	__u64 stack_id;		/* hash of the user stack; MEMLEAK_NO_STACK when unknown */
-	__u32 api;		/* enum memleak_api */
+	__u32 site;		/* index of its site in the site table */
+	__u32 pad;
+};
+
+struct alloc_bucket {
+	__u64 addr[MEMLEAK_BUCKET_SLOTS];	/* 0: free */
+	struct alloc_info info[MEMLEAK_BUCKET_SLOTS];
+	__u32 spill;		/* blocks stored past this bucket that hash to it or before */
 	__u32 pad;
 };
 
@@ -78,18 +96,26 @@ struct stack_trace {
 	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
 };
 
-/* Key and value of the per-site map: one entry per (user stack, API). */
-struct site_key {
-	__u64 stack_id;
-	__u32 api;
-	__u32 pad;
-};
-
+/* Figures of one site: a (user stack, API) pair. */
 struct site_stats {
 	__u64 outstanding_bytes;
 	__u64 outstanding_allocs;
 	__u64 total_bytes;
 	__u64 total_allocs;
+};
+
+/*
+ * The sites: an open-addressed table in a BPF array (mmap'ed by user space),
+ * insert-only while tracing, so a lookup ends at the first free slot.
+ */
+#define MEMLEAK_SITE_PROBES 32
+
+struct site_slot {
+	__u64 key;		/* hash of (stack_id, api); 0: free */
+	__u64 stack_id;
+	__u32 api;
+	__u32 ready;		/* stack_id and api are written */
+	struct site_stats stats;
 };
 
 /* What the BPF side tells user space through its ring buffer. */

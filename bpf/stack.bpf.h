@@ -7,13 +7,117 @@
 #ifndef STACK_BPF_H
 #define STACK_BPF_H
 
-/* A 64-bit mix per frame (splitmix64's finalizer): cheap and well spread. */
-static __always_inline __u64 mix(__u64 h, __u64 v)
+/*
+ * The stack of a thread's last allocation, and what its walk read. A walk's
+ * frames follow from nothing but the registers it starts from, the unwind
+ * rows of its generation and the stack words it reads: when the thread
+ * allocates again with the same registers and those words still hold the
+ * same values, the walk would find the same frames. One read of the stack
+ * and a compare then stand in for the walk, and for hashing and looking up
+ * its frames: a loop that allocates pays for its stack once.
+ */
+#define STACK_CACHE_WORDS 64		/* stack words a cached walk may have read */
+#define STACK_CACHE_WINDOW 4096		/* bytes, from sp - 16, they may lie in */
+#define STACK_CACHE_FULL 0xffff		/* nr: the walk read what the cache cannot hold */
+
+struct stack_cache {
+	__u64 ip, sp, bp;	/* the registers the walk started from */
+	__u64 gen;		/* stack_cache_gen() of the walk; 0: nothing cached */
+	__u64 stack_id;
+	__u32 nr;		/* words in off and val, or STACK_CACHE_FULL */
+	__u32 span;		/* bytes from sp - 16 that hold them */
+	__u64 val[STACK_CACHE_WORDS];
+	__u16 off[STACK_CACHE_WORDS];	/* in words, from sp - 16 */
+};
+
+struct stack_window {
+	__u64 w[STACK_CACHE_WINDOW / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+	__uint(max_entries, 1);
+} stack_window SEC(".maps");
+
+/* Bumped by user space whenever it empties the stack map. */
+__u32 stacks_cleared;
+
+static __always_inline void cache_word(struct stack_cache *c, __u64 off, __u64 val)
 {
-	h ^= v;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 31;
-	return h;
+	__u32 n = c->nr & (STACK_CACHE_WORDS - 1);
+
+	c->off[n] = off / 8;
+	c->val[n] = val;
+	c->nr++;
+}
+
+/*
+ * bpf_probe_read_user for the walkers, of 8 or 16 bytes of the stack: the
+ * words go into c, if there is one. A failed read, or one the cache cannot
+ * hold, makes the walk uncacheable.
+ */
+static __always_inline long walk_read(struct stack_cache *c, __u64 *dst, __u32 len, __u64 addr)
+{
+	long err = bpf_probe_read_user(dst, len, (void *)addr);
+	__u64 off;
+
+	if (!c)
+		return err;
+	off = addr - (c->sp - 16);
+	if (err || (addr & 7) || off > STACK_CACHE_WINDOW - len ||
+	    c->nr + len / 8 > STACK_CACHE_WORDS) {
+		c->nr = STACK_CACHE_FULL;
+		return err;
+	}
+	cache_word(c, off, dst[0]);
+	if (len == 16)
+		cache_word(c, off + 8, dst[1]);
+	if (off + len > c->span)
+		c->span = off + len;
+	return 0;
+}
+
+static __always_inline bool same_registers(const struct stack_cache *c, struct pt_regs *ctx,
+					   __u64 gen)
+{
+	return c->gen == gen && c->ip == PT_REGS_IP(ctx) && c->sp == PT_REGS_SP(ctx) &&
+	       c->bp == PT_REGS_FP(ctx);
+}
+
+/* Would a walk from ctx find the cached stack? */
+static __always_inline bool stack_cache_hit(const struct stack_cache *c, struct pt_regs *ctx,
+					    __u64 gen)
+{
+	__u32 zero = 0, nr = c->nr, span = c->span;
+	struct stack_window *win;
+
+	if (!same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS || span > STACK_CACHE_WINDOW)
+		return false;
+	win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (!win)
+		return false;
+	if (span && bpf_probe_read_user(win->w, span, (void *)(c->sp - 16)))
+		return false;
+	for (__u32 i = 0; i < STACK_CACHE_WORDS; i++) {
+		if (i >= nr)
+			break;
+		if (win->w[c->off[i] & (STACK_CACHE_WINDOW / 8 - 1)] != c->val[i])
+			return false;
+	}
+	return true;
+}
+
+/* Start recording a walk from ctx into c. */
+static __always_inline void stack_cache_start(struct stack_cache *c, struct pt_regs *ctx)
+{
+	c->gen = 0;
+	c->ip = PT_REGS_IP(ctx);
+	c->sp = PT_REGS_SP(ctx);
+	c->bp = PT_REGS_FP(ctx);
+	c->nr = 0;
+	c->span = 0;
 }
 
 static __always_inline bool same_stack(const struct stack_trace *a, const struct stack_trace *b)
@@ -33,14 +137,15 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
  * fault, the dearest part of the walk; frames lie ever higher on the stack,
  * so a link that does not go up ends the walk here without one.
  */
-static __always_inline void walk_user_stack(struct pt_regs *ctx, struct stack_trace *st)
+static __always_inline void walk_user_stack(struct pt_regs *ctx, struct stack_trace *st,
+					    struct stack_cache *c)
 {
 	__u64 fp = PT_REGS_FP(ctx), frame[2];	/* saved frame pointer, return address */
 	__u32 n = 1;
 
 	st->ips[0] = PT_REGS_IP(ctx);
 	for (int i = 1; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+		if (walk_read(c, frame, sizeof(frame), fp))
 			goto out;
 		st->ips[i & (MEMLEAK_STACK_SLOTS - 1)] = frame[1];
 		n++;
@@ -49,7 +154,7 @@ static __always_inline void walk_user_stack(struct pt_regs *ctx, struct stack_tr
 		fp = frame[0];
 	}
 	/* Full: one more link that goes up means frames were left out. */
-	if (!bpf_probe_read_user(frame, sizeof(frame), (void *)fp) && frame[1] && frame[0] > fp)
+	if (!walk_read(c, frame, sizeof(frame), fp) && frame[1] && frame[0] > fp)
 		st->flags |= STACK_TRUNCATED;
 out:
 	st->nr = n;
@@ -118,6 +223,7 @@ struct uwalk {
 	__u32 first, nr;	/* the active mappings */
 	__u32 gen;		/* their generation */
 	struct stack_trace *st;
+	struct stack_cache *c;	/* records what the walk reads; may be NULL */
 };
 
 /* A frame-pointer frame: CFA = %rbp + 16, the caller's %rbp at CFA - 16. */
@@ -252,6 +358,8 @@ static __always_inline long signal_frame(struct uwalk *s)
 {
 	__u64 r[7];	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
+	if (s->c)
+		s->c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
 	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->sp + 120)) || !r[6])
 		return -1;
 	if (!push_frame(s, r[6]))
@@ -287,7 +395,7 @@ static __always_inline bool load_bp(struct uwalk *s)
 {
 	if (!s->bp_at)
 		return true;
-	if (bpf_probe_read_user(&s->bp, sizeof(s->bp), (void *)s->bp_at))
+	if (walk_read(s->c, &s->bp, sizeof(s->bp), s->bp_at))
 		return false;
 	s->bp_at = 0;
 	return true;
@@ -301,14 +409,14 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 
 	if (row->kind & UNWIND_RBP_SAVED && row->rbp_off == -2) {
 		/* The usual push %rbp right after the call: one read for both. */
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+		if (walk_read(s->c, pair, sizeof(pair), cfa - 16))
 			return false;
 		s->bp = pair[0];
 		s->bp_at = 0;
 		*ra = pair[1];
 		return true;
 	}
-	if (bpf_probe_read_user(ra, sizeof(*ra), (void *)(cfa - 8)))
+	if (walk_read(s->c, ra, sizeof(*ra), cfa - 8))
 		return false;
 	if (row->kind & UNWIND_RBP_SAVED) {
 		s->bp_at = cfa + (__s64)row->rbp_off * 8;
@@ -372,13 +480,14 @@ static long unwind_step(__u32 i, void *ctx)
  * is the return address into its caller, sp and bp that caller's. One frame
  * per bpf_loop round: the verifier checks the step once, not 127 times.
  */
-static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st)
+static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st,
+					      struct stack_cache *c)
 {
 	__u64 active = *(volatile __u64 *)&unwind_active;	/* one load: all three */
 	struct uwalk s = {
 		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
 		.first = (active >> 16 & 1) * MEMLEAK_UNWIND_MAPPINGS, .nr = (__u16)active,
-		.gen = active >> 32, .st = st,
+		.gen = active >> 32, .st = st, .c = c,
 	};
 
 	st->ips[0] = s.ip;
@@ -386,23 +495,23 @@ static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_
 	bpf_loop(MEMLEAK_MAX_STACK_DEPTH, unwind_step, &s, 0);
 }
 
-/* The caller's user stack, stored once; its hash, or MEMLEAK_NO_STACK. */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+/*
+ * What a cached walk depends on besides registers and stack: the unwind
+ * rows (their generation) and the stack map (emptied at an exec).
+ */
+static __always_inline __u64 stack_cache_gen(void)
 {
-	struct stack_trace *st, *old;
-	__u32 zero = 0;
+	__u64 active = *(volatile __u64 *)&unwind_active;
+
+	return (active >> 32) << 32 | (__u32)(stacks_cleared + 1);
+}
+
+/* The frames in st, stored once; their hash, or MEMLEAK_NO_STACK. */
+static __always_inline __u64 store_stack(struct stack_trace *st)
+{
+	struct stack_trace *old;
 	__u64 h;
 
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st) {
-		count(CNT_STACK_ERRORS);
-		return MEMLEAK_NO_STACK;
-	}
-	st->flags = 0;
-	if (unwind_mode == UNWIND_MODE_TABLES)
-		unwind_user_stack(ctx, st);
-	else
-		walk_user_stack(ctx, st);
 	h = mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32);
 	for (int i = 0; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
 		if (i >= st->nr)
@@ -423,6 +532,38 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 		return MEMLEAK_NO_STACK;
 	}
 	return h;
+}
+
+/*
+ * The caller's user stack, by the thread's stack cache c or a walk that
+ * refills it: its id in the stack map, or MEMLEAK_NO_STACK.
+ */
+static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *c)
+{
+	__u64 gen = stack_cache_gen(), id;
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	if (stack_cache_hit(c, ctx, gen))
+		return c->stack_id;
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
+	st->flags = 0;
+	stack_cache_start(c, ctx);
+	if (unwind_mode == UNWIND_MODE_TABLES)
+		unwind_user_stack(ctx, st, c);
+	else
+		walk_user_stack(ctx, st, c);
+	id = store_stack(st);
+	/* Cut and truncated walks count a stop each time: walk those again. */
+	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {
+		c->stack_id = id;
+		c->gen = gen;
+	}
+	return id;
 }
 
 #endif

@@ -97,7 +97,7 @@ static const char usage_text[] =
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
 "      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
 "      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
-"      --max-allocs N         live allocations tracked at once (default 1048576)\n"
+"      --max-allocs N         room for at least N live blocks (default 1048576)\n"
 "      --stack-storage-size N distinct stacks kept (default 32768)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -95,17 +96,77 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+/* The smallest power of two at least n, and at least min. */
+static uint32_t pow2_at_least(uint64_t n, uint32_t min)
+{
+	uint32_t v = min;
+
+	while (v < n && v < (1u << 31))
+		v <<= 1;
+	return v;
+}
+
+static uint32_t log2_of(uint32_t pow2)
+{
+	return (uint32_t)__builtin_ctz(pow2);
+}
+
+/*
+ * The live-block table gets twice --max-allocs slots, so that its buckets
+ * stay half full at the limit and a block nearly always finds room within
+ * its probe distance; the site table twice one slot per stack and per
+ * failed-stack site, so that its probe chains stay short.
+ */
 static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 {
-	bpf_map__set_max_entries(skel->maps.allocs, cfg->max_allocs);
+	uint32_t buckets = pow2_at_least(2ull * cfg->max_allocs / MEMLEAK_BUCKET_SLOTS, 64);
+	uint32_t sites = pow2_at_least(2ull * (cfg->stack_storage_size + API__COUNT), 64);
+
+	bpf_map__set_max_entries(skel->maps.allocs, buckets);
+	skel->rodata->alloc_bucket_mask = buckets - 1;
+	skel->rodata->alloc_bucket_shift = 64 - log2_of(buckets);
+	bpf_map__set_max_entries(skel->maps.sites, sites);
+	skel->rodata->site_mask = sites - 1;
 	bpf_map__set_max_entries(skel->maps.stack_traces, cfg->stack_storage_size);
-	/* A stack belongs to one API (its innermost frame is the call), so
-	 * sites need one entry per stack, plus the per-API failed-stack sites. */
-	bpf_map__set_max_entries(skel->maps.sites, cfg->stack_storage_size + API__COUNT);
 	/* Python targets: one Python stack and one (native, Python) pair per site at most. */
 	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.stack_pairs, cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
+}
+
+/* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */
+static void *map_table(struct bpf_map *map, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	void *mem;
+
+	*len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
+	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+static int map_tables(struct probes *p)
+{
+	p->alloc_table = map_table(p->skel->maps.allocs, &p->alloc_table_len);
+	p->site_table = map_table(p->skel->maps.sites, &p->site_table_len);
+	if (!p->alloc_table || !p->site_table) {
+		int err = -errno;
+
+		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
+		return err;
+	}
+	p->alloc_buckets = bpf_map__max_entries(p->skel->maps.allocs);
+	p->site_slots = bpf_map__max_entries(p->skel->maps.sites);
+	return 0;
+}
+
+static void unmap_tables(struct probes *p)
+{
+	if (p->alloc_table)
+		munmap(p->alloc_table, p->alloc_table_len);
+	if (p->site_table)
+		munmap(p->site_table, p->site_table_len);
 }
 
 int probes__load(const struct probes_config *cfg, struct probes **out)
@@ -144,6 +205,9 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
+	err = map_tables(p);
+	if (err)
+		goto fail;
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
 	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
@@ -234,6 +298,16 @@ static void settle_after(struct probes *p, uint64_t ns)
 					(uint64_t)now.tv_nsec + ns;
 }
 
+/* When attach_object places a function's entry probe: 0 first. */
+static int attach_rank(__u32 api)
+{
+	if (api >= API__ALLOCATING)
+		return 0;
+	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+		return 1;
+	return 2;
+}
+
 /* Entry probes on every API function of one object, returns on the allocating ones. */
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
@@ -244,16 +318,17 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 
 	/*
 	 * The kernel places a link's probes in array order. Releasing
-	 * functions first: attaching to a running process, a block allocated
-	 * before its allocator's probe is in place is merely unknown (its free
-	 * counts as untracked), while a free missed after its allocation was
-	 * seen would leave a block outstanding that is not.
+	 * functions first, then the resizing ones (which release the old
+	 * block), then the rest: attaching to a running process, a block
+	 * allocated before its allocator's probe is in place is merely unknown
+	 * (its free counts as untracked), while a free or realloc missed after
+	 * its allocation was seen would leave a block outstanding that is not.
 	 */
-	for (int releasing = 1; releasing >= 0; releasing--) {
+	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; i < a->nr; i++) {
 			const struct alloc_probe *ap = &a->probes[i];
 
-			if (ap->object != obj || (ap->api >= API__ALLOCATING) != releasing)
+			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
 			entry_point(a, ap, &offsets[n], &cookies[n]);
 			n++;
@@ -511,17 +586,17 @@ int probes__clear(struct probes *p)
 {
 	int err;
 
-	err = clear_map(p->skel->maps.allocs);
-	if (!err)
-		err = clear_map(p->skel->maps.sites);
-	if (!err)
-		err = clear_map(p->skel->maps.stack_traces);
+	memset(p->alloc_table, 0, p->alloc_table_len);
+	memset(p->site_table, 0, p->site_table_len);
+	err = clear_map(p->skel->maps.stack_traces);
 	if (!err)
 		err = clear_map(p->skel->maps.py_stacks);
 	if (!err)
 		err = clear_map(p->skel->maps.stack_pairs);
 	if (!err)
 		err = clear_map(p->skel->maps.py_codes_sent);
+	/* Stacks the threads remember are gone from the map. */
+	p->skel->bss->stacks_cleared++;
 	for (int c = 0; c < CNT__COUNT; c++)
 		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
 			p->skel->bss->counters[c] = 0;
@@ -724,6 +799,7 @@ void probes__free(struct probes *p)
 	if (p->dl_fd >= 0)
 		close(p->dl_fd);
 	ring_buffer__free(p->events_rb);
+	unmap_tables(p);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

@@ -36,6 +36,11 @@ struct probes {
 	uint32_t unwind_half;
 	uint32_t unwind_gen;
 	uint64_t unwind_chunk_bytes;
+	/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
+	struct alloc_bucket *alloc_table;
+	size_t alloc_table_len, alloc_buckets;
+	struct site_slot *site_table;
+	size_t site_table_len, site_slots;
 };
 
 #endif

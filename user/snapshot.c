@@ -8,11 +8,16 @@
 #include "probes_internal.h"
 #include "snapshot.h"
 
-#define BATCH 4096
-#define LIVE_BATCH 1024
+/* The site table's slot, with its figures, once BPF has written who it is. */
+static bool read_slot(const struct site_slot *slot, struct site_slot *out)
+{
+	if (!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+		return false;
+	*out = *slot;
+	return true;
+}
 
-static int add_site(struct snapshot *snap, size_t *cap, const struct site_key *key,
-		    const struct site_stats *stats)
+static int add_site(struct snapshot *snap, size_t *cap, const struct site_slot *slot, uint32_t idx)
 {
 	struct snap_site *s;
 
@@ -27,32 +32,28 @@ static int add_site(struct snapshot *snap, size_t *cap, const struct site_key *k
 	}
 	s = &snap->sites[snap->nr++];
 	memset(s, 0, sizeof(*s));
-	s->stack_id = key->stack_id;
-	s->api = key->api;
-	s->stats = *stats;
+	s->stack_id = slot->stack_id;
+	s->api = slot->api;
+	s->stats = slot->stats;
+	s->slot = idx;
 	return 0;
 }
 
-/* Sites never leave the map while tracing, so plain iteration is stable. */
+/* Sites never leave the table while tracing: one pass over it is a consistent list. */
 static int read_sites(struct probes *p, struct snapshot *snap)
 {
-	int fd = bpf_map__fd(p->skel->maps.sites);
-	struct site_key key, next;
-	struct site_stats stats;
+	struct site_slot slot;
 	size_t cap = 0;
-	void *prev = NULL;
 	int err;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &stats))
+	for (size_t i = 0; i < p->site_slots; i++) {
+		if (!read_slot(&p->site_table[i], &slot))
 			continue;
-		err = add_site(snap, &cap, &key, &stats);
+		err = add_site(snap, &cap, &slot, (uint32_t)i);
 		if (err)
 			return err;
 	}
-	return errno == ENOENT ? 0 : -errno;
+	return 0;
 }
 
 /*
@@ -88,22 +89,6 @@ static void read_stack(struct probes *p, struct snap_site *s)
 	memcpy(s->ips, st.ips, s->nr_ips * sizeof(s->ips[0]));
 }
 
-static int site_cmp(const void *a, const void *b)
-{
-	const struct snap_site *x = a, *y = b;
-
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id ? -1 : 1;
-	return x->api < y->api ? -1 : x->api > y->api;
-}
-
-static struct snap_site *find_site(struct snapshot *snap, const struct alloc_info *info)
-{
-	struct snap_site key = { .stack_id = info->stack_id, .api = info->api };
-
-	return bsearch(&key, snap->sites, snap->nr, sizeof(key), site_cmp);
-}
-
 /* With -o the per-site figures are recounted during the walk, from the old blocks. */
 static void start_recount(struct snapshot *snap)
 {
@@ -117,12 +102,9 @@ static void start_recount(struct snapshot *snap)
 	}
 }
 
-static void account(struct snapshot *snap, const struct alloc_info *a, uint64_t older_ns)
+static void account(struct snapshot *snap, struct snap_site *s, const struct alloc_info *a,
+		    uint64_t older_ns)
 {
-	struct snap_site *s = find_site(snap, a);
-
-	if (!s)
-		return;
 	if (!s->oldest_ns || a->timestamp_ns < s->oldest_ns)
 		s->oldest_ns = a->timestamp_ns;
 	/* A block newer than the snapshot's clock is young, not 2^64 ns old. */
@@ -133,34 +115,51 @@ static void account(struct snapshot *snap, const struct alloc_info *a, uint64_t 
 	}
 }
 
+/* For each slot of the site table, its site in snap; NULL for slots not in it. */
+static struct snap_site **index_sites(struct probes *p, struct snapshot *snap)
+{
+	struct snap_site **of_slot = calloc(p->site_slots, sizeof(*of_slot));
+
+	if (!of_slot)
+		return NULL;
+	for (size_t i = 0; i < snap->nr; i++)
+		if (snap->sites[i].slot < p->site_slots)
+			of_slot[snap->sites[i].slot] = &snap->sites[i];
+	return of_slot;
+}
+
 /*
  * One walk of the live blocks: the age of each site's oldest, and with
- * -o/--older the figures of the old ones. Batched lookups keep the walk
- * consistent while BPF deletes.
+ * -o/--older the figures of the old ones. A slot whose record is being
+ * written (the busy bit) is an allocation still returning: left for the
+ * next snapshot.
  */
 static int walk_allocs(struct probes *p, struct snapshot *snap, uint64_t older_ns)
 {
-	int fd = bpf_map__fd(p->skel->maps.allocs);
-	uint64_t keys[BATCH], in = 0, out_batch;
-	struct alloc_info vals[BATCH];
-	bool first = true;
-	int err = 0;
+	struct snap_site **of_slot = index_sites(p, snap);
 
-	qsort(snap->sites, snap->nr, sizeof(*snap->sites), site_cmp);
+	if (!of_slot)
+		return -ENOMEM;
 	if (older_ns)
 		start_recount(snap);
 	snap->ages = true;
-	while (!err) {
-		__u32 count = BATCH;
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		const struct alloc_bucket *bucket = &p->alloc_table[b];
 
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out_batch, keys, vals, &count, NULL);
-		err = err ? -errno : 0;
-		first = false;
-		for (__u32 i = 0; i < count; i++)
-			account(snap, &vals[i], older_ns);
-		in = out_batch;
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bucket->info[i];
+			struct snap_site *s;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
+				continue;
+			s = of_slot[info.site];
+			if (s)
+				account(snap, s, &info, older_ns);
+		}
 	}
-	return err == -ENOENT ? 0 : err;
+	free(of_slot);
+	return 0;
 }
 
 static uint64_t live_blocks(const struct snapshot *snap)
@@ -209,8 +208,7 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 	return 0;
 }
 
-static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const struct site_key *k,
-		       const struct site_stats *st)
+static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const struct site_slot *slot)
 {
 	if (*nr == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
@@ -221,33 +219,21 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 		*buf = b;
 		*cap = ncap;
 	}
-	(*buf)[(*nr)++] = (struct snap_live){ k->stack_id, k->api, st->outstanding_bytes,
-					      st->outstanding_allocs };
+	(*buf)[(*nr)++] = (struct snap_live){ slot->stack_id, slot->api,
+					      slot->stats.outstanding_bytes,
+					      slot->stats.outstanding_allocs };
 	return 0;
 }
 
 int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
 {
-	int fd = bpf_map__fd(p->skel->maps.sites);
-	struct site_key keys[LIVE_BATCH];
-	struct site_stats vals[LIVE_BATCH];
-	uint64_t in = 0, out_batch;
-	bool first = true;
-	int err = 0;
+	struct site_slot slot;
 
 	*nr = 0;
-	while (!err) {
-		__u32 count = LIVE_BATCH;
-
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out_batch, keys, vals, &count, NULL);
-		err = err ? -errno : 0;
-		first = false;
-		for (__u32 i = 0; i < count && err != -ENOMEM; i++)
-			if (append_live(buf, cap, nr, &keys[i], &vals[i]))
-				err = -ENOMEM;
-		in = out_batch;
-	}
-	return err == -ENOENT ? 0 : err;
+	for (size_t i = 0; i < p->site_slots; i++)
+		if (read_slot(&p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
+			return -ENOMEM;
+	return 0;
 }
 
 void snapshot__free(struct snapshot *snap)

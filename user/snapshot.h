@@ -21,6 +21,7 @@ struct snap_site {
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
 	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];	/* innermost first, as captured */
 	struct py_stack *py;	/* its Python frames (owned); NULL when none */
+	uint32_t slot;		/* where snapshot.c read it in the BPF site table */
 };
 
 struct snapshot {

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The two tables every allocation and free touches, for memleak.bpf.c, which
+ * includes this once: the live blocks by address and the sites by (stack,
+ * API). Both are BPF arrays, whose lookups the verifier turns into plain
+ * address arithmetic, with our own hashing on top: a BPF hash map costs a
+ * helper call, a bucket lock and a free-list operation per update or delete,
+ * which was a third of what tracing added to a malloc/free pair. User space
+ * reads both through mmap (user/snapshot.c).
+ */
+#ifndef TABLES_BPF_H
+#define TABLES_BPF_H
+
+/* A 64-bit mix (splitmix64's finalizer): cheap and well spread. */
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 31;
+	return h;
+}
+
+/* Table sizes (powers of two), set by user space before loading. */
+const volatile __u32 alloc_bucket_shift = 64 - 18;	/* 64 - log2(buckets) */
+const volatile __u32 alloc_bucket_mask = (1 << 18) - 1;
+const volatile __u32 site_mask = (1 << 16) - 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct alloc_bucket);
+	__uint(max_entries, 1 << 18);	/* --max-allocs / 4 */
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct site_slot);
+	__uint(max_entries, 1 << 16);	/* twice --stack-storage-size */
+} sites SEC(".maps");
+
+/* Fibonacci hashing: the top bits of the product spread aligned addresses. */
+static __always_inline __u32 alloc_home(__u64 addr)
+{
+	return (addr * 0x9e3779b97f4a7c15ULL) >> alloc_bucket_shift;
+}
+
+static __always_inline struct alloc_bucket *bucket_at(__u32 idx)
+{
+	idx &= alloc_bucket_mask;
+	return bpf_map_lookup_elem(&allocs, &idx);
+}
+
+/* The bucket holding addr and its slot in *slot, its distance from home in *dist. */
+static __always_inline struct alloc_bucket *alloc_find(__u64 addr, __u32 *slot, __u32 *dist)
+{
+	__u32 home = alloc_home(addr);
+	struct alloc_bucket *b;
+
+	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
+		b = bucket_at(home + d);
+		if (!b)
+			return NULL;
+		for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			if (b->addr[i] == addr) {
+				*slot = i;
+				*dist = d;
+				return b;
+			}
+		}
+		if (!b->spill)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The buckets before dist, counting (or no longer) a block stored past them. */
+static __always_inline void spill_add(__u32 home, __u32 dist, __s32 delta)
+{
+	struct alloc_bucket *b;
+
+	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
+		if (d >= dist)
+			break;
+		b = bucket_at(home + d);
+		if (b)
+			__sync_fetch_and_add(&b->spill, delta);
+	}
+}
+
+/* Remove a block's record into *out; false when it was not tracked. */
+static __always_inline bool forget(__u64 addr, struct alloc_info *out)
+{
+	__u32 slot, dist;
+	struct alloc_bucket *b = alloc_find(addr, &slot, &dist);
+
+	if (!b)
+		return false;
+	slot &= MEMLEAK_BUCKET_SLOTS - 1;
+	*out = b->info[slot];
+	/* Two threads freeing one block (a double free): only one wins. */
+	if (__sync_val_compare_and_swap(&b->addr[slot], addr, 0) != addr)
+		return false;
+	spill_add(alloc_home(addr), dist, -1);
+	return true;
+}
+
+/*
+ * Track a block: 0, -EEXIST when its address is tracked already, -ENOSPC
+ * when its buckets are full. The slot is claimed with the busy bit set, so
+ * that user space skips it until the record is written.
+ */
+static __always_inline int alloc_insert(__u64 addr, const struct alloc_info *info)
+{
+	__u32 home = alloc_home(addr), slot, dist;
+	struct alloc_bucket *b;
+
+	if (alloc_find(addr, &slot, &dist))
+		return -EEXIST;
+	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
+		b = bucket_at(home + d);
+		if (!b)
+			return -ENOSPC;
+		for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			if (b->addr[i] ||
+			    __sync_val_compare_and_swap(&b->addr[i], 0, addr | MEMLEAK_ADDR_BUSY))
+				continue;
+			b->info[i] = *info;
+			spill_add(home, d, 1);
+			*(volatile __u64 *)&b->addr[i] = addr;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static __always_inline struct site_slot *site_at(__u32 idx)
+{
+	idx &= site_mask;
+	return bpf_map_lookup_elem(&sites, &idx);
+}
+
+/* The site of (stack_id, api), made when create; its index in *idx. */
+static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, bool create,
+						   __u32 *idx)
+{
+	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api) ?: 1, old;
+	__u32 home = key >> 40;
+	struct site_slot *s;
+
+	for (__u32 d = 0; d < MEMLEAK_SITE_PROBES; d++) {
+		s = site_at(home + d);
+		if (!s)
+			return NULL;
+		old = s->key;
+		if (!old) {
+			if (!create)
+				return NULL;
+			old = __sync_val_compare_and_swap(&s->key, 0, key);
+			if (!old) {
+				s->stack_id = stack_id;
+				s->api = api;
+				*(volatile __u32 *)&s->ready = 1;
+			}
+		}
+		if (!old || old == key) {
+			*idx = (home + d) & site_mask;
+			return s;
+		}
+	}
+	if (create)
+		count(CNT_SITES_MAP_FULL);
+	return NULL;
+}
+
+#endif

@@ -45,6 +45,12 @@ __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
  * this time (bpf_ktime_get_ns), such returns are not counted.
  */
 __u64 settle_until_ns;
+/*
+ * CLOCK_MONOTONIC to CLOCK_FEED_PERIOD_MS, kept by a thread of the tracer
+ * (user/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
+ * cost a sixth of what the programs do per malloc/free pair.
+ */
+__u64 now_ns;
 
 /*
  * Stacks keyed by a 64-bit hash of their frames: unlike a STACK_TRACE map,
@@ -192,8 +198,8 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 
 	if (!s)
 		return;
-	__sync_fetch_and_add(&s->stats.outstanding_bytes, -bytes);
-	__sync_fetch_and_add(&s->stats.outstanding_allocs, -allocs);
+	__sync_fetch_and_add(&s->counts.freed_bytes, bytes);
+	__sync_fetch_and_add(&s->counts.freed_allocs, allocs);
 }
 
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr,
@@ -206,7 +212,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 
 	if (size < min_size || size > max_size)
 		return;
-	info.timestamp_ns = bpf_ktime_get_ns();
+	info.timestamp_ns = now_ns;
 	s = site_find(with_python(capture_stack(ctx, &st->stack)), api, true, &info.site);
 	if (!s)
 		return;
@@ -222,10 +228,8 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		count(CNT_ALLOCS_MAP_FULL);
 		return;
 	}
-	__sync_fetch_and_add(&s->stats.outstanding_bytes, size);
-	__sync_fetch_and_add(&s->stats.outstanding_allocs, 1);
-	__sync_fetch_and_add(&s->stats.total_bytes, size);
-	__sync_fetch_and_add(&s->stats.total_allocs, 1);
+	__sync_fetch_and_add(&s->counts.total_bytes, size);
+	__sync_fetch_and_add(&s->counts.total_allocs, 1);
 }
 
 /*
@@ -252,6 +256,31 @@ static __always_inline void release(__u64 addr, __u64 sp, struct call_state *st)
 		st->released = addr;
 }
 
+/*
+ * free() of a block we track: the program's own release, whatever the
+ * thread is doing. The allocator's nested calls never record a block, and a
+ * block being resized left the table at the resize's entry, so the common
+ * case needs no call state. Not for delete, whose free() of the same block
+ * must find it in `released`.
+ */
+static __always_inline bool free_tracked(__u64 addr)
+{
+	struct alloc_info old;
+
+	if (!forget(addr, &old))
+		return false;
+	site_sub(&old, old.size, 1);
+	return true;
+}
+
+/* Any other free or delete: the call state tells nested and repeated releases. */
+static __always_inline void release_unknown(__u64 addr, __u64 sp)
+{
+	struct call_state *st = call_state(false);
+
+	if (!nested(sp, st))
+		release(addr, sp, st);
+}
 /*
  * realloc and mremap: take the old block's record at entry, so that another
  * thread reusing the address before we return cannot be mistaken for it.
@@ -481,13 +510,13 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 		mremap_begin(ctx, a1, a3);	/* (old, old_size, new_size, ...) */
 		break;
 	case API_FREE:
+		if (a1 && is_target() && !free_tracked(a1))
+			release_unknown(a1, entry_sp(ctx, cookie));
+		break;
 	case API_DELETE:
 	case API_DELETE_ARRAY:
-		if (!a1 || !is_target())
-			break;
-		st = call_state(false);
-		if (!nested(entry_sp(ctx, cookie), st))
-			release(a1, entry_sp(ctx, cookie), st);
+		if (a1 && is_target())
+			release_unknown(a1, entry_sp(ctx, cookie));
 		break;
 	case API_MUNMAP:
 		munmap_user(entry_sp(ctx, cookie), a1, a2);

@@ -74,7 +74,7 @@ enum memleak_counter {
 
 struct alloc_info {
 	__u64 size;
-	__u64 timestamp_ns;	/* bpf_ktime_get_ns() when the call returned */
+	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/clock.c) when the call returned */
 	__u32 site;		/* index of its site in the site table */
 	__u32 pad;
 };
@@ -96,7 +96,7 @@ struct stack_trace {
 	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
 };
 
-/* Figures of one site: a (user stack, API) pair. */
+/* Figures of one site, a (user stack, API) pair, as user space reports them. */
 struct site_stats {
 	__u64 outstanding_bytes;
 	__u64 outstanding_allocs;
@@ -110,12 +110,23 @@ struct site_stats {
  */
 #define MEMLEAK_SITE_PROBES 32
 
+/*
+ * What BPF counts per site: two atomic adds per allocation and two per free.
+ * Outstanding is what was allocated less what was freed (user/snapshot.c).
+ */
+struct site_counts {
+	__u64 total_bytes;
+	__u64 total_allocs;
+	__u64 freed_bytes;
+	__u64 freed_allocs;
+};
+
 struct site_slot {
 	__u64 key;		/* hash of (stack_id, api); 0: free */
 	__u64 stack_id;
 	__u32 api;
 	__u32 ready;		/* stack_id and api are written */
-	struct site_stats stats;
+	struct site_counts counts;
 };
 
 /* What the BPF side tells user space through its ring buffer. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "elfsym.h"
 #include "placement.h"
 #include "probes.h"
@@ -208,6 +209,12 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	err = map_tables(p);
 	if (err)
 		goto fail;
+	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
+	if (!p->clock) {
+		err = -errno;
+		fprintf(stderr, "memleakbpf: cannot start the clock thread: %s\n", strerror(-err));
+		goto fail;
+	}
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
 	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
@@ -799,6 +806,7 @@ void probes__free(struct probes *p)
 	if (p->dl_fd >= 0)
 		close(p->dl_fd);
 	ring_buffer__free(p->events_rb);
+	clock_feed__stop(p->clock);
 	unmap_tables(p);
 	memleak_bpf__destroy(p->skel);
 	free(p);

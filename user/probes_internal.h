@@ -9,6 +9,7 @@
 #include "memleak.skel.h"
 
 struct attachment;
+struct clock_feed;
 struct ring_buffer;
 
 #define PROBES_MAX_EVENTS 64
@@ -41,6 +42,7 @@ struct probes {
 	size_t alloc_table_len, alloc_buckets;
 	struct site_slot *site_table;
 	size_t site_table_len, site_slots;
+	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
 };
 
 #endif

@@ -8,16 +8,41 @@
 #include "probes_internal.h"
 #include "snapshot.h"
 
-/* The site table's slot, with its figures, once BPF has written who it is. */
-static bool read_slot(const struct site_slot *slot, struct site_slot *out)
+/* The figures of a site; outstanding is what was allocated less what was freed. */
+struct slot_copy {
+	__u64 stack_id;
+	__u32 api;
+	struct site_stats stats;
+};
+
+static __u64 less(__u64 a, __u64 b)
 {
+	return a > b ? a - b : 0;
+}
+
+/*
+ * The site table's slot, once BPF has written who it is. Frees are read
+ * before allocations: a block is counted allocated before it can be freed,
+ * so the difference is never short of a free that raced with the reading.
+ */
+static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
+{
+	__u64 freed_bytes, freed_allocs;
+
 	if (!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
 		return false;
-	*out = *slot;
+	freed_bytes = __atomic_load_n(&slot->counts.freed_bytes, __ATOMIC_ACQUIRE);
+	freed_allocs = __atomic_load_n(&slot->counts.freed_allocs, __ATOMIC_ACQUIRE);
+	out->stack_id = slot->stack_id;
+	out->api = slot->api;
+	out->stats.total_bytes = __atomic_load_n(&slot->counts.total_bytes, __ATOMIC_ACQUIRE);
+	out->stats.total_allocs = __atomic_load_n(&slot->counts.total_allocs, __ATOMIC_ACQUIRE);
+	out->stats.outstanding_bytes = less(out->stats.total_bytes, freed_bytes);
+	out->stats.outstanding_allocs = less(out->stats.total_allocs, freed_allocs);
 	return true;
 }
 
-static int add_site(struct snapshot *snap, size_t *cap, const struct site_slot *slot, uint32_t idx)
+static int add_site(struct snapshot *snap, size_t *cap, const struct slot_copy *slot, uint32_t idx)
 {
 	struct snap_site *s;
 
@@ -42,7 +67,7 @@ static int add_site(struct snapshot *snap, size_t *cap, const struct site_slot *
 /* Sites never leave the table while tracing: one pass over it is a consistent list. */
 static int read_sites(struct probes *p, struct snapshot *snap)
 {
-	struct site_slot slot;
+	struct slot_copy slot;
 	size_t cap = 0;
 	int err;
 
@@ -208,7 +233,7 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 	return 0;
 }
 
-static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const struct site_slot *slot)
+static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const struct slot_copy *slot)
 {
 	if (*nr == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
@@ -227,7 +252,7 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 
 int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
 {
-	struct site_slot slot;
+	struct slot_copy slot;
 
 	*nr = 0;
 	for (size_t i = 0; i < p->site_slots; i++)

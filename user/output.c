@@ -73,7 +73,38 @@ struct built {
 	struct report *r;
 };
 
-static int build(struct tracer *tr, bool final, struct built *b)
+/* Whether this report goes where every stack is written: a file or a snapshot. */
+static bool all_stacks(const struct tracer *tr, bool final, bool text)
+{
+	const struct opts *o = tr->opts;
+
+	return !text || o->snapshot_dir ||
+	       (final && (o->json_path || o->folded_path || o->pprof_path || o->flamegraph_path));
+}
+
+/*
+ * The frames of the stacks that will be written: all of them, or only those
+ * the text prints (a few of thousands, which spares resolving and copying
+ * every frame of every stack).
+ */
+static int symbolize(struct tracer *tr, bool all, const struct report_meta *meta,
+		     struct built *b)
+{
+	bool *want = NULL;
+	int err;
+
+	if (!all) {
+		want = calloc(b->r->nr_stacks ?: 1, sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+		report_text__shown(b->r, want);
+	}
+	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
+	free(want);
+	return err;
+}
+
+static int build(struct tracer *tr, bool final, bool text, struct built *b)
 {
 	struct report_meta meta = {
 		.pid = tr->target->pid,
@@ -106,9 +137,12 @@ static int build(struct tracer *tr, bool final, struct built *b)
 	meta.maps = b->maps;
 	meta.freed = b->freed;
 	if (!err)
-		err = report__build(b->agg, tr->sym, tr->mods, &meta, &b->r);
+		err = report__build_figures(b->agg, tr->mods, &meta, &b->r);
+	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, tr->sym, tr->mods, &meta, b->r);
+	if (!err)
+		err = symbolize(tr, all_stacks(tr, final, text), &meta, b);
 	return err;
 }
 
@@ -171,7 +205,7 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool say)
 static int produce(struct tracer *tr, bool final, bool text)
 {
 	struct built b = { 0 };
-	int err = build(tr, final, &b);
+	int err = build(tr, final, text, &b);
 
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));

@@ -160,7 +160,11 @@ struct report {
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
 	size_t top;		/* the text report shows this many stacks */
 	struct report_totals totals;
-	struct report_stack *stacks;	/* outstanding only, bytes descending */
+	/*
+	 * Outstanding only, bytes descending. A report written as text alone
+	 * carries frames just for the stacks it prints (report_text__shown).
+	 */
+	struct report_stack *stacks;
 	size_t nr_stacks;
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
 	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
@@ -198,7 +202,15 @@ int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
 int report_pprof__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
+/*
+ * Which of r->stacks the text report prints with their frames: shown[i] set
+ * for each (shown holds r->nr_stacks, cleared by the caller), so that only
+ * those need symbolizing (report__symbolize). After the analysis is filled
+ * in: its growing stacks are printed too.
+ */
+void report_text__shown(const struct report *r, bool *shown);
 /* Parts of the text report: report_text.c's and report_insight.c's. */
+void report_text__insight_shown(const struct report *r, bool *shown);
 void report_text__frames(const struct report_stack *s, FILE *f);
 void report_text__growth(const struct report_stack *s, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);

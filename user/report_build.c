@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* From aggregated sites to a report: symbolizes every captured address. */
+/* From aggregated sites to a report: the figures, then the symbolized frames. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,50 +50,111 @@ static int resolve_ip(struct symbolizer *sym, const struct modules *mods, uint64
  * tcmalloc's new and new[]) is probed once, under the first name. The
  * caller's call instruction says which name it imported.
  */
-static uint32_t called_api(const struct modules *mods, uint64_t ret, uint32_t api)
+static bool has_alias(uint32_t api)
 {
-	const struct module *m;
-	struct elf_file *ef;
-	const char *name;
-	char path[64];
-	int called;
-
-	if (api != API_ALIGNED_ALLOC && api != API_MEMALIGN && api != API_NEW &&
-	    api != API_NEW_ARRAY)
-		return api;
-	m = mods ? modules__find(mods, ret) : NULL;
-	if (!m || m->fd < 0)
-		return api;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
-	if (elf_file__open(path, &ef))
-		return api;
-	called = elf_file__called_symbol(ef, ret - m->bias, &name) ? -ENOENT :
-		 allocator__api_of(name);
-	elf_file__close(ef);
-	return called >= 0 && called < API__ALLOCATING ? (uint32_t)called : api;
+	return api == API_ALIGNED_ALLOC || api == API_MEMALIGN || api == API_NEW ||
+	       api == API_NEW_ARRAY;
 }
 
-static int build_stack(const struct snap_site *site, struct symbolizer *sym,
-		       const struct modules *mods, struct report_stack *st)
-{
-	int err;
+/* The ELF of one module, kept open while the lookups stay in that module. */
+struct elf_cursor {
+	const struct module *m;
+	struct elf_file *ef;	/* NULL: the module's file could not be read */
+};
 
+/* The api the call instruction ending at ret calls by name; -ENOENT when unknown. */
+static int called_api(struct elf_cursor *c, const struct modules *mods, uint64_t ret)
+{
+	const struct module *m = mods ? modules__find(mods, ret) : NULL;
+	const char *name;
+	char path[64];
+
+	if (!m || m->fd < 0)
+		return -ENOENT;
+	if (m != c->m) {
+		elf_file__close(c->ef);
+		c->ef = NULL;
+		c->m = m;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
+		if (elf_file__open(path, &c->ef))
+			c->ef = NULL;
+	}
+	if (!c->ef || elf_file__called_symbol(c->ef, ret - m->bias, &name))
+		return -ENOENT;
+	return allocator__api_of(name);
+}
+
+/* A stack whose api has an alias, by the return address of its innermost call. */
+struct aliased {
+	uint64_t ret;
+	size_t stack;
+};
+
+static int ret_cmp(const void *a, const void *b)
+{
+	const struct aliased *x = a, *y = b;
+
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+/*
+ * The api each stack's call named. Thousands of stacks often share one call
+ * instruction: taken in address order, each is decoded once and each
+ * module's ELF opened once, not once per stack.
+ */
+static int called_apis(const struct aggregate *agg, const struct modules *mods,
+		       struct report *r)
+{
+	struct aliased *v = malloc((agg->nr ?: 1) * sizeof(*v));
+	struct elf_cursor c = { 0 };
+	size_t n = 0;
+	int api = -ENOENT;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < agg->nr; i++)
+		if (agg->sites[i]->nr_ips && has_alias(agg->sites[i]->api))
+			v[n++] = (struct aliased){ agg->sites[i]->ips[0], i };
+	qsort(v, n, sizeof(*v), ret_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!i || v[i].ret != v[i - 1].ret)
+			api = called_api(&c, mods, v[i].ret);
+		if (api >= 0 && api < API__ALLOCATING)
+			r->stacks[v[i].stack].api = (uint32_t)api;
+	}
+	elf_file__close(c.ef);
+	free(v);
+	return 0;
+}
+
+/* A site's figures (its api: see called_apis); its frames are report__symbolize's. */
+static void stack_figures(const struct snap_site *site, struct report_stack *st)
+{
 	st->api = site->api;
 	st->bytes = site->stats.outstanding_bytes;
 	st->allocs = site->stats.outstanding_allocs;
 	st->total_bytes = site->stats.total_bytes;
 	st->total_allocs = site->stats.total_allocs;
 	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
-	if (site->nr_ips)
-		st->api = called_api(mods, site->ips[0], site->api);
 	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
 	st->truncated = site->stack_flags & STACK_TRUNCATED;
-	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {
+}
+
+/* A site's frames: every ip resolved, then its Python frames merged in. */
+static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report_stack *st)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
 		err = resolve_ip(sym, mods, site->ips[i], st);
-		if (err)
-			return err;
-	}
-	return 0;
+	if (!err && site->py)
+		err = pystack__merge(st, site->py, meta->pycode,
+				     meta->python ? meta->python->path : NULL);
+	if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
+		st->python_arena = pystack__is_arena(st, meta->python->path);
+	return err;
 }
 
 static void copy_meta(struct report *r, const struct report_meta *meta)
@@ -110,11 +171,10 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->python = meta->python;
 }
 
-int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
-		  const struct report_meta *meta, struct report **out)
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out)
 {
 	struct report *r;
-	int err;
 
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
@@ -129,23 +189,37 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 			return -ENOMEM;
 		}
 	}
-	/* nr_stacks grows as stacks are filled, so report__free sees only those. */
-	for (size_t i = 0; i < agg->nr; i++) {
-		err = build_stack(agg->sites[i], sym, mods, &r->stacks[i]);
-		if (!err && agg->sites[i]->py)
-			err = pystack__merge(&r->stacks[i], agg->sites[i]->py, meta->pycode,
-					     meta->python ? meta->python->path : NULL);
-		if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
-			r->stacks[i].python_arena = pystack__is_arena(&r->stacks[i],
-								       meta->python->path);
-		r->nr_stacks++;
-		if (err) {
-			report__free(r);
-			return err;
-		}
-	}
+	for (size_t i = 0; i < agg->nr; i++)
+		stack_figures(agg->sites[i], &r->stacks[i]);
+	r->nr_stacks = agg->nr;
 	*out = r;
-	return 0;
+	return called_apis(agg, mods, r);
+}
+
+int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+		      const struct modules *mods, const struct report_meta *meta,
+		      const bool *want)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
+		if (!want || want[i])
+			err = stack_frames(agg->sites[i], sym, mods, meta, &r->stacks[i]);
+	return err;
+}
+
+int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report **out)
+{
+	int err = report__build_figures(agg, mods, meta, out);
+
+	if (!err)
+		err = report__symbolize(*out, agg, sym, mods, meta, NULL);
+	if (err) {
+		report__free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 /* Biggest total first; ties broken so that two runs give the same file. */

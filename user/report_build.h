@@ -37,6 +37,20 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 		  const struct report_meta *meta, struct report **out);
 
 /*
+ * report__build in two steps, for a report that will not print every stack:
+ * the figures of every stack, frameless, then the frames of the stacks with
+ * want[i] (NULL: all of them). Resolving and copying a deep stack's frames
+ * costs far more than its figures, and the text report shows only a few
+ * (report_text__shown). On an error the report is left for report__free.
+ * 0 or -errno.
+ */
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out);
+int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+		      const struct modules *mods, const struct report_meta *meta,
+		      const bool *want);
+
+/*
  * The sites of snap that hold nothing outstanding but allocated something
  * (all freed, or with -o all younger), as a report whose stacks carry only
  * their totals, total_bytes descending: what a heap profile's alloc figures

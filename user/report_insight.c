@@ -217,10 +217,26 @@ void report_text__growth(const struct report_stack *s, FILE *f)
 	fputc('\n', f);
 }
 
+/* The most leak-like growing stacks, printed in full: -T of them, or all. */
+static size_t growing_shown(const struct report *r)
+{
+	const struct report_analysis *a = r->analysis;
+
+	return r->top && r->top < a->nr_growing ? r->top : a->nr_growing;
+}
+
+void report_text__insight_shown(const struct report *r, bool *shown)
+{
+	if (!r->analysis)
+		return;
+	for (size_t i = 0; i < growing_shown(r); i++)
+		shown[r->analysis->growing[i]] = true;
+}
+
 static void print_growing(const struct report *r, FILE *f)
 {
 	const struct report_analysis *a = r->analysis;
-	size_t shown = r->top && r->top < a->nr_growing ? r->top : a->nr_growing;
+	size_t shown = growing_shown(r);
 	char h[SIZE_LEN], n[COUNT_LEN];
 
 	if (!a->nr_growing)

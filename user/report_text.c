@@ -191,9 +191,22 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		fprintf(f, "      [truncated: deeper than %d frames]\n", MEMLEAK_MAX_STACK_DEPTH);
 }
 
+/* The top stacks, printed in full: -T of them, or all. */
+static size_t top_shown(const struct report *r)
+{
+	return r->top && r->top < r->nr_stacks ? r->top : r->nr_stacks;
+}
+
+void report_text__shown(const struct report *r, bool *shown)
+{
+	for (size_t i = 0; i < top_shown(r); i++)
+		shown[i] = true;
+	report_text__insight_shown(r, shown);
+}
+
 static void print_stacks(const struct report *r, FILE *f)
 {
-	size_t shown = r->top && r->top < r->nr_stacks ? r->top : r->nr_stacks;
+	size_t shown = top_shown(r);
 	char a[COUNT_LEN], b[COUNT_LEN];
 
 	if (!r->nr_stacks)

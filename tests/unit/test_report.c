@@ -312,6 +312,27 @@ TEST(report_text_all_final_older)
 	return true;
 }
 
+/* Only what the text prints needs frames: the top stacks and the top growing ones. */
+TEST(report_text_shown)
+{
+	struct report r = sample();
+	size_t growing[] = { 3, 2, 0 };
+	struct report_analysis a = { .growing = growing, .nr_growing = 3 };
+	bool shown[4] = { 0 };
+
+	r.top = 1;
+	report_text__shown(&r, shown);
+	ASSERT(shown[0] && !shown[1] && !shown[2] && !shown[3]);
+	r.analysis = &a;
+	report_text__shown(&r, shown);
+	ASSERT(shown[0] && !shown[1] && !shown[2] && shown[3]);
+	memset(shown, 0, sizeof(shown));
+	r.top = 0;
+	report_text__shown(&r, shown);
+	ASSERT(shown[0] && shown[1] && shown[2] && shown[3]);
+	return true;
+}
+
 TEST(report_text_empty_and_odd_command)
 {
 	struct report r = { .pid = 7, .command = "a\nb\tc", .duration_s = 0.04 };

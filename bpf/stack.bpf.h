@@ -30,7 +30,15 @@ struct stack_cache {
 	__u16 off[STACK_CACHE_WORDS];	/* in words, from sp - 16 */
 };
 
+/*
+ * The stack words of [lo, lo + len). Kept in the map rather than on the
+ * BPF stack: the verifier then sees lo and len as unknown at every round of
+ * the walkers' loops instead of tracking each value they could take.
+ */
 struct stack_window {
+	__u64 lo;
+	__u32 len;
+	__u32 pad;
 	__u64 w[STACK_CACHE_WINDOW / 8];
 };
 
@@ -44,6 +52,17 @@ struct {
 /* Bumped by user space whenever it empties the stack map. */
 __u32 stacks_cleared;
 
+/*
+ * How the walkers read the user stack. A bpf_probe_read_user costs about
+ * 100 ns here whatever its size, so the stack is read a window at a time:
+ * from the word wanted to the end of its page, which is never a fault when
+ * that word's page is there. Every word handed out is noted in c.
+ */
+struct stack_reader {
+	struct stack_window *win;	/* per-CPU */
+	struct stack_cache *c;
+};
+
 static __always_inline void cache_word(struct stack_cache *c, __u64 off, __u64 val)
 {
 	__u32 n = c->nr & (STACK_CACHE_WORDS - 1);
@@ -53,30 +72,68 @@ static __always_inline void cache_word(struct stack_cache *c, __u64 off, __u64 v
 	c->nr++;
 }
 
-/*
- * bpf_probe_read_user for the walkers, of 8 or 16 bytes of the stack: the
- * words go into c, if there is one. A failed read, or one the cache cannot
- * hold, makes the walk uncacheable.
- */
-static __always_inline long walk_read(struct stack_cache *c, __u64 *dst, __u32 len, __u64 addr)
+/* Note the words a walk read, or that it read what the cache cannot hold. */
+static __always_inline void cache_read(struct stack_cache *c, const __u64 *dst, __u32 len,
+				       __u64 addr, long err)
 {
-	long err = bpf_probe_read_user(dst, len, (void *)addr);
-	__u64 off;
+	__u64 off = addr - (c->sp - 16);
 
-	if (!c)
-		return err;
-	off = addr - (c->sp - 16);
 	if (err || (addr & 7) || off > STACK_CACHE_WINDOW - len ||
 	    c->nr + len / 8 > STACK_CACHE_WORDS) {
 		c->nr = STACK_CACHE_FULL;
-		return err;
+		return;
 	}
 	cache_word(c, off, dst[0]);
 	if (len == 16)
 		cache_word(c, off + 8, dst[1]);
 	if (off + len > c->span)
 		c->span = off + len;
-	return 0;
+}
+
+static __always_inline bool in_window(const struct stack_window *win, __u64 addr, __u32 len)
+{
+	__u64 lo = win->lo, n = win->len;
+
+	return !(addr & 7) && addr >= lo && n >= len && addr - lo <= n - len;
+}
+
+/* A new window from addr to its page's end. */
+static __always_inline void refill(struct stack_window *win, __u64 addr)
+{
+	__u32 n = 4096 - (addr & 4095);
+
+	win->len = 0;
+	if (n > STACK_CACHE_WINDOW || bpf_probe_read_user(win->w, n, (void *)addr))
+		return;
+	win->lo = addr;
+	win->len = n;
+}
+
+static __always_inline void window_copy(const struct stack_window *win, __u64 *dst, __u32 len,
+					__u64 addr)
+{
+	__u32 i = (addr - win->lo) / 8;
+
+	dst[0] = win->w[i & (STACK_CACHE_WINDOW / 8 - 1)];
+	if (len == 16)
+		dst[1] = win->w[(i + 1) & (STACK_CACHE_WINDOW / 8 - 1)];
+}
+
+/* 8 or 16 bytes of the stack at addr: 0, or the error of the read. */
+static __always_inline long walk_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
+{
+	struct stack_window *win = r->win;
+	long err = 0;
+
+	if (win && !(addr & 7) && !in_window(win, addr, len))
+		refill(win, addr);
+	if (win && in_window(win, addr, len))
+		window_copy(win, dst, len, addr);
+	else	/* unaligned, or across a page: read it alone */
+		err = bpf_probe_read_user(dst, len, (void *)addr);
+	if (r->c)
+		cache_read(r->c, dst, len, addr, err);
+	return err;
 }
 
 static __always_inline bool same_registers(const struct stack_cache *c, struct pt_regs *ctx,
@@ -86,24 +143,26 @@ static __always_inline bool same_registers(const struct stack_cache *c, struct p
 	       c->bp == PT_REGS_FP(ctx);
 }
 
-/* Would a walk from ctx find the cached stack? */
+/*
+ * Would a walk from ctx find the cached stack? The stack it reads stays in
+ * r's window for the walk that follows a miss.
+ */
 static __always_inline bool stack_cache_hit(const struct stack_cache *c, struct pt_regs *ctx,
-					    __u64 gen)
+					    __u64 gen, struct stack_reader *r)
 {
-	__u32 zero = 0, nr = c->nr, span = c->span;
-	struct stack_window *win;
+	__u32 nr = c->nr, span = c->span;
 
-	if (!same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS || span > STACK_CACHE_WINDOW)
+	if (!r->win || !same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS ||
+	    span > STACK_CACHE_WINDOW || span < 8)
 		return false;
-	win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!win)
+	if (bpf_probe_read_user(r->win->w, span, (void *)(c->sp - 16)))
 		return false;
-	if (span && bpf_probe_read_user(win->w, span, (void *)(c->sp - 16)))
-		return false;
+	r->win->lo = c->sp - 16;
+	r->win->len = span;
 	for (__u32 i = 0; i < STACK_CACHE_WORDS; i++) {
 		if (i >= nr)
 			break;
-		if (win->w[c->off[i] & (STACK_CACHE_WINDOW / 8 - 1)] != c->val[i])
+		if (r->win->w[c->off[i] & (STACK_CACHE_WINDOW / 8 - 1)] != c->val[i])
 			return false;
 	}
 	return true;
@@ -137,27 +196,43 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
  * fault, the dearest part of the walk; frames lie ever higher on the stack,
  * so a link that does not go up ends the walk here without one.
  */
-static __always_inline void walk_user_stack(struct pt_regs *ctx, struct stack_trace *st,
-					    struct stack_cache *c)
+struct fpwalk {
+	__u64 fp;
+	struct stack_trace *st;
+	struct stack_reader r;
+};
+
+/* One frame-pointer link per bpf_loop round: 1 ends the walk. */
+static long fp_step(__u32 i, void *ctx)
 {
-	__u64 fp = PT_REGS_FP(ctx), frame[2];	/* saved frame pointer, return address */
-	__u32 n = 1;
+	struct fpwalk *w = ctx;
+	struct stack_trace *st = w->st;
+	__u64 frame[2];		/* saved frame pointer, return address */
+
+	if (walk_read(&w->r, frame, sizeof(frame), w->fp))
+		return 1;
+	if (st->nr >= MEMLEAK_MAX_STACK_DEPTH) {
+		/* Full: one more link that goes up means frames were left out. */
+		if (frame[1] && frame[0] > w->fp)
+			st->flags |= STACK_TRUNCATED;
+		return 1;
+	}
+	st->ips[st->nr & (MEMLEAK_STACK_SLOTS - 1)] = frame[1];
+	st->nr++;
+	if (frame[0] <= w->fp)
+		return 1;
+	w->fp = frame[0];
+	return 0;
+}
+
+static __always_inline void walk_user_stack(struct pt_regs *ctx, struct stack_trace *st,
+					    const struct stack_reader *r)
+{
+	struct fpwalk w = { .fp = PT_REGS_FP(ctx), .st = st, .r = *r };
 
 	st->ips[0] = PT_REGS_IP(ctx);
-	for (int i = 1; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
-		if (walk_read(c, frame, sizeof(frame), fp))
-			goto out;
-		st->ips[i & (MEMLEAK_STACK_SLOTS - 1)] = frame[1];
-		n++;
-		if (frame[0] <= fp)
-			goto out;
-		fp = frame[0];
-	}
-	/* Full: one more link that goes up means frames were left out. */
-	if (!walk_read(c, frame, sizeof(frame), fp) && frame[1] && frame[0] > fp)
-		st->flags |= STACK_TRUNCATED;
-out:
-	st->nr = n;
+	st->nr = 1;
+	bpf_loop(MEMLEAK_MAX_STACK_DEPTH, fp_step, &w, 0);
 }
 
 /* --unwind: UNWIND_MODE_TABLES walks with the CFI rows user space loads. */
@@ -223,7 +298,7 @@ struct uwalk {
 	__u32 first, nr;	/* the active mappings */
 	__u32 gen;		/* their generation */
 	struct stack_trace *st;
-	struct stack_cache *c;	/* records what the walk reads; may be NULL */
+	struct stack_reader r;
 };
 
 /* A frame-pointer frame: CFA = %rbp + 16, the caller's %rbp at CFA - 16. */
@@ -358,8 +433,8 @@ static __always_inline long signal_frame(struct uwalk *s)
 {
 	__u64 r[7];	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
-	if (s->c)
-		s->c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
+	if (s->r.c)
+		s->r.c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
 	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->sp + 120)) || !r[6])
 		return -1;
 	if (!push_frame(s, r[6]))
@@ -395,7 +470,7 @@ static __always_inline bool load_bp(struct uwalk *s)
 {
 	if (!s->bp_at)
 		return true;
-	if (walk_read(s->c, &s->bp, sizeof(s->bp), s->bp_at))
+	if (walk_read(&s->r, &s->bp, sizeof(s->bp), s->bp_at))
 		return false;
 	s->bp_at = 0;
 	return true;
@@ -409,14 +484,14 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 
 	if (row->kind & UNWIND_RBP_SAVED && row->rbp_off == -2) {
 		/* The usual push %rbp right after the call: one read for both. */
-		if (walk_read(s->c, pair, sizeof(pair), cfa - 16))
+		if (walk_read(&s->r, pair, sizeof(pair), cfa - 16))
 			return false;
 		s->bp = pair[0];
 		s->bp_at = 0;
 		*ra = pair[1];
 		return true;
 	}
-	if (walk_read(s->c, ra, sizeof(*ra), cfa - 8))
+	if (walk_read(&s->r, ra, sizeof(*ra), cfa - 8))
 		return false;
 	if (row->kind & UNWIND_RBP_SAVED) {
 		s->bp_at = cfa + (__s64)row->rbp_off * 8;
@@ -481,13 +556,13 @@ static long unwind_step(__u32 i, void *ctx)
  * per bpf_loop round: the verifier checks the step once, not 127 times.
  */
 static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st,
-					      struct stack_cache *c)
+					      const struct stack_reader *r)
 {
 	__u64 active = *(volatile __u64 *)&unwind_active;	/* one load: all three */
 	struct uwalk s = {
 		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
 		.first = (active >> 16 & 1) * MEMLEAK_UNWIND_MAPPINGS, .nr = (__u16)active,
-		.gen = active >> 32, .st = st, .c = c,
+		.gen = active >> 32, .st = st, .r = *r,
 	};
 
 	st->ips[0] = s.ip;
@@ -506,19 +581,30 @@ static __always_inline __u64 stack_cache_gen(void)
 	return (active >> 32) << 32 | (__u32)(stacks_cleared + 1);
 }
 
+struct hash_walk {
+	__u64 h;
+	const struct stack_trace *st;
+};
+
+/* A loop of bpf_loop, not of the program: the verifier checks one round. */
+static long hash_step(__u32 i, void *ctx)
+{
+	struct hash_walk *hw = ctx;
+
+	hw->h = mix(hw->h, hw->st->ips[i & (MEMLEAK_STACK_SLOTS - 1)]);
+	return 0;
+}
+
 /* The frames in st, stored once; their hash, or MEMLEAK_NO_STACK. */
 static __always_inline __u64 store_stack(struct stack_trace *st)
 {
 	struct stack_trace *old;
 	__u64 h;
 
-	h = mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32);
-	for (int i = 0; i < MEMLEAK_MAX_STACK_DEPTH; i++) {
-		if (i >= st->nr)
-			break;
-		h = mix(h, st->ips[i]);
-	}
-	h = h ?: 1;
+	struct hash_walk hw = { mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32), st };
+
+	bpf_loop(st->nr & (MEMLEAK_STACK_SLOTS - 1), hash_step, &hw, 0);
+	h = hw.h ?: 1;
 	old = bpf_map_lookup_elem(&stack_traces, &h);
 	if (old) {
 		if (same_stack(old, st))
@@ -541,10 +627,14 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
 static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *c)
 {
 	__u64 gen = stack_cache_gen(), id;
+	struct stack_reader r = { .c = c };
 	struct stack_trace *st;
 	__u32 zero = 0;
 
-	if (stack_cache_hit(c, ctx, gen))
+	r.win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (r.win)
+		r.win->len = 0;	/* another program's, on this CPU */
+	if (stack_cache_hit(c, ctx, gen, &r))
 		return c->stack_id;
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st) {
@@ -554,9 +644,9 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (unwind_mode == UNWIND_MODE_TABLES)
-		unwind_user_stack(ctx, st, c);
+		unwind_user_stack(ctx, st, &r);
 	else
-		walk_user_stack(ctx, st, c);
+		walk_user_stack(ctx, st, &r);
 	id = store_stack(st);
 	/* Cut and truncated walks count a stop each time: walk those again. */
 	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {

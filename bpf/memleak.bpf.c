@@ -116,14 +116,29 @@ struct {
 __u32 py_frozen;
 __u32 py_exit_stop;	/* -c: stop it at its exit; -p only tells user space */
 
-static __always_inline bool is_target(void)
+/*
+ * The programs take the current task once and read its tgid: every helper
+ * call costs its own return thunk on this machine's CPUs.
+ */
+static __always_inline bool is_target(struct task_struct *task)
 {
-	return bpf_get_current_pid_tgid() >> 32 == targ_tgid && !py_frozen;
+	return task->tgid == targ_tgid && !py_frozen;
 }
 
-static __always_inline struct call_state *call_state(bool create)
+/*
+ * Only the target's threads run the uprobe programs: the links are made
+ * for its pid, and the kernel checks (uprobe_prog_run). What is left to
+ * check is whether tracing goes on: not after a -p target's exec, nor while
+ * a Python target shuts down.
+ */
+static __always_inline bool tracing(void)
 {
-	return bpf_task_storage_get(&calls, bpf_get_current_task_btf(), NULL,
+	return targ_tgid && !py_frozen;
+}
+
+static __always_inline struct call_state *call_state(struct task_struct *task, bool create)
+{
+	return bpf_task_storage_get(&calls, task, NULL,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
@@ -157,14 +172,14 @@ static __always_inline bool called_from_allocator(__u64 sp)
 }
 
 /* Start tracking an outermost call; NULL for nested and foreign calls. */
-static __always_inline struct call_state *call_begin(struct pt_regs *ctx, __u32 api,
-						     __u64 size, __u64 ptr)
+static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
+						     __u32 api, __u64 size, __u64 ptr)
 {
 	struct call_state *st;
 
-	if (!is_target())
+	if (!is_target(task))
 		return NULL;
-	st = call_state(true);
+	st = call_state(task, true);
 	if (!st) {
 		count(CNT_STATE_ERRORS);
 		return NULL;
@@ -242,7 +257,8 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
  * code makes of what it never handed out (glibc empties a thread's tcache
  * through free() when the thread exits) are not the program's.
  */
-static __always_inline void release(__u64 addr, __u64 sp, struct call_state *st)
+static __always_inline void release(struct task_struct *task, __u64 addr, __u64 sp,
+				    struct call_state *st)
 {
 	struct alloc_info old;
 
@@ -251,7 +267,7 @@ static __always_inline void release(__u64 addr, __u64 sp, struct call_state *st)
 	else if ((!st || st->released != addr) && !called_from_allocator(sp))
 		count(CNT_UNTRACKED_FREES);
 	if (!st)
-		st = call_state(true);
+		st = call_state(task, true);
 	if (st)
 		st->released = addr;
 }
@@ -274,12 +290,12 @@ static __always_inline bool free_tracked(__u64 addr)
 }
 
 /* Any other free or delete: the call state tells nested and repeated releases. */
-static __always_inline void release_unknown(__u64 addr, __u64 sp)
+static __always_inline void release_unknown(struct task_struct *task, __u64 addr, __u64 sp)
 {
-	struct call_state *st = call_state(false);
+	struct call_state *st = call_state(task, false);
 
 	if (!nested(sp, st))
-		release(addr, sp, st);
+		release(task, addr, sp, st);
 }
 /*
  * realloc and mremap: take the old block's record at entry, so that another
@@ -328,12 +344,13 @@ static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state 
 
 static __always_inline int call_end(struct pt_regs *ctx)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct call_state *st;
 	__u64 ret, ptr;
 
-	if (!is_target())
+	if (!is_target(task))
 		return 0;
-	st = call_state(false);
+	st = call_state(task, false);
 	/*
 	 * A thread that never entered a call since tracing began returns from
 	 * one that was in flight when -p attached: it began before tracing,
@@ -387,13 +404,13 @@ static __always_inline int call_end(struct pt_regs *ctx)
 }
 
 /* Entry-only probes (free, delete, munmap): skip calls the allocator makes. */
-static __always_inline bool user_release(__u64 sp)
+static __always_inline bool user_release(struct task_struct *task, __u64 sp)
 {
-	return is_target() && !nested(sp, call_state(false));
+	return is_target(task) && !nested(sp, call_state(task, false));
 }
 
-static __always_inline void reallocarray_begin(struct pt_regs *ctx, __u64 ptr, __u64 nmemb,
-					       __u64 size)
+static __always_inline void reallocarray_begin(struct pt_regs *ctx, struct task_struct *task,
+					       __u64 ptr, __u64 nmemb, __u64 size)
 {
 	__u64 bytes = nmemb * size;
 	struct call_state *st;
@@ -404,22 +421,24 @@ static __always_inline void reallocarray_begin(struct pt_regs *ctx, __u64 ptr, _
 	asm volatile("" : "+r"(bytes));
 	if (nmemb && bytes / nmemb != size)
 		bytes = ~0ULL;
-	st = call_begin(ctx, API_REALLOCARRAY, bytes, ptr);
+	st = call_begin(ctx, task, API_REALLOCARRAY, bytes, ptr);
 	if (st)
 		resize_begin(st, ptr);
 }
 
-static __always_inline void mmap_begin(struct pt_regs *ctx, __u64 length)
+static __always_inline void mmap_begin(struct pt_regs *ctx, struct task_struct *task,
+				       __u64 length)
 {
-	struct call_state *st = call_begin(ctx, API_MMAP, length, 0);
+	struct call_state *st = call_begin(ctx, task, API_MMAP, length, 0);
 
 	if (st && called_from_allocator(PT_REGS_SP(ctx)))
 		st->flags |= CALL_INTERNAL;
 }
 
-static __always_inline void mremap_begin(struct pt_regs *ctx, __u64 old_addr, __u64 new_size)
+static __always_inline void mremap_begin(struct pt_regs *ctx, struct task_struct *task,
+					 __u64 old_addr, __u64 new_size)
 {
-	struct call_state *st = call_begin(ctx, API_MREMAP, new_size, old_addr);
+	struct call_state *st = call_begin(ctx, task, API_MREMAP, new_size, old_addr);
 
 	if (!st)
 		return;
@@ -429,12 +448,13 @@ static __always_inline void mremap_begin(struct pt_regs *ctx, __u64 old_addr, __
 		resize_begin(st, old_addr);
 }
 
-static __always_inline void munmap_user(__u64 sp, __u64 start, __u64 length)
+static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u64 start,
+					__u64 length)
 {
 	__u64 len, rest;
 	struct alloc_info old;
 
-	if (!user_release(sp) || called_from_allocator(sp) || !forget(start, &old))
+	if (!user_release(task, sp) || called_from_allocator(sp) || !forget(start, &old))
 		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
 	if (len >= old.size) {
@@ -479,50 +499,51 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 api = (__u32)cookie;
 	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct call_state *st;
 
 	switch (api) {
 	case API_CALLOC:
-		call_begin(ctx, api, a1 * a2, 0);
+		call_begin(ctx, task, api, a1 * a2, 0);
 		break;
 	case API_REALLOC:
-		st = call_begin(ctx, api, a2, a1);
+		st = call_begin(ctx, task, api, a2, a1);
 		if (st)
 			resize_begin(st, a1);
 		break;
 	case API_REALLOCARRAY:
-		reallocarray_begin(ctx, a1, a2, a3);
+		reallocarray_begin(ctx, task, a1, a2, a3);
 		break;
 	case API_POSIX_MEMALIGN:
-		call_begin(ctx, api, a3, a1);	/* (memptr, alignment, size) */
+		call_begin(ctx, task, api, a3, a1);	/* (memptr, alignment, size) */
 		break;
 	case API_ALIGNED_ALLOC:
 	case API_MEMALIGN:
-		call_begin(ctx, api, a2, 0);	/* (alignment, size) */
+		call_begin(ctx, task, api, a2, 0);	/* (alignment, size) */
 		break;
 	case API_PVALLOC:
-		call_begin(ctx, api, whole_pages(a1), 0);
+		call_begin(ctx, task, api, whole_pages(a1), 0);
 		break;
 	case API_MMAP:
-		mmap_begin(ctx, a2);		/* (addr, length, ...) */
+		mmap_begin(ctx, task, a2);	/* (addr, length, ...) */
 		break;
 	case API_MREMAP:
-		mremap_begin(ctx, a1, a3);	/* (old, old_size, new_size, ...) */
+		mremap_begin(ctx, task, a1, a3);	/* (old, old_size, new_size, ...) */
 		break;
-	case API_FREE:
-		if (a1 && is_target() && !free_tracked(a1))
-			release_unknown(a1, entry_sp(ctx, cookie));
+	case API_FREE:	/* a block free_tracked did not know */
+		if (a1 && is_target(task))
+			release_unknown(task, a1, entry_sp(ctx, cookie));
 		break;
 	case API_DELETE:
 	case API_DELETE_ARRAY:
-		if (a1 && is_target())
-			release_unknown(a1, entry_sp(ctx, cookie));
+		if (a1 && is_target(task))
+			release_unknown(task, a1, entry_sp(ctx, cookie));
 		break;
 	case API_MUNMAP:
-		munmap_user(entry_sp(ctx, cookie), a1, a2);
+		munmap_user(task, entry_sp(ctx, cookie), a1, a2);
 		break;
 	default:	/* malloc, valloc, new, new[]: size first */
-		call_begin(ctx, api, a1, 0);
+		call_begin(ctx, task, api, a1, 0);
 	}
 	return 0;
 }
@@ -531,9 +552,15 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int api_enter(struct pt_regs *ctx)
 {
+	__u64 cookie, a1 = PT_REGS_PARM1(ctx);
+
 	if (bench_floor)
 		return 0;
-	return on_enter(ctx, bpf_get_attach_cookie(ctx));
+	cookie = bpf_get_attach_cookie(ctx);
+	/* free(): the hottest probe, and its common case needs no task. */
+	if ((__u32)cookie == API_FREE && (!a1 || (tracing() && free_tracked(a1))))
+		return 0;
+	return on_enter(ctx, cookie);
 }
 
 SEC("uprobe")
@@ -568,7 +595,7 @@ int dl_debug_state(struct pt_regs *ctx)
 {
 	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_LIBRARIES };
 
-	if (!is_target())
+	if (!is_target(bpf_get_current_task_btf()))
 		return 0;
 	if (stop_on_dl)
 		stop_current();
@@ -589,7 +616,7 @@ int py_exit(struct pt_regs *ctx)
 {
 	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_PY_EXITING };
 
-	if (!py_enabled || !is_target())
+	if (!py_enabled || !is_target(bpf_get_current_task_btf()))
 		return 0;
 	if (bpf_get_attach_cookie(ctx))
 		py_frozen = 1;

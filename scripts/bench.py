@@ -320,10 +320,14 @@ def write_doc(rows, pairs, runs, have, elapsed, scale_lines):
 
 # ---------------------------------------------------------------- memory and scale
 
-SCALE_PAIRS = 2000000		# steady run: pairs over a working set of SCALE_LIVE
+SCALE_PAIRS = 50000000		# steady run (the issue's 50 M allocations): pairs over a working set of SCALE_LIVE
 SCALE_LIVE = 10000
 REPORT_BLOCKS = 1000000		# report run: live blocks ...
 REPORT_DEPTH = 21		# ... from 22^3 = 10,648 stacks
+
+
+ALLOC_BUCKET_SLOTS = 8		# bpf/memleak.h: struct alloc_bucket
+ALLOC_BUCKET_BYTES = 264
 
 
 def tracer_maps(pid):
@@ -368,7 +372,8 @@ def steady(work):
 		if maps and r:
 			rss.append(r)
 			kernel.append(sum(m[2] for m in maps))
-			allocs = allocs or next((m for m in maps if m[3] == 8 and m[4] == 32), None)
+			allocs = allocs or next((m for m in maps if m[0] == 2 and m[4] == ALLOC_BUCKET_BYTES),
+						None)
 	p.wait()
 	return rss, kernel, allocs
 
@@ -387,7 +392,7 @@ def report_time(work):
 	"""Seconds from the exit of a target holding REPORT_BLOCKS blocks from 10,648
 	stacks to the end of memleakbpf's final report (snapshot, symbols, text)."""
 	result = os.path.join(work, "live.result")
-	argv = [TRACER, "--max-allocs", str(2 * REPORT_BLOCKS), "-c",
+	argv = [TRACER, "-c",
 		"%s live %d %d" % (WL, REPORT_BLOCKS, REPORT_DEPTH), "3600"]
 	p = subprocess.Popen(argv, env=dict(os.environ, BENCH_OUT=result), stdin=subprocess.DEVNULL,
 			     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -412,8 +417,14 @@ def scale(have):
 					     SCALE_PAIRS, SCALE_LIVE, len(rss), rss[0], min(half), max(half),
 					     min(kernel) / 2**20, max(k_half) / 2**20))
 		if allocs:
-			lines.append("live-block map: %d bytes per slot (%d slots preallocated, %.1f MiB)" % (
-				allocs[2] // allocs[1], allocs[1], allocs[2] / 2**20))
+			slots = allocs[1] * ALLOC_BUCKET_SLOTS
+			lines.append("live-block table: %d slots in %d buckets, %.1f MiB (memlock), fixed "
+				     "when the tracer starts: %.0f bytes a slot, %.0f bytes per block of "
+				     "--max-allocs room (the default, %d blocks); with %d live, %.0f bytes "
+				     "of it per live block" % (
+					     slots, allocs[1], allocs[2] / 2**20, allocs[2] / slots,
+					     2 * allocs[2] / slots, slots // 2, SCALE_LIVE,
+					     allocs[2] / SCALE_LIVE))
 		if "heaptrack" in have:
 			size = heaptrack_size(work)
 			if size:

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* BPF skeleton lifecycle and uprobe attachment from the allocator's table. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -793,18 +796,65 @@ int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offs
 	return 0;
 }
 
+static void *close_fd(void *arg)
+{
+	close((int)(long)arg);
+	return NULL;
+}
+
+/*
+ * Close link fds at once: releasing a uprobe link waits for an RCU
+ * grace period (30 to 80 ms here), and waits that run side by side end
+ * together. Falls back to closing in turn.
+ */
+static void close_links(const int *fds, size_t n)
+{
+	pthread_t threads[n ?: 1];
+	bool started[n ?: 1];
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t i = 0; i < n; i++)
+		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			close(fds[i]);
+	}
+}
+
+static void detach_all(struct probes *p)
+{
+	int fds[2 * p->nr_attached + 3];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_attached; i++) {
+		if (p->attached[i].entry_fd >= 0)
+			fds[n++] = p->attached[i].entry_fd;
+		if (p->attached[i].exit_fd >= 0)
+			fds[n++] = p->attached[i].exit_fd;
+		p->attached[i].entry_fd = p->attached[i].exit_fd = -1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (p->py_exit_fds[i] >= 0)
+			fds[n++] = p->py_exit_fds[i];
+	if (p->dl_fd >= 0)
+		fds[n++] = p->dl_fd;
+	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = -1;
+	close_links(fds, n);
+}
+
 void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
-	close_python_exits(p);
 	if (p->unwind_fill_fd >= 0)
 		close(p->unwind_fill_fd);
-	for (size_t i = 0; i < p->nr_attached; i++)
-		detach(&p->attached[i]);
+	detach_all(p);
 	free(p->attached);
-	if (p->dl_fd >= 0)
-		close(p->dl_fd);
 	ring_buffer__free(p->events_rb);
 	clock_feed__stop(p->clock);
 	unmap_tables(p);

@@ -68,38 +68,60 @@ static __always_inline __u64 py_follow(__u64 addr, const __u32 *path, __u32 nr)
 }
 
 /*
- * The calling thread's PyThreadState, or 0. Whoever runs Python code holds
- * the GIL, so its holder (3.11; the last holder from 3.12 on) is tried
- * first; a thread that allocates after releasing it (I/O, C code) is found
- * by the state it last ran with. A state is the thread's own only if its
- * thread_id is the thread's pthread_self(), its %fs base on x86-64. Only
- * the thread itself changes its frames, so they are consistent here.
+ * The calling thread's PyThreadState, or 0. A state is the thread's own
+ * only if its thread_id is the thread's pthread_self(), its %fs base on
+ * x86-64: the state the thread was last found with is tried first, then
+ * the GIL's holder (3.11; the last holder from 3.12 on), which whoever runs
+ * Python code is. Only the thread itself changes its frames, so they are
+ * consistent here.
  */
 static __always_inline __u64 py_thread_state(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 self = task->thread.fsbase, ts, *seen;
 
-	ts = py_follow(py.runtime, py.holder, py.nr_holder);
-	if (ts && py_read(ts, py.thread_id) == self) {
-		seen = bpf_task_storage_get(&py_threads, task, NULL,
-					    BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (seen)
-			*seen = ts;
-		return ts;
-	}
+	/* The state it last ran with, while still its own: one read, not the path's. */
 	seen = bpf_task_storage_get(&py_threads, task, NULL, 0);
 	if (seen && *seen && py_read(*seen, py.thread_id) == self)
 		return *seen;
-	return 0;
+	ts = py_follow(py.runtime, py.holder, py.nr_holder);
+	if (!ts || py_read(ts, py.thread_id) != self)
+		return 0;
+	seen = bpf_task_storage_get(&py_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (seen)
+		*seen = ts;
+	return ts;
 }
-
 struct py_walk {
 	__u64 frame;		/* the next _PyInterpreterFrame */
 	struct py_stack *st;
+	struct stack_window *win;	/* the native walk's, free by now */
 	bool fault;
 };
 
+/*
+ * A frame's head. From 3.11 on the frames of a thread lie side by side in
+ * its data stack, each caller below its callee: one read from the start of
+ * a frame's page serves the frames under it in that page too.
+ */
+static __always_inline long read_head(struct stack_window *win, __u64 *head, __u64 frame)
+{
+	__u64 lo = frame & ~4095ULL, n = frame + MEMLEAK_PY_FRAME_HEAD - lo;
+	__u32 first = (frame - lo) / 8;
+
+	if (!win || (frame & 7) || n > STACK_CACHE_WINDOW)
+		return bpf_probe_read_user(head, MEMLEAK_PY_FRAME_HEAD, (void *)frame);
+	if (win->lo != lo || win->len < n) {
+		win->len = 0;
+		if (bpf_probe_read_user(win->w, n, (void *)lo))
+			return -1;
+		win->lo = lo;
+		win->len = n;
+	}
+	for (__u32 i = 0; i < MEMLEAK_PY_FRAME_HEAD / 8; i++)
+		head[i] = win->w[(first + i) & (STACK_CACHE_WINDOW / 8 - 1)];
+	return 0;
+}
 /* A field of a frame's head (offsets from user space, checked there too). */
 static __always_inline __u64 head_u64(const __u64 *head, __u32 off)
 {
@@ -122,7 +144,7 @@ static long py_step(__u32 i, void *ctx)
 
 	if (!w->frame)
 		return 1;
-	if (bpf_probe_read_user(head, sizeof(head), (void *)w->frame)) {
+	if (read_head(w->win, head, w->frame)) {
 		w->fault = true;
 		return 1;
 	}
@@ -252,6 +274,9 @@ static __always_inline __u64 capture_python(void)
 	st->nr = st->flags = 0;
 	st->entries = 0;
 	w.st = st;
+	w.win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (w.win)
+		w.win->len = 0;
 	w.frame = py_follow(ts, py.frame, py.nr_frame);
 	/* Twice the frames: from 3.12 on, each evaluation adds a shim frame. */
 	bpf_loop(2 * MEMLEAK_PY_MAX_FRAMES, py_step, &w, 0);

@@ -101,7 +101,8 @@ struct call_state {
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
 	__u32 pad;
 	__u64 released;		/* the block this thread's last free/delete released */
-	struct stack_cache stack;	/* its last allocation's stack */
+	/* Stacks of its last allocations, a way per call site and depth. */
+	struct stack_cache stack[STACK_CACHE_WAYS];
 };
 
 struct {
@@ -228,7 +229,8 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_find(with_python(capture_stack(ctx, &st->stack)), api, true, &info.site);
+	s = site_find(with_python(capture_stack(ctx, stack_cache_way(st->stack, ctx))), api, true,
+		      &info.site);
 	if (!s)
 		return;
 	err = alloc_insert(addr, &info);

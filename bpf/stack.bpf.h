@@ -53,6 +53,21 @@ struct {
 __u32 stacks_cleared;
 
 /*
+ * A thread allocates from a few call sites at a few depths: each (return
+ * address, stack pointer) has its way, so that alternating sites keep
+ * their stacks.
+ */
+#define STACK_CACHE_WAYS 4
+
+static __always_inline struct stack_cache *stack_cache_way(struct stack_cache *ways,
+							   struct pt_regs *ctx)
+{
+	__u64 k = (PT_REGS_IP(ctx) ^ PT_REGS_SP(ctx) >> 4) * 0x9e3779b97f4a7c15ULL;
+
+	return &ways[(k >> 62) & (STACK_CACHE_WAYS - 1)];
+}
+
+/*
  * How the walkers read the user stack. A bpf_probe_read_user costs about
  * 100 ns here whatever its size, so the stack is read a window at a time:
  * from the word wanted to the end of its page, which is never a fault when

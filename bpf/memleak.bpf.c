@@ -211,11 +211,13 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes, __u64 allocs)
 {
 	struct site_slot *s = site_at(info->site);
+	struct site_counts *c;
 
 	if (!s)
 		return;
-	__sync_fetch_and_add(&s->counts.freed_bytes, bytes);
-	__sync_fetch_and_add(&s->counts.freed_allocs, allocs);
+	c = site_shard(s);
+	__sync_fetch_and_add(&c->freed_bytes, bytes);
+	__sync_fetch_and_add(&c->freed_allocs, allocs);
 }
 
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr,
@@ -223,6 +225,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 {
 	struct alloc_info info = { .size = size };
 	struct alloc_info old;
+	struct site_counts *c;
 	struct site_slot *s;
 	int err;
 
@@ -245,8 +248,9 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		count(CNT_ALLOCS_MAP_FULL);
 		return;
 	}
-	__sync_fetch_and_add(&s->counts.total_bytes, size);
-	__sync_fetch_and_add(&s->counts.total_allocs, 1);
+	c = site_shard(s);
+	__sync_fetch_and_add(&c->total_bytes, size);
+	__sync_fetch_and_add(&c->total_allocs, 1);
 }
 
 /*

@@ -113,20 +113,33 @@ struct site_stats {
 /*
  * What BPF counts per site: two atomic adds per allocation and two per free.
  * Outstanding is what was allocated less what was freed (user/snapshot.c).
+ * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:
+ * threads allocating from one stack on several CPUs would otherwise pass
+ * the line back and forth at every call.
  */
+#define MEMLEAK_SITE_SHARDS 4
+
 struct site_counts {
 	__u64 total_bytes;
 	__u64 total_allocs;
 	__u64 freed_bytes;
 	__u64 freed_allocs;
+	__u64 pad[4];
 };
+
+/*
+ * The sites: an open-addressed table in a BPF array (mmap'ed by user space),
+ * insert-only while tracing, so a lookup ends at the first free slot.
+ */
+#define MEMLEAK_SITE_PROBES 32
 
 struct site_slot {
 	__u64 key;		/* hash of (stack_id, api); 0: free */
 	__u64 stack_id;
 	__u32 api;
 	__u32 ready;		/* stack_id and api are written */
-	struct site_counts counts;
+	__u64 pad[5];		/* the counts start on a cache line of their own */
+	struct site_counts counts[MEMLEAK_SITE_SHARDS];
 };
 
 /* What the BPF side tells user space through its ring buffer. */

@@ -142,6 +142,12 @@ static __always_inline struct site_slot *site_at(__u32 idx)
 	return bpf_map_lookup_elem(&sites, &idx);
 }
 
+/* This CPU's copy of a site's counts. */
+static __always_inline struct site_counts *site_shard(struct site_slot *s)
+{
+	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
+}
+
 /* The site of (stack_id, api), made when create; its index in *idx. */
 static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, bool create,
 						   __u32 *idx)

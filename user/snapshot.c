@@ -27,21 +27,27 @@ static __u64 less(__u64 a, __u64 b)
  */
 static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
 {
-	__u64 freed_bytes, freed_allocs;
+	__u64 freed_bytes = 0, freed_allocs = 0, total_bytes = 0, total_allocs = 0;
+	const struct site_counts *c = slot->counts;
 
 	if (!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
 		return false;
-	freed_bytes = __atomic_load_n(&slot->counts.freed_bytes, __ATOMIC_ACQUIRE);
-	freed_allocs = __atomic_load_n(&slot->counts.freed_allocs, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
+		freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
+		freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
+	}
+	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
+		total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
+		total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
+	}
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
-	out->stats.total_bytes = __atomic_load_n(&slot->counts.total_bytes, __ATOMIC_ACQUIRE);
-	out->stats.total_allocs = __atomic_load_n(&slot->counts.total_allocs, __ATOMIC_ACQUIRE);
-	out->stats.outstanding_bytes = less(out->stats.total_bytes, freed_bytes);
-	out->stats.outstanding_allocs = less(out->stats.total_allocs, freed_allocs);
+	out->stats.total_bytes = total_bytes;
+	out->stats.total_allocs = total_allocs;
+	out->stats.outstanding_bytes = less(total_bytes, freed_bytes);
+	out->stats.outstanding_allocs = less(total_allocs, freed_allocs);
 	return true;
 }
-
 static int add_site(struct snapshot *snap, size_t *cap, const struct slot_copy *slot, uint32_t idx)
 {
 	struct snap_site *s;

@@ -68,7 +68,7 @@ enum memleak_counter {
  * claimed and released with compare-and-exchange on the address: no locks,
  * no helper calls.
  */
-#define MEMLEAK_BUCKET_SLOTS 8
+#define MEMLEAK_BUCKET_SLOTS 7	/* the addresses and spill fill one cache line */
 #define MEMLEAK_BUCKET_PROBES 8
 #define MEMLEAK_ADDR_BUSY 1	/* addr bit 0 while its record is written */
 
@@ -81,9 +81,9 @@ struct alloc_info {
 
 struct alloc_bucket {
 	__u64 addr[MEMLEAK_BUCKET_SLOTS];	/* 0: free */
-	struct alloc_info info[MEMLEAK_BUCKET_SLOTS];
 	__u32 spill;		/* blocks stored past this bucket that hash to it or before */
 	__u32 pad;
+	struct alloc_info info[MEMLEAK_BUCKET_SLOTS];
 };
 
 #define STACK_TRUNCATED 1	/* stack_trace.flags: deeper than MEMLEAK_MAX_STACK_DEPTH */

@@ -30,7 +30,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct alloc_bucket);
-	__uint(max_entries, 1 << 18);	/* --max-allocs / 4 */
+	__uint(max_entries, 1 << 18);	/* 2 * --max-allocs / MEMLEAK_BUCKET_SLOTS */
 } allocs SEC(".maps");
 
 struct {
@@ -98,7 +98,8 @@ static __always_inline bool forget(__u64 addr, struct alloc_info *out)
 
 	if (!b)
 		return false;
-	slot &= MEMLEAK_BUCKET_SLOTS - 1;
+	if (slot >= MEMLEAK_BUCKET_SLOTS)
+		return false;
 	*out = b->info[slot];
 	/* Two threads freeing one block (a double free): only one wins. */
 	if (__sync_val_compare_and_swap(&b->addr[slot], addr, 0) != addr)

@@ -326,8 +326,8 @@ REPORT_BLOCKS = 1000000		# report run: live blocks ...
 REPORT_DEPTH = 21		# ... from 22^3 = 10,648 stacks
 
 
-ALLOC_BUCKET_SLOTS = 8		# bpf/memleak.h: struct alloc_bucket
-ALLOC_BUCKET_BYTES = 264
+ALLOC_BUCKET_SLOTS = 7		# bpf/memleak.h: struct alloc_bucket
+ALLOC_BUCKET_BYTES = 232
 
 
 def tracer_maps(pid):
@@ -420,11 +420,10 @@ def scale(have):
 			slots = allocs[1] * ALLOC_BUCKET_SLOTS
 			lines.append("live-block table: %d slots in %d buckets, %.1f MiB (memlock), fixed "
 				     "when the tracer starts: %.0f bytes a slot, %.0f bytes per block of "
-				     "--max-allocs room (the default, %d blocks); with %d live, %.0f bytes "
-				     "of it per live block" % (
+				     "--max-allocs room (the default, 1,048,576 blocks); with %d live, "
+				     "%.0f bytes of it per live block" % (
 					     slots, allocs[1], allocs[2] / 2**20, allocs[2] / slots,
-					     2 * allocs[2] / slots, slots // 2, SCALE_LIVE,
-					     allocs[2] / SCALE_LIVE))
+					     allocs[2] / (1 << 20), SCALE_LIVE, allocs[2] / SCALE_LIVE))
 		if "heaptrack" in have:
 			size = heaptrack_size(work)
 			if size:

@@ -2850,15 +2850,16 @@ def bpf_memlock(pid):
 	return total, allocs
 
 
-ALLOC_BUCKET_SLOTS = 8		# bpf/memleak.h: struct alloc_bucket
-ALLOC_BUCKET_BYTES = 264
+ALLOC_BUCKET_SLOTS = 7		# bpf/memleak.h: struct alloc_bucket
+ALLOC_BUCKET_BYTES = 232
 
 
 def table_slots(max_allocs):
 	"""Slots of the live-block table for --max-allocs (user/probes.c: size_maps):
-	room for at least max_allocs, twice that rounded up to whole buckets."""
+	room for at least max_allocs, one and a half slots per block at least, in a
+	power of two of buckets."""
 	buckets = 64
-	while buckets < 2 * max_allocs // ALLOC_BUCKET_SLOTS:
+	while buckets * ALLOC_BUCKET_SLOTS < 3 * max_allocs // 2:
 		buckets *= 2
 	return buckets * ALLOC_BUCKET_SLOTS
 

@@ -38,7 +38,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct site_slot);
-	__uint(max_entries, 1 << 16);	/* twice --stack-storage-size */
+	__uint(max_entries, 1 << 16);	/* 1.5 x --stack-storage-size */
 } sites SEC(".maps");
 
 /* Fibonacci hashing: the top bits of the product spread aligned addresses. */

@@ -118,14 +118,15 @@ static uint32_t log2_of(uint32_t pow2)
 /*
  * The live-block table gets at least one and a half slots per block of
  * --max-allocs, so that at the limit its buckets stay about half full and a
- * block finds room within its probe distance; the site table twice one slot
- * per stack and per failed-stack site, so that its probe chains stay short.
+ * block finds room within its probe distance; the site table one and a half
+ * slots per stack and per failed-stack site, so that its probe chains stay
+ * short (linear probing, no deletions).
  */
 static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 {
 	uint32_t buckets = pow2_at_least((3ull * cfg->max_allocs / 2 + MEMLEAK_BUCKET_SLOTS - 1) /
 					 MEMLEAK_BUCKET_SLOTS, 64);
-	uint32_t sites = pow2_at_least(2ull * (cfg->stack_storage_size + API__COUNT), 64);
+	uint32_t sites = pow2_at_least(3ull * (cfg->stack_storage_size + API__COUNT) / 2, 64);
 
 	bpf_map__set_max_entries(skel->maps.allocs, buckets);
 	skel->rodata->alloc_bucket_mask = buckets - 1;

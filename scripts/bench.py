@@ -347,9 +347,12 @@ def tracer_maps(pid):
 
 
 def rss_kib(pid):
+	"""The tracer's own memory: RssAnon. Its VmRSS also counts the pages of the
+	BPF tables it maps (kernel memory, counted below as the maps') and of the
+	libraries and debug files it reads."""
 	with open("/proc/%d/status" % pid) as f:
 		for line in f:
-			if line.startswith("VmRSS:"):
+			if line.startswith("RssAnon:"):
 				return int(line.split()[1])
 	return 0
 
@@ -412,7 +415,7 @@ def scale(have):
 		if rss:
 			half, k_half = rss[len(rss) // 2:], kernel[len(kernel) // 2:]
 			lines.append("steady run (%d pairs, %d live, a report every second, %d samples): "
-				     "memleakbpf RSS %d KiB at the start, %d..%d KiB over the second half; "
+				     "memleakbpf's own memory (RssAnon) %d KiB at the start, %d..%d KiB over the second half; "
 				     "its BPF maps %.1f..%.1f MiB (memlock) throughout" % (
 					     SCALE_PAIRS, SCALE_LIVE, len(rss), rss[0], min(half), max(half),
 					     min(kernel) / 2**20, max(k_half) / 2**20))

@@ -230,16 +230,18 @@ def measure(workloads, runs, have):
 
 def table(workloads, results, errors):
 	rows = [("workload", "tracer", "ns/pair (median)", "spread (min..max)",
-		 "added ns/pair", "x untraced", "x floor")]
+		 "added ns/pair", "x untraced", "x floor", "bpftrace's added / this")]
 	for w in workloads:
 		base = results.get((w, "untraced"))
 		base_m = statistics.median(base) if base else None
+		bt = results.get((w, "bpftrace"))
+		bt_added = statistics.median(bt) - base_m if bt and base_m is not None else None
 		for t in TRACERS:
 			if t.endswith("@entry") and w not in ENTRY_ONLY_ON:
 				continue
 			vals = results.get((w, t))
 			if not vals:
-				rows.append((w, t, "n/a", errors.get((w, t), "not run")[:60], "", "", ""))
+				rows.append((w, t, "n/a", errors.get((w, t), "not run")[:60], "", "", "", ""))
 				continue
 			m = statistics.median(vals)
 			floor_t = "floor@entry" if t.endswith("@entry") else "floor"
@@ -250,8 +252,31 @@ def table(workloads, results, errors):
 				     "%+.1f" % (m - base_m) if base_m is not None and t != "untraced" else "",
 				     "%.1f" % (m / base_m) if base_m else "",
 				     "%.2f" % ((m - base_m) / (fl_m - base_m))
-				     if fl_m and base_m is not None and fl_m > base_m and t != "untraced" else ""))
+				     if fl_m and base_m is not None and fl_m > base_m and t != "untraced" else "",
+				     "%.2f" % (bt_added / (m - base_m))
+				     if bt_added and base_m is not None and m > base_m and
+				     t not in ("untraced", "bpftrace") else ""))
 	return rows
+
+
+def targets(workloads, results):
+	"""The issue's two targets for the default exact mode, workload by workload."""
+	lines = []
+	for w in workloads:
+		med = {t: statistics.median(results[(w, t)]) for t in ("untraced", "memleakbpf",
+								      "floor", "bpftrace")
+		       if results.get((w, t))}
+		if len(med) < 4:
+			continue
+		added = {t: med[t] - med["untraced"] for t in med}
+		if added["memleakbpf"] <= 0 or added["floor"] <= 0:
+			continue
+		x_floor = added["memleakbpf"] / added["floor"]
+		x_bt = added["bpftrace"] / added["memleakbpf"]
+		lines.append("%s: %.2fx the floor (target at most 1.3: %s); bpftrace adds %.2fx as much "
+			     "(target at least 6: %s)" % (w, x_floor, "met" if x_floor <= 1.3 else "not met",
+							    x_bt, "met" if x_bt >= 6 else "not met"))
+	return lines
 
 
 def markdown(rows):
@@ -290,7 +315,7 @@ def versions(have):
 	return v
 
 
-def write_doc(rows, pairs, runs, have, elapsed, scale_lines):
+def write_doc(rows, pairs, runs, have, elapsed, scale_lines, goals):
 	"""Replace the results section of docs/PERFORMANCE.md (between the markers)."""
 	stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 	vers = versions(have)
@@ -303,7 +328,11 @@ def write_doc(rows, pairs, runs, have, elapsed, scale_lines):
 				     if WORKLOADS[w][1] == "stamp") or "n/a"),
 		   "", markdown(rows), "",
 		   "`x floor` is the cost memleakbpf (or a peer) adds to the program divided by "
-		   "the cost the bare probes add (the floor of the same placement).", ""]
+		   "the cost the bare probes add (the floor of the same placement); the last "
+		   "column, the cost bpftrace adds divided by this tracer's.", ""]
+	if goals:
+		section += ["Targets of the default exact mode (issue 6), from this run:", ""] + \
+			   ["- " + l for l in goals] + [""]
 	if scale_lines:
 		section += ["Memory and scale:", ""] + ["- " + l for l in scale_lines] + [""]
 	section.append(END)
@@ -725,14 +754,17 @@ def main(argv):
 	results, errors, pairs = measure(workloads, runs, have)
 	elapsed = time.monotonic() - t0
 	rows = table(workloads, results, errors)
+	goals = targets(workloads, results)
 	print(plain(rows))
+	for line in goals:
+		print("target: " + line)
 	for (w, t), why in sorted(errors.items()):
 		say("%s under %s: %s" % (w, t, why))
 	scale_lines = scale(have) if do_scale else []
 	for line in scale_lines:
 		print("scale: " + line)
 	if doc and runs >= 5:
-		write_doc(rows, pairs, runs, have, elapsed, scale_lines)
+		write_doc(rows, pairs, runs, have, elapsed, scale_lines, goals)
 		say("results written to %s" % os.path.relpath(DOC, ROOT))
 	if do_unwind:
 		unwind_bench(runs, doc)

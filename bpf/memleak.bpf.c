@@ -536,7 +536,7 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 	case API_MREMAP:
 		mremap_begin(ctx, task, a1, a3);	/* (old, old_size, new_size, ...) */
 		break;
-	case API_FREE:	/* a block free_tracked did not know */
+	case API_FREE:	/* a block api_free's free_tracked did not know */
 		if (a1 && is_target(task))
 			release_unknown(task, a1, entry_sp(ctx, cookie));
 		break;
@@ -558,15 +558,33 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int api_enter(struct pt_regs *ctx)
 {
-	__u64 cookie, a1 = PT_REGS_PARM1(ctx);
-
 	if (bench_floor)
 		return 0;
-	cookie = bpf_get_attach_cookie(ctx);
-	/* free(): the hottest probe, and its common case needs no task. */
-	if ((__u32)cookie == API_FREE && (!a1 || (tracing() && free_tracked(a1))))
+	return on_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/*
+ * free() and malloc() have programs of their own (user/probes.c: lanes):
+ * the hottest calls fetch no cookie and take no switch, and free's common
+ * case needs no task.
+ */
+SEC("uprobe")
+int api_free(struct pt_regs *ctx)
+{
+	__u64 a1 = PT_REGS_PARM1(ctx);
+
+	if (bench_floor || !a1 || (tracing() && free_tracked(a1)))
 		return 0;
-	return on_enter(ctx, cookie);
+	return on_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int api_malloc(struct pt_regs *ctx)
+{
+	if (bench_floor)
+		return 0;
+	call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0);
+	return 0;
 }
 
 SEC("uprobe")

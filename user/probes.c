@@ -45,12 +45,19 @@ struct uprobe_multi_attr {
 };
 
 /* The probes on one object in one process: one entry link and one return link. */
+/*
+ * Entry probes go to one of three programs: free's and malloc's, the
+ * hottest, have their own (no attach cookie to fetch, no switch), the rest
+ * share api_enter. One link each, made in this order.
+ */
+enum lane { LANE_FREE, LANE_OTHER, LANE_MALLOC, LANES };
+
 struct attachment {
 	pid_t pid;
 	dev_t dev;
 	ino_t ino;
 	uint64_t signature;	/* of its (offset, api) set, to tell a change */
-	int entry_fd;
+	int entry_fds[LANES];
 	int exit_fd;
 	bool wanted;
 };
@@ -202,6 +209,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, ATTACH_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_free, ATTACH_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_malloc, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, ATTACH_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, ATTACH_UPROBE_MULTI);
@@ -321,36 +330,53 @@ static int attach_rank(__u32 api)
 }
 
 /* Entry probes on every API function of one object, returns on the allocating ones. */
+static enum lane lane_of(__u32 api)
+{
+	return api == API_FREE ? LANE_FREE : api == API_MALLOC ? LANE_MALLOC : LANE_OTHER;
+}
+
+static int lane_prog(const struct probes *p, enum lane lane)
+{
+	const struct memleak_bpf *skel = p->skel;
+
+	return bpf_program__fd(lane == LANE_FREE ? skel->progs.api_free :
+			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
+}
+
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
 {
-	__u64 offsets[a->nr], cookies[a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
-	__u32 n = 0, nret = 0;
+	__u64 offsets[LANES][a->nr], cookies[LANES][a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
+	__u32 n[LANES] = { 0 }, nret = 0;
 	const char *path = a->objects[obj].open_path;
 
 	/*
-	 * The kernel places a link's probes in array order. Releasing
-	 * functions first, then the resizing ones (which release the old
-	 * block), then the rest: attaching to a running process, a block
-	 * allocated before its allocator's probe is in place is merely unknown
-	 * (its free counts as untracked), while a free or realloc missed after
-	 * its allocation was seen would leave a block outstanding that is not.
+	 * The kernel places a link's probes in array order, and the links
+	 * come in lane order. Releasing functions first, then the resizing
+	 * ones (which release the old block), then the rest: attaching to a
+	 * running process, a block allocated before its allocator's probe is
+	 * in place is merely unknown (its free counts as untracked), while a
+	 * free or realloc missed after its allocation was seen would leave a
+	 * block outstanding that is not.
 	 */
 	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; i < a->nr; i++) {
 			const struct alloc_probe *ap = &a->probes[i];
+			enum lane l = lane_of(ap->api);
 
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
-			entry_point(a, ap, &offsets[n], &cookies[n]);
-			n++;
+			entry_point(a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
+			n[l]++;
 			if (ap->api < API__ALLOCATING) {
 				ret_offsets[nret] = ap->offset;
 				ret_cookies[nret++] = ap->api;
 			}
 		}
 	}
-	at->entry_fd = at->exit_fd = -1;
+	at->exit_fd = -1;
+	for (int l = 0; l < LANES; l++)
+		at->entry_fds[l] = -1;
 	/*
 	 * Returns first: a call seen entering must be seen returning. Until
 	 * every entry probe is in place too (they come one function at a
@@ -363,10 +389,19 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 		if (at->exit_fd < 0)
 			return at->exit_fd;
 	}
-	at->entry_fd = link_uprobes(p, bpf_program__fd(p->skel->progs.api_enter), path, offsets,
-				    cookies, n, false);
+	for (int l = 0; l < LANES; l++) {
+		if (!n[l])
+			continue;
+		at->entry_fds[l] = link_uprobes(p, lane_prog(p, l), path, offsets[l], cookies[l],
+						n[l], false);
+		if (at->entry_fds[l] < 0)
+			break;
+	}
 	settle_after(p, ATTACH_SETTLE_NS);
-	return at->entry_fd < 0 ? at->entry_fd : 0;
+	for (int l = 0; l < LANES; l++)
+		if (at->entry_fds[l] < 0 && n[l])
+			return at->entry_fds[l];
+	return 0;
 }
 
 static uint64_t object_signature(const struct allocator *a, size_t obj)
@@ -384,11 +419,14 @@ static uint64_t object_signature(const struct allocator *a, size_t obj)
 
 static void detach(struct attachment *at)
 {
-	if (at->entry_fd >= 0)
-		close(at->entry_fd);
+	for (int l = 0; l < LANES; l++) {
+		if (at->entry_fds[l] >= 0)
+			close(at->entry_fds[l]);
+		at->entry_fds[l] = -1;
+	}
 	if (at->exit_fd >= 0)
 		close(at->exit_fd);
-	at->entry_fd = at->exit_fd = -1;
+	at->exit_fd = -1;
 }
 
 static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
@@ -830,15 +868,20 @@ static void close_links(const int *fds, size_t n)
 
 static void detach_all(struct probes *p)
 {
-	int fds[2 * p->nr_attached + 3];
+	int fds[(LANES + 1) * p->nr_attached + 3];
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++) {
-		if (p->attached[i].entry_fd >= 0)
-			fds[n++] = p->attached[i].entry_fd;
-		if (p->attached[i].exit_fd >= 0)
-			fds[n++] = p->attached[i].exit_fd;
-		p->attached[i].entry_fd = p->attached[i].exit_fd = -1;
+		struct attachment *at = &p->attached[i];
+
+		for (int l = 0; l < LANES; l++)
+			if (at->entry_fds[l] >= 0)
+				fds[n++] = at->entry_fds[l];
+		if (at->exit_fd >= 0)
+			fds[n++] = at->exit_fd;
+		for (int l = 0; l < LANES; l++)
+			at->entry_fds[l] = -1;
+		at->exit_fd = -1;
 	}
 	for (int i = 0; i < 2; i++)
 		if (p->py_exit_fds[i] >= 0)

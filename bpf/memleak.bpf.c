@@ -112,7 +112,6 @@ struct {
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
-
 /* Set when a Python target begins to shut down: from then on it is not traced. */
 __u32 py_frozen;
 __u32 py_exit_stop;	/* -c: stop it at its exit; -p only tells user space */
@@ -303,6 +302,7 @@ static __always_inline void release_unknown(struct task_struct *task, __u64 addr
 	if (!nested(sp, st))
 		release(task, addr, sp, st);
 }
+
 /*
  * realloc and mremap: take the old block's record at entry, so that another
  * thread reusing the address before we return cannot be mistaken for it.

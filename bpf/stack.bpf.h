@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * User stacks for memleak.bpf.c, which includes this once: the walk by
- * frame pointers, the walk by the CFI rows user space loads (--unwind), and
- * the stack map keyed by a hash of the frames.
+ * User stacks for memleak.bpf.c, which includes this once: the per-thread
+ * stack cache, the page windows the walks read the stack through, the walk
+ * by frame pointers, the walk by the CFI rows user space loads (--unwind),
+ * and the stack map keyed by a hash of the frames.
  */
 #ifndef STACK_BPF_H
 #define STACK_BPF_H
 
 /*
- * The stack of a thread's last allocation, and what its walk read. A walk's
+ * A stack a thread allocated from, and what its walk read. A walk's
  * frames follow from nothing but the registers it starts from, the unwind
  * rows of its generation and the stack words it reads: when the thread
  * allocates again with the same registers and those words still hold the

@@ -125,17 +125,6 @@ static __always_inline bool is_target(struct task_struct *task)
 	return task->tgid == targ_tgid && !py_frozen;
 }
 
-/*
- * Only the target's threads run the uprobe programs: the links are made
- * for its pid, and the kernel checks (uprobe_prog_run). What is left to
- * check is whether tracing goes on: not after a -p target's exec, nor while
- * a Python target shuts down.
- */
-static __always_inline bool tracing(void)
-{
-	return targ_tgid && !py_frozen;
-}
-
 static __always_inline struct call_state *call_state(struct task_struct *task, bool create)
 {
 	return bpf_task_storage_get(&calls, task, NULL,
@@ -565,17 +554,22 @@ int api_enter(struct pt_regs *ctx)
 
 /*
  * free() and malloc() have programs of their own (user/probes.c: lanes):
- * the hottest calls fetch no cookie and take no switch, and free's common
- * case needs no task.
+ * the hottest calls take no switch, and fetch the attach cookie (free's
+ * stack-pointer delta) only for a block free_tracked did not know.
  */
 SEC("uprobe")
 int api_free(struct pt_regs *ctx)
 {
 	__u64 a1 = PT_REGS_PARM1(ctx);
+	struct task_struct *task;
 
-	if (bench_floor || !a1 || (tracing() && free_tracked(a1)))
+	if (bench_floor || !a1)
 		return 0;
-	return on_enter(ctx, bpf_get_attach_cookie(ctx));
+	/* A handed-over shell's links stay (probes.c): their pid filter is not ours. */
+	task = bpf_get_current_task_btf();
+	if (is_target(task) && !free_tracked(a1))
+		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)));
+	return 0;
 }
 
 SEC("uprobe")

@@ -208,9 +208,10 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 	__sync_fetch_and_add(&c->freed_allocs, allocs);
 }
 
-static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr,
-				   __u64 size, __u32 api)
+/* The block at addr that the call in st returned. */
+static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr)
 {
+	__u64 size = st->size;
 	struct alloc_info info = { .size = size };
 	struct alloc_info old;
 	struct site_counts *c;
@@ -220,7 +221,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_find(with_python(capture_stack(ctx, stack_cache_way(st->stack, ctx))), api, true,
+	s = site_find(with_python(capture_stack(ctx, stack_cache_way(st->stack, ctx))), st->api,
 		      &info.site);
 	if (!s)
 		return;
@@ -329,7 +330,7 @@ static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state 
 		count(CNT_UNTRACKED_FREES);
 	if (ret) {
 		resize_drop_old(st);
-		record(ctx, st, ret, st->size, st->api);
+		record(ctx, st, ret);
 	} else if (st->size == 0) {
 		resize_drop_old(st);	/* realloc(p, 0) freed p */
 	} else {
@@ -373,18 +374,18 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	switch (st->api) {
 	case API_POSIX_MEMALIGN:
 		if (ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->ptr))
-			record(ctx, st, ptr, st->size, st->api);
+			record(ctx, st, ptr);
 		break;
 	case API_MMAP:
 		if (ret != MAP_FAILED)
-			record(ctx, st, ret, st->size, st->api);
+			record(ctx, st, ret);
 		break;
 	case API_MREMAP:
 		if (ret == MAP_FAILED) {
 			resize_keep_old(st);
 		} else {
 			resize_drop_old(st);
-			record(ctx, st, ret, st->size, st->api);
+			record(ctx, st, ret);
 		}
 		break;
 	case API_REALLOC:
@@ -393,7 +394,7 @@ static __always_inline int call_end(struct pt_regs *ctx)
 		break;
 	default:
 		if (ret)
-			record(ctx, st, ret, st->size, st->api);
+			record(ctx, st, ret);
 	}
 	return 0;
 }
@@ -485,10 +486,10 @@ static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 }
 
 /*
- * Entry of any API function; the attach cookie's low half says which. One
- * program for all of them lets user space attach a whole allocator with one
- * multi-uprobe link per object, and detach it with one RCU grace period
- * instead of one per function.
+ * Entry of any API function but free and malloc; the attach cookie's low
+ * half says which. One program for all of them lets user space attach them
+ * with one multi-uprobe link per object, and detach it with one RCU grace
+ * period instead of one per function.
  */
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 {
@@ -525,10 +526,7 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 	case API_MREMAP:
 		mremap_begin(ctx, task, a1, a3);	/* (old, old_size, new_size, ...) */
 		break;
-	case API_FREE:	/* a block api_free's free_tracked did not know */
-		if (a1 && is_target(task))
-			release_unknown(task, a1, entry_sp(ctx, cookie));
-		break;
+	case API_FREE:		/* api_free's, on its own link */
 	case API_DELETE:
 	case API_DELETE_ARRAY:
 		if (a1 && is_target(task))

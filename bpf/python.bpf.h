@@ -106,22 +106,15 @@ struct py_walk {
  */
 static __always_inline long read_head(struct stack_window *win, __u64 *head, __u64 frame)
 {
-	__u64 lo = frame & ~4095ULL, n = frame + MEMLEAK_PY_FRAME_HEAD - lo;
-	__u32 first = (frame - lo) / 8;
+	__u64 lo = frame & ~4095ULL;
 
-	if (!win || (frame & 7) || n > STACK_CACHE_WINDOW)
+	if (!win || (frame & 7) || (!in_window(win, frame, MEMLEAK_PY_FRAME_HEAD) &&
+		     !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))
 		return bpf_probe_read_user(head, MEMLEAK_PY_FRAME_HEAD, (void *)frame);
-	if (win->lo != lo || win->len < n) {
-		win->len = 0;
-		if (bpf_probe_read_user(win->w, n, (void *)lo))
-			return -1;
-		win->lo = lo;
-		win->len = n;
-	}
-	for (__u32 i = 0; i < MEMLEAK_PY_FRAME_HEAD / 8; i++)
-		head[i] = win->w[(first + i) & (STACK_CACHE_WINDOW / 8 - 1)];
+	window_copy(win, head, MEMLEAK_PY_FRAME_HEAD / 8, frame);
 	return 0;
 }
+
 /* A field of a frame's head (offsets from user space, checked there too). */
 static __always_inline __u64 head_u64(const __u64 *head, __u32 off)
 {

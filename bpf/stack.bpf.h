@@ -78,7 +78,7 @@ static __always_inline struct stack_cache *stack_cache_way(struct stack_cache *w
  */
 struct stack_reader {
 	struct stack_window *win;	/* per-CPU */
-	struct stack_cache *c;
+	struct stack_cache *c;		/* the way the walk is noted in */
 };
 
 static __always_inline void cache_word(struct stack_cache *c, __u64 off, __u64 val)
@@ -115,42 +115,40 @@ static __always_inline bool in_window(const struct stack_window *win, __u64 addr
 	return !(addr & 7) && addr >= lo && n >= len && addr - lo <= n - len;
 }
 
-/* A new window from addr to its page's end. */
-static __always_inline void refill(struct stack_window *win, __u64 addr)
+/* Read [lo, lo + n) into the window; false, and an empty window, if it fails. */
+static __always_inline bool window_fill(struct stack_window *win, __u64 lo, __u32 n)
 {
-	__u32 n = 4096 - (addr & 4095);
-
 	win->len = 0;
-	if (n > STACK_CACHE_WINDOW || bpf_probe_read_user(win->w, n, (void *)addr))
-		return;
-	win->lo = addr;
+	if (n > STACK_CACHE_WINDOW || bpf_probe_read_user(win->w, n, (void *)lo))
+		return false;
+	win->lo = lo;
 	win->len = n;
+	return true;
 }
 
-static __always_inline void window_copy(const struct stack_window *win, __u64 *dst, __u32 len,
+/* The 8-byte words at addr, in the window (in_window). */
+static __always_inline void window_copy(const struct stack_window *win, __u64 *dst, __u32 words,
 					__u64 addr)
 {
-	__u32 i = (addr - win->lo) / 8;
+	__u32 first = (addr - win->lo) / 8;
 
-	dst[0] = win->w[i & (STACK_CACHE_WINDOW / 8 - 1)];
-	if (len == 16)
-		dst[1] = win->w[(i + 1) & (STACK_CACHE_WINDOW / 8 - 1)];
+	for (__u32 i = 0; i < words; i++)
+		dst[i] = win->w[(first + i) & (STACK_CACHE_WINDOW / 8 - 1)];
 }
 
 /* 8 or 16 bytes of the stack at addr: 0, or the error of the read. */
 static __always_inline long walk_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
 {
-	struct stack_window *win = r->win;
 	long err = 0;
 
-	if (win && !(addr & 7) && !in_window(win, addr, len))
-		refill(win, addr);
-	if (win && in_window(win, addr, len))
-		window_copy(win, dst, len, addr);
+	/* A new window runs from addr to its page's end. */
+	if (!in_window(r->win, addr, len) && !(addr & 7))
+		window_fill(r->win, addr, 4096 - (addr & 4095));
+	if (in_window(r->win, addr, len))
+		window_copy(r->win, dst, len / 8, addr);
 	else	/* unaligned, or across a page: read it alone */
 		err = bpf_probe_read_user(dst, len, (void *)addr);
-	if (r->c)
-		cache_read(r->c, dst, len, addr, err);
+	cache_read(r->c, dst, len, addr, err);
 	return err;
 }
 
@@ -170,13 +168,9 @@ static __always_inline bool stack_cache_hit(const struct stack_cache *c, struct 
 {
 	__u32 nr = c->nr, span = c->span;
 
-	if (!r->win || !same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS ||
-	    span > STACK_CACHE_WINDOW || span < 8)
+	if (!same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS || span < 8 ||
+	    !window_fill(r->win, c->sp - 16, span))
 		return false;
-	if (bpf_probe_read_user(r->win->w, span, (void *)(c->sp - 16)))
-		return false;
-	r->win->lo = c->sp - 16;
-	r->win->len = span;
 	for (__u32 i = 0; i < STACK_CACHE_WORDS; i++) {
 		if (i >= nr)
 			break;
@@ -451,8 +445,7 @@ static __always_inline long signal_frame(struct uwalk *s)
 {
 	__u64 r[7];	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
-	if (s->r.c)
-		s->r.c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
+	s->r.c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
 	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->sp + 120)) || !r[6])
 		return -1;
 	if (!push_frame(s, r[6]))
@@ -650,15 +643,14 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	__u32 zero = 0;
 
 	r.win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (r.win)
-		r.win->len = 0;	/* another program's, on this CPU */
-	if (stack_cache_hit(c, ctx, gen, &r))
-		return c->stack_id;
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st) {
+	if (!r.win || !st) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
+	r.win->len = 0;	/* what an earlier program read, on this CPU */
+	if (stack_cache_hit(c, ctx, gen, &r))
+		return c->stack_id;
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (unwind_mode == UNWIND_MODE_TABLES)

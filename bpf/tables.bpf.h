@@ -149,9 +149,8 @@ static __always_inline struct site_counts *site_shard(struct site_slot *s)
 	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
 }
 
-/* The site of (stack_id, api), made when create; its index in *idx. */
-static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, bool create,
-						   __u32 *idx)
+/* The site of (stack_id, api), made if new; its index in *idx. */
+static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, __u32 *idx)
 {
 	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api) ?: 1, old;
 	__u32 home = key >> 40;
@@ -163,8 +162,6 @@ static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, bo
 			return NULL;
 		old = s->key;
 		if (!old) {
-			if (!create)
-				return NULL;
 			old = __sync_val_compare_and_swap(&s->key, 0, key);
 			if (!old) {
 				s->stack_id = stack_id;
@@ -177,8 +174,7 @@ static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, bo
 			return s;
 		}
 	}
-	if (create)
-		count(CNT_SITES_MAP_FULL);
+	count(CNT_SITES_MAP_FULL);
 	return NULL;
 }
 

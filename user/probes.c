@@ -417,16 +417,57 @@ static uint64_t object_signature(const struct allocator *a, size_t obj)
 	return h;
 }
 
-static void detach(struct attachment *at)
+static void *close_fd(void *arg)
 {
+	close((int)(long)arg);
+	return NULL;
+}
+
+/*
+ * Close link fds at once: releasing a uprobe link waits for an RCU
+ * grace period (30 to 80 ms here), and waits that run side by side end
+ * together. Falls back to closing in turn.
+ */
+static void close_links(const int *fds, size_t n)
+{
+	pthread_t threads[n ?: 1];
+	bool started[n ?: 1];
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t i = 0; i < n; i++)
+		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			close(fds[i]);
+	}
+}
+
+/* Move at's open link fds into fds (room for LANES + 1); how many. */
+static size_t take_links(struct attachment *at, int *fds)
+{
+	size_t n = 0;
+
 	for (int l = 0; l < LANES; l++) {
 		if (at->entry_fds[l] >= 0)
-			close(at->entry_fds[l]);
+			fds[n++] = at->entry_fds[l];
 		at->entry_fds[l] = -1;
 	}
 	if (at->exit_fd >= 0)
-		close(at->exit_fd);
+		fds[n++] = at->exit_fd;
 	at->exit_fd = -1;
+	return n;
+}
+
+static void detach(struct attachment *at)
+{
+	int fds[LANES + 1];
+
+	close_links(fds, take_links(at, fds));
 }
 
 static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
@@ -836,53 +877,13 @@ int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offs
 	return 0;
 }
 
-static void *close_fd(void *arg)
-{
-	close((int)(long)arg);
-	return NULL;
-}
-
-/*
- * Close link fds at once: releasing a uprobe link waits for an RCU
- * grace period (30 to 80 ms here), and waits that run side by side end
- * together. Falls back to closing in turn.
- */
-static void close_links(const int *fds, size_t n)
-{
-	pthread_t threads[n ?: 1];
-	bool started[n ?: 1];
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (size_t i = 0; i < n; i++)
-		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (size_t i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			close(fds[i]);
-	}
-}
-
 static void detach_all(struct probes *p)
 {
 	int fds[(LANES + 1) * p->nr_attached + 3];
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->nr_attached; i++) {
-		struct attachment *at = &p->attached[i];
-
-		for (int l = 0; l < LANES; l++)
-			if (at->entry_fds[l] >= 0)
-				fds[n++] = at->entry_fds[l];
-		if (at->exit_fd >= 0)
-			fds[n++] = at->exit_fd;
-		for (int l = 0; l < LANES; l++)
-			at->entry_fds[l] = -1;
-		at->exit_fd = -1;
-	}
+	for (size_t i = 0; i < p->nr_attached; i++)
+		n += take_links(&p->attached[i], fds + n);
 	for (int i = 0; i < 2; i++)
 		if (p->py_exit_fds[i] >= 0)
 			fds[n++] = p->py_exit_fds[i];

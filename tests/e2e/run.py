@@ -204,6 +204,23 @@ def tracing_line_count(text):
 	return sum(1 for line in text.splitlines() if line.startswith(TRACING_LINE))
 
 
+def start_tracing(work, args, until):
+	"""memleakbpf with args (stdin closed), once it says it is tracing (by the
+	deadline until): the tracer's process."""
+	t = work.start([TRACER] + args, env=tracer_env(work), stdin=subprocess.DEVNULL,
+		       tag="tracer")
+	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), until, repr(TRACING_LINE),
+		 alive=t)
+	return t
+
+
+def go_until(v, out, line, until):
+	"""Tell a waiting victim to go on; its next line starting with line."""
+	v.stdin.write(b"go\n")
+	v.stdin.flush()
+	return out.expect(line, until)
+
+
 def find_line(text, prefix):
 	for line in text.splitlines():
 		if line.startswith(prefix):
@@ -418,13 +435,9 @@ def attach_case(work, on_leaked):
 	if pid != v.pid:
 		raise CaseFailed("victim says pid %d, started as %d" % (pid, v.pid))
 
-	t = work.start([TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
-		       stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")),
-		 min(deadline, time.monotonic() + STEP_TIMEOUT), repr(TRACING_LINE), alive=t)
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
+	t = start_tracing(work, ["--json", js, "-p", str(pid)],
+			  min(deadline, time.monotonic() + STEP_TIMEOUT))
+	go_until(v, out, "LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
 	rc = on_leaked(v, t, deadline)
 
 	errs = []
@@ -891,16 +904,11 @@ def case_snapshot_sigusr1(work):
 	squatter = os.path.join(snaps, "memleak.%d.0001.folded" % pid)
 	with open(squatter, "w") as f:
 		f.write("not ours\n")
-	t = work.start([TRACER, "--json", work.path("report.json"), "--snapshot-dir", snaps,
-			"-p", str(pid), "3600"], env=tracer_env(work), stdin=subprocess.DEVNULL,
-		       tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
-		 repr(TRACING_LINE), alive=t)
+	t = start_tracing(work, ["--json", work.path("report.json"), "--snapshot-dir", snaps,
+				 "-p", str(pid), "3600"], step())
 	taken = []
 	for k in range(1, len(PHASES) + 1):
-		v.stdin.write(b"go\n")
-		v.stdin.flush()
-		out.expect("PHASE %d" % k, step())
+		go_until(v, out, "PHASE %d" % k, step())
 		t.send_signal(signal.SIGUSR1)
 		taken.append(wait_snapshot_line(work, k, step(), t).groups())
 	finish_victim(v, deadline)
@@ -1637,13 +1645,8 @@ def case_deleted_p(work):
 		if "v_wait (deleted)" not in f.read():
 			raise CaseFailed("the deleted binary is not shown (deleted) in the maps")
 	js, fd = work.path("report.json"), work.path("report.folded")
-	t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
-		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
-		 alive=t)
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", step())
+	t = start_tracing(work, ["--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)], step())
+	go_until(v, out, "LEAKED", step())
 	finish_victim(v, deadline)
 	rc = wait_exit(t, deadline, "memleakbpf -p after its deleted target exited")
 	# site_post_calloc is called from two lines of main: its own frame only.
@@ -1669,13 +1672,8 @@ def case_jit_p(work):
 	out = LineReader(v.stdout)
 	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
 	js, fd = work.path("report.json"), work.path("report.folded")
-	t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
-		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
-		 alive=t)
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", step())
+	t = start_tracing(work, ["--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)], step())
+	go_until(v, out, "LEAKED", step())
 	t.send_signal(signal.SIGINT)
 	rc = wait_exit(t, deadline, "memleakbpf -p after SIGINT")
 	finish_victim(v, deadline)
@@ -1717,13 +1715,8 @@ def case_jit_container(work):
 	with open("/proc/%d/task/%d/children" % (v.pid, v.pid)) as f:
 		pid = int(f.read().split()[0])
 	js, fd = work.path("report.json"), work.path("report.folded")
-	t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
-		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
-		 alive=t)
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", step())
+	t = start_tracing(work, ["--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)], step())
+	go_until(v, out, "LEAKED", step())
 	t.send_signal(signal.SIGINT)
 	rc = wait_exit(t, deadline, "memleakbpf -p after SIGINT")
 	finish_victim(v, deadline)
@@ -2497,13 +2490,9 @@ def py_attach_case(victim, malloc=False, args=()):
 		out = LineReader(v.stdout)
 		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + STEP_TIMEOUT))
 			  .split("=", 1)[1])
-		t = work.start([TRACER, "--json", js, "-T", "10000", "-p", str(pid)],
-			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")),
-			 min(deadline, time.monotonic() + STEP_TIMEOUT), repr(TRACING_LINE), alive=t)
-		v.stdin.write(b"go\n")
-		v.stdin.flush()
-		out.expect("LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
+		t = start_tracing(work, ["--json", js, "-T", "10000", "-p", str(pid)],
+				  min(deadline, time.monotonic() + STEP_TIMEOUT))
+		go_until(v, out, "LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
 		v.stdin.write(b"exit\n")
 		v.stdin.close()
 		if wait_exit(v, deadline, victim):
@@ -2807,14 +2796,9 @@ def case_stress_p(work):
 	out = LineReader(v.stdout)
 	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
 	time.sleep(0.2)		# churning for a while already
-	t = work.start([TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
-		       stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
-		 alive=t)
+	t = start_tracing(work, ["--json", js, "-p", str(pid)], step())
 	time.sleep(0.2)		# and traced while it churns
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", step())
+	go_until(v, out, "LEAKED", step())
 	finish_victim(v, deadline)
 	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
 	rep = load_report(js)
@@ -2873,10 +2857,8 @@ def capacity_case(max_allocs, exact):
 		js = work.path("report.json")
 		opt = ["--max-allocs", str(max_allocs)] if max_allocs else []
 		t0 = time.monotonic()
-		t = work.start([TRACER, "--json", js] + opt + ["-c", "%s %d" % (binary, CAPACITY_N)],
-			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")),
-			 time.monotonic() + CASE_TIMEOUT, repr(TRACING_LINE), alive=t)
+		t = start_tracing(work, ["--json", js] + opt + ["-c", "%s %d" % (binary, CAPACITY_N)],
+				  time.monotonic() + CASE_TIMEOUT)
 		memlock = bpf_memlock(t.pid)
 		rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c v_many")
 		took = time.monotonic() - t0
@@ -2923,9 +2905,7 @@ def wait_case(work, pid_mode, interval=None):
 			       stdin=subprocess.DEVNULL, tag="tracer")
 		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
 			 repr(TRACING_LINE), alive=t)
-		v.stdin.write(b"go\n")
-		v.stdin.flush()
-		out.expect("LEAKED", step())
+		go_until(v, out, "LEAKED", step())
 		return t, v, pid, out, deadline
 	t = work.start([TRACER, "--json", js, "-c", binary] + tail, env=tracer_env(work),
 		       stdin=subprocess.PIPE, tag="tracer")
@@ -3004,13 +2984,8 @@ def case_target_exec_p(work):
 		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
 	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
-	t = work.start([TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
-		       stdin=subprocess.DEVNULL, tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(), repr(TRACING_LINE),
-		 alive=t)
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	out.expect("LEAKED", step())
+	t = start_tracing(work, ["--json", js, "-p", str(pid)], step())
+	go_until(v, out, "LEAKED", step())
 	v.stdin.write(b"exec\n")
 	v.stdin.close()
 	rc = wait_exit(t, deadline, "memleakbpf -p after its target's exec")
@@ -3382,13 +3357,8 @@ def case_container_symlink(work):
 		nspid = int(out.expect("READY pid=", step()).split("=", 1)[1])
 		pid = children(v.pid)[0]
 		js, fd = work.path("report.json"), work.path("report.folded")
-		t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
-			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
-			 repr(TRACING_LINE), alive=t)
-		v.stdin.write(b"go\n")
-		v.stdin.flush()
-		out.expect("LEAKED", step())
+		t = start_tracing(work, ["--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)], step())
+		go_until(v, out, "LEAKED", step())
 		# The map is written by now; the tracer reads it for its report.
 		ctmp = "/proc/%d/root/tmp" % pid
 		real = os.path.basename(decoy)

@@ -221,7 +221,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_find(with_python(capture_stack(ctx, stack_cache_way(st->stack, ctx))), st->api,
+	s = site_find(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx))), st->api,
 		      &info.site);
 	if (!s)
 		return;

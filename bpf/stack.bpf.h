@@ -18,7 +18,7 @@
  * its frames: a loop that allocates pays for its stack once.
  */
 #define STACK_CACHE_WORDS 64		/* stack words a cached walk may have read */
-#define STACK_CACHE_WINDOW 4096		/* bytes, from sp - 16, they may lie in */
+#define STACK_CACHE_WINDOW 8192		/* bytes, from sp - 16, they may lie in */
 #define STACK_CACHE_FULL 0xffff		/* nr: the walk read what the cache cannot hold */
 
 struct stack_cache {
@@ -27,6 +27,8 @@ struct stack_cache {
 	__u64 stack_id;
 	__u32 nr;		/* words in off and val, or STACK_CACHE_FULL */
 	__u32 span;		/* bytes from sp - 16 that hold them */
+	__u32 bp_used;		/* the walk depended on the starting %rbp */
+	__u32 mru;		/* in a set's first way: which of its two was used last */
 	__u64 val[STACK_CACHE_WORDS];
 	__u16 off[STACK_CACHE_WORDS];	/* in words, from sp - 16 */
 };
@@ -55,19 +57,22 @@ __u32 stacks_cleared;
 
 /*
  * A thread allocates from some call sites at some depths in turn: each
- * (return address, stack pointer) has its way, so that alternating sites
- * keep their stacks. jq found its stack cached in 42% of its allocations
- * with 4 ways, 76% with 32, no more with 64; 32 ways of 64 words are 22 KiB
- * of task storage per thread that allocates.
+ * (return address, stack pointer) has its set of two ways, so that
+ * alternating sites keep their stacks. jq found its stack cached in 42% of
+ * its allocations with 4 direct-mapped ways, 76% with 32, no more with 64;
+ * with one way per set, how many of those collided depended on where ASLR put
+ * the stack (Python: from 4% to 28% of its allocations). 32 ways of 64
+ * words are 22 KiB of task storage per thread that allocates.
  */
 #define STACK_CACHE_WAYS 32
 
-static __always_inline struct stack_cache *stack_cache_way(struct stack_cache *ways,
+/* The first of the two ways (return address, stack pointer) may be cached in. */
+static __always_inline struct stack_cache *stack_cache_set(struct stack_cache *ways,
 							   struct pt_regs *ctx)
 {
 	__u64 k = (PT_REGS_IP(ctx) ^ PT_REGS_SP(ctx) >> 4) * 0x9e3779b97f4a7c15ULL;
 
-	return &ways[(k >> 58) & (STACK_CACHE_WAYS - 1)];
+	return &ways[(k >> 58) & (STACK_CACHE_WAYS - 2)];
 }
 
 /*
@@ -136,27 +141,40 @@ static __always_inline void window_copy(const struct stack_window *win, __u64 *d
 		dst[i] = win->w[(first + i) & (STACK_CACHE_WINDOW / 8 - 1)];
 }
 
-/* 8 or 16 bytes of the stack at addr: 0, or the error of the read. */
-static __always_inline long walk_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
+/* 8 or 16 bytes of the stack at addr, not noted: 0, or the error of the read. */
+static __always_inline long stack_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
 {
-	long err = 0;
-
 	/* A new window runs from addr to its page's end. */
 	if (!in_window(r->win, addr, len) && !(addr & 7))
 		window_fill(r->win, addr, 4096 - (addr & 4095));
-	if (in_window(r->win, addr, len))
+	if (in_window(r->win, addr, len)) {
 		window_copy(r->win, dst, len / 8, addr);
-	else	/* unaligned, or across a page: read it alone */
-		err = bpf_probe_read_user(dst, len, (void *)addr);
+		return 0;
+	}
+	/* unaligned, or across a page: read it alone */
+	return bpf_probe_read_user(dst, len, (void *)addr);
+}
+
+/* 8 or 16 bytes of the stack at addr, noted: 0, or the error of the read. */
+static __always_inline long walk_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
+{
+	long err = stack_read(r, dst, len, addr);
+
 	cache_read(r->c, dst, len, addr, err);
 	return err;
 }
 
+/*
+ * %rbp is part of the key only when the walk used it: in code built without
+ * frame pointers it is just another register, different at every call, and
+ * a CFI walk that finds the caller's %rbp saved on the stack never looks at
+ * it (jq: 17% of its allocations missed the cache on %rbp alone).
+ */
 static __always_inline bool same_registers(const struct stack_cache *c, struct pt_regs *ctx,
 					   __u64 gen)
 {
 	return c->gen == gen && c->ip == PT_REGS_IP(ctx) && c->sp == PT_REGS_SP(ctx) &&
-	       c->bp == PT_REGS_FP(ctx);
+	       (!c->bp_used || c->bp == PT_REGS_FP(ctx));
 }
 
 /*
@@ -187,6 +205,7 @@ static __always_inline void stack_cache_start(struct stack_cache *c, struct pt_r
 	c->ip = PT_REGS_IP(ctx);
 	c->sp = PT_REGS_SP(ctx);
 	c->bp = PT_REGS_FP(ctx);
+	c->bp_used = 1;		/* a CFI walk clears it, and sets it again when it uses %rbp */
 	c->nr = 0;
 	c->span = 0;
 }
@@ -306,12 +325,19 @@ struct {
 struct uwalk {
 	__u64 ip, sp, bp;
 	__u64 bp_at;		/* not 0: bp is not read yet, it is saved there */
+	/*
+	 * Where bp came from, until a rule uses it: BP_FROM_REGISTER, the
+	 * stack word it was read from, not yet noted in the cache, or 0.
+	 */
+	__u64 bp_src;
 	__u32 adj;		/* 1: ip is a return address; its call is at ip - 1 */
 	__u32 first, nr;	/* the active mappings */
 	__u32 gen;		/* their generation */
 	struct stack_trace *st;
 	struct stack_reader r;
 };
+
+#define BP_FROM_REGISTER 1	/* never a stack address: those are aligned */
 
 /* A frame-pointer frame: CFA = %rbp + 16, the caller's %rbp at CFA - 16. */
 static const struct unwind_row fp_row = {
@@ -454,11 +480,26 @@ static __always_inline long signal_frame(struct uwalk *s)
 	s->sp = r[5];
 	s->bp = r[0];
 	s->bp_at = 0;
+	s->bp_src = 0;
 	s->adj = 0;	/* an interrupted instruction, not a return address */
 	return 0;
 }
 
-static __always_inline __u64 cfa_of(const struct uwalk *s, const struct unwind_row *row)
+/*
+ * The frame's %rbp, for a rule that needs it: from now on the walk depends
+ * on the register it started with, or on the stack word it came from.
+ */
+static __always_inline __u64 frame_bp(struct uwalk *s)
+{
+	if (s->bp_src == BP_FROM_REGISTER)
+		s->r.c->bp_used = 1;
+	else if (s->bp_src)
+		cache_read(s->r.c, &s->bp, sizeof(s->bp), s->bp_src, 0);
+	s->bp_src = 0;
+	return s->bp;
+}
+
+static __always_inline __u64 cfa_of(struct uwalk *s, const struct unwind_row *row)
 {
 	__u64 off = row->kind & UNWIND_CFA_X8 ? (__u64)row->cfa_off * 8 : row->cfa_off;
 
@@ -466,7 +507,7 @@ static __always_inline __u64 cfa_of(const struct uwalk *s, const struct unwind_r
 	case UNWIND_CFA_RSP:
 		return s->sp + off;
 	case UNWIND_CFA_RBP:
-		return s->bp ? s->bp + off : 0;
+		return frame_bp(s) ? s->bp + off : 0;
 	case UNWIND_CFA_PLT:
 		return s->sp + 8 + ((s->ip & 15) >= off ? 8 : 0);
 	}
@@ -484,6 +525,7 @@ static __always_inline bool load_bp(struct uwalk *s)
 	if (walk_read(&s->r, &s->bp, sizeof(s->bp), s->bp_at))
 		return false;
 	s->bp_at = 0;
+	s->bp_src = 0;
 	return true;
 }
 
@@ -494,11 +536,17 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 	__u64 pair[2];
 
 	if (row->kind & UNWIND_RBP_SAVED && row->rbp_off == -2) {
-		/* The usual push %rbp right after the call: one read for both. */
-		if (walk_read(&s->r, pair, sizeof(pair), cfa - 16))
+		/*
+		 * The usual push %rbp right after the call: one read for both.
+		 * The saved %rbp is noted only if a rule uses it: in code
+		 * without frame pointers it is data, different at every call.
+		 */
+		if (stack_read(&s->r, pair, sizeof(pair), cfa - 16))
 			return false;
+		cache_read(s->r.c, &pair[1], sizeof(pair[1]), cfa - 8, 0);
 		s->bp = pair[0];
 		s->bp_at = 0;
+		s->bp_src = cfa - 16;
 		*ra = pair[1];
 		return true;
 	}
@@ -506,9 +554,11 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 		return false;
 	if (row->kind & UNWIND_RBP_SAVED) {
 		s->bp_at = cfa + (__s64)row->rbp_off * 8;
+		s->bp_src = 0;	/* load_bp notes the word when it reads it */
 	} else if (row->kind & UNWIND_RBP_LOST) {
 		s->bp = 0;
 		s->bp_at = 0;
+		s->bp_src = 0;
 	}
 	return true;
 }
@@ -529,7 +579,7 @@ static __always_inline long unwind_frame(struct uwalk *s)
 	 * constructors) or frame pointers: the psABI marks the outermost frame
 	 * by a zero %rbp.
 	 */
-	if ((kind == UNWIND_CFA_NONE || row.kind & UNWIND_FP_GUESS) && !s->bp)
+	if ((kind == UNWIND_CFA_NONE || row.kind & UNWIND_FP_GUESS) && !frame_bp(s))
 		return 1;
 	if (kind == UNWIND_CFA_SIGNAL)
 		return signal_frame(s);
@@ -572,10 +622,12 @@ static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_
 	__u64 active = *(volatile __u64 *)&unwind_active;	/* one load: all three */
 	struct uwalk s = {
 		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
+		.bp_src = BP_FROM_REGISTER,
 		.first = (active >> 16 & 1) * MEMLEAK_UNWIND_MAPPINGS, .nr = (__u16)active,
 		.gen = active >> 32, .st = st, .r = *r,
 	};
 
+	r->c->bp_used = 0;
 	st->ips[0] = s.ip;
 	st->nr = 1;
 	bpf_loop(MEMLEAK_MAX_STACK_DEPTH, unwind_step, &s, 0);
@@ -631,13 +683,26 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
 	return h;
 }
 
+/* The way of set whose registers match ctx's, else the one used less lately. */
+static __always_inline struct stack_cache *stack_cache_pick(struct stack_cache *set,
+							    struct pt_regs *ctx, __u64 gen)
+{
+	struct stack_cache *c = &set[1];
+
+	if (same_registers(set, ctx, gen) || (!same_registers(c, ctx, gen) && set->mru))
+		c = set;
+	set->mru = c != set;
+	return c;
+}
+
 /*
- * The caller's user stack, by the thread's stack cache c or a walk that
- * refills it: its id in the stack map, or MEMLEAK_NO_STACK.
+ * The caller's user stack, by the thread's stack cache (a set of two ways)
+ * or a walk that refills it: its id in the stack map, or MEMLEAK_NO_STACK.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *c)
+static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set)
 {
 	__u64 gen = stack_cache_gen(), id;
+	struct stack_cache *c = stack_cache_pick(set, ctx, gen);
 	struct stack_reader r = { .c = c };
 	struct stack_trace *st;
 	__u32 zero = 0;

@@ -68,30 +68,59 @@ static __always_inline __u64 py_follow(__u64 addr, const __u32 *path, __u32 nr)
 }
 
 /*
- * The calling thread's PyThreadState, or 0. A state is the thread's own
- * only if its thread_id is the thread's pthread_self(), its %fs base on
- * x86-64: the state the thread was last found with is tried first, then
- * the GIL's holder (3.11; the last holder from 3.12 on), which whoever runs
- * Python code is. Only the thread itself changes its frames, so they are
+ * A state's thread_id and the first pointer on the path to its current
+ * frame (PyThreadState.cframe or .current_frame). From 3.11 to 3.13 they
+ * lie within 104 bytes of each other: one read for both, not two.
+ */
+#define PY_STATE_SPAN 128
+
+static __always_inline bool py_state_head(__u64 ts, __u64 *tid, __u64 *hop)
+{
+	__u32 a = py.thread_id, b = py.frame[0], lo = a < b ? a : b, n;
+	__u64 buf[PY_STATE_SPAN / 8];
+
+	if (!ts || !py.nr_frame)
+		return false;
+	n = (a < b ? b : a) + 8 - lo;
+	if ((a | b) & 7 || n > PY_STATE_SPAN) {
+		*tid = py_read(ts, a);
+		*hop = py_read(ts, b);
+		return true;
+	}
+	if (bpf_probe_read_user(buf, n, (void *)(ts + lo)))
+		return false;
+	*tid = buf[((a - lo) / 8) & (PY_STATE_SPAN / 8 - 1)];
+	*hop = buf[((b - lo) / 8) & (PY_STATE_SPAN / 8 - 1)];
+	return true;
+}
+
+/*
+ * The calling thread's PyThreadState, or 0, and in *hop the first pointer
+ * on the way to its frame. A state is the thread's own only if its
+ * thread_id is the thread's pthread_self(), its %fs base on x86-64: the
+ * state the thread was last found with is tried first, then the GIL's
+ * holder (3.11; the last holder from 3.12 on), which whoever runs Python
+ * code is. Only the thread itself changes its frames, so they are
  * consistent here.
  */
-static __always_inline __u64 py_thread_state(void)
+static __always_inline __u64 py_thread_state(__u64 *hop)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 self = task->thread.fsbase, ts, *seen;
+	__u64 self = task->thread.fsbase, ts, tid, *seen;
 
 	/* The state it last ran with, while still its own: one read, not the path's. */
 	seen = bpf_task_storage_get(&py_threads, task, NULL, 0);
-	if (seen && *seen && py_read(*seen, py.thread_id) == self)
+	if (seen && *seen && py_state_head(*seen, &tid, hop) && tid == self)
 		return *seen;
 	ts = py_follow(py.runtime, py.holder, py.nr_holder);
-	if (!ts || py_read(ts, py.thread_id) != self)
+	if (!py_state_head(ts, &tid, hop) || tid != self)
 		return 0;
 	seen = bpf_task_storage_get(&py_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (seen)
 		*seen = ts;
 	return ts;
 }
+
 struct py_walk {
 	__u64 frame;		/* the next _PyInterpreterFrame */
 	struct py_stack *st;
@@ -258,9 +287,9 @@ static __always_inline __u64 capture_python(void)
 	struct py_walk w = {};
 	struct py_stack *st, *old;
 	__u32 zero = 0;
-	__u64 ts, h;
+	__u64 ts, h, hop = 0;
 
-	ts = py_thread_state();
+	ts = py_thread_state(&hop);
 	st = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ts || !st)
 		return 0;
@@ -270,7 +299,7 @@ static __always_inline __u64 capture_python(void)
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
 	if (w.win)
 		w.win->len = 0;
-	w.frame = py_follow(ts, py.frame, py.nr_frame);
+	w.frame = py_follow(hop, &py.frame[1], py.nr_frame - 1);
 	/* Twice the frames: from 3.12 on, each evaluation adds a shim frame. */
 	bpf_loop(2 * MEMLEAK_PY_MAX_FRAMES, py_step, &w, 0);
 	if (w.fault) {

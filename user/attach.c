@@ -76,6 +76,25 @@ static void announce(struct tracer *tr, const struct allocator *a)
 				a->probes[i].path, (unsigned long long)a->probes[i].offset);
 }
 
+/* The address of malloc's first instruction in the target, or 0. */
+static uint64_t malloc_address(const struct allocator *a, const struct maps *maps)
+{
+	for (size_t i = 0; i < a->nr; i++) {
+		const struct alloc_probe *p = &a->probes[i];
+
+		if (p->api != API_MALLOC)
+			continue;
+		for (size_t j = 0; j < maps->nr; j++) {
+			const struct map_entry *e = &maps->entries[j];
+
+			if (!strcmp(e->path, p->path) && p->offset >= e->offset &&
+			    p->offset - e->offset < e->end - e->start)
+				return e->start + (p->offset - e->offset);
+		}
+	}
+	return 0;
+}
+
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			    const struct lookup_order *lo)
@@ -97,6 +116,7 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		tr->tracing = true;
 		clock_gettime(CLOCK_MONOTONIC, &tr->start);
 		insight__start(tr->ins, tr->target->pid, &tr->start);
+		tr->warm_addr = malloc_address(a, maps);
 		announce(tr, a);
 		err = tracer__start_timer(tr);
 	}

@@ -161,6 +161,16 @@ static int watch(int epfd, int fd)
 	return fd < 0 ? 0 : epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* Read ahead what the first report will need (tracer.h: warm_addr). */
+static void warm_symbols(struct tracer *tr)
+{
+	uint64_t addr = tr->warm_addr;
+
+	tr->warm_addr = 0;
+	tracer__refresh_modules(tr);
+	symbolizer__warm(tr->sym, tr->mods, addr);	/* a report says what fails */
+}
+
 static void run(struct tracer *tr)
 {
 	struct epoll_event ev;
@@ -182,6 +192,9 @@ static void run(struct tracer *tr)
 			insight__tick(tr->ins, tr->probes);
 		else if (target__gone(tr->target))
 			tr->done = true;
+		/* The first sampling tick, 0.1 s in: the target runs by then. */
+		if (tr->warm_addr && ev.data.fd == insight__fd(tr->ins))
+			warm_symbols(tr);
 	}
 }
 

@@ -960,6 +960,16 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 	return frames_append(e->frames, e->nr, m->path, addr, vaddr, frames, nr);
 }
 
+int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t addr)
+{
+	struct report_frame *frames = NULL;
+	size_t nr = 0;
+	int err = symbolizer__resolve(s, mods, addr, false, &frames, &nr);
+
+	frames_free(frames, nr);
+	return err;
+}
+
 void symbolizer__reset(struct symbolizer *s)
 {
 	if (!s)

@@ -35,6 +35,11 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
  * the run: the new image's libraries are mostly the same ones.
  */
 void symbolizer__reset(struct symbolizer *s);
+/*
+ * Read what resolving addr takes (its file's symbols and debug information)
+ * before a report needs it, and keep its frames cached. 0 or -errno.
+ */
+int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t addr);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

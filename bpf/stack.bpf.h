@@ -178,15 +178,14 @@ static __always_inline bool same_registers(const struct stack_cache *c, struct p
 }
 
 /*
- * Would a walk from ctx find the cached stack? The stack it reads stays in
- * r's window for the walk that follows a miss.
+ * Would a walk from the registers c holds find the cached stack? The stack
+ * it reads stays in r's window for the walk that follows a miss.
  */
-static __always_inline bool stack_cache_hit(const struct stack_cache *c, struct pt_regs *ctx,
-					    __u64 gen, struct stack_reader *r)
+static __always_inline bool stack_cache_hit(const struct stack_cache *c, struct stack_reader *r)
 {
 	__u32 nr = c->nr, span = c->span;
 
-	if (!same_registers(c, ctx, gen) || nr > STACK_CACHE_WORDS || span < 8 ||
+	if (nr > STACK_CACHE_WORDS || span < 8 ||
 	    !window_fill(r->win, c->sp - 16, span))
 		return false;
 	for (__u32 i = 0; i < STACK_CACHE_WORDS; i++) {
@@ -683,13 +682,20 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
 	return h;
 }
 
-/* The way of set whose registers match ctx's, else the one used less lately. */
+/*
+ * The way of set whose registers match ctx's (*match), else the one used
+ * less lately.
+ */
 static __always_inline struct stack_cache *stack_cache_pick(struct stack_cache *set,
-							    struct pt_regs *ctx, __u64 gen)
+							    struct pt_regs *ctx, __u64 gen,
+							    bool *match)
 {
 	struct stack_cache *c = &set[1];
 
-	if (same_registers(set, ctx, gen) || (!same_registers(c, ctx, gen) && set->mru))
+	*match = true;
+	if (same_registers(set, ctx, gen))
+		c = set;
+	else if (!same_registers(c, ctx, gen) && (*match = false, set->mru))
 		c = set;
 	set->mru = c != set;
 	return c;
@@ -702,7 +708,8 @@ static __always_inline struct stack_cache *stack_cache_pick(struct stack_cache *
 static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set)
 {
 	__u64 gen = stack_cache_gen(), id;
-	struct stack_cache *c = stack_cache_pick(set, ctx, gen);
+	bool match;
+	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);
 	struct stack_reader r = { .c = c };
 	struct stack_trace *st;
 	__u32 zero = 0;
@@ -714,7 +721,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 		return MEMLEAK_NO_STACK;
 	}
 	r.win->len = 0;	/* what an earlier program read, on this CPU */
-	if (stack_cache_hit(c, ctx, gen, &r))
+	if (match && stack_cache_hit(c, &r))
 		return c->stack_id;
 	st->flags = 0;
 	stack_cache_start(c, ctx);

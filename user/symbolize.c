@@ -436,6 +436,25 @@ static const struct sym_func *func_at(const struct sym_file *f, uint64_t pc)
 	return best;
 }
 
+/*
+ * Where a frame's address is looked up. A return address, one byte back:
+ * on its call, whose line is the one that matters (and a call to a noreturn
+ * function can end its caller right where the next function starts). But a
+ * signal handler returns to the first byte of the signal trampoline
+ * (__restore_rt), which no call precedes: there the byte before lies in no
+ * function, and the address itself starts one.
+ */
+static uint64_t lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address)
+{
+	const struct sym_func *fn;
+
+	if (!return_address)
+		return vaddr;
+	if (!func_at(f, vaddr - 1) && (fn = func_at(f, vaddr)) && fn->start == vaddr)
+		return vaddr;
+	return vaddr - 1;
+}
+
 static void note_failure(struct sym_file *f)
 {
 	if (++f->failures == SYM_FAIL_LIMIT)
@@ -948,7 +967,7 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 	vaddr = addr - m->bias;
 	e = cache_find(s, f, vaddr, return_address);
 	if (!e) {
-		err = f->dwmod ? describe(f, return_address ? vaddr - 1 : vaddr, &b) : 0;
+		err = f->dwmod ? describe(f, lookup_pc(f, vaddr, return_address), &b) : 0;
 		if (!err && !b.nr)
 			err = frame_push(&b, NULL, NULL, 0, false);
 		err = err ?: cache_add(s, f, vaddr, return_address, &b, &e);

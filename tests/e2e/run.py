@@ -1962,6 +1962,20 @@ def thread_extra(rep, binary, source):
 	return errs
 
 
+def wrappers_extra(rep, binary, source):
+	"""The handler's stack: via_handler, then the signal trampoline by its
+	name (it is returned to at its first byte, which no call precedes), then
+	the interrupted code."""
+	errs = []
+	for s in rep.get("stacks") or []:
+		names = [fn_name(f) for f in s.get("frames") or []]
+		if "via_handler" in names:
+			i = names.index("via_handler")
+			if names[i + 1:i + 2] != ["__restore_rt"]:
+				errs.append("signal stack %s: expected __restore_rt after via_handler" % names)
+	return errs
+
+
 def case_unwind_fp(work):
 	"""--unwind=fp: the truth still holds on a frame-pointer build, and no
 	stack goes past Debian's libc, which has none (the CFI walk reaches _start)."""
@@ -1988,7 +2002,7 @@ CASES += [
 	("cfi_static", TRACE, [], cfi_case("v_static", "v_static.c")),
 	("cfi_nopie", TRACE, [], cfi_case("v_nopie", "v_nopie.c")),
 	("cfi_exit", TRACE, [], cfi_case("v_exit", "v_exit.c", want_rc=7)),
-	("cfi_wrappers", TRACE, [], cfi_case("v_wrappers", "v_wrappers.cc")),
+	("cfi_wrappers", TRACE, [], cfi_case("v_wrappers", "v_wrappers.cc", extra=wrappers_extra)),
 	("cfi_deep", TRACE, [], cfi_case("v_deep", "v_deep.c", skip=("via_recurse",),
 					  extra=deep_extra)),
 	("cfi_thread_exit", TRACE, [], cfi_case("v_thread_exit", "v_thread_exit.c",

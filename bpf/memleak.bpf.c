@@ -208,12 +208,22 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 	__sync_fetch_and_add(&c->freed_allocs, allocs);
 }
 
+/* A tracked block leaves the table and its site's figures; false if untracked. */
+static __always_inline bool release_tracked(__u64 addr)
+{
+	struct alloc_info old;
+
+	if (!forget(addr, &old))
+		return false;
+	site_sub(&old, old.size, 1);
+	return true;
+}
+
 /* The block at addr that the call in st returned. */
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr)
 {
 	__u64 size = st->size;
 	struct alloc_info info = { .size = size };
-	struct alloc_info old;
 	struct site_counts *c;
 	struct site_slot *s;
 	int err;
@@ -228,8 +238,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	err = alloc_insert(addr, &info);
 	if (err == -EEXIST) {
 		/* The block at this address was freed behind our back. */
-		if (forget(addr, &old))
-			site_sub(&old, old.size, 1);
+		release_tracked(addr);
 		count(CNT_REPLACED);
 		err = alloc_insert(addr, &info);
 	}
@@ -255,33 +264,13 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 static __always_inline void release(struct task_struct *task, __u64 addr, __u64 sp,
 				    struct call_state *st)
 {
-	struct alloc_info old;
-
-	if (forget(addr, &old))
-		site_sub(&old, old.size, 1);
-	else if ((!st || st->released != addr) && !called_from_allocator(sp))
+	if (!release_tracked(addr) && (!st || st->released != addr) &&
+	    !called_from_allocator(sp))
 		count(CNT_UNTRACKED_FREES);
 	if (!st)
 		st = call_state(task, true);
 	if (st)
 		st->released = addr;
-}
-
-/*
- * free() of a block we track: the program's own release, whatever the
- * thread is doing. The allocator's nested calls never record a block, and a
- * block being resized left the table at the resize's entry, so the common
- * case needs no call state. Not for delete, whose free() of the same block
- * must find it in `released`.
- */
-static __always_inline bool free_tracked(__u64 addr)
-{
-	struct alloc_info old;
-
-	if (!forget(addr, &old))
-		return false;
-	site_sub(&old, old.size, 1);
-	return true;
 }
 
 /* Any other free or delete: the call state tells nested and repeated releases. */
@@ -552,8 +541,12 @@ int api_enter(struct pt_regs *ctx)
 
 /*
  * free() and malloc() have programs of their own (user/probes.c: lanes):
- * the hottest calls take no switch, and fetch the attach cookie (free's
- * stack-pointer delta) only for a block free_tracked did not know.
+ * the hottest calls take no switch. A free() of a tracked block is the
+ * program's own release, whatever the thread is doing: the allocator's
+ * nested calls never record a block, and a block being resized left the
+ * table at the resize's entry. So only a block release_tracked did not know
+ * needs the call state and the attach cookie (free's stack-pointer delta).
+ * Not for delete, whose free() of the same block must find it in `released`.
  */
 SEC("uprobe")
 int api_free(struct pt_regs *ctx)
@@ -565,7 +558,7 @@ int api_free(struct pt_regs *ctx)
 		return 0;
 	/* A handed-over shell's links stay (probes.c): their pid filter is not ours. */
 	task = bpf_get_current_task_btf();
-	if (is_target(task) && !free_tracked(a1))
+	if (is_target(task) && !release_tracked(a1))
 		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)));
 	return 0;
 }

@@ -105,12 +105,6 @@ struct site_stats {
 };
 
 /*
- * The sites: an open-addressed table in a BPF array (mmap'ed by user space),
- * insert-only while tracing, so a lookup ends at the first free slot.
- */
-#define MEMLEAK_SITE_PROBES 32
-
-/*
  * What BPF counts per site: two atomic adds per allocation and two per free.
  * Outstanding is what was allocated less what was freed (user/snapshot.c).
  * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:

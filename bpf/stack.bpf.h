@@ -715,14 +715,19 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	__u32 zero = 0;
 
 	r.win = bpf_map_lookup_elem(&stack_window, &zero);
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!r.win || !st) {
+	if (!r.win) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
 	r.win->len = 0;	/* what an earlier program read, on this CPU */
 	if (match && stack_cache_hit(c, &r))
 		return c->stack_id;
+	/* A walk: where its frames go. */
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (unwind_mode == UNWIND_MODE_TABLES)

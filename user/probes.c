@@ -44,7 +44,6 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-/* The probes on one object in one process: one entry link and one return link. */
 /*
  * Entry probes go to one of three programs: free's and malloc's, the
  * hottest, have their own (no attach cookie to fetch, no switch), the rest
@@ -52,6 +51,7 @@ struct uprobe_multi_attr {
  */
 enum lane { LANE_FREE, LANE_OTHER, LANE_MALLOC, LANES };
 
+/* The probes on one object in one process: an entry link per lane, one return link. */
 struct attachment {
 	pid_t pid;
 	dev_t dev;
@@ -329,7 +329,6 @@ static int attach_rank(__u32 api)
 	return 2;
 }
 
-/* Entry probes on every API function of one object, returns on the allocating ones. */
 static enum lane lane_of(__u32 api)
 {
 	return api == API_FREE ? LANE_FREE : api == API_MALLOC ? LANE_MALLOC : LANE_OTHER;
@@ -343,6 +342,7 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
+/* Entry probes on every API function of one object, returns on the allocating ones. */
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
 {

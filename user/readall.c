@@ -45,7 +45,7 @@ int read_all(int fd, size_t hint, char **out)
 	return 0;
 }
 
-char proc_state(pid_t pid)
+int proc_stat__read(pid_t pid, struct proc_stat *st)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
@@ -54,12 +54,22 @@ char proc_state(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return n < 0 ? -errno : -ESRCH;
 	buf[n] = '\0';
+	/* After the command name: state ppid pgrp session tty_nr tpgid flags. */
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &st->state, &st->flags) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+char proc_state(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_stat__read(pid, &st) ? 0 : st.state;
 }

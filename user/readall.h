@@ -12,6 +12,17 @@
  */
 int read_all(int fd, size_t hint, char **out);
 
+/* Of /proc/PID/stat: the state letter and the kernel's PF_* flags. */
+struct proc_stat {
+	char state;
+	unsigned long flags;
+};
+
+#define PROC_PF_KTHREAD 0x00200000ul	/* PF_KTHREAD: a kernel thread */
+
+/* Read pid's; the command name before them may hold anything. 0 or -errno. */
+int proc_stat__read(pid_t pid, struct proc_stat *st);
+
 /*
  * The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z', ...), read after
  * the parenthesized command name, which may hold anything; 0 when the

@@ -84,6 +84,30 @@ static struct target *target_new(pid_t pid)
 	return t;
 }
 
+/* What -p cannot trace, said before anything is loaded. */
+static int check_traceable(pid_t pid, pid_t tgid, char *err, size_t errlen)
+{
+	struct proc_stat st;
+
+	if (tgid == getpid()) {
+		snprintf(err, errlen, "-p %d: that is memleakbpf itself", pid);
+		return -EINVAL;
+	}
+	if (proc_stat__read(tgid, &st)) {
+		snprintf(err, errlen, "-p %d: no such process", pid);
+		return -ESRCH;
+	}
+	if (st.flags & PROC_PF_KTHREAD) {
+		snprintf(err, errlen, "-p %d: a kernel thread: it has no user-space heap to trace", pid);
+		return -EINVAL;
+	}
+	if (st.state == 'Z' || st.state == 'X') {
+		snprintf(err, errlen, "-p %d: a zombie: it has exited, and its parent has not reaped it yet", pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 int target__attach(pid_t pid, struct target **out, char *err, size_t errlen)
 {
 	struct target *t;
@@ -95,6 +119,9 @@ int target__attach(pid_t pid, struct target **out, char *err, size_t errlen)
 		snprintf(err, errlen, "-p %d: no such process", pid);
 		return e;
 	}
+	e = check_traceable(pid, tgid, err, errlen);
+	if (e)
+		return e;
 	t = target_new(tgid);
 	if (!t)
 		return -ENOMEM;
@@ -128,19 +155,41 @@ static int split_words(char *cmd, char **argv)
 	return argc;
 }
 
+/*
+ * Can file be run: a regular file with an execute bit for us? 0, or -errno
+ * with the line a shell would print in err.
+ */
+static int check_runnable(const char *name, const char *file, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(file, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "-c: %s: %s", name,
+			 e == ENOENT ? "command not found" : strerror(e));
+		return -e;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "-c: %s: is a directory", name);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode) || access(file, X_OK)) {
+		snprintf(err, errlen, "-c: %s: %s", name,
+			 S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* What execvp would run, so that a missing command fails before tracing. */
 static int find_program(const char *name, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
 	const char *path = getenv("PATH");
 
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) == 0)
-			return 0;
-		snprintf(err, errlen, "-c: %s: %s", name,
-			 errno == ENOENT ? "command not found" : strerror(errno));
-		return -errno;
-	}
+	if (strchr(name, '/'))
+		return check_runnable(name, name, err, errlen);
 	for (const char *dir = path ? path : "/usr/bin:/bin"; *dir;) {
 		size_t len = strcspn(dir, ":");
 		struct stat st;

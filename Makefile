@@ -24,6 +24,8 @@ PURE      := opts procmaps elfsym allocator placement aggregate report report_te
 PURE      += cfi
 # Python frames (issue 9): interpreter tables, code objects, stack merging.
 PURE      += python pycode pystack
+# Map sizes against the memory available (issue 14).
+PURE      += mapmem
 USER_SRCS := $(wildcard user/*.c)
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))

@@ -39,10 +39,6 @@ static void die_usage(const char *msg)
 	exit(EXIT_USAGE);
 }
 
-
-
-
-
 int tracer__start_timer(struct tracer *tr)
 {
 	double iv = tr->opts->interval_s;
@@ -53,23 +49,6 @@ int tracer__start_timer(struct tracer *tr)
 	its.it_value = its.it_interval;
 	return timerfd_settime(tr->timerfd, 0, &its, NULL) ? -errno : 0;
 }
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 /*
  * -p: the target ran exec, and BPF stopped tracing it. We do not stop a
@@ -198,18 +177,42 @@ static void run(struct tracer *tr)
 	}
 }
 
+static void signal_set(sigset_t *set, bool interrupts)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGUSR1);
+	if (interrupts) {
+		sigaddset(set, SIGINT);
+		sigaddset(set, SIGTERM);
+	}
+}
+
+/*
+ * Ctrl-C and SIGTERM keep their default action until tracing begins: a
+ * fatal signal ends even a long map creation in the kernel at once, and
+ * before the target runs under us there is no report to lose (a -c command
+ * waiting at the gate sees it close and exits without running). From here
+ * on they come through the signalfd, and end tracing with a report.
+ */
+static int hold_interrupts(void)
+{
+	sigset_t set;
+
+	signal_set(&set, true);
+	return sigprocmask(SIG_BLOCK, &set, NULL) ? -errno : 0;
+}
+
 static int setup_events(struct tracer *tr)
 {
-	sigset_t mask;
+	sigset_t set;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+	signal_set(&set, false);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -errno;
-	tr->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	/* Reads the interrupts too, once hold_interrupts() blocks them. */
+	signal_set(&set, true);
+	tr->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	tr->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	tr->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (tr->sigfd < 0 || tr->timerfd < 0 || tr->epfd < 0)
@@ -220,24 +223,46 @@ static int setup_events(struct tracer *tr)
 	return tr->target->spawned ? 0 : watch(tr->epfd, tr->target->pidfd);
 }
 
-static void check_outputs(const struct opts *o)
+/*
+ * Every output file can be written, no two options name one file (one report
+ * would silently replace the other), and --snapshot-dir is opened once.
+ */
+static void check_outputs(struct tracer *tr)
 {
+	const struct opts *o = tr->opts;
+	const struct {
+		const char *option, *path;
+	} files[] = {
+		{ "--json", o->json_path },
+		{ "--folded", o->folded_path },
+		{ "--pprof", o->pprof_path },
+		{ "--flamegraph", o->flamegraph_path },
+		{ "--timeline", o->timeline_path },
+		{ "--timeline-svg", o->timeline_svg_path },
+	};
+	const size_t nr = sizeof(files) / sizeof(files[0]);
 	char err[512];
+	int fd;
 
-	if (o->json_path && outfile__check(o->json_path, err, sizeof(err)))
+	for (size_t i = 0; i < nr; i++) {
+		if (!files[i].path)
+			continue;
+		if (outfile__check(files[i].path, err, sizeof(err)))
+			die_usage(err);
+		for (size_t j = 0; j < i; j++)
+			if (files[j].path && outfile__same(files[i].path, files[j].path)) {
+				snprintf(err, sizeof(err), "%s %s and %s %s name one file: give each report a file of its own",
+					 files[j].option, files[j].path, files[i].option,
+					 files[i].path);
+				die_usage(err);
+			}
+	}
+	if (!o->snapshot_dir)
+		return;
+	fd = outfile__open_dir(o->snapshot_dir, err, sizeof(err));
+	if (fd < 0)
 		die_usage(err);
-	if (o->folded_path && outfile__check(o->folded_path, err, sizeof(err)))
-		die_usage(err);
-	if (o->pprof_path && outfile__check(o->pprof_path, err, sizeof(err)))
-		die_usage(err);
-	if (o->flamegraph_path && outfile__check(o->flamegraph_path, err, sizeof(err)))
-		die_usage(err);
-	if (o->timeline_path && outfile__check(o->timeline_path, err, sizeof(err)))
-		die_usage(err);
-	if (o->timeline_svg_path && outfile__check(o->timeline_svg_path, err, sizeof(err)))
-		die_usage(err);
-	if (o->snapshot_dir && outfile__check_dir(o->snapshot_dir, err, sizeof(err)))
-		die_usage(err);
+	tr->snapshot_dirfd = fd;
 }
 
 static int start_target(struct tracer *tr)
@@ -257,18 +282,33 @@ static int start_target(struct tracer *tr)
 	return e;
 }
 
-static int load_probes(struct tracer *tr)
+static struct probes_config probes_config_of(const struct opts *o, const struct target *t)
 {
-	const struct opts *o = tr->opts;
-	struct probes_config cfg = {
-		.tgid = tr->target->pid,
+	return (struct probes_config){
+		.tgid = t ? t->pid : 0,
 		.min_size = o->min_size,
 		.max_size = o->max_size,
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
-		.stop_on_exec = tr->target->spawned,
+		.stop_on_exec = t && t->spawned,
 		.verbose = o->verbose,
 	};
+}
+
+/* Tables larger than the machine can give are refused before anything starts. */
+static void check_memory(const struct opts *o)
+{
+	struct probes_config cfg = probes_config_of(o, NULL);
+	char err[512];
+
+	if (probes__check_memory(&cfg, err, sizeof(err)))
+		die_usage(err);
+}
+
+static int load_probes(struct tracer *tr)
+{
+	const struct opts *o = tr->opts;
+	struct probes_config cfg = probes_config_of(o, tr->target);
 	int err = unwind__choose(o->unwind, &cfg.unwind_tables);
 
 	if (!err)
@@ -280,25 +320,19 @@ static int load_probes(struct tracer *tr)
 	return err;
 }
 
-/* Ctrl-C or SIGTERM while loading: the command has not run, and will not. */
-static bool interrupted(void)
-{
-	sigset_t set;
-
-	return !sigpending(&set) && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
-}
-
 /* -p: attach. -c: start the watchdog, then let the command exec. */
 static int begin(struct tracer *tr)
 {
 	struct watchdog_view view;
+	int err;
 
-	if (!tr->target->spawned)
-		return tracer__attach_pid(tr);
-	if (interrupted()) {
-		fprintf(stderr, "memleakbpf: interrupted before the command ran\n");
-		return -EINTR;
+	if (!tr->target->spawned) {
+		err = tracer__attach_pid(tr);
+		return err ? err : hold_interrupts();
 	}
+	err = hold_interrupts();
+	if (err)
+		return err;
 	probes__stop_view(tr->probes, &view);
 	tr->wd = watchdog__start(&view);
 	return target__release(tr->target);
@@ -306,7 +340,7 @@ static int begin(struct tracer *tr)
 
 int main(int argc, char **argv)
 {
-	struct tracer tr = { .sigfd = -1, .timerfd = -1, .epfd = -1 };
+	struct tracer tr = { .sigfd = -1, .timerfd = -1, .epfd = -1, .snapshot_dirfd = -1 };
 	struct opts opts;
 	char err[512];
 	int status = EXIT_FAILURE;
@@ -320,8 +354,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memleakbpf: %s\n", err);
 		return EXIT_FAILURE;
 	}
-	check_outputs(&opts);
 	tr.opts = &opts;
+	check_outputs(&tr);
+	check_memory(&opts);
 	tr.py = pytrace__new(&opts);	/* before the command starts: PYTHONMALLOC */
 	if (!tr.py)
 		return EXIT_FAILURE;
@@ -361,5 +396,7 @@ cleanup:
 		close(tr.timerfd);
 	if (tr.sigfd >= 0)
 		close(tr.sigfd);
+	if (tr.snapshot_dirfd >= 0)
+		close(tr.snapshot_dirfd);
 	return status;
 }

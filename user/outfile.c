@@ -152,21 +152,58 @@ int outfile__check(const char *path, char *err, size_t errlen)
 	return check_dir(path, err, errlen);
 }
 
-int outfile__check_dir(const char *dir, char *err, size_t errlen)
+/*
+ * The directory itself is held to the rule of the files: a symlink there is
+ * followed only when trusted_entry() says nobody else could have planted it.
+ * Everything is then created relative to the one descriptor, so no later
+ * swap of a path component can send a file elsewhere.
+ */
+int outfile__open_dir(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, fd;
 
 	if (!dir || !*dir)
 		return fail(err, errlen, EINVAL, "cannot write to an empty directory name");
-	if (stat(dir, &st))
+	if (lstat(dir, &st))
 		return fail(err, errlen, errno, "cannot write to directory %s: %s", dir,
 			    errno == ENOENT ? "it does not exist" : strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return fail(err, errlen, ENOTDIR, "cannot write to %s: it is not a directory", dir);
-	if (access(dir, W_OK | X_OK))
-		return fail(err, errlen, errno, "cannot write to directory %s: %s", dir,
-			    strerror(errno));
-	return 0;
+	if (S_ISLNK(st.st_mode) && !trusted_entry(dir, &st))
+		return fail(err, errlen, EPERM,
+			    "cannot write to directory %s: it is a symbolic link another user could have planted (owner uid %u): give the real directory",
+			    dir, (unsigned)st.st_uid);
+	if (!S_ISLNK(st.st_mode))
+		flags |= O_NOFOLLOW;
+	fd = open(dir, flags);
+	if (fd < 0)
+		return fail(err, errlen, errno, "cannot write to %s: %s", dir,
+			    errno == ENOTDIR ? "it is not a directory" : strerror(errno));
+	if (faccessat(fd, ".", W_OK | X_OK, 0)) {
+		int e = errno;
+
+		close(fd);
+		return fail(err, errlen, e, "cannot write to directory %s: %s", dir, strerror(e));
+	}
+	return fd;
+}
+
+/*
+ * Would a and b be written to one file? The same name in the same directory
+ * (however spelt: "./x", "d/../x"), or two names of one existing file.
+ */
+bool outfile__same(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX];
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	if (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return true;
+	if (strcmp(base_of(a), base_of(b)) || dir_of(a, da, sizeof(da)) ||
+	    dir_of(b, db, sizeof(db)) || stat(da, &sa) || stat(db, &sb))
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Unpredictable, so nobody can plant something at the name in advance. */
@@ -192,7 +229,8 @@ static void random_suffix(char *s)
 	s[TEMP_SUFFIX_LEN] = '\0';
 }
 
-int outfile__open_temp(const char *path, const char *suffix, char *tmp, size_t len)
+/* ".<base>.<suffix>" beside path, relative to dirfd (AT_FDCWD: as given). */
+static int open_temp_at(int dirfd, const char *path, const char *suffix, char *tmp, size_t len)
 {
 	const char *base = base_of(path);
 	int n, fd;
@@ -201,18 +239,23 @@ int outfile__open_temp(const char *path, const char *suffix, char *tmp, size_t l
 	n = snprintf(tmp, len, "%.*s.%s.%s", (int)(base - path), path, base, suffix);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	return fd < 0 ? -errno : fd;
 }
 
-static int create_temp(const char *path, char *tmp, size_t len)
+int outfile__open_temp(const char *path, const char *suffix, char *tmp, size_t len)
+{
+	return open_temp_at(AT_FDCWD, path, suffix, tmp, len);
+}
+
+static int create_temp(int dirfd, const char *path, char *tmp, size_t len)
 {
 	char suffix[TEMP_SUFFIX_LEN + 1];
 	int fd = -EEXIST;
 
 	for (int i = 0; i < TEMP_ATTEMPTS && fd == -EEXIST; i++) {
 		random_suffix(suffix);
-		fd = outfile__open_temp(path, suffix, tmp, len);
+		fd = open_temp_at(dirfd, path, suffix, tmp, len);
 	}
 	return fd;
 }
@@ -264,7 +307,7 @@ static int write_replace(const char *path, int (*writer)(const struct report *, 
 	char tmp[PATH_MAX];
 	int fd, err;
 
-	fd = create_temp(path, tmp, sizeof(tmp));
+	fd = create_temp(AT_FDCWD, path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	err = write_fd(fd, true, writer, r);
@@ -292,36 +335,44 @@ static int write_in_place(const char *path, int (*writer)(const struct report *,
 }
 
 /*
- * Publish tmp at path unless something is there. link() is the portable
- * no-replace rename; a file system without hard links gets renameat2's flag.
+ * Publish tmp as name unless something is there. linkat() is the portable
+ * no-replace rename, and follows nothing; a file system without hard links
+ * gets renameat2's flag.
  */
-static int publish_new(const char *tmp, const char *path)
+static int publish_new(int dirfd, const char *tmp, const char *name)
 {
-	if (!link(tmp, path))
+	if (!linkat(dirfd, tmp, dirfd, name, 0))
 		return 0;
 	if (errno != EPERM && errno != EOPNOTSUPP)
 		return -errno;
-	return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) ? -errno : 0;
+	return renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) ? -errno : 0;
 }
 
-int outfile__write_new(const char *path, int (*writer)(const struct report *, FILE *),
-		       const struct report *r)
+int outfile__exists_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+int outfile__write_new(int dirfd, const char *name,
+		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
 	char tmp[PATH_MAX];
 	int fd, err;
 
-	if (!path || !*path || !*base_of(path))
+	if (!name || !*name || strchr(name, '/'))
 		return -EINVAL;
-	fd = create_temp(path, tmp, sizeof(tmp));
+	fd = create_temp(dirfd, name, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	err = write_fd(fd, true, writer, r);
 	if (!err)
-		err = publish_new(tmp, path);
+		err = publish_new(dirfd, tmp, name);
 	/* After a link the temporary is a second name; after a rename it is gone. */
-	unlink(tmp);
+	unlinkat(dirfd, tmp, 0);
 	if (!err)
-		sync_dir(path);
+		fsync(dirfd);	/* the new name is in place: only durability is at stake */
 	return err;
 }
 

@@ -9,6 +9,7 @@
 #ifndef OUTFILE_H
 #define OUTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "report.h"
@@ -19,6 +20,9 @@
  */
 int outfile__check(const char *path, char *err, size_t errlen);
 
+/* Would paths a and b name one file (so that one report would overwrite the other)? */
+bool outfile__same(const char *a, const char *b);
+
 /*
  * Write r with writer into path (see above). 0 or -errno; on failure no
  * temporary is left behind and an existing file at path is untouched.
@@ -27,18 +31,22 @@ int outfile__write(const char *path, int (*writer)(const struct report *, FILE *
 		   const struct report *r);
 
 /*
- * Before tracing: can files be created in dir (--snapshot-dir)? 0, or -errno
- * with a one-line message in err.
+ * Before tracing: open dir (--snapshot-dir) for creating files in it. A
+ * symlink is followed only where outfile__check would follow one. The
+ * descriptor (O_DIRECTORY) or -errno with a one-line message in err.
  */
-int outfile__check_dir(const char *dir, char *err, size_t errlen);
+int outfile__open_dir(const char *dir, char *err, size_t errlen);
+
+/* Is anything (even a dangling symlink) named name in dirfd? */
+int outfile__exists_at(int dirfd, const char *name);
 
 /*
- * Write r with writer into a new file at path, atomically, never over
+ * Write r with writer into a new file name in dirfd, atomically, never over
  * anything already there: -EEXIST then (--snapshot-dir numbers its files and
  * skips the taken ones). 0 or -errno; no temporary is left behind.
  */
-int outfile__write_new(const char *path, int (*writer)(const struct report *, FILE *),
-		       const struct report *r);
+int outfile__write_new(int dirfd, const char *name,
+		       int (*writer)(const struct report *, FILE *), const struct report *r);
 
 /*
  * For outfile__write and the tests: create path's temporary ".<base>.<suffix>"

@@ -155,22 +155,16 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
-/* DIR/memleak.PID.NNNN.EXT */
-static void snapshot_path(const struct tracer *tr, const char *ext, char *buf, size_t len)
+/*
+ * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
+ * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
+ * those asked for with SIGUSR1, each kind numbered on its own, so that a
+ * user finds the ones they asked for by name.
+ */
+static void snapshot_name(const struct tracer *tr, bool asked, unsigned n, const char *ext,
+			  char *buf, size_t len)
 {
-	const char *dir = tr->opts->snapshot_dir;
-	size_t n = strlen(dir);
-
-	snprintf(buf, len, "%s%smemleak.%d.%04u.%s", dir, n && dir[n - 1] == '/' ? "" : "/",
-		 tr->target->pid, tr->snapshots, ext);
-}
-
-static bool taken(const char *path)
-{
-	struct stat st;
-
-	/* Only existence: any other trouble is for the write to report. */
-	return !lstat(path, &st);
+	snprintf(buf, len, "memleak.%d.%s%04u.%s", tr->target->pid, asked ? "usr1-" : "", n, ext);
 }
 
 /*
@@ -178,31 +172,37 @@ static bool taken(const char *path)
  * number. Numbers already taken (by an earlier run on the same pid) are
  * skipped, and a file is never replaced.
  */
-static void write_snapshot(struct tracer *tr, const struct report *r, bool say)
+static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
 {
-	char heap[PATH_MAX], folded[PATH_MAX];
+	unsigned *n = asked ? &tr->asked_snapshots : &tr->snapshots;
+	char heap[NAME_MAX + 1], folded[NAME_MAX + 1];
 	const char *failed = heap;
-	int err;
+	int dirfd = tr->snapshot_dirfd, err;
 
 	do {
-		tr->snapshots++;
-		snapshot_path(tr, "heap", heap, sizeof(heap));
-		snapshot_path(tr, "folded", folded, sizeof(folded));
-		err = taken(heap) || taken(folded) ? -EEXIST :
-		      outfile__write_new(heap, report_pprof__write, r);
+		++*n;
+		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
+		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
+		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
+		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
 	} while (err == -EEXIST);
 	if (!err) {
 		failed = folded;
-		err = outfile__write_new(folded, report_folded__write, r);
+		err = outfile__write_new(dirfd, folded, report_folded__write, r);
 	}
 	if (err)
-		fprintf(stderr, "memleakbpf: cannot write snapshot %s: %s\n", failed, strerror(-err));
+		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
+			tr->opts->snapshot_dir, failed, strerror(-err));
 	else if (say)
-		fprintf(stderr, "memleakbpf: snapshot %s %s\n", heap, folded);
+		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
+			heap, tr->opts->snapshot_dir, folded);
 }
 
-/* The text report (unless text is false), the final files, a snapshot. */
-static int produce(struct tracer *tr, bool final, bool text)
+/*
+ * The text report (unless text is false), the final files, a snapshot
+ * (asked: for SIGUSR1).
+ */
+static int produce(struct tracer *tr, bool final, bool text, bool asked)
 {
 	struct built b = { 0 };
 	int err = build(tr, final, text, &b);
@@ -221,7 +221,7 @@ static int produce(struct tracer *tr, bool final, bool text)
 			write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, b.r);
 		}
 		if (tr->opts->snapshot_dir)
-			write_snapshot(tr, b.r, !text || tr->opts->verbose);
+			write_snapshot(tr, b.r, asked, asked || tr->opts->verbose);
 	}
 	built_free(&b);
 	return err;
@@ -229,7 +229,7 @@ static int produce(struct tracer *tr, bool final, bool text)
 
 int tracer__report(struct tracer *tr, bool final)
 {
-	return produce(tr, final, true);
+	return produce(tr, final, true, false);
 }
 
 /* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
@@ -239,5 +239,5 @@ void tracer__on_snapshot_signal(struct tracer *tr)
 		fprintf(stderr, "memleakbpf: SIGUSR1: not tracing yet, no snapshot\n");
 		return;
 	}
-	produce(tr, false, !tr->opts->snapshot_dir);
+	produce(tr, false, !tr->opts->snapshot_dir, true);
 }

@@ -17,9 +17,11 @@
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "elfsym.h"
+#include "mapmem.h"
 #include "placement.h"
 #include "probes.h"
 #include "probes_internal.h"
+#include "report.h"
 #include "watchdog.h"
 
 /*
@@ -145,6 +147,86 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.stack_pairs, cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
+}
+
+/* The kernel memory of every map of skel at its current size. */
+static uint64_t maps_cost(const struct memleak_bpf *skel)
+{
+	unsigned ncpus = (unsigned)libbpf_num_possible_cpus();
+	const struct bpf_map *map;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		struct mapmem_map m = {
+			.type = bpf_map__type(map),
+			.key_size = bpf_map__key_size(map),
+			.value_size = bpf_map__value_size(map),
+			.max_entries = bpf_map__max_entries(map),
+			.flags = bpf_map__map_flags(map),
+		};
+
+		sum += mapmem__cost(&m, ncpus);
+	}
+	return sum;
+}
+
+static uint64_t cost_of(struct memleak_bpf *skel, uint32_t max_allocs, uint32_t stacks)
+{
+	struct probes_config cfg = { .max_allocs = max_allocs, .stack_storage_size = stacks };
+
+	size_maps(skel, &cfg);
+	return maps_cost(skel);
+}
+
+/* The largest value in [1, hi] for which fits() holds, or 0. */
+static uint32_t largest_fitting(struct memleak_bpf *skel, const struct probes_config *cfg,
+				bool allocs, uint64_t allowed)
+{
+	uint32_t lo = 0, hi = allocs ? cfg->max_allocs : cfg->stack_storage_size;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		uint64_t c = allocs ? cost_of(skel, mid, cfg->stack_storage_size) :
+				      cost_of(skel, cfg->max_allocs, mid);
+
+		if (c <= allowed)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen)
+{
+	struct memleak_bpf *skel = memleak_bpf__open();
+	struct mapmem_budget b;
+	char need[32], have[32];
+	uint64_t cost, allowed;
+	bool allocs;
+	uint32_t fit;
+
+	if (!skel || mapmem__budget(&b)) {
+		memleak_bpf__destroy(skel);
+		return 0;	/* unknown: loading will tell */
+	}
+	allowed = mapmem__allowed(&b);
+	cost = cost_of(skel, cfg->max_allocs, cfg->stack_storage_size);
+	if (cost <= allowed) {
+		memleak_bpf__destroy(skel);
+		return 0;
+	}
+	/* Blame the table that grew: the live blocks' unless the stacks' alone do not fit. */
+	allocs = cost_of(skel, 1, cfg->stack_storage_size) <= allowed;
+	fit = largest_fitting(skel, cfg, allocs, allowed);
+	memleak_bpf__destroy(skel);
+	report__human_size(cost, need, sizeof(need));
+	report__human_size(b.bytes, have, sizeof(have));
+	snprintf(err, errlen, "%s %u needs %s of kernel memory for its tables, more than half of the %s available (%s): the largest that fits is %s %u",
+		 allocs ? "--max-allocs" : "--stack-storage-size",
+		 allocs ? cfg->max_allocs : cfg->stack_storage_size, need, have, b.source,
+		 allocs ? "--max-allocs" : "--stack-storage-size", fit);
+	return -ENOMEM;
 }
 
 /* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */

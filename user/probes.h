@@ -24,6 +24,12 @@ struct probes_config {
 
 struct probes;
 
+/*
+ * Before anything is created: do the tables cfg asks for fit in the memory
+ * available (mapmem.h)? 0, or -ENOMEM with one line in err naming the size
+ * it would take and the largest that fits.
+ */
+int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen);
 /* Open, size and load the BPF object; attach the exec tracepoint. */
 int probes__load(const struct probes_config *cfg, struct probes **out);
 /*

@@ -48,6 +48,8 @@ struct tracer {
 	struct timespec start;
 	unsigned reports;
 	unsigned snapshots;	/* the last --snapshot-dir number used */
+	unsigned asked_snapshots;	/* the same for SIGUSR1's */
+	int snapshot_dirfd;	/* --snapshot-dir, opened once before tracing */
 	int sigfd, timerfd, epfd;
 };
 

@@ -237,23 +237,30 @@ static int count_entries(const char *dir)
 
 TEST(outfile_write_new_never_replaces)
 {
-	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", path[64], link_path[64], buf[64];
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", path[64], link_path[64], buf[64], err[256];
 	struct report r = { .pid = 7 };
 	bool ok = true;
+	int dirfd;
 
 	ASSERT(mkdtemp(dir));
+	dirfd = outfile__open_dir(dir, err, sizeof(err));
+	ASSERT(dirfd >= 0);
 	snprintf(path, sizeof(path), "%s/memleak.7.0001.heap", dir);
 	snprintf(link_path, sizeof(link_path), "%s/dangling", dir);
-	ok &= outfile__write_new(path, write_hello, &r) == 0;
+	ok &= outfile__write_new(dirfd, "memleak.7.0001.heap", write_hello, &r) == 0;
 	ok &= !read_small(path, buf, sizeof(buf)) && !strcmp(buf, "hello 7\n");
 	r.pid = 8;
-	ok &= outfile__write_new(path, write_hello, &r) == -EEXIST;
+	ok &= outfile__write_new(dirfd, "memleak.7.0001.heap", write_hello, &r) == -EEXIST;
 	ok &= !read_small(path, buf, sizeof(buf)) && !strcmp(buf, "hello 7\n");
 	/* A dangling symlink is something there: not followed, not replaced. */
 	ok &= !symlink("/nonexistent-memleakbpf", link_path);
-	ok &= outfile__write_new(link_path, write_hello, &r) == -EEXIST;
+	ok &= outfile__exists_at(dirfd, "dangling");
+	ok &= outfile__write_new(dirfd, "dangling", write_hello, &r) == -EEXIST;
+	/* Names only, never paths: everything stays in the directory opened. */
+	ok &= outfile__write_new(dirfd, "../escape", write_hello, &r) == -EINVAL;
 	/* No temporary left behind: the two names only. */
 	ok &= count_entries(dir) == 2;
+	close(dirfd);
 	unlink(path);
 	unlink(link_path);
 	rmdir(dir);
@@ -261,24 +268,54 @@ TEST(outfile_write_new_never_replaces)
 	return true;
 }
 
-TEST(outfile_check_dir)
+TEST(outfile_open_dir)
 {
-	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", file[64], err[256];
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", file[64], link[64], err[256];
+	int fd;
 
 	ASSERT(mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
 	ASSERT(!write_file(file, "x"));
-	ASSERT_EQ_U64(outfile__check_dir(dir, err, sizeof(err)), 0);
-	ASSERT(outfile__check_dir(file, err, sizeof(err)) == -ENOTDIR);
+	fd = outfile__open_dir(dir, err, sizeof(err));
+	ASSERT(fd >= 0);
+	close(fd);
+	ASSERT(outfile__open_dir(file, err, sizeof(err)) == -ENOTDIR);
 	ASSERT(strstr(err, "not a directory") && !strchr(err, '\n'));
-	ASSERT(outfile__check_dir("/nonexistent-memleakbpf/x", err, sizeof(err)) == -ENOENT);
+	ASSERT(outfile__open_dir("/nonexistent-memleakbpf/x", err, sizeof(err)) == -ENOENT);
 	ASSERT(strstr(err, "does not exist"));
+	/* Our own link in our own directory is followed. */
+	ASSERT(!symlink(dir, link));
+	fd = outfile__open_dir(link, err, sizeof(err));
+	ASSERT(fd >= 0);
+	close(fd);
+	unlink(link);
 	if (geteuid()) {
 		chmod(dir, 0500);
-		ASSERT(outfile__check_dir(dir, err, sizeof(err)) == -EACCES);
+		ASSERT(outfile__open_dir(dir, err, sizeof(err)) == -EACCES);
 		chmod(dir, 0700);
 	}
 	unlink(file);
+	rmdir(dir);
+	return true;
+}
+
+TEST(outfile_same)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", a[96], b[96], c[96];
+
+	ASSERT(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/r.json", dir);
+	snprintf(b, sizeof(b), "%s/./r.json", dir);
+	snprintf(c, sizeof(c), "%s/r.folded", dir);
+	ASSERT(outfile__same(a, a));
+	ASSERT(outfile__same(a, b));	/* not yet there: same directory, same name */
+	ASSERT(!outfile__same(a, c));
+	ASSERT(!write_file(a, "x"));
+	ASSERT(!symlink(a, c));
+	ASSERT(outfile__same(a, c));	/* two names of one file */
+	unlink(c);
+	unlink(a);
 	rmdir(dir);
 	return true;
 }

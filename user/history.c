@@ -116,19 +116,26 @@ void history__reset(struct history *h)
 	h->peak.nr = 0;
 }
 
+static void set_memory(struct report_sample *r, const struct memstat *ms, double t_s,
+		       uint64_t live)
+{
+	r->mem = true;
+	r->mem_t_s = t_s;
+	r->mem_live = live;
+	r->rss = ms->rss;
+	r->anon = ms->anon;
+	r->heap = ms->heap;
+	r->arena = ms->arena;
+	r->arena_reserved = ms->arena_reserved;
+	r->arenas = ms->arenas;
+}
+
 void history__set_base(struct history *h, const struct memstat *ms)
 {
 	memset(&h->base, 0, sizeof(h->base));
 	h->base.t_s = h->t_last;
-	if (!ms)
-		return;
-	h->base.mem = true;
-	h->base.rss = ms->rss;
-	h->base.anon = ms->anon;
-	h->base.heap = ms->heap;
-	h->base.arena = ms->arena;
-	h->base.arena_reserved = ms->arena_reserved;
-	h->base.arenas = ms->arenas;
+	if (ms)
+		set_memory(&h->base, ms, h->t_last, 0);
 }
 
 /* ------------------------------------------------------------ the points */
@@ -278,7 +285,7 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 /* ------------------------------------------------------------ samples, peak */
 
 static int add_sample(struct history *h, double t_s, const struct report_totals *totals,
-		      const struct memstat *ms)
+		      const struct mem_reading *mem)
 {
 	struct report_sample *r;
 
@@ -297,15 +304,8 @@ static int add_sample(struct history *h, double t_s, const struct report_totals 
 	r->live = totals->outstanding_bytes;
 	r->allocs = totals->allocs;
 	r->frees = totals->frees;
-	if (ms) {
-		r->mem = true;
-		r->rss = ms->rss;
-		r->anon = ms->anon;
-		r->heap = ms->heap;
-		r->arena = ms->arena;
-		r->arena_reserved = ms->arena_reserved;
-		r->arenas = ms->arenas;
-	}
+	if (mem)
+		set_memory(r, &mem->ms, mem->t_s, mem->live);
 	return 0;
 }
 
@@ -373,7 +373,7 @@ static int report_peak(struct history *h, double t_s, const struct snapshot *sna
 }
 
 int history__add(struct history *h, double t_s, const struct snapshot *snap,
-		 const struct report_totals *totals, const struct memstat *ms)
+		 const struct report_totals *totals, const struct mem_reading *mem)
 {
 	uint32_t point = take_point(h, t_s);
 	int err;
@@ -382,7 +382,7 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 	if (!err)
 		err = update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0, t_s, point);
 	if (!err)
-		err = add_sample(h, t_s, totals, ms);
+		err = add_sample(h, t_s, totals, mem);
 	if (!err)
 		err = report_peak(h, t_s, snap, totals);
 	h->t_last = t_s;

@@ -33,6 +33,16 @@ struct history_peak {
 	size_t nr;
 };
 
+/*
+ * The target's memory as read at t_s, when the live blocks held live bytes:
+ * usually the moment of the report, else the last reading before it exited.
+ */
+struct mem_reading {
+	struct memstat ms;
+	double t_s;
+	uint64_t live;
+};
+
 struct history *history__new(void);
 void history__free(struct history *h);
 /* A new image (exec): forget the stacks and the peak; the timeline goes on. */
@@ -41,10 +51,10 @@ void history__reset(struct history *h);
 void history__set_base(struct history *h, const struct memstat *ms);
 /*
  * One report at t_s seconds since tracing began: the snapshot, its totals,
- * the target's memory (NULL when it could not be read). 0 or -ENOMEM.
+ * the target's memory (NULL when it was never read). 0 or -ENOMEM.
  */
 int history__add(struct history *h, double t_s, const struct snapshot *snap,
-		 const struct report_totals *totals, const struct memstat *ms);
+		 const struct report_totals *totals, const struct mem_reading *mem);
 /* A light sample of the live figures (for the peak). 0 or -ENOMEM. */
 int history__tick(struct history *h, double t_s, const struct snap_live *live, size_t nr);
 

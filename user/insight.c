@@ -22,8 +22,12 @@ struct insight {
 	struct history *h;
 	bool attached;
 	bool started;
+	pid_t pid;
 	uint64_t start_ns;
 	int timerfd;
+	unsigned ticks;
+	struct mem_reading last;	/* the target's memory, read now and then */
+	bool have_last;
 	struct snap_live *live;	/* the tick's buffer, kept between ticks */
 	size_t live_cap;
 };
@@ -70,11 +74,15 @@ int insight__fd(const struct insight *in)
 	return in->timerfd;
 }
 
+/* The baseline is a reading too: the last one, should the target exit at once. */
 static void take_base(struct insight *in, pid_t pid)
 {
 	struct memstat ms;
 
-	history__set_base(in->h, memstat__read(pid, &ms) ? NULL : &ms);
+	in->have_last = !memstat__read(pid, &ms);
+	history__set_base(in->h, in->have_last ? &ms : NULL);
+	if (in->have_last)
+		in->last = (struct mem_reading){ .ms = ms, .t_s = history__base(in->h)->t_s };
 }
 
 void insight__start(struct insight *in, pid_t pid, const struct timespec *start)
@@ -86,14 +94,32 @@ void insight__start(struct insight *in, pid_t pid, const struct timespec *start)
 
 	in->start_ns = ns_of(start);
 	in->started = true;
+	in->pid = pid;
 	take_base(in, pid);
 	timerfd_settime(in->timerfd, 0, &its, NULL);
 }
 
 void insight__reset(struct insight *in, pid_t pid)
 {
+	in->pid = pid;
 	history__reset(in->h);
 	take_base(in, pid);
+}
+
+/*
+ * Every INSIGHT_MEM_TICKS, the target's memory: when it has exited by the
+ * final report, the last of these readings stands for its end.
+ */
+static void read_memory(struct insight *in, double t_s, const struct snap_live *live, size_t nr)
+{
+	struct memstat ms;
+
+	if (in->ticks++ % INSIGHT_MEM_TICKS || !in->pid || memstat__read(in->pid, &ms))
+		return;
+	in->last = (struct mem_reading){ .ms = ms, .t_s = t_s };
+	for (size_t i = 0; i < nr; i++)
+		in->last.live += live[i].bytes;
+	in->have_last = true;
 }
 
 void insight__tick(struct insight *in, struct probes *p)
@@ -101,23 +127,34 @@ void insight__tick(struct insight *in, struct probes *p)
 	struct timespec ts;
 	uint64_t ticks;
 	size_t nr;
+	double t_s;
 
 	if (read(in->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || !in->started)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t_s = seconds(in, ns_of(&ts));
 	/* A failed sample only costs precision: the next one comes soon. */
-	if (!snapshot__live(p, &in->live, &in->live_cap, &nr))
-		history__tick(in->h, seconds(in, ns_of(&ts)), in->live, nr);
+	if (snapshot__live(p, &in->live, &in->live_cap, &nr))
+		return;
+	history__tick(in->h, t_s, in->live, nr);
+	read_memory(in, t_s, in->live, nr);
 }
 
 int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 		 const struct aggregate *agg)
 {
-	struct memstat ms;
-	bool mem = pid > 0 && !memstat__read(pid, &ms);
+	double t_s = seconds(in, snap->time_ns);
+	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
+	const struct mem_reading *mem = NULL;
 
-	return history__add(in->h, seconds(in, snap->time_ns), snap, &agg->totals,
-			    mem ? &ms : NULL);
+	if (pid > 0 && !memstat__read(pid, &now.ms)) {
+		mem = &now;
+		in->last = now;
+		in->have_last = true;
+	} else if (in->have_last) {
+		mem = &in->last;	/* gone: its last reading, with its time */
+	}
+	return history__add(in->h, t_s, snap, &agg->totals, mem);
 }
 
 /* ------------------------------------------------------------ growth */

@@ -89,6 +89,8 @@ struct report_sample {
 	uint64_t live;		/* outstanding bytes */
 	uint64_t allocs, frees;	/* since tracing began */
 	bool mem;		/* the target's figures below could be read */
+	double mem_t_s;		/* when they were: t_s, or the last reading before an exit */
+	uint64_t mem_live;	/* the live bytes then */
 	uint64_t rss, anon;	/* resident, and of that anonymous */
 	uint64_t heap;		/* the [heap] (brk) segment */
 	uint64_t arena, arena_reserved;	/* glibc's thread-arena heaps: in use, reserved */

@@ -74,6 +74,7 @@ static void print_memory(const struct report *r, FILE *f)
 {
 	const struct report_analysis *a = r->analysis;
 	const struct report_memory *m = &a->memory;
+	char live[SIZE_LEN];
 
 	if (!m->reports) {
 		fprintf(f, "Memory: /proc/%d could not be read\n", r->pid);
@@ -83,6 +84,9 @@ static void print_memory(const struct report *r, FILE *f)
 	print_figures(&m->now, f);
 	if (a->nr_samples && !a->samples[a->nr_samples - 1].mem)
 		fprintf(f, " (at %.1f s, its last reading)", m->now.t_s);
+	else if (m->now.mem_t_s < m->now.t_s)
+		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s then)",
+			m->now.mem_t_s, r->pid, size_str(m->now.mem_live, live));
 	fputc('\n', f);
 }
 

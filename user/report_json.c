@@ -248,13 +248,13 @@ static void put_sample(const char *key, const struct report_sample *s, FILE *f)
 	put_num(s->t_s, f);
 	fprintf(f, ", \"live_bytes\": %llu", (unsigned long long)s->live);
 	if (s->mem)
-		fprintf(f, ", \"rss_bytes\": %llu, \"anon_bytes\": %llu, \"heap_bytes\": %llu, "
+		fprintf(f, ", \"read_at_s\": %.3f, \"rss_bytes\": %llu, \"anon_bytes\": %llu, \"heap_bytes\": %llu, "
 			"\"arena_bytes\": %llu, \"arena_reserved_bytes\": %llu, \"arenas\": %u}",
-			(unsigned long long)s->rss, (unsigned long long)s->anon,
+			s->mem_t_s, (unsigned long long)s->rss, (unsigned long long)s->anon,
 			(unsigned long long)s->heap, (unsigned long long)s->arena,
 			(unsigned long long)s->arena_reserved, s->arenas);
 	else
-		fputs(", \"rss_bytes\": null, \"anon_bytes\": null, \"heap_bytes\": null, "
+		fputs(", \"read_at_s\": null, \"rss_bytes\": null, \"anon_bytes\": null, \"heap_bytes\": null, "
 		      "\"arena_bytes\": null, \"arena_reserved_bytes\": null, \"arenas\": null}", f);
 }
 

@@ -13,9 +13,11 @@
 #include <string.h>
 #include "verdict.h"
 
+/* Against the live bytes when the memory was read, which may be before the report. */
 static int64_t retained(const struct report_sample *s, const struct report_sample *base)
 {
-	return ((int64_t)s->anon - (int64_t)base->anon) - ((int64_t)s->live - (int64_t)base->live);
+	return ((int64_t)s->anon - (int64_t)base->anon) -
+	       ((int64_t)s->mem_live - (int64_t)base->mem_live);
 }
 
 /* The start: the figures when tracing began, else the first report that has them. */

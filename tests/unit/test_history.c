@@ -61,8 +61,11 @@ static const struct snapshot *snap_of(struct world *w)
 static bool add(struct history *h, struct world *w, double t, const struct memstat *ms)
 {
 	const struct snapshot *s = snap_of(w);
+	struct mem_reading mem = { .t_s = t, .live = w->totals.outstanding_bytes };
 
-	return history__add(h, t, s, &w->totals, ms) == 0;
+	if (ms)
+		mem.ms = *ms;
+	return history__add(h, t, s, &w->totals, ms ? &mem : NULL) == 0;
 }
 
 static enum report_trend trend(const struct history *h, uint64_t id, struct report_growth *g)
@@ -274,7 +277,8 @@ TEST(history_samples_and_reset)
 
 static struct report_sample mem(double t, uint64_t live, uint64_t anon, uint64_t arena)
 {
-	return (struct report_sample){ .t_s = t, .live = live, .mem = true, .rss = anon + 2 * MiB,
+	return (struct report_sample){ .t_s = t, .live = live, .mem = true, .mem_t_s = t,
+				       .mem_live = live, .rss = anon + 2 * MiB,
 				       .anon = anon, .arena = arena, .arenas = arena ? 17 : 0 };
 }
 

@@ -21,7 +21,8 @@ PURE      := opts procmaps elfsym allocator placement aggregate report report_te
              report_json report_folded outfile report_pprof report_svg perfmap readall \
              rootpath history memstat verdict report_timeline report_insight
 # CFI unwinding (issue 4): the CFI parser is pure too.
-PURE      += cfi
+CFI       := cfi cfi_fde cfi_interp cfi_table
+PURE      += $(CFI)
 # Python frames (issue 9): interpreter tables, code objects, stack merging.
 PURE      += python pycode pystack
 USER_SRCS := $(wildcard user/*.c)
@@ -45,7 +46,7 @@ SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.
                             $(wildcard tests/unit/symbolize/*.c))
 SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap readall \
                           rootpath)
-SYM_OBJS   += $(OUTPUT)/user/cfi.o	# test_cfi_libdw compares it with libdw
+SYM_OBJS   += $(patsubst %,$(OUTPUT)/user/%.o,$(CFI))	# test_cfi_libdw compares it with libdw
 # The victims again without frame pointers (-O2's default), and for
 # v_basic with its CFI only in .debug_frame: CFI unwinding must report the same.
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -pthread

@@ -21,7 +21,8 @@ PURE      := opts procmaps elfsym allocator placement aggregate report report_te
              report_json report_folded outfile report_pprof report_svg perfmap readall \
              rootpath history memstat verdict report_timeline report_insight
 # CFI unwinding (issue 4): the CFI parser is pure too.
-PURE      += cfi
+CFI       := cfi cfi_fde cfi_interp cfi_table
+PURE      += $(CFI)
 # Python frames (issue 9): interpreter tables, code objects, stack merging.
 PURE      += python pycode pystack
 # Map sizes against the memory available (issue 14).
@@ -45,9 +46,10 @@ DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripp
 # The symbolizer's own tests: libdw, but no BPF.
 SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
                             $(wildcard tests/unit/symbolize/*.c))
-SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap readall \
+SYMBOLIZE  := symbolize symbolize_file symbolize_names symbolize_dwarf symbolize_cache
+SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) modules procmaps perfmap readall \
                           rootpath)
-SYM_OBJS   += $(OUTPUT)/user/cfi.o	# test_cfi_libdw compares it with libdw
+SYM_OBJS   += $(patsubst %,$(OUTPUT)/user/%.o,$(CFI))	# test_cfi_libdw compares it with libdw
 # The victims again without frame pointers (-O2's default), and for
 # v_basic with its CFI only in .debug_frame: CFI unwinding must report the same.
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -pthread
@@ -198,7 +200,7 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
 
 # Symbolization alone, on this machine's libraries: no BPF, no target.
-BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,symbolize modules procmaps perfmap \
+BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) modules procmaps perfmap \
                              report_build report report_text aggregate readall rootpath \
                              report_insight allocator elfsym)
 BENCH_SYM_OBJS += $(OUTPUT)/user/pystack.o $(OUTPUT)/user/pycode.o	# report_build merges Python frames

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table of rows: the FDE spans of every source merged into one sorted
+ * list (.eh_frame first), looked up by pc, placed in a process, and packed
+ * into the BPF format.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "cfi_internal.h"
+
+int cfi_rows_push(struct rows *rs, const struct cfi_row *row)
+{
+	if (rs->nr == rs->cap) {
+		size_t ncap = rs->cap ? rs->cap * 2 : 1024;
+		struct cfi_row *n = realloc(rs->v, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rs->v = n;
+		rs->cap = ncap;
+	}
+	rs->v[rs->nr++] = *row;
+	return 0;
+}
+
+int cfi_spans_push(struct spans *ss, const struct fde_span *s)
+{
+	if (ss->nr == ss->cap) {
+		size_t ncap = ss->cap ? ss->cap * 2 : 256;
+		struct fde_span *n = realloc(ss->v, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ss->v = n;
+		ss->cap = ncap;
+	}
+	ss->v[ss->nr++] = *s;
+	return 0;
+}
+
+static int by_span(const void *a, const void *b)
+{
+	const struct fde_span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->source - y->source;
+}
+
+/* Does s overlap a kept span? kept is sorted by start. */
+static bool overlaps(const struct fde_span *kept, size_t nr, const struct fde_span *s)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (kept[mid].start < s->end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* kept[lo - 1] is the last span starting before s ends. */
+	return lo && kept[lo - 1].end > s->start;
+}
+
+/*
+ * Keep the spans that do not overlap one kept before them: all of
+ * .eh_frame first, then .debug_frame, then the synthesized PLT rows.
+ */
+int cfi_choose_spans(struct spans *ss)
+{
+	struct fde_span *kept = calloc(ss->nr ?: 1, sizeof(*kept));
+	size_t nr = 0;
+
+	if (!kept)
+		return -ENOMEM;
+	if (ss->nr)	/* qsort(NULL, 0, ...) is undefined behaviour */
+		qsort(ss->v, ss->nr, sizeof(*ss->v), by_span);
+	for (int source = 0; source <= 2; source++) {
+		size_t before = nr;
+
+		for (size_t i = 0; i < ss->nr; i++) {
+			if (ss->v[i].source != source || overlaps(kept, before, &ss->v[i]))
+				continue;
+			/* Within one source, the first of two overlapping FDEs wins. */
+			if (nr > before && kept[nr - 1].end > ss->v[i].start)
+				continue;
+			kept[nr++] = ss->v[i];
+		}
+		qsort(kept, nr, sizeof(*kept), by_span);
+	}
+	free(ss->v);
+	ss->v = kept;
+	ss->nr = nr;
+	return 0;
+}
+
+static int table_push(struct cfi_table *t, size_t *cap, const struct cfi_row *row)
+{
+	/* Two rows at one pc: the later one (a zero-length advance) holds. */
+	if (t->nr && t->rows[t->nr - 1].pc == row->pc) {
+		t->rows[t->nr - 1] = *row;
+		return 0;
+	}
+	if (t->nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct cfi_row *n = realloc(t->rows, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->rows = n;
+		*cap = ncap;
+	}
+	t->rows[t->nr++] = *row;
+	return 0;
+}
+
+/* The sorted table: each span's rows, and a NONE row where a gap follows it. */
+int cfi_assemble(struct cfi_table *t, const struct rows *rs, const struct spans *ss)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < ss->nr && !err; i++) {
+		const struct fde_span *s = &ss->v[i];
+		struct cfi_row none = { .pc = s->end, .cfa = CFI_CFA_NONE };
+
+		for (size_t k = 0; k < s->nr && !err; k++)
+			err = table_push(t, &cap, &rs->v[s->first + k]);
+		if (!err && (i + 1 == ss->nr || ss->v[i + 1].start > s->end))
+			err = table_push(t, &cap, &none);
+	}
+	return err;
+}
+
+struct cfi_row cfi_table__find(const struct cfi_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return (struct cfi_row){ .pc = pc, .cfa = CFI_CFA_NONE };
+	return t->rows[lo - 1];
+}
+
+int cfi_table__runtime_base(const struct cfi_table *t, uint64_t start, uint64_t off,
+			    uint64_t *base)
+{
+	const struct cfi_seg *best = NULL;
+
+	/* A mapping starts at its segment's page-aligned offset, or inside it. */
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		const struct cfi_seg *s = &t->segs[i];
+		uint64_t page_off = s->offset & ~4095ULL;
+
+		if (off < page_off || off >= s->offset + s->filesz)
+			continue;
+		if (!best || off == page_off)
+			best = s;
+	}
+	if (!best)
+		return -ENOENT;
+	/* start maps off, which is at vaddr - p_offset + off in the object. */
+	*base = start - off + best->offset - best->vaddr + t->base;
+	return 0;
+}
+
+/* The CFA offset in 16 bits, in bytes or in words; false when it does not fit. */
+static bool pack_cfa_off(int64_t off, struct unwind_row *p)
+{
+	if (off >= 0 && off <= 0xffff) {
+		p->cfa_off = (__u16)off;
+		return true;
+	}
+	if (off > 0 && off % 8 == 0 && off / 8 <= 0xffff) {
+		p->cfa_off = (__u16)(off / 8);
+		p->kind |= UNWIND_CFA_X8;
+		return true;
+	}
+	return false;
+}
+
+static bool pack_rbp(const struct cfi_row *r, struct unwind_row *p)
+{
+	if (r->rbp == CFI_RBP_LOST)
+		p->kind |= UNWIND_RBP_LOST;
+	if (r->rbp != CFI_RBP_AT_CFA)
+		return true;
+	if (r->rbp_off % 8 || r->rbp_off < -128 * 8 || r->rbp_off > 127 * 8)
+		return false;
+	p->kind |= UNWIND_RBP_SAVED;
+	p->rbp_off = (__s8)(r->rbp_off / 8);
+	return true;
+}
+
+struct unwind_row cfi_row__pack(const struct cfi_row *r, uint64_t base)
+{
+	struct unwind_row p = { .pc = (__u32)(r->pc - base), .kind = r->cfa };
+	bool has_off = r->cfa == CFI_CFA_RSP || r->cfa == CFI_CFA_RBP || r->cfa == CFI_CFA_PLT;
+
+	/* What does not fit is a rule BPF cannot follow: it stops there, counted. */
+	if (!pack_rbp(r, &p) || (has_off && !pack_cfa_off(r->cfa_off, &p)))
+		return (struct unwind_row){ .pc = p.pc, .kind = UNWIND_CFA_OTHER };
+	return p;
+}
+
+static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+int cfi_table__pack(const struct cfi_table *t, struct unwind_row **out, size_t *nr)
+{
+	struct unwind_row *v;
+	size_t n = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (t->nr && t->rows[t->nr - 1].pc - t->base > UINT32_MAX)
+		return -E2BIG;
+	v = malloc((t->nr ?: 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr; i++) {
+		struct unwind_row p = cfi_row__pack(&t->rows[i], t->base);
+
+		if (n && same_rule(&v[n - 1], &p))
+			continue;
+		v[n++] = p;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}

@@ -16,20 +16,18 @@ INCLUDES  := -I$(OUTPUT) -Ibpf -Iuser
 LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
-# Modules that need neither libbpf nor libdw: they build into the unit tests.
-PURE      := opts procmaps elfsym allocator placement aggregate report report_text \
-             report_json report_folded outfile report_pprof report_svg perfmap readall \
-             rootpath history memstat verdict report_timeline report_insight
-# CFI unwinding (issue 4): the CFI parser is pure too.
-CFI       := cfi cfi_fde cfi_interp cfi_table
-PURE      += $(CFI)
-# Python frames (issue 9): interpreter tables, code objects, stack merging.
-PURE      += python pycode pystack
-# Map sizes against the memory available (issue 14).
-PURE      += mapmem
-USER_SRCS := $(wildcard user/*.c)
-PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
+# user/ holds main.c, opts.c and tracer.c, and a folder per stage (README,
+# "Source tree"). Sources are named by their path under user/, without .c.
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+# Modules that need neither libbpf nor libdw: they build into the unit tests,
+# whose link proves it. Whole folders, and the pure files of the others.
+PURE_DIRS := util model target allocator report
+PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
+PURE      += $(patsubst user/%.c,%,$(wildcard user/unwind/cfi*.c))
+PURE      += python/python python/pycode python/pystack symbolize/perfmap
+PURE      += analyze/aggregate analyze/history analyze/verdict
+PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%.o,$(UNIT_SRCS))
 
@@ -46,9 +44,10 @@ DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripp
 # The symbolizer's own tests: libdw, but no BPF.
 SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
                             $(wildcard tests/unit/symbolize/*.c))
-SYMBOLIZE  := symbolize symbolize_file symbolize_names symbolize_dwarf symbolize_cache
-SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) modules procmaps perfmap readall \
-                          rootpath)
+SYMBOLIZE  := $(filter-out symbolize/report_build,$(patsubst user/%.c,%,$(wildcard user/symbolize/*.c)))
+CFI        := $(patsubst user/%.c,%,$(wildcard user/unwind/cfi*.c))
+SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) target/modules util/procmaps \
+                          util/readall util/rootpath)
 SYM_OBJS   += $(patsubst %,$(OUTPUT)/user/%.o,$(CFI))	# test_cfi_libdw compares it with libdw
 # The victims again without frame pointers (-O2's default), and for
 # v_basic with its CFI only in .debug_frame: CFI unwinding must report the same.
@@ -93,19 +92,22 @@ $(OUTPUT)/memleak.skel.h: $(OUTPUT)/memleak.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/user/probes.o $(OUTPUT)/user/snapshot.o: $(OUTPUT)/memleak.skel.h
+$(OUTPUT)/user/probe/probes.o $(OUTPUT)/user/probe/snapshot.o: $(OUTPUT)/memleak.skel.h
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) bpf/memleak.h | $(OUTPUT)/user
+# -MMD: each object depends on the headers it includes, listed in its .d.
+DEPFLAGS  := -MMD -MP
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $(INCLUDES) -c $< -o $@
 
 memleakbpf: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(OUTPUT)/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h) | $(OUTPUT)/unit
+$(OUTPUT)/unit/%.o: tests/unit/%.c | $(OUTPUT)/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
 
 $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 	$(call msg,LINK,$@)
@@ -166,10 +168,9 @@ $(OUTPUT)/victims/dbgframe/%: tests/victims/%.c tests/victims/truth.h
 
 victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS) $(NOFP_VICTIMS)
 
-$(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c tests/unit/unit.h $(wildcard user/*.h) \
-			      | $(OUTPUT)/unit/symbolize
+$(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c | $(OUTPUT)/unit/symbolize
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
 
 $(OUTPUT)/symbolize_tests: $(OUTPUT)/unit/main.o $(SYM_TEST_OBJS) $(SYM_OBJS)
 	$(call msg,LINK,$@)
@@ -200,10 +201,12 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
 
 # Symbolization alone, on this machine's libraries: no BPF, no target.
-BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) modules procmaps perfmap \
-                             report_build report report_text aggregate readall rootpath \
-                             report_insight allocator elfsym)
-BENCH_SYM_OBJS += $(OUTPUT)/user/pystack.o $(OUTPUT)/user/pycode.o	# report_build merges Python frames
+BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) target/modules util/procmaps \
+                             symbolize/report_build model/report report/report_text \
+                             analyze/aggregate util/readall util/rootpath report/report_insight \
+                             allocator/allocator util/elfsym)
+# report_build merges Python frames
+BENCH_SYM_OBJS += $(OUTPUT)/user/python/pystack.o $(OUTPUT)/user/python/pycode.o
 $(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -lm -o $@
@@ -252,15 +255,15 @@ SAN_SYM_OBJS  := $(SAN_DIR)/unit/main.o \
                             $(wildcard tests/unit/symbolize/*.c)) \
                  $(patsubst $(OUTPUT)/user/%,$(SAN_DIR)/user/%,$(SYM_OBJS))
 
-$(SAN_DIR)/user/%.o: user/%.c $(wildcard user/*.h) bpf/memleak.h
+$(SAN_DIR)/user/%.o: user/%.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) $(INCLUDES) -c $< -o $@
 
-$(SAN_DIR)/unit/%.o: tests/unit/%.c tests/unit/unit.h $(wildcard user/*.h)
+$(SAN_DIR)/unit/%.o: tests/unit/%.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(DEPFLAGS) $(INCLUDES) -Itests/unit -c $< -o $@
 
 $(SAN_DIR)/unit_tests: $(SAN_UNIT_OBJS)
 	$(call msg,LINK,$@)
@@ -289,10 +292,10 @@ FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -std
               -D_GNU_SOURCE $(INCLUDES)
 FUZZ_OBJS := $(patsubst %,$(FUZZ_DIR)/user/%.o,$(PURE))
 
-$(FUZZ_DIR)/user/%.o: user/%.c $(wildcard user/*.h) bpf/memleak.h
+$(FUZZ_DIR)/user/%.o: user/%.c
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(call msg,FUZZER,$@)
@@ -310,3 +313,6 @@ soak: memleakbpf victims
 
 .PHONY: unit-san fuzz stress soak
 .PRECIOUS: $(FUZZ_DIR)/user/%.o $(SAN_DIR)/user/%.o $(SAN_DIR)/unit/%.o
+
+# The headers each object was built with (-MMD).
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

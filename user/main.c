@@ -4,7 +4,7 @@
  *
  * Owns the lifecycle: start or attach, the event loop (signals, interval
  * timer, BPF's events, the target's exit) and the one cleanup. Probing the
- * allocator as images come and go is attach.c's; reports are output.c's.
+ * allocator as images come and go, and the reports, are tracer.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,18 +17,18 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "insight.h"
-#include "modules.h"
+#include "analyze/insight.h"
+#include "target/modules.h"
 #include "opts.h"
-#include "outfile.h"
-#include "probes.h"
-#include "pytrace.h"
-#include "support.h"
-#include "symbolize.h"
-#include "target.h"
+#include "report/outfile.h"
+#include "probe/probes.h"
+#include "python/pytrace.h"
+#include "probe/support.h"
+#include "symbolize/symbolize.h"
+#include "target/target.h"
 #include "tracer.h"
-#include "watchdog.h"
-#include "unwind.h"
+#include "target/watchdog.h"
+#include "unwind/unwind.h"
 
 #define EXIT_USAGE 2
 #define SIGINT_GRACE_MS 2000
@@ -37,17 +37,6 @@ static void die_usage(const char *msg)
 {
 	fprintf(stderr, "memleakbpf: %s\n", msg);
 	exit(EXIT_USAGE);
-}
-
-int tracer__start_timer(struct tracer *tr)
-{
-	double iv = tr->opts->interval_s;
-	struct itimerspec its = {
-		.it_interval = { (time_t)iv, (long)((iv - (double)(time_t)iv) * 1e9) },
-	};
-
-	its.it_value = its.it_interval;
-	return timerfd_settime(tr->timerfd, 0, &its, NULL) ? -errno : 0;
 }
 
 /*

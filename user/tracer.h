@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The state of one run, shared by main.c (lifecycle and event loop),
- * attach.c (probing the allocator as the target's images come and go) and
- * output.c (building and writing reports).
+ * The state of one run, shared by main.c (lifecycle and event loop) and
+ * tracer.c (probing the allocator as the target's images come and go, and
+ * building and writing reports).
  */
 #ifndef TRACER_H
 #define TRACER_H
@@ -53,10 +53,7 @@ struct tracer {
 	int sigfd, timerfd, epfd;
 };
 
-/* main.c: the interval timer starts when tracing does. */
-int tracer__start_timer(struct tracer *tr);
-
-/* attach.c */
+/* Probing the allocator. */
 /* -p: probe the running target's allocator. */
 int tracer__attach_pid(struct tracer *tr);
 /* BPF stopped pid at an exec or a dynamic-linker event: look, attach, resume. */
@@ -64,7 +61,7 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid);
 /* Remember the target's mappings while it is alive, for later reports. */
 void tracer__refresh_modules(struct tracer *tr);
 
-/* output.c */
+/* Reports. */
 /* A report: the text on stdout; when final, the files the options name. */
 int tracer__report(struct tracer *tr, bool final);
 /* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */

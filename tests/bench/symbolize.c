@@ -31,12 +31,12 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include "aggregate.h"
-#include "modules.h"
-#include "procmaps.h"
-#include "report_build.h"
-#include "snapshot.h"
-#include "symbolize.h"
+#include "analyze/aggregate.h"
+#include "target/modules.h"
+#include "util/procmaps.h"
+#include "symbolize/report_build.h"
+#include "probe/snapshot.h"
+#include "symbolize/symbolize.h"
 
 #define MAX_FILES 512
 #define REPEAT 5

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "cfi.h"
+#include "unwind/cfi.h"
 #include "fuzz.h"
 
 static int memfd = -1;

@@ -6,7 +6,7 @@
  */
 #include <sys/mman.h>
 #include <unistd.h>
-#include "elfsym.h"
+#include "util/elfsym.h"
 #include "fuzz.h"
 
 static int memfd = -1;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libFuzzer: /tmp/perf-PID.map text (user/perfmap.c). */
 #include "fuzz.h"
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

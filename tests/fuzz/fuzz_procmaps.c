@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libFuzzer: /proc/PID/maps text (user/procmaps.c). */
 #include "fuzz.h"
-#include "procmaps.h"
+#include "util/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,7 +9,7 @@
  */
 #include <ctype.h>
 #include "fuzz.h"
-#include "report.h"
+#include "model/report.h"
 
 #define MAX_STACKS 6
 #define MAX_FRAMES 6

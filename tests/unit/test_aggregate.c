@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* aggregate.c: totals over every site, outstanding sites in a stable order. */
 #include <stdlib.h>
-#include "aggregate.h"
+#include "analyze/aggregate.h"
 #include "unit.h"
 
 static struct snap_site site(uint64_t stack_id, uint32_t api, uint64_t ob, uint64_t oa,

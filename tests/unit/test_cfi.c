@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "unit.h"
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define VICTIMS ".output/victims/"

@@ -4,8 +4,8 @@
  * victims (make victims builds them before the unit tests run).
  */
 #include <errno.h>
-#include "allocator.h"
-#include "elfsym.h"
+#include "allocator/allocator.h"
+#include "util/elfsym.h"
 #include "unit.h"
 
 #define V_APIS ".output/victims/v_apis"

@@ -2,9 +2,9 @@
 /* history.c and verdict.c: trends, churn, peak, timeline rows, the memory verdict. */
 #include <math.h>
 #include <stdlib.h>
-#include "history.h"
+#include "analyze/history.h"
 #include "unit.h"
-#include "verdict.h"
+#include "analyze/verdict.h"
 
 #define MiB (1ull << 20)
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "elfsym.h"
+#include "util/elfsym.h"
 #include "opts.h"
-#include "report.h"
+#include "model/report.h"
 #include "unit.h"
 
 /* ESC [31m, a C1 CSI (U+009B), an invalid byte, a ';' and a newline. */

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <unistd.h>
 #include <linux/bpf.h>
-#include "mapmem.h"
-#include "readall.h"
+#include "util/mapmem.h"
+#include "util/readall.h"
 #include "unit.h"
 
 TEST(mapmem_cost_by_type)

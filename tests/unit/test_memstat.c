@@ -2,8 +2,8 @@
 /* memstat.c on saved /proc text: status, smaps_rollup, maps with glibc arenas. */
 #include <errno.h>
 #include <unistd.h>
-#include "memstat.h"
-#include "procmaps.h"
+#include "target/memstat.h"
+#include "util/procmaps.h"
 #include "unit.h"
 
 #define MiB (1ull << 20)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* perfmap.c's parser and lookup, on text. */
 #include <stdlib.h>
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 #include "unit.h"
 
 static const char *name_at(const struct perfmap *pm, uint64_t addr)

@@ -4,7 +4,7 @@
  * meets (bytes copied from Debian 12's builds), and on the cases where the
  * probe must stay at the entry.
  */
-#include "placement.h"
+#include "allocator/placement.h"
 #include "unit.h"
 
 #define RDI PLACEMENT_REG(PLACEMENT_RDI)

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "opts.h"
-#include "outfile.h"
-#include "procmaps.h"
-#include "report.h"
+#include "report/outfile.h"
+#include "util/procmaps.h"
+#include "model/report.h"
 #include "unit.h"
 
 #define PYTHON "/usr/bin/python3"

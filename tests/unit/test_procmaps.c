@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <sys/sysmacros.h>
 #include "unit.h"
-#include "procmaps.h"
+#include "util/procmaps.h"
 
 /*
  * From a real process, edited to cover the odd cases: a deleted library, a

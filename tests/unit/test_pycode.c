@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "pycode.h"
+#include "python/pycode.h"
 #include "unit.h"
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Python frames merged into native stacks (user/pystack.c). */
 #include <stdlib.h>
-#include "pystack.h"
+#include "python/pystack.h"
 #include "unit.h"
 
 #define INTERP "/usr/bin/python3.11"

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "outfile.h"
-#include "report.h"
+#include "report/outfile.h"
+#include "model/report.h"
 #include "unit.h"
 
 #define PYTHON "/usr/bin/python3"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The unwinder's counter in the reports: a drop line in text, a key in JSON. */
 #include <stdlib.h>
-#include "report.h"
+#include "model/report.h"
 #include "unit.h"
 
 static char *render(int (*writer)(const struct report *, FILE *), const struct report *r)

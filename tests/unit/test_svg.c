@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "report.h"
+#include "model/report.h"
 #include "unit.h"
 
 #define PYTHON "/usr/bin/python3"

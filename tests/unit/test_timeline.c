@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "report.h"
+#include "model/report.h"
 #include "unit.h"
 
 #define MiB (1ull << 20)

@@ -13,7 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "fixture.h"
-#include "procmaps.h"
+#include "util/procmaps.h"
 
 const char *fx_victim(const char *name)
 {

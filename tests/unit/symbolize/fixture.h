@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "modules.h"
-#include "report.h"
+#include "target/modules.h"
+#include "model/report.h"
 
 /* The absolute path of .output/victims/name; a static buffer of 8 in turn. */
 const char *fx_victim(const char *name);

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fixture.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "unit.h"
 
 #define BIAS_A 0x555555554000ull

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "unit.h"
-#include "cfi.h"
+#include "unwind/cfi.h"
 #include "fixture.h"
 
 #define RANDOM_ADDRESSES 20000

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "fixture.h"
-#include "perfmap.h"
-#include "symbolize.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/symbolize.h"
 #include "unit.h"
 
 static bool write_map(const char *path, const char *text)

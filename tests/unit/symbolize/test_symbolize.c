@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "fixture.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "unit.h"
 
 #define PIE_BIAS 0x555555554000ull

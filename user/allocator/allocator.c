@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which object in the target provides each allocation function. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elf.h>
+#include "allocator.h"
+#include "util/elfsym.h"
+#include "util/rootpath.h"
+
+/*
+ * The allocation API. Order matters: when two names share an address (in
+ * tcmalloc free is also operator delete, and new is also new[]), the first
+ * one listed is the one probed.
+ */
+static const struct {
+	const char *name;
+	uint32_t api;
+} api_symbols[] = {
+	{ "malloc", API_MALLOC },
+	{ "free", API_FREE },
+	{ "calloc", API_CALLOC },
+	{ "realloc", API_REALLOC },
+	{ "reallocarray", API_REALLOCARRAY },
+	{ "posix_memalign", API_POSIX_MEMALIGN },
+	{ "aligned_alloc", API_ALIGNED_ALLOC },
+	{ "memalign", API_MEMALIGN },
+	{ "valloc", API_VALLOC },
+	{ "pvalloc", API_PVALLOC },
+	{ "mmap", API_MMAP },
+	{ "munmap", API_MUNMAP },
+	{ "mremap", API_MREMAP },
+	/* C++: operator new/new[] and their nothrow and aligned forms. */
+	{ "_Znwm", API_NEW },
+	{ "_ZnwmRKSt9nothrow_t", API_NEW },
+	{ "_ZnwmSt11align_val_t", API_NEW },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", API_NEW },
+	{ "_Znam", API_NEW_ARRAY },
+	{ "_ZnamRKSt9nothrow_t", API_NEW_ARRAY },
+	{ "_ZnamSt11align_val_t", API_NEW_ARRAY },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", API_NEW_ARRAY },
+	/* operator delete/delete[]: plain, sized, nothrow and aligned forms. */
+	{ "_ZdlPv", API_DELETE },
+	{ "_ZdlPvm", API_DELETE },
+	{ "_ZdlPvRKSt9nothrow_t", API_DELETE },
+	{ "_ZdlPvSt11align_val_t", API_DELETE },
+	{ "_ZdlPvmSt11align_val_t", API_DELETE },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", API_DELETE },
+	{ "_ZdaPv", API_DELETE_ARRAY },
+	{ "_ZdaPvm", API_DELETE_ARRAY },
+	{ "_ZdaPvRKSt9nothrow_t", API_DELETE_ARRAY },
+	{ "_ZdaPvSt11align_val_t", API_DELETE_ARRAY },
+	{ "_ZdaPvmSt11align_val_t", API_DELETE_ARRAY },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", API_DELETE_ARRAY },
+};
+
+#define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))
+
+int allocator__api_of(const char *symbol)
+{
+	for (size_t i = 0; symbol && i < NR_API_SYMBOLS; i++)
+		if (!strcmp(api_symbols[i].name, symbol))
+			return (int)api_symbols[i].api;
+	return -ENOENT;
+}
+
+/*
+ * The target's file, never one outside its root; a deleted one through the
+ * mapping itself, since its path leads nowhere (or to another file).
+ */
+static int target_open(pid_t pid, const char *path, const struct map_entry *e)
+{
+	char buf[96];
+	int fd;
+
+	if (!e || !e->deleted)
+		return rootpath__open(pid, path, O_RDONLY);
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Own fd (taken) and a path leading to it. */
+static int object_set_fd(struct lookup_object *obj, int fd)
+{
+	char buf[64];
+
+	obj->fd = fd;
+	if (fd < 0)
+		return 0;
+	rootpath__fd_path(fd, buf, sizeof(buf));
+	obj->open_path = strdup(buf);
+	return obj->open_path ? 0 : -ENOMEM;
+}
+
+int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
+			const struct map_entry *e)
+{
+	int fd;
+
+	*obj = (struct lookup_object){ .path = strdup(path), .fd = -1 };
+	if (!obj->path)
+		return -ENOMEM;
+	fd = target_open(pid, path, e);
+	if (object_set_fd(obj, fd)) {
+		lookup_object__release(obj);
+		return -ENOMEM;
+	}
+	return fd < 0 ? fd : 0;
+}
+
+void lookup_object__release(struct lookup_object *obj)
+{
+	free(obj->path);
+	free(obj->open_path);
+	if (obj->fd >= 0)
+		close(obj->fd);
+	*obj = (struct lookup_object){ .fd = -1 };
+}
+
+static int object_copy(struct lookup_object *dst, const struct lookup_object *src)
+{
+	*dst = (struct lookup_object){ .path = strdup(src->path), .fd = -1 };
+	if (!dst->path)
+		return -ENOMEM;
+	if (src->fd < 0)
+		return 0;
+	/* Out of fds: this copy is unreadable, as if the open had failed. */
+	return object_set_fd(dst, fcntl(src->fd, F_DUPFD_CLOEXEC, 0));
+}
+
+static void objects_free(struct lookup_object *objs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		lookup_object__release(&objs[i]);
+	free(objs);
+}
+
+void lookup_order__free(struct lookup_order *lo)
+{
+	if (!lo)
+		return;
+	objects_free(lo->objects, lo->nr);
+	free(lo->ldso_open_path);
+	if (lo->ldso_fd >= 0)
+		close(lo->ldso_fd);
+	free(lo);
+}
+
+/* Append the object mapped at e, unless it is already listed. */
+static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry *e)
+{
+	struct lookup_object *objs;
+
+	if (!map_entry__is_file(e))
+		return 0;
+	for (size_t i = 0; i < lo->nr; i++)
+		if (!strcmp(lo->objects[i].path, e->path))
+			return 0;
+	objs = realloc(lo->objects, (lo->nr + 1) * sizeof(*objs));
+	if (!objs)
+		return -ENOMEM;
+	lo->objects = objs;
+	/* Unreadable: kept in its place in the order, and skipped. */
+	if (lookup_object__init(&objs[lo->nr], pid, e->path, e) == -ENOMEM)
+		return -ENOMEM;
+	lo->nr++;
+	return 0;
+}
+
+static int read_auxv_base(pid_t pid, uint64_t *base)
+{
+	char path[64];
+	uint64_t aux[2];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*base = 0;
+	while (read(fd, aux, sizeof(aux)) == sizeof(aux) && aux[0] != AT_NULL) {
+		if (aux[0] == AT_BASE)
+			*base = aux[1];
+	}
+	close(fd);
+	return 0;
+}
+
+static int read_mem(int memfd, uint64_t addr, void *buf, size_t len)
+{
+	return pread(memfd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* Offsets in glibc's struct r_debug and struct link_map (x86_64 ABI). */
+#define R_MAP_OFF 8
+#define R_STATE_OFF 24
+#define L_LD_OFF 16
+#define L_NEXT_OFF 24
+#define RT_CONSISTENT 0
+
+/* The address of the dynamic linker's _r_debug in the target. */
+static int r_debug_addr(const struct lookup_order *lo, const struct maps *maps, uint64_t *addr)
+{
+	const struct map_entry *e = maps__find(maps, lo->ldso_base);
+	struct elf_file *ef;
+	uint64_t vaddr, bias;
+	int err;
+
+	if (!e)
+		return -ENOENT;
+	err = elf_file__open(lo->ldso_open_path, &ef);
+	if (err)
+		return err;
+	err = elf_file__find_object(ef, "_r_debug", &vaddr);
+	if (!err)
+		err = elf_file__load_bias(ef, e->start, e->offset, &bias);
+	elf_file__close(ef);
+	if (!err)
+		*addr = bias + vaddr;
+	return err;
+}
+
+/* Walk the link map: the order in which the dynamic linker looks symbols up. */
+static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *maps)
+{
+	uint64_t rdebug, lm = 0, ld;
+	int32_t state;
+	char path[64];
+	int memfd, err, n = 0;
+
+	err = r_debug_addr(lo, maps, &rdebug);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (memfd < 0)
+		return -errno;
+	err = read_mem(memfd, rdebug + R_MAP_OFF, &lm, sizeof(lm));
+	if (!err)
+		err = read_mem(memfd, rdebug + R_STATE_OFF, &state, sizeof(state));
+	lo->complete = !err && lm && state == RT_CONSISTENT;
+	/* Each link_map's l_ld points into its object: find it in the maps. */
+	while (!err && lm && n++ < 4096) {
+		const struct map_entry *e;
+
+		err = read_mem(memfd, lm + L_LD_OFF, &ld, sizeof(ld));
+		if (err)
+			break;
+		e = maps__find(maps, ld);
+		if (e)
+			err = order_add(lo, pid, e);
+		if (!err)
+			err = read_mem(memfd, lm + L_NEXT_OFF, &lm, sizeof(lm));
+	}
+	close(memfd);
+	return err;
+}
+
+static int add_exe(struct lookup_order *lo, pid_t pid, const struct maps *maps)
+{
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	/* A deleted executable reads as "PATH (deleted)"; maps strips that. */
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
+
+		if (!strcmp(e->path, exe) ||
+		    (e->deleted && !strncmp(exe, e->path, strlen(e->path))))
+			return order_add(lo, pid, e);
+	}
+	return -ENOENT;
+}
+
+int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order **out)
+{
+	struct lookup_order *lo = calloc(1, sizeof(*lo));
+	const struct map_entry *ldso;
+	struct lookup_object obj;
+	int err;
+
+	if (!lo)
+		return -ENOMEM;
+	lo->ldso_fd = -1;
+	err = read_auxv_base(pid, &lo->ldso_base);
+	if (err)
+		goto fail;
+	if (!lo->ldso_base) {
+		lo->is_static = lo->complete = true;
+		err = add_exe(lo, pid, maps);
+		goto done;
+	}
+	ldso = maps__find(maps, lo->ldso_base);
+	if (!ldso) {
+		err = -ENOENT;
+		goto fail;
+	}
+	err = lookup_object__init(&obj, pid, ldso->path, ldso);
+	if (err) {
+		lookup_object__release(&obj);
+		goto fail;
+	}
+	/* The order owns the linker's file: its fd and the path to it. */
+	lo->ldso_open_path = obj.open_path;
+	lo->ldso_fd = obj.fd;
+	free(obj.path);
+	err = walk_link_map(lo, pid, maps);
+	/* Before the dynamic linker has set up its list, only it and the
+	 * executable are there. */
+	if (!err && !lo->nr)
+		err = add_exe(lo, pid, maps);
+done:
+	if (err)
+		goto fail;
+	*out = lo;
+	return 0;
+fail:
+	lookup_order__free(lo);
+	return err;
+}
+
+void allocator__free(struct allocator *a)
+{
+	if (!a)
+		return;
+	objects_free(a->objects, a->nr_objects);
+	free(a->probes);
+	free(a);
+}
+
+/* The provider's index in a->objects, adding it on first use. */
+static int provider_index(struct allocator *a, const struct lookup_object *obj)
+{
+	struct lookup_object *objs;
+
+	for (size_t i = 0; i < a->nr_objects; i++)
+		if (!strcmp(a->objects[i].path, obj->path))
+			return (int)i;
+	objs = realloc(a->objects, (a->nr_objects + 1) * sizeof(*objs));
+	if (!objs)
+		return -ENOMEM;
+	a->objects = objs;
+	if (object_copy(&objs[a->nr_objects], obj)) {
+		lookup_object__release(&objs[a->nr_objects]);
+		return -ENOMEM;
+	}
+	return (int)a->nr_objects++;
+}
+
+static bool probed_at(const struct allocator *a, size_t object, uint64_t offset)
+{
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == object && a->probes[i].offset == offset)
+			return true;
+	return false;
+}
+
+/* Find symbol i in the first object that defines it; -ENOENT if none. */
+static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
+		       size_t nr, size_t sym)
+{
+	uint64_t vaddr, offset;
+	int idx;
+
+	for (size_t o = 0; o < nr; o++) {
+		if (!elves[o] || elf_file__find_func(elves[o], api_symbols[sym].name,
+						     !a->is_static, &vaddr, &offset))
+			continue;
+		idx = provider_index(a, &objs[o]);
+		if (idx < 0)
+			return idx;
+		if (probed_at(a, idx, offset))
+			return 0;
+		a->probes[a->nr++] = (struct alloc_probe){
+			.api = api_symbols[sym].api,
+			.symbol = api_symbols[sym].name,
+			.object = idx,
+			.offset = offset,
+		};
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
+		       struct allocator **out)
+{
+	struct elf_file **elves = calloc(nr ? nr : 1, sizeof(*elves));
+	struct allocator *a = calloc(1, sizeof(*a));
+	int err = 0;
+
+	if (!elves || !a)
+		goto nomem;
+	a->is_static = is_static;
+	a->probes = calloc(NR_API_SYMBOLS, sizeof(*a->probes));
+	if (!a->probes)
+		goto nomem;
+	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
+		if (objs[o].open_path)
+			elf_file__open(objs[o].open_path, &elves[o]);
+	for (size_t s = 0; s < NR_API_SYMBOLS && err != -ENOMEM; s++)
+		err = resolve_one(a, elves, objs, nr, s);
+	if (err == -ENOMEM)
+		goto nomem;
+	for (size_t o = 0; o < nr; o++)
+		elf_file__close(elves[o]);
+	free(elves);
+	for (size_t i = 0; i < a->nr; i++) {
+		struct alloc_probe *p = &a->probes[i];
+
+		p->path = a->objects[p->object].path;
+		p->open_path = a->objects[p->object].open_path;
+		if (p->api == API_MALLOC)
+			a->malloc_path = p->path;
+	}
+	if (!a->malloc_path) {
+		allocator__free(a);
+		return -ENOENT;
+	}
+	*out = a;
+	return 0;
+nomem:
+	for (size_t o = 0; elves && o < nr; o++)
+		elf_file__close(elves[o]);
+	free(elves);
+	allocator__free(a);
+	return -ENOMEM;
+}
+
+size_t allocator__internal_ranges(const struct allocator *a, const struct maps *maps,
+				  struct addr_range *ranges, size_t max)
+{
+	size_t n = 0;
+
+	if (a->is_static)
+		return 0;
+	for (size_t i = 0; i < maps->nr && n < max; i++) {
+		const struct map_entry *e = &maps->entries[i];
+
+		if (!e->executable || !map_entry__is_file(e))
+			continue;
+		for (size_t o = 0; o < a->nr_objects; o++) {
+			if (strcmp(e->path, a->objects[o].path))
+				continue;
+			ranges[n++] = (struct addr_range){ .start = e->start, .end = e->end };
+			break;
+		}
+	}
+	return n;
+}

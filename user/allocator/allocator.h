@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which object in the target really provides each allocation function: the
+ * first one in the dynamic linker's lookup order that defines it (an
+ * LD_PRELOADed tcmalloc, the executable itself, libc...), found from the
+ * target's own link map, never from the tracer's environment.
+ */
+#ifndef ALLOCATOR_H
+#define ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "memleak.h"
+#include "util/procmaps.h"
+
+/* An object in lookup order. */
+struct lookup_object {
+	char *path;		/* as the target sees it (its maps) */
+	char *open_path;	/* as the tracer opens it: /proc/self/fd/FD; NULL if unreadable */
+	int fd;			/* the file, opened inside the target's root (rootpath.h); -1 */
+};
+
+struct lookup_order {
+	struct lookup_object *objects;
+	size_t nr;
+	bool is_static;		/* no dynamic linker: the executable is everything */
+	bool complete;		/* the dynamic linker has finished loading (RT_CONSISTENT) */
+	uint64_t ldso_base;	/* AT_BASE, 0 when static */
+	char *ldso_open_path;	/* the dynamic linker's file, for its _dl_debug_state */
+	int ldso_fd;		/* what ldso_open_path leads to */
+};
+
+/* One function to probe. */
+struct alloc_probe {
+	uint32_t api;		/* enum memleak_api */
+	const char *symbol;	/* from the API table */
+	size_t object;		/* index of the providing object in allocator.objects */
+	const char *path;	/* target path of the providing object (owned by the allocator) */
+	const char *open_path;	/* ... as the tracer opens it */
+	uint64_t offset;	/* file offset of the function's first instruction */
+};
+
+struct allocator {
+	struct alloc_probe *probes;
+	size_t nr;
+	struct lookup_object *objects;	/* providers, owned */
+	size_t nr_objects;
+	bool is_static;
+	const char *malloc_path;	/* who provides malloc */
+};
+
+/* Read the lookup order from the live target (auxv, _r_debug). 0 or -errno. */
+int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order **out);
+void lookup_order__free(struct lookup_order *lo);
+
+/*
+ * Resolve every API function over objs (in lookup order): the first object
+ * defining a symbol provides it; two symbols at one address are probed once.
+ * Static executables are searched in .symtab too. -ENOENT when nothing
+ * provides malloc.
+ */
+int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
+		       struct allocator **out);
+/*
+ * Executable ranges of the objects that provide allocation functions: their
+ * own mmap calls are the allocator's business. None for a static binary,
+ * whose allocator shares its code with the program. Returns the count.
+ */
+size_t allocator__internal_ranges(const struct allocator *a, const struct maps *maps,
+				  struct addr_range *ranges, size_t max);
+void allocator__free(struct allocator *a);
+/* The enum memleak_api of an API function's symbol name, or -ENOENT. */
+int allocator__api_of(const char *symbol);
+
+/*
+ * obj for the file at path in process pid: opened inside the target's root
+ * (rootpath.h), or through its mapping e when the file was deleted (e may be
+ * NULL otherwise). 0; -errno of the open, obj then kept unreadable (fd -1,
+ * open_path NULL); -ENOMEM, obj empty.
+ */
+int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
+			const struct map_entry *e);
+void lookup_object__release(struct lookup_object *obj);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the reports saw over the run, for what one report cannot tell: which
+ * stacks keep growing (a leak) and which hold a steady amount (a cache), how
+ * fast each stack allocates (churn), the live-heap high-water mark, and the
+ * timeline of live bytes against the target's memory. Pure: fed one
+ * snapshot per report and a light sample of the live figures now and then,
+ * so the unit tests drive it with hand-made ones.
+ *
+ * Memory stays bounded on long runs: a stack keeps at most HISTORY_POINTS
+ * points of its outstanding bytes; when they are full every other point is
+ * dropped, so the points always span the whole run, ever more coarsely.
+ */
+#ifndef HISTORY_H
+#define HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "target/memstat.h"
+#include "model/report.h"
+#include "probe/snapshot.h"
+
+#define HISTORY_POINTS 64
+#define HISTORY_MIN_POINTS 3	/* a trend needs this many reports */
+#define HISTORY_MIN_R2 0.8	/* a steady trend: its line fits at least this well */
+
+struct history;
+
+struct history_peak {
+	double t_s;
+	uint64_t bytes, allocs;		/* the live total */
+	const struct snap_live *sites;	/* the stacks then, with outstanding bytes */
+	size_t nr;
+};
+
+/*
+ * The target's memory as read at t_s, when the live blocks held live bytes:
+ * usually the moment of the report, else the last reading before it exited.
+ */
+struct mem_reading {
+	struct memstat ms;
+	double t_s;
+	uint64_t live;
+};
+
+struct history *history__new(void);
+void history__free(struct history *h);
+/* A new image (exec): forget the stacks and the peak; the timeline goes on. */
+void history__reset(struct history *h);
+/* The target's memory when tracing began (nothing was live then). */
+void history__set_base(struct history *h, const struct memstat *ms);
+/*
+ * One report at t_s seconds since tracing began: the snapshot, its totals,
+ * the target's memory (NULL when it was never read). 0 or -ENOMEM.
+ */
+int history__add(struct history *h, double t_s, const struct snapshot *snap,
+		 const struct report_totals *totals, const struct mem_reading *mem);
+/* A light sample of the live figures (for the peak). 0 or -ENOMEM. */
+int history__tick(struct history *h, double t_s, const struct snap_live *live, size_t nr);
+
+/*
+ * The growth of one stack, given the age of its oldest block (< 0: unknown).
+ * A stack never seen holding bytes is TREND_UNKNOWN with no intervals.
+ */
+void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
+		     struct report_growth *g);
+/* The growth of the live total. */
+void history__live_growth(const struct history *h, struct report_growth *g);
+/*
+ * The sites of snap (the last one added) that allocated most often, freed or
+ * not, most calls first: up to max of them into out, their rates into rates.
+ * Returns how many. -ENOMEM.
+ */
+int history__churn(const struct history *h, const struct snapshot *snap,
+		   const struct snap_site **out, struct report_rate *rates, size_t max);
+/* The high-water mark of the live total; NULL before any sample. */
+const struct history_peak *history__peak(const struct history *h);
+/* One row per report, in order, and the figures at the start. */
+const struct report_sample *history__samples(const struct history *h, size_t *nr);
+const struct report_sample *history__base(const struct history *h);
+
+/* Least-squares fit and trend of the points (t, y); exported for the verdict. */
+void history__classify(const double *t, const double *y, size_t n, struct report_growth *g);
+
+#endif

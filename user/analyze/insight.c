@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's history, fed and read out (see insight.h).
+ *
+ * The peak is sampled, not tracked: an exact high-water mark would need a
+ * counter shared by every allocation and free of every thread in the BPF
+ * hot path. Reading the per-site map every INSIGHT_TICK_MS costs one batched
+ * lookup per thousand sites instead, and gives the per-stack breakdown of
+ * the best sample for free; a peak that lasts less than a tick can be missed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include "history.h"
+#include "insight.h"
+#include "target/memstat.h"
+#include "verdict.h"
+
+struct insight {
+	struct history *h;
+	bool attached;
+	bool started;
+	pid_t pid;
+	uint64_t start_ns;
+	int timerfd;
+	unsigned ticks;
+	struct mem_reading last;	/* the target's memory, read now and then */
+	bool have_last;
+	struct snap_live *live;	/* the tick's buffer, kept between ticks */
+	size_t live_cap;
+};
+
+static uint64_t ns_of(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+static double seconds(const struct insight *in, uint64_t ns)
+{
+	return ns > in->start_ns ? (double)(ns - in->start_ns) / 1e9 : 0;
+}
+
+struct insight *insight__new(bool attached)
+{
+	struct insight *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->attached = attached;
+	in->h = history__new();
+	in->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!in->h || in->timerfd < 0) {
+		insight__free(in);
+		return NULL;
+	}
+	return in;
+}
+
+void insight__free(struct insight *in)
+{
+	if (!in)
+		return;
+	if (in->timerfd >= 0)
+		close(in->timerfd);
+	history__free(in->h);
+	free(in->live);
+	free(in);
+}
+
+int insight__fd(const struct insight *in)
+{
+	return in->timerfd;
+}
+
+/* The baseline is a reading too: the last one, should the target exit at once. */
+static void take_base(struct insight *in, pid_t pid)
+{
+	struct memstat ms;
+
+	in->have_last = !memstat__read(pid, &ms);
+	history__set_base(in->h, in->have_last ? &ms : NULL);
+	if (in->have_last)
+		in->last = (struct mem_reading){ .ms = ms, .t_s = history__base(in->h)->t_s };
+}
+
+void insight__start(struct insight *in, pid_t pid, const struct timespec *start)
+{
+	struct itimerspec its = {
+		.it_interval = { 0, INSIGHT_TICK_MS * 1000000L },
+		.it_value = { 0, INSIGHT_TICK_MS * 1000000L },
+	};
+
+	in->start_ns = ns_of(start);
+	in->started = true;
+	in->pid = pid;
+	take_base(in, pid);
+	timerfd_settime(in->timerfd, 0, &its, NULL);
+}
+
+void insight__reset(struct insight *in, pid_t pid)
+{
+	in->pid = pid;
+	history__reset(in->h);
+	take_base(in, pid);
+}
+
+/*
+ * Every INSIGHT_MEM_TICKS, the target's memory: when it has exited by the
+ * final report, the last of these readings stands for its end.
+ */
+static void read_memory(struct insight *in, double t_s, const struct snap_live *live, size_t nr)
+{
+	struct memstat ms;
+
+	if (in->ticks++ % INSIGHT_MEM_TICKS || !in->pid || memstat__read(in->pid, &ms))
+		return;
+	in->last = (struct mem_reading){ .ms = ms, .t_s = t_s };
+	for (size_t i = 0; i < nr; i++)
+		in->last.live += live[i].bytes;
+	in->have_last = true;
+}
+
+void insight__tick(struct insight *in, struct probes *p)
+{
+	struct timespec ts;
+	uint64_t ticks;
+	size_t nr;
+	double t_s;
+
+	if (read(in->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || !in->started)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t_s = seconds(in, ns_of(&ts));
+	/* A failed sample only costs precision: the next one comes soon. */
+	if (snapshot__live(p, &in->live, &in->live_cap, &nr))
+		return;
+	history__tick(in->h, t_s, in->live, nr);
+	read_memory(in, t_s, in->live, nr);
+}
+
+int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
+		 const struct aggregate *agg)
+{
+	double t_s = seconds(in, snap->time_ns);
+	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
+	const struct mem_reading *mem = NULL;
+
+	if (pid > 0 && !memstat__read(pid, &now.ms)) {
+		mem = &now;
+		in->last = now;
+		in->have_last = true;
+	} else if (in->have_last) {
+		mem = &in->last;	/* gone: its last reading, with its time */
+	}
+	return history__add(in->h, t_s, snap, &agg->totals, mem);
+}
+
+/* ------------------------------------------------------------ growth */
+
+static int rank_cmp(const void *a, const void *b, void *stacks)
+{
+	const struct report_growth *x = &((struct report_stack *)stacks)[*(const size_t *)a].growth;
+	const struct report_growth *y = &((struct report_stack *)stacks)[*(const size_t *)b].growth;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->slope != y->slope)
+		return x->slope > y->slope ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Each stack's growth; the growing ones ranked, the most leak-like first. */
+static int growth(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		  struct report *r, struct report_analysis *a)
+{
+	a->growing = calloc(r->nr_stacks ?: 1, sizeof(*a->growing));
+	if (!a->growing)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_stacks && i < agg->nr; i++) {
+		const struct snap_site *s = agg->sites[i];
+		double age = -1;
+
+		if (s->oldest_ns)
+			age = s->oldest_ns < snap->time_ns ? (snap->time_ns - s->oldest_ns) / 1e9 : 0;
+		history__growth(in->h, s->stack_id, s->api, age, &r->stacks[i].growth);
+		if (r->stacks[i].growth.trend == TREND_GROWING)
+			a->growing[a->nr_growing++] = i;
+	}
+	qsort_r(a->growing, a->nr_growing, sizeof(*a->growing), rank_cmp, r->stacks);
+	for (size_t i = 0; i < a->nr_growing; i++)
+		r->stacks[a->growing[i]].growth.rank = i + 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ churn, peak */
+
+/* Symbolized stacks of sites, built as a report of their own and taken from it. */
+static int build_stacks(const struct snap_site **sites, size_t nr, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report_stack **out, size_t *nr_out)
+{
+	struct aggregate agg = { .sites = sites, .nr = nr };
+	struct report *sub;
+	int err = report__build(&agg, sym, mods, meta, &sub);
+
+	if (err)
+		return err;
+	*out = sub->stacks;
+	*nr_out = sub->nr_stacks;
+	sub->stacks = NULL;
+	sub->nr_stacks = 0;
+	report__free(sub);
+	return 0;
+}
+
+static int churn(struct insight *in, const struct snapshot *snap, struct symbolizer *sym,
+		 const struct modules *mods, const struct report_meta *meta,
+		 struct report_analysis *a)
+{
+	const struct snap_site *sites[INSIGHT_CHURN];
+	struct report_rate rates[INSIGHT_CHURN];
+	int n = history__churn(in->h, snap, sites, rates, INSIGHT_CHURN);
+	int err;
+
+	if (n <= 0)
+		return n;
+	err = build_stacks(sites, n, sym, mods, meta, &a->churn, &a->nr_churn);
+	for (size_t i = 0; !err && i < a->nr_churn; i++)
+		a->churn[i].rate = rates[i];
+	return err;
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct snap_live *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return x->api < y->api ? -1 : x->api > y->api;
+}
+
+/* The site of snap with l's key, with l's figures; only its key when snap lacks it. */
+static struct snap_site site_at_peak(const struct snapshot *snap, const struct snap_live *l)
+{
+	struct snap_site s = { .stack_id = l->stack_id, .api = l->api };
+
+	for (size_t i = 0; i < snap->nr; i++) {
+		if (snap->sites[i].stack_id == l->stack_id && snap->sites[i].api == l->api) {
+			s = snap->sites[i];
+			break;
+		}
+	}
+	s.stats.outstanding_bytes = l->bytes;
+	s.stats.outstanding_allocs = l->allocs;
+	return s;
+}
+
+/* The biggest stacks at the peak; the sites hold their stacks in snap (sites never leave). */
+static int peak(struct insight *in, const struct snapshot *snap, struct symbolizer *sym,
+		const struct modules *mods, const struct report_meta *meta,
+		struct report_analysis *a)
+{
+	const struct history_peak *hp = history__peak(in->h);
+	struct snap_site copies[INSIGHT_PEAK];
+	const struct snap_site *sites[INSIGHT_PEAK];
+	struct snap_live *v;
+	size_t n;
+	int err;
+
+	if (!hp)
+		return 0;
+	v = malloc((hp->nr ?: 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, hp->sites, hp->nr * sizeof(*v));
+	qsort(v, hp->nr, sizeof(*v), live_cmp);
+	n = hp->nr < INSIGHT_PEAK ? hp->nr : INSIGHT_PEAK;
+	a->peak = (struct report_peak){ .known = true, .t_s = hp->t_s, .bytes = hp->bytes,
+					.allocs = hp->allocs, .sample_s = INSIGHT_TICK_MS / 1000.0,
+					.other_bytes = hp->bytes, .other_allocs = hp->allocs };
+	for (size_t i = 0; i < n; i++) {
+		copies[i] = site_at_peak(snap, &v[i]);
+		sites[i] = &copies[i];
+		a->peak.other_bytes -= v[i].bytes;
+		a->peak.other_allocs -= v[i].allocs;
+	}
+	free(v);
+	err = build_stacks(sites, n, sym, mods, meta, &a->peak.stacks, &a->peak.nr_stacks);
+	return err;
+}
+
+int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		  struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report *r)
+{
+	struct report_analysis *a = calloc(1, sizeof(*a));
+	struct report_growth live;
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	r->analysis = a;
+	err = growth(in, snap, agg, r, a);
+	if (!err)
+		err = churn(in, snap, sym, mods, meta, a);
+	if (!err)
+		err = peak(in, snap, sym, mods, meta, a);
+	a->samples = history__samples(in->h, &a->nr_samples);
+	history__live_growth(in->h, &live);
+	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,
+		       in->attached, &a->memory);
+	return err;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF skeleton's lifecycle and the uprobes on the allocator. probes.c and
+ * snapshot.c are the only files that touch libbpf.
+ */
+#ifndef PROBES_H
+#define PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "allocator/allocator.h"
+
+struct probes_config {
+	pid_t tgid;
+	uint64_t min_size, max_size;
+	uint32_t max_allocs;
+	uint32_t stack_storage_size;
+	bool stop_on_exec;	/* -c: stop the target at each exec */
+	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
+	int verbose;
+};
+
+struct probes;
+
+/*
+ * Before anything is created: do the tables cfg asks for fit in the memory
+ * available (mapmem.h)? 0, or -ENOMEM with one line in err naming the size
+ * it would take and the largest that fits.
+ */
+int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen);
+/* Open, size and load the BPF object; attach the exec tracepoint. */
+int probes__load(const struct probes_config *cfg, struct probes **out);
+/*
+ * Make the attached uprobes exactly those of a: attach what is new (return
+ * probes before entry probes, so that no call is seen entering without its
+ * return), keep what is already there, detach what a no longer names.
+ * Returns the number of functions probed, or -errno (the failing function
+ * is printed).
+ */
+int probes__attach_allocator(struct probes *p, const struct allocator *a);
+/* Probe the dynamic linker's _dl_debug_state in the file at path (once). */
+int probes__attach_dl(struct probes *p, const char *path);
+void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr);
+void probes__set_stop_on_dl(struct probes *p, bool on);
+/* The target is a shell: the first child it forks takes over when it execs. */
+void probes__set_follow_shell(struct probes *p, bool on);
+/* That child, once forked (0 before). */
+pid_t probes__handoff(const struct probes *p);
+/* Trace tgid from now on (the shell's child); earlier links stay, ignored. */
+void probes__retarget(struct probes *p, pid_t tgid);
+/* -p: report dynamic-linker changes without stopping the target. */
+void probes__set_notify_dl(struct probes *p, bool on);
+/* Readable when BPF has an event for us (a process stopped, libraries changed). */
+int probes__events_fd(const struct probes *p);
+/* The events since the last call. */
+size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
+uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
+struct watchdog_view;
+/* Where the BPF side keeps the processes it may stop and the stops it sent. */
+void probes__stop_view(const struct probes *p, struct watchdog_view *v);
+/* Forget every tracked block, site and stack: the target exec'd. */
+int probes__clear(struct probes *p);
+/*
+ * CFI unwinding (user/unwind.c). add_unwind_rows appends rows to the BPF
+ * tables, *first being the index of rows[0]: 0, or -ENOSPC when full.
+ * set_unwind_mappings publishes the target's executable mappings (sorted
+ * by start, at most MEMLEAK_UNWIND_MAPPINGS) in one switch.
+ */
+/* Can this kernel walk the rows (bpf_loop)? */
+bool probes__can_walk_tables(void);
+int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, size_t nr,
+			    uint32_t *first);
+int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m, size_t nr);
+/* Rows loaded, and the kernel memory of the tables holding them (memlock). */
+uint64_t probes__unwind_rows(const struct probes *p);
+uint64_t probes__unwind_bytes(const struct probes *p);
+/*
+ * Python frames (user/pytrace.c): where the target's interpreter keeps its
+ * state, or NULL to stop walking it (and drop the exit probes). At its exit
+ * the target is stopped (EVENT_PY_EXIT) with stop_at_exit, else only
+ * announced (EVENT_PY_EXITING). 0, or -EOPNOTSUPP when the kernel cannot run
+ * the walk (no bpf_loop: Linux 5.17).
+ */
+int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_at_exit);
+/*
+ * fn gets every copy of a code object BPF sends (struct py_code), while the
+ * events are taken (probes__take_events). fn NULL: they are dropped.
+ */
+void probes__on_py_code(struct probes *p, void (*fn)(void *ctx, const struct py_code *c),
+			void *ctx);
+/*
+ * EVENT_PY_EXIT (or _EXITING) when the target calls the function at offset
+ * in path: Py_FinalizeEx (finalize: tracing ends there) or _exit. 0 or -errno.
+ */
+int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offset, bool finalize);
+void probes__free(struct probes *p);
+
+#endif

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The Python side of a trace: interpreter, BPF frame walk, code objects. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "python.h"
+#include "pytrace.h"
+#include "util/readall.h"
+#include "target/target.h"
+
+#define STOP_WAIT_MS 1000
+
+struct pytrace {
+	pid_t pid;
+	bool spawned;		/* -c: ours to stop at its exit */
+	bool looked;		/* this image was found to be Python, or not walkable */
+	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
+	struct pycode *code;
+	int memfd;		/* /proc/PID/mem, opened while the target lived */
+	struct report_python report;
+	char **scanned;		/* objects found not to be Python: not opened again */
+	size_t nr_scanned;
+};
+
+struct pytrace *pytrace__new(const struct opts *o)
+{
+	struct pytrace *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->memfd = -1;
+	t->spawned = o->command;
+	/* The command inherits it; Python reads it once, at its start. */
+	if (o->command && o->python_malloc && setenv("PYTHONMALLOC", o->python_malloc, 1)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static bool was_scanned(const struct pytrace *t, const char *path)
+{
+	for (size_t i = 0; i < t->nr_scanned; i++)
+		if (!strcmp(t->scanned[i], path))
+			return true;
+	return false;
+}
+
+/* Remember lo's objects: none is Python, and a later look needs only new ones. */
+static void remember_scanned(struct pytrace *t, const struct lookup_order *lo)
+{
+	char **v = realloc(t->scanned, (t->nr_scanned + lo->nr) * sizeof(*v));
+
+	if (!v)
+		return;
+	t->scanned = v;
+	for (size_t i = 0; i < lo->nr; i++) {
+		if (was_scanned(t, lo->objects[i].path))
+			continue;
+		v[t->nr_scanned] = strdup(lo->objects[i].path);
+		if (v[t->nr_scanned])
+			t->nr_scanned++;
+	}
+}
+
+/* lo without the objects already scanned; its objects are borrowed. */
+static struct lookup_order unscanned(const struct pytrace *t, const struct lookup_order *lo,
+				     struct lookup_object *buf)
+{
+	struct lookup_order out = *lo;
+
+	out.objects = buf;
+	out.nr = 0;
+	for (size_t i = 0; i < lo->nr; i++)
+		if (!was_scanned(t, lo->objects[i].path))
+			buf[out.nr++] = lo->objects[i];
+	return out;
+}
+
+static void set_report(struct pytrace *t)
+{
+	t->report = (struct report_python){
+		.version = t->py->version,
+		.path = t->py->path,
+		.malloc = python__malloc_name(t->py->malloc),
+		.malloc_why = t->py->malloc_why,
+	};
+}
+
+/* A copy BPF made of a code object the moment a stack first showed it. */
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len);
+
+static void on_code(void *ctx, const struct py_code *copy)
+{
+	struct pytrace *t = ctx;
+
+	if (t->code)
+		pycode__add_copy(t->code, copy, read_target, t);
+}
+
+/* BPF walks the frames; the target stops at Py_FinalizeEx and _exit. */
+static int start(struct pytrace *t, struct probes *p)
+{
+	const struct python *py = t->py;
+	char path[64];
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
+	t->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	t->code = pycode__new(&py->layout, py->code_type);
+	if (t->memfd < 0 || !t->code)
+		return t->memfd < 0 ? -errno : -ENOMEM;
+	probes__on_py_code(p, on_code, t);
+	err = probes__set_python(p, &py->bpf, t->spawned);
+	if (!err && py->finalize_path)
+		err = probes__attach_python_exit(p, py->finalize_path, py->finalize_offset, true);
+	if (!err && py->exit_path)
+		err = probes__attach_python_exit(p, py->exit_path, py->exit_offset, false);
+	return err;
+}
+
+static void announce(const struct pytrace *t)
+{
+	const struct python *py = t->py;
+
+	fprintf(stderr, "memleakbpf: pid %d runs Python %s (%s) with %s (%s): stacks show its frames%s\n",
+		t->pid, py->version, py->path, python__malloc_name(py->malloc), py->malloc_why,
+		py->malloc == PY_MALLOC_PYMALLOC ?
+		"; objects of up to 512 bytes come from pymalloc's arenas" : "");
+}
+
+int pytrace__attach(struct pytrace *t, struct probes *p, pid_t pid, const struct maps *maps,
+		    const struct lookup_order *lo)
+{
+	struct lookup_object *buf;
+	struct lookup_order todo;
+	char msg[512];
+	int err;
+
+	/* Benchmarking only (make bench): what the Python frames cost. */
+	if (t->looked || getenv("MEMLEAKBPF_BENCH_NO_PYTHON"))
+		return 0;
+	buf = calloc(lo->nr ? lo->nr : 1, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	todo = unscanned(t, lo, buf);
+	t->pid = pid;
+	err = python__detect(pid, maps, &todo, &t->py, msg, sizeof(msg));
+	free(buf);
+	if (err == -ENOENT) {
+		remember_scanned(t, lo);
+		return 0;
+	}
+	t->looked = true;
+	if (err) {
+		/* An interpreter we cannot walk still gets its native stacks. */
+		fprintf(stderr, "memleakbpf: %s\n", msg[0] ? msg : strerror(-err));
+		return 0;
+	}
+	set_report(t);
+	err = start(t, p);
+	if (!err) {
+		announce(t);
+		return 0;
+	}
+	/* Native stacks are still worth having. */
+	if (err == -EOPNOTSUPP)
+		fprintf(stderr, "memleakbpf: Python frames need bpf_loop (Linux 5.17 or later): stacks stay native\n");
+	else
+		fprintf(stderr, "memleakbpf: cannot follow Python in pid %d: %s: stacks stay native\n",
+			pid, strerror(-err));
+	pytrace__forget(t, p);
+	t->looked = true;
+	return 0;
+}
+
+void pytrace__forget(struct pytrace *t, struct probes *p)
+{
+	if (t->py)
+		probes__set_python(p, NULL, false);
+	python__free(t->py);
+	pycode__free(t->code);
+	if (t->memfd >= 0)
+		close(t->memfd);
+	for (size_t i = 0; i < t->nr_scanned; i++)
+		free(t->scanned[i]);
+	free(t->scanned);
+	t->scanned = NULL;
+	t->nr_scanned = 0;
+	t->py = NULL;
+	t->code = NULL;
+	t->memfd = -1;
+	t->looked = false;
+}
+
+/* Is the target gone (or a zombie, whose memory is)? */
+static bool gone(pid_t pid)
+{
+	char state = proc_state(pid);
+
+	return !state || state == 'Z' || state == 'X';
+}
+
+/* The target's memory; -ESRCH once it is gone, so that nothing is marked unreadable. */
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct pytrace *t = ctx;
+	ssize_t n = pread(t->memfd, buf, len, (off_t)addr);
+
+	if (n >= 0 && (size_t)n == len)
+		return 0;
+	return gone(t->pid) ? -ESRCH : -EFAULT;
+}
+
+void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
+{
+	if (!t->code)
+		return;
+	for (size_t i = 0; i < snap->nr; i++) {
+		const struct py_stack *py = snap->sites[i].py;
+
+		for (uint32_t j = 0; py && j < py->nr && j < MEMLEAK_PY_MAX_FRAMES; j++)
+			if (pycode__add(t->code, &py->frames[j], read_target, t) == -ESRCH)
+				return;
+	}
+}
+
+void pytrace__on_exit(struct pytrace *t, struct probes *p, pid_t pid, bool stopped)
+{
+	int err = stopped ? target__wait_stopped(pid, STOP_WAIT_MS) : 0;
+	struct snapshot *snap;
+
+	if (err == -ESRCH)
+		return;
+	if (!err && !snapshot__collect(p, 0, &snap)) {
+		pytrace__refresh(t, snap);
+		snapshot__free(snap);
+	}
+	/* Even after a timeout: SIGCONT also drops a SIGSTOP still pending. */
+	if (stopped)
+		target__continue(pid);
+}
+
+const struct pycode *pytrace__code(const struct pytrace *t)
+{
+	return t ? t->code : NULL;
+}
+
+const struct report_python *pytrace__report(const struct pytrace *t)
+{
+	return t && t->py ? &t->report : NULL;
+}
+
+void pytrace__free(struct pytrace *t)
+{
+	if (!t)
+		return;
+	python__free(t->py);
+	pycode__free(t->code);
+	if (t->memfd >= 0)
+		close(t->memfd);
+	for (size_t i = 0; i < t->nr_scanned; i++)
+		free(t->scanned[i]);
+	free(t->scanned);
+	free(t);
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folded stacks, the input of flamegraph.pl and speedscope: one line per
+ * stack, "root;...;leaf;api bytes". The widths are outstanding bytes, or
+ * outstanding blocks with --folded-weight allocs (r->folded_allocs).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/report.h"
+
+struct folded_line {
+	char *text;	/* frames without the count */
+	uint64_t bytes;
+};
+
+/*
+ * ';' separates frames and a newline ends the line: neither may be in a
+ * name. Names come from the target and may hold any byte: what is not UTF-8
+ * becomes U+FFFD, so that every reader can decode the file.
+ */
+static void put_name(const char *s, FILE *f)
+{
+	while (*s) {
+		int n = report__utf8_len(s);
+
+		if (*s == ';')
+			fputc(':', f);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fputc(' ', f);
+		else if (n)
+			fwrite(s, 1, n, f);
+		else
+			fputs("\xef\xbf\xbd", f);
+		s += n ? n : 1;
+	}
+}
+
+/* A Python function: "load_batch (train.py:42)", its file told apart from others'. */
+static void put_python(const struct report_frame *fr, FILE *f)
+{
+	const char *slash = strrchr(fr->file, '/');
+
+	put_name(fr->function, f);
+	fputs(" (", f);
+	put_name(slash ? slash + 1 : fr->file, f);
+	if (fr->line > 0)
+		fprintf(f, ":%d", fr->line);
+	fputc(')', f);
+}
+
+static void put_frame(const struct report_frame *fr, FILE *f)
+{
+	if (fr->language == FRAME_PYTHON && fr->function && fr->file) {
+		put_python(fr, f);
+	} else if (fr->function) {
+		put_name(fr->function, f);
+	} else if (fr->module) {
+		const char *slash = strrchr(fr->module, '/');
+
+		put_name(slash ? slash + 1 : fr->module, f);
+		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
+	} else {
+		fprintf(f, "0x%llx", (unsigned long long)fr->address);
+	}
+}
+
+/*
+ * Frames are stored innermost first; flame graphs want the root first. A
+ * truncated stack does not reach its root, so it hangs under a marker rather
+ * than passing its outermost kept frame off as a root.
+ */
+static char *fold_stack(const struct report_stack *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (s->no_stack)
+		fputs("[stack unavailable];", f);
+	else if (s->truncated)
+		fputs("[truncated];", f);
+	for (size_t i = s->nr_frames; i-- > 0;) {
+		put_frame(&s->frames[i], f);
+		fputc(';', f);
+	}
+	put_name(report__api_name(s->api), f);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+static int by_bytes_then_text(const void *a, const void *b)
+{
+	const struct folded_line *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+/* Different stacks may fold to the same names (e.g. two call sites on one line). */
+static size_t merge_lines(struct folded_line *l, size_t nr)
+{
+	size_t out = 0;
+
+	qsort(l, nr, sizeof(*l), by_text);
+	for (size_t i = 0; i < nr; i++) {
+		if (out && !strcmp(l[out - 1].text, l[i].text)) {
+			l[out - 1].bytes += l[i].bytes;
+			free(l[i].text);
+			continue;
+		}
+		l[out++] = l[i];
+	}
+	qsort(l, out, sizeof(*l), by_bytes_then_text);
+	return out;
+}
+
+int report_folded__write(const struct report *r, FILE *f)
+{
+	struct folded_line *lines;
+	size_t nr = 0;
+	int err = 0;
+
+	if (!r->nr_stacks)
+		return ferror(f) ? -EIO : 0;
+	lines = calloc(r->nr_stacks, sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	for (; nr < r->nr_stacks; nr++) {
+		lines[nr].text = fold_stack(&r->stacks[nr]);
+		lines[nr].bytes = r->folded_allocs ? r->stacks[nr].allocs : r->stacks[nr].bytes;
+		if (!lines[nr].text) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	nr = merge_lines(lines, nr);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].bytes);
+	err = ferror(f) ? -EIO : 0;
+out:
+	for (size_t i = 0; i < nr; i++)
+		free(lines[i].text);
+	free(lines);
+	return err;
+}

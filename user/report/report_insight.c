@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The text report's analysis: the verdict on the target's memory, the
+ * growing stacks first (a small leak must not hide behind a big cache), and
+ * after the stacks the churn and the peak. Everything here is printed only
+ * when the report has an analysis (memleakbpf's own; not hand-made ones).
+ *
+ * The lines that head these stacks deliberately differ from the
+ * "N bytes in N allocations from API" of the outstanding list, which
+ * scripts parse: a stack shown twice must not be counted twice.
+ */
+#include <math.h>
+#include <string.h>
+#include "analyze/history.h"
+#include "model/report.h"
+
+#define SIZE_LEN 64
+#define COUNT_LEN REPORT_COUNT_LEN
+#define TEXT_CHURN 5	/* churn and peak stacks in the text (the JSON has more) */
+#define CHAIN_FRAMES 3	/* frames of a one-line call chain */
+
+static const char *size_str(uint64_t v, char *buf)
+{
+	return report__human_size(v, buf, SIZE_LEN);
+}
+
+/* A signed amount: "-1.5 MiB", "+40.0 KiB". */
+static const char *signed_size(double v, char *buf)
+{
+	char s[SIZE_LEN - 1];
+
+	report__human_size((uint64_t)llround(fabs(v)), s, sizeof(s));
+	snprintf(buf, SIZE_LEN, "%s%s", v < 0 ? "-" : "+", s);
+	return buf;
+}
+
+static unsigned percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (unsigned)llround(100.0 * (double)part / (double)whole) : 0;
+}
+
+static const char *trend_word(enum report_trend t)
+{
+	static const char *const words[] = { "trend unknown", "growing", "stable", "shrinking" };
+
+	return (unsigned)t < sizeof(words) / sizeof(words[0]) ? words[t] : "?";
+}
+
+static const char *ordinal(unsigned n, char *buf)
+{
+	const char *sfx = n % 100 >= 11 && n % 100 <= 13 ? "th" :
+			  n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+
+	snprintf(buf, COUNT_LEN, "%u%s", n, sfx);
+	return buf;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static void print_figures(const struct report_sample *s, FILE *f)
+{
+	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN];
+
+	fprintf(f, "RSS %s, anonymous %s ([heap] %s", size_str(s->rss, a), size_str(s->anon, b),
+		size_str(s->heap, c));
+	if (s->arenas)
+		fprintf(f, ", %u thread-arena %s using %s of %s", s->arenas,
+			report__plural(s->arenas, "heap", "heaps"), size_str(s->arena, a),
+			size_str(s->arena_reserved, b));
+	fprintf(f, "); live blocks %s", size_str(s->live, c));
+}
+
+static void print_memory(const struct report *r, FILE *f)
+{
+	const struct report_analysis *a = r->analysis;
+	const struct report_memory *m = &a->memory;
+	char live[SIZE_LEN];
+
+	if (!m->reports) {
+		fprintf(f, "Memory: /proc/%d could not be read\n", r->pid);
+		return;
+	}
+	fputs("Memory: ", f);
+	print_figures(&m->now, f);
+	if (a->nr_samples && !a->samples[a->nr_samples - 1].mem)
+		fprintf(f, " (at %.1f s, its last reading)", m->now.t_s);
+	else if (m->now.mem_t_s < m->now.t_s)
+		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s then)",
+			m->now.mem_t_s, r->pid, size_str(m->now.mem_live, live));
+	fputc('\n', f);
+}
+
+/* "At 4.5 s: RSS ... for 102.4 MiB of live blocks (10% of RSS): 921.6 MiB retained" */
+static void print_retention(const char *when, const struct report_sample *s, int64_t retained,
+			    FILE *f)
+{
+	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN], d[SIZE_LEN];
+
+	fprintf(f, "  %s %.1f s: RSS %s (anonymous %s) for %s of live blocks (%u%% of RSS): %s retained",
+		when, s->t_s, size_str(s->rss, a), size_str(s->anon, b), size_str(s->live, c),
+		percent(s->live, s->rss), size_str(retained > 0 ? (uint64_t)retained : 0, d));
+}
+
+static void print_fragmentation(const struct report_memory *m, FILE *f)
+{
+	char a[SIZE_LEN], b[SIZE_LEN];
+
+	print_retention("At", &m->worst, m->worst_retained, f);
+	fprintf(f, ";\n  the live blocks are %s over the run.", trend_word(m->live.trend));
+	if (m->worst_in_heap * 2 >= m->worst_retained)
+		fprintf(f, " glibc's [heap] and thread arenas grew by %s: freed blocks it keeps.\n",
+			size_str((uint64_t)m->worst_in_heap, a));
+	else
+		fprintf(f, " Only %s of it is in glibc's [heap] and arenas:\n"
+			"  the rest is in other anonymous mappings (another allocator's, thread stacks, mmaps not traced).\n",
+			size_str(m->worst_in_heap > 0 ? (uint64_t)m->worst_in_heap : 0, a));
+	if (m->released) {
+		fprintf(f, "  Given back since: at %.1f s RSS %s for %s of live blocks\n"
+			"  (malloc_trim, or the blocks in the way were freed).\n",
+			m->now.t_s, size_str(m->now.rss, a), size_str(m->now.live, b));
+	} else if (m->now.t_s > m->worst.t_s) {
+		print_retention("Still at", &m->now, m->now_retained, f);
+		fputc('\n', f);
+	}
+	fputs("  What helps: malloc_trim(0) after freeing much; MALLOC_ARENA_MAX=2 (fewer per-thread arenas);\n"
+	      "  a lower trim threshold (mallopt M_TRIM_THRESHOLD, or MALLOC_TRIM_THRESHOLD_=131072);\n"
+	      "  or tcmalloc or jemalloc, which return freed memory on their own.\n", f);
+}
+
+static double growing_slope(const struct report *r)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < r->analysis->nr_growing; i++)
+		sum += r->stacks[r->analysis->growing[i]].growth.slope;
+	return sum;
+}
+
+static void print_leak(const struct report *r, FILE *f)
+{
+	size_t n = r->analysis->nr_growing;
+	char a[SIZE_LEN];
+
+	fprintf(f, "%zu %s steadily, %s/s in all (under Growing, the most leak-like first)", n,
+		report__plural(n, "stack grows", "stacks grow"), signed_size(growing_slope(r), a));
+}
+
+static void print_verdict(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+	char a[SIZE_LEN], b[SIZE_LEN];
+	size_t n = r->analysis->nr_samples;
+
+	fputs("Verdict: ", f);
+	switch (m->verdict) {
+	case VERDICT_UNKNOWN:
+		if (!m->reports)
+			fputs("none: the target's memory could not be read\n", f);
+		else
+			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
+				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
+		return;
+	case VERDICT_NO_LEAK:
+		fprintf(f, "no leak seen: no stack grows steadily; live blocks %s, %s since tracing began\n",
+			trend_word(m->live.trend), signed_size((double)m->now.live - (double)m->base.live, a));
+		break;
+	case VERDICT_LEAK:
+		fputs("leak: ", f);
+		print_leak(r, f);
+		fputs(".\n", f);
+		break;
+	case VERDICT_FRAGMENTATION:
+		fputs("fragmentation, not a leak: the allocator holds memory that no live block uses.\n", f);
+		print_fragmentation(m, f);
+		break;
+	case VERDICT_LEAK_AND_FRAGMENTATION:
+		fputs("leak and fragmentation: ", f);
+		print_leak(r, f);
+		fputs(";\n  and the allocator holds memory that no live block uses.\n", f);
+		print_fragmentation(m, f);
+		break;
+	}
+	if (m->attached)
+		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",
+			size_str(m->base.rss, a), size_str(m->base.anon, b));
+}
+
+/* ---------------------------------------------------------------- growing */
+
+/* "+40.0 KiB/s, grew in 16 of 16 intervals, R² 1.00; oldest block 7.9 s old" */
+static void print_growth_figures(const struct report_growth *g, FILE *f)
+{
+	char a[SIZE_LEN], n[COUNT_LEN], m[COUNT_LEN];
+
+	if (g->trend != TREND_STABLE && g->trend != TREND_UNKNOWN)
+		fprintf(f, "%s/s, ", signed_size(g->slope, a));
+	if (g->trend == TREND_SHRINKING)
+		fprintf(f, "shrank in %s", report__count(g->shrank, n));
+	else
+		fprintf(f, "grew in %s", report__count(g->grew, n));
+	fprintf(f, " of %s %s", report__count(g->intervals, m),
+		report__plural(g->intervals, "interval", "intervals"));
+	if (g->trend != TREND_UNKNOWN)
+		fprintf(f, ", R\xc2\xb2 %.2f", g->r2);
+	if (g->age_s >= 0)
+		fprintf(f, "; oldest block %.1f s old", g->age_s);
+}
+
+void report_text__growth(const struct report_stack *s, FILE *f)
+{
+	const struct report_growth *g = &s->growth;
+	char a[COUNT_LEN];
+
+	if (!g->intervals)
+		return;
+	fprintf(f, "      %s", trend_word(g->trend));
+	if (g->rank)
+		fprintf(f, " (the %s under Growing)", ordinal(g->rank, a));
+	fputs(": ", f);
+	print_growth_figures(g, f);
+	fputc('\n', f);
+}
+
+/* The most leak-like growing stacks, printed in full: -T of them, or all. */
+static size_t growing_shown(const struct report *r)
+{
+	const struct report_analysis *a = r->analysis;
+
+	return r->top && r->top < a->nr_growing ? r->top : a->nr_growing;
+}
+
+void report_text__insight_shown(const struct report *r, bool *shown)
+{
+	if (!r->analysis)
+		return;
+	for (size_t i = 0; i < growing_shown(r); i++)
+		shown[r->analysis->growing[i]] = true;
+}
+
+static void print_growing(const struct report *r, FILE *f)
+{
+	const struct report_analysis *a = r->analysis;
+	size_t shown = growing_shown(r);
+	char h[SIZE_LEN], n[COUNT_LEN];
+
+	if (!a->nr_growing)
+		return;
+	if (shown < a->nr_growing)
+		fprintf(f, "\nGrowing: top %zu of %zu stacks, the most leak-like first:\n", shown,
+			a->nr_growing);
+	else
+		fprintf(f, "\nGrowing: %zu %s, the most leak-like first:\n", a->nr_growing,
+			report__plural(a->nr_growing, "stack", "stacks"));
+	for (size_t i = 0; i < shown; i++) {
+		const struct report_stack *s = &r->stacks[a->growing[i]];
+
+		fprintf(f, "\n  %zu. ", i + 1);
+		print_growth_figures(&s->growth, f);
+		fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), report__count(s->allocs, n),
+			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+		report_text__frames(s, f);
+	}
+}
+
+void report_text__insight_head(const struct report *r, FILE *f)
+{
+	if (!r->analysis)
+		return;
+	print_memory(r, f);
+	print_verdict(r, f);
+	print_growing(r, f);
+	if (r->nr_stacks)
+		fputc('\n', f);
+}
+
+/* ---------------------------------------------------------------- churn, peak */
+
+static void put_frame_name(const struct report_frame *fr, FILE *f)
+{
+	if (fr->function)
+		fputs(fr->function, f);
+	else if (fr->module)
+		fprintf(f, "%s+0x%llx", strrchr(fr->module, '/') ? strrchr(fr->module, '/') + 1 :
+			fr->module, (unsigned long long)fr->module_offset);
+	else
+		fprintf(f, "0x%llx", (unsigned long long)fr->address);
+}
+
+/* "      at site (file.c:12) <- caller <- main <- ...": where, in one line. */
+static void print_chain(const struct report_stack *s, FILE *f)
+{
+	fputs("      at ", f);
+	if (!s->nr_frames)
+		fputs("[stack unavailable]", f);
+	for (size_t i = 0; i < s->nr_frames && i < CHAIN_FRAMES; i++) {
+		const struct report_frame *fr = &s->frames[i];
+
+		fputs(i ? " <- " : "", f);
+		put_frame_name(fr, f);
+		if (!i && fr->file && fr->line > 0)
+			fprintf(f, " (%s:%d)", fr->file, fr->line);
+	}
+	fputs(s->nr_frames > CHAIN_FRAMES ? " <- ...\n" : "\n", f);
+}
+
+static size_t text_count(const struct report *r, size_t n)
+{
+	size_t max = r->top && r->top < TEXT_CHURN ? r->top : TEXT_CHURN;
+
+	return n < max ? n : max;
+}
+
+static void print_churn(const struct report *r, FILE *f)
+{
+	const struct report_analysis *a = r->analysis;
+	size_t shown = text_count(r, a->nr_churn);
+	char b[SIZE_LEN], c[SIZE_LEN], o[SIZE_LEN], n[COUNT_LEN], m[COUNT_LEN], l[COUNT_LEN];
+
+	if (!shown)
+		return;
+	fputs("\nChurn: the most allocations per second first, freed or not:\n", f);
+	for (size_t i = 0; i < shown; i++) {
+		const struct report_stack *s = &a->churn[i];
+
+		fprintf(f, "  %zu. %s calls/s, %s/s from %s (%s calls, %s since tracing began; last interval %s calls/s); %s outstanding\n",
+			i + 1, report__count((uint64_t)llround(s->rate.allocs_per_s), n),
+			size_str((uint64_t)llround(s->rate.bytes_per_s), b),
+			report__api_name(s->api), report__count(s->total_allocs, m),
+			size_str(s->total_bytes, c),
+			report__count((uint64_t)llround(s->rate.last_allocs_per_s), l),
+			size_str(s->bytes, o));
+		print_chain(s, f);
+	}
+}
+
+static void print_peak(const struct report *r, FILE *f)
+{
+	const struct report_peak *p = &r->analysis->peak;
+	size_t shown = text_count(r, p->nr_stacks);
+	char b[SIZE_LEN], e[COUNT_LEN], n[COUNT_LEN];
+	uint64_t more_b = p->other_bytes, more_a = p->other_allocs;
+
+	if (!p->known || !r->final)
+		return;
+	fprintf(f, "\nPeak: %s live in %s %s at %.1f s (the highest of samples every %.1f s and at each report:\n"
+		"  a peak shorter than that can be missed); the stacks then:\n",
+		size_str(p->bytes, b), report__count(p->allocs, n),
+		report__plural(p->allocs, "allocation", "allocations"), p->t_s, p->sample_s);
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct report_stack *s = &p->stacks[i];
+
+		if (i >= shown) {
+			more_b += s->bytes;
+			more_a += s->allocs;
+			continue;
+		}
+		fprintf(f, "  %zu. %s (%s bytes) in %s %s from %s\n", i + 1, size_str(s->bytes, b),
+			report__count(s->bytes, e), report__count(s->allocs, n),
+			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+		print_chain(s, f);
+	}
+	if (more_b || more_a)
+		fprintf(f, "  and other stacks: %s in %s %s\n", size_str(more_b, b), report__count(more_a, n),
+			report__plural(more_a, "allocation", "allocations"));
+}
+
+void report_text__insight_tail(const struct report *r, FILE *f)
+{
+	if (!r->analysis)
+		return;
+	print_churn(r, f);
+	print_peak(r, f);
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON report. Its schema is a contract with scripts and CI jobs: add
+ * fields if needed, never rename or remove one, and bump "version" if a
+ * meaning changes.
+ */
+#include <errno.h>
+#include <math.h>
+#include "model/report.h"
+#include "analyze/verdict.h"
+
+#define JSON_VERSION 1
+
+/* The order of totals.dropped, as documented. */
+static const enum memleak_counter dropped_order[] = {
+	CNT_ALLOCS_MAP_FULL, CNT_STACK_ERRORS, CNT_MISSED_RETURNS,
+	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
+	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS, CNT_UNWIND_STOPS,
+	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS,
+};
+
+/* Bytes from s on that go out as they are: printable ASCII and valid UTF-8. */
+static size_t plain_run(const unsigned char *s)
+{
+	const unsigned char *p = s;
+	int n;
+
+	for (;;) {
+		if (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		else if (*p >= 0x80 && (n = report__utf8_len((const char *)p)))
+			p += n;
+		else
+			return (size_t)(p - s);
+	}
+}
+
+/*
+ * Names and command lines come from the target and may hold any byte; a
+ * single bad one would make the whole document unreadable, so invalid UTF-8
+ * becomes U+FFFD. What needs no escape goes out a run at a time: a report
+ * of 10,000 deep stacks is about 90 MB, mostly names.
+ */
+static void put_string(const char *str, FILE *f)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t run;
+
+	if (!str) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*s) {
+		run = plain_run(s);
+		if (run) {
+			fwrite(s, 1, run, f);
+			s += run;
+		} else if (*s == '"' || *s == '\\') {
+			fputc('\\', f);
+			fputc(*s++, f);
+		} else if (*s < 0x20) {
+			fprintf(f, "\\u%04x", *s++);
+		} else {
+			fputs("\\ufffd", f);
+			s++;
+		}
+	}
+	fputc('"', f);
+}
+
+static void put_hex_or_null(bool known, uint64_t v, FILE *f)
+{
+	if (known)
+		fprintf(f, "\"0x%llx\"", (unsigned long long)v);
+	else
+		fputs("null", f);
+}
+
+static void put_totals(const struct report_totals *t, FILE *f)
+{
+	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
+		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu,\n             \"dropped\": {",
+		(unsigned long long)t->outstanding_bytes,
+		(unsigned long long)t->outstanding_allocs, (unsigned long long)t->allocs,
+		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES]);
+	for (size_t i = 0; i < sizeof(dropped_order) / sizeof(dropped_order[0]); i++) {
+		enum memleak_counter c = dropped_order[i];
+
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", report__counter_name(c),
+			(unsigned long long)t->counters[c]);
+	}
+	fputs("}},\n", f);
+}
+
+static void put_frame(const struct report_frame *fr, FILE *f)
+{
+	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
+	put_string(fr->function, f);
+	fputs(", \"module\": ", f);
+	put_string(fr->module, f);
+	/* An offset means nothing without the module it is in. */
+	fputs(", \"offset\": ", f);
+	put_hex_or_null(fr->module, fr->module_offset, f);
+	fputs(", \"file\": ", f);
+	put_string(fr->file, f);
+	if (fr->line > 0)
+		fprintf(f, ", \"line\": %d", fr->line);
+	else
+		fputs(", \"line\": null", f);
+	fprintf(f, ", \"inlined\": %s, \"language\": \"%s\"}", fr->inlined ? "true" : "false",
+		report__language_name(fr->language));
+}
+
+/* The target's interpreter, when it is Python; null otherwise. */
+static void put_python(const struct report_python *py, FILE *f)
+{
+	fputs("  \"python\": ", f);
+	if (!py) {
+		fputs("null,\n", f);
+		return;
+	}
+	fputs("{\"version\": ", f);
+	put_string(py->version, f);
+	fputs(", \"path\": ", f);
+	put_string(py->path, f);
+	fputs(", \"malloc\": ", f);
+	put_string(py->malloc, f);
+	fputs(", \"malloc_why\": ", f);
+	put_string(py->malloc_why, f);
+	fputs("},\n", f);
+}
+
+/* ------------------------------------------------ the analysis (insight.c) */
+
+/* What a stack object carries besides the common fields. */
+enum stack_extra {
+	EXTRA_NONE,
+	EXTRA_GROWTH,	/* stacks[] of a report with an analysis */
+	EXTRA_RATE,	/* churn[] */
+};
+
+static const char *trend_name(enum report_trend t)
+{
+	static const char *const names[] = { "unknown", "growing", "stable", "shrinking" };
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
+}
+
+/* JSON has no NaN or infinity: those are null. */
+static void put_num(double v, FILE *f)
+{
+	if (isfinite(v))
+		fprintf(f, "%.3f", v == 0 ? 0.0 : v);	/* never "-0.000" */
+	else
+		fputs("null", f);
+}
+
+static void put_growth(const struct report_growth *g, FILE *f)
+{
+	fputs("     \"trend\": ", f);
+	put_string(trend_name(g->trend), f);
+	fputs(", \"slope_bytes_per_s\": ", f);
+	put_num(g->slope, f);
+	fputs(", \"r2\": ", f);
+	put_num(g->trend == TREND_UNKNOWN ? NAN : g->r2, f);
+	fprintf(f, ", \"grew_intervals\": %u, \"shrank_intervals\": %u, \"intervals\": %u, "
+		"\"oldest_age_s\": ", g->grew, g->shrank, g->intervals);
+	put_num(g->age_s < 0 ? NAN : g->age_s, f);
+	fputs(", \"leak_score\": ", f);
+	put_num(g->score, f);
+	if (g->rank)
+		fprintf(f, ", \"leak_rank\": %u,\n", g->rank);
+	else
+		fputs(", \"leak_rank\": null,\n", f);
+}
+
+static void put_rate(const struct report_rate *r, FILE *f)
+{
+	fputs("     \"allocs_per_s\": ", f);
+	put_num(r->allocs_per_s, f);
+	fputs(", \"bytes_per_s\": ", f);
+	put_num(r->bytes_per_s, f);
+	fputs(", \"last_allocs_per_s\": ", f);
+	put_num(r->last_allocs_per_s, f);
+	fputs(", \"last_bytes_per_s\": ", f);
+	put_num(r->last_bytes_per_s, f);
+	fputs(",\n", f);
+}
+
+static void put_stack_extra(const struct report_stack *s, enum stack_extra extra, FILE *f)
+{
+	if (extra == EXTRA_GROWTH)
+		put_growth(&s->growth, f);
+	else if (extra == EXTRA_RATE)
+		put_rate(&s->rate, f);
+}
+
+static void put_stack(const struct report_stack *s, enum stack_extra extra, FILE *f)
+{
+	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
+		(unsigned long long)s->allocs);
+	put_string(report__api_name(s->api), f);
+	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,\n",
+		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
+		s->truncated ? "true" : "false");
+	put_stack_extra(s, extra, f);
+	fputs("     \"frames\": [", f);
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		fputs(i ? ",\n                " : "", f);
+		put_frame(&s->frames[i], f);
+	}
+	fputs("]}", f);
+}
+
+static void put_stacks(const char *key, const struct report_stack *s, size_t nr,
+		       enum stack_extra extra, const char *indent, FILE *f)
+{
+	fprintf(f, "\"%s\": [", key);
+	for (size_t i = 0; i < nr; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		put_stack(&s[i], extra, f);
+	}
+	fprintf(f, nr ? "\n%s]" : "]", indent);
+}
+
+static void put_peak(const struct report_peak *p, FILE *f)
+{
+	if (!p->known) {
+		fputs("  \"peak\": null", f);
+		return;
+	}
+	fprintf(f, "  \"peak\": {\"bytes\": %llu, \"allocs\": %llu, \"t_s\": ",
+		(unsigned long long)p->bytes, (unsigned long long)p->allocs);
+	put_num(p->t_s, f);
+	fputs(", \"sample_interval_s\": ", f);
+	put_num(p->sample_s, f);
+	fprintf(f, ", \"other_bytes\": %llu, \"other_allocs\": %llu,\n           ",
+		(unsigned long long)p->other_bytes, (unsigned long long)p->other_allocs);
+	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
+	fputc('}', f);
+}
+
+/* A moment's figures; the target's are null when they could not be read. */
+static void put_sample(const char *key, const struct report_sample *s, FILE *f)
+{
+	fprintf(f, "             \"%s\": {\"t_s\": ", key);
+	put_num(s->t_s, f);
+	fprintf(f, ", \"live_bytes\": %llu", (unsigned long long)s->live);
+	if (s->mem)
+		fprintf(f, ", \"read_at_s\": %.3f, \"rss_bytes\": %llu, \"anon_bytes\": %llu, \"heap_bytes\": %llu, "
+			"\"arena_bytes\": %llu, \"arena_reserved_bytes\": %llu, \"arenas\": %u}",
+			s->mem_t_s, (unsigned long long)s->rss, (unsigned long long)s->anon,
+			(unsigned long long)s->heap, (unsigned long long)s->arena,
+			(unsigned long long)s->arena_reserved, s->arenas);
+	else
+		fputs(", \"read_at_s\": null, \"rss_bytes\": null, \"anon_bytes\": null, \"heap_bytes\": null, "
+		      "\"arena_bytes\": null, \"arena_reserved_bytes\": null, \"arenas\": null}", f);
+}
+
+static void put_memory(const struct report_memory *m, FILE *f)
+{
+	fputs("  \"memory\": {\"verdict\": ", f);
+	put_string(verdict__name(m->verdict), f);
+	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
+		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
+		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,
+		m->growing);
+	put_string(trend_name(m->live.trend), f);
+	fputs(", \"live_slope_bytes_per_s\": ", f);
+	put_num(m->live.slope, f);
+	if (m->reports)
+		fprintf(f, ", \"retained_bytes\": %lld, \"max_retained_bytes\": %lld, "
+			"\"max_retained_in_heap_bytes\": %lld,\n",
+			(long long)m->now_retained, (long long)m->worst_retained,
+			(long long)m->worst_in_heap);
+	else
+		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
+		      "\"max_retained_in_heap_bytes\": null,\n", f);
+	put_sample("baseline", &m->base, f);
+	fputs(",\n", f);
+	put_sample("max_retained_at", &m->worst, f);
+	fputs(",\n", f);
+	put_sample("now", &m->now, f);
+	fputc('}', f);
+}
+
+static void put_analysis(const struct report_analysis *a, FILE *f)
+{
+	fputs(",\n  ", f);
+	put_stacks("churn", a->churn, a->nr_churn, EXTRA_RATE, "  ", f);
+	fputs(",\n", f);
+	put_peak(&a->peak, f);
+	fputs(",\n", f);
+	put_memory(&a->memory, f);
+}
+
+int report_json__write(const struct report *r, FILE *f)
+{
+	fprintf(f, "{\n  \"version\": %d,\n  \"target\": {\"pid\": %d, \"command\": ",
+		JSON_VERSION, r->pid);
+	put_string(r->command, f);
+	/* JSON has no NaN or infinity. */
+	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
+	put_python(r->python, f);
+	put_totals(&r->totals, f);
+	fputs("  \"stacks\": [", f);
+	for (size_t i = 0; i < r->nr_stacks; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		put_stack(&r->stacks[i], r->analysis ? EXTRA_GROWTH : EXTRA_NONE, f);
+	}
+	fputs(r->nr_stacks ? "\n  ]" : "]", f);
+	if (r->analysis)
+		put_analysis(r->analysis, f);
+	fputs("\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A flame graph of the outstanding bytes, as one self-contained SVG file: it
+ * opens in any browser without a network, a <title> on every frame is its
+ * tooltip, and a small inline script zooms into a frame on click.
+ *
+ * The root ("all") is at the bottom and callees stack above their callers,
+ * the allocation function on top, as in --folded. A frame's width is its
+ * share of the bytes. Frames merge when function and module are equal, so
+ * under one caller a function is one box however many of its lines lead to
+ * the allocation; its tooltip lists those lines. Siblings are in name order,
+ * not size order, so the picture of one site does not jump around between
+ * two runs.
+ *
+ * Layout without building a tree: with the stacks sorted by their frames from
+ * the root, every frame's stacks are adjacent, so one pass keeps the open
+ * path (one frame per depth) and writes each frame when its run of stacks
+ * ends. The x of a frame is the bytes of all the stacks sorted before it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/report.h"
+
+#define SVG_WIDTH 1200
+#define SVG_MARGIN 10
+#define FRAME_H 16
+#define TOP 66		/* title, subtitle, legend */
+#define BOTTOM 8
+#define CHAR_W 6.6	/* average advance of a 12px sans-serif glyph */
+#define LABEL_PAD 3
+#define NAME_LEN 256
+#define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
+
+enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K__COUNT };
+
+/* Colour ranges: a base and how far the name's hash may move each channel. */
+static const struct {
+	const char *legend;	/* NULL: not in the legend */
+	unsigned char r, g, b, dr, dg, db;
+} kinds[K__COUNT] = {
+	[K_PROGRAM] = { "program", 225, 120, 40, 30, 90, 30 },
+	[K_LIBC] = { "C library", 70, 130, 210, 40, 50, 30 },
+	[K_CXX] = { "C++ runtime", 160, 110, 215, 40, 40, 30 },
+	[K_LIB] = { "other libraries", 80, 175, 85, 50, 50, 40 },
+	[K_UNKNOWN] = { "unknown module", 165, 165, 165, 25, 25, 25 },
+	[K_API] = { "allocation function", 205, 45, 45, 40, 30, 30 },
+	[K_PYTHON] = { "Python", 225, 190, 45, 25, 45, 40 },
+	[K_OTHER] = { NULL, 200, 200, 200, 0, 0, 0 },
+};
+
+/* One box's identity: a frame, or a synthetic one (root, marker, API). */
+struct item {
+	enum kind kind;
+	const char *name;		/* function, API, marker; NULL: unnamed frame */
+	const struct report_frame *fr;	/* NULL when synthetic */
+};
+
+struct open_frame {
+	struct item it;
+	uint64_t x;		/* bytes to its left */
+	uint64_t bytes, allocs;
+	const struct report_frame *lines[TITLE_LINES];	/* distinct file:line seen */
+	unsigned nlines;
+	bool more;		/* more lines than listed */
+};
+
+struct layout {
+	const struct report *r;
+	uint64_t total_bytes, total_allocs;
+	unsigned depth;		/* deepest frame; the root is depth 0 */
+	struct open_frame *open;	/* the open path, one per depth */
+	unsigned nopen;
+};
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* "libfoo.so", "libfoo.so.1.2": a shared object rather than a program. */
+static bool is_shared_object(const char *base)
+{
+	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))
+		if (p[3] == '\0' || p[3] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * By file name: the C library's family (with the dynamic linker), the C++
+ * runtime, other shared objects, and everything else is the program (a static
+ * binary's libc included, since it is in the program's file).
+ */
+static enum kind module_kind(const char *module)
+{
+	static const char *const libc[] = { "libc.so", "libc-", "ld-linux", "ld-musl", "ld.so",
+					    "libm.so", "libpthread.so", "libdl.so", "librt.so" };
+	static const char *const cxx[] = { "libstdc++.so", "libc++.so", "libc++abi.so",
+					   "libsupc++", "libgcc_s.so" };
+	const char *base;
+
+	if (!module)
+		return K_UNKNOWN;
+	base = base_of(module);
+	if (!is_shared_object(base))
+		return K_PROGRAM;
+	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++)
+		if (starts(base, libc[i]))
+			return K_LIBC;
+	for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++)
+		if (starts(base, cxx[i]))
+			return K_CXX;
+	return K_LIB;
+}
+
+/* ------------------------------------------------------------- stacks */
+
+static size_t nr_items(const struct report_stack *s)
+{
+	return (s->no_stack || s->truncated) + s->nr_frames + 1;
+}
+
+/* Item i of s, counted from the root: [marker], frames outermost first, the API. */
+static struct item item_at(const struct report_stack *s, size_t i)
+{
+	size_t marker = s->no_stack || s->truncated;
+
+	if (i < marker)
+		return (struct item){ K_OTHER, s->no_stack ? "[stack unavailable]" : "[truncated]",
+				      NULL };
+	i -= marker;
+	if (i < s->nr_frames) {
+		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];
+
+		return (struct item){ fr->language == FRAME_PYTHON ? K_PYTHON : module_kind(fr->module),
+				      fr->function, fr };
+	}
+	return (struct item){ K_API, report__api_name(s->api), NULL };
+}
+
+/* NULL sorts after any string. */
+static int cmp_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_item(const struct item *a, const struct item *b)
+{
+	int c = cmp_str(a->name, b->name);
+
+	if (c || (c = (int)a->kind - (int)b->kind) || (c = !a->fr - !b->fr) || !a->fr)
+		return c;
+	if ((c = cmp_str(a->fr->module, b->fr->module)))
+		return c;
+	/* Unnamed frames are told apart by where they are. */
+	if (!a->name)
+		return cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
+			       b->fr->module ? b->fr->module_offset : b->fr->address);
+	return 0;
+}
+
+static int cmp_stack(const void *pa, const void *pb)
+{
+	const struct report_stack *a = *(const struct report_stack *const *)pa;
+	const struct report_stack *b = *(const struct report_stack *const *)pb;
+	size_t na = nr_items(a), nb = nr_items(b);
+
+	for (size_t i = 0; i < na && i < nb; i++) {
+		struct item x = item_at(a, i), y = item_at(b, i);
+		int c = cmp_item(&x, &y);
+
+		if (c)
+			return c;
+	}
+	return cmp_u64(na, nb);
+}
+
+/* ------------------------------------------------------------- XML text */
+
+/* The code point of the well-formed UTF-8 sequence at s and its length in *n, or -1. */
+static long utf8_decode(const unsigned char *s, int *n)
+{
+	long cp, min;
+
+	if (s[0] < 0x80) {
+		*n = 1;
+		return s[0];
+	}
+	if ((s[0] & 0xe0) == 0xc0)
+		*n = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if ((s[0] & 0xf0) == 0xe0)
+		*n = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if ((s[0] & 0xf8) == 0xf0)
+		*n = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return -1;
+	for (int i = 1; i < *n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
+	if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return -1;
+	return cp;
+}
+
+/* A character XML 1.0 allows (its "Char" production). */
+static bool xml_char(long cp)
+{
+	if (cp < 0x20)
+		return cp == '\t' || cp == '\n' || cp == '\r';
+	return cp != 0xfffe && cp != 0xffff;
+}
+
+/*
+ * Names come from the target and may hold any byte. One bad byte would make
+ * the whole file unreadable, so what XML cannot carry becomes U+FFFD.
+ */
+static void put_xml(const char *str, size_t len, FILE *f)
+{
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
+
+	while (s < end && *s) {
+		int n = 1;
+		long cp = utf8_decode(s, &n);
+
+		if (cp < 0 || s + n > end || !xml_char(cp) || cp == '\n' || cp == '\r') {
+			fputs("\xef\xbf\xbd", f);
+			s += cp < 0 || s + n > end ? 1 : n;
+			continue;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default: fwrite(s, 1, n, f);
+		}
+		s += n;
+	}
+}
+
+static void put_xml_str(const char *s, FILE *f)
+{
+	put_xml(s, strlen(s), f);
+}
+
+/* ------------------------------------------------------------- frames */
+
+/* The name a frame shows: function, else module+0xoffset, else the address. */
+static const char *item_name(const struct item *it, char *buf, size_t len)
+{
+	if (it->name)
+		return it->name;
+	if (it->fr->module)
+		snprintf(buf, len, "%s+0x%llx", base_of(it->fr->module),
+			 (unsigned long long)it->fr->module_offset);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)it->fr->address);
+	return buf;
+}
+
+static uint32_t hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The kind's colour, moved a little by the name so that neighbours differ. */
+static void put_fill(enum kind k, const char *name, FILE *f)
+{
+	uint32_t h = hash(name);
+
+	fprintf(f, "rgb(%u,%u,%u)", kinds[k].r + (h & 0xff) * kinds[k].dr / 255,
+		kinds[k].g + (h >> 8 & 0xff) * kinds[k].dg / 255,
+		kinds[k].b + (h >> 16 & 0xff) * kinds[k].db / 255);
+}
+
+static void put_title(const struct layout *l, const struct open_frame *o, const char *name,
+		      FILE *f)
+{
+	const struct report_frame *fr = o->it.fr;
+	char size[32];
+
+	fputs("<title>", f);
+	put_xml_str(name, f);
+	for (unsigned i = 0; i < o->nlines; i++) {
+		fputs(i ? ", " : "\nat ", f);
+		put_xml_str(o->lines[i]->file, f);
+		if (o->lines[i]->line)
+			fprintf(f, ":%d", o->lines[i]->line);
+	}
+	if (o->more)
+		fputs(" and more", f);
+	if (fr && fr->inlined)
+		fputs(" (inlined)", f);
+	if (fr && fr->module) {
+		fputs("\nin ", f);
+		put_xml_str(fr->module, f);
+	}
+	if (o->it.kind == K_API)
+		fputs("\nallocation function", f);
+	fprintf(f, "\n%llu bytes (%s), %.2f%% of all outstanding\n%llu allocation%s</title>",
+		(unsigned long long)o->bytes, report__human_size(o->bytes, size, sizeof(size)),
+		100.0 * (double)o->bytes / (double)l->total_bytes, (unsigned long long)o->allocs,
+		o->allocs == 1 ? "" : "s");
+}
+
+/* As much of the name as fits in w pixels, ".." marking a cut; nothing below 3 characters. */
+static void put_label(const char *name, double w, FILE *f)
+{
+	size_t fit = w > 2 * LABEL_PAD ? (size_t)((w - 2 * LABEL_PAD) / CHAR_W) : 0;
+	size_t len = strlen(name);
+
+	if (fit < 3)
+		return;
+	if (len <= fit) {
+		put_xml(name, len, f);
+		return;
+	}
+	len = fit - 2;
+	/* Cut between characters, not inside one. */
+	while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
+		len--;
+	put_xml(name, len, f);
+	fputs("..", f);
+}
+
+static void put_frame(const struct layout *l, const struct open_frame *o, unsigned depth, FILE *f)
+{
+	double scale = (double)(SVG_WIDTH - 2 * SVG_MARGIN) / (double)l->total_bytes;
+	double x = SVG_MARGIN + (double)o->x * scale, w = (double)o->bytes * scale;
+	unsigned y = TOP + (l->depth - depth) * FRAME_H;
+	char buf[NAME_LEN];
+	const char *name = depth ? item_name(&o->it, buf, sizeof(buf)) : "all";
+
+	fprintf(f, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\">",
+		(unsigned long long)o->x, (unsigned long long)o->bytes, depth);
+	put_title(l, o, name, f);
+	fprintf(f, "<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"", x, y, w,
+		FRAME_H - 1);
+	put_fill(depth ? o->it.kind : K_OTHER, name, f);
+	fprintf(f, "\"/><text x=\"%.3f\" y=\"%u\">", x + LABEL_PAD, y + FRAME_H - 4);
+	put_label(name, w, f);
+	fputs("</text></g>\n", f);
+}
+
+/* ------------------------------------------------------------- layout */
+
+static int cmp_line(const struct report_frame *a, const struct report_frame *b)
+{
+	int c = strcmp(a->file, b->file);
+
+	return c ? c : a->line - b->line;
+}
+
+/* Remember where in the source fr is, once per distinct file:line. */
+static void note_line(struct open_frame *o, const struct report_frame *fr)
+{
+	unsigned i;
+
+	if (!fr || !fr->file)
+		return;
+	for (i = 0; i < o->nlines; i++)
+		if (!cmp_line(o->lines[i], fr))
+			return;
+	if (o->nlines == TITLE_LINES) {
+		o->more = true;
+		return;
+	}
+	/* Kept in file, line order: a tooltip reads top-down through the source. */
+	for (i = o->nlines++; i && cmp_line(o->lines[i - 1], fr) > 0; i--)
+		o->lines[i] = o->lines[i - 1];
+	o->lines[i] = fr;
+}
+
+/* Write the open frames deeper than keep: their run of stacks has ended. */
+static void close_frames(struct layout *l, unsigned keep, FILE *f)
+{
+	while (l->nopen > keep + 1) {
+		l->nopen--;
+		put_frame(l, &l->open[l->nopen], l->nopen, f);
+	}
+}
+
+static void add_stack(struct layout *l, const struct report_stack *prev,
+		      const struct report_stack *s, uint64_t x, FILE *f)
+{
+	size_t n = nr_items(s), same = 0;
+
+	/* Frames shared with the previous stack stay open. */
+	while (prev && same < n && same < nr_items(prev)) {
+		struct item a = item_at(prev, same), b = item_at(s, same);
+
+		if (cmp_item(&a, &b))
+			break;
+		same++;
+	}
+	close_frames(l, same, f);
+	for (size_t i = same; i < n; i++)
+		l->open[l->nopen++] = (struct open_frame){ .it = item_at(s, i), .x = x };
+	for (unsigned d = 0; d < l->nopen; d++) {
+		l->open[d].bytes += s->bytes;
+		l->open[d].allocs += s->allocs;
+		if (d)
+			note_line(&l->open[d], item_at(s, d - 1).fr);
+	}
+}
+
+/* The stacks that take room (bytes > 0), sorted from the root; NULL on ENOMEM. */
+static const struct report_stack **sorted_stacks(struct layout *l, size_t *nr)
+{
+	const struct report_stack **v = calloc(l->r->nr_stacks ?: 1, sizeof(*v));
+
+	*nr = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < l->r->nr_stacks; i++) {
+		const struct report_stack *s = &l->r->stacks[i];
+
+		if (!s->bytes)
+			continue;
+		v[(*nr)++] = s;
+		l->total_bytes += s->bytes;
+		l->total_allocs += s->allocs;
+		if (nr_items(s) > l->depth)
+			l->depth = nr_items(s);
+	}
+	qsort(v, *nr, sizeof(*v), cmp_stack);
+	return v;
+}
+
+/* ------------------------------------------------------------- document */
+
+/*
+ * Zoom: the clicked frame fills the width, its callees scale with it, its
+ * callers stay full width (dimmed), everything else hides. Frames carry their
+ * position in bytes (data-x, data-w) so that zooming loses no precision.
+ */
+static const char script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"(function () {\n"
+	"\tvar W = %d, M = %d, PAD = %d, CW = %g;\n"
+	"\tvar frames = document.querySelectorAll('g.f'), root = null;\n"
+	"\tfunction num(g, a) { return Number(g.getAttribute('data-' + a)); }\n"
+	"\tfunction name(g) { return g.querySelector('title').textContent.split('\\n')[0]; }\n"
+	"\tfunction place(g, x, w, dim) {\n"
+	"\t\tvar r = g.querySelector('rect'), t = g.querySelector('text');\n"
+	"\t\tvar fit = Math.floor((w - 2 * PAD) / CW), n = name(g);\n"
+	"\t\tg.removeAttribute('display');\n"
+	"\t\tg.setAttribute('opacity', dim ? '0.5' : '1');\n"
+	"\t\tr.setAttribute('x', x.toFixed(3));\n"
+	"\t\tr.setAttribute('width', w.toFixed(3));\n"
+	"\t\tt.setAttribute('x', (x + PAD).toFixed(3));\n"
+	"\t\tt.textContent = fit >= 3 ? (n.length > fit ? n.slice(0, fit - 2) + '..' : n) : '';\n"
+	"\t}\n"
+	"\tfunction zoom(z) {\n"
+	"\t\tvar zx = num(z, 'x'), zw = num(z, 'w'), zd = num(z, 'd');\n"
+	"\t\tfor (var i = 0; i < frames.length; i++) {\n"
+	"\t\t\tvar g = frames[i], x = num(g, 'x'), w = num(g, 'w'), d = num(g, 'd');\n"
+	"\t\t\tvar inside = x >= zx && x + w <= zx + zw;\n"
+	"\t\t\tif (d < zd && x <= zx && x + w >= zx + zw)\n"
+	"\t\t\t\tplace(g, M, W, true);\n"
+	"\t\t\telse if (d >= zd && inside)\n"
+	"\t\t\t\tplace(g, M + (x - zx) * W / zw, w * W / zw, false);\n"
+	"\t\t\telse\n"
+	"\t\t\t\tg.setAttribute('display', 'none');\n"
+	"\t\t}\n"
+	"\t\tdocument.getElementById('reset')\n"
+	"\t\t\t.setAttribute('display', z === root ? 'none' : 'inline');\n"
+	"\t}\n"
+	"\tfor (var i = 0; i < frames.length; i++) {\n"
+	"\t\tif (num(frames[i], 'd') === 0)\n"
+	"\t\t\troot = frames[i];\n"
+	"\t\tframes[i].addEventListener('click', function (e) { zoom(e.currentTarget); });\n"
+	"\t}\n"
+	"\tdocument.getElementById('reset').addEventListener('click', function () {\n"
+	"\t\tif (root) zoom(root);\n"
+	"\t});\n"
+	"})();\n"
+	"]]></script>\n";
+
+static void put_header(const struct layout *l, unsigned height, FILE *f)
+{
+	char size[32];
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+		"height=\"%u\" viewBox=\"0 0 %d %u\" "
+		"font-family=\"Verdana, DejaVu Sans, sans-serif\" font-size=\"12\">\n",
+		SVG_WIDTH, height, SVG_WIDTH, height);
+	fputs("<style>g.f { cursor: pointer; } g.f:hover rect { stroke: #222; stroke-width: 0.5; }"
+	      " #reset { cursor: pointer; fill: #0645ad; }</style>\n", f);
+	fprintf(f, script, SVG_WIDTH - 2 * SVG_MARGIN, SVG_MARGIN, LABEL_PAD, CHAR_W);
+	fprintf(f, "<rect width=\"%d\" height=\"%u\" fill=\"#fbfbf8\"/>\n", SVG_WIDTH, height);
+	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"16\" text-anchor=\"middle\">"
+		"Outstanding memory of pid %d", SVG_WIDTH / 2, l->r->pid);
+	if (l->r->command) {
+		fputs(" (", f);
+		put_xml_str(l->r->command, f);
+		fputc(')', f);
+	}
+	fprintf(f, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">"
+		"%llu bytes (%s) in %llu allocations%s; width is bytes, click a frame to zoom"
+		"</text>\n"
+		"<text id=\"reset\" x=\"%d\" y=\"22\" display=\"none\">Reset zoom</text>\n",
+		SVG_WIDTH / 2, (unsigned long long)l->total_bytes,
+		report__human_size(l->total_bytes, size, sizeof(size)),
+		(unsigned long long)l->total_allocs, l->r->older_ms ? " (older blocks only)" : "",
+		SVG_MARGIN);
+}
+
+static void put_legend(FILE *f)
+{
+	int x = SVG_MARGIN;
+
+	for (int k = 0; k < K__COUNT; k++) {
+		if (!kinds[k].legend)
+			continue;
+		fprintf(f, "<rect x=\"%d\" y=\"48\" width=\"10\" height=\"10\" "
+			"fill=\"rgb(%u,%u,%u)\"/>"
+			"<text x=\"%d\" y=\"57\" font-size=\"11\">%s</text>\n", x,
+			kinds[k].r + kinds[k].dr / 2, kinds[k].g + kinds[k].dg / 2,
+			kinds[k].b + kinds[k].db / 2, x + 14, kinds[k].legend);
+		x += 14 + (int)(strlen(kinds[k].legend) * 6.0) + 16;
+	}
+}
+
+int report_svg__write(const struct report *r, FILE *f)
+{
+	struct layout *l = calloc(1, sizeof(*l));
+	const struct report_stack **v = NULL;
+	uint64_t x = 0;
+	size_t nr;
+	unsigned height;
+
+	if (l) {
+		l->r = r;
+		v = sorted_stacks(l, &nr);
+		l->open = calloc(l->depth + 1, sizeof(*l->open));
+	}
+	if (!l || !v || !l->open) {
+		if (l)
+			free(l->open);
+		free(v);
+		free(l);
+		return -ENOMEM;
+	}
+	height = TOP + (l->depth + 1) * FRAME_H + BOTTOM;
+	put_header(l, height, f);
+	put_legend(f);
+	if (!nr)
+		fprintf(f, "<text x=\"%d\" y=\"%d\">No outstanding bytes.</text>\n", SVG_MARGIN,
+			TOP + FRAME_H);
+	fputs("<g id=\"frames\">\n", f);
+	if (nr) {
+		l->open[0] = (struct open_frame){ .it = { K_OTHER, "all", NULL } };
+		l->nopen = 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		add_stack(l, i ? v[i - 1] : NULL, v[i], x, f);
+		x += v[i]->bytes;
+	}
+	close_frames(l, 0, f);
+	if (nr)
+		put_frame(l, &l->open[0], 0, f);
+	fputs("</g>\n</svg>\n", f);
+	free(v);
+	free(l->open);
+	free(l);
+	return ferror(f) ? -EIO : 0;
+}

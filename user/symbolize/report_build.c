@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/* From aggregated sites to a report: the figures, then the symbolized frames. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "python/pystack.h"
+#include "allocator/allocator.h"
+#include "util/elfsym.h"
+#include "report_build.h"
+
+/* An address the symbolizer could say nothing about still gets its frame. */
+static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)
+{
+	struct report_frame *f = realloc(*frames, (*nr + 1) * sizeof(**frames));
+
+	if (!f)
+		return -ENOMEM;
+	*frames = f;
+	f[*nr] = (struct report_frame){ .address = ip };
+	(*nr)++;
+	return 0;
+}
+
+/*
+ * Every ip, ips[0] included, is a return address: the stack is captured when
+ * the allocation function returns, so even the innermost one points just past
+ * a call instruction and must be looked up one byte earlier.
+ */
+static int resolve_ip(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
+		      struct report_stack *st)
+{
+	size_t first = st->nr_frames;
+	int err = 0;
+
+	if (sym)
+		err = symbolizer__resolve(sym, mods, ip, true, &st->frames, &st->nr_frames);
+	/* Any other failure only costs names: the address is still reported. */
+	if (err == -ENOMEM)
+		return err;
+	if (st->nr_frames == first)
+		return append_bare_frame(ip, &st->frames, &st->nr_frames);
+	/* Inline frames too: the address shown is always the one captured. */
+	for (size_t i = first; i < st->nr_frames; i++)
+		st->frames[i].address = ip;
+	return 0;
+}
+
+/*
+ * One function under two names (glibc's memalign and aligned_alloc, and
+ * tcmalloc's new and new[]) is probed once, under the first name. The
+ * caller's call instruction says which name it imported.
+ */
+static bool has_alias(uint32_t api)
+{
+	return api == API_ALIGNED_ALLOC || api == API_MEMALIGN || api == API_NEW ||
+	       api == API_NEW_ARRAY;
+}
+
+/* The ELF of one module, kept open while the lookups stay in that module. */
+struct elf_cursor {
+	const struct module *m;
+	struct elf_file *ef;	/* NULL: the module's file could not be read */
+};
+
+/* The api the call instruction ending at ret calls by name; -ENOENT when unknown. */
+static int called_api(struct elf_cursor *c, const struct modules *mods, uint64_t ret)
+{
+	const struct module *m = mods ? modules__find(mods, ret) : NULL;
+	const char *name;
+	char path[64];
+
+	if (!m || m->fd < 0)
+		return -ENOENT;
+	if (m != c->m) {
+		elf_file__close(c->ef);
+		c->ef = NULL;
+		c->m = m;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
+		if (elf_file__open(path, &c->ef))
+			c->ef = NULL;
+	}
+	if (!c->ef || elf_file__called_symbol(c->ef, ret - m->bias, &name))
+		return -ENOENT;
+	return allocator__api_of(name);
+}
+
+/* A stack whose api has an alias, by the return address of its innermost call. */
+struct aliased {
+	uint64_t ret;
+	size_t stack;
+};
+
+static int ret_cmp(const void *a, const void *b)
+{
+	const struct aliased *x = a, *y = b;
+
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+/*
+ * The api each stack's call named. Thousands of stacks often share one call
+ * instruction: taken in address order, each is decoded once and each
+ * module's ELF opened once, not once per stack.
+ */
+static int called_apis(const struct aggregate *agg, const struct modules *mods,
+		       struct report *r)
+{
+	struct aliased *v = malloc((agg->nr ?: 1) * sizeof(*v));
+	struct elf_cursor c = { 0 };
+	size_t n = 0;
+	int api = -ENOENT;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < agg->nr; i++)
+		if (agg->sites[i]->nr_ips && has_alias(agg->sites[i]->api))
+			v[n++] = (struct aliased){ agg->sites[i]->ips[0], i };
+	qsort(v, n, sizeof(*v), ret_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!i || v[i].ret != v[i - 1].ret)
+			api = called_api(&c, mods, v[i].ret);
+		if (api >= 0 && api < API__ALLOCATING)
+			r->stacks[v[i].stack].api = (uint32_t)api;
+	}
+	elf_file__close(c.ef);
+	free(v);
+	return 0;
+}
+
+/* A site's figures (its api: see called_apis); its frames are report__symbolize's. */
+static void stack_figures(const struct snap_site *site, struct report_stack *st)
+{
+	st->api = site->api;
+	st->bytes = site->stats.outstanding_bytes;
+	st->allocs = site->stats.outstanding_allocs;
+	st->total_bytes = site->stats.total_bytes;
+	st->total_allocs = site->stats.total_allocs;
+	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
+	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
+	st->truncated = site->stack_flags & STACK_TRUNCATED;
+}
+
+/* A site's frames: every ip resolved, then its Python frames merged in. */
+static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report_stack *st)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
+		err = resolve_ip(sym, mods, site->ips[i], st);
+	if (!err && site->py)
+		err = pystack__merge(st, site->py, meta->pycode,
+				     meta->python ? meta->python->path : NULL);
+	if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
+		st->python_arena = pystack__is_arena(st, meta->python->path);
+	return err;
+}
+
+static void copy_meta(struct report *r, const struct report_meta *meta)
+{
+	r->pid = meta->pid;
+	r->command = meta->command;
+	r->duration_s = meta->duration_s;
+	r->final = meta->final;
+	r->older_ms = meta->older_ms;
+	r->top = meta->top;
+	r->maps = meta->maps;
+	r->freed = meta->freed;
+	r->folded_allocs = meta->folded_allocs;
+	r->python = meta->python;
+}
+
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out)
+{
+	struct report *r;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	copy_meta(r, meta);
+	r->totals = agg->totals;
+	if (agg->nr) {
+		r->stacks = calloc(agg->nr, sizeof(*r->stacks));
+		if (!r->stacks) {
+			free(r);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < agg->nr; i++)
+		stack_figures(agg->sites[i], &r->stacks[i]);
+	r->nr_stacks = agg->nr;
+	*out = r;
+	return called_apis(agg, mods, r);
+}
+
+int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+		      const struct modules *mods, const struct report_meta *meta,
+		      const bool *want)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
+		if (!want || want[i])
+			err = stack_frames(agg->sites[i], sym, mods, meta, &r->stacks[i]);
+	return err;
+}
+
+int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report **out)
+{
+	int err = report__build_figures(agg, mods, meta, out);
+
+	if (!err)
+		err = report__symbolize(*out, agg, sym, mods, meta, NULL);
+	if (err) {
+		report__free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* Biggest total first; ties broken so that two runs give the same file. */
+static int freed_cmp(const void *a, const void *b)
+{
+	const struct snap_site *x = *(const struct snap_site *const *)a;
+	const struct snap_site *y = *(const struct snap_site *const *)b;
+
+	if (x->stats.total_bytes != y->stats.total_bytes)
+		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
+	if (x->api != y->api)
+		return x->api < y->api ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return 0;
+}
+
+int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report **out)
+{
+	struct aggregate agg = { .sites = calloc(snap->nr ?: 1, sizeof(*agg.sites)) };
+	int err;
+
+	*out = NULL;
+	if (!agg.sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nr; i++) {
+		const struct site_stats *st = &snap->sites[i].stats;
+
+		if (!st->outstanding_allocs && st->total_allocs)
+			agg.sites[agg.nr++] = &snap->sites[i];
+	}
+	qsort(agg.sites, agg.nr, sizeof(*agg.sites), freed_cmp);
+	err = report__build(&agg, sym, mods, meta, out);
+	free(agg.sites);
+	return err;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Turns an aggregate into a symbolized report (needs the symbolizer). */
+#ifndef REPORT_BUILD_H
+#define REPORT_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "analyze/aggregate.h"
+#include "target/modules.h"
+#include "model/report.h"
+#include "python/pycode.h"
+#include "symbolize.h"
+
+/* What the report says about the run, beside the figures. */
+struct report_meta {
+	int pid;
+	const char *command;	/* borrowed by the report: must outlive it; may be NULL */
+	double duration_s;
+	bool final;
+	uint64_t older_ms;
+	size_t top;
+	const struct maps *maps;	/* borrowed by the report, like command; may be NULL */
+	const struct report *freed;	/* borrowed too; may be NULL */
+	bool folded_allocs;
+	const struct report_python *python;	/* borrowed; NULL: not a Python target */
+	const struct pycode *pycode;	/* names Python frames; only while building */
+};
+
+/*
+ * One report_stack per site of agg (every outstanding site, not only the top
+ * ones: the JSON and folded writers want them all), in agg's order, each ip
+ * resolved by sym among mods. sym may be NULL: frames then carry addresses
+ * only. Free with report__free. 0 or -errno.
+ */
+int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+		  const struct report_meta *meta, struct report **out);
+
+/*
+ * report__build in two steps, for a report that will not print every stack:
+ * the figures of every stack, frameless, then the frames of the stacks with
+ * want[i] (NULL: all of them). Resolving and copying a deep stack's frames
+ * costs far more than its figures, and the text report shows only a few
+ * (report_text__shown). On an error the report is left for report__free.
+ * 0 or -errno.
+ */
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out);
+int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+		      const struct modules *mods, const struct report_meta *meta,
+		      const bool *want);
+
+/*
+ * The sites of snap that hold nothing outstanding but allocated something
+ * (all freed, or with -o all younger), as a report whose stacks carry only
+ * their totals, total_bytes descending: what a heap profile's alloc figures
+ * need beside the outstanding stacks. meta as for report__build. 0 or -errno.
+ */
+int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+			const struct modules *mods, const struct report_meta *meta,
+			struct report **out);
+
+#endif

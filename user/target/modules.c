@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The target's object files, remembered across its lifetime. Each snapshot of
+ * its maps adds the loads not seen before; nothing is forgotten until
+ * modules__clear, so stacks captured before a dlclose still resolve.
+ *
+ * The load bias comes from the ELF program headers (libelf directly: this
+ * module must not depend on elfsym.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "modules.h"
+#include "util/rootpath.h"
+
+/* A PT_LOAD segment: where a file offset sits in the object's vaddr space. */
+struct seg {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct mod {
+	struct module pub;
+	/* Kept to place another load of the same file without reopening it. */
+	struct seg *segs;
+	size_t nr_segs;
+};
+
+struct file_id {
+	dev_t dev;
+	ino_t inode;
+};
+
+struct modules {
+	pid_t pid;
+	size_t page_size;
+	struct mod **mods;		/* oldest first; pointers stay valid until clear */
+	size_t nr, cap;
+	struct file_id *not_elf;	/* files seen not to be ELF: never reopened */
+	size_t nr_not_elf;
+};
+
+/* Mappings of one file next to each other in a snapshot: usually one load. */
+struct group {
+	const struct map_entry *first;	/* the mapping with the lowest offset */
+	const struct map_entry *last;
+	uint64_t start, end;
+	bool executable;
+	uint64_t code_start, code_end, code_offset;	/* its executable mappings */
+};
+
+struct modules *modules__new(pid_t pid)
+{
+	struct modules *mods = calloc(1, sizeof(*mods));
+
+	if (!mods)
+		return NULL;
+	mods->pid = pid;
+	mods->page_size = sysconf(_SC_PAGESIZE);
+	elf_version(EV_CURRENT);
+	return mods;
+}
+
+static bool same_file(const struct map_entry *a, const struct map_entry *b)
+{
+	return a->dev == b->dev && a->inode == b->inode && !strcmp(a->path, b->path);
+}
+
+/*
+ * Split the file mappings of a snapshot into groups: runs of one file,
+ * anonymous mappings (.bss, gaps) allowed in between, offsets not going back
+ * (a second load starts again at a lower offset). A load split in two groups
+ * is harmless: both get the same bias and merge into one module.
+ */
+static int group_maps(const struct maps *maps, struct group **out, size_t *nr)
+{
+	struct group *groups = calloc(maps->nr ?: 1, sizeof(*groups)), *g = NULL;
+	size_t n = 0;
+
+	if (!groups)
+		return -ENOMEM;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
+
+		if (!e->path[0])
+			continue;
+		if (!map_entry__is_file(e)) {
+			g = NULL;	/* [heap], [stack]... end a run */
+			continue;
+		}
+		if (!g || !same_file(g->last, e) || e->offset < g->last->offset) {
+			g = &groups[n++];
+			*g = (struct group){ .first = e, .start = e->start };
+		}
+		if (e->offset < g->first->offset)
+			g->first = e;
+		g->last = e;
+		g->end = e->end;
+		g->executable |= e->executable;
+		if (e->executable && !g->code_end) {
+			g->code_start = e->start;
+			g->code_offset = e->offset;
+		}
+		if (e->executable)
+			g->code_end = e->end;
+	}
+	*out = groups;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * The bias of a mapping at file offset off. The loader maps a segment from
+ * its page-aligned-down offset, so off can be below p_offset; a page shared
+ * by two segments belongs to the one that starts there.
+ */
+static int mod_bias(const struct mod *m, const struct map_entry *e, size_t page, uint64_t *bias)
+{
+	const struct seg *best = NULL;
+
+	if (!m->nr_segs) {
+		/* The file could not be read: right for DSOs whose first PT_LOAD is at 0. */
+		*bias = e->start - e->offset;
+		return 0;
+	}
+	for (size_t i = 0; i < m->nr_segs; i++) {
+		const struct seg *s = &m->segs[i];
+		uint64_t page_off = s->offset & ~(uint64_t)(page - 1);
+
+		if (e->offset < page_off || e->offset >= s->offset + s->filesz)
+			continue;
+		if (!best || e->offset == page_off)
+			best = s;
+	}
+	if (!best)
+		return -ENOENT;	/* not loaded code: a plain mmap of the file */
+	/* start maps off, which is at vaddr - p_offset + off in the object. */
+	*bias = e->start - e->offset - (best->vaddr - best->offset);
+	return 0;
+}
+
+/* The newest module of e's file, or NULL. */
+static struct mod *find_file(const struct modules *mods, const struct map_entry *e)
+{
+	for (size_t i = mods->nr; i-- > 0;) {
+		struct mod *m = mods->mods[i];
+
+		if (m->pub.dev == e->dev && m->pub.inode == e->inode)
+			return m;
+	}
+	return NULL;
+}
+
+static struct mod *find_load(const struct modules *mods, const struct map_entry *e,
+			     uint64_t bias)
+{
+	for (size_t i = mods->nr; i-- > 0;) {
+		struct mod *m = mods->mods[i];
+
+		if (m->pub.dev == e->dev && m->pub.inode == e->inode && m->pub.bias == bias)
+			return m;
+	}
+	return NULL;
+}
+
+/* Make m the newest: it is the one mapped now. */
+static void move_to_newest(struct modules *mods, struct mod *m)
+{
+	size_t i = mods->nr;
+
+	while (i-- > 0 && mods->mods[i] != m)
+		;
+	memmove(&mods->mods[i], &mods->mods[i + 1], (mods->nr - i - 1) * sizeof(m));
+	mods->mods[mods->nr - 1] = m;
+}
+
+static bool is_not_elf(const struct modules *mods, const struct map_entry *e)
+{
+	for (size_t i = 0; i < mods->nr_not_elf; i++)
+		if (mods->not_elf[i].dev == e->dev && mods->not_elf[i].inode == e->inode)
+			return true;
+	return false;
+}
+
+static int remember_not_elf(struct modules *mods, const struct map_entry *e)
+{
+	struct file_id *n = realloc(mods->not_elf, (mods->nr_not_elf + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	mods->not_elf = n;
+	n[mods->nr_not_elf++] = (struct file_id){ e->dev, e->inode };
+	return 0;
+}
+
+/*
+ * Open the file as the target sees it: inside its root (containers; its
+ * symbolic links cannot lead out of it), or, when deleted, through the
+ * mapping itself (the path no longer leads to it).
+ */
+static int open_mapped(const struct modules *mods, const struct map_entry *e)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	if (e->deleted) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)mods->pid, e->start, e->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = fd < 0 ? -errno : fd;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)mods->pid, e->path);
+		fd = rootpath__open(mods->pid, e->path, O_RDONLY);
+	}
+	/* ENOENT/ESRCH: the target or the file went away; nothing to tell. */
+	if (fd < 0 && fd != -ENOENT && fd != -ESRCH)
+		fprintf(stderr, "memleakbpf: cannot open %s (%s): %s; its frames stay unnamed\n",
+			path, e->path, strerror(-fd));
+	return fd < 0 ? -1 : fd;
+}
+
+static bool has_elf_magic(int fd)
+{
+	unsigned char ident[SELFMAG];
+
+	return pread(fd, ident, SELFMAG, 0) == SELFMAG && !memcmp(ident, ELFMAG, SELFMAG);
+}
+
+/* The PT_LOAD segments with file contents, from the program headers. */
+static int read_segs(int fd, struct mod *m)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t phnum;
+	int err = 0;
+
+	if (!elf)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
+		elf_end(elf);
+		return -EINVAL;
+	}
+	m->segs = calloc(phnum ?: 1, sizeof(*m->segs));
+	if (!m->segs)
+		err = -ENOMEM;
+	for (size_t i = 0; i < phnum && !err; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		m->segs[m->nr_segs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+	elf_end(elf);
+	return err;
+}
+
+static int modules__append(struct modules *mods, struct mod *m)
+{
+	if (mods->nr == mods->cap) {
+		size_t ncap = mods->cap ? mods->cap * 2 : 32;
+		struct mod **n = realloc(mods->mods, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		mods->mods = n;
+		mods->cap = ncap;
+	}
+	mods->mods[mods->nr++] = m;
+	return 0;
+}
+
+static void mod_free(struct mod *m)
+{
+	if (!m)
+		return;
+	if (m->pub.fd >= 0)
+		close(m->pub.fd);
+	free(m->pub.path);
+	free(m->segs);
+	free(m);
+}
+
+static struct mod *mod_alloc(const struct group *g, int fd)
+{
+	struct mod *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->pub.path = strdup(g->first->path);
+	if (!m->pub.path) {
+		free(m);
+		return NULL;
+	}
+	m->pub.start = g->start;
+	m->pub.end = g->end;
+	m->pub.dev = g->first->dev;
+	m->pub.inode = g->first->inode;
+	m->pub.fd = fd;
+	m->pub.code_start = g->code_start;
+	m->pub.code_end = g->code_end;
+	m->pub.code_offset = g->code_offset;
+	return m;
+}
+
+/*
+ * A file seen for the first time: open it, check it is ELF, read its
+ * segments. *out stays NULL when it is not a module.
+ */
+static int mod_open(struct modules *mods, const struct group *g, struct mod **out)
+{
+	int fd = open_mapped(mods, g->first);
+	struct mod *m;
+	int err;
+
+	*out = NULL;
+	/* Unreadable: keep it only if it may hold code, to name it in reports. */
+	if (fd < 0 && !g->executable)
+		return 0;
+	if (fd >= 0 && !has_elf_magic(fd)) {
+		close(fd);
+		return remember_not_elf(mods, g->first);
+	}
+	m = mod_alloc(g, fd);
+	if (!m) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	err = fd >= 0 ? read_segs(fd, m) : 0;
+	if (err == -EINVAL) {
+		fprintf(stderr, "memleakbpf: %s: bad ELF: %s; its frames stay unnamed\n",
+			g->first->path, elf_errmsg(-1));
+		/* Placed as if unreadable; nothing else could read it either. */
+		close(m->pub.fd);
+		m->pub.fd = -1;
+		m->nr_segs = 0;
+		err = 0;
+	}
+	if (err) {
+		mod_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Another load of a file already known: share what was read of it. */
+static int mod_clone(const struct mod *from, const struct group *g, struct mod **out)
+{
+	int fd = from->pub.fd >= 0 ? fcntl(from->pub.fd, F_DUPFD_CLOEXEC, 0) : -1;
+	struct mod *m = mod_alloc(g, fd);
+
+	if (m && from->nr_segs) {
+		m->segs = malloc(from->nr_segs * sizeof(*m->segs));
+		if (m->segs) {
+			memcpy(m->segs, from->segs, from->nr_segs * sizeof(*m->segs));
+			m->nr_segs = from->nr_segs;
+		}
+	}
+	if (!m || (from->nr_segs && !m->segs)) {
+		if (m)
+			mod_free(m);
+		else if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	*out = m;
+	return 0;
+}
+
+static void mod_extend(struct mod *m, const struct group *g)
+{
+	if (g->start < m->pub.start)
+		m->pub.start = g->start;
+	if (g->end > m->pub.end)
+		m->pub.end = g->end;
+	if (g->code_end && !m->pub.code_end) {
+		m->pub.code_start = g->code_start;
+		m->pub.code_end = g->code_end;
+		m->pub.code_offset = g->code_offset;
+	}
+}
+
+static int modules__add_group(struct modules *mods, const struct group *g)
+{
+	struct mod *file = find_file(mods, g->first), *m = NULL, *known;
+	uint64_t bias;
+	int err;
+
+	if (!file) {
+		if (is_not_elf(mods, g->first))
+			return 0;
+		err = mod_open(mods, g, &m);
+		if (err || !m)
+			return err;
+		file = m;
+	}
+	if (mod_bias(file, g->first, mods->page_size, &bias)) {
+		mod_free(m);
+		return 0;
+	}
+	known = m ? NULL : find_load(mods, g->first, bias);
+	if (known) {
+		/* Kept with its fd; a later snapshot may show more of the load. */
+		mod_extend(known, g);
+		move_to_newest(mods, known);
+		return 0;
+	}
+	if (!m) {
+		err = mod_clone(file, g, &m);
+		if (err)
+			return err;
+	}
+	m->pub.bias = bias;
+	err = modules__append(mods, m);
+	if (err)
+		mod_free(m);
+	return err;
+}
+
+int modules__update(struct modules *mods, const struct maps *maps)
+{
+	struct group *groups;
+	size_t nr;
+	int err;
+
+	err = group_maps(maps, &groups, &nr);
+	if (err)
+		return err;
+	for (size_t i = 0; i < nr && !err; i++)
+		err = modules__add_group(mods, &groups[i]);
+	free(groups);
+	return err;
+}
+
+const struct module *modules__find(const struct modules *mods, uint64_t addr)
+{
+	for (size_t i = mods->nr; i-- > 0;) {
+		const struct module *m = &mods->mods[i]->pub;
+
+		if (addr >= m->start && addr < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+static bool code_overlaps(const struct maps *maps, const struct module *m)
+{
+	for (size_t i = 0; i < maps->nr; i++)
+		if (m->code_start < maps->entries[i].end && maps->entries[i].start < m->code_end)
+			return true;
+	return false;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct map_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int modules__code_maps(const struct modules *mods, struct maps **out)
+{
+	struct maps *maps = calloc(1, sizeof(*maps));
+
+	*out = NULL;
+	if (maps)
+		maps->entries = calloc(mods->nr ?: 1, sizeof(*maps->entries));
+	if (!maps || !maps->entries) {
+		free(maps);
+		return -ENOMEM;
+	}
+	/* Newest first, so that an unloaded library yields to what replaced it. */
+	for (size_t i = mods->nr; i-- > 0;) {
+		const struct module *m = &mods->mods[i]->pub;
+		struct map_entry *e = &maps->entries[maps->nr];
+
+		if (!m->code_end || code_overlaps(maps, m))
+			continue;
+		*e = (struct map_entry){
+			.start = m->code_start, .end = m->code_end, .offset = m->code_offset,
+			.dev = m->dev, .inode = m->inode, .readable = true, .executable = true,
+			.path = strdup(m->path),
+		};
+		if (!e->path) {
+			maps__free(maps);
+			return -ENOMEM;
+		}
+		maps->nr++;
+	}
+	qsort(maps->entries, maps->nr, sizeof(*maps->entries), by_start);
+	*out = maps;
+	return 0;
+}
+
+pid_t modules__pid(const struct modules *mods)
+{
+	return mods->pid;
+}
+
+void modules__set_pid(struct modules *mods, pid_t pid)
+{
+	mods->pid = pid;
+}
+
+void modules__clear(struct modules *mods)
+{
+	for (size_t i = 0; i < mods->nr; i++)
+		mod_free(mods->mods[i]);
+	mods->nr = 0;
+	free(mods->not_elf);
+	mods->not_elf = NULL;
+	mods->nr_not_elf = 0;
+}
+
+void modules__free(struct modules *mods)
+{
+	if (!mods)
+		return;
+	modules__clear(mods);
+	free(mods->mods);
+	free(mods);
+}

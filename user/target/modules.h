@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The object files the target has mapped, remembered across its lifetime:
+ * a report made after a library was unloaded, or after the target exited,
+ * still finds every module. Each file is opened while the target is alive,
+ * through /proc/PID/root (containers) or /proc/PID/map_files (deleted files).
+ */
+#ifndef MODULES_H
+#define MODULES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "util/procmaps.h"
+
+struct module {
+	char *path;		/* the path the target sees, as in its maps */
+	uint64_t start, end;	/* lowest start and highest end of its mappings */
+	uint64_t bias;		/* load bias: runtime address = bias + ELF vaddr */
+	dev_t dev;
+	ino_t inode;
+	int fd;			/* the file, opened while the target was alive; -1 if not */
+	/* Its executable mapping(s), for --pprof's MAPPED_LIBRARIES; code_end 0: none seen. */
+	uint64_t code_start, code_end, code_offset;
+};
+
+struct modules;
+
+struct modules *modules__new(pid_t pid);
+/* Add the file mappings in maps not seen before. 0 or -errno. */
+int modules__update(struct modules *mods, const struct maps *maps);
+/* The module whose mapped range contains addr (newest first), or NULL. */
+const struct module *modules__find(const struct modules *mods, uint64_t addr);
+/*
+ * One executable mapping per module, as /proc/PID/maps lines would show it
+ * (r-xp, its file offset, dev, inode, path), sorted by address; where loads
+ * overlap only the newest is kept, as modules__find would choose. For the
+ * pprof writer, which needs the target's maps long after it may have exited.
+ * Free with maps__free. 0 or -errno.
+ */
+int modules__code_maps(const struct modules *mods, struct maps **out);
+/* The process whose files these are; set_pid: a shell handed over to its child. */
+pid_t modules__pid(const struct modules *mods);
+void modules__set_pid(struct modules *mods, pid_t pid);
+/* Forget everything: the target exec'd a new image. */
+void modules__clear(struct modules *mods);
+void modules__free(struct modules *mods);
+
+#endif

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The source tree's walls (README, "Source tree"), checked on every `make test`.
+
+- No folder of user/ includes a header of a folder that includes one of
+  its own, directly or through others: dependencies point one way.
+- The files directly in user/ (main.c, opts.c, tracer.c) are the top: no
+  folder includes their headers.
+- Only probe/ includes libbpf and the skeleton; only symbolize/ includes
+  libdwfl (elfutils' libdw); at most three .c files directly in user/; no
+  source file in user/ or bpf/ over 700 lines.
+
+Prints one line per broken wall, then "layout: N passed, N failed".
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+USER = os.path.join(ROOT, "user")
+MAX_LINES = 700
+INCLUDE = re.compile(r'^#include ([<"])([^>"]+)[>"]', re.M)
+WALLS = {"bpf/": "probe", "memleak.skel.h": "probe", "elfutils/": "symbolize"}
+
+
+def sources():
+	for d, _, files in os.walk(USER):
+		for f in sorted(files):
+			if f.endswith((".c", ".h")):
+				yield os.path.join(d, f)
+
+
+def folder_of(path):
+	rel = os.path.relpath(path, USER)
+	return rel.split(os.sep)[0] if os.sep in rel else ""
+
+
+def graph():
+	"""Folder -> the folders whose headers it includes; and the walls broken."""
+	edges, broken = {}, []
+	for path in sources():
+		src = folder_of(path)
+		text = open(path).read()
+		for kind, name in INCLUDE.findall(text):
+			for prefix, owner in WALLS.items():
+				if name.startswith(prefix) and src != owner:
+					broken.append("%s includes <%s>: only %s/ may" % (
+						os.path.relpath(path, ROOT), name, owner))
+			if kind != '"':
+				continue
+			dst = name.split("/")[0] if "/" in name else None
+			if dst is None and os.path.exists(os.path.join(USER, name)):
+				dst = ""	# a top-level header
+			if dst is not None and dst != src:
+				edges.setdefault(src, set()).add(dst)
+	return edges, broken
+
+
+def reach(edges, start):
+	seen, todo = set(), [start]
+	while todo:
+		for n in edges.get(todo.pop(), ()):
+			if n not in seen:
+				seen.add(n)
+				todo.append(n)
+	return seen
+
+
+def main():
+	edges, failures = graph()
+	for src in sorted(edges):
+		if src and "" in edges[src]:
+			failures.append("%s/ includes a header of the top (user/*.h)" % src)
+		for dst in sorted(edges[src]):
+			if dst and src and src in reach(edges, dst):
+				failures.append("%s/ and %s/ include each other's headers (a cycle)" % (src, dst))
+	top = [f for f in os.listdir(USER) if f.endswith(".c")]
+	if len(top) > 3:
+		failures.append("%d .c files directly in user/ (at most 3): %s" % (len(top), " ".join(sorted(top))))
+	for base in (USER, os.path.join(ROOT, "bpf")):
+		for d, _, files in os.walk(base):
+			for f in files:
+				p = os.path.join(d, f)
+				if f.endswith((".c", ".h")) and sum(1 for _ in open(p)) > MAX_LINES:
+					failures.append("%s is over %d lines" % (os.path.relpath(p, ROOT), MAX_LINES))
+	for f in failures:
+		print("FAIL layout: " + f)
+	checks = 4
+	print("layout: %d passed, %d failed" % (checks - min(checks, len(failures)) if not failures else 0, len(failures)))
+	return 1 if failures else 0
+
+
+if __name__ == "__main__":
+	sys.exit(main())

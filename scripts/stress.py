@@ -23,6 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "tests", "e2e"))
+import lib  # noqa: E402
 import run as e2e  # noqa: E402
 
 
@@ -51,9 +52,9 @@ CASES = [
 
 def main(argv):
 	names = [a for a in argv if not a.startswith("-")]
-	e2e.VERBOSE = True		# the figures are what this is for
-	e2e.CASE_TIMEOUT = 600.0
-	e2e.STEP_TIMEOUT = 120.0
+	lib.VERBOSE = True		# the figures are what this is for
+	lib.CASE_TIMEOUT = 600.0
+	lib.STEP_TIMEOUT = 120.0
 	why = e2e.skip_reason(e2e.TRACE, [])
 	if why:
 		print("stress: skipped: %s" % why)

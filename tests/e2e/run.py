@@ -30,7 +30,6 @@ import fnmatch
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -38,406 +37,31 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TRACER = os.environ.get("MEMLEAKBPF") or os.path.join(ROOT, "memleakbpf")
-VICTIMS = os.path.join(ROOT, ".output", "victims")
-BTF = "/sys/kernel/btf/vmlinux"
-TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
-JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-TRACING_LINE = "memleakbpf: tracing"
-
-CASE_TIMEOUT = 60.0	# a whole tracing case
-ERROR_TIMEOUT = 10.0	# an error case ("within a few seconds")
-STEP_TIMEOUT = 30.0	# one wait inside a case (attach, trigger, ...)
-
-# Functions the victims define: allocation sites, intermediate callers, main.
-VICTIM_FN = re.compile(r"^(site_|via_|thr_)\w+$|^main$")
-# Drop counters that must stay 0 on these small victims.
-MUST_BE_ZERO = re.compile(r"map_full|stack_error|missed_return|state_error")
-
-VERBOSE = False
-
-
-class CaseFailed(Exception):
-	pass
-
-
-class Skip(Exception):
-	pass
-
-
-def victim(name):
-	return os.path.join(VICTIMS, name)
-
-
-def log(msg):
-	if VERBOSE:
-		sys.stderr.write(msg.rstrip("\n") + "\n")
-
-
-# ---------------------------------------------------------------- processes
-
-class Work:
-	"""Files and processes of one case; kills whatever is left on close."""
-
-	def __init__(self, base, name):
-		self.dir = os.path.join(base, name)
-		os.makedirs(self.dir)
-		self.procs = []
-		self.pids = []	# processes we did not start but must not leave behind
-
-	def path(self, name):
-		return os.path.join(self.dir, name)
-
-	def start(self, argv, env=None, stdin=None, stdout=None, stderr=None, tag="proc"):
-		"""Start argv in its own session; stdout/stderr default to files."""
-		out = stdout if stdout is not None else open(self.path(tag + ".stdout"), "wb")
-		err = stderr if stderr is not None else open(self.path(tag + ".stderr"), "wb")
-		log("  start %s: %s" % (tag, " ".join(argv)))
-		p = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=stdin, stdout=out,
-				     stderr=err, start_new_session=True)
-		self.procs.append(p)
-		return p
-
-	def read(self, name):
-		try:
-			with open(self.path(name), "rb") as f:
-				return f.read().decode("utf-8", "replace")
-		except FileNotFoundError:
-			return ""
-
-	def close(self):
-		for p in self.procs:
-			if p.poll() is None:
-				kill_group(p.pid)
-				try:
-					p.wait(5)
-				except subprocess.TimeoutExpired:
-					pass
-			for f in (p.stdin, p.stdout):
-				if f:
-					try:
-						f.close()
-					except OSError:
-						pass
-		for pid, comm in self.pids:
-			kill_if(pid, comm)
-
-
-def kill_if(pid, comm):
-	"""SIGKILL a process we did not start but caused (a -c target), if it is still that."""
-	try:
-		with open("/proc/%d/comm" % pid) as f:
-			if f.read().strip() != comm:
-				return
-		os.kill(pid, signal.SIGKILL)
-	except OSError:
-		pass
-
-
-def kill_group(pid):
-	for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-		try:
-			target()
-		except OSError:
-			pass
-
-
-def wait_exit(p, deadline, what):
-	"""Exit status of p, or CaseFailed (after killing it) past the deadline."""
-	try:
-		return p.wait(max(0.1, deadline - time.monotonic()))
-	except subprocess.TimeoutExpired:
-		kill_group(p.pid)
-		p.wait(5)
-		raise CaseFailed("timeout: %s still running, killed" % what)
-
-
-def wait_for(cond, deadline, what, alive=None):
-	"""Poll cond() until true; fail at the deadline or if `alive` has exited."""
-	while True:
-		v = cond()
-		if v:
-			return v
-		if alive is not None and alive.poll() is not None:
-			v = cond()
-			if v:
-				return v
-			raise CaseFailed("%s: exited (status %s) before %s" % (
-				alive.args[0] if isinstance(alive.args, list) else alive.args,
-				alive.returncode, what))
-		if time.monotonic() > deadline:
-			raise CaseFailed("timeout waiting for %s" % what)
-		time.sleep(0.05)
-
-
-class LineReader:
-	"""Lines from a pipe, with a deadline (select + os.read, never blocks past it)."""
-
-	def __init__(self, f):
-		self.fd = f.fileno()
-		self.buf = b""
-
-	def line(self, deadline, what):
-		while b"\n" not in self.buf:
-			left = deadline - time.monotonic()
-			if left <= 0:
-				raise CaseFailed("timeout waiting for %s" % what)
-			r, _, _ = select.select([self.fd], [], [], left)
-			if not r:
-				continue
-			chunk = os.read(self.fd, 4096)
-			if not chunk:
-				raise CaseFailed("EOF waiting for %s (got %r)" % (what, self.buf))
-			self.buf += chunk
-		line, self.buf = self.buf.split(b"\n", 1)
-		return line.decode("utf-8", "replace")
-
-	def expect(self, prefix, deadline):
-		while True:
-			line = self.line(deadline, repr(prefix))
-			if line.startswith(prefix):
-				return line
-
-
-def tracing_line_count(text):
-	return sum(1 for line in text.splitlines() if line.startswith(TRACING_LINE))
-
-
-def start_tracing(work, args, until):
-	"""memleakbpf with args (stdin closed), once it says it is tracing (by the
-	deadline until): the tracer's process."""
-	t = work.start([TRACER] + args, env=tracer_env(work), stdin=subprocess.DEVNULL,
-		       tag="tracer")
-	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), until, repr(TRACING_LINE),
-		 alive=t)
-	return t
-
-
-def go_until(v, out, line, until):
-	"""Tell a waiting victim to go on; its next line starting with line."""
-	v.stdin.write(b"go\n")
-	v.stdin.flush()
-	return out.expect(line, until)
-
-
-def find_line(text, prefix):
-	for line in text.splitlines():
-		if line.startswith(prefix):
-			return line
-	return None
-
-
-# ---------------------------------------------------------------- truth & report
-
-def parse_truth(text):
-	"""TRUTH lines -> list of dicts (site, api, bytes, allocs, line, callers, phase)."""
-	truth = []
-	for raw in text.splitlines():
-		if not raw.startswith("TRUTH "):
-			continue
-		kv = dict(f.split("=", 1) for f in raw.split()[1:] if "=" in f)
-		truth.append({
-			"site": kv["site"], "api": kv["api"],
-			"bytes": int(kv["bytes"]), "allocs": int(kv["allocs"]),
-			"line": int(kv["line"]) if "line" in kv else None,
-			"callers": kv["callers"].split(",") if "callers" in kv else None,
-			"phase": kv.get("phase"),
-		})
-	return truth
-
-
-def fn_name(frame):
-	"""A frame's function, without a C++ parameter list."""
-	fn = frame.get("function") or ""
-	return fn.split("(", 1)[0]
-
-
-def frame_str(frames, n=6):
-	out = []
-	for f in frames[:n]:
-		s = fn_name(f) or f.get("address", "?")
-		if f.get("line"):
-			s += ":%s" % f["line"]
-		if f.get("inlined"):
-			s += "(inl)"
-		out.append(s)
-	return " <- ".join(out) + (" ..." if len(frames) > n else "")
-
-
-def load_report(path):
-	try:
-		with open(path) as f:
-			return json.load(f)
-	except FileNotFoundError:
-		raise CaseFailed("no JSON report at %s" % path)
-	except ValueError as e:
-		raise CaseFailed("JSON report does not parse: %s" % e)
-
-
-# One function under two names (glibc's memalign and aligned_alloc, tcmalloc's
-# new and new[]) is told apart by the name the caller imported through the
-# PLT. A static binary calls the one function directly: there the tracer
-# reports the name it lists first (README, "What is traced").
-STATIC_ALIASES = {"memalign": "aligned_alloc"}
-
-
-def aliases_for(binary):
-	return STATIC_ALIASES if "static" in os.path.basename(binary) else {}
-
-
-def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, aliases=None):
-	"""All mismatches between a JSON report and the victim's truth, as strings."""
-	errs = []
-	if aliases is None:
-		aliases = aliases_for(binary)
-	if rep.get("version") != 1:
-		errs.append("version is %r, not 1" % rep.get("version"))
-	target = rep.get("target") or {}
-	if pid is not None and target.get("pid") != pid:
-		errs.append("target.pid %r, expected %d" % (target.get("pid"), pid))
-	totals = rep.get("totals") or {}
-	stacks = rep.get("stacks")
-	if not isinstance(stacks, list):
-		return errs + ["no stacks array"]
-
-	b = [s.get("bytes", 0) for s in stacks]
-	if b != sorted(b, reverse=True):
-		errs.append("stacks not sorted by bytes, descending")
-	sb, sa = sum(b), sum(s.get("allocs", 0) for s in stacks)
-	if (totals.get("outstanding_bytes"), totals.get("outstanding_allocs")) != (sb, sa):
-		errs.append("totals outstanding %s bytes / %s allocs, stacks sum to %d / %d" % (
-			totals.get("outstanding_bytes"), totals.get("outstanding_allocs"), sb, sa))
-	for k, v in sorted((totals.get("dropped") or {}).items()):
-		if MUST_BE_ZERO.search(k) and v:
-			errs.append("dropped.%s = %s" % (k, v))
-
-	expected = {}
-	for t in truth:
-		if exclude_phase and t["phase"] == exclude_phase:
-			continue
-		key = (t["site"], aliases.get(t["api"], t["api"]))
-		e = expected.setdefault(key, dict(t, bytes=0, allocs=0))
-		e["bytes"] += t["bytes"]
-		e["allocs"] += t["allocs"]
-
-	got = {}
-	for s in stacks:
-		frames = s.get("frames") or []
-		if not frames:
-			continue
-		fn = fn_name(frames[0])
-		if not VICTIM_FN.match(fn):
-			continue
-		g = got.setdefault((fn, s.get("api")), {"bytes": 0, "allocs": 0, "stacks": []})
-		g["bytes"] += s.get("bytes", 0)
-		g["allocs"] += s.get("allocs", 0)
-		g["stacks"].append(s)
-
-	for key, e in sorted(expected.items()):
-		g = got.get(key)
-		if not g:
-			other = [a for (f, a) in got if f == key[0]]
-			errs.append("%s/%s: missing (truth %d bytes in %d)%s" % (
-				key[0], key[1], e["bytes"], e["allocs"],
-				" but reported as api %s" % ",".join(map(str, other)) if other else ""))
-			continue
-		if (g["bytes"], g["allocs"]) != (e["bytes"], e["allocs"]):
-			errs.append("%s/%s: %d bytes in %d, truth %d bytes in %d" % (
-				key[0], key[1], g["bytes"], g["allocs"], e["bytes"], e["allocs"]))
-		for s in g["stacks"]:
-			errs += check_frames(key, s["frames"], e, binary, source)
-	for key, g in sorted(got.items()):
-		if key not in expected:
-			errs.append("%s/%s: %d bytes in %d outstanding, truth: none (%s)" % (
-				key[0], key[1], g["bytes"], g["allocs"], frame_str(g["stacks"][0]["frames"])))
-	return errs
-
-
-def check_frames(key, frames, e, binary, source):
-	errs = []
-	where = "%s/%s" % key
-	f0 = frames[0]
-	module = f0.get("module") or ""
-	if os.path.realpath(module) != os.path.realpath(binary):
-		errs.append("%s: frames[0].module %r, expected %s" % (where, module, binary))
-	if f0.get("inlined"):
-		errs.append("%s: frames[0] marked inlined" % where)
-	if e.get("line"):
-		if f0.get("line") != e["line"] or not str(f0.get("file") or "").endswith(source):
-			errs.append("%s: frames[0] at %s:%s, expected %s:%d" % (
-				where, f0.get("file"), f0.get("line"), source, e["line"]))
-	if e.get("callers"):
-		want = e["callers"]
-		have = [fn_name(f) for f in frames[1:1 + len(want)]]
-		if have != want:
-			errs.append("%s: callers %s, expected %s" % (where, ",".join(have), ",".join(want)))
-	return errs
-
-
-# ---------------------------------------------------------------- case kinds
-
-def tracer_env(work):
-	"""Our environment, plus where the victim writes its truth."""
-	env = dict(os.environ)
-	env["VICTIM_TRUTH"] = work.path("truth.txt")
-	env.pop("LD_PRELOAD", None)
-	return env
-
-
-def common_checks(work, rc, want_rc, errs):
-	stderr = work.read("tracer.stderr")
-	n = tracing_line_count(stderr)
-	if n != 1:
-		errs.insert(0, "%d %r lines on stderr, expected 1" % (n, TRACING_LINE))
-	if rc != want_rc:
-		errs.insert(0, "exit status %s, expected %s" % (rc, want_rc))
-
-
-def read_truth(work):
-	text = work.read("truth.txt")
-	truth = parse_truth(text)
-	if not truth:
-		raise CaseFailed("the victim wrote no truth to %s (did it run?)" % work.path("truth.txt"))
-	return truth
-
-
-def run_command_case(work, command, binary, source, want_rc=0, extra_args=(), check=None,
-		     aliases=None):
-	"""memleakbpf --json J -c COMMAND, to completion."""
-	js = work.path("report.json")
-	argv = [TRACER, "--json", js] + list(extra_args) + ["-c", command]
-	deadline = time.monotonic() + CASE_TIMEOUT
-	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, deadline, "memleakbpf -c")
-	errs = []
-	truth = read_truth(work)
-	if os.path.exists(js):
-		errs += check_report(load_report(js), truth, binary, source, aliases=aliases)
-	else:
-		errs.append("no JSON report written")
-	if check:
-		errs += check(work, truth)
-	common_checks(work, rc, want_rc, errs)
-	return errs
+import lib
+from lib import (CaseFailed, ERROR, JEMALLOC, LineReader, MUST_BE_ZERO, PLUGINS, PPROF, ROOT, SVG,
+	Skip, TCMALLOC, TRACE, TRACER, TRACING_LINE, UNSHARE, VICTIMS, VICTIM_FN, Work, aliases_for,
+	build_victims, check_report, children, comm, command_case, common_checks, error_case, find_line,
+	finish_victim, fn_name, folded_lines, frame_str, go_until, gone, load_report, log, open_bytes,
+	proc_state, read_truth, report_count, run_command_case, skip_reason, start_tracing, tracer_env,
+	tracing_line_count, uses_allocator, victim, wait_exit, wait_for)
 
 
 def attach_case(work, on_leaked):
 	"""v_wait under -p: READY, attach, trigger, LEAKED, then on_leaked(...)."""
 	binary = victim("v_wait")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
-	ready = out.expect("READY pid=", min(deadline, time.monotonic() + STEP_TIMEOUT))
+	ready = out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 	pid = int(ready.split("=", 1)[1])
 	if pid != v.pid:
 		raise CaseFailed("victim says pid %d, started as %d" % (pid, v.pid))
 
 	t = start_tracing(work, ["--json", js, "-p", str(pid)],
-			  min(deadline, time.monotonic() + STEP_TIMEOUT))
-	go_until(v, out, "LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
+			  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+	go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 	rc = on_leaked(v, t, deadline)
 
 	errs = []
@@ -449,18 +73,6 @@ def attach_case(work, on_leaked):
 		errs.append("no JSON report written")
 	common_checks(work, rc, 0, errs)
 	return errs
-
-
-def finish_victim(v, deadline):
-	"""Let v_wait exit (second line), and check it exits 0."""
-	try:
-		v.stdin.write(b"exit\n")
-		v.stdin.close()
-	except OSError:
-		pass
-	vrc = wait_exit(v, deadline, "v_wait")
-	if vrc != 0:
-		raise CaseFailed("v_wait exited %s, expected 0" % vrc)
 
 
 def case_attach(work):
@@ -489,10 +101,10 @@ def stop_command_case(work, sig):
 	"""-c v_wait, `sig` to the tracer while the target still runs: both phases count."""
 	binary = victim("v_wait")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	t = work.start([TRACER, "--json", js, "-c", binary], env=tracer_env(work),
 		       stdin=subprocess.PIPE, tag="tracer")
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
 		 repr(TRACING_LINE), alive=t)
 	ready = wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), step(),
@@ -537,30 +149,6 @@ def check_folded(work, truth):
 	return errs
 
 
-def uses_allocator(lib):
-	"""The victim's "# malloc:" / "# operator new:" note names lib: LD_PRELOAD worked."""
-	def check(work, truth):
-		notes = [l.split(":", 1)[1].strip() for l in work.read("truth.txt").splitlines()
-			 if l.startswith(("# malloc:", "# operator new:"))]
-		if not notes:
-			return ["the victim did not say which allocator it used"]
-		if any(os.path.realpath(n) != os.path.realpath(lib) for n in notes):
-			return ["the victim ran with %s, not %s" % (", ".join(notes), lib)]
-		return []
-	return check
-
-
-def command_case(command, vname, source, want_rc=0, extra_args=(), check=None,
-		 aliases=None):
-	def run(work):
-		cmd = command.replace("{V}", VICTIMS).replace("{TC}", TCMALLOC).replace("{JE}", JEMALLOC)
-		cmd = cmd.replace("{W}", work.dir)
-		return run_command_case(work, cmd, victim(vname), source, want_rc,
-					[a.replace("{W}", work.dir) for a in extra_args], check,
-					aliases)
-	return run
-
-
 # ---------------------------------------------------------------- error cases
 
 def free_pid():
@@ -571,35 +159,15 @@ def free_pid():
 	raise Skip("no free pid")
 
 
-def error_case(args_fn):
-	def run(work):
-		args = args_fn()
-		p = work.start([TRACER] + args, stdin=subprocess.DEVNULL, tag="tracer")
-		rc = wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf " + " ".join(args))
-		lines = work.read("tracer.stderr").splitlines()
-		errs = []
-		if rc == 0 or rc < 0:
-			errs.append("exit status %s, expected an error (> 0)" % rc)
-		if len(lines) != 1 or not lines[0].startswith("memleakbpf: "):
-			errs.append("stderr %r, expected one line starting with 'memleakbpf: '" % lines[:4])
-		return errs
-	return run
-
-
 def case_help(work):
 	p = work.start([TRACER, "--help"], stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf --help")
+	rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf --help")
 	errs = []
 	if rc != 0:
 		errs.append("exit status %s, expected 0" % rc)
 	if "-p" not in work.read("tracer.stdout"):
 		errs.append("no usage on stdout")
 	return errs
-
-
-# ---------------------------------------------------------------- the cases
-
-TRACE, ERROR = "trace", "error"
 
 CASES = [
 	# (name, kind, needs extra files, function)
@@ -667,13 +235,11 @@ CASES = [
 # Everything in this section is used only by the cases appended to CASES at
 # its end.
 
-PPROF = "/usr/bin/google-pprof"
 PPROF_ARGS = ["--text", "--show_bytes", "--nodecount=1000000", "--nodefraction=0",
 	      "--edgefraction=0"]
 # "  flat flat% sum%  cum cum% function [file:line]"
 PPROF_ROW = re.compile(r"^\s*(-?\d+)\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?\d+)\s+-?[\d.]+%\s+(\S.*)$")
 SNAPSHOT_LINE = re.compile(r"^memleakbpf: snapshot (\S+\.heap) (\S+\.folded)$")
-SVG = "{http://www.w3.org/2000/svg}"
 SVG_PLOT_WIDTH = 1180.0		# 1200 minus two 10-pixel margins
 FLAMEGRAPH_PL = shutil.which("flamegraph.pl") or "flamegraph.pl (not on PATH)"
 PHASES = ("p1", "p2", "p3")
@@ -706,7 +272,7 @@ def pprof_flat(work, binary, profile, *opts, tag="pprof"):
 	log("  run: " + " ".join(argv))
 	try:
 		r = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-				   stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
+				   stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
 	except subprocess.TimeoutExpired:
 		raise CaseFailed("google-pprof timed out on %s" % profile)
 	out = r.stdout.decode("utf-8", "replace")
@@ -765,7 +331,7 @@ def go_pprof_flat(work, binary, profile, index, tag):
 	env = dict(os.environ, HOME=work.dir, GOCACHE=work.path("gocache"))
 	try:
 		r = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-				   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
+				   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
 	except subprocess.TimeoutExpired:
 		raise CaseFailed("go tool pprof timed out on %s" % profile)
 	out = r.stdout.decode("utf-8", "replace")
@@ -869,7 +435,7 @@ def case_flamegraph_pl(work):
 			    extra_args=["--folded", "{W}/report.folded"])(work)
 	r = subprocess.run([FLAMEGRAPH_PL, "--countname=bytes", work.path("report.folded")],
 			   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-			   timeout=STEP_TIMEOUT)
+			   timeout=lib.STEP_TIMEOUT)
 	if r.returncode or r.stderr.strip():
 		errs.append("flamegraph.pl exited %d: %s" % (r.returncode, r.stderr[:200]))
 	elif b"<svg" not in r.stdout:
@@ -895,8 +461,8 @@ def case_snapshot_sigusr1(work):
 	binary = victim("v_phases")
 	snaps = work.path("snaps")
 	os.makedirs(snaps)
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
@@ -999,7 +565,7 @@ def long_options():
 
 def case_help_lists_every_option(work):
 	p = work.start([TRACER, "--help"], stdin=subprocess.DEVNULL, tag="tracer")
-	wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf --help")
+	wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf --help")
 	text = work.read("tracer.stdout")
 	names = long_options()
 	errs = ["--help does not list --%s" % n for n in names if "--" + n + " " not in text and
@@ -1020,7 +586,7 @@ def case_man_page(work):
 			return errs
 		raise Skip("no groff to render the man page (options checked)")
 	r = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-z", page], stdin=subprocess.DEVNULL,
-			   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
+			   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
 	if r.returncode or r.stderr.strip():
 		errs.append("groff -ww: %s" % r.stderr.decode("utf-8", "replace").strip()[:300])
 	return errs
@@ -1092,7 +658,7 @@ def placement_run(work, subs, name, command, at_entry):
 	js = sub.path("report.json")
 	p = sub.start([TRACER, "-v", "--json", js, "-c", command], env=env,
 		      stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
 	return sub, rc, load_report(js) if os.path.exists(js) else None
 
 
@@ -1211,10 +777,8 @@ CASES += [
 # Everything in this section is used only by the cases appended to CASES at
 # its end.
 
-PLUGINS = os.path.join(VICTIMS, "plugins")
 DEBUG_ROOT = os.path.join(ROOT, ".output", "debug-root")
 OBJDUMP = shutil.which("objdump") or "objdump (binutils: not on PATH)"
-UNSHARE = shutil.which("unshare") or "unshare (util-linux: not on PATH)"
 FRAME_KEYS = {"address", "function", "module", "offset", "file", "line", "inlined", "language"}
 PERF_MAP = "{PERF_MAP}"		# a frame's module: the target's /tmp/perf-PID.map
 # "  2.2 KiB (2,304 bytes) in 1 allocation from malloc", "  100 bytes in 1 allocation from new[]"
@@ -1344,15 +908,6 @@ def text_stacks(stdout):
 	return stacks
 
 
-def folded_lines(text):
-	"""[(frames root first, the api last, count)]."""
-	out = []
-	for line in text.splitlines():
-		stack, _, n = line.rpartition(" ")
-		out.append((stack.split(";"), int(n)))
-	return out
-
-
 def sym_check(rep, truth, specs, modules, stdout, folded, exclude_phase=None, nspid=None):
 	"""Exact frames per spec in the JSON, the text and the folded stacks; bytes per truth.
 	nspid: the target's pid in its own namespace (its perf map's name), if not its pid."""
@@ -1438,7 +993,7 @@ def sym_trace(work, argv, env=None):
 	js, fd = work.path("report.json"), work.path("report.folded")
 	t = work.start([TRACER, "--json", js, "--folded", fd, "-T", "1000"] + argv,
 		       env=env or tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf " + " ".join(argv))
+	rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf " + " ".join(argv))
 	return rc, load_report(js)
 
 
@@ -1634,8 +1189,8 @@ def case_deleted_p(work):
 	"""A copy of v_wait, deleted once started, traced with -p: read through map_files."""
 	binary = work.path("v_wait")
 	shutil.copy2(victim("v_wait"), binary)
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
@@ -1665,8 +1220,8 @@ def case_deleted_p(work):
 def case_jit_p(work):
 	"""v_jit wait under -p, the report made while it runs: its map through /proc/PID/root."""
 	binary = victim("v_jit")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([binary, "wait"], env=tracer_env(work), stdin=subprocess.PIPE,
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
@@ -1704,8 +1259,8 @@ def case_jit_container(work):
 	binary = victim("v_jit")
 	# The truth file is opened before /tmp is hidden, and written through the fd.
 	script = PRIVATE_TMP_SCRIPT
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
 			"private", "sh", "-c", script, "sh", work.path("truth.txt"), binary],
 		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -1734,7 +1289,7 @@ def case_debug_dir_error(work):
 	marker = work.path("started")
 	p = work.start([TRACER, "--debug-dir", work.path("missing"), "-c", "touch " + marker],
 		       stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf --debug-dir missing")
+	rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf --debug-dir missing")
 	lines = work.read("tracer.stderr").splitlines()
 	errs = [] if rc == 2 else ["exit status %s, expected 2" % rc]
 	if len(lines) != 1 or not lines[0].startswith("memleakbpf: --debug-dir "):
@@ -1884,7 +1439,7 @@ def cfi_trace(work, subs, name, binary, args=()):
 	js = sub.path("report.json")
 	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", binary], env=tracer_env(sub),
 		      stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
 	if not os.path.exists(js):
 		raise CaseFailed("%s: no JSON report written" % name)
 	return sub, rc, load_report(js)
@@ -2229,8 +1784,8 @@ def case_frag_trim(work):
 	"""v_frag: the verdict says fragmentation (live ~10% of RSS), RSS falls after the trim."""
 	binary = victim("v_frag")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	t = work.start([TRACER, "--json", js, "--timeline", work.path("timeline.csv"),
 			"--timeline-svg", work.path("timeline.svg"), "-c", binary, INSIGHT_INTERVAL],
 		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
@@ -2300,7 +1855,7 @@ def case_trend_attach(work):
 	"""-p on v_trend: the leak still ranks first; the verdict says it measured from the attach."""
 	binary = victim("v_trend")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	v = work.start([binary, "4000"], env=tracer_env(work), stdin=subprocess.DEVNULL, tag="victim")
 	t = work.start([TRACER, "--json", js, "-p", str(v.pid), INSIGHT_INTERVAL],
 		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
@@ -2483,7 +2038,7 @@ def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11"):
 		env = tracer_env(work)
 		env.pop("PYTHONMALLOC", None)
 		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
-		rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python")
+		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
 		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
 		common_checks(work, rc, 0, errs)
 		return errs
@@ -2494,7 +2049,7 @@ def py_attach_case(victim, malloc=False, args=()):
 	"""A running interpreter under -p: READY, attach, go, LEAKED, exit."""
 	def run(work):
 		js = work.path("report.json")
-		deadline = time.monotonic() + CASE_TIMEOUT
+		deadline = time.monotonic() + lib.CASE_TIMEOUT
 		env = tracer_env(work)
 		env.pop("PYTHONMALLOC", None)
 		if malloc:
@@ -2502,11 +2057,11 @@ def py_attach_case(victim, malloc=False, args=()):
 		v = work.start([PY, os.path.join(PYVICTIMS, victim), "--wait"] + list(args), env=env,
 			       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
 		out = LineReader(v.stdout)
-		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + STEP_TIMEOUT))
+		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 			  .split("=", 1)[1])
 		t = start_tracing(work, ["--json", js, "-T", "10000", "-p", str(pid)],
-				  min(deadline, time.monotonic() + STEP_TIMEOUT))
-		go_until(v, out, "LEAKED", min(deadline, time.monotonic() + STEP_TIMEOUT))
+				  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+		go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 		v.stdin.write(b"exit\n")
 		v.stdin.close()
 		if wait_exit(v, deadline, victim):
@@ -2557,7 +2112,7 @@ def py_outputs_case(work):
 	env = tracer_env(work)
 	env.pop("PYTHONMALLOC", None)
 	p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
 	truth = py_truth(work)
 	errs = check_py_report(work, load_report(js), truth, False)
 	errs += check_py_outputs(work, truth)
@@ -2572,7 +2127,7 @@ def py_unsupported_case(work):
 	p = work.start([TRACER, "--json", js, "-c", "%s %s" % (
 		python, os.path.join(PYVICTIMS, "grow_list.py"))], env=tracer_env(work),
 		stdin=subprocess.DEVNULL, tag="tracer")
-	rc = wait_exit(p, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c python3.10")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python3.10")
 	errs = []
 	if "Python frames need 3.11, 3.12 or 3.13" not in work.read("tracer.stderr"):
 		errs.append("no message about the unsupported version on stderr")
@@ -2639,44 +2194,9 @@ CAPACITY_SMALL = 50000		# --max-allocs that cannot hold them
 CAPACITY_RAISED = 262144
 DEFAULT_MAX_ALLOCS = 1 << 20	# opts.h
 MEASURED = {}			# case name -> figures, for scripts/stress.py
-REPORT_HEADER = re.compile(r"^\[[\d:?]+\] memleakbpf: (Final report: )?pid \d+", re.M)
 OUR_PROGS = {"api_enter", "api_exit", "dl_debug_state", "exec_stop", "fork_follow"}
 NOBODY = 65534
 GRACE_S = 2.0			# the tracer's SIGINT grace for a -c command (main.c)
-
-
-def report_count(work):
-	return len(REPORT_HEADER.findall(work.read("tracer.stdout")))
-
-
-def proc_state(pid):
-	"""The state letter of /proc/PID/stat, or None when it is gone."""
-	try:
-		with open("/proc/%d/stat" % pid) as f:
-			s = f.read()
-	except OSError:
-		return None
-	return s[s.rindex(")") + 2]
-
-
-def gone(pid):
-	return proc_state(pid) in (None, "Z", "X")
-
-
-def children(pid):
-	try:
-		with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-			return [int(x) for x in f.read().split()]
-	except OSError:
-		return []
-
-
-def comm(pid):
-	try:
-		with open("/proc/%d/comm" % pid) as f:
-			return f.read().strip()
-	except OSError:
-		return None
 
 
 def bpf_ids(pid):
@@ -2803,8 +2323,8 @@ def case_stress_p(work):
 	allocated before is not reported, its frees are ignored and counted."""
 	binary = victim("v_stress")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([binary, "wait", str(STRESS_THREADS), str(STRESS_OPS)], env=tracer_env(work),
 		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
@@ -2872,9 +2392,9 @@ def capacity_case(max_allocs, exact):
 		opt = ["--max-allocs", str(max_allocs)] if max_allocs else []
 		t0 = time.monotonic()
 		t = start_tracing(work, ["--json", js] + opt + ["-c", "%s %d" % (binary, CAPACITY_N)],
-				  time.monotonic() + CASE_TIMEOUT)
+				  time.monotonic() + lib.CASE_TIMEOUT)
 		memlock = bpf_memlock(t.pid)
-		rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf -c v_many")
+		rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c v_many")
 		took = time.monotonic() - t0
 		cap = max_allocs or DEFAULT_MAX_ALLOCS
 		rep = load_report(js)
@@ -2907,8 +2427,8 @@ def wait_case(work, pid_mode, interval=None):
 	LineReader or None, deadline). Under -c the victim talks through the tracer."""
 	binary = victim("v_wait")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	tail = [str(interval)] if interval else []
 	if pid_mode:
 		v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
@@ -2992,8 +2512,8 @@ def case_target_exec_p(work):
 	the report of the program that was traced; the new one is not counted."""
 	binary = victim("v_life")
 	js = work.path("report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([binary, "exec", victim("v_basic")], env=tracer_env(work),
 		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
@@ -3060,8 +2580,8 @@ def case_tracer_kill_stopped(work):
 	"""-c: the tracer is killed while the command is stopped for it (at a
 	dlopen): the watchdog resumes the command, which finishes untraced."""
 	lib = os.path.join(PLUGINS, "libp_kept.so")
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	t = work.start([TRACER, "-c", "%s dlopen %s" % (victim("v_life"), lib)],
 		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
 		       tag="tracer")
@@ -3097,7 +2617,7 @@ def case_tracer_sigint_any(work):
 	wait_bin = victim("v_wait")
 	v = work.start([wait_bin], env=tracer_env(work), stdin=subprocess.PIPE,
 		       stdout=subprocess.PIPE, tag="victim")
-	vpid = int(LineReader(v.stdout).expect("READY pid=", time.monotonic() + STEP_TIMEOUT)
+	vpid = int(LineReader(v.stdout).expect("READY pid=", time.monotonic() + lib.STEP_TIMEOUT)
 		   .split("=", 1)[1])
 	for mode, delays in (("-c", (0, 0.002, 0.01, 0.03, 0.06, 0.1, 0.2, 0.5)),
 			     ("-p", (0, 0.005, 0.02, 0.05, 0.1, 0.3))):
@@ -3141,14 +2661,6 @@ def case_tracer_sigint_any(work):
 	return errs
 
 
-def open_bytes(path):
-	try:
-		with open(path, "rb") as f:
-			return f.read()
-	except OSError:
-		return b""
-
-
 def case_output_full_disk(work):
 	"""The output's file system is full at the end: a clear error, the text
 	report still on stdout, no temporary left, exit status 1."""
@@ -3161,7 +2673,7 @@ def case_output_full_disk(work):
 	t = work.start([UNSHARE, "--mount", "--propagation", "private", "sh", "-c", script, "sh", d,
 			TRACER, victim("v_basic")], env=tracer_env(work), stdin=subprocess.DEVNULL,
 		       tag="tracer")
-	wait_exit(t, time.monotonic() + CASE_TIMEOUT, "unshare ... memleakbpf")
+	wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "unshare ... memleakbpf")
 	err, errs = work.read("tracer.stderr"), []
 	for name in ("report.json", "report.folded"):
 		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
@@ -3184,7 +2696,7 @@ def case_output_stdout_full(work):
 	with open("/dev/full", "wb") as full:
 		t = work.start([TRACER, "--json", js, "-c", binary], env=tracer_env(work),
 			       stdin=subprocess.DEVNULL, stdout=full, tag="tracer")
-		rc = wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf > /dev/full")
+		rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf > /dev/full")
 	errs = check_report(load_report(js), read_truth(work), binary, "v_basic.c")
 	n = work.read("tracer.stderr").count("cannot write the report to standard output: "
 					     "No space left on device")
@@ -3200,7 +2712,7 @@ def case_output_dir_gone(work):
 	d = work.path("out")
 	os.makedirs(d)
 	js = os.path.join(d, "report.json")
-	deadline = time.monotonic() + CASE_TIMEOUT
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	t = work.start([TRACER, "--json", js, "-c", victim("v_wait")], env=tracer_env(work),
 		       stdin=subprocess.PIPE, tag="tracer")
 	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
@@ -3249,7 +2761,7 @@ def output_symlinks(work, sticky):
 		r = as_nobody(argv)
 		if r.returncode:
 			raise CaseFailed("as uid %d: %s: %s" % (NOBODY, " ".join(argv), r.stdout))
-	deadline = time.monotonic() + CASE_TIMEOUT
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	t = work.start([TRACER, "--json", p("j.json"), "--folded", p("f.folded"), "--flamegraph",
 			p("g.svg"), "--pprof", p("p.heap"), "-c", victim("v_wait")],
 		       env=tracer_env(work), stdin=subprocess.PIPE, tag="tracer")
@@ -3279,7 +2791,7 @@ def output_symlinks(work, sticky):
 	os.symlink(target, p("own.json"))
 	t = work.start([TRACER, "--json", p("own.json"), "-c", victim("v_basic")],
 		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="own")
-	wait_exit(t, time.monotonic() + CASE_TIMEOUT, "memleakbpf --json to root's symlink")
+	wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --json to root's symlink")
 	if not os.path.islink(p("own.json")) or not open(target).read().startswith("{"):
 		errs.append("root's own symlink was not followed")
 	return errs
@@ -3313,7 +2825,7 @@ def sudo_case(user_arg, want_uid):
 		env = dict(tracer_env(work), SUDO_UID=str(NOBODY), SUDO_GID=str(NOBODY), SUDO_USER="nobody")
 		argv = [TRACER] + (["-u", user_arg] if user_arg else []) + ["-c", "sleep 30", "30"]
 		t = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
-		deadline = time.monotonic() + STEP_TIMEOUT
+		deadline = time.monotonic() + lib.STEP_TIMEOUT
 		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), deadline,
 			 repr(TRACING_LINE), alive=t)
 		cmd = wait_for(lambda: [c for c in children(t.pid) if comm(c) == "sleep"], deadline,
@@ -3341,7 +2853,7 @@ def caps_case(caps, missing):
 		p = work.start([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 			       + extra + [TRACER, "-p", str(os.getpid())],
 			       stdin=subprocess.DEVNULL, tag="tracer")
-		rc = wait_exit(p, time.monotonic() + ERROR_TIMEOUT, "memleakbpf as uid 65534")
+		rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf as uid 65534")
 		lines = work.read("tracer.stderr").splitlines()
 		errs = [] if rc == 1 else ["exit status %s, expected 1" % rc]
 		want = "memleakbpf: missing capabilit%s %s " % ("y" if len(missing) == 1 else "ies",
@@ -3360,8 +2872,8 @@ def case_container_symlink(work):
 	binary = victim("v_jit")
 	decoy = "/tmp/memleakbpf-e2e-real-%d.map" % os.getpid()
 	script = PRIVATE_TMP_SCRIPT
-	deadline = time.monotonic() + CASE_TIMEOUT
-	step = lambda: min(deadline, time.monotonic() + STEP_TIMEOUT)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
 			"private", "sh", "-c", script, "sh", work.path("truth.txt"), binary],
 		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -3427,57 +2939,17 @@ CASES += [
 # ================================================================ end of reliability (issue 7)
 
 
-def skip_reason(kind, needs):
-	if not os.access(TRACER, os.X_OK):
-		return "%s not built (make)" % TRACER
-	if kind == TRACE:
-		if os.geteuid() != 0:
-			return "not root"
-		if not os.path.exists(BTF):
-			return "no %s" % BTF
-		for f in needs:
-			if not os.path.exists(f):
-				return "no %s" % f
-	return None
-
-
-def build_victims():
-	"""make victims, quietly; None or the error.
-
-	The Makefile's victim rules know only X.c, not the truth.h they all
-	include: a victim older than truth.h is rebuilt with make -B."""
-	make = ["make", "-C", ROOT, "--no-print-directory", "-s"]
-	header = os.path.join(ROOT, "tests", "victims", "truth.h")
-	stale = []
-	for src in sorted(os.listdir(os.path.join(ROOT, "tests", "victims"))):
-		name, ext = os.path.splitext(src)
-		out = os.path.join(VICTIMS, name)
-		if ext not in (".c", ".cc") or not os.path.exists(out):
-			continue
-		with open(os.path.join(ROOT, "tests", "victims", src)) as f:
-			if '#include "truth.h"' not in f.read():
-				continue
-		if os.path.getmtime(out) < os.path.getmtime(header):
-			stale.append(os.path.relpath(out, ROOT))
-	for argv in ([make + ["-B"] + stale] if stale else []) + [make + ["victims"]]:
-		r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-		if r.returncode:
-			return "make victims failed: " + r.stdout.decode("utf-8", "replace").strip()[-300:]
-	return None
-
-
 def main(argv):
-	global VERBOSE, CASE_TIMEOUT
 	keep, names = False, []
 	args = list(argv)
 	while args:
 		a = args.pop(0)
 		if a == "-v":
-			VERBOSE = True
+			lib.VERBOSE = True
 		elif a == "--keep":
 			keep = True
 		elif a == "--timeout":
-			CASE_TIMEOUT = float(args.pop(0))
+			lib.CASE_TIMEOUT = float(args.pop(0))
 		elif a == "--list":
 			for name, kind, _, _ in CASES:
 				print("%-24s %s" % (name, kind))

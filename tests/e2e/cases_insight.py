@@ -17,22 +17,12 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, SVG, TRACE, TRACER, VICTIM_FN, check_report, command_case,
-	common_checks, error_case, find_line, fn_name, load_report, read_truth, tracer_env, victim,
-	wait_exit, wait_for)
+	common_checks, error_case, find_line, fn_name, load_report, read_truth, tracer_env, truth_notes,
+	victim, wait_exit, wait_for)
 
 
 INSIGHT_INTERVAL = "0.5"
 FINAL_MARK = "memleakbpf: Final report:"
-
-
-def truth_notes(work):
-	"""The victim's "# key: value" notes."""
-	notes = {}
-	for line in work.read("truth.txt").splitlines():
-		if line.startswith("# ") and ": " in line:
-			k, v = line[2:].split(": ", 1)
-			notes[k] = v
-	return notes
 
 
 def by_site(stacks):

@@ -17,8 +17,8 @@ import time
 
 import lib
 from lib import (LineReader, TRACE, check_report, common_checks, finish_victim, fn_name, go_until,
-	load_report, log, open_bytes, read_truth, run_command_case, start_tracing, tracer_env, victim,
-	wait_exit)
+	load_report, log, open_bytes, read_truth, run_command_case, start_tracing, tracer_env,
+	truth_notes, victim, wait_exit)
 
 
 STRESS_THREADS = 2
@@ -28,11 +28,6 @@ CAPACITY_SMALL = 50000		# --max-allocs that cannot hold them
 CAPACITY_RAISED = 262144
 DEFAULT_MAX_ALLOCS = 1 << 20	# opts.h
 MEASURED = {}			# case name -> figures, for scripts/stress.py
-
-
-def notes(work):
-	"""The victim's "# key: value" lines."""
-	return dict(m.groups() for m in re.finditer(r"^# (\w+): (.*)$", work.read("truth.txt"), re.M))
 
 
 def site_totals(rep, site, api):
@@ -103,7 +98,7 @@ def case_stress_p(work):
 	rep = load_report(js)
 	errs = check_report(rep, read_truth(work), binary, "v_stress.c", pid=pid, exclude_phase="pre")
 	errs += check_churn_totals(work, rep) + no_losses(rep)
-	n = notes(work)
+	n = truth_notes(work)
 	low, high = int(n.get("pre_freed", -1)), int(n.get("pre_freed", -1)) + int(n.get("in_flight_max", 0))
 	if untracked(rep) is None or not low <= untracked(rep) <= high:
 		errs.append("untracked_frees %r, expected %d (site_pre_freed) to %d (plus the blocks "

@@ -277,6 +277,16 @@ def parse_truth(text):
 	return truth
 
 
+def truth_notes(work):
+	"""The victim's "# key: value" notes."""
+	notes = {}
+	for line in work.read("truth.txt").splitlines():
+		if line.startswith("# ") and ": " in line:
+			k, v = line[2:].split(": ", 1)
+			notes[k] = v
+	return notes
+
+
 def fn_name(frame):
 	"""A frame's function, without a C++ parameter list."""
 	fn = frame.get("function") or ""

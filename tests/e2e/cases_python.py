@@ -15,8 +15,8 @@ import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, LineReader, MUST_BE_ZERO, PPROF, ROOT, SVG, TRACE, TRACER,
-	common_checks, error_case, folded_lines, go_until, load_report, start_tracing, tracer_env,
+from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, common_checks,
+	dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing, tracer_env,
 	wait_exit)
 
 
@@ -136,9 +136,7 @@ def check_py_report(work, rep, truth, malloc, version="3.11"):
 	if py.get("malloc") != ("malloc" if malloc else "pymalloc"):
 		errs.append("python.malloc %r" % py.get("malloc"))
 	totals = rep.get("totals") or {}
-	for k, v in sorted((totals.get("dropped") or {}).items()):
-		if (MUST_BE_ZERO.search(k) or k.startswith("py_")) and v:
-			errs.append("dropped.%s = %s" % (k, v))
+	errs += dropped_errs(totals, also=lambda k: k.startswith("py_"))
 	errs += check_py_frames(rep)
 	text = work.read("tracer.stdout")
 	if "Python %s" % py.get("version") not in text:

@@ -23,8 +23,8 @@ import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, LineReader, MUST_BE_ZERO, PLUGINS, ROOT, TRACE, TRACER,
-	UNSHARE, Work, common_checks, finish_victim, folded_lines, frame_str, go_until, load_report,
+from lib import (CaseFailed, ERROR, LineReader, PLUGINS, ROOT, TRACE, TRACER, UNSHARE, Work,
+	common_checks, dropped_errs, finish_victim, folded_lines, frame_str, go_until, load_report,
 	read_truth, start_tracing, tracer_env, victim, wait_exit)
 
 
@@ -171,9 +171,7 @@ def sym_check(rep, truth, specs, modules, stdout, folded, exclude_phase=None, ns
 	if (totals.get("outstanding_bytes"), totals.get("outstanding_allocs")) != (
 			sum(s["bytes"] for s in stacks), sum(s["allocs"] for s in stacks)):
 		errs.append("totals do not add up to the stacks")
-	for k, v in sorted((totals.get("dropped") or {}).items()):
-		if MUST_BE_ZERO.search(k) and v:
-			errs.append("dropped.%s = %s" % (k, v))
+	errs += dropped_errs(totals)
 	for s in stacks:
 		for f in s.get("frames") or []:
 			if set(f) != FRAME_KEYS:

@@ -29,8 +29,8 @@ import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, MUST_BE_ZERO, TRACE, TRACER, Work, aliases_for, check_report,
-	common_checks, error_case, fn_name, frame_str, load_report, read_truth, tracer_env, victim,
+from lib import (CaseFailed, ERROR, TRACE, TRACER, Work, aliases_for, check_report, common_checks,
+	dropped_errs, error_case, fn_name, frame_str, load_report, read_truth, tracer_env, victim,
 	wait_exit)
 
 
@@ -91,9 +91,7 @@ def cfi_check(rep, truth, binary, source, skip=()):
 	"""All mismatches of one report with the truth, CFI style; and its groups."""
 	errs = []
 	totals = rep.get("totals") or {}
-	for k, v in sorted((totals.get("dropped") or {}).items()):
-		if (MUST_BE_ZERO.search(k) or k == "unwind_stops") and v:
-			errs.append("dropped.%s = %s" % (k, v))
+	errs += dropped_errs(totals, also=lambda k: k == "unwind_stops")
 	if "unwind_stops" not in (totals.get("dropped") or {}):
 		errs.append("no dropped.unwind_stops in the report")
 	expected = {}

@@ -326,6 +326,13 @@ def aliases_for(binary):
 	return STATIC_ALIASES if "static" in os.path.basename(binary) else {}
 
 
+def dropped_errs(totals, also=lambda name: False):
+	"""A line for each drop counter in totals that should be 0 and is not: those
+	MUST_BE_ZERO matches, and those also(name) picks."""
+	return ["dropped.%s = %s" % (k, v) for k, v in sorted((totals.get("dropped") or {}).items())
+		if (MUST_BE_ZERO.search(k) or also(k)) and v]
+
+
 def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, aliases=None):
 	"""All mismatches between a JSON report and the victim's truth, as strings."""
 	errs = []
@@ -348,9 +355,7 @@ def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, alias
 	if (totals.get("outstanding_bytes"), totals.get("outstanding_allocs")) != (sb, sa):
 		errs.append("totals outstanding %s bytes / %s allocs, stacks sum to %d / %d" % (
 			totals.get("outstanding_bytes"), totals.get("outstanding_allocs"), sb, sa))
-	for k, v in sorted((totals.get("dropped") or {}).items()):
-		if MUST_BE_ZERO.search(k) and v:
-			errs.append("dropped.%s = %s" % (k, v))
+	errs += dropped_errs(totals)
 
 	expected = {}
 	for t in truth:

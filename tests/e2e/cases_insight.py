@@ -17,8 +17,8 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, SVG, TRACE, TRACER, VICTIM_FN, check_report, command_case,
-	common_checks, error_case, find_line, fn_name, load_report, read_truth, tracer_env, truth_notes,
-	victim, wait_exit, wait_for)
+	common_checks, error_case, find_line, fn_name, load_report, read_truth, svg_refers_outside,
+	tracer_env, truth_notes, victim, wait_exit, wait_for)
 
 
 INSIGHT_INTERVAL = "0.5"
@@ -78,8 +78,7 @@ def check_timeline_svg(path):
 	for c in ("live", "rss"):
 		if c not in classes:
 			errs.append("%s: no %s line" % (path, c))
-	if any(e.get("href") or e.get("{http://www.w3.org/1999/xlink}href") for e in root.iter()) or \
-	   list(root.iter(SVG + "script")):
+	if svg_refers_outside(root) or list(root.iter(SVG + "script")):
 		errs.append("%s: refers to something outside itself, or has a script" % path)
 	return errs
 

@@ -22,7 +22,7 @@ import time
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, Skip, TRACE, TRACER, VICTIM_FN,
 	check_report, command_case, common_checks, error_case, finish_victim, go_until, load_report, log,
-	read_truth, start_tracing, tracer_env, victim, wait_exit, wait_for)
+	read_truth, start_tracing, svg_refers_outside, tracer_env, victim, wait_exit, wait_for)
 
 
 PPROF_ARGS = ["--text", "--show_bytes", "--nodecount=1000000", "--nodefraction=0",
@@ -207,7 +207,7 @@ def check_svg(name):
 		for f in frames:
 			got[f["name"]] = got.get(f["name"], 0) + f["bytes"]
 		errs += compare_sites(got, site_bytes(truth), "flame graph bytes")
-		if any(e.get("href") or e.get("{http://www.w3.org/1999/xlink}href") for e in root.iter()):
+		if svg_refers_outside(root):
 			errs.append("the SVG refers to something outside itself")
 		return errs[:20]
 	return check

@@ -429,6 +429,11 @@ def folded_lines(text):
 	return out
 
 
+def svg_refers_outside(root):
+	"""An SVG element (root of a parsed tree) has a link: our SVGs must stand alone."""
+	return any(e.get("href") or e.get("{http://www.w3.org/1999/xlink}href") for e in root.iter())
+
+
 REPORT_HEADER = re.compile(r"^\[[\d:?]+\] memleakbpf: (Final report: )?pid \d+", re.M)
 
 

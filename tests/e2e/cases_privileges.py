@@ -19,7 +19,7 @@ import lib
 from lib import (CaseFailed, LineReader, TRACE, TRACER, TRACING_LINE, UNSHARE, children, comm,
 	common_checks, find_line, finish_victim, go_until, load_report, log, open_bytes, read_truth,
 	start_tracing, tracer_env, tracing_line_count, victim, wait_exit, wait_for)
-from cases_symbols import PRIVATE_TMP_SCRIPT, jit_specs, sym_check
+from cases_symbols import jit_specs, start_private_tmp, sym_check
 
 
 SETPRIV = shutil.which("setpriv") or "setpriv (util-linux: not on PATH)"
@@ -166,13 +166,9 @@ def case_container_symlink(work):
 	names): the JIT frame must be named from the container's file."""
 	binary = victim("v_jit")
 	decoy = "/tmp/memleakbpf-e2e-real-%d.map" % os.getpid()
-	script = PRIVATE_TMP_SCRIPT
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
-	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
-			"private", "sh", "-c", script, "sh", work.path("truth.txt"), binary],
-		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-		       tag="victim")
+	v = start_private_tmp(work, binary)
 	try:
 		out = LineReader(v.stdout)
 		nspid = int(out.expect("READY pid=", step()).split("=", 1)[1])

@@ -503,18 +503,23 @@ PRIVATE_TMP_SCRIPT = (
 	'VICTIM_TRUTH=/proc/self/fd/3 exec "$2" wait')
 
 
+def start_private_tmp(work, binary):
+	"""binary wait in pid and mount namespaces of its own, with a /tmp of its own
+	(PRIVATE_TMP_SCRIPT): the unshare process, stdin and stdout piped. The truth
+	file is opened before /tmp is hidden, and written through the fd."""
+	return work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
+			   "private", "sh", "-c", PRIVATE_TMP_SCRIPT, "sh", work.path("truth.txt"),
+			   binary], env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+			  tag="victim")
+
+
 def case_jit_container(work):
 	"""v_jit in pid and mount namespaces of its own, with its own /tmp: its map is
 	/tmp/perf-1.map there, found through /proc/PID/root and its NSpid."""
 	binary = victim("v_jit")
-	# The truth file is opened before /tmp is hidden, and written through the fd.
-	script = PRIVATE_TMP_SCRIPT
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
-	v = work.start([UNSHARE, "--mount", "--pid", "--fork", "--mount-proc", "--propagation",
-			"private", "sh", "-c", script, "sh", work.path("truth.txt"), binary],
-		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-		       tag="victim")
+	v = start_private_tmp(work, binary)
 	out = LineReader(v.stdout)
 	nspid = int(out.expect("READY pid=", step()).split("=", 1)[1])
 	with open("/proc/%d/task/%d/children" % (v.pid, v.pid)) as f:

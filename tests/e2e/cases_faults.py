@@ -17,9 +17,9 @@ import subprocess
 import time
 
 import lib
-from lib import (LineReader, PLUGINS, TRACE, TRACER, TRACING_LINE, UNSHARE, check_report,
-	children, comm, common_checks, find_line, finish_victim, go_until, gone, load_report, log,
-	open_bytes, proc_state, read_truth, report_count, run_command_case, start_tracing, tracer_env,
+from lib import (LineReader, PLUGINS, TRACE, TRACER, UNSHARE, check_report, children, comm,
+	common_checks, find_line, finish_victim, go_until, gone, load_report, log, open_bytes,
+	proc_state, read_truth, report_count, run_command_case, start_tracing, tracer_env,
 	tracing_line_count, victim, wait_exit, wait_for)
 
 
@@ -107,10 +107,7 @@ def wait_case(work, pid_mode, interval=None):
 			       stdout=subprocess.PIPE, tag="victim")
 		out = LineReader(v.stdout)
 		pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
-		t = work.start([TRACER, "--json", js, "-p", str(pid)] + tail, env=tracer_env(work),
-			       stdin=subprocess.DEVNULL, tag="tracer")
-		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
-			 repr(TRACING_LINE), alive=t)
+		t = start_tracing(work, ["--json", js, "-p", str(pid)] + tail, step())
 		go_until(v, out, "LEAKED", step())
 		return t, v, pid, out, deadline
 	t = work.start([TRACER, "--json", js, "-c", binary] + tail, env=tracer_env(work),

@@ -112,16 +112,15 @@ class Work:
 						f.close()
 					except OSError:
 						pass
-		for pid, comm in self.pids:
-			kill_if(pid, comm)
+		for pid, name in self.pids:
+			kill_if(pid, name)
 
 
-def kill_if(pid, comm):
+def kill_if(pid, name):
 	"""SIGKILL a process we did not start but caused (a -c target), if it is still that."""
+	if comm(pid) != name:
+		return
 	try:
-		with open("/proc/%d/comm" % pid) as f:
-			if f.read().strip() != comm:
-				return
 		os.kill(pid, signal.SIGKILL)
 	except OSError:
 		pass

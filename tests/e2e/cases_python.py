@@ -146,6 +146,13 @@ def check_py_report(work, rep, truth, malloc, version="3.11"):
 	return errs
 
 
+def py_env(work):
+	"""tracer_env without our PYTHONMALLOC: the case chooses the allocator."""
+	env = tracer_env(work)
+	env.pop("PYTHONMALLOC", None)
+	return env
+
+
 def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11"):
 	"""memleakbpf -c 'python victim.py', to completion."""
 	def run(work):
@@ -153,8 +160,7 @@ def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11"):
 		cmd = "%s %s %s" % (python, os.path.join(PYVICTIMS, victim), " ".join(args))
 		argv = [TRACER, "--json", js, "-T", "10000"] + (
 			["--python-malloc", "malloc"] if malloc else []) + ["-c", cmd.strip()]
-		env = tracer_env(work)
-		env.pop("PYTHONMALLOC", None)
+		env = py_env(work)
 		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
 		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
 		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
@@ -168,8 +174,7 @@ def py_attach_case(victim, malloc=False, args=()):
 	def run(work):
 		js = work.path("report.json")
 		deadline = time.monotonic() + lib.CASE_TIMEOUT
-		env = tracer_env(work)
-		env.pop("PYTHONMALLOC", None)
+		env = py_env(work)
 		if malloc:
 			env["PYTHONMALLOC"] = "malloc"
 		v = work.start([PY, os.path.join(PYVICTIMS, victim), "--wait"] + list(args), env=env,
@@ -227,8 +232,7 @@ def py_outputs_case(work):
 	argv = [TRACER, "--json", js, "--folded", work.path("report.folded"), "--flamegraph",
 		work.path("report.svg"), "--pprof", work.path("report.heap"), "-c",
 		"%s %s" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))]
-	env = tracer_env(work)
-	env.pop("PYTHONMALLOC", None)
+	env = py_env(work)
 	p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
 	truth = py_truth(work)

@@ -248,10 +248,10 @@ def case_tracer_kill(pid_mode):
 def case_tracer_kill_stopped(work):
 	"""-c: the tracer is killed while the command is stopped for it (at a
 	dlopen): the watchdog resumes the command, which finishes untraced."""
-	lib = os.path.join(PLUGINS, "libp_kept.so")
+	plugin = os.path.join(PLUGINS, "libp_kept.so")
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
-	t = work.start([TRACER, "-c", "%s dlopen %s" % (victim("v_life"), lib)],
+	t = work.start([TRACER, "-c", "%s dlopen %s" % (victim("v_life"), plugin)],
 		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
 		       tag="tracer")
 	out = LineReader(t.stdout)

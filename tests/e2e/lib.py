@@ -9,7 +9,7 @@ skip_reason and build_victims for run.py and scripts/stress.py, soak.py.
 
 The timeouts (CASE_TIMEOUT, STEP_TIMEOUT, ERROR_TIMEOUT) and VERBOSE are
 read as lib.NAME, never imported by name: run.py --timeout and -v, and
-scripts/stress.py, change them at run time.
+scripts/stress.py, change them at run time. (So no local is named lib.)
 """
 
 import json

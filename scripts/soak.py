@@ -19,13 +19,15 @@ Results of a run are kept in docs/RELIABILITY.md.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "tests", "e2e"))
-import run as e2e  # noqa: E402
+import lib  # noqa: E402
+import cases_stress  # noqa: E402
 
 SAMPLE_S = 10
 OUTSTANDING = re.compile(r"^Outstanding: .* in ([\d,]+) allocations? \(([\d,]+) allocations?, ([\d,]+) frees?",
@@ -59,19 +61,19 @@ def main(argv):
 			seconds = int(args.pop(0))
 		elif a == "--threads":
 			threads = int(args.pop(0))
-	why = e2e.skip_reason(e2e.TRACE, [])
+	why = lib.skip_reason(lib.TRACE, [])
 	if why:
 		print("soak: skipped: %s" % why)
 		return 0
 	base = tempfile.mkdtemp(prefix="memleakbpf-soak-")
-	work = e2e.Work(base, "soak")
-	binary = e2e.victim("v_stress")
+	work = lib.Work(base, "soak")
+	binary = lib.victim("v_stress")
 	out = work.path("tracer.stdout")
-	t = work.start([e2e.TRACER, "--json", work.path("report.json"), "-c",
-			"%s wait %d 1000" % (binary, threads), "1"], env=e2e.tracer_env(work),
+	t = work.start([lib.TRACER, "--json", work.path("report.json"), "-c",
+			"%s wait %d 1000" % (binary, threads), "1"], env=lib.tracer_env(work),
 		       stdin=subprocess.PIPE, tag="tracer")
 	try:
-		e2e.wait_for(lambda: e2e.find_line(work.read("tracer.stdout"), "READY pid="),
+		lib.wait_for(lambda: lib.find_line(work.read("tracer.stdout"), "READY pid="),
 			     time.monotonic() + 30, "READY", alive=t)
 		t0 = time.monotonic()
 		rows = []
@@ -80,7 +82,7 @@ def main(argv):
 		while True:
 			el = time.monotonic() - t0
 			live, allocs = last_report(out)
-			row = (el, rss_kib(t.pid), e2e.bpf_memlock(t.pid)[0] // 1024, live, allocs)
+			row = (el, rss_kib(t.pid), cases_stress.bpf_memlock(t.pid)[0] // 1024, live, allocs)
 			rows.append(row)
 			print("%6.0f %10d %12d %12d %14d" % row, flush=True)
 			if el >= seconds:
@@ -88,11 +90,11 @@ def main(argv):
 			time.sleep(min(SAMPLE_S, seconds - el) or SAMPLE_S)
 		t.stdin.write(b"go\nexit\n")
 		t.stdin.close()
-		rc = e2e.wait_exit(t, time.monotonic() + 120, "memleakbpf at the end of the soak")
-		reports = e2e.report_count(work)
-		errs = e2e.check_report(e2e.load_report(work.path("report.json")), e2e.read_truth(work),
+		rc = lib.wait_exit(t, time.monotonic() + 120, "memleakbpf at the end of the soak")
+		reports = lib.report_count(work)
+		errs = lib.check_report(lib.load_report(work.path("report.json")), lib.read_truth(work),
 					binary, "v_stress.c")
-		errs += e2e.check_churn_totals(work, e2e.load_report(work.path("report.json")))
+		errs += cases_stress.check_churn_totals(work, lib.load_report(work.path("report.json")))
 		if rc != 0:
 			errs.append("exit status %s" % rc)
 	finally:
@@ -109,7 +111,7 @@ def main(argv):
 		      end[0], reports, warm[1], warm[0], end[1], 100 * growth, end[2], end[4]))
 	print("soak: %s%s" % ("FAIL: " if errs else "ok", "; ".join(errs)))
 	if not errs:
-		e2e.shutil.rmtree(base, ignore_errors=True)
+		shutil.rmtree(base, ignore_errors=True)
 	return 1 if errs else 0
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""make stress: the reliability cases of tests/e2e/run.py at full size.
+"""make stress: the stress and capacity cases of the e2e tests at full size.
 
 Usage: scripts/stress.py [-v] [CASE ...]
 
-The same checks as `make test` runs on smaller victims (see the reliability
-section of tests/e2e/run.py), with:
+The same checks as `make test` runs on smaller victims (see
+tests/e2e/cases_stress.py), with:
   capacity_default  10,000,000 blocks outstanding, default --max-allocs: every
                     block not tracked counted as allocs_map_full, the report
                     naming --max-allocs
@@ -19,59 +19,62 @@ Results of a run are kept in docs/RELIABILITY.md.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "tests", "e2e"))
-import run as e2e  # noqa: E402
+import lib  # noqa: E402
+import cases_stress  # noqa: E402
 
 
 def sized(case, **globs):
-	"""Run case with run.py's module-level sizes set to globs."""
+	"""Run case with cases_stress.py's module-level sizes set to globs."""
 	def go(work):
-		saved = {k: getattr(e2e, k) for k in globs}
+		saved = {k: getattr(cases_stress, k) for k in globs}
 		try:
 			for k, v in globs.items():
-				setattr(e2e, k, v)
+				setattr(cases_stress, k, v)
 			return case(work)
 		finally:
 			for k, v in saved.items():
-				setattr(e2e, k, v)
+				setattr(cases_stress, k, v)
 	return go
 
 
 CASES = [
-	("capacity_default", sized(e2e.capacity_case(None, False), CAPACITY_N=10000000)),
-	("capacity_raised", sized(e2e.capacity_case(16777216, True), CAPACITY_N=10000000)),
-	("stress_c", sized(e2e.case_stress_c, STRESS_THREADS=2, STRESS_OPS=2000000)),
-	("stress_c4", sized(e2e.case_stress_c, STRESS_THREADS=4, STRESS_OPS=1000000)),
-	("stress_p", sized(e2e.case_stress_p, STRESS_THREADS=2, STRESS_OPS=2000000)),
+	("capacity_default", sized(cases_stress.capacity_case(None, False), CAPACITY_N=10000000)),
+	("capacity_raised", sized(cases_stress.capacity_case(16777216, True), CAPACITY_N=10000000)),
+	("stress_c", sized(cases_stress.case_stress_c, STRESS_THREADS=2, STRESS_OPS=2000000)),
+	("stress_c4", sized(cases_stress.case_stress_c, STRESS_THREADS=4, STRESS_OPS=1000000)),
+	("stress_p", sized(cases_stress.case_stress_p, STRESS_THREADS=2, STRESS_OPS=2000000)),
 ]
 
 
 def main(argv):
 	names = [a for a in argv if not a.startswith("-")]
-	e2e.VERBOSE = True		# the figures are what this is for
-	e2e.CASE_TIMEOUT = 600.0
-	e2e.STEP_TIMEOUT = 120.0
-	why = e2e.skip_reason(e2e.TRACE, [])
+	lib.VERBOSE = True		# the figures are what this is for
+	lib.CASE_TIMEOUT = 600.0
+	lib.STEP_TIMEOUT = 120.0
+	why = lib.skip_reason(lib.TRACE, [])
 	if why:
 		print("stress: skipped: %s" % why)
 		return 0
-	err = e2e.build_victims()
+	err = lib.build_victims()
 	if err:
 		print("stress: %s" % err)
 		return 1
-	base = e2e.tempfile.mkdtemp(prefix="memleakbpf-stress-")
+	base = tempfile.mkdtemp(prefix="memleakbpf-stress-")
 	failed = 0
 	for name, fn in CASES:
 		if names and name not in names:
 			continue
-		work = e2e.Work(base, name)
+		work = lib.Work(base, name)
 		t0 = time.monotonic()
 		try:
 			errs = fn(work)
-		except e2e.CaseFailed as e:
+		except lib.CaseFailed as e:
 			errs = [str(e)]
 		finally:
 			work.close()
@@ -80,7 +83,7 @@ def main(argv):
 		print("%s %s (%.1f s)%s" % ("FAIL" if errs else "ok", name, took,
 					   ": " + "; ".join(errs[:3]) if errs else ""), flush=True)
 	if not failed:
-		e2e.shutil.rmtree(base, ignore_errors=True)
+		shutil.rmtree(base, ignore_errors=True)
 	else:
 		print("files of failed cases kept in %s" % base)
 	return 1 if failed else 0

@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tracing basics and usage errors.
+
+Every allocator API (v_apis), a plain victim, threads, C++ and a static
+binary; tcmalloc and jemalloc through LD_PRELOAD; -c's exit status (exit,
+return from main) and shell commands (exec, a pipe, a redirect, a nested sh);
+--folded; -p until the target exits or until SIGINT; SIGINT and SIGTERM to
+the tracer under -c. Then --help and the usage errors: exactly one stderr line
+starting with "memleakbpf: " and a non-zero exit, within a few seconds.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import lib
+from lib import (CaseFailed, ERROR, JEMALLOC, LineReader, Skip, TCMALLOC, TRACE, TRACER,
+	TRACING_LINE, check_report, command_case, common_checks, error_case, find_line, finish_victim,
+	go_until, load_report, read_truth, start_tracing, tracer_env, tracing_line_count, uses_allocator,
+	victim, wait_exit, wait_for)
+
+
+def attach_case(work, on_leaked):
+	"""v_wait under -p: READY, attach, trigger, LEAKED, then on_leaked(...)."""
+	binary = victim("v_wait")
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	ready = out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+	pid = int(ready.split("=", 1)[1])
+	if pid != v.pid:
+		raise CaseFailed("victim says pid %d, started as %d" % (pid, v.pid))
+
+	t = start_tracing(work, ["--json", js, "-p", str(pid)],
+			  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+	go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+	rc = on_leaked(v, t, deadline)
+
+	errs = []
+	truth = read_truth(work)
+	if os.path.exists(js):
+		errs += check_report(load_report(js), truth, binary, "v_wait.c",
+				     pid=pid, exclude_phase="pre")
+	else:
+		errs.append("no JSON report written")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_attach(work):
+	def on_leaked(v, t, deadline):
+		finish_victim(v, deadline)
+		return wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	return attach_case(work, on_leaked)
+
+
+def case_attach_sigint(work):
+	def on_leaked(v, t, deadline):
+		t.send_signal(signal.SIGINT)
+		rc = wait_exit(t, deadline, "memleakbpf -p after SIGINT")
+		if v.poll() is not None:
+			raise CaseFailed("the target died with the tracer (status %s)" % v.returncode)
+		finish_victim(v, deadline)
+		return rc
+	return attach_case(work, on_leaked)
+
+
+def signal_c_case(sig):
+	return lambda work: stop_command_case(work, sig)
+
+
+def stop_command_case(work, sig):
+	"""-c v_wait, `sig` to the tracer while the target still runs: both phases count."""
+	binary = victim("v_wait")
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--json", js, "-c", binary], env=tracer_env(work),
+		       stdin=subprocess.PIPE, tag="tracer")
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
+		 repr(TRACING_LINE), alive=t)
+	ready = wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), step(),
+			 "READY from v_wait (through the tracer's stdin/stdout)", alive=t)
+	pid = int(ready.split("=", 1)[1])
+	work.pids.append((pid, "v_wait"))
+	t.stdin.write(b"go\n")
+	t.stdin.flush()
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "LEAKED"), step(), "LEAKED", alive=t)
+	t.send_signal(sig)
+	rc = wait_exit(t, deadline, "memleakbpf -c after %s" % signal.Signals(sig).name)
+	try:
+		t.stdin.close()	# v_wait's second wait ends at EOF, if it is still there
+	except OSError:
+		pass
+
+	errs = []
+	truth = read_truth(work)
+	if os.path.exists(js):
+		errs += check_report(load_report(js), truth, binary, "v_wait.c", pid=pid)
+	else:
+		errs.append("no JSON report written")
+	# The contract: the signal reaches the command too, the final report is
+	# written, and -c exits with the command's status (128 + signal here).
+	common_checks(work, rc, 128 + sig, errs)
+	return errs
+
+
+def check_folded(work, truth):
+	"""--folded: `frame;frame;... N` lines, every truth site named somewhere."""
+	text = work.read("report.folded")
+	errs = []
+	if not text.strip():
+		return ["folded report empty or missing"]
+	for line in text.splitlines():
+		if not re.match(r"^\S.* \d+$", line):
+			errs.append("folded line not 'stack count': %r" % line[:120])
+			break
+	for t in truth:
+		if t["site"] not in text:
+			errs.append("folded report does not name %s" % t["site"])
+	return errs
+
+
+def free_pid():
+	pid_max = int(open("/proc/sys/kernel/pid_max").read())
+	for pid in range(pid_max - 1, 1, -1):
+		if not os.path.exists("/proc/%d" % pid):
+			return pid
+	raise Skip("no free pid")
+
+
+def case_help(work):
+	p = work.start([TRACER, "--help"], stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf --help")
+	errs = []
+	if rc != 0:
+		errs.append("exit status %s, expected 0" % rc)
+	if "-p" not in work.read("tracer.stdout"):
+		errs.append("no usage on stdout")
+	return errs
+
+
+CASES = [
+	# (name, kind, needs extra files, function)
+	("apis", TRACE, [], command_case("{V}/v_apis", "v_apis", "v_apis.c")),
+	("basic", TRACE, [], command_case("{V}/v_basic", "v_basic", "v_basic.c")),
+	("threads", TRACE, [], command_case("{V}/v_threads", "v_threads", "v_threads.c")),
+	("cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc")),
+	("static", TRACE, [], command_case("{V}/v_static", "v_static", "v_static.c")),
+	("tcmalloc", TRACE, [TCMALLOC],
+	 command_case("env LD_PRELOAD={TC} {V}/v_basic", "v_basic", "v_basic.c",
+		      check=uses_allocator(TCMALLOC))),
+	("jemalloc", TRACE, [JEMALLOC],
+	 command_case("env LD_PRELOAD={JE} {V}/v_basic", "v_basic", "v_basic.c",
+		      check=uses_allocator(JEMALLOC))),
+	("cxx_tcmalloc", TRACE, [TCMALLOC],
+	 command_case("env LD_PRELOAD={TC} {V}/v_cxx", "v_cxx", "v_cxx.cc",
+		      check=uses_allocator(TCMALLOC))),
+	("cxx_jemalloc", TRACE, [JEMALLOC],
+	 command_case("env LD_PRELOAD={JE} {V}/v_cxx", "v_cxx", "v_cxx.cc",
+		      check=uses_allocator(JEMALLOC))),
+	("exit_now", TRACE, [], command_case("{V}/v_exit", "v_exit", "v_exit.c", 7)),
+	("exit_return", TRACE, [],
+	 command_case("{V}/v_exit return", "v_exit", "v_exit.c", 5)),
+	# Shell syntax: run through /bin/sh -c. dash forks for every command but an
+	# `exec`: shell_exec traces the victim in the shell's own process, the
+	# others in the first child the shell starts, which tracing follows.
+	("shell_exec", TRACE, [],
+	 command_case("exec {V}/v_exit return >/dev/null 2>&1", "v_exit", "v_exit.c", 5)),
+	("shell_pipe", TRACE, [],
+	 command_case("{V}/v_basic | cat >/dev/null", "v_basic", "v_basic.c", 0)),
+	("shell_redirect", TRACE, [],
+	 command_case("{V}/v_exit return >/dev/null 2>&1", "v_exit", "v_exit.c", 5)),
+	("nested_sh", TRACE, [],
+	 command_case("sh -c '{V}/v_exit return'", "v_exit", "v_exit.c", 5)),
+	("folded", TRACE, [],
+	 command_case("{V}/v_exit", "v_exit", "v_exit.c", 7,
+		      ["--folded", "{W}/report.folded"], check_folded)),
+	("attach", TRACE, [], case_attach),
+	("attach_sigint", TRACE, [], case_attach_sigint),
+	("sigint_c", TRACE, [], signal_c_case(signal.SIGINT)),
+	("sigterm_c", TRACE, [], signal_c_case(signal.SIGTERM)),
+
+	("help", ERROR, [], case_help),
+	("err_no_target", ERROR, [], error_case(lambda: [])),
+	("err_pid_and_command", ERROR, [], error_case(lambda: ["-p", "1", "-c", "true"])),
+	("err_unknown_option", ERROR, [], error_case(lambda: ["--no-such-option", "-c", "true"])),
+	("err_pid_not_number", ERROR, [], error_case(lambda: ["-p", "12x"])),
+	("err_pid_missing", ERROR, [], error_case(lambda: ["-p", str(free_pid())])),
+	("err_command_not_found", ERROR, [],
+	 error_case(lambda: ["-c", "memleakbpf-e2e-no-such-command"])),
+	("err_json_dir_missing", ERROR, [],
+	 error_case(lambda: ["--json", "/nonexistent-memleakbpf-e2e/report.json", "-c", "true"])),
+]

@@ -1,0 +1,317 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Leak or not: trends, churn, fragmentation, the peak and the timeline.
+
+Growth ranking, fragmentation verdict, churn, peak and the timeline, on
+victims whose behaviour is known: v_trend (a slow leak next to a big stable
+cache, heavy churn and a draining pool), v_frag (glibc fragmentation: 1 GiB
+allocated by 4 threads, 90% freed interleaved; malloc_trim(0) on SIGUSR2)
+and v_peak (a peak mid-run, freed). Reports every 0.5 s, so that trends
+have points.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import lib
+from lib import (CaseFailed, ERROR, SVG, TRACE, TRACER, VICTIM_FN, check_report, command_case,
+	common_checks, error_case, find_line, fn_name, load_report, read_truth, svg_refers_outside,
+	tracer_env, truth_notes, victim, wait_exit, wait_for)
+
+
+INSIGHT_INTERVAL = "0.5"
+FINAL_MARK = "memleakbpf: Final report:"
+
+
+def by_site(stacks):
+	"""{frames[0] function: its biggest stack} of the victim's sites.
+
+	Under -p, a block allocated while the attach completes can be walked
+	shorter, a second stack of the site: the biggest is the site's own."""
+	out = {}
+	for s in stacks:
+		frames = s.get("frames") or []
+		if not frames or not VICTIM_FN.match(fn_name(frames[0])):
+			continue
+		fn = fn_name(frames[0])
+		if fn not in out or s["bytes"] > out[fn]["bytes"]:
+			out[fn] = s
+	return out
+
+
+def final_text(work):
+	text = work.read("tracer.stdout")
+	i = text.rfind(FINAL_MARK)
+	if i < 0:
+		raise CaseFailed("no final text report on stdout")
+	return text[i:]
+
+
+def read_timeline(path):
+	"""--timeline rows as dicts of numbers (None for an empty field)."""
+	try:
+		with open(path) as f:
+			lines = f.read().splitlines()
+	except FileNotFoundError:
+		raise CaseFailed("no timeline at %s" % path)
+	head = "t_s,live_bytes,rss_bytes,anon_bytes,heap_bytes,arena_bytes,allocs_per_s,frees_per_s"
+	if not lines or lines[0] != head:
+		raise CaseFailed("timeline header %r" % (lines[:1],))
+	rows = []
+	for line in lines[1:]:
+		vals = line.split(",")
+		rows.append({k: (float(v) if v else None) for k, v in zip(head.split(","), vals)})
+	return rows
+
+
+def check_timeline_svg(path):
+	"""The --timeline-svg file: XML, the two lines, nothing outside itself."""
+	import xml.etree.ElementTree as ET
+	try:
+		root = ET.parse(path).getroot()
+	except (ET.ParseError, FileNotFoundError) as e:
+		return ["%s: not a readable SVG: %s" % (path, e)]
+	errs = []
+	classes = [p.get("class") for p in root.iter(SVG + "polyline")]
+	for c in ("live", "rss"):
+		if c not in classes:
+			errs.append("%s: no %s line" % (path, c))
+	if svg_refers_outside(root) or list(root.iter(SVG + "script")):
+		errs.append("%s: refers to something outside itself, or has a script" % path)
+	return errs
+
+
+def check_trend(work, truth):
+	"""v_trend: the leak is the one growing stack, ranked first; cache stable; churn leads."""
+	rep = load_report(work.path("report.json"))
+	notes = truth_notes(work)
+	sites = by_site(rep["stacks"])
+	errs = []
+	leak, cache, pool = sites.get("site_leak"), sites.get("site_cache"), sites.get("site_pool")
+	if not (leak and cache and pool):
+		return ["stacks lack site_leak, site_cache or site_pool: %s" % sorted(sites)]
+	rate = float(notes["leak_bytes_per_s"])
+	if leak.get("trend") != "growing" or leak.get("leak_rank") != 1:
+		errs.append("site_leak: trend %r, rank %r; expected growing, 1" % (
+			leak.get("trend"), leak.get("leak_rank")))
+	if not abs(leak.get("slope_bytes_per_s", 0) - rate) <= 0.15 * rate:
+		errs.append("site_leak: slope %r B/s, truth %d" % (leak.get("slope_bytes_per_s"), rate))
+	# The final interval may hold no tick: the victim sleeps one before it exits.
+	if leak.get("intervals", 0) < 8 or leak.get("grew_intervals", 0) < leak["intervals"] - 1 or \
+	   (leak.get("r2") or 0) < 0.98:
+		errs.append("site_leak: grew in %r of %r intervals, R2 %r" % (
+			leak.get("grew_intervals"), leak.get("intervals"), leak.get("r2")))
+	if (leak.get("oldest_age_s") or 0) < 0.8 * rep["duration_s"]:
+		errs.append("site_leak: oldest block %r s old, traced %r s" % (
+			leak.get("oldest_age_s"), rep["duration_s"]))
+	if cache.get("trend") != "stable" or cache.get("leak_rank") is not None:
+		errs.append("site_cache: trend %r, rank %r; expected stable" % (
+			cache.get("trend"), cache.get("leak_rank")))
+	if pool.get("trend") != "shrinking":
+		errs.append("site_pool: trend %r, expected shrinking" % pool.get("trend"))
+	growing = [s for s in rep["stacks"] if s.get("trend") == "growing"]
+	if len(growing) != 1:
+		errs.append("%d growing stacks, expected 1 (site_leak)" % len(growing))
+	if rep["stacks"][0] is not cache:
+		errs.append("the first stack by bytes is not site_cache")
+	errs += check_churn(rep, notes)
+	if (rep.get("memory") or {}).get("verdict") != "leak":
+		errs.append("memory.verdict %r, expected leak" % (rep.get("memory") or {}).get("verdict"))
+	errs += check_trend_text(work)
+	rows = read_timeline(work.path("timeline.csv"))
+	if len(rows) < 8 or [r["t_s"] for r in rows] != sorted(r["t_s"] for r in rows):
+		errs.append("timeline: %d rows, or not in time order" % len(rows))
+	elif rows[-1]["live_bytes"] != rep["totals"]["outstanding_bytes"]:
+		errs.append("timeline: last live %r, the report's %r" % (
+			rows[-1]["live_bytes"], rep["totals"]["outstanding_bytes"]))
+	return errs + check_timeline_svg(work.path("timeline.svg"))
+
+
+def check_churn(rep, notes):
+	churn = rep.get("churn") or []
+	if not churn or fn_name(churn[0]["frames"][0]) != "site_churn":
+		return ["churn[0] is %s, expected site_churn" % (
+			fn_name(churn[0]["frames"][0]) if churn else "missing")]
+	calls = int(notes["churn_calls"])
+	c = churn[0]
+	errs = []
+	if c["total_allocs"] != calls or c["bytes"] != 0:
+		errs.append("site_churn: %d calls, %d bytes outstanding; truth %d, 0" % (
+			c["total_allocs"], c["bytes"], calls))
+	if not abs(c["allocs_per_s"] - calls / rep["duration_s"]) <= 0.1 * calls / rep["duration_s"]:
+		errs.append("site_churn: %r calls/s, expected about %d" % (
+			c["allocs_per_s"], calls / rep["duration_s"]))
+	return errs
+
+
+def check_trend_text(work):
+	"""A person sees the leak first: the Growing section, before the stacks by bytes."""
+	text = final_text(work)
+	errs = []
+	grow = text.find("\nGrowing: 1 stack")
+	first = text.find("\n  1. ", grow)
+	listing = text.find("stacks by outstanding bytes:")
+	churn = text.find("\nChurn: ")
+	if grow < 0 or listing < 0 or not grow < first < listing < churn:
+		return ["final text: no Growing section before the stacks by bytes, or no Churn after"]
+	if "      #0 site_leak " not in text[first:listing].split("\n  2. ")[0]:
+		errs.append("final text: the first growing stack is not site_leak")
+	if not re.search(r"\n  32\.0 MiB \(33,554,432 bytes\) in 8,192 allocations from malloc\n"
+			 r"      stable: ", text):
+		errs.append("final text: site_cache is not listed as stable")
+	if not re.search(r"\nChurn: [^\n]*\n  1\. [\d,]+ calls/s[^\n]*\n      at site_churn ", text):
+		errs.append("final text: site_churn does not lead the churn")
+	if "\nVerdict: leak: 1 stack grows steadily" not in text:
+		errs.append("final text: no leak verdict")
+	return errs
+
+
+def insight_case(vname, check, extra=()):
+	"""-c vname, reports every 0.5 s, with the timeline files."""
+	def run(work):
+		cmd = "{V}/" + vname + (" " + " ".join(extra) if extra else "")
+		return command_case(cmd, vname, vname + ".c", extra_args=[
+			"--timeline", "{W}/timeline.csv", "--timeline-svg", "{W}/timeline.svg",
+			INSIGHT_INTERVAL], check=check)(work)
+	return run
+
+
+def check_peak(work, truth):
+	"""v_peak: the peak's breakdown names site_peak and site_ramp with their exact bytes."""
+	rep = load_report(work.path("report.json"))
+	notes = truth_notes(work)
+	peak = rep.get("peak")
+	if not peak:
+		return ["no peak in the report"]
+	at = by_site(peak["stacks"])
+	want = {"site_peak": int(notes["peak_peak_bytes"]), "site_ramp": int(notes["peak_ramp_bytes"]),
+		"site_small": int(notes["peak_small_bytes"])}
+	errs = ["peak: %s holds %r bytes, truth %d" % (k, at.get(k, {}).get("bytes"), v)
+		for k, v in sorted(want.items()) if at.get(k, {}).get("bytes") != v]
+	if fn_name(peak["stacks"][0]["frames"][0]) != "site_peak":
+		errs.append("peak: the first stack is not site_peak")
+	if peak["bytes"] < sum(want.values()) or peak["sample_interval_s"] != 0.1:
+		errs.append("peak: %r bytes sampled every %r s; truth at least %d, every 0.1 s" % (
+			peak["bytes"], peak["sample_interval_s"], sum(want.values())))
+	if not 0.5 < peak["t_s"] < rep["duration_s"] - 1:
+		errs.append("peak at %r s: not mid-run (%r s traced)" % (peak["t_s"], rep["duration_s"]))
+	text = final_text(work)
+	if not re.search(r"\nPeak: [^\n]*\n[^\n]*\n  1\. 48\.0 MiB \(50,331,648 bytes\) in 12 "
+			 r"allocations from malloc\n      at site_peak ", text):
+		errs.append("final text: the Peak section does not start with site_peak's 48.0 MiB")
+	return errs + check_timeline_svg(work.path("timeline.svg"))
+
+
+def wait_text(work, pattern, count, deadline, alive, what):
+	"""Until the tracer's stdout holds count matches of pattern."""
+	return wait_for(lambda: len(re.findall(pattern, work.read("tracer.stdout"))) >= count,
+			deadline, what, alive=alive)
+
+
+def case_frag_trim(work):
+	"""v_frag: the verdict says fragmentation (live ~10% of RSS), RSS falls after the trim."""
+	binary = victim("v_frag")
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	t = work.start([TRACER, "--json", js, "--timeline", work.path("timeline.csv"),
+			"--timeline-svg", work.path("timeline.svg"), "-c", binary, INSIGHT_INTERVAL],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	line = wait_for(lambda: find_line(work.read("tracer.stdout"), "FRAGMENTED pid="), step(),
+			"FRAGMENTED from v_frag", alive=t)
+	pid = int(line.split("=", 1)[1])
+	work.pids.append((pid, "v_frag"))
+	# Two interval reports that say it once the 90% are freed, before the trim
+	# (one made while the frees were still going on does not count, and one
+	# may have been under way when FRAGMENTED was printed: wait for three).
+	verdict = r"\nVerdict: fragmentation, not a leak"
+	seen = len(re.findall(verdict, work.read("tracer.stdout")))
+	wait_text(work, verdict, seen + 3, step(), t,
+		  "two reports with the fragmentation verdict after FRAGMENTED")
+	os.kill(pid, signal.SIGUSR2)
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "TRIMMED"), step(), "TRIMMED", alive=t)
+	rc = wait_exit(t, deadline, "memleakbpf -c v_frag")
+	truth = read_truth(work)
+	rep = load_report(js)
+	errs = check_report(rep, truth, binary, "v_frag.c")
+	errs += check_frag(work, rep, truth)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def check_frag(work, rep, truth):
+	notes = truth_notes(work)
+	live = int(notes["live_bytes"])
+	m = rep.get("memory") or {}
+	errs = []
+	if (m.get("verdict"), m.get("released"), m.get("attached")) != ("fragmentation", True, False):
+		errs.append("memory: verdict %r, released %r, attached %r; expected fragmentation, "
+			    "True, False" % (m.get("verdict"), m.get("released"), m.get("attached")))
+	w = m.get("max_retained_at") or {}
+	if not w.get("rss_bytes") or not abs(w["live_bytes"] - live) <= 0.01 * live:
+		errs.append("memory: live %r at the most retained, truth %d" % (w.get("live_bytes"), live))
+	elif not 0.07 <= w["live_bytes"] / w["rss_bytes"] <= 0.13:
+		errs.append("memory: live is %.1f%% of RSS at the most retained, expected about 10%%" % (
+			100.0 * w["live_bytes"] / w["rss_bytes"]))
+	if (w.get("arenas") or 0) < 4 or m.get("max_retained_in_heap_bytes", 0) < m.get("max_retained_bytes", 1) / 2:
+		errs.append("memory: %r arena heaps, %r of %r retained in them" % (
+			w.get("arenas"), m.get("max_retained_in_heap_bytes"), m.get("max_retained_bytes")))
+	text = final_text(work)
+	for want in ("\nVerdict: fragmentation, not a leak", "  Given back since: ", "malloc_trim(0)",
+		     "MALLOC_ARENA_MAX"):
+		if want not in text:
+			errs.append("final text lacks %r" % want.strip())
+	return errs + check_frag_timeline(work, live) + check_timeline_svg(work.path("timeline.svg"))
+
+
+def check_frag_timeline(work, live):
+	"""RSS high with live flat, then RSS down to less than half, live the same."""
+	rows = [r for r in read_timeline(work.path("timeline.csv")) if r["rss_bytes"] is not None]
+	flat = [r for r in rows if abs(r["live_bytes"] - live) <= 0.01 * live]
+	high = [i for i, r in enumerate(flat) if r["rss_bytes"] >= 8 * live]
+	if len(high) < 2:
+		return ["timeline: fewer than 2 rows with live %d and RSS 8 times that: %s" % (
+			live, [(r["t_s"], r["live_bytes"], r["rss_bytes"]) for r in rows])]
+	low = [r for r in flat[high[-1] + 1:] if r["rss_bytes"] < flat[high[-1]]["rss_bytes"] / 2]
+	if not low:
+		return ["timeline: RSS never fell below half after %.1f s with live flat: %s" % (
+			flat[high[-1]]["t_s"], [(r["t_s"], r["live_bytes"], r["rss_bytes"]) for r in rows])]
+	return []
+
+
+def case_trend_attach(work):
+	"""-p on v_trend: the leak still ranks first; the verdict says it measured from the attach."""
+	binary = victim("v_trend")
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	v = work.start([binary, "4000"], env=tracer_env(work), stdin=subprocess.DEVNULL, tag="victim")
+	t = work.start([TRACER, "--json", js, "-p", str(v.pid), INSIGHT_INTERVAL],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	vrc = wait_exit(v, deadline, "v_trend")
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	rep = load_report(js)
+	errs = [] if vrc == 0 else ["v_trend exited %s" % vrc]
+	leak = by_site(rep["stacks"]).get("site_leak") or {}
+	if leak.get("trend") != "growing" or leak.get("leak_rank") != 1:
+		errs.append("site_leak: trend %r, rank %r" % (leak.get("trend"), leak.get("leak_rank")))
+	m = rep.get("memory") or {}
+	if not m.get("attached") or m.get("verdict") != "leak":
+		errs.append("memory: attached %r, verdict %r" % (m.get("attached"), m.get("verdict")))
+	if "  Measured from the attach (RSS " not in final_text(work):
+		errs.append("final text does not say it measured from the attach")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES = [
+	("insight_trend", TRACE, [], insight_case("v_trend", check_trend)),
+	("insight_frag_trim", TRACE, [], case_frag_trim),
+	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
+	("insight_trend_attach", TRACE, [], case_trend_attach),
+	("err_timeline_dir_missing", ERROR, [],
+	 error_case(lambda: ["--timeline", "/nonexistent-memleakbpf-e2e/t.csv", "-c", "true"])),
+	("err_timeline_svg_is_dir", ERROR, [],
+	 error_case(lambda: ["--timeline-svg", "/tmp", "-c", "true"])),
+]

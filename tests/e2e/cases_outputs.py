@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The outputs for other tools, each checked with its real reader.
+
+google-pprof (Debian's google-perftools) reads --pprof files and
+--snapshot-dir snapshots and must show every victim site's exact bytes;
+--base between two snapshots must show exactly what leaked in between; Go's
+pprof reads the same files. The --flamegraph SVG must parse as XML, name
+every site and draw it as wide as its bytes; flamegraph.pl renders --folded;
+--folded-weight allocs counts blocks. --help and the man page name every
+option opts.c defines.
+v_phases (tests/victims/v_phases.c) leaks in three phases p1..p3 and never
+frees a leaked block, so the truth after phase k is its p1..pk TRUTH lines.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import lib
+from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, Skip, TRACE, TRACER, VICTIM_FN,
+	check_report, command_case, common_checks, error_case, finish_victim, go_until, load_report, log,
+	read_truth, start_tracing, svg_refers_outside, tracer_env, victim, wait_exit, wait_for)
+
+
+PPROF_ARGS = ["--text", "--show_bytes", "--nodecount=1000000", "--nodefraction=0",
+	      "--edgefraction=0"]
+
+# "  flat flat% sum%  cum cum% function [file:line]"
+PPROF_ROW = re.compile(r"^\s*(-?\d+)\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?\d+)\s+-?[\d.]+%\s+(\S.*)$")
+SNAPSHOT_LINE = re.compile(r"^memleakbpf: snapshot (\S+\.heap) (\S+\.folded)$")
+SVG_PLOT_WIDTH = 1180.0		# 1200 minus two 10-pixel margins
+FLAMEGRAPH_PL = shutil.which("flamegraph.pl") or "flamegraph.pl (not on PATH)"
+PHASES = ("p1", "p2", "p3")
+CHURN_PER_PHASE = 12800		# v_phases' site_churn, allocated and freed per phase
+
+
+def site_bytes(truth, phases=None, field="bytes"):
+	"""{site: bytes} over all APIs, only the given phases when phases is not None."""
+	out = {}
+	for t in truth:
+		if phases is None or t["phase"] in phases:
+			out[t["site"]] = out.get(t["site"], 0) + t[field]
+	return out
+
+
+def compare_sites(got, want, what):
+	"""Mismatches between {site: n} maps; functions that are not victim sites are ignored."""
+	errs = []
+	for site in sorted(set(want) | set(got)):
+		if not VICTIM_FN.match(site) or site == "main" or site.startswith(("via_", "thr_")):
+			continue
+		if got.get(site, 0) != want.get(site, 0):
+			errs.append("%s: %s is %d, truth %d" % (what, site, got.get(site, 0), want.get(site, 0)))
+	return errs
+
+
+def pprof_flat(work, binary, profile, *opts, tag="pprof"):
+	"""Run google-pprof --text on profile: ({function: flat bytes}, total bytes)."""
+	argv = [PPROF] + PPROF_ARGS + list(opts) + [binary, profile]
+	log("  run: " + " ".join(argv))
+	try:
+		r = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+				   stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
+	except subprocess.TimeoutExpired:
+		raise CaseFailed("google-pprof timed out on %s" % profile)
+	out = r.stdout.decode("utf-8", "replace")
+	with open(work.path(tag + ".txt"), "w") as f:
+		f.write(" ".join(argv) + "\n" + out + r.stderr.decode("utf-8", "replace"))
+	if r.returncode:
+		raise CaseFailed("google-pprof exited %d on %s (see %s.txt)" % (r.returncode, profile, tag))
+	flat, total = {}, None
+	for line in out.splitlines():
+		if line.startswith("Total: "):
+			total = int(line.split()[1])
+		m = PPROF_ROW.match(line)
+		if m:
+			fn = m.group(3).split("(", 1)[0].split()[0]
+			flat[fn] = flat.get(fn, 0) + int(m.group(1))
+	if total is None:
+		raise CaseFailed("google-pprof printed no Total line for %s (see %s.txt)" % (profile, tag))
+	return flat, total
+
+
+def folded_sites(text, weight_of=int):
+	"""{site: count} from folded lines: the frame under the allocation function."""
+	out = {}
+	for line in text.splitlines():
+		stack, _, n = line.rpartition(" ")
+		frames = stack.split(";")
+		if len(frames) >= 2:
+			out[frames[-2]] = out.get(frames[-2], 0) + weight_of(n)
+	return out
+
+
+def check_pprof_file(name, phases=None, alloc=None):
+	"""--pprof NAME: google-pprof shows the truth's bytes per site (alloc: alloc_space too)."""
+	def check(work, truth):
+		binary = victim(work.victim)
+		profile = work.path(name)
+		if not os.path.exists(profile):
+			return ["no heap profile written at %s" % profile]
+		flat, _ = pprof_flat(work, binary, profile, "--inuse_space", tag="inuse")
+		errs = compare_sites(flat, site_bytes(truth, phases), "google-pprof --inuse_space")
+		if alloc:
+			flat, _ = pprof_flat(work, binary, profile, "--alloc_space", tag="alloc")
+			errs += compare_sites(flat, alloc(truth), "google-pprof --alloc_space")
+		return errs
+	return check
+
+
+GO = shutil.which("go") or "go (golang-go, for Go's pprof: not on PATH)"
+GO_ROW = re.compile(r"^\s*(-?\d+)B\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?\d+)B\s+-?[\d.]+%\s+(\S.*)$")
+
+
+def go_pprof_flat(work, binary, profile, index, tag):
+	"""go tool pprof -text: {function: flat bytes} for sample index (inuse_space, ...)."""
+	argv = [GO, "tool", "pprof", "-text", "-sample_index=" + index, "-unit=B", "-nodefraction=0",
+		"-nodecount=1000000", binary, profile]
+	env = dict(os.environ, HOME=work.dir, GOCACHE=work.path("gocache"))
+	try:
+		r = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+				   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
+	except subprocess.TimeoutExpired:
+		raise CaseFailed("go tool pprof timed out on %s" % profile)
+	out = r.stdout.decode("utf-8", "replace")
+	with open(work.path(tag + ".txt"), "w") as f:
+		f.write(" ".join(argv) + "\n" + out + r.stderr.decode("utf-8", "replace"))
+	if r.returncode:
+		raise CaseFailed("go tool pprof exited %d on %s (see %s.txt)" % (r.returncode, profile, tag))
+	flat = {}
+	for line in out.splitlines():
+		m = GO_ROW.match(line)
+		if m:
+			fn = m.group(3).split("(", 1)[0].split()[0]
+			flat[fn] = flat.get(fn, 0) + int(m.group(1))
+	return flat
+
+
+def check_go_pprof(name):
+	"""--pprof NAME read by Go's pprof: in-use and allocated bytes per site."""
+	def check(work, truth):
+		binary, profile = victim(work.victim), work.path(name)
+		if not os.path.exists(profile):
+			return ["no heap profile written at %s" % profile]
+		errs = compare_sites(go_pprof_flat(work, binary, profile, "inuse_space", "go_inuse"),
+				     site_bytes(truth), "go tool pprof inuse_space")
+		return errs + compare_sites(go_pprof_flat(work, binary, profile, "alloc_space", "go_alloc"),
+					    phases_alloc(truth), "go tool pprof alloc_space")
+	return check
+
+
+def phases_alloc(truth):
+	"""v_phases' allocated bytes per site: its leaks, and site_churn's freed blocks."""
+	want = site_bytes(truth)
+	want["site_churn"] = CHURN_PER_PHASE * len(PHASES)
+	return want
+
+
+def output_case(command, vname, source, extra_args, check):
+	"""command_case for these cases: the check knows the victim's name."""
+	def run(work):
+		work.victim = vname
+		return command_case(command, vname, source, extra_args=extra_args, check=check)(work)
+	return run
+
+
+def svg_frames(path):
+	"""(root frame, [(name, bytes, width, x, first title line...)]) of a --flamegraph file."""
+	import xml.etree.ElementTree as ET
+	try:
+		root = ET.parse(path).getroot()
+	except (ET.ParseError, FileNotFoundError) as e:
+		raise CaseFailed("%s: not a readable SVG: %s" % (path, e))
+	frames = []
+	for g in root.iter(SVG + "g"):
+		if g.get("class") != "f":
+			continue
+		rect = g.find(SVG + "rect")
+		frames.append({"name": g.find(SVG + "title").text.split("\n")[0],
+			       "x": int(g.get("data-x")), "bytes": int(g.get("data-w")),
+			       "depth": int(g.get("data-d")), "px": float(rect.get("x")),
+			       "width": float(rect.get("width"))})
+	return root, frames
+
+
+def check_svg(name):
+	"""--flamegraph NAME: XML, every site named, widths proportional to bytes."""
+	def check(work, truth):
+		root, frames = svg_frames(work.path(name))
+		errs = []
+		if root.tag != SVG + "svg":
+			errs.append("root element %s, not svg" % root.tag)
+		tops = [f for f in frames if f["depth"] == 0]
+		if len(tops) != 1:
+			return errs + ["%d root frames, expected 1" % len(tops)]
+		total = tops[0]["bytes"]
+		for f in frames:
+			want_w = f["bytes"] * SVG_PLOT_WIDTH / total
+			want_x = 10 + f["x"] * SVG_PLOT_WIDTH / total
+			if abs(f["width"] - want_w) > 0.001 or abs(f["px"] - want_x) > 0.001:
+				errs.append("frame %s: %d bytes drawn %.3f wide at %.3f, expected %.3f at %.3f"
+					    % (f["name"], f["bytes"], f["width"], f["px"], want_w, want_x))
+		got = {}
+		for f in frames:
+			got[f["name"]] = got.get(f["name"], 0) + f["bytes"]
+		errs += compare_sites(got, site_bytes(truth), "flame graph bytes")
+		if svg_refers_outside(root):
+			errs.append("the SVG refers to something outside itself")
+		return errs[:20]
+	return check
+
+
+def check_folded_allocs(name):
+	def check(work, truth):
+		return compare_sites(folded_sites(work.read(name)), site_bytes(truth, field="allocs"),
+				     "--folded-weight allocs")
+	return check
+
+
+def case_flamegraph_pl(work):
+	"""flamegraph.pl renders our --folded output without an error."""
+	errs = command_case("{V}/v_basic", "v_basic", "v_basic.c",
+			    extra_args=["--folded", "{W}/report.folded"])(work)
+	r = subprocess.run([FLAMEGRAPH_PL, "--countname=bytes", work.path("report.folded")],
+			   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+			   timeout=lib.STEP_TIMEOUT)
+	if r.returncode or r.stderr.strip():
+		errs.append("flamegraph.pl exited %d: %s" % (r.returncode, r.stderr[:200]))
+	elif b"<svg" not in r.stdout:
+		errs.append("flamegraph.pl wrote no SVG")
+	return errs
+
+
+def wait_snapshot_line(work, n, deadline, alive):
+	"""The n-th 'memleakbpf: snapshot HEAP FOLDED' line on the tracer's stderr."""
+	def nth():
+		lines = [m for m in (SNAPSHOT_LINE.match(l) for l in
+				     work.read("tracer.stderr").splitlines()) if m]
+		return lines[n - 1] if len(lines) >= n else None
+	return wait_for(nth, deadline, "snapshot line %d on stderr" % n, alive=alive)
+
+
+def case_snapshot_sigusr1(work):
+	"""-p v_phases with --snapshot-dir: SIGUSR1 after each phase; diffs with --base.
+
+	A file already in the directory takes number 0001: the snapshots must be
+	0002..0004 (one per SIGUSR1) and 0005 (the final report), and it must be
+	left alone."""
+	binary = victim("v_phases")
+	snaps = work.path("snaps")
+	os.makedirs(snaps)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	squatter = os.path.join(snaps, "memleak.%d.0001.folded" % pid)
+	with open(squatter, "w") as f:
+		f.write("not ours\n")
+	t = start_tracing(work, ["--json", work.path("report.json"), "--snapshot-dir", snaps,
+				 "-p", str(pid), "3600"], step())
+	taken = []
+	for k in range(1, len(PHASES) + 1):
+		go_until(v, out, "PHASE %d" % k, step())
+		t.send_signal(signal.SIGUSR1)
+		taken.append(wait_snapshot_line(work, k, step(), t).groups())
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+
+	errs = []
+	truth = read_truth(work)
+	want_names = [("memleak.%d.%04d.heap" % (pid, n), "memleak.%d.%04d.folded" % (pid, n))
+		      for n in (2, 3, 4)]
+	if [(os.path.basename(h), os.path.basename(f)) for h, f in taken] != want_names:
+		errs.append("snapshot paths %s, expected %s in %s" % (taken, want_names, snaps))
+		return errs
+	for k, (heap, folded) in enumerate(taken, 1):
+		phases = PHASES[:k]
+		flat, _ = pprof_flat(work, binary, heap, "--inuse_space", tag="snap%d" % k)
+		errs += compare_sites(flat, site_bytes(truth, phases), "snapshot %d (google-pprof)" % k)
+		errs += compare_sites(folded_sites(open(folded).read()), site_bytes(truth, phases),
+				      "snapshot %d (.folded)" % k)
+	flat, total = pprof_flat(work, binary, taken[2][0], "--inuse_space",
+				 "--base=" + taken[0][0], tag="base")
+	grown = site_bytes(truth, PHASES[1:])
+	errs += compare_sites(flat, grown, "--base snapshot 1 -> 3")
+	if total != sum(grown.values()):
+		errs.append("--base snapshot 1 -> 3: Total %d bytes, truth %d" % (total, sum(grown.values())))
+	if open(squatter).read() != "not ours\n" or os.path.exists(squatter[:-len("folded")] + "heap"):
+		errs.append("number 0001 was taken by a file, yet the tracer wrote there")
+	final = os.path.join(snaps, "memleak.%d.0005.heap" % pid)
+	if not os.path.exists(final):
+		errs.append("no final snapshot %s" % final)
+	if os.path.exists(work.path("report.json")):
+		errs += check_report(load_report(work.path("report.json")), truth, binary, "v_phases.c",
+				     pid=pid)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def snapshot_state(folded_text, truth):
+	"""How many phases a snapshot's .folded shows complete, or None if it matches none."""
+	got = folded_sites(folded_text)
+	for k in range(len(PHASES) + 1):
+		if not compare_sites(got, site_bytes(truth, PHASES[:k]), ""):
+			return k
+	return None
+
+
+def case_snapshot_interval(work):
+	"""-c 'v_phases auto 1500', a snapshot every 0.4 s: numbered, complete, exact.
+
+	Phases last well under a millisecond, at 1.5, 3 and 4.5 s, and the
+	snapshots are at least 0.1 s away from them (1.2, 1.6, 2.8, 3.2, ...), so
+	every snapshot shows some number of complete phases, and --base from one
+	showing p1 to one showing p1..p3 is exactly the p2 and p3 leaks."""
+	snaps = work.path("snaps")
+	os.makedirs(snaps)
+	errs = command_case("{V}/v_phases auto 1500", "v_phases", "v_phases.c",
+			    extra_args=["--snapshot-dir", snaps, "0.4"])(work)
+	truth = read_truth(work)
+	names = sorted(os.listdir(snaps))
+	heaps = [n for n in names if n.endswith(".heap")]
+	pid = heaps[0].split(".")[1] if heaps else "?"
+	want = ["memleak.%s.%04d.%s" % (pid, n, ext) for n in range(1, len(heaps) + 1)
+		for ext in ("folded", "heap")]
+	if names != want or len(heaps) < 6:
+		return errs + ["snapshot files %s, expected pairs numbered from 0001 (6 or more)" % names]
+	states = []
+	for h in heaps:
+		s = snapshot_state(open(os.path.join(snaps, h[:-4] + "folded")).read(), truth)
+		if s is None:
+			errs.append("%s matches the truth after no phase" % h)
+		states.append(s)
+	if states != sorted(s for s in states if s is not None) or not {1, 3} <= set(states):
+		return errs + ["snapshot states %s: expected non-decreasing, with 1 and 3" % states]
+	first, last = heaps[states.index(1)], heaps[len(states) - 1 - states[::-1].index(3)]
+	flat, total = pprof_flat(work, victim("v_phases"), os.path.join(snaps, last), "--inuse_space",
+				 "--base=" + os.path.join(snaps, first), tag="base")
+	grown = site_bytes(truth, PHASES[1:])
+	errs += compare_sites(flat, grown, "--base %s -> %s" % (first, last))
+	if total != sum(grown.values()):
+		errs.append("--base %s -> %s: Total %d, truth %d" % (first, last, total, sum(grown.values())))
+	return errs
+
+
+def long_options():
+	"""The long options opts.c defines."""
+	with open(os.path.join(ROOT, "user", "opts.c")) as f:
+		return re.findall(r'^\s*\{ "([a-z-]+)", (?:required|no)_argument', f.read(), re.M)
+
+
+def case_help_lists_every_option(work):
+	p = work.start([TRACER, "--help"], stdin=subprocess.DEVNULL, tag="tracer")
+	wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf --help")
+	text = work.read("tracer.stdout")
+	names = long_options()
+	errs = ["--help does not list --%s" % n for n in names if "--" + n + " " not in text and
+		"--" + n + "\n" not in text]
+	return errs + ([] if len(names) > 10 else ["found only %d options in opts.c" % len(names)])
+
+
+def case_man_page(work):
+	"""docs/memleakbpf.8 names every option and renders without a groff warning."""
+	page = os.path.join(ROOT, "docs", "memleakbpf.8")
+	with open(page) as f:
+		src = f.read()
+	errs = ["the man page does not document --%s" % n for n in long_options()
+		if ("--" + n).replace("-", "\\-") not in src]
+	groff = shutil.which("groff")
+	if not groff:
+		if errs:
+			return errs
+		raise Skip("no groff to render the man page (options checked)")
+	r = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-z", page], stdin=subprocess.DEVNULL,
+			   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
+	if r.returncode or r.stderr.strip():
+		errs.append("groff -ww: %s" % r.stderr.decode("utf-8", "replace").strip()[:300])
+	return errs
+
+
+CASES = [
+	("pprof_c", TRACE, [PPROF],
+	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap"],
+		     check_pprof_file("final.heap"))),
+	("pprof_alloc_space", TRACE, [PPROF],
+	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
+		     ["--pprof", "{W}/final.heap"], check_pprof_file("final.heap", alloc=phases_alloc))),
+	("pprof_cxx", TRACE, [PPROF],
+	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--pprof", "{W}/final.heap"],
+		     check_pprof_file("final.heap"))),
+	("pprof_go", TRACE, [GO],
+	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
+		     ["--pprof", "{W}/final.heap"], check_go_pprof("final.heap"))),
+	("snapshot_sigusr1", TRACE, [PPROF], case_snapshot_sigusr1),
+	("snapshot_interval", TRACE, [PPROF], case_snapshot_interval),
+	("flamegraph_c", TRACE, [],
+	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--flamegraph", "{W}/leaks.svg"],
+		     check_svg("leaks.svg"))),
+	("flamegraph_cxx", TRACE, [],
+	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--flamegraph", "{W}/leaks.svg"],
+		     check_svg("leaks.svg"))),
+	("flamegraph_pl", TRACE, [FLAMEGRAPH_PL], case_flamegraph_pl),
+	("folded_weight_allocs", TRACE, [],
+	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
+		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],
+		     check_folded_allocs("allocs.folded"))),
+	("help_lists_every_option", ERROR, [], case_help_lists_every_option),
+	("man_page", ERROR, [], case_man_page),
+	("err_snapshot_dir_missing", ERROR, [],
+	 error_case(lambda: ["--snapshot-dir", "/nonexistent-memleakbpf-e2e", "-c", "true"])),
+	("err_snapshot_dir_is_file", ERROR, [],
+	 error_case(lambda: ["--snapshot-dir", "/etc/passwd", "-c", "true"])),
+	("err_pprof_dir_missing", ERROR, [],
+	 error_case(lambda: ["--pprof", "/nonexistent-memleakbpf-e2e/x.heap", "-c", "true"])),
+	("err_flamegraph_dir_missing", ERROR, [],
+	 error_case(lambda: ["--flamegraph", "/nonexistent-memleakbpf-e2e/x.svg", "-c", "true"])),
+	("err_folded_weight", ERROR, [],
+	 error_case(lambda: ["--folded", "/tmp/x.folded", "--folded-weight", "blocks", "-c", "true"])),
+]

@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Privileges and containers: whose files, whose uid, whose /tmp.
+
+Outputs in a sticky world-writable directory where another user planted
+symlinks and a FIFO; the -c command's uid, groups and HOME under sudo (and
+-u); without the capabilities, one line naming exactly those missing; a
+container's perf map that is a symlink within the container's own /tmp.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import lib
+from lib import (CaseFailed, LineReader, TRACE, TRACER, TRACING_LINE, UNSHARE, children, comm,
+	common_checks, find_line, finish_victim, go_until, load_report, log, open_bytes, read_truth,
+	start_tracing, tracer_env, tracing_line_count, victim, wait_exit, wait_for)
+from cases_symbols import jit_specs, start_private_tmp, sym_check
+
+
+SETPRIV = shutil.which("setpriv") or "setpriv (util-linux: not on PATH)"
+NOBODY = 65534
+
+
+def as_nobody(argv):
+	return subprocess.run([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY),
+			       "--clear-groups"] + argv, stdout=subprocess.PIPE,
+			      stderr=subprocess.STDOUT)
+
+
+def case_output_symlinks(work):
+	"""Outputs in a sticky world-writable directory where uid 65534 planted a
+	symlink to a root file (before the start and during the run), a dangling
+	symlink and a FIFO: none is followed or opened; each report replaces the
+	planted entry, atomically. A symlink root made there is followed."""
+	sticky = tempfile.mkdtemp(prefix="memleakbpf-e2e-sticky-")
+	try:
+		return output_symlinks(work, sticky)
+	finally:
+		shutil.rmtree(sticky, ignore_errors=True)
+
+
+def output_symlinks(work, sticky):
+	os.chmod(sticky, 0o1777)
+	secret = work.path("secret")
+	with open(secret, "w") as f:
+		f.write("root's file\n")
+	p = lambda name: os.path.join(sticky, name)
+	errs = []
+	for argv in (["ln", "-s", secret, p("j.json")], ["ln", "-s", p("created"), p("f.folded")],
+		     ["mkfifo", p("g.svg")]):
+		r = as_nobody(argv)
+		if r.returncode:
+			raise CaseFailed("as uid %d: %s: %s" % (NOBODY, " ".join(argv), r.stdout))
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--json", p("j.json"), "--folded", p("f.folded"), "--flamegraph",
+			p("g.svg"), "--pprof", p("p.heap"), "-c", victim("v_wait")],
+		       env=tracer_env(work), stdin=subprocess.PIPE, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
+		 "READY from v_wait", alive=t)
+	r = as_nobody(["ln", "-s", secret, p("p.heap")])	# after the checks at the start
+	if r.returncode:
+		raise CaseFailed("as uid %d: ln -s: %s" % (NOBODY, r.stdout))
+	t.stdin.write(b"go\nexit\n")
+	t.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf with planted outputs")
+	if open(secret).read() != "root's file\n":
+		errs.append("the root file a planted symlink pointed to was written")
+	if os.path.lexists(p("created")):
+		errs.append("a dangling symlink's target was created")
+	for name, head in (("j.json", "{"), ("f.folded", ""), ("g.svg", "<?xml"), ("p.heap", "heap profile:")):
+		st = os.lstat(p(name))
+		if not stat_is_reg(st) or st.st_uid != 0:
+			errs.append("%s: not a regular file of root's (mode %o, uid %d)" % (
+				name, st.st_mode, st.st_uid))
+		elif not open(p(name), errors="replace").read().startswith(head):
+			errs.append("%s: not the report" % name)
+	common_checks(work, rc, 0, errs)
+	# Root's own symlink in the same directory is followed.
+	target = work.path("own-target.json")
+	open(target, "w").close()
+	os.symlink(target, p("own.json"))
+	t = work.start([TRACER, "--json", p("own.json"), "-c", victim("v_basic")],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="own")
+	wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --json to root's symlink")
+	if not os.path.islink(p("own.json")) or not open(target).read().startswith("{"):
+		errs.append("root's own symlink was not followed")
+	return errs
+
+
+def stat_is_reg(st):
+	import stat as stat_mod
+	return stat_mod.S_ISREG(st.st_mode)
+
+
+def proc_ids(pid):
+	"""Uid, Gid and Groups of /proc/PID/status, and HOME/USER from its environ."""
+	out = {}
+	with open("/proc/%d/status" % pid) as f:
+		for line in f:
+			k, _, v = line.partition(":")
+			if k in ("Uid", "Gid", "Groups"):
+				out[k] = v.split()
+	env = dict(e.split(b"=", 1) for e in open_bytes("/proc/%d/environ" % pid).split(b"\0") if b"=" in e)
+	out["HOME"] = env.get(b"HOME", b"").decode()
+	out["USER"] = env.get(b"USER", b"").decode()
+	return out
+
+
+def sudo_case(user_arg, want_uid):
+	"""Under sudo (SUDO_UID/SUDO_GID of nobody) the -c command runs as the
+	invoking user, with that user's groups and HOME; -u names another."""
+	def run(work):
+		import pwd
+		pw = pwd.getpwuid(want_uid)
+		env = dict(tracer_env(work), SUDO_UID=str(NOBODY), SUDO_GID=str(NOBODY), SUDO_USER="nobody")
+		argv = [TRACER] + (["-u", user_arg] if user_arg else []) + ["-c", "sleep 30", "30"]
+		t = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+		deadline = time.monotonic() + lib.STEP_TIMEOUT
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), deadline,
+			 repr(TRACING_LINE), alive=t)
+		cmd = wait_for(lambda: [c for c in children(t.pid) if comm(c) == "sleep"], deadline,
+			       "the command as a child of the tracer")[0]
+		got = proc_ids(cmd)
+		t.send_signal(signal.SIGINT)
+		wait_exit(t, time.monotonic() + 10, "memleakbpf after SIGINT")
+		groups = sorted(str(g) for g in os.getgrouplist(pw.pw_name, NOBODY if user_arg is None else pw.pw_gid))
+		gid = str(NOBODY if user_arg is None else pw.pw_gid)
+		want = {"Uid": [str(want_uid)] * 4, "Gid": [gid] * 4, "Groups": groups,
+			"HOME": pw.pw_dir, "USER": pw.pw_name}
+		got["Groups"] = sorted(got.get("Groups", []))
+		errs = ["%s: %r, expected %r" % (k, got.get(k), v) for k, v in sorted(want.items())
+			if got.get(k) != v]
+		log("  the command: uid %s, gid %s, groups %s, HOME=%s" % (
+			got.get("Uid"), got.get("Gid"), got.get("Groups"), got.get("HOME")))
+		return errs
+	return run
+
+
+def caps_case(caps, missing):
+	"""Run as uid 65534 with only `caps`: one line naming exactly what is missing."""
+	def run(work):
+		extra = ["--inh-caps", caps, "--ambient-caps", caps] if caps else []
+		p = work.start([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+			       + extra + [TRACER, "-p", str(os.getpid())],
+			       stdin=subprocess.DEVNULL, tag="tracer")
+		rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf as uid 65534")
+		lines = work.read("tracer.stderr").splitlines()
+		errs = [] if rc == 1 else ["exit status %s, expected 1" % rc]
+		want = "memleakbpf: missing capabilit%s %s " % ("y" if len(missing) == 1 else "ies",
+								 ", ".join(missing))
+		if len(lines) != 1 or not lines[0].startswith(want):
+			errs.append("stderr %r, expected one line starting %r" % (lines[:3], want))
+		return errs
+	return run
+
+
+def case_container_symlink(work):
+	"""v_jit in its own mount and pid namespaces, whose /tmp/perf-1.map is an
+	absolute symlink to /tmp/real.map in its own /tmp. Through /proc/PID/root
+	that link would lead to the host's /tmp/real.map (planted here with other
+	names): the JIT frame must be named from the container's file."""
+	binary = victim("v_jit")
+	decoy = "/tmp/memleakbpf-e2e-real-%d.map" % os.getpid()
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	v = start_private_tmp(work, binary)
+	try:
+		out = LineReader(v.stdout)
+		nspid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+		pid = children(v.pid)[0]
+		js, fd = work.path("report.json"), work.path("report.folded")
+		t = start_tracing(work, ["--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)], step())
+		go_until(v, out, "LEAKED", step())
+		# The map is written by now; the tracer reads it for its report.
+		ctmp = "/proc/%d/root/tmp" % pid
+		real = os.path.basename(decoy)
+		text = open("%s/perf-%d.map" % (ctmp, nspid)).read()
+		os.rename("%s/perf-%d.map" % (ctmp, nspid), "%s/%s" % (ctmp, real))
+		os.symlink("/tmp/" + real, "%s/perf-%d.map" % (ctmp, nspid))
+		with open(decoy, "w") as f:
+			f.write(re.sub(r"^(\S+ \S+) .*$", r"\1 HOST_FILE_WAS_READ", text, flags=re.M))
+		t.send_signal(signal.SIGINT)
+		rc = wait_exit(t, deadline, "memleakbpf -p after SIGINT")
+		finish_victim(v, deadline)
+	finally:
+		if os.path.exists(decoy):
+			os.unlink(decoy)
+	errs = []
+	if "HOST_FILE_WAS_READ" in work.read("tracer.stdout") + work.read("report.folded"):
+		errs.append("the JIT frame was named from the host's file")
+	errs += sym_check(load_report(js), read_truth(work), jit_specs(binary),
+			  {os.path.realpath(binary)}, work.read("tracer.stdout"),
+			  work.read("report.folded"), nspid=nspid)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES = [
+	("output_symlinks", TRACE, [SETPRIV], case_output_symlinks),
+	("priv_sudo", TRACE, [], sudo_case(None, NOBODY)),
+	("priv_sudo_u_root", TRACE, [], sudo_case("root", 0)),
+	("priv_no_caps", TRACE, [SETPRIV],
+	 caps_case(None, ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE"])),
+	("priv_some_caps", TRACE, [SETPRIV], caps_case("+bpf", ["CAP_PERFMON", "CAP_SYS_PTRACE"])),
+	("container_symlink", TRACE, [UNSHARE], case_container_symlink),
+]

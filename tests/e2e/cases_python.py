@@ -1,0 +1,294 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Python targets: the interpreter's frames, named where they allocate.
+
+Debian's /usr/bin/python3 runs the victims of tests/victims/python/
+(pytruth.py there describes their TRUTH lines), under -c and -p, with
+pymalloc and with PYTHONMALLOC=malloc. Each site's innermost Python frame
+must be the victim's function at the marked line of its file, its callers
+the victim's call path, and the blocks of over 512 bytes it holds exactly
+the truth; small objects count only with malloc. The interpreters of pyenv,
+when present, run one victim each; one older than 3.11 is refused politely.
+"""
+
+import os
+import subprocess
+import time
+
+import lib
+from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, common_checks,
+	dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing, tracer_env,
+	wait_exit)
+
+
+PY = "/usr/bin/python3"
+PYVICTIMS = os.path.join(ROOT, "tests", "victims", "python")
+PYENV = os.path.expanduser("~/.pyenv/versions")
+PY_LARGE = 512		# pymalloc's largest block: larger ones come from malloc
+PY_HEAP_APIS = ("malloc", "calloc", "realloc")	# not the arenas' mmap
+
+
+def pyenv_python(version):
+	"""pyenv's python of that major.minor, or a path that does not exist."""
+	try:
+		found = sorted(v for v in os.listdir(PYENV) if v.startswith(version + "."))
+	except OSError:
+		found = []
+	return os.path.join(PYENV, found[-1], "bin", "python3") if found else \
+		"%s/%s.x (pyenv: not installed)" % (PYENV, version)
+
+
+def py_marker(victim, name):
+	"""The line of a victim's "# @name" marker."""
+	with open(os.path.join(PYVICTIMS, victim)) as f:
+		for n, line in enumerate(f, 1):
+			if line.rstrip().endswith("# @" + name):
+				return n
+	raise CaseFailed("%s has no marker @%s" % (victim, name))
+
+
+def py_truth(work):
+	truth = []
+	for raw in work.read("truth.txt").splitlines():
+		if raw.startswith("TRUTH "):
+			kv = dict(f.split("=", 1) for f in raw.split()[1:])
+			for k in ("line", "bytes", "allocs", "small"):
+				if k in kv:
+					kv[k] = int(kv[k])
+			kv["callers"] = kv["callers"].split(",") if kv.get("callers") else []
+			truth.append(kv)
+	if not truth:
+		raise CaseFailed("the victim wrote no truth to %s (did it run?)" % work.path("truth.txt"))
+	return truth
+
+
+def py_site(stack):
+	"""(index, frame) of the innermost Python frame, or (None, None)."""
+	for i, f in enumerate(stack.get("frames") or []):
+		if f.get("language") == "python":
+			return i, f
+	return None, None
+
+
+def check_py_frames(rep):
+	errs = []
+	for s in rep.get("stacks") or []:
+		for f in s.get("frames") or []:
+			lang = f.get("language")
+			if lang not in ("native", "python"):
+				return ["a frame's language is %r" % lang]
+			if lang == "python" and f.get("function") and not (f.get("file") and f.get("module")):
+				return ["a Python frame without file or module: %r" % f]
+	return errs
+
+
+def py_site_stacks(rep, t):
+	"""The stacks whose innermost Python frame is t's site."""
+	out = []
+	for s in rep.get("stacks") or []:
+		i, f = py_site(s)
+		if f and (f.get("file"), f.get("line"), f.get("function")) == (t["file"], t["line"],
+									      t["function"]):
+			out.append((i, s))
+	return out
+
+
+def check_py_site(t, stacks, malloc, text):
+	errs = []
+	where = "%s (%s:%d %s)" % (t["site"], os.path.basename(t["file"]), t["line"], t["function"])
+	large = [(i, s) for i, s in stacks if s["api"] in PY_HEAP_APIS and s["allocs"] and
+		 s["bytes"] > PY_LARGE * s["allocs"]]
+	got = (sum(s["bytes"] for _, s in large), sum(s["allocs"] for _, s in large))
+	if got != (t["bytes"], t["allocs"]):
+		errs.append("%s: %d bytes in %d large blocks, truth %d in %d" % (
+			where, got[0], got[1], t["bytes"], t["allocs"]))
+	# The path to the site, on every stack that makes up the truth.
+	for i, s in large if t["bytes"] else stacks:
+		py = [f.get("function") for f in s["frames"][i + 1:] if f.get("language") == "python"]
+		if py[:len(t["callers"])] != t["callers"]:
+			errs.append("%s: callers %s, expected %s" % (where, ",".join(map(str, py)),
+								      ",".join(t["callers"])))
+			break
+		if any(f.get("language") == "python" for f in s["frames"][:i]):
+			errs.append("%s: a Python frame inside the site" % where)
+			break
+	if t["bytes"] and "[python]" not in text:
+		errs.append("the text report shows no Python frame")
+	if t["bytes"]:
+		want = "%s (%s:%d) [python]" % (t["function"], t["file"], t["line"])
+		if want not in text:
+			errs.append("the text report has no frame %r" % want)
+	if "small" in t and malloc:
+		small = sum(s["allocs"] for _, s in stacks if s["api"] in PY_HEAP_APIS and
+			    s["bytes"] <= PY_LARGE * s["allocs"])
+		if small < t["small"]:
+			errs.append("%s: %d small blocks with PYTHONMALLOC=malloc, at least %d expected" % (
+				where, small, t["small"]))
+	return errs
+
+
+def check_py_report(work, rep, truth, malloc, version="3.11"):
+	errs = []
+	if rep.get("version") != 1:
+		errs.append("version is %r, not 1" % rep.get("version"))
+	py = rep.get("python") or {}
+	if not str(py.get("version", "")).startswith(version + "."):
+		errs.append("python.version %r, expected %s.x" % (py.get("version"), version))
+	if py.get("malloc") != ("malloc" if malloc else "pymalloc"):
+		errs.append("python.malloc %r" % py.get("malloc"))
+	totals = rep.get("totals") or {}
+	errs += dropped_errs(totals, also=lambda k: k.startswith("py_"))
+	errs += check_py_frames(rep)
+	text = work.read("tracer.stdout")
+	if "Python %s" % py.get("version") not in text:
+		errs.append("the text report does not name the interpreter")
+	for t in truth:
+		errs += check_py_site(t, py_site_stacks(rep, t), malloc, text)
+	return errs
+
+
+def py_env(work):
+	"""tracer_env without our PYTHONMALLOC: the case chooses the allocator."""
+	env = tracer_env(work)
+	env.pop("PYTHONMALLOC", None)
+	return env
+
+
+def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11"):
+	"""memleakbpf -c 'python victim.py', to completion."""
+	def run(work):
+		js = work.path("report.json")
+		cmd = "%s %s %s" % (python, os.path.join(PYVICTIMS, victim), " ".join(args))
+		argv = [TRACER, "--json", js, "-T", "10000"] + (
+			["--python-malloc", "malloc"] if malloc else []) + ["-c", cmd.strip()]
+		env = py_env(work)
+		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def py_attach_case(victim, malloc=False, args=()):
+	"""A running interpreter under -p: READY, attach, go, LEAKED, exit."""
+	def run(work):
+		js = work.path("report.json")
+		deadline = time.monotonic() + lib.CASE_TIMEOUT
+		env = py_env(work)
+		if malloc:
+			env["PYTHONMALLOC"] = "malloc"
+		v = work.start([PY, os.path.join(PYVICTIMS, victim), "--wait"] + list(args), env=env,
+			       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+		out = LineReader(v.stdout)
+		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+			  .split("=", 1)[1])
+		t = start_tracing(work, ["--json", js, "-T", "10000", "-p", str(pid)],
+				  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+		go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
+		v.stdin.write(b"exit\n")
+		v.stdin.close()
+		if wait_exit(v, deadline, victim):
+			raise CaseFailed("%s exited %s" % (victim, v.returncode))
+		rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc)
+		rep = load_report(js)
+		if (rep.get("target") or {}).get("pid") != pid:
+			errs.append("target.pid is not %d" % pid)
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def check_py_outputs(work, truth):
+	"""Folded, SVG and heap profile of grow_list: the Python frames where each can hold them."""
+	errs = []
+	t = truth[0]
+	label = "%s (%s:%d)" % (t["function"], os.path.basename(t["file"]), t["line"])
+	folded = [(fr, n) for fr, n in folded_lines(work.read("report.folded"))]
+	caller = "train (grow_list.py:%d)" % py_marker("grow_list.py", "call")
+	held = sum(n for fr, n in folded if label in fr and caller in fr and
+		   fr[-1] in PY_HEAP_APIS and fr.index(caller) == fr.index(label) - 1)
+	if held < t["bytes"]:
+		errs.append("folded stacks through %r under train hold %d bytes, truth at least %d" % (
+			label, held, t["bytes"]))
+	import xml.etree.ElementTree as ET
+	try:
+		root = ET.parse(work.path("report.svg")).getroot()
+	except (ET.ParseError, OSError) as e:
+		return errs + ["SVG does not parse: %s" % e]
+	titles = [g.find(SVG + "title").text for g in root.iter(SVG + "g") if g.get("class") == "f"]
+	if not any(x.startswith(t["function"] + "\nat %s:%d" % (t["file"], t["line"])) for x in titles):
+		errs.append("no SVG frame %s at %s:%d" % (t["function"], t["file"], t["line"]))
+	if "Python" not in work.read("report.svg"):
+		errs.append("the SVG legend has no Python")
+	heap = work.read("report.heap")
+	if not heap.startswith("heap profile:"):
+		errs.append("no heap profile")
+	return errs
+
+
+def py_outputs_case(work):
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--folded", work.path("report.folded"), "--flamegraph",
+		work.path("report.svg"), "--pprof", work.path("report.heap"), "-c",
+		"%s %s" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))]
+	env = py_env(work)
+	p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	truth = py_truth(work)
+	errs = check_py_report(work, load_report(js), truth, False)
+	errs += check_py_outputs(work, truth)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def py_unsupported_case(work):
+	"""A Python older than 3.11: one line says so, and the stacks stay native."""
+	python = pyenv_python("3.10")
+	js = work.path("report.json")
+	p = work.start([TRACER, "--json", js, "-c", "%s %s" % (
+		python, os.path.join(PYVICTIMS, "grow_list.py"))], env=tracer_env(work),
+		stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python3.10")
+	errs = []
+	if "Python frames need 3.11, 3.12 or 3.13" not in work.read("tracer.stderr"):
+		errs.append("no message about the unsupported version on stderr")
+	rep = load_report(js)
+	if rep.get("python") is not None:
+		errs.append("python is %r for an unsupported interpreter" % rep.get("python"))
+	if any(f.get("language") != "native" for s in rep.get("stacks") or [] for f in s["frames"]):
+		errs.append("Python frames from an unsupported interpreter")
+	if not rep.get("stacks"):
+		errs.append("no stacks at all")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES = [
+	("py_grow_c", TRACE, [PY], py_command_case("grow_list.py", ["--os-exit"])),
+	("py_grow_c_malloc", TRACE, [PY], py_command_case("grow_list.py", malloc=True)),
+	("py_cycles_c", TRACE, [PY], py_command_case("cycles.py")),
+	("py_cycles_c_malloc", TRACE, [PY], py_command_case("cycles.py", malloc=True)),
+	("py_dict_c", TRACE, [PY], py_command_case("dict_cache.py")),
+	("py_dict_c_malloc", TRACE, [PY], py_command_case("dict_cache.py", ["--os-exit"], True)),
+	("py_churn_c", TRACE, [PY], py_command_case("churn.py")),
+	("py_churn_c_malloc", TRACE, [PY], py_command_case("churn.py", malloc=True)),
+	("py_threads_c", TRACE, [PY], py_command_case("threads.py")),
+	("py_threads_c_malloc", TRACE, [PY], py_command_case("threads.py", malloc=True)),
+	("py_grow_p", TRACE, [PY], py_attach_case("grow_list.py")),
+	("py_cycles_p_malloc", TRACE, [PY], py_attach_case("cycles.py", malloc=True)),
+	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
+	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
+	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
+	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
+	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],
+	 py_command_case("cycles.py", malloc=True, python=pyenv_python("3.12"), version="3.12")),
+	("py_pyenv_3_12_threads", TRACE, [pyenv_python("3.12")],
+	 py_command_case("threads.py", python=pyenv_python("3.12"), version="3.12")),
+	("py_pyenv_3_13", TRACE, [pyenv_python("3.13")],
+	 py_command_case("dict_cache.py", python=pyenv_python("3.13"), version="3.13")),
+	("py_unsupported", TRACE, [pyenv_python("3.10")], py_unsupported_case),
+	("err_python_malloc_p", ERROR, [], error_case(lambda: ["--python-malloc", "malloc", "-p", "1"])),
+	("err_python_malloc_value", ERROR, [],
+	 error_case(lambda: ["--python-malloc", "tcmalloc", "-c", "true"])),
+]

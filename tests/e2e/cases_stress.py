@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Under load: exact under contention, and what does not fit is counted.
+
+v_stress's threads hand blocks to each other (under -c, and under -p
+attached while they churn): every site and every churn total exact, no free
+missed. v_many holds N blocks outstanding: exact when --max-allocs holds
+them, else every block not tracked is counted and the report names the
+option to raise. The full-size runs (10 M blocks, millions of operations)
+are `make stress` (scripts/stress.py): the same cases with STRESS_THREADS,
+STRESS_OPS and CAPACITY_N set larger, which is why they are read at run time.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import lib
+from lib import (LineReader, TRACE, check_report, common_checks, finish_victim, fn_name, go_until,
+	load_report, log, open_bytes, read_truth, run_command_case, start_tracing, tracer_env,
+	truth_notes, victim, wait_exit)
+
+
+STRESS_THREADS = 2
+STRESS_OPS = 250000		# per thread: about a million allocator calls in all
+CAPACITY_N = 200000
+CAPACITY_SMALL = 50000		# --max-allocs that cannot hold them
+CAPACITY_RAISED = 262144
+DEFAULT_MAX_ALLOCS = 1 << 20	# opts.h
+MEASURED = {}			# case name -> figures, for scripts/stress.py
+
+
+def site_totals(rep, site, api):
+	got = [s for s in rep["stacks"]
+	       if s["frames"] and fn_name(s["frames"][0]) == site and s.get("api") == api]
+	return sum(s["total_allocs"] for s in got), sum(s["total_bytes"] for s in got)
+
+
+def check_churn_totals(work, rep):
+	"""Every churn allocation counted: the sites' totals since tracing began."""
+	errs = []
+	for m in re.finditer(r"^# total: (\S+) (\S+) allocs=(\d+) bytes=(\d+)$",
+			     work.read("truth.txt"), re.M):
+		site, api, want = m.group(1), m.group(2), (int(m.group(3)), int(m.group(4)))
+		got = site_totals(rep, site, api)
+		if got != want:
+			errs.append("%s/%s: %d allocations of %d bytes since tracing began, truth %d of %d"
+				    % ((site, api) + got + want))
+		else:
+			log("  %s/%s: %d allocations, %d bytes: exact" % ((site, api) + got))
+	if not errs and "# total:" not in work.read("truth.txt"):
+		errs.append("the victim wrote no '# total:' notes")
+	return errs
+
+
+def untracked(rep):
+	return (rep.get("totals") or {}).get("untracked_frees")
+
+
+def no_losses(rep):
+	"""Under contention no free may be missed (replaced) and no stack lost."""
+	return ["dropped.%s = %s" % (k, v) for k, v in sorted(rep["totals"]["dropped"].items())
+		if v and k in ("replaced", "stack_collisions", "stacks_map_full", "sites_map_full")]
+
+
+def case_stress_c(work):
+	"""-c v_stress: threads freeing and reallocating each other's blocks; every
+	site exact, and every churn allocation counted, none of them missed."""
+	binary = victim("v_stress")
+
+	def check(work, truth):
+		rep = load_report(work.path("report.json"))
+		errs = check_churn_totals(work, rep) + no_losses(rep)
+		if untracked(rep) != 0:
+			errs.append("untracked_frees %r under -c, expected 0" % untracked(rep))
+		return errs
+	return run_command_case(work, "%s %d %d" % (binary, STRESS_THREADS, STRESS_OPS), binary,
+				"v_stress.c", check=check)
+
+
+def case_stress_p(work):
+	"""v_stress wait under -p, attached while its threads churn: what was
+	allocated before is not reported, its frees are ignored and counted."""
+	binary = victim("v_stress")
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	v = work.start([binary, "wait", str(STRESS_THREADS), str(STRESS_OPS)], env=tracer_env(work),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	time.sleep(0.2)		# churning for a while already
+	t = start_tracing(work, ["--json", js, "-p", str(pid)], step())
+	time.sleep(0.2)		# and traced while it churns
+	go_until(v, out, "LEAKED", step())
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	rep = load_report(js)
+	errs = check_report(rep, read_truth(work), binary, "v_stress.c", pid=pid, exclude_phase="pre")
+	errs += check_churn_totals(work, rep) + no_losses(rep)
+	n = truth_notes(work)
+	low, high = int(n.get("pre_freed", -1)), int(n.get("pre_freed", -1)) + int(n.get("in_flight_max", 0))
+	if untracked(rep) is None or not low <= untracked(rep) <= high:
+		errs.append("untracked_frees %r, expected %d (site_pre_freed) to %d (plus the blocks "
+			    "in flight at the attach)" % (untracked(rep), low, high))
+	log("  untracked_frees %s: %d of the pre phase, %s in flight at the attach" % (
+		untracked(rep), low, untracked(rep) - low if untracked(rep) else "?"))
+	if "Ignored: " not in work.read("tracer.stdout"):
+		errs.append("the text report does not show the ignored frees")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def bpf_memlock(pid):
+	"""Kernel memory charged for the BPF maps and programs process pid holds:
+	(all, the live-block map alone), from the memlock lines of its fdinfo."""
+	total, allocs = 0, 0
+	for fd in os.listdir("/proc/%d/fdinfo" % pid):
+		text = open_bytes("/proc/%d/fdinfo/%s" % (pid, fd)).decode()
+		m = re.search(r"^memlock:\s*(\d+)", text, re.M)
+		if not m:
+			continue
+		total += int(m.group(1))
+		# An array of struct alloc_bucket: the live blocks.
+		if all(re.search(r"^%s:\s*%s$" % kv, text, re.M) for kv in
+		       (("map_type", 2), ("key_size", 4), ("value_size", ALLOC_BUCKET_BYTES))):
+			allocs = max(allocs, int(m.group(1)))
+	return total, allocs
+
+
+ALLOC_BUCKET_SLOTS = 7		# bpf/memleak.h: struct alloc_bucket
+ALLOC_BUCKET_BYTES = 232
+
+
+def table_slots(max_allocs):
+	"""Slots of the live-block table for --max-allocs (user/probes.c: size_maps):
+	room for at least max_allocs, one and a half slots per block at least, in a
+	power of two of buckets."""
+	buckets = 64
+	while buckets * ALLOC_BUCKET_SLOTS < 3 * max_allocs // 2:
+		buckets *= 2
+	return buckets * ALLOC_BUCKET_SLOTS
+
+
+def capacity_case(max_allocs, exact):
+	"""-c v_many N (--max-allocs, or its default when None): exact when it fits,
+	else every block that was not tracked is counted and the report names the
+	option to raise."""
+	def run(work):
+		binary = victim("v_many")
+		js = work.path("report.json")
+		opt = ["--max-allocs", str(max_allocs)] if max_allocs else []
+		t0 = time.monotonic()
+		t = start_tracing(work, ["--json", js] + opt + ["-c", "%s %d" % (binary, CAPACITY_N)],
+				  time.monotonic() + lib.CASE_TIMEOUT)
+		memlock = bpf_memlock(t.pid)
+		rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c v_many")
+		took = time.monotonic() - t0
+		cap = max_allocs or DEFAULT_MAX_ALLOCS
+		rep = load_report(js)
+		errs = []
+		dropped = rep["totals"]["dropped"]["allocs_map_full"]
+		tracked = sum(s["allocs"] for s in rep["stacks"]
+			      if s["frames"] and fn_name(s["frames"][0]) == "site_many")
+		if exact:
+			errs += check_report(rep, read_truth(work), binary, "v_many.c")
+		else:
+			if tracked + dropped != CAPACITY_N or not cap <= tracked <= table_slots(cap):
+				errs.append("site_many: %d tracked + %d allocs_map_full, expected %d in all "
+					    "(%d to %d tracked)" % (tracked, dropped, CAPACITY_N, cap,
+								    table_slots(cap)))
+			if not re.search(r"^Dropped: [\d,]+ allocations not tracked: .*\(raise --max-allocs\)$",
+					 work.read("tracer.stdout"), re.M):
+				errs.append("the text report does not say to raise --max-allocs")
+		MEASURED[work.dir] = {"max_allocs": cap, "tracked": tracked, "dropped": dropped,
+				      "memlock": memlock[0], "allocs_map": memlock[1], "seconds": took}
+		log("  --max-allocs %d: %d tracked, %d counted as allocs_map_full; BPF memlock %.1f MiB "
+		    "(live-block map %.1f MiB); %.1f s" % (cap, tracked, dropped,
+							   memlock[0] / 2**20, memlock[1] / 2**20, took))
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+CASES = [
+	("stress_c", TRACE, [], case_stress_c),
+	("stress_p", TRACE, [], case_stress_p),
+	("capacity_drops", TRACE, [], capacity_case(CAPACITY_SMALL, False)),
+	("capacity_raised", TRACE, [], capacity_case(CAPACITY_RAISED, True)),
+]

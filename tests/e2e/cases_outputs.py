@@ -246,9 +246,10 @@ def wait_snapshot_line(work, n, deadline, alive):
 def case_snapshot_sigusr1(work):
 	"""-p v_phases with --snapshot-dir: SIGUSR1 after each phase; diffs with --base.
 
-	A file already in the directory takes number 0001: the snapshots must be
-	0002..0004 (one per SIGUSR1) and 0005 (the final report), and it must be
-	left alone."""
+	SIGUSR1's snapshots are named apart from the periodic ones and numbered on
+	their own. A file already in the directory takes usr1 number 0001: the
+	snapshots must be usr1-0002..usr1-0004 (one per SIGUSR1) and 0001 (the
+	final report, the first periodic one), and it must be left alone."""
 	binary = victim("v_phases")
 	snaps = work.path("snaps")
 	os.makedirs(snaps)
@@ -258,7 +259,7 @@ def case_snapshot_sigusr1(work):
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
 	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
-	squatter = os.path.join(snaps, "memleak.%d.0001.folded" % pid)
+	squatter = os.path.join(snaps, "memleak.%d.usr1-0001.folded" % pid)
 	with open(squatter, "w") as f:
 		f.write("not ours\n")
 	t = start_tracing(work, ["--json", work.path("report.json"), "--snapshot-dir", snaps,
@@ -273,7 +274,7 @@ def case_snapshot_sigusr1(work):
 
 	errs = []
 	truth = read_truth(work)
-	want_names = [("memleak.%d.%04d.heap" % (pid, n), "memleak.%d.%04d.folded" % (pid, n))
+	want_names = [("memleak.%d.usr1-%04d.heap" % (pid, n), "memleak.%d.usr1-%04d.folded" % (pid, n))
 		      for n in (2, 3, 4)]
 	if [(os.path.basename(h), os.path.basename(f)) for h, f in taken] != want_names:
 		errs.append("snapshot paths %s, expected %s in %s" % (taken, want_names, snaps))
@@ -291,8 +292,8 @@ def case_snapshot_sigusr1(work):
 	if total != sum(grown.values()):
 		errs.append("--base snapshot 1 -> 3: Total %d bytes, truth %d" % (total, sum(grown.values())))
 	if open(squatter).read() != "not ours\n" or os.path.exists(squatter[:-len("folded")] + "heap"):
-		errs.append("number 0001 was taken by a file, yet the tracer wrote there")
-	final = os.path.join(snaps, "memleak.%d.0005.heap" % pid)
+		errs.append("number usr1-0001 was taken by a file, yet the tracer wrote there")
+	final = os.path.join(snaps, "memleak.%d.0001.heap" % pid)
 	if not os.path.exists(final):
 		errs.append("no final snapshot %s" % final)
 	if os.path.exists(work.path("report.json")):

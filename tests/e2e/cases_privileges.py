@@ -92,6 +92,89 @@ def output_symlinks(work, sticky):
 	return errs
 
 
+class TempUser:
+	"""A system user of the test's own, removed at the end (useradd/userdel)."""
+
+	def __init__(self):
+		self.name = "mlbpf-e2e-%d" % os.getpid()
+		r = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+				    "/usr/sbin/nologin", self.name], stdout=subprocess.PIPE,
+				   stderr=subprocess.STDOUT)
+		if r.returncode:
+			raise CaseFailed("useradd %s: %s" % (self.name, r.stdout.decode(errors="replace")))
+		import pwd
+		pw = pwd.getpwnam(self.name)
+		self.uid, self.gid = pw.pw_uid, pw.pw_gid
+
+	def run(self, argv):
+		return subprocess.run([SETPRIV, "--reuid", str(self.uid), "--regid", str(self.gid),
+				       "--clear-groups"] + argv, stdout=subprocess.PIPE,
+				      stderr=subprocess.STDOUT)
+
+	def remove(self):
+		subprocess.run(["userdel", self.name], stdout=subprocess.DEVNULL,
+			       stderr=subprocess.DEVNULL)
+
+
+def case_snapshot_dir_symlink(work):
+	"""--snapshot-dir names a symlink another user planted in a sticky
+	world-writable directory, pointing at a directory of root's (standing for
+	/etc): refused in one line, nothing written there. And a snapshot
+	directory swapped for such a link while tracing: the snapshots still go
+	into the directory opened at the start, never through the link."""
+	sticky = tempfile.mkdtemp(prefix="memleakbpf-e2e-sticky-")
+	user = TempUser()
+	try:
+		return snapshot_dir_symlink(work, sticky, user)
+	finally:
+		user.remove()
+		shutil.rmtree(sticky, ignore_errors=True)
+
+
+def snapshot_dir_symlink(work, sticky, user):
+	os.chmod(sticky, 0o1777)
+	etc = work.path("etc")
+	os.makedirs(etc)
+	planted = os.path.join(sticky, "snap")
+	r = user.run(["ln", "-s", etc, planted])
+	if r.returncode:
+		raise CaseFailed("as %s: ln -s: %s" % (user.name, r.stdout))
+	errs = []
+	p = work.start([TRACER, "--snapshot-dir", planted, "-c", victim("v_basic")],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="refused")
+	rc = wait_exit(p, time.monotonic() + 10, "memleakbpf --snapshot-dir planted link")
+	lines = work.read("refused.stderr").splitlines()
+	if rc is None or rc <= 0 or len(lines) != 1 or "symbolic link" not in lines[0]:
+		errs.append("a planted --snapshot-dir link: exit %s, stderr %r; expected a one-line refusal"
+			    % (rc, lines[:3]))
+	errs += swapped_dir(work, etc)
+	if os.listdir(etc):
+		errs.append("files written through the link into root's directory: %s" % os.listdir(etc))
+	return errs
+
+
+def swapped_dir(work, etc):
+	"""The snapshot directory renamed and a link put in its place mid-run."""
+	snaps, moved = work.path("snaps"), work.path("snaps.moved")
+	os.makedirs(snaps)
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--snapshot-dir", snaps, "-c", victim("v_wait"), "0.2"],
+		       env=tracer_env(work), stdin=subprocess.PIPE, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
+		 "READY from v_wait", alive=t)
+	os.rename(snaps, moved)
+	os.symlink(etc, snaps)
+	time.sleep(0.6)	# periodic snapshots, through the descriptor
+	t.stdin.write(b"go\nexit\n")
+	t.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf with its snapshot directory swapped")
+	errs = []
+	common_checks(work, rc, 0, errs)
+	if not any(n.endswith(".heap") for n in os.listdir(moved)):
+		errs.append("no snapshot in the directory opened at the start: %s" % os.listdir(moved))
+	return errs
+
+
 def stat_is_reg(st):
 	import stat as stat_mod
 	return stat_mod.S_ISREG(st.st_mode)
@@ -202,6 +285,7 @@ def case_container_symlink(work):
 
 CASES = [
 	("output_symlinks", TRACE, [SETPRIV], case_output_symlinks),
+	("snapshot_dir_symlink", TRACE, [SETPRIV], case_snapshot_dir_symlink),
 	("priv_sudo", TRACE, [], sudo_case(None, NOBODY)),
 	("priv_sudo_u_root", TRACE, [], sudo_case("root", 0)),
 	("priv_no_caps", TRACE, [SETPRIV],

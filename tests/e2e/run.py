@@ -42,6 +42,7 @@ Where things are, in tests/e2e/:
   cases_faults.py      the target or the tracer killed, stopped, interrupted;
                        outputs that cannot be written
   cases_privileges.py  planted symlinks, sudo, capabilities, containers
+  cases_limits.py      tables too big, interrupts while loading, refusals at once
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
 run.py runs them module by module in the order of its MODULES.
 """
@@ -62,12 +63,14 @@ import cases_python
 import cases_stress
 import cases_faults
 import cases_privileges
+import cases_limits
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_placement, cases_symbols, cases_unwinding,
-	   cases_insight, cases_python, cases_stress, cases_faults, cases_privileges)
+	   cases_insight, cases_python, cases_stress, cases_faults, cases_privileges,
+	   cases_limits)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

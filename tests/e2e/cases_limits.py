@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Limits and refusals: what memleakbpf will not do, said at once.
+
+Tables larger than the memory available are refused before anything is
+created, naming the largest size that fits; SIGTERM while a large table is
+being created ends memleakbpf at once, and the -c command never runs; two
+outputs naming one file, -c of a directory, -p of memleakbpf itself, of a
+kernel thread or of a zombie: one line, a non-zero exit, well under a
+second. And the final report of a -c command that has exited: its memory
+is the last reading taken while it ran, with the time it was taken.
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+from lib import (CaseFailed, ERROR, Skip, TRACE, TRACER, common_checks, load_report, read_truth,
+	tracer_env, victim, wait_exit)
+
+AT_ONCE = 1.0	# seconds: a refusal comes before anything is loaded
+BIG_ALLOCS = 1 << 28	# the documented maximum: about 15 GiB of tables
+
+
+def mem_available():
+	with open("/proc/meminfo") as f:
+		for line in f:
+			if line.startswith("MemAvailable:"):
+				return int(line.split()[1]) * 1024
+	raise Skip("no MemAvailable in /proc/meminfo")
+
+
+def refusal(argv_fn, says, within=AT_ONCE):
+	"""memleakbpf ARGV: exit > 0 within `within` s, one stderr line holding `says`."""
+	def run(work):
+		argv = argv_fn(work)
+		t0 = time.monotonic()
+		p = work.start(argv, stdin=subprocess.DEVNULL, tag="tracer")
+		rc = wait_exit(p, t0 + 10, " ".join(argv))
+		took = time.monotonic() - t0
+		lines = work.read("tracer.stderr").splitlines()
+		errs = []
+		if rc is None or rc <= 0:
+			errs.append("exit status %s, expected an error (> 0)" % rc)
+		if len(lines) != 1 or not lines[0].startswith("memleakbpf: ") or says not in lines[0]:
+			errs.append("stderr %r, expected one line saying %r" % (lines[:4], says))
+		if took > within:
+			errs.append("took %.2f s, expected under %.1f s" % (took, within))
+		return errs
+	return run
+
+
+def too_big(work):
+	if mem_available() > 28 << 30:
+		raise Skip("more than 28 GiB available: 2^28 blocks' tables would fit")
+	return [TRACER, "--max-allocs", str(BIG_ALLOCS), "-c", "true"]
+
+
+def same_file(work):
+	out = work.path("report")
+	return [TRACER, "--json", out, "--folded", os.path.join(work.dir, ".", "report"), "-c", "true"]
+
+
+def self_pid(work):
+	# exec keeps the pid: the shell's $$ becomes memleakbpf's own.
+	return ["sh", "-c", 'exec "$0" -p $$', TRACER]
+
+
+def kernel_thread(work):
+	with open("/proc/2/stat") as f:
+		fields = f.read().rsplit(")", 1)[1].split()
+	if not int(fields[6]) & 0x00200000:	# PF_KTHREAD
+		raise Skip("pid 2 is not a kernel thread here (a pid namespace)")
+	return [TRACER, "-p", "2"]
+
+
+def case_zombie(work):
+	z = subprocess.Popen(["true"])
+	try:
+		deadline = time.monotonic() + 5
+		while open("/proc/%d/stat" % z.pid).read().rsplit(")", 1)[1].split()[0] != "Z":
+			if time.monotonic() > deadline:
+				raise CaseFailed("pid %d never became a zombie" % z.pid)
+			time.sleep(0.01)
+		return refusal(lambda w: [TRACER, "-p", str(z.pid)], "a zombie")(work)
+	finally:
+		z.wait()
+
+
+def case_sigterm_while_loading(work):
+	"""SIGTERM while a table of several GiB is being created: memleakbpf ends
+	at once, and the command it was to run never starts."""
+	allocs = 1 << 26	# about 3.7 GiB of tables
+	if mem_available() < 10 << 30:
+		raise Skip("under 10 GiB available: the table would be refused")
+	marker = work.path("ran")
+	t = work.start([TRACER, "--max-allocs", str(allocs), "-c", "touch " + marker],
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	time.sleep(0.3)
+	t0 = time.monotonic()
+	t.send_signal(signal.SIGTERM)
+	rc = wait_exit(t, t0 + 10, "memleakbpf after SIGTERM while loading")
+	took = time.monotonic() - t0
+	errs = []
+	if took > 1.0:
+		errs.append("exited %.2f s after SIGTERM, expected under 1 s" % took)
+	if rc == 0:
+		errs.append("exit status 0 after SIGTERM before tracing began")
+	time.sleep(0.2)	# a command let loose would have run by now
+	if os.path.exists(marker):
+		errs.append("the command ran although memleakbpf was ended before tracing began")
+	return errs
+
+
+def case_memory_after_exit(work):
+	"""-c v_basic exits within milliseconds: the final report's memory is the
+	last reading taken while it ran (here the one when tracing began), with
+	its time, never "could not be read"."""
+	binary = victim("v_basic")
+	t = work.start([TRACER, "--json", work.path("report.json"), "-c", binary],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, time.monotonic() + 30, "memleakbpf -c v_basic")
+	errs = []
+	common_checks(work, rc, 0, errs)
+	out = work.read("tracer.stdout")
+	if "could not be read" in out:
+		errs.append("the final report says the memory could not be read")
+	if "the last reading before it exited" not in out:
+		errs.append("the final report does not say when its memory was read")
+	read_truth(work)
+	now = load_report(work.path("report.json"))["memory"]["now"]
+	if not isinstance(now.get("read_at_s"), (int, float)) or not now.get("rss_bytes"):
+		errs.append("JSON memory.now %r: no reading with its time" % now)
+	elif now["read_at_s"] > now["t_s"]:
+		errs.append("memory read at %s s, after the report at %s s" % (now["read_at_s"], now["t_s"]))
+	return errs
+
+
+CASES = [
+	("err_max_allocs_too_big", ERROR, [],
+	 refusal(too_big, "the largest that fits is --max-allocs")),
+	("err_same_output_file", ERROR, [], refusal(same_file, "name one file")),
+	("err_command_is_dir", ERROR, [],
+	 refusal(lambda w: [TRACER, "-c", "/tmp"], "/tmp: is a directory")),
+	("err_pid_self", ERROR, [], refusal(self_pid, "memleakbpf itself")),
+	("err_pid_kernel_thread", ERROR, [], refusal(kernel_thread, "a kernel thread")),
+	("err_pid_zombie", ERROR, [], case_zombie),
+	("sigterm_while_loading", TRACE, [], case_sigterm_while_loading),
+	("memory_after_exit", TRACE, [], case_memory_after_exit),
+]

@@ -29,6 +29,7 @@
 #include "tracer.h"
 #include "target/watchdog.h"
 #include "unwind/unwind.h"
+#include "util/proc.h"
 
 #define EXIT_USAGE 2
 #define SIGINT_GRACE_MS 2000
@@ -47,16 +48,13 @@ static void die_usage(const char *msg)
  */
 static void on_exec(struct tracer *tr)
 {
-	char link[64], exe[PATH_MAX] = "a new program";
-	ssize_t n;
+	char exe[PATH_MAX];
 
 	if (tr->image_gone)
 		return;
 	tr->image_gone = tr->done = true;
-	snprintf(link, sizeof(link), "/proc/%d/exe", tr->target->pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n > 0)
-		exe[n] = '\0';
+	if (proc__readlink(tr->target->pid, "exe", exe, sizeof(exe)) <= 0)
+		snprintf(exe, sizeof(exe), "a new program");
 	fprintf(stderr, "memleakbpf: pid %d executed %s: tracing ends with the program it replaced (-p does not follow exec: run memleakbpf -p %d again, or use -c)\n",
 		tr->target->pid, exe, tr->target->pid);
 }

@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "util/mapmem.h"
-#include "util/readall.h"
+#include "util/proc.h"
 #include "unit.h"
 
 TEST(mapmem_cost_by_type)
@@ -50,11 +50,11 @@ TEST(proc_stat_of_self_and_kthreadd)
 {
 	struct proc_stat st;
 
-	ASSERT(proc_stat__read(getpid(), &st) == 0);
+	ASSERT(proc__stat(getpid(), &st) == 0);
 	ASSERT(st.state == 'R' && !(st.flags & PROC_PF_KTHREAD));
 	/* pid 2 is kthreadd wherever the pid namespace is the host's. */
-	if (!proc_stat__read(2, &st) && access("/proc/2/exe", F_OK))
+	if (!proc__stat(2, &st) && access("/proc/2/exe", F_OK))
 		ASSERT(st.flags & PROC_PF_KTHREAD);
-	ASSERT(proc_stat__read(-1, &st) < 0);
+	ASSERT(proc__stat(-1, &st) < 0);
 	return true;
 }

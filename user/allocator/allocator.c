@@ -10,6 +10,7 @@
 #include <elf.h>
 #include "allocator.h"
 #include "util/elfsym.h"
+#include "util/proc.h"
 #include "util/rootpath.h"
 
 /*
@@ -74,15 +75,9 @@ int allocator__api_of(const char *symbol)
  */
 static int target_open(pid_t pid, const char *path, const struct map_entry *e)
 {
-	char buf[96];
-	int fd;
-
 	if (!e || !e->deleted)
 		return rootpath__open(pid, path, O_RDONLY);
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return proc__open_map_file(pid, e->start, e->end);
 }
 
 /* Own fd (taken) and a path leading to it. */
@@ -175,14 +170,11 @@ static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry 
 
 static int read_auxv_base(pid_t pid, uint64_t *base)
 {
-	char path[64];
 	uint64_t aux[2];
-	int fd;
+	int fd = proc__open(pid, "auxv", O_RDONLY);
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	*base = 0;
 	while (read(fd, aux, sizeof(aux)) == sizeof(aux) && aux[0] != AT_NULL) {
 		if (aux[0] == AT_BASE)
@@ -231,16 +223,14 @@ static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *
 {
 	uint64_t rdebug, lm = 0, ld;
 	int32_t state;
-	char path[64];
 	int memfd, err, n = 0;
 
 	err = r_debug_addr(lo, maps, &rdebug);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	memfd = proc__open(pid, "mem", O_RDONLY);
 	if (memfd < 0)
-		return -errno;
+		return memfd;
 	err = read_mem(memfd, rdebug + R_MAP_OFF, &lm, sizeof(lm));
 	if (!err)
 		err = read_mem(memfd, rdebug + R_STATE_OFF, &state, sizeof(state));
@@ -264,14 +254,11 @@ static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *
 
 static int add_exe(struct lookup_order *lo, pid_t pid, const struct maps *maps)
 {
-	char link[64], exe[PATH_MAX];
-	ssize_t n;
+	char exe[PATH_MAX];
+	ssize_t n = proc__readlink(pid, "exe", exe, sizeof(exe));
 
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n < 0)
-		return -errno;
-	exe[n] = '\0';
+		return (int)n;
 	/* A deleted executable reads as "PATH (deleted)"; maps strips that. */
 	for (size_t i = 0; i < maps->nr; i++) {
 		const struct map_entry *e = &maps->entries[i];

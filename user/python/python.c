@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "util/elfsym.h"
+#include "util/proc.h"
 #include "python.h"
 
 #define N MEMLEAK_PY_NONE
@@ -57,23 +58,6 @@ static const struct py_version {
 };
 
 #define NR_VERSIONS (sizeof(versions) / sizeof(versions[0]))
-
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
 
 /* Load bias of the object mapped from path, from its first mapping. */
 static int object_bias(const struct maps *maps, const char *path, const struct elf_file *ef,
@@ -135,7 +119,7 @@ static int check_debug_offsets(pid_t pid, const struct python *py)
 
 	if (py->major != 3 || py->minor != 13)
 		return 0;
-	err = read_mem(pid, py->bpf.runtime, d, sizeof(d));
+	err = proc__read_mem(pid, py->bpf.runtime, d, sizeof(d));
 	if (err)
 		return err;
 	if (memcmp(d, "xdebugpy", 8))
@@ -155,7 +139,7 @@ static int set_version(pid_t pid, const struct elf_file *ef, uint64_t bias, stru
 	char name[32];
 
 	if (elf_file__find_object(ef, "Py_Version", &vaddr) ||
-	    read_mem(pid, bias + vaddr, &hex, sizeof(hex))) {
+	    proc__read_mem(pid, bias + vaddr, &hex, sizeof(hex))) {
 		version_from_name(py->path, name, sizeof(name));
 		snprintf(msg, len, "%s is Python %s: Python frames need 3.11, 3.12 or 3.13; its stacks stay native",
 			 py->path, name);
@@ -231,25 +215,6 @@ static void find_exit(const struct lookup_order *lo, struct python *py)
 	}
 }
 
-/* A NUL-separated /proc file, whole (environ, cmdline); its length or -errno. */
-static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return n;
-}
-
 /* Does the command line have -E or -I, which make Python ignore PYTHONMALLOC? */
 static bool ignores_environment(const char *argv, size_t len)
 {
@@ -281,7 +246,7 @@ static void malloc_mode(pid_t pid, struct python *py)
 {
 	static char buf[65536];
 	const char *v = NULL;
-	ssize_t n = read_proc(pid, "environ", buf, sizeof(buf));
+	ssize_t n = proc__read_buf(pid, "environ", buf, sizeof(buf));
 
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
 		if (!strncmp(buf + i, "PYTHONMALLOC=", 13))
@@ -294,7 +259,7 @@ static void malloc_mode(pid_t pid, struct python *py)
 	snprintf(py->malloc_why, sizeof(py->malloc_why), "PYTHONMALLOC=%.40s", v);
 	if (strcmp(v, "malloc") && strcmp(v, "malloc_debug"))
 		return;
-	n = read_proc(pid, "cmdline", buf, sizeof(buf));
+	n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
 	if (n > 0 && ignores_environment(buf, (size_t)n)) {
 		snprintf(py->malloc_why, sizeof(py->malloc_why), "PYTHONMALLOC ignored (-E or -I)");
 		return;

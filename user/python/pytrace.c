@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "python.h"
 #include "pytrace.h"
-#include "util/readall.h"
+#include "util/proc.h"
 #include "target/target.h"
 
 #define STOP_WAIT_MS 1000
@@ -199,7 +199,7 @@ void pytrace__forget(struct pytrace *t, struct probes *p)
 /* Is the target gone (or a zombie, whose memory is)? */
 static bool gone(pid_t pid)
 {
-	char state = proc_state(pid);
+	char state = proc__state(pid);
 
 	return !state || state == 'Z' || state == 'X';
 }

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perfmap.h"
-#include "util/readall.h"
+#include "util/proc.h"
 #include "util/rootpath.h"
 
 /* Larger than any JIT's map; a file beyond it is not one to read whole. */
@@ -180,26 +180,14 @@ const char *perfmap__path(const struct perfmap *pm)
 /* The last NSpid field of /proc/PID/status. */
 int perfmap__nspid(pid_t pid, pid_t *nspid)
 {
-	char path[64], line[256];
-	FILE *f;
-	int err = -ENOENT;
+	char value[256], *last;
+	int err = proc__status(pid, "NSpid", value, sizeof(value));
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *last;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		last = strrchr(line, '\t');
-		*nspid = atoi(last ? last + 1 : line + 6);
+	if (!err) {
+		last = strrchr(value, '\t');
+		*nspid = atoi(last ? last + 1 : value);
 		err = *nspid > 0 ? 0 : -EINVAL;
-		break;
 	}
-	fclose(f);
 	/* Kernels before 4.1 have no NSpid: no pid namespaces to tell apart. */
 	if (err == -ENOENT) {
 		*nspid = pid;
@@ -264,7 +252,7 @@ int perfmap__load(pid_t pid, pid_t nspid, struct perfmap **pm)
 		close(fd);
 		return -EINVAL;
 	}
-	err = read_all(fd, (size_t)st.st_size, &text);
+	err = proc__read_fd(fd, (size_t)st.st_size, &text);
 	close(fd);
 	if (err)
 		return err;

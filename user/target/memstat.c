@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "memstat.h"
 #include "util/procmaps.h"
-#include "util/readall.h"
+#include "util/proc.h"
 
 static const char *next_line(const char *p)
 {
@@ -153,20 +153,6 @@ void memstat__add_maps(const struct maps *maps, struct memstat *m)
 	}
 }
 
-static int read_proc(pid_t pid, const char *name, char **text)
-{
-	char path[64];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = read_all(fd, 4096, text);
-	close(fd);
-	return err;
-}
-
 int memstat__read(pid_t pid, struct memstat *m)
 {
 	struct maps *maps;
@@ -174,7 +160,7 @@ int memstat__read(pid_t pid, struct memstat *m)
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = read_proc(pid, "status", &text);
+	err = proc__read(pid, "status", &text);
 	if (!err)
 		err = memstat__parse_status(text, m);
 	free(text);
@@ -182,7 +168,7 @@ int memstat__read(pid_t pid, struct memstat *m)
 		return err;
 	/* The rest only refines: without it the status figures stand. */
 	text = NULL;
-	if (!read_proc(pid, "smaps_rollup", &text))
+	if (!proc__read(pid, "smaps_rollup", &text))
 		memstat__parse_rollup(text, m);
 	free(text);
 	if (!maps__read(pid, &maps)) {

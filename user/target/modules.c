@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "modules.h"
+#include "util/proc.h"
 #include "util/rootpath.h"
 
 /* A PT_LOAD segment: where a file offset sits in the object's vaddr space. */
@@ -211,8 +212,7 @@ static int open_mapped(const struct modules *mods, const struct map_entry *e)
 	if (e->deleted) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 			 (int)mods->pid, e->start, e->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		fd = fd < 0 ? -errno : fd;
+		fd = proc__open_map_file(mods->pid, e->start, e->end);
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)mods->pid, e->path);
 		fd = rootpath__open(mods->pid, e->path, O_RDONLY);

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "util/readall.h"
+#include "util/proc.h"
 #include "target.h"
 
 #define MAX_ARGS 256
@@ -32,19 +32,11 @@ struct creds {
 
 static int read_cmdline(pid_t pid, char **out)
 {
-	char path[64], buf[4096];
-	ssize_t n;
-	int fd;
+	char buf[4096];
+	ssize_t n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+		return (int)n;
 	for (ssize_t i = 0; i + 1 < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
@@ -55,21 +47,12 @@ static int read_cmdline(pid_t pid, char **out)
 /* The thread group of pid (a thread id is accepted, as with -p in perf). */
 static int read_tgid(pid_t pid, pid_t *tgid)
 {
-	char path[64], line[256];
-	FILE *f;
-	int err = -ENOENT;
+	char value[32];
+	int err = proc__status(pid, "Tgid", value, sizeof(value));
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", tgid) == 1) {
-			err = 0;
-			break;
-		}
-	fclose(f);
-	return err;
+	if (err)
+		return err;
+	return sscanf(value, "%d", tgid) == 1 ? 0 : -EINVAL;
 }
 
 static struct target *target_new(pid_t pid)
@@ -93,7 +76,7 @@ static int check_traceable(pid_t pid, pid_t tgid, char *err, size_t errlen)
 		snprintf(err, errlen, "-p %d: that is memleakbpf itself", pid);
 		return -EINVAL;
 	}
-	if (proc_stat__read(tgid, &st)) {
+	if (proc__stat(tgid, &st)) {
 		snprintf(err, errlen, "-p %d: no such process", pid);
 		return -ESRCH;
 	}
@@ -349,7 +332,7 @@ int target__release(struct target *t)
 int target__wait_stopped(pid_t pid, int timeout_ms)
 {
 	for (int waited = 0;; waited++) {
-		char state = proc_state(pid);
+		char state = proc__state(pid);
 
 		if (!state || state == 'Z' || state == 'X')
 			return -ESRCH;
@@ -383,9 +366,9 @@ int target__interrupt(struct target *t, int sig)
 
 	if (t->exited)
 		return err;
-	if (proc_state(t->pid) == 'T')
+	if (proc__state(t->pid) == 'T')
 		kill(t->pid, SIGCONT);
-	if (t->spawned && t->child != t->pid && proc_state(t->child) == 'T')
+	if (t->spawned && t->child != t->pid && proc__state(t->child) == 'T')
 		kill(t->child, SIGCONT);
 	return err;
 }
@@ -412,7 +395,7 @@ bool target__gone(struct target *t)
 	if (t->spawned)
 		return false;
 	/* A zombie is gone too: its parent may take its time to reap it. */
-	state = proc_state(t->pid);
+	state = proc__state(t->pid);
 	t->exited = !state || state == 'Z' || state == 'X';
 	return t->exited;
 }
@@ -420,14 +403,10 @@ bool target__gone(struct target *t)
 static bool is_shell_image(pid_t pid)
 {
 	static const char *const shells[] = { "sh", "dash", "bash", "zsh", "ksh", "mksh", "ash", "busybox" };
-	char link[64], exe[PATH_MAX], *base;
-	ssize_t n;
+	char exe[PATH_MAX], *base;
 
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (proc__readlink(pid, "exe", exe, sizeof(exe)) <= 0)
 		return false;
-	exe[n] = '\0';
 	base = strrchr(exe, '/');
 	base = base ? base + 1 : exe;
 	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
@@ -449,21 +428,14 @@ static bool has_command_option(const char *args, size_t len)
 
 bool target__runs_shell_command(pid_t pid)
 {
-	char path[64], args[4096];
+	char args[4096];
 	ssize_t n;
-	int fd;
 
 	if (!is_shell_image(pid))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, args, sizeof(args) - 1);
-	close(fd);
+	n = proc__read_buf(pid, "cmdline", args, sizeof(args));
 	if (n <= 0)
 		return false;
-	args[n] = '\0';
 	return has_command_option(args, (size_t)n);
 }
 

@@ -35,7 +35,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "util/readall.h"
+#include "util/proc.h"
 #include "watchdog.h"
 
 #define SETTLE_MS 200		/* after the tracer: a stop signal may still be landing */
@@ -93,7 +93,7 @@ static void resume(const struct watchdog_view *v, volatile uint64_t *handled)
 		for (int i = 0; i < 2 && *v->stops > *handled; i++) {
 			pid_t pid = (pid_t)*v->pids[i];
 
-			if (pid <= 0 || proc_state(pid) != 'T' || kill(pid, SIGCONT))
+			if (pid <= 0 || proc__state(pid) != 'T' || kill(pid, SIGCONT))
 				continue;
 			fprintf(stderr, "memleakbpf: the tracer ended while pid %d was stopped for it: resumed it\n",
 				(int)pid);

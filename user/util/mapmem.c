@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "mapmem.h"
-#include "readall.h"
+#include "proc.h"
 
 #define HTAB_ELEM_OVERHEAD 48	/* struct htab_elem before its key */
 #define HTAB_BUCKET 16		/* struct bucket */
@@ -80,7 +80,7 @@ static int read_text(const char *path, char **out)
 
 	if (fd < 0)
 		return -errno;
-	err = read_all(fd, 4096, out);
+	err = proc__read_fd(fd, 4096, out);
 	close(fd);
 	return err;
 }

@@ -16,7 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procmaps.h"
-#include "readall.h"
+#include "proc.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -153,28 +153,26 @@ int maps__parse(const char *text, struct maps **out)
 
 int maps__read(pid_t pid, struct maps **out)
 {
-	char path[64], *text = NULL;
+	char *text = NULL;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = proc__open(pid, "maps", O_RDONLY);
 	if (fd < 0) {
-		err = -errno;
 		/* ENOENT and ESRCH just mean the target is gone: the caller knows. */
-		if (err != -ENOENT && err != -ESRCH)
-			fprintf(stderr, "memleakbpf: %s: %s\n", path, strerror(-err));
-		return err;
+		if (fd != -ENOENT && fd != -ESRCH)
+			fprintf(stderr, "memleakbpf: /proc/%d/maps: %s\n", (int)pid, strerror(-fd));
+		return fd;
 	}
-	err = read_all(fd, 64 * 1024, &text);
+	err = proc__read_fd(fd, 64 * 1024, &text);
 	close(fd);
 	if (err) {
 		if (err != -ESRCH)
-			fprintf(stderr, "memleakbpf: reading %s: %s\n", path, strerror(-err));
+			fprintf(stderr, "memleakbpf: reading /proc/%d/maps: %s\n", (int)pid, strerror(-err));
 		return err;
 	}
 	err = maps__parse(text, out);
 	if (err)
-		fprintf(stderr, "memleakbpf: %s: unexpected line format\n", path);
+		fprintf(stderr, "memleakbpf: /proc/%d/maps: unexpected line format\n", (int)pid);
 	free(text);
 	return err;
 }

@@ -121,7 +121,7 @@ TEST(cfi_libc_rows)
 	/* The build id, also as the cheap reader finds it. */
 	ASSERT_EQ_U64(t->build_id_len, 20);
 	fd = open(LIBC, O_RDONLY);
-	len = cfi__build_id_fd(fd, id, sizeof(id));
+	len = elf__build_id_fd(fd, id, sizeof(id));
 	close(fd);
 	ASSERT_EQ_U64(len, 20);
 	ASSERT(!memcmp(id, t->build_id, 20));

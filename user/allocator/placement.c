@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "placement.h"
+#include "util/elfsym.h"
 
 /* The most a probe is moved past: a few instructions, not a search. */
 #define MAX_INSNS 16
@@ -469,23 +470,27 @@ bool placement__rel32_into(const uint8_t *seg, size_t len, uint64_t seg_off, uin
 }
 
 /* The executable PT_LOAD holding entry, and the size of the function there. */
-static int locate(Elf *elf, uint64_t entry, GElf_Phdr *seg, uint64_t *size)
+static int locate(Elf *elf, uint64_t entry, struct elf_segment *seg, uint64_t *size)
 {
+	struct elf_segment *segs;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	GElf_Sym sym;
-	size_t nr;
+	size_t nr, i;
 	uint64_t vaddr;
-	bool found = false;
 
-	if (elf_getphdrnum(elf, &nr))
+	if (elf__load_segments(elf, &segs, &nr))
 		return -EINVAL;
-	for (size_t i = 0; i < nr && !found; i++)
-		found = gelf_getphdr(elf, i, seg) && seg->p_type == PT_LOAD && (seg->p_flags & PF_X) &&
-			entry >= seg->p_offset && entry < seg->p_offset + seg->p_filesz;
-	if (!found)
+	for (i = 0; i < nr; i++)
+		if ((segs[i].flags & PF_X) && entry >= segs[i].offset &&
+		    entry < segs[i].offset + segs[i].filesz)
+			break;
+	if (i < nr)
+		*seg = segs[i];
+	free(segs);
+	if (i == nr)
 		return -ENOENT;
-	vaddr = entry - seg->p_offset + seg->p_vaddr;
+	vaddr = entry - seg->offset + seg->vaddr;
 	*size = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
@@ -503,19 +508,19 @@ static int locate(Elf *elf, uint64_t entry, GElf_Phdr *seg, uint64_t *size)
 }
 
 /* With the whole executable segment in hand: choose, then prove. */
-static void decide_in(const uint8_t *seg, const GElf_Phdr *ph, uint64_t entry, uint64_t size,
-		      uint32_t keep, struct placement *out)
+static void decide_in(const uint8_t *seg, const struct elf_segment *ph, uint64_t entry,
+		      uint64_t size, uint32_t keep, struct placement *out)
 {
-	const uint8_t *fn = seg + (entry - ph->p_offset);
+	const uint8_t *fn = seg + (entry - ph->offset);
 
-	if (size > ph->p_offset + ph->p_filesz - entry)
-		size = ph->p_offset + ph->p_filesz - entry;
+	if (size > ph->offset + ph->filesz - entry)
+		size = ph->offset + ph->filesz - entry;
 	placement__choose(fn, size, keep, out);
 	if (!out->skip)
 		return;
 	if (placement__branch_into(fn, size, out->skip))
 		*out = (struct placement){ .insn = "a branch in the function may land past the entry" };
-	else if (placement__rel32_into(seg, ph->p_filesz, ph->p_offset, entry, out->skip))
+	else if (placement__rel32_into(seg, ph->filesz, ph->offset, entry, out->skip))
 		*out = (struct placement){ .insn = "a jump from elsewhere may land past the entry" };
 }
 
@@ -523,8 +528,8 @@ void placement__decide(const char *path, uint64_t entry, uint32_t keep, struct p
 {
 	uint8_t *seg = NULL;
 	Elf *elf = NULL;
-	GElf_Phdr ph;
-	uint64_t size;
+	struct elf_segment ph = { 0 };
+	uint64_t size = 0;
 	int fd;
 
 	*out = (struct placement){ .insn = "cannot read the function" };
@@ -538,8 +543,8 @@ void placement__decide(const char *path, uint64_t entry, uint32_t keep, struct p
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || locate(elf, entry, &ph, &size))
 		goto out;
-	seg = malloc(ph.p_filesz ? ph.p_filesz : 1);
-	if (seg && pread(fd, seg, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+	seg = malloc(ph.filesz ? ph.filesz : 1);
+	if (seg && pread(fd, seg, ph.filesz, (off_t)ph.offset) == (ssize_t)ph.filesz)
 		decide_in(seg, &ph, entry, size, keep, out);
 out:
 	free(seg);

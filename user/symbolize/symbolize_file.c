@@ -4,7 +4,6 @@
  * device, inode and path), read once per run into a Dwfl of its own, and
  * the (device, inode) of the current image mapped to it.
  */
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "symbolize_internal.h"
+#include "util/elfsym.h"
 
 /* Give f its own Dwfl, with the file at its link-time addresses. */
 static int report_file(struct symbolizer *s, struct sym_file *f, const struct module *m)
@@ -53,18 +53,9 @@ static int report_file(struct symbolizer *s, struct sym_file *f, const struct mo
 /* The build id of the file open at fd, into f; none is not an error. */
 static void read_build_id(int fd, struct sym_file *f)
 {
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	const void *id;
-	ssize_t len;
+	int len = fd >= 0 ? elf__build_id_fd(fd, f->build_id, sizeof(f->build_id)) : 0;
 
-	if (!elf)
-		return;
-	len = dwelf_elf_gnu_build_id(elf, &id);
-	if (len > 0 && len <= BUILD_ID_MAX) {
-		memcpy(f->build_id, id, len);
-		f->build_id_len = len;
-	}
-	elf_end(elf);
+	f->build_id_len = len > 0 ? (size_t)len : 0;
 }
 
 static bool same_file(const struct sym_file *a, const struct sym_file *key, const char *path)

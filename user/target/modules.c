@@ -17,18 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 #include "modules.h"
+#include "util/elfsym.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
-
-/* A PT_LOAD segment: where a file offset sits in the object's vaddr space. */
-struct seg {
-	uint64_t offset, vaddr, filesz;
-};
 
 struct mod {
 	struct module pub;
 	/* Kept to place another load of the same file without reopening it. */
-	struct seg *segs;
+	struct elf_segment *segs;	/* PT_LOAD */
 	size_t nr_segs;
 };
 
@@ -122,27 +118,12 @@ static int group_maps(const struct maps *maps, struct group **out, size_t *nr)
  */
 static int mod_bias(const struct mod *m, const struct map_entry *e, size_t page, uint64_t *bias)
 {
-	const struct seg *best = NULL;
-
 	if (!m->nr_segs) {
 		/* The file could not be read: right for DSOs whose first PT_LOAD is at 0. */
 		*bias = e->start - e->offset;
 		return 0;
 	}
-	for (size_t i = 0; i < m->nr_segs; i++) {
-		const struct seg *s = &m->segs[i];
-		uint64_t page_off = s->offset & ~(uint64_t)(page - 1);
-
-		if (e->offset < page_off || e->offset >= s->offset + s->filesz)
-			continue;
-		if (!best || e->offset == page_off)
-			best = s;
-	}
-	if (!best)
-		return -ENOENT;	/* not loaded code: a plain mmap of the file */
-	/* start maps off, which is at vaddr - p_offset + off in the object. */
-	*bias = e->start - e->offset - (best->vaddr - best->offset);
-	return 0;
+	return elf__mapping_bias(m->segs, m->nr_segs, page, e->start, e->offset, bias);
 }
 
 /* The newest module of e's file, or NULL. */
@@ -231,30 +212,16 @@ static bool has_elf_magic(int fd)
 	return pread(fd, ident, SELFMAG, 0) == SELFMAG && !memcmp(ident, ELFMAG, SELFMAG);
 }
 
-/* The PT_LOAD segments with file contents, from the program headers. */
+/* The PT_LOAD segments, from the program headers. */
 static int read_segs(int fd, struct mod *m)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t phnum;
-	int err = 0;
+	int err = -EINVAL;
 
-	if (!elf)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		err = elf__load_segments(elf, &m->segs, &m->nr_segs);
+	if (elf)
 		elf_end(elf);
-		return -EINVAL;
-	}
-	m->segs = calloc(phnum ?: 1, sizeof(*m->segs));
-	if (!m->segs)
-		err = -ENOMEM;
-	for (size_t i = 0; i < phnum && !err; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
-			continue;
-		m->segs[m->nr_segs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-	elf_end(elf);
 	return err;
 }
 

@@ -66,47 +66,16 @@ static int synthesize_plt(const GElf_Shdr *sh, const char *name, struct rows *ou
 	return err ? err : cfi_spans_push(spans, &span);
 }
 
-static void read_build_id(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_table *t)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	if (t->build_id_len || sh->sh_type != SHT_NOTE || !d)
-		return;
-	while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp((char *)d->d_buf + name_off, "GNU", 4) || !nh.n_descsz ||
-		    nh.n_descsz > sizeof(t->build_id))
-			continue;
-		memcpy(t->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
-		t->build_id_len = nh.n_descsz;
-		return;
-	}
-}
-
+/* The PT_LOAD segments, and the lowest vaddr, from which packed rows count. */
 static int read_segs(Elf *elf, struct cfi_table *t)
 {
-	size_t phnum;
+	int err = elf__load_segments(elf, &t->segs, &t->nr_segs);
 
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	t->segs = calloc(phnum ?: 1, sizeof(*t->segs));
-	if (!t->segs)
-		return -ENOMEM;
-	t->base = UINT64_MAX;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->segs[t->nr_segs++] = (struct cfi_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
-		if (ph.p_vaddr < t->base)
-			t->base = ph.p_vaddr;
-	}
-	if (!t->nr_segs)
-		t->base = 0;
-	return 0;
+	t->base = t->nr_segs ? UINT64_MAX : 0;
+	for (size_t i = 0; i < t->nr_segs; i++)
+		if (t->segs[i].vaddr < t->base)
+			t->base = t->segs[i].vaddr;
+	return err;
 }
 
 /* Every section of interest: frames, PLTs, the build id. */
@@ -125,7 +94,6 @@ static int scan_sections(Elf *elf, struct cfi_table *t, struct rows *rs, struct 
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		read_build_id(scn, &sh, t);
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
@@ -165,6 +133,11 @@ int cfi__read_fd(int fd, struct cfi_table **out)
 		goto out;
 	}
 	err = read_segs(elf, t);
+	if (!err) {
+		int len = elf__build_id(elf, t->build_id, sizeof(t->build_id));
+
+		t->build_id_len = len > 0 ? (size_t)len : 0;	/* too long: none */
+	}
 	if (!err)
 		err = scan_sections(elf, t, &rs, &ss);
 	if (!err)
@@ -197,32 +170,6 @@ int cfi__read(const char *path, struct cfi_table **out)
 	err = cfi__read_fd(fd, out);
 	close(fd);
 	return err;
-}
-
-int cfi__build_id_fd(int fd, uint8_t *id, size_t max)
-{
-	struct cfi_table t = { 0 };
-	Elf_Scn *scn = NULL;
-	Elf *elf;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		return -ENOEXEC;
-	}
-	while ((scn = elf_nextscn(elf, scn)) && !t.build_id_len) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh))
-			read_build_id(scn, &sh, &t);
-	}
-	elf_end(elf);
-	if (t.build_id_len > max)
-		return -E2BIG;
-	memcpy(id, t.build_id, t.build_id_len);
-	return (int)t.build_id_len;
 }
 
 void cfi_table__free(struct cfi_table *t)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "memleak.h"
+#include "util/elfsym.h"
 
 /* How the Canonical Frame Address (the caller's %rsp after the return) is found. */
 enum cfi_cfa {
@@ -41,10 +42,6 @@ struct cfi_row {
 	uint8_t rbp;		/* enum cfi_rbp */
 };
 
-/* A PT_LOAD segment, to place the table in a process. */
-struct cfi_seg {
-	uint64_t vaddr, offset, filesz;
-};
 
 struct cfi_table {
 	struct cfi_row *rows;	/* sorted by pc; a CFI_CFA_NONE row ends each covered range */
@@ -55,7 +52,7 @@ struct cfi_table {
 	bool debug_frame;	/* ... and/or from .debug_frame */
 	uint8_t build_id[64];
 	size_t build_id_len;	/* 0: none */
-	struct cfi_seg *segs;
+	struct elf_segment *segs;	/* PT_LOAD, to place the table in a process */
 	size_t nr_segs;
 	uint64_t base;		/* lowest PT_LOAD vaddr: packed rows count from here */
 };
@@ -63,8 +60,6 @@ struct cfi_table {
 /* Read the CFI of the ELF file open at fd (not closed). 0 or -errno. */
 int cfi__read_fd(int fd, struct cfi_table **out);
 int cfi__read(const char *path, struct cfi_table **out);
-/* Only the GNU build id (cheap: the notes). Its length, 0 when none, or -errno. */
-int cfi__build_id_fd(int fd, uint8_t *id, size_t max);
 void cfi_table__free(struct cfi_table *t);
 
 /* The row that holds at pc (ELF vaddr); a CFI_CFA_NONE row when none does. */

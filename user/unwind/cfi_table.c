@@ -154,23 +154,12 @@ struct cfi_row cfi_table__find(const struct cfi_table *t, uint64_t pc)
 int cfi_table__runtime_base(const struct cfi_table *t, uint64_t start, uint64_t off,
 			    uint64_t *base)
 {
-	const struct cfi_seg *best = NULL;
+	uint64_t bias;
+	int err = elf__mapping_bias(t->segs, t->nr_segs, 4096, start, off, &bias);
 
-	/* A mapping starts at its segment's page-aligned offset, or inside it. */
-	for (size_t i = 0; i < t->nr_segs; i++) {
-		const struct cfi_seg *s = &t->segs[i];
-		uint64_t page_off = s->offset & ~4095ULL;
-
-		if (off < page_off || off >= s->offset + s->filesz)
-			continue;
-		if (!best || off == page_off)
-			best = s;
-	}
-	if (!best)
-		return -ENOENT;
-	/* start maps off, which is at vaddr - p_offset + off in the object. */
-	*base = start - off + best->offset - best->vaddr + t->base;
-	return 0;
+	/* Packed rows count from t->base. */
+	*base = bias + t->base;
+	return err;
 }
 
 /* The CFA offset in 16 bits, in bytes or in words; false when it does not fit. */

@@ -167,7 +167,7 @@ static struct table *table_of(struct unwind *u, pid_t pid, const struct map_entr
 	fd = open_mapped(pid, e);
 	if (fd < 0)
 		return NULL;	/* gone, or not ours to read: frame pointers */
-	len = cfi__build_id_fd(fd, id, sizeof(id));
+	len = elf__build_id_fd(fd, id, sizeof(id));
 	t = find_table(u, id, len > 0 ? (size_t)len : 0, e);
 	if (t || len < 0) {
 		close(fd);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ELF facts from an object file: interpreter, symbols, file offsets. */
+/* ELF facts from an object file: segments, build id, interpreter, symbols, file offsets. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -14,7 +14,116 @@ struct elf_file {
 	Elf *elf;
 	char *interp;
 	bool is_dyn;
+	struct elf_segment *segs;
+	size_t nr_segs;
 };
+
+int elf__load_segments(Elf *elf, struct elf_segment **out, size_t *nr)
+{
+	struct elf_segment *segs;
+	size_t phnum, n = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	segs = calloc(phnum ?: 1, sizeof(*segs));
+	if (!segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		segs[n++] = (struct elf_segment){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
+						  ph.p_memsz, ph.p_flags };
+	}
+	if (!n) {
+		free(segs);
+		return 0;
+	}
+	*out = segs;
+	*nr = n;
+	return 0;
+}
+
+int elf__mapping_bias(const struct elf_segment *segs, size_t nr, uint64_t page, uint64_t start,
+		      uint64_t off, uint64_t *bias)
+{
+	const struct elf_segment *best = NULL;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct elf_segment *s = &segs[i];
+		uint64_t page_off = s->offset & ~(page - 1);
+
+		/* No file contents (.bss alone): nothing of the file is mapped from it. */
+		if (!s->filesz || off < page_off || off >= s->offset + s->filesz)
+			continue;
+		if (!best || off == page_off)
+			best = s;
+	}
+	if (!best)
+		return -ENOENT;
+	/* start maps off, which is at vaddr - p_offset + off in the object. */
+	*bias = start - off - (best->vaddr - best->offset);
+	return 0;
+}
+
+/* The "GNU" note of type NT_GNU_BUILD_ID in one SHT_NOTE section, or 0. */
+static size_t note_build_id(Elf_Scn *scn, uint8_t *id, size_t max, int *err)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((char *)d->d_buf + name_off, "GNU", 4) || !nh.n_descsz)
+			continue;
+		if (nh.n_descsz > max) {
+			*err = -E2BIG;
+			return 0;
+		}
+		memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+		return nh.n_descsz;
+	}
+	return 0;
+}
+
+int elf__build_id(Elf *elf, uint8_t *id, size_t max)
+{
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		size_t len;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		len = note_build_id(scn, id, max, &err);
+		if (len)
+			return (int)len;
+	}
+	return err;
+}
+
+int elf__build_id_fd(int fd, uint8_t *id, size_t max)
+{
+	Elf *elf;
+	int len;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return -ENOEXEC;
+	}
+	len = elf__build_id(elf, id, max);
+	elf_end(elf);
+	return len;
+}
 
 static int read_interp(struct elf_file *ef)
 {
@@ -61,7 +170,9 @@ int elf_file__open(const char *path, struct elf_file **out)
 		return -ENOEXEC;
 	}
 	ef->is_dyn = eh.e_type == ET_DYN;
-	err = read_interp(ef);
+	err = elf__load_segments(ef->elf, &ef->segs, &ef->nr_segs);
+	if (!err)
+		err = read_interp(ef);
 	if (err) {
 		elf_file__close(ef);
 		return err;
@@ -79,6 +190,7 @@ void elf_file__close(struct elf_file *ef)
 	if (ef->fd >= 0)
 		close(ef->fd);
 	free(ef->interp);
+	free(ef->segs);
 	free(ef);
 }
 
@@ -95,16 +207,11 @@ const char *elf_file__interp(const struct elf_file *ef)
 /* Virtual address to file offset, through the PT_LOAD segment holding it. */
 static int vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off)
 {
-	size_t nr;
-	GElf_Phdr ph;
+	for (size_t i = 0; i < ef->nr_segs; i++) {
+		const struct elf_segment *s = &ef->segs[i];
 
-	if (elf_getphdrnum(ef->elf, &nr))
-		return -EINVAL;
-	for (size_t i = 0; i < nr; i++) {
-		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
+		if (vaddr >= s->vaddr && vaddr < s->vaddr + s->memsz) {
+			*off = vaddr - s->vaddr + s->offset;
 			return 0;
 		}
 	}
@@ -190,24 +297,7 @@ int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t 
 
 int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off, uint64_t *bias)
 {
-	size_t nr;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(ef->elf, &nr))
-		return -EINVAL;
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t seg_off;
-
-		if (!gelf_getphdr(ef->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		/* mmap'd from the page holding p_offset. */
-		seg_off = ph.p_offset & ~4095ULL;
-		if (off >= seg_off && off < ph.p_offset + ph.p_filesz) {
-			*bias = start - off - (ph.p_vaddr - ph.p_offset);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return elf__mapping_bias(ef->segs, ef->nr_segs, 4096, start, off, bias);
 }
 
 /* Bytes of the file at a virtual address. */

@@ -1,10 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* ELF facts memleakbpf needs from an object file, through libelf. */
+/*
+ * ELF facts memleakbpf needs from an object file, through libelf: read here
+ * and nowhere else (the symbolizer's DWARF is libdw's).
+ */
 #ifndef ELFSYM_H
 #define ELFSYM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
+
+/* A PT_LOAD segment. */
+struct elf_segment {
+	uint64_t vaddr, offset, filesz, memsz;
+	uint32_t flags;		/* PF_X, PF_W, PF_R */
+};
+
+/*
+ * The PT_LOAD segments of elf, in program-header order, into a new array
+ * the caller frees (NULL when there are none). 0 or -errno.
+ */
+int elf__load_segments(Elf *elf, struct elf_segment **out, size_t *nr);
+/*
+ * The load bias of a mapping at start of the file from offset off (vaddr +
+ * bias is where the object's vaddr sits in the process), through the
+ * segment holding off: mmap starts at its page-aligned-down offset, so off
+ * can be below p_offset; a page shared by two segments belongs to the one
+ * that starts there. 0, or -ENOENT when off is in no segment (not loaded
+ * code: a plain mmap of the file).
+ */
+int elf__mapping_bias(const struct elf_segment *segs, size_t nr, uint64_t page, uint64_t start,
+		      uint64_t off, uint64_t *bias);
+/* elf's GNU build id into id: its length, 0 without one, -E2BIG past max. */
+int elf__build_id(Elf *elf, uint8_t *id, size_t max);
+/* The same for the ELF file open at fd (cheap: the notes); -ENOEXEC when it is not one. */
+int elf__build_id_fd(int fd, uint8_t *id, size_t max);
 
 struct elf_file;
 

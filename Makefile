@@ -45,10 +45,8 @@ DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripp
 SYM_TEST_OBJS := $(patsubst tests/unit/symbolize/%.c,$(OUTPUT)/unit/symbolize/%.o, \
                             $(wildcard tests/unit/symbolize/*.c))
 SYMBOLIZE  := $(filter-out symbolize/report_build,$(patsubst user/%.c,%,$(wildcard user/symbolize/*.c)))
-CFI        := $(patsubst user/%.c,%,$(wildcard user/unwind/cfi*.c))
-SYM_OBJS   := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) target/modules util/procmaps \
-                          util/readall util/rootpath)
-SYM_OBJS   += $(patsubst %,$(OUTPUT)/user/%.o,$(CFI))	# test_cfi_libdw compares it with libdw
+# The pure folders and symbolize/ (test_cfi_libdw compares the CFI parser with libdw).
+SYM_OBJS   := $(sort $(PURE_OBJS) $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE)))
 # The victims again without frame pointers (-O2's default), and for
 # v_basic with its CFI only in .debug_frame: CFI unwinding must report the same.
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -pthread
@@ -174,7 +172,7 @@ $(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c | $(OUTPUT)/unit/symboliz
 
 $(OUTPUT)/symbolize_tests: $(OUTPUT)/unit/main.o $(SYM_TEST_OBJS) $(SYM_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -ldw -lelf -lstdc++ -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -ldw -lelf -lstdc++ -lm -o $@
 
 unit: $(OUTPUT)/unit_tests $(OUTPUT)/symbolize_tests victims
 	$(Q)$(OUTPUT)/unit_tests
@@ -201,12 +199,8 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
 
 # Symbolization alone, on this machine's libraries: no BPF, no target.
-BENCH_SYM_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(SYMBOLIZE) target/modules util/procmaps \
-                             symbolize/report_build model/report report/report_text \
-                             analyze/aggregate util/readall util/rootpath report/report_insight \
-                             allocator/allocator util/elfsym)
-# report_build merges Python frames
-BENCH_SYM_OBJS += $(OUTPUT)/user/python/pystack.o $(OUTPUT)/user/python/pycode.o
+# The symbolizer's tests' objects and building the report's frames.
+BENCH_SYM_OBJS := $(SYM_OBJS) $(OUTPUT)/user/symbolize/report_build.o
 $(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -lm -o $@

@@ -12,6 +12,7 @@
 #include "util/elfsym.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
+#include "util/vec.h"
 
 /*
  * The allocation API. Order matters: when two names share an address (in
@@ -157,10 +158,9 @@ static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry 
 	for (size_t i = 0; i < lo->nr; i++)
 		if (!strcmp(lo->objects[i].path, e->path))
 			return 0;
-	objs = realloc(lo->objects, (lo->nr + 1) * sizeof(*objs));
-	if (!objs)
+	if (vec__reserve(&lo->objects, &lo->cap, lo->nr + 1, sizeof(*lo->objects)))
 		return -ENOMEM;
-	lo->objects = objs;
+	objs = lo->objects;
 	/* Unreadable: kept in its place in the order, and skipped. */
 	if (lookup_object__init(&objs[lo->nr], pid, e->path, e) == -ENOMEM)
 		return -ENOMEM;
@@ -334,10 +334,9 @@ static int provider_index(struct allocator *a, const struct lookup_object *obj)
 	for (size_t i = 0; i < a->nr_objects; i++)
 		if (!strcmp(a->objects[i].path, obj->path))
 			return (int)i;
-	objs = realloc(a->objects, (a->nr_objects + 1) * sizeof(*objs));
-	if (!objs)
+	if (vec__reserve(&a->objects, &a->cap_objects, a->nr_objects + 1, sizeof(*a->objects)))
 		return -ENOMEM;
-	a->objects = objs;
+	objs = a->objects;
 	if (object_copy(&objs[a->nr_objects], obj)) {
 		lookup_object__release(&objs[a->nr_objects]);
 		return -ENOMEM;

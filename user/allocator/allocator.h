@@ -25,7 +25,7 @@ struct lookup_object {
 
 struct lookup_order {
 	struct lookup_object *objects;
-	size_t nr;
+	size_t nr, cap;
 	bool is_static;		/* no dynamic linker: the executable is everything */
 	bool complete;		/* the dynamic linker has finished loading (RT_CONSISTENT) */
 	uint64_t ldso_base;	/* AT_BASE, 0 when static */
@@ -47,7 +47,7 @@ struct allocator {
 	struct alloc_probe *probes;
 	size_t nr;
 	struct lookup_object *objects;	/* providers, owned */
-	size_t nr_objects;
+	size_t nr_objects, cap_objects;
 	bool is_static;
 	const char *malloc_path;	/* who provides malloc */
 };

@@ -16,6 +16,7 @@
 #include "perfmap.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
+#include "util/vec.h"
 
 /* Larger than any JIT's map; a file beyond it is not one to read whole. */
 #define PERFMAP_MAX_BYTES (512ull << 20)
@@ -82,15 +83,8 @@ static int by_start(const void *a, const void *b)
 
 static int append(struct perfmap *pm, size_t *cap, const struct perfmap_entry *e)
 {
-	if (pm->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct perfmap_entry *n = realloc(pm->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		pm->v = n;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(&pm->v, cap, pm->nr + 1, sizeof(*e), 64))
+		return -ENOMEM;
 	pm->v[pm->nr++] = *e;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include "perfmap.h"
 #include "symbolize_internal.h"
+#include "util/vec.h"
 
 /*
  * Debug files by build id (DIR/.build-id/xx/yyyy.debug for every absolute
@@ -114,15 +115,8 @@ int sym_frame_push(struct frame_buf *b, const char *function, const char *file, 
 {
 	struct report_frame *f;
 
-	if (b->nr == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 4;
-		struct report_frame *n = realloc(b->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		b->v = n;
-		b->cap = ncap;
-	}
+	if (vec__reserve_min(&b->v, &b->cap, b->nr + 1, sizeof(*b->v), 4))
+		return -ENOMEM;
 	f = &b->v[b->nr];
 	memset(f, 0, sizeof(*f));
 	f->function = function ? sym_demangle(function) : NULL;
@@ -263,7 +257,7 @@ void symbolizer__reset(struct symbolizer *s)
 		return;
 	free(s->refs);
 	s->refs = NULL;
-	s->nr_refs = 0;
+	s->nr_refs = s->cap_refs = 0;
 }
 
 void symbolizer__free(struct symbolizer *s)

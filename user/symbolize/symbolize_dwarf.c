@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "symbolize_internal.h"
+#include "util/vec.h"
 
 #define SYM_FAIL_LIMIT 32
 #define MAX_SCOPES 64		/* inlined calls and blocks nested in one function */
@@ -73,15 +74,8 @@ static void call_site(Dwarf_Die *inl, const char **file, int *line)
 static int add_range(struct cu_funcs *c, size_t *cap, uint64_t lo, uint64_t hi,
 		     const Dwarf_Die *die)
 {
-	if (c->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct die_range *n = realloc(c->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->v = n;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(&c->v, cap, c->nr + 1, sizeof(*c->v), 64))
+		return -ENOMEM;
 	c->v[c->nr++] = (struct die_range){ lo, hi, *die };
 	return 0;
 }
@@ -170,10 +164,9 @@ static int cu_funcs_for(struct sym_file *f, Dwarf_Die *cudie, struct cu_funcs **
 		else
 			hi = mid;
 	}
-	n = realloc(f->cus, (f->nr_cus + 1) * sizeof(*n));
-	if (!n)
+	if (vec__reserve(&f->cus, &f->cap_cus, f->nr_cus + 1, sizeof(*f->cus)))
 		return -ENOMEM;
-	f->cus = n;
+	n = f->cus;
 	memmove(&n[lo + 1], &n[lo], (f->nr_cus - lo) * sizeof(*n));
 	f->nr_cus++;
 	n[lo] = (struct cu_funcs){ .cu = cu };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "symbolize_internal.h"
 #include "util/elfsym.h"
+#include "util/vec.h"
 
 /* Give f its own Dwfl, with the file at its link-time addresses. */
 static int report_file(struct symbolizer *s, struct sym_file *f, const struct module *m)
@@ -87,7 +88,7 @@ void sym_file_free(struct sym_file *f)
 /* The file of module m: one already read with the same build id, or m's own. */
 static int find_file(struct symbolizer *s, const struct module *m, struct sym_file **out)
 {
-	struct sym_file key = { .dev = m->dev, .inode = m->inode }, *f, **n;
+	struct sym_file key = { .dev = m->dev, .inode = m->inode }, *f;
 	int err;
 
 	read_build_id(m->fd, &key);
@@ -97,10 +98,8 @@ static int find_file(struct symbolizer *s, const struct module *m, struct sym_fi
 			return 0;
 		}
 	}
-	n = realloc(s->files, (s->nr_files + 1) * sizeof(*n));
-	if (!n)
+	if (vec__reserve(&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files)))
 		return -ENOMEM;
-	s->files = n;
 	f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -118,7 +117,6 @@ static int find_file(struct symbolizer *s, const struct module *m, struct sym_fi
 
 int sym_file_for(struct symbolizer *s, const struct module *m, struct sym_file **out)
 {
-	struct file_ref *n;
 	int err;
 
 	for (size_t i = 0; i < s->nr_refs; i++) {
@@ -127,12 +125,10 @@ int sym_file_for(struct symbolizer *s, const struct module *m, struct sym_file *
 			return 0;
 		}
 	}
-	n = realloc(s->refs, (s->nr_refs + 1) * sizeof(*n));
-	if (!n)
+	if (vec__reserve(&s->refs, &s->cap_refs, s->nr_refs + 1, sizeof(*s->refs)))
 		return -ENOMEM;
-	s->refs = n;
 	err = find_file(s, m, out);
 	if (!err)
-		n[s->nr_refs++] = (struct file_ref){ m->dev, m->inode, *out };
+		s->refs[s->nr_refs++] = (struct file_ref){ m->dev, m->inode, *out };
 	return err;
 }

@@ -56,7 +56,7 @@ struct sym_file {
 	uint64_t *max_end;	/* the highest end among funcs[0..i] */
 	size_t nr_funcs;
 	struct cu_funcs *cus;	/* by cu */
-	size_t nr_cus;
+	size_t nr_cus, cap_cus;
 	unsigned int failures;	/* failed debug-info lookups */
 };
 
@@ -81,9 +81,9 @@ struct symbolizer {
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;	/* points at debuginfo_path */
 	struct sym_file **files;
-	size_t nr_files;
+	size_t nr_files, cap_files;
 	struct file_ref *refs;
-	size_t nr_refs;
+	size_t nr_refs, cap_refs;
 	struct cache_entry **buckets;	/* a power of two of them */
 	size_t nr_buckets, nr_entries;
 	struct perfmap *jit;

@@ -20,6 +20,7 @@
 #include "util/elfsym.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
+#include "util/vec.h"
 
 struct mod {
 	struct module pub;
@@ -39,7 +40,7 @@ struct modules {
 	struct mod **mods;		/* oldest first; pointers stay valid until clear */
 	size_t nr, cap;
 	struct file_id *not_elf;	/* files seen not to be ELF: never reopened */
-	size_t nr_not_elf;
+	size_t nr_not_elf, cap_not_elf;
 };
 
 /* Mappings of one file next to each other in a snapshot: usually one load. */
@@ -171,12 +172,10 @@ static bool is_not_elf(const struct modules *mods, const struct map_entry *e)
 
 static int remember_not_elf(struct modules *mods, const struct map_entry *e)
 {
-	struct file_id *n = realloc(mods->not_elf, (mods->nr_not_elf + 1) * sizeof(*n));
-
-	if (!n)
+	if (vec__reserve(&mods->not_elf, &mods->cap_not_elf, mods->nr_not_elf + 1,
+			 sizeof(*mods->not_elf)))
 		return -ENOMEM;
-	mods->not_elf = n;
-	n[mods->nr_not_elf++] = (struct file_id){ e->dev, e->inode };
+	mods->not_elf[mods->nr_not_elf++] = (struct file_id){ e->dev, e->inode };
 	return 0;
 }
 
@@ -227,15 +226,8 @@ static int read_segs(int fd, struct mod *m)
 
 static int modules__append(struct modules *mods, struct mod *m)
 {
-	if (mods->nr == mods->cap) {
-		size_t ncap = mods->cap ? mods->cap * 2 : 32;
-		struct mod **n = realloc(mods->mods, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		mods->mods = n;
-		mods->cap = ncap;
-	}
+	if (vec__reserve_min(&mods->mods, &mods->cap, mods->nr + 1, sizeof(m), 32))
+		return -ENOMEM;
 	mods->mods[mods->nr++] = m;
 	return 0;
 }
@@ -481,7 +473,7 @@ void modules__clear(struct modules *mods)
 	mods->nr = 0;
 	free(mods->not_elf);
 	mods->not_elf = NULL;
-	mods->nr_not_elf = 0;
+	mods->nr_not_elf = mods->cap_not_elf = 0;
 }
 
 void modules__free(struct modules *mods)

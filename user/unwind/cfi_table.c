@@ -7,33 +7,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "cfi_internal.h"
+#include "util/vec.h"
 
 int cfi_rows_push(struct rows *rs, const struct cfi_row *row)
 {
-	if (rs->nr == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 1024;
-		struct cfi_row *n = realloc(rs->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		rs->v = n;
-		rs->cap = ncap;
-	}
+	if (vec__reserve_min(&rs->v, &rs->cap, rs->nr + 1, sizeof(*row), 1024))
+		return -ENOMEM;
 	rs->v[rs->nr++] = *row;
 	return 0;
 }
 
 int cfi_spans_push(struct spans *ss, const struct fde_span *s)
 {
-	if (ss->nr == ss->cap) {
-		size_t ncap = ss->cap ? ss->cap * 2 : 256;
-		struct fde_span *n = realloc(ss->v, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ss->v = n;
-		ss->cap = ncap;
-	}
+	if (vec__reserve_min(&ss->v, &ss->cap, ss->nr + 1, sizeof(*s), 256))
+		return -ENOMEM;
 	ss->v[ss->nr++] = *s;
 	return 0;
 }
@@ -103,15 +90,8 @@ static int table_push(struct cfi_table *t, size_t *cap, const struct cfi_row *ro
 		t->rows[t->nr - 1] = *row;
 		return 0;
 	}
-	if (t->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct cfi_row *n = realloc(t->rows, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->rows = n;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(&t->rows, cap, t->nr + 1, sizeof(*row), 1024))
+		return -ENOMEM;
 	t->rows[t->nr++] = *row;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "procmaps.h"
 #include "proc.h"
+#include "util/vec.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -108,15 +109,8 @@ static int parse_line(const char *s, const char *eol, struct map_entry *e)
 
 static int maps__append(struct maps *maps, size_t *cap, const struct map_entry *e)
 {
-	if (maps->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct map_entry *n = realloc(maps->entries, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		maps->entries = n;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(&maps->entries, cap, maps->nr + 1, sizeof(*e), 64))
+		return -ENOMEM;
 	maps->entries[maps->nr++] = *e;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "util/elfsym.h"
 #include "opts.h"
 #include "model/report.h"
+#include "helpers.h"
 #include "unit.h"
 
 /* ESC [31m, a C1 CSI (U+009B), an invalid byte, a ';' and a newline. */
@@ -35,19 +36,8 @@ static char *render(int (*w)(const struct report *, FILE *), const char *command
 {
 	struct report r = { .pid = 1, .command = command, .final = true, .top = 10,
 			    .stacks = &hostile_stack, .nr_stacks = 1 };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 
-	if (!f)
-		return NULL;
-	if (w(&r, f)) {
-		fclose(f);
-		free(text);
-		return NULL;
-	}
-	fclose(f);
-	return text;
+	return unit__render(w, &r, NULL);
 }
 
 static bool valid_utf8(const char *s)

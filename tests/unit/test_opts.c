@@ -7,27 +7,22 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "opts.h"
+#include "helpers.h"
 #include "unit.h"
-
-#define MAX_ARGS 32
 
 static struct opts o;
 static char err[256];
-static char *argv_buf[MAX_ARGS + 2];
 
 /* Parse "memleakbpf" followed by the NULL-terminated arguments. */
 static int parse(const char *first, ...)
 {
 	va_list ap;
-	int argc = 0;
+	int ret;
 
-	argv_buf[argc++] = "memleakbpf";
 	va_start(ap, first);
-	for (const char *a = first; a && argc <= MAX_ARGS; a = va_arg(ap, const char *))
-		argv_buf[argc++] = (char *)a;
+	ret = unit__vparse(&o, err, sizeof(err), first, ap);
 	va_end(ap);
-	argv_buf[argc] = NULL;
-	return opts__parse(argc, argv_buf, &o, err, sizeof(err));
+	return ret;
 }
 
 /* Expect failure with exactly this message. */
@@ -160,12 +155,14 @@ TEST(opts_positional)
 
 TEST(opts_argv_untouched)
 {
+	char *argv[] = { "memleakbpf", "5", "-p", "1", "2", NULL };
+
 	/* Parsing must not permute argv: the caller may parse it again. */
-	ASSERT_EQ_U64(parse("5", "-p", "1", "2", NULL), 0);
-	ASSERT_EQ_STR(argv_buf[1], "5");
-	ASSERT_EQ_STR(argv_buf[2], "-p");
-	ASSERT_EQ_STR(argv_buf[3], "1");
-	ASSERT_EQ_STR(argv_buf[4], "2");
+	ASSERT_EQ_U64(unit__parse_argv(&o, err, sizeof(err), argv), 0);
+	ASSERT_EQ_STR(argv[1], "5");
+	ASSERT_EQ_STR(argv[2], "-p");
+	ASSERT_EQ_STR(argv[3], "1");
+	ASSERT_EQ_STR(argv[4], "2");
 	return true;
 }
 

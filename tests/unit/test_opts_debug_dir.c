@@ -2,14 +2,15 @@
 /* --debug-dir: repeatable, kept in order, bounded, never empty. */
 #include <errno.h>
 #include "opts.h"
+#include "helpers.h"
 #include "unit.h"
 
 static struct opts o;
 static char err[256];
 
-static int parse_argv(int argc, char **argv)
+static int parse_argv(char **argv)
 {
-	return opts__parse(argc, argv, &o, err, sizeof(err));
+	return unit__parse_argv(&o, err, sizeof(err), argv);
 }
 
 TEST(opts_debug_dir)
@@ -18,24 +19,24 @@ TEST(opts_debug_dir)
 	char *two[] = { "memleakbpf", "--debug-dir", "/a", "-p", "1", "--debug-dir=rel/b", NULL };
 	char *empty[] = { "memleakbpf", "--debug-dir", "", "-p", "1", NULL };
 	char *missing[] = { "memleakbpf", "-p", "1", "--debug-dir", NULL };
-	char *many[2 * OPTS_MAX_DEBUG_DIRS + 5] = { "memleakbpf", "-p", "1" };
+	char *many[2 * OPTS_MAX_DEBUG_DIRS + 6] = { "memleakbpf", "-p", "1" };	/* NULL-terminated */
 	int n = 3;
 
-	ASSERT_EQ_U64(parse_argv(3, none), 0);
+	ASSERT_EQ_U64(parse_argv(none), 0);
 	ASSERT_EQ_U64(o.nr_debug_dirs, 0);
-	ASSERT_EQ_U64(parse_argv(6, two), 0);
+	ASSERT_EQ_U64(parse_argv(two), 0);
 	ASSERT_EQ_U64(o.nr_debug_dirs, 2);
 	ASSERT_EQ_STR(o.debug_dirs[0], "/a");
 	ASSERT_EQ_STR(o.debug_dirs[1], "rel/b");
-	ASSERT(parse_argv(5, empty) == -EINVAL);
+	ASSERT(parse_argv(empty) == -EINVAL);
 	ASSERT_EQ_STR(err, "--debug-dir: empty argument");
-	ASSERT(parse_argv(4, missing) == -EINVAL);
+	ASSERT(parse_argv(missing) == -EINVAL);
 	ASSERT_EQ_STR(err, "--debug-dir needs an argument");
 	for (int i = 0; i <= OPTS_MAX_DEBUG_DIRS; i++) {
 		many[n++] = "--debug-dir";
 		many[n++] = "/d";
 	}
-	ASSERT(parse_argv(n, many) == -EINVAL);
+	ASSERT(parse_argv(many) == -EINVAL);
 	ASSERT_EQ_STR(err, "--debug-dir: at most 16 directories");
 	return true;
 }

@@ -2,14 +2,15 @@
 /* --unwind: auto by default, one of three words, one line when wrong. */
 #include <errno.h>
 #include "opts.h"
+#include "helpers.h"
 #include "unit.h"
 
 static struct opts o;
 static char err[256];
 
-static int parse_argv(int argc, char **argv)
+static int parse_argv(char **argv)
 {
-	return opts__parse(argc, argv, &o, err, sizeof(err));
+	return unit__parse_argv(&o, err, sizeof(err), argv);
 }
 
 TEST(opts_unwind)
@@ -21,17 +22,17 @@ TEST(opts_unwind)
 	char *bad[] = { "memleakbpf", "--unwind=frames", "-p", "1", NULL };
 	char *missing[] = { "memleakbpf", "-p", "1", "--unwind", NULL };
 
-	ASSERT_EQ_U64(parse_argv(3, none), 0);
+	ASSERT_EQ_U64(parse_argv(none), 0);
 	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_AUTO);
-	ASSERT_EQ_U64(parse_argv(5, fp), 0);
+	ASSERT_EQ_U64(parse_argv(fp), 0);
 	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_FP);
-	ASSERT_EQ_U64(parse_argv(4, dwarf), 0);
+	ASSERT_EQ_U64(parse_argv(dwarf), 0);
 	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_DWARF);
-	ASSERT_EQ_U64(parse_argv(4, autom), 0);
+	ASSERT_EQ_U64(parse_argv(autom), 0);
 	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_AUTO);
-	ASSERT(parse_argv(4, bad) == -EINVAL);
+	ASSERT(parse_argv(bad) == -EINVAL);
 	ASSERT_EQ_STR(err, "--unwind: 'frames' is none of auto, fp, dwarf");
-	ASSERT(parse_argv(4, missing) == -EINVAL);
+	ASSERT(parse_argv(missing) == -EINVAL);
 	ASSERT_EQ_STR(err, "--unwind needs an argument");
 	return true;
 }

@@ -14,6 +14,7 @@
 #include "report/outfile.h"
 #include "util/procmaps.h"
 #include "model/report.h"
+#include "helpers.h"
 #include "unit.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -71,24 +72,6 @@ static const char pp_expected[] =
 	"7ffd1000000-7ffd1002000 r-xp 00000000 00:00 0                            [vdso]\n";
 
 /* The writer's output into a malloc'ed string, or NULL when it failed. */
-static char *render(int (*writer)(const struct report *, FILE *), const struct report *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int err;
-
-	if (!f)
-		return NULL;
-	err = writer(r, f);
-	fclose(f);
-	if (err) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 static bool same_text(const char *got, const char *want)
 {
 	if (got && !strcmp(got, want))
@@ -107,7 +90,7 @@ TEST(pprof_exact_text)
 
 	ASSERT_EQ_U64(maps__parse(pp_maps_text, &maps), 0);
 	r.maps = maps;
-	text = render(report_pprof__write, &r);
+	text = unit__render(report_pprof__write, &r, NULL);
 	ok = same_text(text, pp_expected);
 	free(text);
 	maps__free(maps);
@@ -117,7 +100,7 @@ TEST(pprof_exact_text)
 TEST(pprof_empty_report)
 {
 	struct report r = { .pid = 1 };
-	char *text = render(report_pprof__write, &r);
+	char *text = unit__render(report_pprof__write, &r, NULL);
 	bool ok = same_text(text, "heap profile:      0:        0 [     0:        0] @ heapprofile\n"
 				  "\nMAPPED_LIBRARIES:\n");
 
@@ -172,7 +155,7 @@ TEST(pprof_lines_match_the_readers_grammar)
 	}
 	ASSERT_EQ_U64(maps__parse(pp_maps_text, &maps), 0);
 	r.maps = maps;
-	text = render(report_pprof__write, &r);
+	text = unit__render(report_pprof__write, &r, NULL);
 	maps__free(maps);
 	ASSERT(text && mkdtemp(dir));
 	snprintf(py, sizeof(py), "%s/check.py", dir);
@@ -191,7 +174,7 @@ TEST(pprof_lines_match_the_readers_grammar)
 TEST(folded_weight_allocs)
 {
 	struct report r = { .stacks = pp_stacks, .nr_stacks = 2, .folded_allocs = true };
-	char *text = render(report_folded__write, &r);
+	char *text = unit__render(report_folded__write, &r, NULL);
 	bool ok = same_text(text, "__libc_start_call_main;main;leak_site;malloc 512\n"
 				  "0x55d0c2a4b600;outer;helper;new 1\n");
 
@@ -320,43 +303,30 @@ TEST(outfile_same)
 	return true;
 }
 
-static int parse_args(struct opts *o, char *err, size_t len, ...)
-{
-	char *argv[16] = { "memleakbpf" };
-	int argc = 1;
-	va_list ap;
-
-	va_start(ap, len);
-	while (argc < 15 && (argv[argc] = va_arg(ap, char *)))
-		argc++;
-	va_end(ap);
-	return opts__parse(argc, argv, o, err, len);
-}
-
 TEST(opts_output_options)
 {
 	struct opts o;
 	char err[256];
 
-	ASSERT_EQ_U64(parse_args(&o, err, sizeof(err), "--pprof", "a.heap", "--flamegraph", "a.svg",
+	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--pprof", "a.heap", "--flamegraph", "a.svg",
 				 "--snapshot-dir", "snaps", "-p", "1", NULL), 0);
 	ASSERT_EQ_STR(o.pprof_path, "a.heap");
 	ASSERT_EQ_STR(o.flamegraph_path, "a.svg");
 	ASSERT_EQ_STR(o.snapshot_dir, "snaps");
 	ASSERT(!o.folded_allocs);
-	ASSERT_EQ_U64(parse_args(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "allocs",
+	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "allocs",
 				 "-p", "1", NULL), 0);
 	ASSERT(o.folded_allocs);
-	ASSERT_EQ_U64(parse_args(&o, err, sizeof(err), "--snapshot-dir", "d", "--folded-weight",
+	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--snapshot-dir", "d", "--folded-weight",
 				 "bytes", "-p", "1", NULL), 0);
 	ASSERT(!o.folded_allocs);
-	ASSERT(parse_args(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "blocks",
+	ASSERT(unit__parse(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "blocks",
 			  "-p", "1", NULL) == -EINVAL);
 	ASSERT(strstr(err, "--folded-weight") && strstr(err, "blocks"));
-	ASSERT(parse_args(&o, err, sizeof(err), "--folded-weight", "allocs", "-p", "1", NULL) ==
+	ASSERT(unit__parse(&o, err, sizeof(err), "--folded-weight", "allocs", "-p", "1", NULL) ==
 	       -EINVAL);
 	ASSERT(strstr(err, "needs --folded"));
-	ASSERT(parse_args(&o, err, sizeof(err), "--pprof", "", "-p", "1", NULL) == -EINVAL);
+	ASSERT(unit__parse(&o, err, sizeof(err), "--pprof", "", "-p", "1", NULL) == -EINVAL);
 	return true;
 }
 

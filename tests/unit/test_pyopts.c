@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* --python-malloc (issue 9): its values, and -c only. */
 #include "opts.h"
+#include "helpers.h"
 #include "unit.h"
 
-static bool parses(char **argv, int argc, struct opts *o, char *err, size_t len)
+static bool parses(char **argv, struct opts *o, char *err, size_t len)
 {
-	return opts__parse(argc, argv, o, err, len) == 0;
+	return unit__parse_argv(o, err, len, argv) == 0;
 }
 
 TEST(pyopts_python_malloc)
@@ -18,14 +19,14 @@ TEST(pyopts_python_malloc)
 	struct opts o;
 	char err[256];
 
-	ASSERT(parses(c_malloc, 5, &o, err, sizeof(err)));
+	ASSERT(parses(c_malloc, &o, err, sizeof(err)));
 	ASSERT_EQ_STR(o.python_malloc, "malloc");
-	ASSERT(parses(c_pymalloc, 4, &o, err, sizeof(err)));
+	ASSERT(parses(c_pymalloc, &o, err, sizeof(err)));
 	ASSERT_EQ_STR(o.python_malloc, "pymalloc");
-	ASSERT(parses(c_none, 3, &o, err, sizeof(err)) && !o.python_malloc);
-	ASSERT(!parses(p_malloc, 5, &o, err, sizeof(err)));
+	ASSERT(parses(c_none, &o, err, sizeof(err)) && !o.python_malloc);
+	ASSERT(!parses(p_malloc, &o, err, sizeof(err)));
 	ASSERT_EQ_STR(err, "--python-malloc needs -c: a running interpreter keeps its allocator");
-	ASSERT(!parses(bad, 5, &o, err, sizeof(err)));
+	ASSERT(!parses(bad, &o, err, sizeof(err)));
 	ASSERT_EQ_STR(err, "--python-malloc: 'jemalloc' is neither pymalloc nor malloc");
 	return true;
 }

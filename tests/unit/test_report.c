@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "report/outfile.h"
 #include "model/report.h"
+#include "helpers.h"
 #include "unit.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -74,19 +75,6 @@ static struct report sample(void)
 }
 
 /* The writer's whole output; *err gets its return value. */
-static char *render(int (*w)(const struct report *, FILE *), const struct report *r, int *err)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	*err = w(r, f);
-	fclose(f);
-	return buf;
-}
-
 /* ------------------------------------------------------------------ names */
 
 TEST(report_api_names)
@@ -177,7 +165,7 @@ TEST(report_folded_sample)
 {
 	struct report r = sample();
 	int err = -1;
-	char *out = render(report_folded__write, &r, &err);
+	char *out = unit__render(report_folded__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -214,7 +202,7 @@ TEST(report_folded_merges_and_sanitizes)
 	};
 	struct report r = { .stacks = stacks, .nr_stacks = 6 };
 	int err = -1;
-	char *out = render(report_folded__write, &r, &err);
+	char *out = unit__render(report_folded__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -231,7 +219,7 @@ TEST(report_folded_empty)
 {
 	struct report r = { 0 };
 	int err = -1;
-	char *out = render(report_folded__write, &r, &err);
+	char *out = unit__render(report_folded__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -254,7 +242,7 @@ TEST(report_text_sample)
 {
 	struct report r = sample();
 	int err = -1;
-	char *out = render(report_text__write, &r, &err);
+	char *out = unit__render(report_text__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -295,7 +283,7 @@ TEST(report_text_all_final_older)
 	r.command = NULL;
 	memset(r.totals.counters, 0, sizeof(r.totals.counters));
 	r.totals.counters[CNT_EXECS] = 4;
-	out = render(report_text__write, &r, &err);
+	out = unit__render(report_text__write, &r, &err);
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "] memleakbpf: Final report: pid 1234, 12.5 s traced\n"));
@@ -337,7 +325,7 @@ TEST(report_text_empty_and_odd_command)
 {
 	struct report r = { .pid = 7, .command = "a\nb\tc", .duration_s = 0.04 };
 	int err = -1;
-	char *out = render(report_text__write, &r, &err);
+	char *out = unit__render(report_text__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -430,7 +418,7 @@ TEST(report_json_sample)
 
 	/* Quote, backslash, control characters, valid and invalid UTF-8. */
 	r.command = "python3 \"train\".py \\ \n\x01 \xc3\xa9 \xff";
-	out = render(report_json__write, &r, &err);
+	out = unit__render(report_json__write, &r, &err);
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "\"command\": \"python3 \\\"train\\\".py \\\\ \\u000a\\u0001 \xc3\xa9 \\ufffd\""));
@@ -444,7 +432,7 @@ TEST(report_json_empty)
 {
 	struct report r = { .pid = 1, .duration_s = INFINITY };
 	int err = -1;
-	char *out = render(report_json__write, &r, &err);
+	char *out = unit__render(report_json__write, &r, &err);
 
 	ASSERT(out);
 	ASSERT(err == 0);
@@ -466,7 +454,7 @@ TEST(report_json_has_every_drop)
 	int err = -1;
 	char key[64], *out;
 
-	out = render(report_json__write, &r, &err);
+	out = unit__render(report_json__write, &r, &err);
 	ASSERT(out);
 	for (int c = 0; c < CNT__COUNT; c++) {
 		if (!report__counter_name(c))

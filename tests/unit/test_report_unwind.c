@@ -2,20 +2,8 @@
 /* The unwinder's counter in the reports: a drop line in text, a key in JSON. */
 #include <stdlib.h>
 #include "model/report.h"
+#include "helpers.h"
 #include "unit.h"
-
-static char *render(int (*writer)(const struct report *, FILE *), const struct report *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	writer(r, f);
-	fclose(f);
-	return text;
-}
 
 TEST(report_unwind_stops)
 {
@@ -23,8 +11,8 @@ TEST(report_unwind_stops)
 	char *text, *json;
 
 	r.totals.counters[CNT_UNWIND_STOPS] = 3;
-	text = render(report_text__write, &r);
-	json = render(report_json__write, &r);
+	text = unit__render(report_text__write, &r, NULL);
+	json = unit__render(report_json__write, &r, NULL);
 	ASSERT(text && json);
 	ASSERT(strstr(text, "Dropped: 3 allocations with a stack cut short: the unwinder met a "
 			    "frame it could not follow\n"));

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Shared by the unit tests (helpers.h). */
+#include <stdlib.h>
+#include "helpers.h"
+
+#define MAX_ARGS 32
+
+char *unit__render(int (*writer)(const struct report *, FILE *), const struct report *r,
+		   int *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret;
+
+	if (!f)
+		return NULL;
+	ret = writer(r, f);
+	fclose(f);
+	if (err) {
+		*err = ret;
+	} else if (ret) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int unit__vparse(struct opts *o, char *err, size_t len, const char *first, va_list ap)
+{
+	char *argv[MAX_ARGS + 2] = { "memleakbpf" };
+	int argc = 1;
+
+	for (const char *a = first; a && argc <= MAX_ARGS; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	argv[argc] = NULL;
+	return opts__parse(argc, argv, o, err, len);
+}
+
+int unit__parse(struct opts *o, char *err, size_t len, const char *first, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, first);
+	ret = unit__vparse(o, err, len, first, ap);
+	va_end(ap);
+	return ret;
+}
+
+int unit__parse_argv(struct opts *o, char *err, size_t len, char **argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return opts__parse(argc, argv, o, err, len);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What several unit tests do: render a report with a writer, parse a command line. */
+#ifndef UNIT_HELPERS_H
+#define UNIT_HELPERS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "model/report.h"
+#include "opts.h"
+
+/*
+ * The text writer makes of r. With err, the writer's return goes there and
+ * the text comes back whatever it is; without, a failed write gives NULL.
+ * The caller frees the text.
+ */
+char *unit__render(int (*writer)(const struct report *, FILE *), const struct report *r,
+		   int *err);
+
+/* opts__parse of "memleakbpf" and the NULL-terminated arguments from first on. */
+int unit__parse(struct opts *o, char *err, size_t len, const char *first, ...);
+int unit__vparse(struct opts *o, char *err, size_t len, const char *first, va_list ap);
+/* opts__parse of a NULL-terminated argv (argv[0] is the program). */
+int unit__parse_argv(struct opts *o, char *err, size_t len, char **argv);
+
+#endif

@@ -194,6 +194,10 @@ $(OUTPUT)/bench/wl: tests/bench/wl.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(VICTIM_FLAGS) $< -o $@
 
+$(OUTPUT)/bench/wl_cxx: tests/bench/wl_cxx.cc | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CXX) $(VICTIM_FLAGS) $< -o $@
+
 $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
@@ -214,7 +218,7 @@ $(OUTPUT)/bench/deep-nofp: tests/bench/deep.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(NOFP_FLAGS) $< -o $@
 
-bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims \
+bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/wl_cxx $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims \
        $(OUTPUT)/bench/deep $(OUTPUT)/bench/deep-nofp
 	$(Q)/usr/bin/python3 scripts/bench.py
 	$(Q)/usr/bin/python3 scripts/bench_symbolize.py

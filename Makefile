@@ -92,7 +92,8 @@ $(OUTPUT)/memleak.skel.h: $(OUTPUT)/memleak.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/user/probe/probes.o $(OUTPUT)/user/probe/snapshot.o: $(OUTPUT)/memleak.skel.h
+# Every file of probe/ may include the skeleton (probes_internal.h).
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/probe/*.c)): $(OUTPUT)/memleak.skel.h
 
 # -MMD: each object depends on the headers it includes, listed in its .d.
 DEPFLAGS  := -MMD -MP

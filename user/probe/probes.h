@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF skeleton's lifecycle and the uprobes on the allocator. probes.c and
- * snapshot.c are the only files that touch libbpf.
+ * The BPF skeleton's lifecycle and the uprobes on the allocator. The files of
+ * probe/ are the only ones that touch libbpf: probes.c (lifecycle),
+ * probes_attach.c (uprobe links), probes_unwind.c (CFI tables),
+ * probes_python.c (Python frames) and snapshot.c (reading the tables).
  */
 #ifndef PROBES_H
 #define PROBES_H

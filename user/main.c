@@ -298,12 +298,14 @@ static int load_probes(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 	struct probes_config cfg = probes_config_of(o, tr->target);
-	int err = unwind__choose(o->unwind, &cfg.unwind_tables);
+	int err = unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
+	struct unwind_ops ops;
 
 	if (!err)
 		err = probes__load(&cfg, &tr->probes);
 	if (!err && cfg.unwind_tables) {
-		tr->unw = unwind__new(tr->probes, o->verbose);
+		probes__unwind_ops(tr->probes, &ops);
+		tr->unw = unwind__new(&ops, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
 	}
 	return err;

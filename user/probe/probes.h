@@ -64,20 +64,11 @@ struct watchdog_view;
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
-/*
- * CFI unwinding (user/unwind.c). add_unwind_rows appends rows to the BPF
- * tables, *first being the index of rows[0]: 0, or -ENOSPC when full.
- * set_unwind_mappings publishes the target's executable mappings (sorted
- * by start, at most MEMLEAK_UNWIND_MAPPINGS) in one switch.
- */
-/* Can this kernel walk the rows (bpf_loop)? */
+/* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */
 bool probes__can_walk_tables(void);
-int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, size_t nr,
-			    uint32_t *first);
-int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m, size_t nr);
-/* Rows loaded, and the kernel memory of the tables holding them (memlock). */
-uint64_t probes__unwind_rows(const struct probes *p);
-uint64_t probes__unwind_bytes(const struct probes *p);
+struct unwind_ops;
+/* The CFI tables' operations, for unwind__new (unwind/unwind.h); ctx is p. */
+void probes__unwind_ops(struct probes *p, struct unwind_ops *ops);
 /*
  * Python frames (user/pytrace.c): where the target's interpreter keeps its
  * state, or NULL to stop walking it (and drop the exit probes). At its exit

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
+#include "unwind/unwind.h"
 
 /* The kernel's memlock figure for a map fd, from its fdinfo; 0 if unknown. */
 static uint64_t map_memlock(int fd)
@@ -74,9 +75,9 @@ static int fill_chunk(struct probes *p, __u32 slot, const struct unwind_row *row
 	return err;
 }
 
-int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, size_t nr,
-			    uint32_t *first)
+static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
 {
+	struct probes *p = ctx;
 	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
 	uint32_t at = p->unwind_rows;
 	int err;
@@ -109,8 +110,9 @@ int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, siz
 	return 0;
 }
 
-int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m, size_t nr)
+static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
 {
+	struct probes *p = ctx;
 	int fd = bpf_map__fd(p->skel->maps.unwind_mappings);
 	__u32 half = !p->unwind_half, base = half * MEMLEAK_UNWIND_MAPPINGS;
 	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
@@ -129,12 +131,27 @@ int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m
 	return 0;
 }
 
-uint64_t probes__unwind_rows(const struct probes *p)
+static uint64_t rows_loaded(void *ctx)
 {
+	const struct probes *p = ctx;
+
 	return p->unwind_rows;
 }
 
-uint64_t probes__unwind_bytes(const struct probes *p)
+static uint64_t rows_bytes(void *ctx)
 {
+	const struct probes *p = ctx;
+
 	return p->unwind_chunk_bytes;
+}
+
+void probes__unwind_ops(struct probes *p, struct unwind_ops *ops)
+{
+	*ops = (struct unwind_ops){
+		.ctx = p,
+		.add_rows = add_rows,
+		.set_mappings = set_mappings,
+		.rows = rows_loaded,
+		.bytes = rows_bytes,
+	};
 }

@@ -22,9 +22,9 @@ USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
 # whose link proves it. Whole folders, and the pure files of the others.
-PURE_DIRS := util model target allocator report unwind
+PURE_DIRS := util model target allocator report unwind python
 PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
-PURE      += python/python python/pycode python/pystack symbolize/perfmap
+PURE      += symbolize/perfmap
 PURE      += analyze/aggregate analyze/history analyze/verdict
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -69,25 +69,13 @@ bool probes__can_walk_tables(void);
 struct unwind_ops;
 /* The CFI tables' operations, for unwind__new (unwind/unwind.h); ctx is p. */
 void probes__unwind_ops(struct probes *p, struct unwind_ops *ops);
+struct pytrace_ops;
 /*
- * Python frames (user/pytrace.c): where the target's interpreter keeps its
- * state, or NULL to stop walking it (and drop the exit probes). At its exit
- * the target is stopped (EVENT_PY_EXIT) with stop_at_exit, else only
- * announced (EVENT_PY_EXITING). 0, or -EOPNOTSUPP when the kernel cannot run
- * the walk (no bpf_loop: Linux 5.17).
+ * Python frames' operations, for pytrace__set_ops (python/pytrace.h); ctx
+ * is p. Code objects BPF copies reach pytrace while the events are taken
+ * (probes__take_events).
  */
-int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_at_exit);
-/*
- * fn gets every copy of a code object BPF sends (struct py_code), while the
- * events are taken (probes__take_events). fn NULL: they are dropped.
- */
-void probes__on_py_code(struct probes *p, void (*fn)(void *ctx, const struct py_code *c),
-			void *ctx);
-/*
- * EVENT_PY_EXIT (or _EXITING) when the target calls the function at offset
- * in path: Py_FinalizeEx (finalize: tracing ends there) or _exit. 0 or -errno.
- */
-int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offset, bool finalize);
+void probes__python_ops(struct probes *p, struct pytrace_ops *ops);
 void probes__free(struct probes *p);
 
 #endif

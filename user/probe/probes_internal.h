@@ -39,7 +39,7 @@ struct probes {
 	size_t nr_events;
 	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
-	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* probes__on_py_code */
+	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;
 	/* CFI rows: chunks created, rows used, the chunk being filled, the live half. */
 	uint32_t unwind_chunks;

@@ -11,6 +11,8 @@
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
+#include "python/pytrace.h"
+#include "snapshot.h"
 
 static void close_python_exits(struct probes *p)
 {
@@ -21,8 +23,9 @@ static void close_python_exits(struct probes *p)
 	}
 }
 
-int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_at_exit)
+static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 {
+	struct probes *p = ctx;
 	struct memleak_bpf__bss *bss = p->skel->bss;
 
 	/* Off first, so that BPF never walks with half-written offsets. */
@@ -44,15 +47,18 @@ int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_
 	return 0;
 }
 
-void probes__on_py_code(struct probes *p, void (*fn)(void *ctx, const struct py_code *c),
-			void *ctx)
+/* The events' ring buffer hands the copies to fn (probes.c: on_py_code). */
+static void on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg)
 {
+	struct probes *p = ctx;
+
 	p->py_code_fn = fn;
-	p->py_code_ctx = ctx;
+	p->py_code_ctx = arg;
 }
 
-int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offset, bool finalize)
+static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
 {
+	struct probes *p = ctx;
 	__u64 off = offset, cookie = finalize;
 	int fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.py_exit), path, &off,
 				      &cookie, 1, false);
@@ -66,4 +72,34 @@ int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offs
 		close(p->py_exit_fds[finalize]);
 	p->py_exit_fds[finalize] = fd;
 	return 0;
+}
+
+static int each_stack(void *ctx, const struct snapshot *snap,
+		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
+{
+	struct snapshot *now = NULL;
+	int err = 0;
+
+	if (!snap) {
+		err = snapshot__collect(ctx, 0, &now);
+		if (err)
+			return err;
+		snap = now;
+	}
+	for (size_t i = 0; i < snap->nr && !err; i++)
+		if (snap->sites[i].py)
+			err = fn(arg, snap->sites[i].py);
+	snapshot__free(now);
+	return err;
+}
+
+void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
+{
+	*ops = (struct pytrace_ops){
+		.ctx = p,
+		.set_python = set_python,
+		.on_code = on_code,
+		.attach_exit = attach_exit,
+		.each_stack = each_stack,
+	};
 }

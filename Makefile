@@ -22,10 +22,9 @@ USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
 # whose link proves it. Whole folders, and the pure files of the others.
-PURE_DIRS := util model target allocator report
+PURE_DIRS := util model target allocator report unwind python
 PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
-PURE      += $(patsubst user/%.c,%,$(wildcard user/unwind/cfi*.c))
-PURE      += python/python python/pycode python/pystack symbolize/perfmap
+PURE      += symbolize/perfmap
 PURE      += analyze/aggregate analyze/history analyze/verdict
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -90,7 +89,8 @@ $(OUTPUT)/memleak.skel.h: $(OUTPUT)/memleak.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/user/probe/probes.o $(OUTPUT)/user/probe/snapshot.o: $(OUTPUT)/memleak.skel.h
+# Every file of probe/ may include the skeleton (probes_internal.h).
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/probe/*.c)): $(OUTPUT)/memleak.skel.h
 
 # -MMD: each object depends on the headers it includes, listed in its .d.
 DEPFLAGS  := -MMD -MP

@@ -71,10 +71,10 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
-			pytrace__on_exit(tr->py, tr->probes, (pid_t)evs[i].tgid, true);
+			pytrace__on_exit(tr->py, (pid_t)evs[i].tgid, true);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			pytrace__on_exit(tr->py, tr->probes, (pid_t)evs[i].tgid, false);
+			pytrace__on_exit(tr->py, (pid_t)evs[i].tgid, false);
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
@@ -296,12 +296,19 @@ static int load_probes(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 	struct probes_config cfg = probes_config_of(o, tr->target);
-	int err = unwind__choose(o->unwind, &cfg.unwind_tables);
+	int err = unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
+	struct pytrace_ops py_ops;
+	struct unwind_ops ops;
 
 	if (!err)
 		err = probes__load(&cfg, &tr->probes);
-	if (!err && cfg.unwind_tables) {
-		tr->unw = unwind__new(tr->probes, o->verbose);
+	if (err)
+		return err;
+	probes__python_ops(tr->probes, &py_ops);
+	pytrace__set_ops(tr->py, &py_ops);
+	if (cfg.unwind_tables) {
+		probes__unwind_ops(tr->probes, &ops);
+		tr->unw = unwind__new(&ops, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
 	}
 	return err;
@@ -325,6 +332,16 @@ static int begin(struct tracer *tr)
 	return target__release(tr->target);
 }
 
+static struct pytrace *new_pytrace(const struct opts *o)
+{
+	struct pytrace_settings s = {
+		.spawned = o->command != NULL,
+		.python_malloc = o->python_malloc,
+	};
+
+	return pytrace__new(&s);
+}
+
 int main(int argc, char **argv)
 {
 	struct tracer tr = { .sigfd = -1, .timerfd = -1, .epfd = -1, .snapshot_dirfd = -1 };
@@ -344,7 +361,7 @@ int main(int argc, char **argv)
 	tr.opts = &opts;
 	check_outputs(&tr);
 	check_memory(&opts);
-	tr.py = pytrace__new(&opts);	/* before the command starts: PYTHONMALLOC */
+	tr.py = new_pytrace(&opts);	/* before the command starts: PYTHONMALLOC */
 	if (!tr.py)
 		return EXIT_FAILURE;
 	/* Before the target starts: an unusable --debug-dir is a usage error (it said why). */

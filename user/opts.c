@@ -239,11 +239,13 @@ static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
 
 static int set_unwind(struct opts *o, const char *arg, char *err, size_t errlen)
 {
-	static const char *const names[] = { "auto", "fp", "dwarf" };
+	static const char *const names[] = {
+		[UNWIND_AUTO] = "auto", [UNWIND_FP] = "fp", [UNWIND_DWARF] = "dwarf",
+	};
 
 	for (int i = 0; i < 3; i++) {
 		if (!strcmp(arg, names[i])) {
-			o->unwind = i;	/* enum opts_unwind order */
+			o->unwind = (enum unwind_mode)i;
 			return 0;
 		}
 	}

@@ -8,19 +8,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "unwind/unwind.h"	/* enum unwind_mode */
 
 #define OPTS_DEFAULT_INTERVAL_S 5.0
 #define OPTS_DEFAULT_TOP 10
 #define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 15)
 #define OPTS_MAX_DEBUG_DIRS 16
-
-/* --unwind: how user stacks are walked (README, "Stacks"). */
-enum opts_unwind {
-	OPTS_UNWIND_AUTO,		/* CFI where the kernel can, else frame pointers */
-	OPTS_UNWIND_FP,			/* frame pointers only */
-	OPTS_UNWIND_DWARF,		/* CFI; an error if the kernel cannot */
-};
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -48,7 +42,7 @@ struct opts {
 					   as the environment says */
 	const char *timeline_path;	/* --timeline FILE (CSV) */
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
-	int unwind;			/* --unwind: enum opts_unwind, default auto */
+	enum unwind_mode unwind;	/* --unwind, default auto */
 };
 
 /*

@@ -133,7 +133,7 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	probes__set_internal(tr->probes, ranges,
 			     allocator__internal_ranges(a, maps, ranges, MEMLEAK_MAX_INTERNAL));
 	/* Python frames from the first allocation on. */
-	err = pytrace__attach(tr->py, tr->probes, tr->target->pid, maps, lo);
+	err = pytrace__attach(tr->py, tr->target->pid, maps, lo);
 	if (!err)
 		err = probes__attach_allocator(tr->probes, a);
 	if (err >= 0 && !tr->tracing) {
@@ -153,7 +153,7 @@ static int forget_image(struct tracer *tr)
 	modules__clear(tr->mods);
 	symbolizer__reset(tr->sym);
 	insight__reset(tr->ins, tr->target->pid);
-	pytrace__forget(tr->py, tr->probes);
+	pytrace__forget(tr->py);
 	return probes__clear(tr->probes);
 }
 

@@ -23,13 +23,13 @@ TEST(opts_unwind)
 	char *missing[] = { "memleakbpf", "-p", "1", "--unwind", NULL };
 
 	ASSERT_EQ_U64(parse_argv(none), 0);
-	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_AUTO);
+	ASSERT_EQ_U64(o.unwind, UNWIND_AUTO);
 	ASSERT_EQ_U64(parse_argv(fp), 0);
-	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_FP);
+	ASSERT_EQ_U64(o.unwind, UNWIND_FP);
 	ASSERT_EQ_U64(parse_argv(dwarf), 0);
-	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_DWARF);
+	ASSERT_EQ_U64(o.unwind, UNWIND_DWARF);
 	ASSERT_EQ_U64(parse_argv(autom), 0);
-	ASSERT_EQ_U64(o.unwind, OPTS_UNWIND_AUTO);
+	ASSERT_EQ_U64(o.unwind, UNWIND_AUTO);
 	ASSERT(parse_argv(bad) == -EINVAL);
 	ASSERT_EQ_STR(err, "--unwind: 'frames' is none of auto, fp, dwarf");
 	ASSERT(parse_argv(missing) == -EINVAL);

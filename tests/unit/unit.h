@@ -20,6 +20,17 @@ struct unit_test {
 
 void unit__register(struct unit_test *t);
 
+/*
+ * What a test's code says on stderr, kept from the output and returned for
+ * the test to check: unit__capture_stderr, then unit__stderr_text, which
+ * puts stderr back and the text (NUL-terminated, cut to len) in buf.
+ */
+struct unit_stderr {
+	int saved, fd;
+};
+bool unit__capture_stderr(struct unit_stderr *c);
+void unit__stderr_text(struct unit_stderr *c, char *buf, size_t len);
+
 #define TEST(name)                                                             \
 	static bool test_##name(void);                                         \
 	static struct unit_test unit_##name = { #name, __FILE__, test_##name, NULL }; \

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF skeleton's lifecycle and the uprobes on the allocator. probes.c and
- * snapshot.c are the only files that touch libbpf.
+ * The BPF skeleton's lifecycle and the uprobes on the allocator. The files of
+ * probe/ are the only ones that touch libbpf: probes.c (lifecycle),
+ * probes_attach.c (uprobe links), probes_unwind.c (CFI tables),
+ * probes_python.c (Python frames) and snapshot.c (reading the tables).
  */
 #ifndef PROBES_H
 #define PROBES_H
@@ -62,39 +64,18 @@ struct watchdog_view;
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
-/*
- * CFI unwinding (user/unwind.c). add_unwind_rows appends rows to the BPF
- * tables, *first being the index of rows[0]: 0, or -ENOSPC when full.
- * set_unwind_mappings publishes the target's executable mappings (sorted
- * by start, at most MEMLEAK_UNWIND_MAPPINGS) in one switch.
- */
-/* Can this kernel walk the rows (bpf_loop)? */
+/* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */
 bool probes__can_walk_tables(void);
-int probes__add_unwind_rows(struct probes *p, const struct unwind_row *rows, size_t nr,
-			    uint32_t *first);
-int probes__set_unwind_mappings(struct probes *p, const struct unwind_mapping *m, size_t nr);
-/* Rows loaded, and the kernel memory of the tables holding them (memlock). */
-uint64_t probes__unwind_rows(const struct probes *p);
-uint64_t probes__unwind_bytes(const struct probes *p);
+struct unwind_ops;
+/* The CFI tables' operations, for unwind__new (unwind/unwind.h); ctx is p. */
+void probes__unwind_ops(struct probes *p, struct unwind_ops *ops);
+struct pytrace_ops;
 /*
- * Python frames (user/pytrace.c): where the target's interpreter keeps its
- * state, or NULL to stop walking it (and drop the exit probes). At its exit
- * the target is stopped (EVENT_PY_EXIT) with stop_at_exit, else only
- * announced (EVENT_PY_EXITING). 0, or -EOPNOTSUPP when the kernel cannot run
- * the walk (no bpf_loop: Linux 5.17).
+ * Python frames' operations, for pytrace__set_ops (python/pytrace.h); ctx
+ * is p. Code objects BPF copies reach pytrace while the events are taken
+ * (probes__take_events).
  */
-int probes__set_python(struct probes *p, const struct py_offsets *py, bool stop_at_exit);
-/*
- * fn gets every copy of a code object BPF sends (struct py_code), while the
- * events are taken (probes__take_events). fn NULL: they are dropped.
- */
-void probes__on_py_code(struct probes *p, void (*fn)(void *ctx, const struct py_code *c),
-			void *ctx);
-/*
- * EVENT_PY_EXIT (or _EXITING) when the target calls the function at offset
- * in path: Py_FinalizeEx (finalize: tracing ends there) or _exit. 0 or -errno.
- */
-int probes__attach_python_exit(struct probes *p, const char *path, uint64_t offset, bool finalize);
+void probes__python_ops(struct probes *p, struct pytrace_ops *ops);
 void probes__free(struct probes *p);
 
 #endif

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* struct probes, shared by the two files allowed to touch libbpf. */
+/*
+ * struct probes, and what the files of probe/ share: the only files
+ * allowed to touch libbpf and the skeleton.
+ */
 #ifndef PROBES_INTERNAL_H
 #define PROBES_INTERNAL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "memleak.h"
@@ -14,9 +18,16 @@ struct ring_buffer;
 
 #define PROBES_MAX_EVENTS 64
 
+/*
+ * Multi-uprobe links (Linux 6.6): libbpf 1.1 predates them, so the link is
+ * created with the bpf syscall directly (probes_attach.c).
+ */
+#define PROBES_UPROBE_MULTI 48		/* BPF_TRACE_UPROBE_MULTI */
+
 struct probes {
 	struct memleak_bpf *skel;
 	pid_t tgid;
+	int verbose;		/* > 0: say where each entry probe goes */
 	struct attachment *attached;
 	size_t nr_attached;
 	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
@@ -28,7 +39,7 @@ struct probes {
 	size_t nr_events;
 	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
-	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* probes__on_py_code */
+	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;
 	/* CFI rows: chunks created, rows used, the chunk being filled, the live half. */
 	uint32_t unwind_chunks;
@@ -44,5 +55,16 @@ struct probes {
 	size_t site_table_len, site_slots;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
 };
+
+/* Is the knob (probes.c says which) set, and not to "0"? */
+bool probes__env_flag(const char *name);
+/*
+ * A multi-uprobe link of prog_fd on cnt offsets of the file at path, in the
+ * traced process only (ret: on their returns). Its fd, or -errno.
+ */
+int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+			 const __u64 *cookies, __u32 cnt, bool ret);
+/* Close every link at once (probes__free). */
+void probes__detach_all(struct probes *p);
 
 #endif

@@ -14,6 +14,7 @@
 #define STOP_WAIT_MS 1000
 
 struct pytrace {
+	struct pytrace_ops ops;
 	pid_t pid;
 	bool spawned;		/* -c: ours to stop at its exit */
 	bool looked;		/* this image was found to be Python, or not walkable */
@@ -25,20 +26,25 @@ struct pytrace {
 	size_t nr_scanned;
 };
 
-struct pytrace *pytrace__new(const struct opts *o)
+struct pytrace *pytrace__new(const struct pytrace_settings *s)
 {
 	struct pytrace *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->memfd = -1;
-	t->spawned = o->command;
+	t->spawned = s->spawned;
 	/* The command inherits it; Python reads it once, at its start. */
-	if (o->command && o->python_malloc && setenv("PYTHONMALLOC", o->python_malloc, 1)) {
+	if (s->spawned && s->python_malloc && setenv("PYTHONMALLOC", s->python_malloc, 1)) {
 		free(t);
 		return NULL;
 	}
 	return t;
+}
+
+void pytrace__set_ops(struct pytrace *t, const struct pytrace_ops *ops)
+{
+	t->ops = *ops;
 }
 
 static bool was_scanned(const struct pytrace *t, const char *path)
@@ -93,17 +99,18 @@ static void set_report(struct pytrace *t)
 /* A copy BPF made of a code object the moment a stack first showed it. */
 static int read_target(void *ctx, uint64_t addr, void *buf, size_t len);
 
-static void on_code(void *ctx, const struct py_code *copy)
+static void take_copy(void *arg, const struct py_code *copy)
 {
-	struct pytrace *t = ctx;
+	struct pytrace *t = arg;
 
 	if (t->code)
 		pycode__add_copy(t->code, copy, read_target, t);
 }
 
 /* BPF walks the frames; the target stops at Py_FinalizeEx and _exit. */
-static int start(struct pytrace *t, struct probes *p)
+static int start(struct pytrace *t)
 {
+	const struct pytrace_ops *ops = &t->ops;
 	const struct python *py = t->py;
 	char path[64];
 	int err = 0;
@@ -113,12 +120,12 @@ static int start(struct pytrace *t, struct probes *p)
 	t->code = pycode__new(&py->layout, py->code_type);
 	if (t->memfd < 0 || !t->code)
 		return t->memfd < 0 ? -errno : -ENOMEM;
-	probes__on_py_code(p, on_code, t);
-	err = probes__set_python(p, &py->bpf, t->spawned);
+	ops->on_code(ops->ctx, take_copy, t);
+	err = ops->set_python(ops->ctx, &py->bpf, t->spawned);
 	if (!err && py->finalize_path)
-		err = probes__attach_python_exit(p, py->finalize_path, py->finalize_offset, true);
+		err = ops->attach_exit(ops->ctx, py->finalize_path, py->finalize_offset, true);
 	if (!err && py->exit_path)
-		err = probes__attach_python_exit(p, py->exit_path, py->exit_offset, false);
+		err = ops->attach_exit(ops->ctx, py->exit_path, py->exit_offset, false);
 	return err;
 }
 
@@ -132,7 +139,7 @@ static void announce(const struct pytrace *t)
 		"; objects of up to 512 bytes come from pymalloc's arenas" : "");
 }
 
-int pytrace__attach(struct pytrace *t, struct probes *p, pid_t pid, const struct maps *maps,
+int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 		    const struct lookup_order *lo)
 {
 	struct lookup_object *buf;
@@ -161,7 +168,7 @@ int pytrace__attach(struct pytrace *t, struct probes *p, pid_t pid, const struct
 		return 0;
 	}
 	set_report(t);
-	err = start(t, p);
+	err = start(t);
 	if (!err) {
 		announce(t);
 		return 0;
@@ -172,15 +179,15 @@ int pytrace__attach(struct pytrace *t, struct probes *p, pid_t pid, const struct
 	else
 		fprintf(stderr, "memleakbpf: cannot follow Python in pid %d: %s: stacks stay native\n",
 			pid, strerror(-err));
-	pytrace__forget(t, p);
+	pytrace__forget(t);
 	t->looked = true;
 	return 0;
 }
 
-void pytrace__forget(struct pytrace *t, struct probes *p)
+void pytrace__forget(struct pytrace *t)
 {
 	if (t->py)
-		probes__set_python(p, NULL, false);
+		t->ops.set_python(t->ops.ctx, NULL, false);
 	python__free(t->py);
 	pycode__free(t->code);
 	if (t->memfd >= 0)
@@ -215,30 +222,31 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 	return gone(t->pid) ? -ESRCH : -EFAULT;
 }
 
-void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
+/* One stack's code objects not read yet; -ESRCH, to end the walk, once the target is gone. */
+static int read_stack(void *arg, const struct py_stack *py)
 {
-	if (!t->code)
-		return;
-	for (size_t i = 0; i < snap->nr; i++) {
-		const struct py_stack *py = snap->sites[i].py;
+	struct pytrace *t = arg;
 
-		for (uint32_t j = 0; py && j < py->nr && j < MEMLEAK_PY_MAX_FRAMES; j++)
-			if (pycode__add(t->code, &py->frames[j], read_target, t) == -ESRCH)
-				return;
-	}
+	for (uint32_t j = 0; j < py->nr && j < MEMLEAK_PY_MAX_FRAMES; j++)
+		if (pycode__add(t->code, &py->frames[j], read_target, t) == -ESRCH)
+			return -ESRCH;
+	return 0;
 }
 
-void pytrace__on_exit(struct pytrace *t, struct probes *p, pid_t pid, bool stopped)
+void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
+{
+	if (t->code)
+		t->ops.each_stack(t->ops.ctx, snap, read_stack, t);
+}
+
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped)
 {
 	int err = stopped ? target__wait_stopped(pid, STOP_WAIT_MS) : 0;
-	struct snapshot *snap;
 
 	if (err == -ESRCH)
 		return;
-	if (!err && !snapshot__collect(p, 0, &snap)) {
-		pytrace__refresh(t, snap);
-		snapshot__free(snap);
-	}
+	if (!err)
+		pytrace__refresh(t, NULL);	/* the stacks as they are now */
 	/* Even after a timeout: SIGCONT also drops a SIGSTOP still pending. */
 	if (stopped)
 		target__continue(pid);

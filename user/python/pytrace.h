@@ -3,46 +3,85 @@
  * The Python side of a trace: find the interpreter when the allocator is
  * attached, tell BPF how to walk its frames, read its code objects while
  * the target lives (at every report, and when it stops at its exit), and
- * hand the report what it needs to show Python frames.
+ * hand the report what it needs to show Python frames. BPF is reached only
+ * through struct pytrace_ops, which probe/ fills: python/ knows nothing of it.
  */
 #ifndef PYTRACE_H
 #define PYTRACE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "allocator/allocator.h"
-#include "opts.h"
-#include "probe/probes.h"
 #include "util/procmaps.h"
 #include "pycode.h"
 #include "model/report.h"
-#include "probe/snapshot.h"
 
 struct pytrace;
+struct snapshot;	/* the BPF tables copied (probe/), only handed back to each_stack */
+
+/* What a trace takes from the command line. */
+struct pytrace_settings {
+	bool spawned;			/* -c: the target is ours to stop at its exit */
+	const char *python_malloc;	/* --python-malloc: "pymalloc", "malloc"; NULL: unset */
+};
+
+/* What pytrace asks of BPF; each gets ctx back. */
+struct pytrace_ops {
+	void *ctx;
+	/*
+	 * Where the target's interpreter keeps its state, or NULL to stop
+	 * walking it (and drop the exit probes). At its exit the target is
+	 * stopped (EVENT_PY_EXIT) with stop_at_exit, else only announced
+	 * (EVENT_PY_EXITING). 0, or -EOPNOTSUPP when the kernel cannot run
+	 * the walk (no bpf_loop: Linux 5.17).
+	 */
+	int (*set_python)(void *ctx, const struct py_offsets *py, bool stop_at_exit);
+	/* fn(arg, copy) for every copy of a code object BPF sends; fn NULL: dropped. */
+	void (*on_code)(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg);
+	/*
+	 * EVENT_PY_EXIT (or _EXITING) when the target calls the function at
+	 * offset in path: Py_FinalizeEx (finalize: tracing ends there) or
+	 * _exit. 0 or -errno.
+	 */
+	int (*attach_exit)(void *ctx, const char *path, uint64_t offset, bool finalize);
+	/*
+	 * fn(arg, stack) for the Python stack of each site of snap, or of the
+	 * tables as they are now when snap is NULL, until fn returns non-zero:
+	 * that value, 0, or -errno.
+	 */
+	int (*each_stack)(void *ctx, const struct snapshot *snap,
+			  int (*fn)(void *arg, const struct py_stack *py), void *arg);
+};
 
 /*
  * -c with --python-malloc: the command's Python uses that allocator
  * (PYTHONMALLOC, set here for the command to inherit). NULL on ENOMEM.
  */
-struct pytrace *pytrace__new(const struct opts *o);
+struct pytrace *pytrace__new(const struct pytrace_settings *s);
+/* Once BPF is loaded, before pytrace__attach: ops is copied. */
+void pytrace__set_ops(struct pytrace *t, const struct pytrace_ops *ops);
 /*
  * The target's objects as the allocator is attached: if one of them is a
  * Python interpreter that memleakbpf can walk, make BPF record its frames
  * and stop the target at its exit. Once per image. 0 or -ENOMEM: an
  * interpreter that cannot be followed keeps native stacks (one line says why).
  */
-int pytrace__attach(struct pytrace *t, struct probes *p, pid_t pid, const struct maps *maps,
+int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 		    const struct lookup_order *lo);
 /* The target exec'd: the new image is looked at afresh. */
-void pytrace__forget(struct pytrace *t, struct probes *p);
-/* Read the code objects of snap's Python frames not read yet, while the target lives. */
+void pytrace__forget(struct pytrace *t);
+/*
+ * Read the code objects of snap's Python frames not read yet, while the
+ * target lives (snap NULL: of the tables as they are now).
+ */
 void pytrace__refresh(struct pytrace *t, const struct snapshot *snap);
 /*
  * EVENT_PY_EXIT: pid is stopping at Py_FinalizeEx or _exit (stopped); read
  * every code object its stacks name, then let it go on. EVENT_PY_EXITING
  * (-p, not stopped): read what can be read before it is gone.
  */
-void pytrace__on_exit(struct pytrace *t, struct probes *p, pid_t pid, bool stopped);
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped);
 /* For report_meta: the code objects read, and the interpreter; NULL when not Python. */
 const struct pycode *pytrace__code(const struct pytrace *t);
 const struct report_python *pytrace__report(const struct pytrace *t);

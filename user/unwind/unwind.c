@@ -15,8 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "cfi.h"
-#include "opts.h"
-#include "probe/probes.h"
 #include "util/rootpath.h"
 #include "unwind.h"
 
@@ -39,7 +37,7 @@ struct published {
 };
 
 struct unwind {
-	struct probes *p;
+	struct unwind_ops ops;
 	int verbose;
 	struct table *tables;
 	size_t nr_tables;
@@ -48,16 +46,16 @@ struct unwind {
 	bool said_too_many;
 };
 
-int unwind__choose(int mode, bool *tables)
+int unwind__choose(enum unwind_mode mode, bool (*can_walk)(void), bool *tables)
 {
 	*tables = false;
-	if (mode == OPTS_UNWIND_FP)
+	if (mode == UNWIND_FP)
 		return 0;
-	if (probes__can_walk_tables()) {
+	if (can_walk()) {
 		*tables = true;
 		return 0;
 	}
-	if (mode == OPTS_UNWIND_AUTO) {
+	if (mode == UNWIND_AUTO) {
 		fprintf(stderr, "memleakbpf: this kernel cannot run the CFI unwinder (bpf_loop, Linux 5.17): stacks are walked by frame pointers\n");
 		return 0;
 	}
@@ -65,12 +63,12 @@ int unwind__choose(int mode, bool *tables)
 	return -EOPNOTSUPP;
 }
 
-struct unwind *unwind__new(struct probes *p, int verbose)
+struct unwind *unwind__new(const struct unwind_ops *ops, int verbose)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
 
 	if (u) {
-		u->p = p;
+		u->ops = *ops;
 		u->verbose = verbose;
 	}
 	return u;
@@ -120,7 +118,7 @@ static void load_rows(struct unwind *u, int fd, const struct map_entry *e, struc
 	if (!err)
 		err = cfi_table__pack(cfi, &rows, &nr);
 	if (!err && nr)
-		err = probes__add_unwind_rows(u->p, rows, nr, &t->first_row);
+		err = u->ops.add_rows(u->ops.ctx, rows, nr, &t->first_row);
 	if (!err)
 		t->nr_rows = (uint32_t)nr;
 	if (err)
@@ -134,8 +132,8 @@ static void load_rows(struct unwind *u, int fd, const struct map_entry *e, struc
 			base_name(e->path), nr, cfi->eh_frame ? ".eh_frame" : "",
 			cfi->eh_frame && cfi->debug_frame ? " and " : "",
 			cfi->debug_frame ? ".debug_frame" : "", nr * sizeof(*rows),
-			(unsigned long long)probes__unwind_rows(u->p),
-			(unsigned long long)probes__unwind_bytes(u->p) / 1024);
+			(unsigned long long)u->ops.rows(u->ops.ctx),
+			(unsigned long long)u->ops.bytes(u->ops.ctx) / 1024);
 	free(rows);
 	if (cfi) {
 		free(cfi->rows);	/* in BPF now; only the segments are needed */
@@ -251,7 +249,7 @@ int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps)
 		nr++;
 	}
 	if (!same_as_published(u, pub, nr))
-		err = probes__set_unwind_mappings(u->p, m, nr);
+		err = u->ops.set_mappings(u->ops.ctx, m, nr);
 	free(u->pub);
 	u->pub = pub;
 	u->nr_pub = nr;

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * unwind/ against a fake of the BPF tables (struct unwind_ops): which mode
+ * --unwind gets, rows loaded once per file, mappings published only when
+ * they change, and a file without rows left to frame pointers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "memleak.h"
+#include "unwind/unwind.h"
+#include "util/procmaps.h"
+#include "unit.h"
+
+/* What the BPF side was asked. */
+struct fake_tables {
+	int add_err;		/* add_rows fails with it when set */
+	unsigned adds, publishes, queries;
+	uint32_t rows;		/* rows "loaded" */
+	struct unwind_mapping pub[MEMLEAK_UNWIND_MAPPINGS];
+	size_t nr_pub;
+};
+
+static int fake_add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
+{
+	struct fake_tables *f = ctx;
+
+	if (f->add_err)
+		return f->add_err;
+	f->adds++;
+	*first = f->rows;
+	f->rows += (uint32_t)nr;
+	return 0;
+}
+
+static int fake_set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
+{
+	struct fake_tables *f = ctx;
+
+	f->publishes++;
+	memcpy(f->pub, m, nr * sizeof(*m));
+	f->nr_pub = nr;
+	return 0;
+}
+
+static uint64_t fake_rows(void *ctx)
+{
+	struct fake_tables *f = ctx;
+
+	f->queries++;
+	return f->rows;
+}
+
+static uint64_t fake_bytes(void *ctx)
+{
+	struct fake_tables *f = ctx;
+
+	f->queries++;
+	return (uint64_t)f->rows * 16;
+}
+
+static unsigned walk_asked;
+
+static bool can_walk(void)
+{
+	walk_asked++;
+	return true;
+}
+
+static bool cannot_walk(void)
+{
+	walk_asked++;
+	return false;
+}
+
+/* unwind__choose, what it says in said. */
+static int choose_said(enum unwind_mode mode, bool (*walk)(void), bool *tables, char *said,
+		       size_t len)
+{
+	struct unit_stderr c;
+	int err;
+
+	if (!unit__capture_stderr(&c))
+		return -EBADF;
+	err = unwind__choose(mode, walk, tables);
+	unit__stderr_text(&c, said, len);
+	return err;
+}
+
+TEST(unwind_choose)
+{
+	bool tables = true;
+	char said[512];
+
+	walk_asked = 0;
+	ASSERT(choose_said(UNWIND_FP, can_walk, &tables, said, sizeof(said)) == 0 && !tables);
+	ASSERT_EQ_U64(walk_asked, 0);	/* fp: the kernel is not asked */
+	ASSERT(choose_said(UNWIND_AUTO, can_walk, &tables, said, sizeof(said)) == 0 && tables);
+	ASSERT(choose_said(UNWIND_DWARF, can_walk, &tables, said, sizeof(said)) == 0 && tables);
+	ASSERT_EQ_STR(said, "");
+	ASSERT(choose_said(UNWIND_AUTO, cannot_walk, &tables, said, sizeof(said)) == 0 && !tables);
+	ASSERT_EQ_STR(said, "memleakbpf: this kernel cannot run the CFI unwinder (bpf_loop, Linux 5.17): stacks are walked by frame pointers\n");
+	ASSERT(choose_said(UNWIND_DWARF, cannot_walk, &tables, said, sizeof(said)) == -EOPNOTSUPP);
+	ASSERT(!tables);
+	ASSERT_EQ_STR(said, "memleakbpf: --unwind=dwarf needs bpf_loop (Linux 5.17 or later); use --unwind=fp\n");
+	ASSERT_EQ_U64(walk_asked, 4);
+	return true;
+}
+
+/* The executable file mapping of this test program, from its maps. */
+static const struct map_entry *own_text(const struct maps *maps)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	for (size_t i = 0; i < maps->nr; i++)
+		if (maps->entries[i].executable && !strcmp(maps->entries[i].path, exe))
+			return &maps->entries[i];
+	return NULL;
+}
+
+/* An unwind on the fake, and this program's mappings to feed it. */
+struct fixture {
+	struct fake_tables f;
+	struct unwind *u;
+	struct maps *maps;
+	const struct map_entry *text;	/* in maps */
+	char said[512];			/* stderr of the last update_said */
+};
+
+static bool fixture__init(struct fixture *x, int verbose)
+{
+	struct unwind_ops ops = {
+		.ctx = &x->f,
+		.add_rows = fake_add_rows,
+		.set_mappings = fake_set_mappings,
+		.rows = fake_rows,
+		.bytes = fake_bytes,
+	};
+
+	memset(x, 0, sizeof(*x));
+	x->u = unwind__new(&ops, verbose);
+	if (!x->u || maps__read(getpid(), &x->maps))
+		return false;
+	x->text = own_text(x->maps);
+	return x->text != NULL;
+}
+
+static void fixture__fini(struct fixture *x)
+{
+	unwind__free(x->u);
+	maps__free(x->maps);
+}
+
+/* unwind__update, what it says kept in x->said. */
+static int update_said(struct fixture *x, const struct maps *maps)
+{
+	struct unit_stderr c;
+	int err;
+
+	if (!unit__capture_stderr(&c))
+		return -EBADF;
+	err = unwind__update(x->u, getpid(), maps);
+	unit__stderr_text(&c, x->said, sizeof(x->said));
+	return err;
+}
+
+static struct maps *new_maps(size_t nr)
+{
+	struct maps *m = calloc(1, sizeof(*m));
+
+	if (!m || !(m->entries = calloc(nr ? nr : 1, sizeof(*m->entries)))) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* nr copies of e, each 1 GiB above the last: one file mapped again and again. */
+static struct maps *copies(const struct map_entry *e, size_t nr)
+{
+	struct maps *m = new_maps(nr);
+
+	for (size_t i = 0; m && i < nr; i++) {
+		m->entries[i] = *e;
+		m->entries[i].start += i << 30;
+		m->entries[i].end += i << 30;
+		m->nr++;
+	}
+	return m;
+}
+
+/* maps without its last executable file mapping. */
+static struct maps *but_last(const struct maps *maps)
+{
+	struct maps *m = new_maps(maps->nr);
+	size_t last = maps->nr;
+
+	for (size_t i = 0; i < maps->nr; i++)
+		if (maps->entries[i].executable && map_entry__is_file(&maps->entries[i]))
+			last = i;
+	for (size_t i = 0; m && i < maps->nr; i++)
+		if (i != last)
+			m->entries[m->nr++] = maps->entries[i];
+	return m;
+}
+
+/* Paths borrowed from the maps read: only the arrays are ours. */
+static void free_copies(struct maps *m)
+{
+	if (m)
+		free(m->entries);
+	free(m);
+}
+
+TEST(unwind_update_loads_once_publishes_on_change)
+{
+	struct fixture x;
+	struct maps *fewer = NULL;
+	const struct fake_tables *f = &x.f;
+	size_t files = 0;
+	unsigned adds;
+
+	ASSERT(fixture__init(&x, 0));
+	for (size_t i = 0; i < x.maps->nr; i++)
+		files += x.maps->entries[i].executable && map_entry__is_file(&x.maps->entries[i]);
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	ASSERT_EQ_U64(f->publishes, 1);
+	ASSERT_EQ_U64(f->nr_pub, files);
+	ASSERT(f->adds > 0 && f->adds <= files && f->rows > 0);
+	for (size_t i = 0; i < f->nr_pub; i++) {
+		const struct unwind_mapping *m = &f->pub[i];
+
+		ASSERT(m->start < m->end);
+		ASSERT(!i || f->pub[i - 1].start < m->start);	/* the order BPF searches */
+		ASSERT((uint64_t)m->first_row + m->nr_rows <= f->rows);
+	}
+	adds = f->adds;
+	/* The same mappings: nothing loaded, nothing switched. */
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	ASSERT_EQ_U64(f->publishes, 1);
+	ASSERT_EQ_U64(f->adds, adds);
+	/* One mapping fewer: published again, from the rows already loaded. */
+	ASSERT((fewer = but_last(x.maps)) != NULL);
+	ASSERT_EQ_U64(update_said(&x, fewer), 0);
+	ASSERT_EQ_U64(f->publishes, 2);
+	ASSERT_EQ_U64(f->nr_pub, files - 1);
+	ASSERT_EQ_U64(f->adds, adds);
+	free_copies(fewer);
+	fixture__fini(&x);
+	return true;
+}
+
+TEST(unwind_update_shares_a_files_rows)
+{
+	struct fixture x;
+	struct maps *twice = NULL;
+	const struct unwind_mapping *pub = x.f.pub;
+
+	ASSERT(fixture__init(&x, 1));	/* -v: a line per table, with the totals */
+	ASSERT((twice = copies(x.text, 2)) != NULL);
+	ASSERT_EQ_U64(update_said(&x, twice), 0);
+	ASSERT(!strncmp(x.said, "memleakbpf: unwind table unit_tests: ", 37));
+	ASSERT(strstr(x.said, " rows from .eh_frame"));
+	ASSERT_EQ_U64(x.f.adds, 1);
+	ASSERT_EQ_U64(x.f.queries, 2);
+	ASSERT_EQ_U64(x.f.nr_pub, 2);
+	ASSERT(pub[0].nr_rows > 0);
+	ASSERT_EQ_U64(pub[1].first_row, pub[0].first_row);
+	ASSERT_EQ_U64(pub[1].nr_rows, pub[0].nr_rows);
+	ASSERT_EQ_U64(pub[1].base - pub[0].base, 1ull << 30);
+	free_copies(twice);
+	fixture__fini(&x);
+	return true;
+}
+
+TEST(unwind_update_without_rows_is_frame_pointers)
+{
+	char nowhere[] = "/nonexistent/memleakbpf-unit";
+	struct fixture x;
+	struct maps *one = NULL;
+
+	ASSERT(fixture__init(&x, 0));
+	/* Tables full: the file is published, without rows. */
+	x.f.add_err = -ENOSPC;
+	ASSERT((one = copies(x.text, 1)) != NULL);
+	ASSERT_EQ_U64(update_said(&x, one), 0);
+	ASSERT(strstr(x.said, "unit_tests: no unwind table (No space left on device): its frames are walked by frame pointers\n"));
+	ASSERT_EQ_U64(x.f.publishes, 1);
+	ASSERT_EQ_U64(x.f.nr_pub, 1);
+	ASSERT_EQ_U64(x.f.pub[0].nr_rows, 0);
+	/* A file that cannot be opened: the same, and BPF is not asked to load it. */
+	x.f.add_err = 0;
+	one->entries[0].path = nowhere;
+	one->entries[0].inode++;
+	ASSERT_EQ_U64(update_said(&x, one), 0);
+	ASSERT_EQ_U64(x.f.adds, 0);
+	ASSERT_EQ_U64(x.f.nr_pub, 1);
+	ASSERT_EQ_U64(x.f.pub[0].nr_rows, 0);
+	free_copies(one);
+	fixture__fini(&x);
+	return true;
+}
+
+TEST(unwind_update_caps_the_mappings)
+{
+	struct fixture x;
+	struct maps *many = NULL;
+
+	ASSERT(fixture__init(&x, 0));
+	ASSERT((many = copies(x.text, MEMLEAK_UNWIND_MAPPINGS + 3)) != NULL);
+	ASSERT_EQ_U64(update_said(&x, many), 0);
+	ASSERT_EQ_STR(x.said, "memleakbpf: more than 512 executable mappings: the rest are walked by frame pointers\n");
+	many->entries[0].end--;		/* a change: published again, not said again */
+	ASSERT_EQ_U64(update_said(&x, many), 0);
+	ASSERT_EQ_STR(x.said, "");
+	ASSERT_EQ_U64(x.f.publishes, 2);
+	ASSERT_EQ_U64(x.f.nr_pub, MEMLEAK_UNWIND_MAPPINGS);
+	ASSERT_EQ_U64(x.f.adds, 1);
+	ASSERT_EQ_U64(unwind__update(NULL, getpid(), many), 0);	/* frame pointers: no unwind */
+	free_copies(many);
+	fixture__fini(&x);
+	return true;
+}

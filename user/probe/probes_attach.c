@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The uprobe links: on the allocator's functions (an entry link per lane and
+ * one return link per object, placed as placement.h decides), on the
+ * dynamic linker, and their release, side by side.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "util/elfsym.h"
+#include "allocator/placement.h"
+#include "probes.h"
+#include "probes_internal.h"
+
+/* Layout of bpf_attr.link_create for multi-uprobe links (probes_internal.h). */
+#define UPROBE_MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/*
+ * Entry probes go to one of three programs: free's and malloc's, the
+ * hottest, have their own (no attach cookie to fetch, no switch), the rest
+ * share api_enter. One link each, made in this order.
+ */
+enum lane { LANE_FREE, LANE_OTHER, LANE_MALLOC, LANES };
+
+/* The probes on one object in one process: an entry link per lane, one return link. */
+struct attachment {
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+	uint64_t signature;	/* of its (offset, api) set, to tell a change */
+	int entry_fds[LANES];
+	int exit_fd;
+	bool wanted;
+};
+
+int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+			 const __u64 *cookies, __u32 cnt, bool ret)
+{
+	struct uprobe_multi_attr attr = {
+		.prog_fd = (__u32)prog_fd,
+		.attach_type = PROBES_UPROBE_MULTI,
+		.path = (__u64)(unsigned long)path,
+		.offsets = (__u64)(unsigned long)offsets,
+		.cookies = (__u64)(unsigned long)cookies,
+		.cnt = cnt,
+		.multi_flags = ret ? UPROBE_MULTI_RETURN : 0,
+		.pid = (__u32)p->tgid,
+	};
+	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Is offset the entry of another function probed in the same object? */
+static bool probed_entry(const struct allocator *a, size_t obj, uint64_t offset)
+{
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == obj && a->probes[i].offset == offset)
+			return true;
+	return false;
+}
+
+/*
+ * Where the entry probe of ap goes: an entry-only function's may move to the
+ * first instruction the kernel emulates (placement.h); the cookie carries the
+ * API and, in its upper half, how far the stack pointer has moved by then.
+ */
+static void entry_point(const struct probes *p, const struct allocator *a,
+			const struct alloc_probe *ap, __u64 *offset, __u64 *cookie)
+{
+	uint32_t keep = PLACEMENT_REG(PLACEMENT_RDI);
+	struct placement pl = { .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
+
+	*offset = ap->offset;
+	*cookie = ap->api;
+	if (ap->api < API__ALLOCATING)
+		return;		/* its return probe needs the entry */
+	if (ap->api == API_MUNMAP)
+		keep |= PLACEMENT_REG(PLACEMENT_RSI);
+	if (!probes__env_flag("MEMLEAKBPF_PROBE_AT_ENTRY"))
+		placement__decide(ap->open_path, ap->offset, keep, &pl);
+	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
+		pl = (struct placement){ .insn = "another function starts there" };
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf:   %s: probe at +%u (%s)\n", ap->symbol, pl.skip, pl.insn);
+	*offset += pl.skip;
+	*cookie |= (__u64)pl.sp_delta << 32;
+}
+
+/* Calls that entered before the last entry probe return within this much. */
+#define ATTACH_SETTLE_NS 20000000ull
+
+static void settle_after(struct probes *p, uint64_t ns)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
+	p->skel->bss->settle_until_ns = (uint64_t)now.tv_sec * 1000000000ull +
+					(uint64_t)now.tv_nsec + ns;
+}
+
+/* When attach_object places a function's entry probe: 0 first. */
+static int attach_rank(__u32 api)
+{
+	if (api >= API__ALLOCATING)
+		return 0;
+	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+		return 1;
+	return 2;
+}
+
+static enum lane lane_of(__u32 api)
+{
+	return api == API_FREE ? LANE_FREE : api == API_MALLOC ? LANE_MALLOC : LANE_OTHER;
+}
+
+static int lane_prog(const struct probes *p, enum lane lane)
+{
+	const struct memleak_bpf *skel = p->skel;
+
+	return bpf_program__fd(lane == LANE_FREE ? skel->progs.api_free :
+			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
+}
+
+/* Entry probes on every API function of one object, returns on the allocating ones. */
+static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
+			 struct attachment *at)
+{
+	__u64 offsets[LANES][a->nr], cookies[LANES][a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
+	__u32 n[LANES] = { 0 }, nret = 0;
+	const char *path = a->objects[obj].open_path;
+
+	/*
+	 * The kernel places a link's probes in array order, and the links
+	 * come in lane order. Releasing functions first, then the resizing
+	 * ones (which release the old block), then the rest: attaching to a
+	 * running process, a block allocated before its allocator's probe is
+	 * in place is merely unknown (its free counts as untracked), while a
+	 * free or realloc missed after its allocation was seen would leave a
+	 * block outstanding that is not.
+	 */
+	for (int rank = 0; rank < 3; rank++) {
+		for (size_t i = 0; i < a->nr; i++) {
+			const struct alloc_probe *ap = &a->probes[i];
+			enum lane l = lane_of(ap->api);
+
+			if (ap->object != obj || attach_rank(ap->api) != rank)
+				continue;
+			entry_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
+			n[l]++;
+			if (ap->api < API__ALLOCATING) {
+				ret_offsets[nret] = ap->offset;
+				ret_cookies[nret++] = ap->api;
+			}
+		}
+	}
+	at->exit_fd = -1;
+	for (int l = 0; l < LANES; l++)
+		at->entry_fds[l] = -1;
+	/*
+	 * Returns first: a call seen entering must be seen returning. Until
+	 * every entry probe is in place too (they come one function at a
+	 * time), a return without its entry is the attach's doing.
+	 */
+	p->skel->bss->settle_until_ns = UINT64_MAX;
+	if (nret) {
+		at->exit_fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit),
+						   path, ret_offsets, ret_cookies, nret, true);
+		if (at->exit_fd < 0)
+			return at->exit_fd;
+	}
+	for (int l = 0; l < LANES; l++) {
+		if (!n[l])
+			continue;
+		at->entry_fds[l] = probes__link_uprobes(p, lane_prog(p, l), path, offsets[l],
+							cookies[l], n[l], false);
+		if (at->entry_fds[l] < 0)
+			break;
+	}
+	settle_after(p, ATTACH_SETTLE_NS);
+	for (int l = 0; l < LANES; l++)
+		if (at->entry_fds[l] < 0 && n[l])
+			return at->entry_fds[l];
+	return 0;
+}
+
+static uint64_t object_signature(const struct allocator *a, size_t obj)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a over (offset, api) */
+
+	for (size_t i = 0; i < a->nr; i++) {
+		if (a->probes[i].object != obj)
+			continue;
+		h = (h ^ a->probes[i].offset) * 1099511628211ull;
+		h = (h ^ a->probes[i].api) * 1099511628211ull;
+	}
+	return h;
+}
+
+static void *close_fd(void *arg)
+{
+	close((int)(long)arg);
+	return NULL;
+}
+
+/*
+ * Close link fds at once: releasing a uprobe link waits for an RCU
+ * grace period (30 to 80 ms here), and waits that run side by side end
+ * together. Falls back to closing in turn.
+ */
+static void close_links(const int *fds, size_t n)
+{
+	pthread_t threads[n ?: 1];
+	bool started[n ?: 1];
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t i = 0; i < n; i++)
+		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			close(fds[i]);
+	}
+}
+
+/* Move at's open link fds into fds (room for LANES + 1); how many. */
+static size_t take_links(struct attachment *at, int *fds)
+{
+	size_t n = 0;
+
+	for (int l = 0; l < LANES; l++) {
+		if (at->entry_fds[l] >= 0)
+			fds[n++] = at->entry_fds[l];
+		at->entry_fds[l] = -1;
+	}
+	if (at->exit_fd >= 0)
+		fds[n++] = at->exit_fd;
+	at->exit_fd = -1;
+	return n;
+}
+
+static void detach(struct attachment *at)
+{
+	int fds[LANES + 1];
+
+	close_links(fds, take_links(at, fds));
+}
+
+static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
+{
+	for (size_t i = 0; i < p->nr_attached; i++) {
+		struct attachment *at = &p->attached[i];
+
+		if (at->pid == p->tgid && at->dev == st->st_dev && at->ino == st->st_ino &&
+		    at->signature == sig)
+			return at;
+	}
+	return NULL;
+}
+
+static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
+		      const struct stat *st, uint64_t sig)
+{
+	struct attachment *at, *arr;
+	int err;
+
+	arr = realloc(p->attached, (p->nr_attached + 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	p->attached = arr;
+	at = &arr[p->nr_attached];
+	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
+				   .signature = sig, .wanted = true };
+	err = attach_object(p, a, obj, at);
+	if (err) {
+		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
+			a->objects[obj].path, strerror(-err),
+			err == -EINVAL ? " (multi-uprobe links need Linux 6.6 or later)" : "");
+		detach(at);
+		return err;
+	}
+	p->nr_attached++;
+	return 0;
+}
+
+/* Detach what is no longer wanted, compacting the array. */
+static void detach_unwanted(struct probes *p)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < p->nr_attached; i++) {
+		if (!p->attached[i].wanted) {
+			detach(&p->attached[i]);
+			continue;
+		}
+		p->attached[kept++] = p->attached[i];
+	}
+	p->nr_attached = kept;
+}
+
+int probes__attach_allocator(struct probes *p, const struct allocator *a)
+{
+	int err;
+
+	/* Links of a process we handed over from stay until the end:
+	 * detaching costs a grace period each, and BPF ignores that process. */
+	for (size_t i = 0; i < p->nr_attached; i++)
+		p->attached[i].wanted = p->attached[i].pid != p->tgid;
+	for (size_t obj = 0; obj < a->nr_objects; obj++) {
+		uint64_t sig = object_signature(a, obj);
+		struct attachment *at;
+		struct stat st;
+
+		if (stat(a->objects[obj].open_path, &st)) {
+			err = -errno;
+			fprintf(stderr, "memleakbpf: cannot read %s: %s\n", a->objects[obj].path,
+				strerror(errno));
+			return err;
+		}
+		at = find_attachment(p, &st, sig);
+		if (at) {
+			at->wanted = true;
+			continue;
+		}
+		err = attach_new(p, a, obj, &st, sig);
+		if (err)
+			return err;
+	}
+	detach_unwanted(p);
+	return (int)a->nr;
+}
+
+int probes__attach_dl(struct probes *p, const char *path)
+{
+	struct elf_file *ef;
+	uint64_t vaddr, offset;
+	struct stat st;
+	__u64 off, cookie = 0;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	if (p->dl_fd >= 0 && p->dl_pid == p->tgid && p->dl_dev == st.st_dev &&
+	    p->dl_ino == st.st_ino)
+		return 0;
+	err = elf_file__open(path, &ef);
+	if (!err)
+		err = elf_file__find_func(ef, "_dl_debug_state", true, &vaddr, &offset);
+	elf_file__close(ef);
+	if (!err) {
+		off = offset;
+		err = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.dl_debug_state), path,
+					   &off, &cookie, 1, false);
+	}
+	if (err < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe _dl_debug_state in the dynamic linker %s: %s\n",
+			path, strerror(-err));
+		return err;
+	}
+	if (p->dl_fd >= 0)
+		close(p->dl_fd);
+	p->dl_fd = err;
+	p->dl_pid = p->tgid;
+	p->dl_dev = st.st_dev;
+	p->dl_ino = st.st_ino;
+	return 0;
+}
+
+/* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
+void probes__detach_all(struct probes *p)
+{
+	int fds[(LANES + 1) * p->nr_attached + 3];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_attached; i++)
+		n += take_links(&p->attached[i], fds + n);
+	for (int i = 0; i < 2; i++)
+		if (p->py_exit_fds[i] >= 0)
+			fds[n++] = p->py_exit_fds[i];
+	if (p->dl_fd >= 0)
+		fds[n++] = p->dl_fd;
+	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = -1;
+	close_links(fds, n);
+}

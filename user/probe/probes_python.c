@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Python frames (user/python/): the interpreter's offsets for BPF's walk,
+ * the probes on its exit, and the code objects BPF copies.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "probes.h"
+#include "probes_internal.h"
+#include "python/pytrace.h"
+#include "snapshot.h"
+
+static void close_python_exits(struct probes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->py_exit_fds[i] >= 0)
+			close(p->py_exit_fds[i]);
+		p->py_exit_fds[i] = -1;
+	}
+}
+
+static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
+{
+	struct probes *p = ctx;
+	struct memleak_bpf__bss *bss = p->skel->bss;
+
+	/* Off first, so that BPF never walks with half-written offsets. */
+	bss->py_enabled = 0;
+	__sync_synchronize();
+	if (!py) {
+		close_python_exits(p);
+		bss->py_frozen = 0;
+		return 0;
+	}
+	if (!p->skel->rodata->py_walk)
+		return -EOPNOTSUPP;
+	bss->py = *py;
+	bss->py_frozen = 0;
+	bss->py_exit_stop = stop_at_exit;
+	p->py_used = true;
+	__sync_synchronize();
+	bss->py_enabled = 1;
+	return 0;
+}
+
+/* The events' ring buffer hands the copies to fn (probes.c: on_py_code). */
+static void on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg)
+{
+	struct probes *p = ctx;
+
+	p->py_code_fn = fn;
+	p->py_code_ctx = arg;
+}
+
+static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
+{
+	struct probes *p = ctx;
+	__u64 off = offset, cookie = finalize;
+	int fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.py_exit), path, &off,
+				      &cookie, 1, false);
+
+	if (fd < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe %s in %s: %s\n",
+			finalize ? "Py_FinalizeEx" : "_exit", path, strerror(-fd));
+		return fd;
+	}
+	if (p->py_exit_fds[finalize] >= 0)
+		close(p->py_exit_fds[finalize]);
+	p->py_exit_fds[finalize] = fd;
+	return 0;
+}
+
+static int each_stack(void *ctx, const struct snapshot *snap,
+		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
+{
+	struct snapshot *now = NULL;
+	int err = 0;
+
+	if (!snap) {
+		err = snapshot__collect(ctx, 0, &now);
+		if (err)
+			return err;
+		snap = now;
+	}
+	for (size_t i = 0; i < snap->nr && !err; i++)
+		if (snap->sites[i].py)
+			err = fn(arg, snap->sites[i].py);
+	snapshot__free(now);
+	return err;
+}
+
+void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
+{
+	*ops = (struct pytrace_ops){
+		.ctx = p,
+		.set_python = set_python,
+		.on_code = on_code,
+		.attach_exit = attach_exit,
+		.each_stack = each_stack,
+	};
+}

@@ -21,6 +21,7 @@
 #include "allocator/placement.h"
 #include "probes.h"
 #include "probes_internal.h"
+#include "util/vec.h"
 
 /* Layout of bpf_attr.link_create for multi-uprobe links (probes_internal.h). */
 #define UPROBE_MULTI_RETURN 1		/* BPF_F_UPROBE_MULTI_RETURN */
@@ -290,14 +291,12 @@ static struct attachment *find_attachment(struct probes *p, const struct stat *s
 static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		      const struct stat *st, uint64_t sig)
 {
-	struct attachment *at, *arr;
+	struct attachment *at;
 	int err;
 
-	arr = realloc(p->attached, (p->nr_attached + 1) * sizeof(*arr));
-	if (!arr)
+	if (vec__reserve(&p->attached, &p->cap_attached, p->nr_attached + 1, sizeof(*at)))
 		return -ENOMEM;
-	p->attached = arr;
-	at = &arr[p->nr_attached];
+	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
 				   .signature = sig, .wanted = true };
 	err = attach_object(p, a, obj, at);

@@ -29,7 +29,7 @@ struct probes {
 	pid_t tgid;
 	int verbose;		/* > 0: say where each entry probe goes */
 	struct attachment *attached;
-	size_t nr_attached;
+	size_t nr_attached, cap_attached;
 	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
 	pid_t dl_pid;
 	dev_t dl_dev;

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include "probes_internal.h"
 #include "snapshot.h"
+#include "util/vec.h"
 
 /* The figures of a site; outstanding is what was allocated less what was freed. */
 struct slot_copy {
@@ -52,15 +53,8 @@ static int add_site(struct snapshot *snap, size_t *cap, const struct slot_copy *
 {
 	struct snap_site *s;
 
-	if (snap->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-
-		s = realloc(snap->sites, ncap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		snap->sites = s;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(&snap->sites, cap, snap->nr + 1, sizeof(*s), 256))
+		return -ENOMEM;
 	s = &snap->sites[snap->nr++];
 	memset(s, 0, sizeof(*s));
 	s->stack_id = slot->stack_id;
@@ -241,15 +235,8 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 
 static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const struct slot_copy *slot)
 {
-	if (*nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct snap_live *b = realloc(*buf, ncap * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		*buf = b;
-		*cap = ncap;
-	}
+	if (vec__reserve_min(buf, cap, *nr + 1, sizeof(**buf), 256))
+		return -ENOMEM;
 	(*buf)[(*nr)++] = (struct snap_live){ slot->stack_id, slot->api,
 					      slot->stats.outstanding_bytes,
 					      slot->stats.outstanding_allocs };

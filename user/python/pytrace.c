@@ -10,6 +10,7 @@
 #include "pytrace.h"
 #include "util/proc.h"
 #include "target/target.h"
+#include "util/vec.h"
 
 #define STOP_WAIT_MS 1000
 
@@ -23,7 +24,7 @@ struct pytrace {
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
 	struct report_python report;
 	char **scanned;		/* objects found not to be Python: not opened again */
-	size_t nr_scanned;
+	size_t nr_scanned, cap_scanned;
 };
 
 struct pytrace *pytrace__new(const struct pytrace_settings *s)
@@ -58,11 +59,11 @@ static bool was_scanned(const struct pytrace *t, const char *path)
 /* Remember lo's objects: none is Python, and a later look needs only new ones. */
 static void remember_scanned(struct pytrace *t, const struct lookup_order *lo)
 {
-	char **v = realloc(t->scanned, (t->nr_scanned + lo->nr) * sizeof(*v));
+	char **v;
 
-	if (!v)
+	if (vec__reserve(&t->scanned, &t->cap_scanned, t->nr_scanned + lo->nr, sizeof(*v)))
 		return;
-	t->scanned = v;
+	v = t->scanned;
 	for (size_t i = 0; i < lo->nr; i++) {
 		if (was_scanned(t, lo->objects[i].path))
 			continue;
@@ -112,14 +113,12 @@ static int start(struct pytrace *t)
 {
 	const struct pytrace_ops *ops = &t->ops;
 	const struct python *py = t->py;
-	char path[64];
 	int err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", t->pid);
-	t->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	t->memfd = proc__open(t->pid, "mem", O_RDONLY);
 	t->code = pycode__new(&py->layout, py->code_type);
 	if (t->memfd < 0 || !t->code)
-		return t->memfd < 0 ? -errno : -ENOMEM;
+		return t->memfd < 0 ? t->memfd : -ENOMEM;
 	ops->on_code(ops->ctx, take_copy, t);
 	err = ops->set_python(ops->ctx, &py->bpf, t->spawned);
 	if (!err && py->finalize_path)
@@ -196,7 +195,7 @@ void pytrace__forget(struct pytrace *t)
 		free(t->scanned[i]);
 	free(t->scanned);
 	t->scanned = NULL;
-	t->nr_scanned = 0;
+	t->nr_scanned = t->cap_scanned = 0;
 	t->py = NULL;
 	t->code = NULL;
 	t->memfd = -1;

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,8 @@
 #include "cfi.h"
 #include "util/rootpath.h"
 #include "unwind.h"
+#include "util/proc.h"
+#include "util/vec.h"
 
 /* One file's rows in BPF, and what places them in a process. */
 struct table {
@@ -40,7 +41,7 @@ struct unwind {
 	struct unwind_ops ops;
 	int verbose;
 	struct table *tables;
-	size_t nr_tables;
+	size_t nr_tables, cap_tables;
 	struct published *pub;
 	size_t nr_pub;
 	bool said_too_many;
@@ -146,20 +147,16 @@ static void load_rows(struct unwind *u, int fd, const struct map_entry *e, struc
 /* The mapped file as the target sees it: in its root, or through the mapping when deleted. */
 static int open_mapped(pid_t pid, const struct map_entry *e)
 {
-	char path[PATH_MAX];
-
 	if (!e->deleted)
 		return rootpath__open(pid, e->path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 e->start, e->end);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return proc__open_map_file(pid, e->start, e->end);
 }
 
 /* The table of e's file, loaded now if no file with its build id was. */
 static struct table *table_of(struct unwind *u, pid_t pid, const struct map_entry *e)
 {
 	uint8_t id[64];
-	struct table *t, *n;
+	struct table *t;
 	int fd, len;
 
 	fd = open_mapped(pid, e);
@@ -171,13 +168,11 @@ static struct table *table_of(struct unwind *u, pid_t pid, const struct map_entr
 		close(fd);
 		return t;
 	}
-	n = realloc(u->tables, (u->nr_tables + 1) * sizeof(*n));
-	if (!n) {
+	if (vec__reserve(&u->tables, &u->cap_tables, u->nr_tables + 1, sizeof(*u->tables))) {
 		close(fd);
 		return NULL;
 	}
-	u->tables = n;
-	t = &n[u->nr_tables++];
+	t = &u->tables[u->nr_tables++];
 	*t = (struct table){ .build_id_len = (size_t)len, .dev = e->dev, .ino = e->inode };
 	memcpy(t->build_id, id, (size_t)len);
 	load_rows(u, fd, e, t);

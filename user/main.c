@@ -278,6 +278,8 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
 		.stop_on_exec = t && t->spawned,
+		.bench_floor = o->bench_floor,
+		.probe_at_entry = o->probe_at_entry,
 		.verbose = o->verbose,
 	};
 }
@@ -337,6 +339,7 @@ static struct pytrace *new_pytrace(const struct opts *o)
 	struct pytrace_settings s = {
 		.spawned = o->command != NULL,
 		.python_malloc = o->python_malloc,
+		.no_frames = o->bench_no_python,
 	};
 
 	return pytrace__new(&s);

@@ -435,6 +435,14 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* Set, and not to "0". */
+static bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] && strcmp(v, "0");
+}
+
 static void set_defaults(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -443,6 +451,9 @@ static void set_defaults(struct opts *o)
 	o->max_size = UINT64_MAX;
 	o->max_allocs = OPTS_DEFAULT_MAX_ALLOCS;
 	o->stack_storage_size = OPTS_DEFAULT_STACK_STORAGE;
+	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
+	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
+	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");
 }
 
 int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)

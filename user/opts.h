@@ -43,6 +43,15 @@ struct opts {
 	const char *timeline_path;	/* --timeline FILE (CSV) */
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */
+	/*
+	 * Knobs for `make bench` and the placement tests, not for users, from
+	 * the environment: MEMLEAKBPF_BENCH_FLOOR=1 makes the BPF programs
+	 * return at once (the cost of the probes alone);
+	 * MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every probe at its function's entry
+	 * (allocator/placement.h); MEMLEAKBPF_BENCH_NO_PYTHON=1 leaves a Python
+	 * target's frames unwalked (what they cost).
+	 */
+	bool bench_floor, probe_at_entry, bench_no_python;
 };
 
 /*

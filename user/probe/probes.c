@@ -24,19 +24,6 @@
 /* For libbpf_print, which libbpf calls without a context. */
 static int verbosity;
 
-/*
- * Knobs for `make bench` and the placement tests, not for users:
- * MEMLEAKBPF_BENCH_FLOOR=1 makes the BPF programs return at once (the cost
- * of the probes alone); MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every entry-only
- * probe at its function's entry (see placement.h).
- */
-bool probes__env_flag(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && v[0] && strcmp(v, "0");
-}
-
 /* Ring buffer callback: queue an event for probes__take_events. */
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -231,6 +218,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 		return -ENOMEM;
 	verbosity = cfg->verbose;
 	p->verbose = cfg->verbose;
+	p->probe_at_entry = cfg->probe_at_entry;
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
 	p->dl_fd = -1;
@@ -245,7 +233,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->min_size = cfg->min_size;
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-	p->skel->rodata->bench_floor = probes__env_flag("MEMLEAKBPF_BENCH_FLOOR");
+	p->skel->rodata->bench_floor = cfg->bench_floor;
 	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	size_maps(p->skel, cfg);

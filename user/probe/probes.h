@@ -21,6 +21,8 @@ struct probes_config {
 	uint32_t stack_storage_size;
 	bool stop_on_exec;	/* -c: stop the target at each exec */
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
+	bool bench_floor;	/* BPF programs return at once (opts.h) */
+	bool probe_at_entry;	/* every probe at its function's entry (opts.h) */
 	int verbose;
 };
 

@@ -103,7 +103,7 @@ static void entry_point(const struct probes *p, const struct allocator *a,
 		return;		/* its return probe needs the entry */
 	if (ap->api == API_MUNMAP)
 		keep |= PLACEMENT_REG(PLACEMENT_RSI);
-	if (!probes__env_flag("MEMLEAKBPF_PROBE_AT_ENTRY"))
+	if (!p->probe_at_entry)
 		placement__decide(ap->open_path, ap->offset, keep, &pl);
 	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
 		pl = (struct placement){ .insn = "another function starts there" };

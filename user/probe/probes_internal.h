@@ -28,6 +28,7 @@ struct probes {
 	struct memleak_bpf *skel;
 	pid_t tgid;
 	int verbose;		/* > 0: say where each entry probe goes */
+	bool probe_at_entry;	/* probes_config */
 	struct attachment *attached;
 	size_t nr_attached, cap_attached;
 	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
@@ -57,7 +58,6 @@ struct probes {
 };
 
 /* Is the knob (probes.c says which) set, and not to "0"? */
-bool probes__env_flag(const char *name);
 /*
  * A multi-uprobe link of prog_fd on cnt offsets of the file at path, in the
  * traced process only (ret: on their returns). Its fd, or -errno.

@@ -19,6 +19,7 @@ struct pytrace {
 	pid_t pid;
 	bool spawned;		/* -c: ours to stop at its exit */
 	bool looked;		/* this image was found to be Python, or not walkable */
+	bool no_frames;		/* pytrace_settings */
 	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
 	struct pycode *code;
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
@@ -35,6 +36,7 @@ struct pytrace *pytrace__new(const struct pytrace_settings *s)
 		return NULL;
 	t->memfd = -1;
 	t->spawned = s->spawned;
+	t->no_frames = s->no_frames;
 	/* The command inherits it; Python reads it once, at its start. */
 	if (s->spawned && s->python_malloc && setenv("PYTHONMALLOC", s->python_malloc, 1)) {
 		free(t);
@@ -147,7 +149,7 @@ int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 	int err;
 
 	/* Benchmarking only (make bench): what the Python frames cost. */
-	if (t->looked || getenv("MEMLEAKBPF_BENCH_NO_PYTHON"))
+	if (t->looked || t->no_frames)
 		return 0;
 	buf = calloc(lo->nr ? lo->nr : 1, sizeof(*buf));
 	if (!buf)

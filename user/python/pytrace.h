@@ -24,6 +24,7 @@ struct snapshot;	/* the BPF tables copied (probe/), only handed back to each_sta
 struct pytrace_settings {
 	bool spawned;			/* -c: the target is ours to stop at its exit */
 	const char *python_malloc;	/* --python-malloc: "pymalloc", "malloc"; NULL: unset */
+	bool no_frames;			/* benchmarking: what the Python frames cost (opts.h) */
 };
 
 /* What pytrace asks of BPF; each gets ctx back. */

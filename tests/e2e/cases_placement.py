@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Probe placement: entry-only probes past the entry count the same.
+"""Probe placement: probes past the entry count the same.
 
-Entry-only probes (free, munmap, operator delete) may sit past the entry, on
-the first instruction the kernel emulates (user/placement.c). These cases
+Probes may sit past the entry, on the first instruction the kernel emulates
+(user/allocator/placement.c): entry-only ones (free, munmap, operator
+delete) and, where the stack pointer has not moved yet, the entry and
+return probes of the allocating functions (malloc, new, ...). These cases
 prove that placement equivalent to the entry on each allocator: the victim
 runs twice, with the default placement (and -v, which names where each
 probe went) and with MEMLEAKBPF_PROBE_AT_ENTRY=1, and both reports must
@@ -20,7 +22,7 @@ from lib import (JEMALLOC, TCMALLOC, TRACE, TRACER, VICTIMS, Work, check_report,
 	load_report, read_truth, tracer_env, uses_allocator, victim, wait_exit)
 
 
-PROBE_AT = re.compile(r"^memleakbpf:\s+(\S+): probe at \+(\d+) \((.*)\)$")
+PROBE_AT = re.compile(r"^memleakbpf:\s+(\S+): (?:probe|entry and return probes) at \+(\d+) \((.*)\)$")
 
 
 def placement_run(work, subs, name, command, at_entry):
@@ -118,17 +120,17 @@ CASES = [
 	("placement_glibc", TRACE, [],
 	 placement_case("{V}/v_apis", "v_apis", "v_apis.c", ["free"])),
 	("placement_glibc_cxx", TRACE, [],
-	 placement_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["free", "_ZdlPv"])),
+	 placement_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["free", "_ZdlPv", "_Znwm", "_Znam"])),
 	("placement_tcmalloc", TRACE, [TCMALLOC],
-	 placement_case("env LD_PRELOAD={TC} {V}/v_basic", "v_basic", "v_basic.c", ["free"],
+	 placement_case("env LD_PRELOAD={TC} {V}/v_basic", "v_basic", "v_basic.c", ["free", "malloc"],
 			check=uses_allocator(TCMALLOC))),
 	("placement_tcmalloc_cxx", TRACE, [TCMALLOC],
-	 placement_case("env LD_PRELOAD={TC} {V}/v_cxx", "v_cxx", "v_cxx.cc", ["free"],
+	 placement_case("env LD_PRELOAD={TC} {V}/v_cxx", "v_cxx", "v_cxx.cc", ["free", "_Znwm"],
 			check=uses_allocator(TCMALLOC))),
 	("placement_jemalloc", TRACE, [JEMALLOC],
-	 placement_case("env LD_PRELOAD={JE} {V}/v_basic", "v_basic", "v_basic.c", ["free"],
+	 placement_case("env LD_PRELOAD={JE} {V}/v_basic", "v_basic", "v_basic.c", ["free", "malloc"],
 			check=uses_allocator(JEMALLOC))),
 	("placement_jemalloc_cxx", TRACE, [JEMALLOC],
-	 placement_case("env LD_PRELOAD={JE} {V}/v_cxx", "v_cxx", "v_cxx.cc", ["free"],
+	 placement_case("env LD_PRELOAD={JE} {V}/v_cxx", "v_cxx", "v_cxx.cc", ["free", "_Znwm"],
 			check=uses_allocator(JEMALLOC))),
 ]

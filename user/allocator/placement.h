@@ -19,6 +19,7 @@
 
 /* Registers, numbered as in x86-64 encodings; masks of them. */
 #define PLACEMENT_REG(n) (1u << (n))
+#define PLACEMENT_RDX 2
 #define PLACEMENT_RSP 4
 #define PLACEMENT_RSI 6
 #define PLACEMENT_RDI 7

@@ -86,29 +86,56 @@ static bool probed_entry(const struct allocator *a, size_t obj, uint64_t offset)
 	return false;
 }
 
+/* The argument registers the entry program reads (bpf/memleak.bpf.c, on_enter). */
+static uint32_t args_read(__u32 api)
+{
+	const uint32_t di = PLACEMENT_REG(PLACEMENT_RDI), si = PLACEMENT_REG(PLACEMENT_RSI);
+
+	switch (api) {
+	case API_CALLOC:
+	case API_REALLOC:
+	case API_ALIGNED_ALLOC:
+	case API_MEMALIGN:
+	case API_MMAP:
+	case API_MUNMAP:
+		return di | si;
+	case API_REALLOCARRAY:
+	case API_POSIX_MEMALIGN:
+	case API_MREMAP:
+		return di | si | PLACEMENT_REG(PLACEMENT_RDX);
+	default:
+		return di;
+	}
+}
+
 /*
- * Where the entry probe of ap goes: an entry-only function's may move to the
- * first instruction the kernel emulates (placement.h); the cookie carries the
- * API and, in its upper half, how far the stack pointer has moved by then.
+ * Where ap's probes go: at the first instruction the kernel emulates
+ * (placement.h), which every call reaches from the entry with the arguments
+ * the entry program reads intact; an allocating function's return probe
+ * goes there too, so the call traps once on the way in. The kernel takes
+ * over the return address at the stack pointer when that probe fires
+ * (arch_uretprobe_hijack_return_addr), so for an allocating function the
+ * stack pointer must not have moved yet: the return address is still on
+ * top. The cookie carries the API and, in its upper half, how far the
+ * stack pointer has moved (an entry-only probe past a push or a sub).
  */
-static void entry_point(const struct probes *p, const struct allocator *a,
+static void probe_point(const struct probes *p, const struct allocator *a,
 			const struct alloc_probe *ap, __u64 *offset, __u64 *cookie)
 {
-	uint32_t keep = PLACEMENT_REG(PLACEMENT_RDI);
 	struct placement pl = { .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
+	bool returns = ap->api < API__ALLOCATING;
 
 	*offset = ap->offset;
 	*cookie = ap->api;
-	if (ap->api < API__ALLOCATING)
-		return;		/* its return probe needs the entry */
-	if (ap->api == API_MUNMAP)
-		keep |= PLACEMENT_REG(PLACEMENT_RSI);
 	if (!p->probe_at_entry)
-		placement__decide(ap->open_path, ap->offset, keep, &pl);
+		placement__decide(ap->open_path, ap->offset, args_read(ap->api), &pl);
 	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
 		pl = (struct placement){ .insn = "another function starts there" };
+	if (pl.skip && returns && pl.sp_delta)
+		pl = (struct placement){ .insn = "the stack pointer moves before any emulated instruction, and a return probe needs the return address on top" };
 	if (p->verbose)
-		fprintf(stderr, "memleakbpf:   %s: probe at +%u (%s)\n", ap->symbol, pl.skip, pl.insn);
+		fprintf(stderr, "memleakbpf:   %s: %s at +%u (%s)\n", ap->symbol,
+			returns ? "entry and return probes" : "probe", pl.skip, pl.insn);
 	*offset += pl.skip;
 	*cookie |= (__u64)pl.sp_delta << 32;
 }
@@ -172,12 +199,12 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
-			entry_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
-			n[l]++;
+			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
 			if (ap->api < API__ALLOCATING) {
-				ret_offsets[nret] = ap->offset;
+				ret_offsets[nret] = offsets[l][n[l]];
 				ret_cookies[nret++] = ap->api;
 			}
+			n[l]++;
 		}
 	}
 	at->exit_fd = -1;

@@ -22,11 +22,10 @@ USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
 # whose link proves it. Whole folders, and the pure files of the others.
-PURE_DIRS := util model target allocator report
+PURE_DIRS := util model target allocator analyze report
 PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
 PURE      += $(patsubst user/%.c,%,$(wildcard user/unwind/cfi*.c))
 PURE      += python/python python/pycode python/pystack symbolize/perfmap
-PURE      += analyze/aggregate analyze/history analyze/verdict
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%.o,$(UNIT_SRCS))

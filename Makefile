@@ -21,11 +21,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(AR
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
-# whose link proves it. Whole folders, and the pure files of the others.
-PURE_DIRS := util model target allocator report unwind python
+# whose link proves it: whole folders (probe/ needs libbpf, symbolize/ libdw).
+PURE_DIRS := util model target allocator unwind python analyze report
 PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
-PURE      += symbolize/perfmap
-PURE      += analyze/aggregate analyze/history analyze/verdict
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%.o,$(UNIT_SRCS))
@@ -288,7 +286,8 @@ FUZZ_TIME ?= 600
 FUZZ_DIR  := $(OUTPUT)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -std=gnu11 \
               -D_GNU_SOURCE $(INCLUDES)
-FUZZ_OBJS := $(patsubst %,$(FUZZ_DIR)/user/%.o,$(PURE))
+# perfmap.c is pure too, in the symbolizer's folder.
+FUZZ_OBJS := $(patsubst %,$(FUZZ_DIR)/user/%.o,$(PURE) symbolize/perfmap)
 
 $(FUZZ_DIR)/user/%.o: user/%.c
 	$(call msg,CC-FUZZ,$@)

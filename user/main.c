@@ -22,6 +22,7 @@
 #include "opts.h"
 #include "report/outfile.h"
 #include "probe/probes.h"
+#include "probe/snapshot.h"
 #include "python/pytrace.h"
 #include "probe/support.h"
 #include "symbolize/symbolize.h"
@@ -137,6 +138,20 @@ static void warm_symbols(struct tracer *tr)
 	symbolizer__warm(tr->sym, tr->mods, addr);	/* a report says what fails */
 }
 
+/* The insight timer fired: the live figures of every site, for the peak. */
+static void sample(struct tracer *tr)
+{
+	struct timespec now;
+	size_t nr;
+
+	if (!insight__due(tr->ins))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* A failed sample only costs precision: the next one comes soon. */
+	if (!snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
+		insight__tick(tr->ins, &now, tr->live, nr);
+}
+
 static void run(struct tracer *tr)
 {
 	struct epoll_event ev;
@@ -155,7 +170,7 @@ static void run(struct tracer *tr)
 		else if (ev.data.fd == tr->timerfd)
 			on_timer(tr);
 		else if (ev.data.fd == insight__fd(tr->ins))
-			insight__tick(tr->ins, tr->probes);
+			sample(tr);
 		else if (target__gone(tr->target))
 			tr->done = true;
 		/* The first sampling tick, 0.1 s in: the target runs by then. */
@@ -395,6 +410,7 @@ cleanup:
 	symbolizer__free(tr.sym);
 	modules__free(tr.mods);
 	insight__free(tr.ins);
+	free(tr.live);
 	pytrace__free(tr.py);
 	target__free(tr.target);
 	if (tr.epfd >= 0)

@@ -344,6 +344,20 @@ static int symbolize(struct tracer *tr, bool all, const struct report_meta *meta
 	return err;
 }
 
+/* The churn and peak stacks insight__fill picks, built as the report's. */
+struct stacks_ctx {
+	struct tracer *tr;
+	const struct report_meta *meta;
+};
+
+static int build_stacks(const struct aggregate *sites, void *ctx, struct report_stack **out,
+			size_t *nr)
+{
+	const struct stacks_ctx *c = ctx;
+
+	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
+}
+
 static int build(struct tracer *tr, bool final, bool text, struct built *b)
 {
 	struct report_meta meta = {
@@ -380,7 +394,8 @@ static int build(struct tracer *tr, bool final, bool text, struct built *b)
 		err = report__build_figures(b->agg, tr->mods, &meta, &b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
-		err = insight__fill(tr->ins, b->snap, b->agg, tr->sym, tr->mods, &meta, b->r);
+		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
+				    &(struct stacks_ctx){ tr, &meta }, b->r);
 	if (!err)
 		err = symbolize(tr, all_stacks(tr, final, text), &meta, b);
 	return err;

@@ -21,6 +21,7 @@ struct insight;
 struct unwind;
 struct pytrace;
 struct watchdog;
+struct snap_live;
 
 struct tracer {
 	const struct opts *opts;
@@ -29,6 +30,8 @@ struct tracer {
 	struct modules *mods;
 	struct symbolizer *sym;
 	struct insight *ins;	/* growth, churn, peak, memory verdict, timeline */
+	struct snap_live *live;	/* insight's samples, read into this buffer (grown) */
+	size_t live_cap;
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
 	struct pytrace *py;	/* Python frames; idle unless the target is Python */
 	bool tracing;		/* allocator probes attached */

@@ -28,8 +28,6 @@ struct insight {
 	unsigned ticks;
 	struct mem_reading last;	/* the target's memory, read now and then */
 	bool have_last;
-	struct snap_live *live;	/* the tick's buffer, kept between ticks */
-	size_t live_cap;
 };
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -65,7 +63,6 @@ void insight__free(struct insight *in)
 	if (in->timerfd >= 0)
 		close(in->timerfd);
 	history__free(in->h);
-	free(in->live);
 	free(in);
 }
 
@@ -122,22 +119,20 @@ static void read_memory(struct insight *in, double t_s, const struct snap_live *
 	in->have_last = true;
 }
 
-void insight__tick(struct insight *in, struct probes *p)
+bool insight__due(struct insight *in)
 {
-	struct timespec ts;
 	uint64_t ticks;
-	size_t nr;
-	double t_s;
 
-	if (read(in->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks) || !in->started)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t_s = seconds(in, ns_of(&ts));
-	/* A failed sample only costs precision: the next one comes soon. */
-	if (snapshot__live(p, &in->live, &in->live_cap, &nr))
-		return;
-	history__tick(in->h, t_s, in->live, nr);
-	read_memory(in, t_s, in->live, nr);
+	return read(in->timerfd, &ticks, sizeof(ticks)) == sizeof(ticks) && in->started;
+}
+
+void insight__tick(struct insight *in, const struct timespec *now, const struct snap_live *live,
+		   size_t nr)
+{
+	double t_s = seconds(in, ns_of(now));
+
+	history__tick(in->h, t_s, live, nr);
+	read_memory(in, t_s, live, nr);
 }
 
 int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
@@ -196,28 +191,8 @@ static int growth(struct insight *in, const struct snapshot *snap, const struct 
 
 /* ------------------------------------------------------------ churn, peak */
 
-/* Symbolized stacks of sites, built as a report of their own and taken from it. */
-static int build_stacks(const struct snap_site **sites, size_t nr, struct symbolizer *sym,
-			const struct modules *mods, const struct report_meta *meta,
-			struct report_stack **out, size_t *nr_out)
-{
-	struct aggregate agg = { .sites = sites, .nr = nr };
-	struct report *sub;
-	int err = report__build(&agg, sym, mods, meta, &sub);
-
-	if (err)
-		return err;
-	*out = sub->stacks;
-	*nr_out = sub->nr_stacks;
-	sub->stacks = NULL;
-	sub->nr_stacks = 0;
-	report__free(sub);
-	return 0;
-}
-
-static int churn(struct insight *in, const struct snapshot *snap, struct symbolizer *sym,
-		 const struct modules *mods, const struct report_meta *meta,
-		 struct report_analysis *a)
+static int churn(struct insight *in, const struct snapshot *snap, insight_stacks_fn *stacks,
+		 void *ctx, struct report_analysis *a)
 {
 	const struct snap_site *sites[INSIGHT_CHURN];
 	struct report_rate rates[INSIGHT_CHURN];
@@ -226,7 +201,7 @@ static int churn(struct insight *in, const struct snapshot *snap, struct symboli
 
 	if (n <= 0)
 		return n;
-	err = build_stacks(sites, n, sym, mods, meta, &a->churn, &a->nr_churn);
+	err = stacks(&(struct aggregate){ .sites = sites, .nr = n }, ctx, &a->churn, &a->nr_churn);
 	for (size_t i = 0; !err && i < a->nr_churn; i++)
 		a->churn[i].rate = rates[i];
 	return err;
@@ -260,16 +235,14 @@ static struct snap_site site_at_peak(const struct snapshot *snap, const struct s
 }
 
 /* The biggest stacks at the peak; the sites hold their stacks in snap (sites never leave). */
-static int peak(struct insight *in, const struct snapshot *snap, struct symbolizer *sym,
-		const struct modules *mods, const struct report_meta *meta,
-		struct report_analysis *a)
+static int peak(struct insight *in, const struct snapshot *snap, insight_stacks_fn *stacks,
+		void *ctx, struct report_analysis *a)
 {
 	const struct history_peak *hp = history__peak(in->h);
 	struct snap_site copies[INSIGHT_PEAK];
 	const struct snap_site *sites[INSIGHT_PEAK];
 	struct snap_live *v;
 	size_t n;
-	int err;
 
 	if (!hp)
 		return 0;
@@ -289,13 +262,12 @@ static int peak(struct insight *in, const struct snapshot *snap, struct symboliz
 		a->peak.other_allocs -= v[i].allocs;
 	}
 	free(v);
-	err = build_stacks(sites, n, sym, mods, meta, &a->peak.stacks, &a->peak.nr_stacks);
-	return err;
+	return stacks(&(struct aggregate){ .sites = sites, .nr = n }, ctx, &a->peak.stacks,
+		      &a->peak.nr_stacks);
 }
 
 int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
-		  struct symbolizer *sym, const struct modules *mods,
-		  const struct report_meta *meta, struct report *r)
+		  insight_stacks_fn *stacks, void *ctx, struct report *r)
 {
 	struct report_analysis *a = calloc(1, sizeof(*a));
 	struct report_growth live;
@@ -306,9 +278,9 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	r->analysis = a;
 	err = growth(in, snap, agg, r, a);
 	if (!err)
-		err = churn(in, snap, sym, mods, meta, a);
+		err = churn(in, snap, stacks, ctx, a);
 	if (!err)
-		err = peak(in, snap, sym, mods, meta, a);
+		err = peak(in, snap, stacks, ctx, a);
 	a->samples = history__samples(in->h, &a->nr_samples);
 	history__live_growth(in->h, &live);
 	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Leak, cache, churn, peak, fragmentation: what the run's history says,
- * added to each report. Owns the history (history.c), samples the live
- * figures every INSIGHT_TICK_MS for the peak, reads the target's memory at
- * each report (memstat.c) and judges it (verdict.c).
+ * added to each report. Owns the history (history.c), keeps the live
+ * figures its caller samples every INSIGHT_TICK_MS for the peak, reads the
+ * target's memory at each report (memstat.c) and judges it (verdict.c).
+ * It reads no BPF map and symbolizes nothing: the caller hands it the
+ * figures, and the stacks of the sites it picks (insight_stacks_fn), so
+ * that the unit tests drive it with hand-made ones.
  */
 #ifndef INSIGHT_H
 #define INSIGHT_H
@@ -12,10 +15,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include "aggregate.h"
-#include "target/modules.h"
-#include "symbolize/report_build.h"
+#include "model/report.h"
 #include "probe/snapshot.h"
-#include "symbolize/symbolize.h"
 
 #define INSIGHT_TICK_MS 100
 #define INSIGHT_MEM_TICKS 5	/* the target's memory is read every 5 ticks, and at each report */
@@ -23,28 +24,39 @@
 #define INSIGHT_PEAK 20		/* stacks listed at the peak */
 
 struct insight;
-struct probes;
+
+/*
+ * The stacks of sites (in their order, with their figures), built as the
+ * report's are, into *out (*nr of them, freed with the report). Insight
+ * picks the sites of the churn and the peak; the caller, who holds the
+ * symbolizer, builds their stacks. 0 or -errno.
+ */
+typedef int insight_stacks_fn(const struct aggregate *sites, void *ctx,
+			      struct report_stack **out, size_t *nr);
 
 /* attached: -p, where memory from before tracing is unknown. NULL on failure. */
 struct insight *insight__new(bool attached);
 void insight__free(struct insight *in);
-/* The timer to watch; insight__tick when it is readable. */
+/* The timer to watch; insight__due when it is readable. */
 int insight__fd(const struct insight *in);
 /* Tracing of pid began at start (CLOCK_MONOTONIC): the baseline, and the ticks. */
 void insight__start(struct insight *in, pid_t pid, const struct timespec *start);
 /* pid is a new image (exec): what the old one held is gone. */
 void insight__reset(struct insight *in, pid_t pid);
-/* The timer fired: sample the live figures. */
-void insight__tick(struct insight *in, struct probes *p);
+/* The timer fired: true when a sample is due (snapshot__live, then insight__tick). */
+bool insight__due(struct insight *in);
+/* The live figures of every site (nr of them) at now, CLOCK_MONOTONIC. */
+void insight__tick(struct insight *in, const struct timespec *now, const struct snap_live *live,
+		   size_t nr);
 /* A report's snapshot and totals, and the memory of pid now (0: gone). 0 or -errno. */
 int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 		 const struct aggregate *agg);
 /*
  * r's analysis, from the history up to snap (the last one added): r was built
- * from agg with meta; churn and peak stacks are symbolized the same way.
+ * from agg; stacks(sites, ctx, ...) builds the churn and peak stacks the same
+ * way. 0 or -errno; on an error, what was filled is left for report__free.
  */
 int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
-		  struct symbolizer *sym, const struct modules *mods,
-		  const struct report_meta *meta, struct report *r);
+		  insight_stacks_fn *stacks, void *ctx, struct report *r);
 
 #endif

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/report.h"
+#include "xml.h"
 
 #define SVG_WIDTH 1200
 #define SVG_MARGIN 10
@@ -190,78 +191,6 @@ static int cmp_stack(const void *pa, const void *pb)
 	return cmp_u64(na, nb);
 }
 
-/* ------------------------------------------------------------- XML text */
-
-/* The code point of the well-formed UTF-8 sequence at s and its length in *n, or -1. */
-static long utf8_decode(const unsigned char *s, int *n)
-{
-	long cp, min;
-
-	if (s[0] < 0x80) {
-		*n = 1;
-		return s[0];
-	}
-	if ((s[0] & 0xe0) == 0xc0)
-		*n = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		*n = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		*n = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return -1;
-	for (int i = 1; i < *n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
-	if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return -1;
-	return cp;
-}
-
-/* A character XML 1.0 allows (its "Char" production). */
-static bool xml_char(long cp)
-{
-	if (cp < 0x20)
-		return cp == '\t' || cp == '\n' || cp == '\r';
-	return cp != 0xfffe && cp != 0xffff;
-}
-
-/*
- * Names come from the target and may hold any byte. One bad byte would make
- * the whole file unreadable, so what XML cannot carry becomes U+FFFD.
- */
-static void put_xml(const char *str, size_t len, FILE *f)
-{
-	const unsigned char *s = (const unsigned char *)str, *end = s + len;
-
-	while (s < end && *s) {
-		int n = 1;
-		long cp = utf8_decode(s, &n);
-
-		if (cp < 0 || s + n > end || !xml_char(cp) || cp == '\n' || cp == '\r') {
-			fputs("\xef\xbf\xbd", f);
-			s += cp < 0 || s + n > end ? 1 : n;
-			continue;
-		}
-		switch (cp) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fwrite(s, 1, n, f);
-		}
-		s += n;
-	}
-}
-
-static void put_xml_str(const char *s, FILE *f)
-{
-	put_xml(s, strlen(s), f);
-}
-
 /* ------------------------------------------------------------- frames */
 
 /* The name a frame shows: function, else module+0xoffset, else the address. */
@@ -303,10 +232,10 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 	char size[32];
 
 	fputs("<title>", f);
-	put_xml_str(name, f);
+	xml__put(name, XML_ALL, f);
 	for (unsigned i = 0; i < o->nlines; i++) {
 		fputs(i ? ", " : "\nat ", f);
-		put_xml_str(o->lines[i]->file, f);
+		xml__put(o->lines[i]->file, XML_ALL, f);
 		if (o->lines[i]->line)
 			fprintf(f, ":%d", o->lines[i]->line);
 	}
@@ -316,7 +245,7 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 		fputs(" (inlined)", f);
 	if (fr && fr->module) {
 		fputs("\nin ", f);
-		put_xml_str(fr->module, f);
+		xml__put(fr->module, XML_ALL, f);
 	}
 	if (o->it.kind == K_API)
 		fputs("\nallocation function", f);
@@ -335,14 +264,14 @@ static void put_label(const char *name, double w, FILE *f)
 	if (fit < 3)
 		return;
 	if (len <= fit) {
-		put_xml(name, len, f);
+		xml__put(name, len, f);
 		return;
 	}
 	len = fit - 2;
 	/* Cut between characters, not inside one. */
 	while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
 		len--;
-	put_xml(name, len, f);
+	xml__put(name, len, f);
 	fputs("..", f);
 }
 
@@ -517,7 +446,7 @@ static void put_header(const struct layout *l, unsigned height, FILE *f)
 		"Outstanding memory of pid %d", SVG_WIDTH / 2, l->r->pid);
 	if (l->r->command) {
 		fputs(" (", f);
-		put_xml_str(l->r->command, f);
+		xml__put(l->r->command, XML_ALL, f);
 		fputc(')', f);
 	}
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">"

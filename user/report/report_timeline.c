@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/report.h"
+#include "xml.h"
 
 #define W 960
 #define H 480
@@ -79,44 +80,6 @@ int report_timeline_csv__write(const struct report *r, FILE *f)
 	}
 	free(s);
 	return ferror(f) ? -EIO : 0;
-}
-
-/* ------------------------------------------------------------ text in XML */
-
-/*
- * The command line comes from the target and may hold any byte: what XML
- * cannot carry (controls, invalid UTF-8, U+FFFE/U+FFFF) becomes U+FFFD, so
- * one bad byte never makes the file unreadable. At most max characters.
- */
-static void put_xml(const char *str, size_t max, FILE *f)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	for (size_t chars = 0; *s; chars++) {
-		int n = report__utf8_len((const char *)s);
-
-		if (chars == max) {
-			fputs("\xe2\x80\xa6", f);
-			return;
-		}
-		if (!n || *s < 0x20 || *s == 0x7f ||
-		    (n == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)) {
-			fputs("\xef\xbf\xbd", f);
-			s += n ? n : 1;
-			continue;
-		}
-		if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fwrite(s, 1, n, f);
-		s += n;
-	}
 }
 
 /* ------------------------------------------------------------ scales */
@@ -301,7 +264,7 @@ static void header(const struct report *r, FILE *f)
 	fprintf(f, "<text class=\"sub\" x=\"10\" y=\"40\">pid %d", r->pid);
 	if (r->command) {
 		fputs(" (", f);
-		put_xml(r->command, TEXT_MAX, f);
+		xml__put_max(r->command, TEXT_MAX, f);
 		fputc(')', f);
 	}
 	fprintf(f, ", %.1f s traced; verdict: %s</text>\n", r->duration_s,

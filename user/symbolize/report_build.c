@@ -222,6 +222,23 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 	return err;
 }
 
+int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta,
+			 struct report_stack **out, size_t *nr)
+{
+	struct report *sub;
+	int err = report__build(agg, sym, mods, meta, &sub);
+
+	if (err)
+		return err;
+	*out = sub->stacks;
+	*nr = sub->nr_stacks;
+	sub->stacks = NULL;
+	sub->nr_stacks = 0;
+	report__free(sub);
+	return 0;
+}
+
 /* Biggest total first; ties broken so that two runs give the same file. */
 static int freed_cmp(const void *a, const void *b)
 {

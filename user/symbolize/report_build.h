@@ -37,6 +37,14 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 		  const struct report_meta *meta, struct report **out);
 
 /*
+ * report__build's stacks alone, into *out (*nr of them; free each with the
+ * report that takes them): the churn and peak stacks of an analysis.
+ */
+int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta,
+			 struct report_stack **out, size_t *nr);
+
+/*
  * report__build in two steps, for a report that will not print every stack:
  * the figures of every stack, frameless, then the frames of the stacks with
  * want[i] (NULL: all of them). Resolving and copying a deep stack's frames

@@ -180,6 +180,7 @@ e2e: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py
 
 test: deps
+	$(Q)/usr/bin/python3 tests/layout/check.py
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-san
 	$(Q)$(MAKE) --no-print-directory e2e

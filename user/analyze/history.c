@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "history.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX		/* hstack.first: has never held bytes */
 
@@ -289,15 +290,8 @@ static int add_sample(struct history *h, double t_s, const struct report_totals 
 {
 	struct report_sample *r;
 
-	if (h->nr_samples == h->cap_samples) {
-		size_t cap = h->cap_samples ? h->cap_samples * 2 : 64;
-
-		r = realloc(h->samples, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		h->samples = r;
-		h->cap_samples = cap;
-	}
+	if (vec__reserve_min(&h->samples, &h->cap_samples, h->nr_samples + 1, sizeof(*r), 64))
+		return -ENOMEM;
 	r = &h->samples[h->nr_samples++];
 	memset(r, 0, sizeof(*r));
 	r->t_s = t_s;
@@ -315,14 +309,8 @@ static int keep_peak(struct history *h, double t_s, uint64_t bytes, const struct
 {
 	size_t n = 0;
 
-	if (nr > h->peak_cap) {
-		struct snap_live *p = realloc(h->peak_sites, nr * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		h->peak_sites = p;
-		h->peak_cap = nr;
-	}
+	if (vec__reserve(&h->peak_sites, &h->peak_cap, nr, sizeof(*h->peak_sites)))
+		return -ENOMEM;
 	h->peak.allocs = 0;
 	for (size_t i = 0; i < nr; i++) {
 		if (!live[i].bytes)

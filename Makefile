@@ -221,6 +221,7 @@ bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/wl_cxx $(OUTPUT)/bench/stam
        $(OUTPUT)/bench/deep $(OUTPUT)/bench/deep-nofp
 	$(Q)/usr/bin/python3 scripts/bench.py
 	$(Q)/usr/bin/python3 scripts/bench_symbolize.py
+	$(Q)/usr/bin/python3 scripts/bench_redis.py
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory memleakbpf $(OUTPUT)/victims/demo_leaky

@@ -55,18 +55,24 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, ".output", "bench")
 TRACER = os.path.join(ROOT, "memleakbpf")
 WL = os.path.join(OUT, "wl")
+WL_CXX = os.path.join(OUT, "wl_cxx")
 STAMP = os.path.join(OUT, "stamp.so")
 DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 PYTHON = "/usr/bin/python3"
 JQ = "/usr/bin/jq"
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
 RUN_TIMEOUT = 120
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
-# name: (argv, how it is timed, pairs for the wl workloads)
+# name: (argv, how it is timed[, the allocator LD_PRELOADed])
 WORKLOADS = {
 	"loop": ([WL, "loop", "100000", "64"], "self"),
+	"jemalloc": ([WL, "loop", "100000", "64"], "self", JEMALLOC),
+	"tcmalloc": ([WL, "loop", "100000", "64"], "self", TCMALLOC),
+	"c++new[]": ([WL_CXX, "loop", "100000", "64"], "self"),
 	"working-set": ([WL, "ws", "100000", "10000"], "self"),
 	"2-threads": ([WL, "threads", "50000", "2"], "self"),
 	"python": ([PYTHON, os.path.join(ROOT, "tests", "bench", "alloc.py"), "40"], "stamp"),
@@ -75,7 +81,15 @@ WORKLOADS = {
 }
 TRACERS = ["untraced", "memleakbpf", "floor", "memleakbpf@entry", "floor@entry",
 	   "bpftrace", "heaptrack"]
-ENTRY_ONLY_ON = {"loop"}	# the @entry variants run on these workloads
+ENTRY_ONLY_ON = {"loop", "jemalloc", "tcmalloc", "c++new[]"}	# the @entry variants run on these
+# Every allocator at glibc's cost: their added ns/pair against the loop's, at most this.
+ALLOCATOR_TARGET = 1.3
+
+def preload(workload):
+	"""The allocator a workload runs on instead of glibc's, or None."""
+	spec = WORKLOADS[workload]
+	return spec[2] if len(spec) > 2 else None
+
 
 BPFTRACE_SCRIPT = """
 uprobe:%(libc)s:malloc /pid == cpid/ { @size[tid] = arg0; }
@@ -119,7 +133,7 @@ class Run:
 		self.out = os.path.join(work, "%s.%s" % (workload, tracer.replace("@", "-")))
 
 	def env(self):
-		argv, timing = WORKLOADS[self.workload]
+		argv, timing = WORKLOADS[self.workload][:2]
 		env = dict(os.environ)
 		for k in ("LD_PRELOAD", "MEMLEAKBPF_BENCH_FLOOR", "MEMLEAKBPF_PROBE_AT_ENTRY"):
 			env.pop(k, None)
@@ -139,10 +153,11 @@ class Run:
 
 	def argv(self):
 		"""The command line; the program's own LD_PRELOAD goes through env(1)."""
-		argv, timing = WORKLOADS[self.workload]
+		argv, timing = WORKLOADS[self.workload][:2]
 		prog = list(argv)
-		if timing == "stamp" and self.tracer != "heaptrack":
-			prog = ["/usr/bin/env", "LD_PRELOAD=" + STAMP] + prog
+		lib = STAMP if timing == "stamp" else preload(self.workload)
+		if lib and self.tracer != "heaptrack":
+			prog = ["/usr/bin/env", "LD_PRELOAD=" + lib] + prog
 		cmd = " ".join(prog)
 		if self.tracer == "untraced":
 			return prog
@@ -151,7 +166,7 @@ class Run:
 		if self.tracer == "bpftrace":
 			script = self.out + ".bt"
 			with open(script, "w") as f:
-				f.write(BPFTRACE_SCRIPT % {"libc": LIBC})
+				f.write(BPFTRACE_SCRIPT % {"libc": preload(self.workload) or LIBC})
 			return ["bpftrace", script, "-c", cmd]
 		return ["heaptrack", "-o", self.out + ".heaptrack"] + prog
 
@@ -160,6 +175,8 @@ class Run:
 		env = self.env()
 		if self.tracer == "heaptrack" and WORKLOADS[self.workload][1] == "stamp":
 			env["LD_PRELOAD"] = STAMP	# heaptrack puts its own library first
+		elif self.tracer == "heaptrack" and preload(self.workload):
+			env["LD_PRELOAD"] = preload(self.workload)
 		result = self.out + ".result"
 		if os.path.exists(result):
 			os.unlink(result)
@@ -276,6 +293,22 @@ def targets(workloads, results):
 		lines.append("%s: %.2fx the floor (target at most 1.3: %s); bpftrace adds %.2fx as much "
 			     "(target at least 6: %s)" % (w, x_floor, "met" if x_floor <= 1.3 else "not met",
 							    x_bt, "met" if x_bt >= 6 else "not met"))
+	return lines
+
+
+def allocator_targets(workloads, results):
+	"""Each allocator's ns/pair added by memleakbpf against glibc's (the loop), same run."""
+	def added(w):
+		t, u = results.get((w, "memleakbpf")), results.get((w, "untraced"))
+		return statistics.median(t) - statistics.median(u) if t and u else None
+	base, lines = added("loop"), []
+	for w in workloads:
+		a = added(w)
+		if w == "loop" or w not in ENTRY_ONLY_ON or a is None or not base:
+			continue
+		x = a / base
+		lines.append("%s: adds %.0f ns/pair, %.2fx glibc's %.0f (target at most %.1f: %s)" % (
+			w, a, x, base, ALLOCATOR_TARGET, "met" if x <= ALLOCATOR_TARGET else "not met"))
 	return lines
 
 
@@ -746,7 +779,7 @@ def main(argv):
 	if os.geteuid() != 0:
 		say("needs root (the tracers load BPF programs)")
 		return 1
-	for f in (TRACER, WL, STAMP):
+	for f in (TRACER, WL, WL_CXX, STAMP):
 		if not os.path.exists(f):
 			say("%s is missing: run it through `make bench`" % f)
 			return 1
@@ -759,7 +792,7 @@ def main(argv):
 	results, errors, pairs = measure(workloads, runs, have)
 	elapsed = time.monotonic() - t0
 	rows = table(workloads, results, errors)
-	goals = targets(workloads, results)
+	goals = targets(workloads, results) + allocator_targets(workloads, results)
 	print(plain(rows))
 	for line in goals:
 		print("target: " + line)

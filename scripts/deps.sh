@@ -7,10 +7,13 @@ set -eu
 # clang/llvm: `clang -target bpf`; bpftool: the skeleton; libc6-dbg: names and
 # lines for glibc frames; python3: the e2e runner; tcmalloc/jemalloc: the
 # allocator tests; google-perftools (google-pprof) and golang-go (go tool
-# pprof): the readers the --pprof and --snapshot-dir tests check against.
+# pprof): the readers the --pprof and --snapshot-dir tests check against;
+# redis-server, redis-tools, heaptrack (with gdb for its -p) and bpftrace: the
+# real server and the peers of `make bench`.
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 zlib1g-dev pkg-config libc6-dev libc6-dbg python3 libtcmalloc-minimal4 \
-libjemalloc2 valgrind google-perftools golang-go"
+libjemalloc2 valgrind google-perftools golang-go redis-server redis-tools \
+heaptrack gdb bpftrace"
 
 missing_packages()
 {

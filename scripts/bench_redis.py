@@ -9,6 +9,8 @@ persistence) for each mode, interleaved so that drift of the machine spreads
 over all of them alike:
   untraced     redis alone
   memleakbpf   ./memleakbpf -p PID attached before the benchmark starts
+  floor        the same, with BPF programs that return at once
+               (MEMLEAKBPF_BENCH_FLOOR=1): what the uprobes alone cost
   heaptrack    heaptrack -p PID (runtime injection through gdb)
 and runs `redis-benchmark -t set,get -d 100 -n REQUESTS` against it. The
 figure is requests per second, SET and GET together (the harmonic mean of
@@ -31,7 +33,7 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 TRACER = os.path.join(ROOT, "memleakbpf")
 DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 BEGIN, END = "<!-- bench-redis:begin -->", "<!-- bench-redis:end -->"
-MODES = ("untraced", "memleakbpf", "heaptrack")
+MODES = ("untraced", "memleakbpf", "floor", "heaptrack")
 HOST = "127.0.0.1"
 STEP_TIMEOUT = 60
 
@@ -98,8 +100,9 @@ def one_run(mode, requests, work):
 	tracer = None
 	try:
 		wait_port(port, time.monotonic() + STEP_TIMEOUT)
-		if mode == "memleakbpf":
-			tracer = subprocess.Popen([TRACER, "-p", str(server.pid), "3600"],
+		if mode in ("memleakbpf", "floor"):
+			env = dict(os.environ, MEMLEAKBPF_BENCH_FLOOR="1" if mode == "floor" else "0")
+			tracer = subprocess.Popen([TRACER, "-p", str(server.pid), "3600"], env=env,
 						  stdout=subprocess.DEVNULL, stderr=open(log + ".err", "wb"))
 			wait_line(log + ".err", "memleakbpf: tracing", time.monotonic() + STEP_TIMEOUT, tracer)
 		elif mode == "heaptrack":
@@ -108,7 +111,7 @@ def one_run(mode, requests, work):
 			wait_line(log + ".err", "injection finished", time.monotonic() + STEP_TIMEOUT, tracer)
 		return rps(port, requests)
 	finally:
-		if tracer and mode == "memleakbpf":
+		if tracer and mode != "heaptrack":
 			stop(tracer)
 		stop(server, signal.SIGTERM)
 		if tracer:
@@ -148,6 +151,11 @@ def verdicts(vals):
 	x = med["memleakbpf"] / med["untraced"]
 	lines = ["memleakbpf -p keeps %.2f of redis's throughput (target at least 0.5: %s)" % (
 		x, "met" if x >= 0.5 else "not met")]
+	if "floor" in med:
+		lines.append("the bare probes (floor) keep %.2f: memleakbpf's programs cost %.0f%% of "
+			     "what tracing takes" % (med["floor"] / med["untraced"],
+						     100 * (1 / x - med["untraced"] / med["floor"]) /
+						     max(1 / x - 1, 1e-9)))
 	if "heaptrack" in med:
 		h = med["heaptrack"] / med["untraced"]
 		lines.append("heaptrack -p keeps %.2f (target: memleakbpf no worse: %s)" % (

@@ -405,6 +405,7 @@ int main(int argc, char **argv)
 		status = EXIT_FAILURE;
 cleanup:
 	unwind__free(tr.unw);
+	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
 	probes__free(tr.probes);
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */
 	symbolizer__free(tr.sym);

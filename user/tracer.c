@@ -119,6 +119,19 @@ static uint64_t malloc_address(const struct allocator *a, const struct maps *map
 	return 0;
 }
 
+/* The allocator's unprobed operator new (allocator.h), for the reports to name. */
+static void take_wrappers(struct tracer *tr, struct allocator *a)
+{
+	if (tr->opts->verbose && a->nr_wrappers && !tr->nr_wrappers)
+		fprintf(stderr, "memleakbpf:   operator new and delete in %s: thin wrappers over malloc and free, not probed; their blocks are counted at malloc, and named new or new[]\n",
+			a->wrappers[0].path);
+	allocator__free_wrappers(tr->wrappers, tr->nr_wrappers);
+	tr->wrappers = a->wrappers;
+	tr->nr_wrappers = a->nr_wrappers;
+	a->wrappers = NULL;
+	a->nr_wrappers = 0;
+}
+
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			    const struct lookup_order *lo)
@@ -144,6 +157,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		announce(tr, a);
 		err = start_timer(tr);
 	}
+	if (err >= 0)
+		take_wrappers(tr, a);
 	allocator__free(a);
 	return err < 0 ? err : 0;
 }
@@ -370,6 +385,8 @@ static int build(struct tracer *tr, bool final, bool text, struct built *b)
 		.folded_allocs = tr->opts->folded_allocs,
 		.python = pytrace__report(tr->py),
 		.pycode = pytrace__code(tr->py),
+		.wrappers = tr->wrappers,
+		.nr_wrappers = tr->nr_wrappers,
 	};
 	bool pprof = tr->opts->snapshot_dir || (final && tr->opts->pprof_path);
 	int err;

@@ -34,6 +34,8 @@ struct tracer {
 	size_t live_cap;
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
 	struct pytrace *py;	/* Python frames; idle unless the target is Python */
+	struct alloc_wrapper *wrappers;	/* operator new left unprobed (allocator.h) */
+	size_t nr_wrappers;
 	bool tracing;		/* allocator probes attached */
 	bool done;
 	bool image_gone;	/* -p: the target ran exec; its old image is what we report */

@@ -321,6 +321,7 @@ void allocator__free(struct allocator *a)
 {
 	if (!a)
 		return;
+	allocator__free_wrappers(a->wrappers, a->nr_wrappers);
 	objects_free(a->objects, a->nr_objects);
 	free(a->probes);
 	free(a);
@@ -356,12 +357,12 @@ static bool probed_at(const struct allocator *a, size_t object, uint64_t offset)
 static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
 		       size_t nr, size_t sym)
 {
-	uint64_t vaddr, offset;
+	uint64_t vaddr, offset, size;
 	int idx;
 
 	for (size_t o = 0; o < nr; o++) {
-		if (!elves[o] || elf_file__find_func(elves[o], api_symbols[sym].name,
-						     !a->is_static, &vaddr, &offset))
+		if (!elves[o] || elf_file__find_func_size(elves[o], api_symbols[sym].name,
+							  !a->is_static, &vaddr, &offset, &size))
 			continue;
 		idx = provider_index(a, &objs[o]);
 		if (idx < 0)
@@ -373,10 +374,79 @@ static int resolve_one(struct allocator *a, struct elf_file **elves, const struc
 			.symbol = api_symbols[sym].name,
 			.object = idx,
 			.offset = offset,
+			.vaddr = vaddr,
+			.size = size,
 		};
 		return 0;
 	}
 	return -ENOENT;
+}
+
+void allocator__free_wrappers(struct alloc_wrapper *w, size_t nr)
+{
+	for (size_t i = 0; w && i < nr; i++)
+		free(w[i].path);
+	free(w);
+}
+
+/* The object whose file is GNU libstdc++, by name; -1 if none provides anything. */
+static int libstdcxx_object(const struct allocator *a)
+{
+	for (size_t o = 0; o < a->nr_objects; o++) {
+		const char *base = strrchr(a->objects[o].path, '/');
+
+		if (!strncmp(base ? base + 1 : a->objects[o].path, "libstdc++.so", 12))
+			return (int)o;
+	}
+	return -1;
+}
+
+static bool is_cxx(uint32_t api)
+{
+	return api == API_NEW || api == API_NEW_ARRAY || api == API_DELETE ||
+	       api == API_DELETE_ARRAY;
+}
+
+/*
+ * libstdc++'s operator new loops on malloc (aligned new on aligned_alloc)
+ * with the new_handler, and operator delete jumps to free: thin wrappers.
+ * Where the target calls libstdc++'s, and malloc is another object's (and
+ * probed), probing them as well would make a C++ pair trap twice as often
+ * for the same blocks. They are left unprobed, and their code ranges kept
+ * for the report to name the blocks (struct alloc_wrapper). Anything else
+ * (a program's own operator new, tcmalloc's or jemalloc's) stays probed.
+ */
+static int unwrap_cxx(struct allocator *a)
+{
+	int lib = libstdcxx_object(a);
+	size_t n = 0, nw = 0;
+
+	if (lib < 0 || (a->malloc_path && !strcmp(a->malloc_path, a->objects[lib].path)))
+		return 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == (size_t)lib && (a->probes[i].api == API_NEW ||
+		    a->probes[i].api == API_NEW_ARRAY) && !a->probes[i].size)
+			return 0;	/* its extent unknown: its frames could not be told */
+	a->wrappers = calloc(a->nr ? a->nr : 1, sizeof(*a->wrappers));
+	if (!a->wrappers)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nr; i++) {
+		const struct alloc_probe *p = &a->probes[i];
+
+		if (p->object != (size_t)lib || !is_cxx(p->api)) {
+			a->probes[n++] = *p;
+			continue;
+		}
+		if (p->api != API_NEW && p->api != API_NEW_ARRAY)
+			continue;
+		a->wrappers[nw] = (struct alloc_wrapper){ strdup(a->objects[lib].path), p->vaddr,
+							  p->vaddr + p->size, p->api };
+		if (!a->wrappers[nw++].path)
+			return -ENOMEM;
+	}
+	a->nr = n;
+	a->nr_wrappers = nw;
+	return 0;
 }
 
 int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
@@ -413,6 +483,10 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 	if (!a->malloc_path) {
 		allocator__free(a);
 		return -ENOENT;
+	}
+	if (unwrap_cxx(a)) {
+		allocator__free(a);
+		return -ENOMEM;
 	}
 	*out = a;
 	return 0;

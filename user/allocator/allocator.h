@@ -41,6 +41,19 @@ struct alloc_probe {
 	const char *path;	/* target path of the providing object (owned by the allocator) */
 	const char *open_path;	/* ... as the tracer opens it */
 	uint64_t offset;	/* file offset of the function's first instruction */
+	uint64_t vaddr, size;	/* its ELF address and size */
+};
+
+/*
+ * libstdc++'s operator new, a thin wrapper over the malloc (or aligned_alloc)
+ * probed elsewhere: not probed itself, its blocks are seen at malloc, whose
+ * innermost frames lie in [start, end) of path's ELF addresses; the report
+ * drops those frames and names the block's API as the caller called it.
+ */
+struct alloc_wrapper {
+	char *path;		/* as the target sees it */
+	uint64_t start, end;	/* ELF virtual addresses */
+	uint32_t api;		/* API_NEW or API_NEW_ARRAY */
 };
 
 struct allocator {
@@ -50,6 +63,8 @@ struct allocator {
 	size_t nr_objects, cap_objects;
 	bool is_static;
 	const char *malloc_path;	/* who provides malloc */
+	struct alloc_wrapper *wrappers;	/* owned; see struct alloc_wrapper */
+	size_t nr_wrappers;
 };
 
 /* Read the lookup order from the live target (auxv, _r_debug). 0 or -errno. */
@@ -72,6 +87,7 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 size_t allocator__internal_ranges(const struct allocator *a, const struct maps *maps,
 				  struct addr_range *ranges, size_t max);
 void allocator__free(struct allocator *a);
+void allocator__free_wrappers(struct alloc_wrapper *w, size_t nr);
 /* The enum memleak_api of an API function's symbol name, or -ENOENT. */
 int allocator__api_of(const char *symbol);
 

@@ -71,6 +71,7 @@ struct report_stack {
 	bool truncated;		/* deeper than MEMLEAK_MAX_STACK_DEPTH */
 	bool no_stack;		/* the stack could not be captured */
 	bool python_arena;	/* pymalloc arenas: this stack needed them, any code fills them */
+	uint8_t wrapper_ips;	/* innermost ips in operator new, left out of the frames */
 	struct report_growth growth;	/* with an analysis only */
 	struct report_rate rate;	/* churn stacks only */
 };

@@ -84,6 +84,46 @@ static int called_api(struct elf_cursor *c, const struct modules *mods, uint64_t
 	return allocator__api_of(name);
 }
 
+/* The wrapper (operator new) whose code holds the return address ret, or NULL. */
+static const struct alloc_wrapper *wrapper_at(const struct report_meta *meta,
+					      const struct modules *mods, uint64_t ret)
+{
+	const struct module *m = meta->nr_wrappers && mods ? modules__find(mods, ret) : NULL;
+	uint64_t vaddr;
+
+	if (!m)
+		return NULL;
+	vaddr = ret - 1 - m->bias;	/* the call instruction, not what follows it */
+	for (size_t i = 0; i < meta->nr_wrappers; i++) {
+		const struct alloc_wrapper *w = &meta->wrappers[i];
+
+		if (vaddr >= w->start && vaddr < w->end && !strcmp(m->path, w->path))
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * A block operator new got from malloc (allocator.h, struct alloc_wrapper):
+ * its innermost frames are new's own, and the stack the caller's from there;
+ * new[] when new[] appears among them (its nothrow form calls new[]), else
+ * new, which the caller's call instruction may still say was new[] (a tail
+ * call leaves no frame): called_apis looks.
+ */
+static void unwrap(const struct snap_site *site, const struct modules *mods,
+		   const struct report_meta *meta, struct report_stack *st)
+{
+	const struct alloc_wrapper *w;
+	uint32_t n = 0;
+
+	while (n < site->nr_ips && n < UINT8_MAX && (w = wrapper_at(meta, mods, site->ips[n]))) {
+		if (!n || w->api == API_NEW_ARRAY)
+			st->api = w->api;
+		n++;
+	}
+	st->wrapper_ips = (uint8_t)n;
+}
+
 /* A stack whose api has an alias, by the return address of its innermost call. */
 struct aliased {
 	uint64_t ret;
@@ -112,9 +152,13 @@ static int called_apis(const struct aggregate *agg, const struct modules *mods,
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < agg->nr; i++)
-		if (agg->sites[i]->nr_ips && has_alias(agg->sites[i]->api))
-			v[n++] = (struct aliased){ agg->sites[i]->ips[0], i };
+	for (size_t i = 0; i < agg->nr; i++) {
+		const struct snap_site *s = agg->sites[i];
+		uint32_t first = r->stacks[i].wrapper_ips;
+
+		if (s->nr_ips > first && has_alias(r->stacks[i].api))
+			v[n++] = (struct aliased){ s->ips[first], i };
+	}
 	qsort(v, n, sizeof(*v), ret_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (!i || v[i].ret != v[i - 1].ret)
@@ -147,7 +191,7 @@ static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 {
 	int err = 0;
 
-	for (uint32_t i = 0; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
+	for (uint32_t i = st->wrapper_ips; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
 		err = resolve_ip(sym, mods, site->ips[i], st);
 	if (!err && site->py)
 		err = pystack__merge(st, site->py, meta->pycode,
@@ -189,8 +233,10 @@ int report__build_figures(const struct aggregate *agg, const struct modules *mod
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < agg->nr; i++)
+	for (size_t i = 0; i < agg->nr; i++) {
 		stack_figures(agg->sites[i], &r->stacks[i]);
+		unwrap(agg->sites[i], mods, meta, &r->stacks[i]);
+	}
 	r->nr_stacks = agg->nr;
 	*out = r;
 	return called_apis(agg, mods, r);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "allocator/allocator.h"
 #include "analyze/aggregate.h"
 #include "target/modules.h"
 #include "model/report.h"
@@ -25,6 +26,8 @@ struct report_meta {
 	bool folded_allocs;
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
 	const struct pycode *pycode;	/* names Python frames; only while building */
+	const struct alloc_wrapper *wrappers;	/* operator new seen at malloc; borrowed */
+	size_t nr_wrappers;
 };
 
 /*

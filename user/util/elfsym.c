@@ -268,8 +268,8 @@ static int find_sym(const struct elf_file *ef, const char *name, bool dynsym_onl
 	return find_in(ef, SHT_SYMTAB, name, want_func, sym);
 }
 
-int elf_file__find_func(const struct elf_file *ef, const char *name, bool dynsym_only,
-			uint64_t *vaddr, uint64_t *file_offset)
+int elf_file__find_func_size(const struct elf_file *ef, const char *name, bool dynsym_only,
+			     uint64_t *vaddr, uint64_t *file_offset, uint64_t *size)
 {
 	GElf_Sym sym;
 	int err;
@@ -281,7 +281,16 @@ int elf_file__find_func(const struct elf_file *ef, const char *name, bool dynsym
 	if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
 		return -EOPNOTSUPP;
 	*vaddr = sym.st_value;
+	*size = sym.st_size;
 	return vaddr_to_offset(ef, sym.st_value, file_offset);
+}
+
+int elf_file__find_func(const struct elf_file *ef, const char *name, bool dynsym_only,
+			uint64_t *vaddr, uint64_t *file_offset)
+{
+	uint64_t size;
+
+	return elf_file__find_func_size(ef, name, dynsym_only, vaddr, file_offset, &size);
 }
 
 int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t *vaddr)

@@ -57,6 +57,9 @@ const char *elf_file__interp(const struct elf_file *ef);
  */
 int elf_file__find_func(const struct elf_file *ef, const char *name, bool dynsym_only,
 			uint64_t *vaddr, uint64_t *file_offset);
+/* The same, with the function's size (st_size; 0 when the table does not say). */
+int elf_file__find_func_size(const struct elf_file *ef, const char *name, bool dynsym_only,
+			     uint64_t *vaddr, uint64_t *file_offset, uint64_t *size);
 /* Same for a data object (STT_OBJECT), e.g. _r_debug; returns its vaddr. */
 int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t *vaddr);
 

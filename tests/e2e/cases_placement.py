@@ -118,7 +118,8 @@ def compare_placements(work, subs, cmd, binary, source, moved, aliases, check):
 
 CASES = [
 	("placement_glibc", TRACE, [],
-	 placement_case("{V}/v_apis", "v_apis", "v_apis.c", ["free"])),
+	 placement_case("{V}/v_apis", "v_apis", "v_apis.c",
+			["free", "aligned_alloc", "posix_memalign", "valloc", "pvalloc"])),
 	("placement_glibc_cxx", TRACE, [],
 	 placement_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["free"])),
 	("placement_tcmalloc", TRACE, [TCMALLOC],

@@ -31,6 +31,19 @@ TEST(placement_glibc_free)
 	return true;
 }
 
+/* glibc 2.36 memalign/aligned_alloc: cmpb $0,rip-relative; je: the je, sp unmoved. */
+TEST(placement_glibc_memalign)
+{
+	static const uint8_t code[] = { 0x80, 0x3d, 0x71, 0x0e, 0x14, 0x00, 0x00, 0x74, 0x07,
+					0xe9, 0x32, 0xf6, 0xff, 0xff };
+	struct placement pl = choose(code, sizeof(code), RDI | RSI);
+
+	ASSERT_EQ_U64(pl.skip, 7);
+	ASSERT_EQ_U64(pl.sp_delta, 0);
+	ASSERT_EQ_STR(pl.insn, "jcc");
+	return true;
+}
+
 /* tcmalloc 2.10 free: mov rip-relative,%rax; test %rax,%rax; jne. */
 TEST(placement_tcmalloc_free)
 {

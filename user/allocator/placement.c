@@ -355,6 +355,8 @@ static enum pass pass_imm(const struct insn *in, int *reg)
 {
 	uint8_t op = in->op, ext = (in->modrm >> 3) & 7;
 
+	if (op == 0x80 && ext == 7)
+		return PASS_NOTHING;	/* cmpb $imm8, r/m8 (glibc's memalign family starts so) */
 	if (op == 0x81 || op == 0x83) {
 		if (ext == 7)
 			return PASS_NOTHING;	/* cmp */

@@ -147,6 +147,14 @@ def case_help(work):
 CASES = [
 	# (name, kind, needs extra files, function)
 	("apis", TRACE, [], command_case("{V}/v_apis", "v_apis", "v_apis.c")),
+	# Every API on the preloaded allocators too (jemalloc has no pvalloc:
+	# glibc's would hand jemalloc a block of its own heap to free).
+	("apis_tcmalloc", TRACE, [TCMALLOC],
+	 command_case("env LD_PRELOAD={TC} {V}/v_apis", "v_apis", "v_apis.c",
+		      check=uses_allocator(TCMALLOC))),
+	("apis_jemalloc", TRACE, [JEMALLOC],
+	 command_case("env VICTIM_NO_PVALLOC=1 LD_PRELOAD={JE} {V}/v_apis", "v_apis", "v_apis.c",
+		      check=uses_allocator(JEMALLOC))),
 	("basic", TRACE, [], command_case("{V}/v_basic", "v_basic", "v_basic.c")),
 	("threads", TRACE, [], command_case("{V}/v_threads", "v_threads", "v_threads.c")),
 	("cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc")),

@@ -28,6 +28,7 @@
  *   the two pvalloc blocks (8,192 + 4,096) make the 1,297,767 in 27.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -353,6 +354,15 @@ SITE void site_failures(void)
 	p = MMAP(zero); ESCAPE(p); if (p != MAP_FAILED) TR_ALLOC(p, 0, "mmap");
 }
 
+/* "# malloc: <object>": lets the tests check that LD_PRELOAD took effect. */
+static void note_allocator(void)
+{
+	Dl_info info;
+
+	if (dladdr((void *)malloc, &info) && info.dli_fname)
+		tr_note("malloc", info.dli_fname);
+}
+
 int main(void)
 {
 	void *a, *b, *blocker, *m;
@@ -361,6 +371,7 @@ int main(void)
 	TR_ENTER();
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	no_pvalloc = getenv("VICTIM_NO_PVALLOC") != NULL;
+	note_allocator();
 
 	/* Large ones first, before any large free raises the mmap threshold. */
 	site_large_malloc(256 * KiB);

@@ -18,17 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 #include "analyze/insight.h"
-#include "target/modules.h"
 #include "opts.h"
-#include "report/outfile.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
-#include "python/pytrace.h"
 #include "probe/support.h"
+#include "python/pytrace.h"
+#include "report/outfile.h"
 #include "symbolize/symbolize.h"
+#include "target/modules.h"
 #include "target/target.h"
-#include "tracer.h"
 #include "target/watchdog.h"
+#include "tracer.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
 

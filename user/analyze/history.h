@@ -16,9 +16,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "target/memstat.h"
 #include "model/report.h"
 #include "probe/snapshot.h"
+#include "target/memstat.h"
 
 #define HISTORY_POINTS 64
 #define HISTORY_MIN_POINTS 3	/* a trend needs this many reports */

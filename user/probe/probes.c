@@ -15,11 +15,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
-#include "util/mapmem.h"
+#include "model/report.h"
 #include "probes.h"
 #include "probes_internal.h"
-#include "model/report.h"
 #include "target/watchdog.h"
+#include "util/mapmem.h"
 
 /* For libbpf_print, which libbpf calls without a context. */
 static int verbosity;

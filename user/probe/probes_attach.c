@@ -17,10 +17,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "util/elfsym.h"
 #include "allocator/placement.h"
 #include "probes.h"
 #include "probes_internal.h"
+#include "util/elfsym.h"
 #include "util/vec.h"
 
 /* Layout of bpf_attr.link_create for multi-uprobe links (probes_internal.h). */

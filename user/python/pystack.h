@@ -8,8 +8,8 @@
 
 #include <linux/types.h>
 #include "memleak.h"
-#include "pycode.h"
 #include "model/report.h"
+#include "pycode.h"
 
 /*
  * Merge the Python frames py (innermost first, as BPF recorded them) into

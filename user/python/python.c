@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "python.h"
 #include "util/elfsym.h"
 #include "util/proc.h"
-#include "python.h"
 
 #define N MEMLEAK_PY_NONE
 

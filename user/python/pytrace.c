@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include "python.h"
 #include "pytrace.h"
-#include "util/proc.h"
 #include "target/target.h"
+#include "util/proc.h"
 #include "util/vec.h"
 
 #define STOP_WAIT_MS 1000

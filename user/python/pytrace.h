@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "allocator/allocator.h"
-#include "util/procmaps.h"
-#include "pycode.h"
 #include "model/report.h"
+#include "pycode.h"
+#include "util/procmaps.h"
 
 struct pytrace;
 struct snapshot;	/* the BPF tables copied (probe/), only handed back to each_stack */

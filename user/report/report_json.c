@@ -6,8 +6,8 @@
  */
 #include <errno.h>
 #include <math.h>
-#include "model/report.h"
 #include "analyze/verdict.h"
+#include "model/report.h"
 
 #define JSON_VERSION 1
 

@@ -17,8 +17,8 @@
  */
 #include <errno.h>
 #include <sys/sysmacros.h>
-#include "util/procmaps.h"
 #include "model/report.h"
+#include "util/procmaps.h"
 
 /* Where the kernel starts the path in /proc/PID/maps (on 64-bit). */
 #define MAPS_PATH_COLUMN 73

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "python/pystack.h"
 #include "allocator/allocator.h"
-#include "util/elfsym.h"
+#include "python/pystack.h"
 #include "report_build.h"
+#include "util/elfsym.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
 static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)

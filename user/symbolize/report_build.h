@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include "allocator/allocator.h"
 #include "analyze/aggregate.h"
-#include "target/modules.h"
 #include "model/report.h"
 #include "python/pycode.h"
 #include "symbolize.h"
+#include "target/modules.h"
 
 /* What the report says about the run, beside the figures. */
 struct report_meta {

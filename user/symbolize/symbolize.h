@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "target/modules.h"
 #include "model/report.h"
+#include "target/modules.h"
 
 struct symbolizer;
 

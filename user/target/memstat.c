@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "memstat.h"
-#include "util/procmaps.h"
 #include "util/proc.h"
+#include "util/procmaps.h"
 
 static const char *next_line(const char *p)
 {

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "util/proc.h"
 #include "target.h"
+#include "util/proc.h"
 
 #define MAX_ARGS 256
 #define MAX_GROUPS 256

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cfi.h"
-#include "util/rootpath.h"
 #include "unwind.h"
 #include "util/proc.h"
+#include "util/rootpath.h"
 #include "util/vec.h"
 
 /* One file's rows in BPF, and what places them in a process. */

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "procmaps.h"
 #include "proc.h"
+#include "procmaps.h"
 #include "util/vec.h"
 
 #define DELETED_SUFFIX " (deleted)"

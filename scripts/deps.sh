@@ -9,11 +9,12 @@ set -eu
 # allocator tests; google-perftools (google-pprof) and golang-go (go tool
 # pprof): the readers the --pprof and --snapshot-dir tests check against;
 # redis-server, redis-tools, heaptrack (with gdb for its -p) and bpftrace: the
-# real server and the peers of `make bench`.
+# real server and the peers of `make bench`; python3-torch: the training job
+# of the PyTorch tests and bench.
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 zlib1g-dev pkg-config libc6-dev libc6-dbg python3 libtcmalloc-minimal4 \
 libjemalloc2 valgrind google-perftools golang-go redis-server redis-tools \
-heaptrack gdb bpftrace"
+heaptrack gdb bpftrace python3-torch"
 
 missing_packages()
 {

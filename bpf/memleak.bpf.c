@@ -58,9 +58,14 @@ __u64 now_ns;
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	/*
+	 * Memory for the stacks held, not for the room: reclaiming
+	 * (user/probe/reclaim.c) keeps few of them at a time.
+	 */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct stack_trace);
-	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+	__uint(max_entries, 1 << 17);	/* --stack-storage-size */
 } stack_traces SEC(".maps");
 
 struct {
@@ -76,9 +81,26 @@ struct {
 	__uint(max_entries, 4096);
 } events SEC(".maps");
 
+/* Entries in the tables reclaiming empties, and the marks (memleak.h). */
+struct memleak_fill fill;
+struct memleak_fill fill_mark;
+
 static __always_inline void count(enum memleak_counter c)
 {
 	__sync_fetch_and_add(&counters[c], 1);
+}
+
+/*
+ * One more entry in a table; at its mark, wake user space to sweep it
+ * (user/probe/reclaim.c) rather than wait for its next tick, by when a
+ * torch import has filled the rest.
+ */
+static __always_inline void fill_add(__u64 *n, const __u64 *mark)
+{
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_RECLAIM };
+
+	if (__sync_fetch_and_add(n, 1) + 1 == *(volatile const __u64 *)mark)
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 }
 
 #include "tables.bpf.h"
@@ -224,15 +246,14 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 {
 	__u64 size = st->size;
 	struct alloc_info info = { .size = size };
-	struct site_counts *c;
 	struct site_slot *s;
 	int err;
 
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_find(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx))), st->api,
-		      &info.site);
+	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx))), st->api,
+		       size, &info.site);
 	if (!s)
 		return;
 	err = alloc_insert(addr, &info);
@@ -243,12 +264,10 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		err = alloc_insert(addr, &info);
 	}
 	if (err) {
+		/* Not tracked: the site does not count it either. */
+		site_count(s, -(__s64)size, -1);
 		count(CNT_ALLOCS_MAP_FULL);
-		return;
 	}
-	c = site_shard(s);
-	__sync_fetch_and_add(&c->total_bytes, size);
-	__sync_fetch_and_add(&c->total_allocs, 1);
 }
 
 /*

@@ -122,18 +122,47 @@ struct site_counts {
 };
 
 /*
- * The sites: an open-addressed table in a BPF array (mmap'ed by user space),
- * insert-only while tracing, so a lookup ends at the first free slot.
+ * The sites: an open-addressed table in a BPF array (mmap'ed by user space).
+ * A lookup ends at the first empty slot. User space reclaims a site none of
+ * whose blocks is left (user/probe/reclaim.c): it marks the slot RETIRING,
+ * makes sure no allocation counted itself there meanwhile, keeps the site's
+ * figures, and leaves a RETIRED slot, which lookups pass over and a new
+ * site may take.
  */
 #define MEMLEAK_SITE_PROBES 32
+#define MEMLEAK_SITE_EMPTY 0ULL
+#define MEMLEAK_SITE_RETIRED (~0ULL)
+#define MEMLEAK_SITE_RETIRING (~0ULL - 1)
+#define MEMLEAK_SITE_NONE (~0U)	/* no slot */
 
 struct site_slot {
-	__u64 key;		/* hash of (stack_id, api); 0: free */
+	__u64 key;		/* hash of (stack_id, api), or MEMLEAK_SITE_* */
 	__u64 stack_id;
 	__u32 api;
 	__u32 ready;		/* stack_id and api are written */
-	__u64 pad[5];		/* the counts start on a cache line of their own */
+	/*
+	 * What the slot's earlier sites allocated, all of it freed: their
+	 * counts stay in counts[] (an allocation racing with a reclaim may
+	 * still add and take back its own there), so readers subtract these
+	 * from both the totals and the frees. Written by user space only.
+	 */
+	__u64 base_allocs;
+	__u64 base_bytes;
+	__u64 pad[3];		/* the counts start on a cache line of their own */
 	struct site_counts counts[MEMLEAK_SITE_SHARDS];
+};
+
+/*
+ * How full the tables that reclaiming empties are: BPF adds one for each
+ * entry it stores, user space takes one off for each it deletes. BPF sends
+ * EVENT_RECLAIM when one reaches the mark user space sets for it.
+ */
+struct memleak_fill {
+	__u64 stacks;		/* stack_traces */
+	__u64 py_stacks;
+	__u64 pairs;		/* stack_pairs */
+	__u64 py_codes;		/* py_codes_sent */
+	__u64 site_slots;	/* slots of sites that are not EMPTY */
 };
 
 /* What the BPF side tells user space through its ring buffer. */
@@ -143,6 +172,7 @@ enum memleak_event_kind {
 	EVENT_EXEC,		/* -p: the process executed a new program; BPF stopped tracing it */
 	EVENT_PY_EXIT,		/* a Python target is stopped at its exit: read its code, then resume */
 	EVENT_PY_EXITING,	/* -p: a Python target is exiting, not stopped: read what can be */
+	EVENT_RECLAIM,		/* a table reached its mark (memleak_fill): sweep it now */
 };
 
 struct memleak_event {

@@ -244,10 +244,12 @@ static long py_send_code(__u32 i, void *ctx)
 	if (bpf_map_lookup_elem(&py_codes_sent, &key) ||
 	    bpf_map_update_elem(&py_codes_sent, &key, &one, BPF_NOEXIST))
 		return 0;
+	fill_add(&fill.py_codes, &fill_mark.py_codes);
 	c = bpf_ringbuf_reserve(&py_codes, sizeof(*c), 0);
 	if (!c) {
 		/* Let a later stack send it; user space reads the target meanwhile. */
-		bpf_map_delete_elem(&py_codes_sent, &key);
+		if (!bpf_map_delete_elem(&py_codes_sent, &key))
+			__sync_fetch_and_sub(&fill.py_codes, 1);
 		return 0;
 	}
 	c->code = key.code;
@@ -329,6 +331,7 @@ static __always_inline __u64 capture_python(void)
 		count(CNT_PY_STACKS_MAP_FULL);
 		return 0;
 	}
+	fill_add(&fill.py_stacks, &fill_mark.py_stacks);
 	/* A new stack: its code objects may be new too, and alive now. */
 	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, &st, 0);
 	return h;
@@ -357,8 +360,9 @@ __noinline __u64 py_pair_id(__u64 native)
 		count(CNT_PY_STACK_ERRORS);
 		return native;
 	}
-	if (bpf_map_update_elem(&stack_pairs, &id, &pair, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stack_pairs, &id)) {
+	if (!bpf_map_update_elem(&stack_pairs, &id, &pair, BPF_NOEXIST))
+		fill_add(&fill.pairs, &fill_mark.pairs);
+	else if (!bpf_map_lookup_elem(&stack_pairs, &id)) {
 		count(CNT_PY_STACKS_MAP_FULL);
 		return native;
 	}

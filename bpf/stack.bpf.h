@@ -65,8 +65,9 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
 		count(CNT_STACK_COLLISIONS);
 		return MEMLEAK_NO_STACK;
 	}
-	if (bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stack_traces, &h)) {
+	if (!bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST))
+		fill_add(&fill.stacks, &fill_mark.stacks);
+	else if (!bpf_map_lookup_elem(&stack_traces, &h)) {
 		count(CNT_STACKS_MAP_FULL);
 		return MEMLEAK_NO_STACK;
 	}

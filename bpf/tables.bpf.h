@@ -149,30 +149,113 @@ static __always_inline struct site_counts *site_shard(struct site_slot *s)
 	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
 }
 
-/* The site of (stack_id, api), made if new; its index in *idx. */
-static __always_inline struct site_slot *site_find(__u64 stack_id, __u32 api, __u32 *idx)
+/* Take slot idx, found holding `expected`, for key: its index, or MEMLEAK_SITE_NONE. */
+static __always_inline __u32 site_claim(__u32 idx, __u64 expected, __u64 key, __u64 stack_id,
+					__u32 api)
 {
-	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api) ?: 1, old;
-	__u32 home = key >> 40;
+	struct site_slot *s = site_at(idx);
+	__u64 old;
+
+	if (!s)
+		return MEMLEAK_SITE_NONE;
+	old = __sync_val_compare_and_swap(&s->key, expected, key);
+	if (old == key)
+		return idx & site_mask;	/* another CPU made the same site first */
+	if (old != expected)
+		return MEMLEAK_SITE_NONE;
+	s->stack_id = stack_id;
+	s->api = api;
+	*(volatile __u32 *)&s->ready = 1;
+	if (expected == MEMLEAK_SITE_EMPTY)
+		fill_add(&fill.site_slots, &fill_mark.site_slots);
+	return idx & site_mask;
+}
+
+struct site_probe {
+	__u64 key, stack_id;
+	__u32 api;
+	__u32 home;
+	__u32 reuse;		/* the first RETIRED slot passed, or MEMLEAK_SITE_NONE */
+	__u32 idx;		/* the answer, or MEMLEAK_SITE_NONE */
+};
+
+/* One slot of the chain per bpf_loop round: the verifier checks one round. */
+static long site_step(__u32 d, void *ctx)
+{
+	struct site_probe *sp = ctx;
+	struct site_slot *s = site_at(sp->home + d);
+	__u64 old;
+
+	if (!s)
+		return 1;
+	old = *(volatile __u64 *)&s->key;
+	if (old == sp->key) {
+		sp->idx = (sp->home + d) & site_mask;
+		return 1;
+	}
+	if (old == MEMLEAK_SITE_RETIRED && sp->reuse == MEMLEAK_SITE_NONE)
+		sp->reuse = sp->home + d;
+	if (old != MEMLEAK_SITE_EMPTY)
+		return 0;
+	/* The end of the chain: the key is not in the table. */
+	if (sp->reuse != MEMLEAK_SITE_NONE)
+		sp->idx = site_claim(sp->reuse, MEMLEAK_SITE_RETIRED, sp->key, sp->stack_id,
+				     sp->api);
+	if (sp->idx == MEMLEAK_SITE_NONE)
+		sp->idx = site_claim(sp->home + d, MEMLEAK_SITE_EMPTY, sp->key, sp->stack_id,
+				     sp->api);
+	return sp->idx != MEMLEAK_SITE_NONE;
+}
+
+/*
+ * The slot of key, made if new: past the RETIRED slots of reclaimed sites
+ * up to the first empty one, which ends the chain; a new site takes the
+ * first RETIRED slot on the way, else that empty one. Two CPUs making one
+ * site at once may each take a slot: user space adds up a site's slots.
+ */
+static __always_inline __u32 site_find(__u64 key, __u64 stack_id, __u32 api)
+{
+	struct site_probe sp = { key, stack_id, api, key >> 40, MEMLEAK_SITE_NONE,
+				 MEMLEAK_SITE_NONE };
+
+	bpf_loop(MEMLEAK_SITE_PROBES, site_step, &sp, 0);
+	if (sp.idx == MEMLEAK_SITE_NONE && sp.reuse != MEMLEAK_SITE_NONE)
+		sp.idx = site_claim(sp.reuse, MEMLEAK_SITE_RETIRED, key, stack_id, api);
+	return sp.idx;
+}
+
+static __always_inline void site_count(struct site_slot *s, __s64 bytes, __s64 allocs)
+{
+	struct site_counts *c = site_shard(s);
+
+	__sync_fetch_and_add(&c->total_allocs, allocs);
+	__sync_fetch_and_add(&c->total_bytes, bytes);
+}
+
+/*
+ * The site of (stack_id, api), made if new, with one allocation of size
+ * counted in it; its index in *idx. The count comes before a second look at
+ * the slot's key: user space marks a slot RETIRING before it checks the
+ * counts, so either it sees this allocation and gives the slot back, or
+ * this program sees the mark and takes its count back (user/probe/reclaim.c).
+ */
+static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api, __u64 size,
+						    __u32 *idx)
+{
+	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api);
 	struct site_slot *s;
 
-	for (__u32 d = 0; d < MEMLEAK_SITE_PROBES; d++) {
-		s = site_at(home + d);
-		if (!s)
-			return NULL;
-		old = s->key;
-		if (!old) {
-			old = __sync_val_compare_and_swap(&s->key, 0, key);
-			if (!old) {
-				s->stack_id = stack_id;
-				s->api = api;
-				*(volatile __u32 *)&s->ready = 1;
-			}
-		}
-		if (!old || old == key) {
-			*idx = (home + d) & site_mask;
+	if (key == MEMLEAK_SITE_EMPTY || key >= MEMLEAK_SITE_RETIRING)
+		key = 1;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		*idx = site_find(key, stack_id, api);
+		s = site_at(*idx);
+		if (*idx == MEMLEAK_SITE_NONE || !s)
+			break;
+		site_count(s, size, 1);
+		if (*(volatile __u64 *)&s->key == key)
 			return s;
-		}
+		site_count(s, -(__s64)size, -1);
 	}
 	count(CNT_SITES_MAP_FULL);
 	return NULL;

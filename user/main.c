@@ -80,6 +80,7 @@ static void on_events(struct tracer *tr)
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
 	}
+	probes__reclaim(tr->probes);	/* what EVENT_RECLAIM woke us for */
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */
@@ -144,6 +145,7 @@ static void sample(struct tracer *tr)
 	struct timespec now;
 	size_t nr;
 
+	probes__reclaim(tr->probes);
 	if (!insight__due(tr->ins))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);

@@ -31,6 +31,9 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(struct memleak_event) || p->nr_events == PROBES_MAX_EVENTS)
 		return 0;
+	/* It only wakes the loop, whose probes__reclaim sees what is due. */
+	if (((const struct memleak_event *)data)->kind == EVENT_RECLAIM)
+		return 0;
 	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
 	return 0;
 }
@@ -249,7 +252,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p);
+	err = map_tables(p) ?: reclaim__new(p);
 	if (err)
 		goto fail;
 	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -378,6 +381,10 @@ int probes__clear(struct probes *p)
 		err = clear_map(p->skel->maps.stack_pairs);
 	if (!err)
 		err = clear_map(p->skel->maps.py_codes_sent);
+	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
+	reclaim__free(p);
+	if (!err)
+		err = reclaim__new(p);
 	/* Stacks the threads remember are gone from the map. */
 	p->skel->bss->stacks_cleared++;
 	for (int c = 0; c < CNT__COUNT; c++)
@@ -396,6 +403,7 @@ void probes__free(struct probes *p)
 	free(p->attached);
 	ring_buffer__free(p->events_rb);
 	clock_feed__stop(p->clock);
+	reclaim__free(p);
 	unmap_tables(p);
 	memleak_bpf__destroy(p->skel);
 	free(p);

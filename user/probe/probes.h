@@ -64,6 +64,12 @@ uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
 struct watchdog_view;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
+/*
+ * When a BPF table is half full, reclaim what sites with no block left hold
+ * there, keeping their figures and stacks aside (reclaim.c); no figure of
+ * any report changes. Cheap when nothing is due: call it often.
+ */
+void probes__reclaim(struct probes *p);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
 /* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */

@@ -14,6 +14,8 @@
 
 struct attachment;
 struct clock_feed;
+struct reclaim;
+struct retired;
 struct ring_buffer;
 
 #define PROBES_MAX_EVENTS 64
@@ -55,7 +57,19 @@ struct probes {
 	struct site_slot *site_table;
 	size_t site_table_len, site_slots;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
+	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
+	struct retired *retired;
+	struct reclaim *reclaim;
 };
+
+/* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */
+int reclaim__new(struct probes *p);
+void reclaim__free(struct probes *p);
+
+/* A slot's counts summed over its shards, frees read first (snapshot.c). */
+void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);
+/* Does the slot hold a site whose stack and API are written? */
+bool snapshot__slot_live(const struct site_slot *slot);
 
 /* Is the knob (probes.c says which) set, and not to "0"? */
 /*

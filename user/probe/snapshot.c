@@ -7,6 +7,8 @@
 #include <bpf/bpf.h>
 #include "probes_internal.h"
 #include "snapshot.h"
+#include "model/retired.h"
+#include "util/idmap.h"
 #include "util/vec.h"
 
 /* The figures of a site; outstanding is what was allocated less what was freed. */
@@ -21,97 +23,188 @@ static __u64 less(__u64 a, __u64 b)
 	return a > b ? a - b : 0;
 }
 
+void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum)
+{
+	const struct site_counts *c = slot->counts;
+
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
+		sum->freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
+		sum->freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
+	}
+	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
+		sum->total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
+		sum->total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
+	}
+}
+
+bool snapshot__slot_live(const struct site_slot *slot)
+{
+	__u64 key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
+
+	return key != MEMLEAK_SITE_EMPTY && key < MEMLEAK_SITE_RETIRING &&
+	       __atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE);
+}
+
 /*
  * The site table's slot, once BPF has written who it is. Frees are read
  * before allocations: a block is counted allocated before it can be freed,
  * so the difference is never short of a free that raced with the reading.
+ * What the slot's earlier sites counted (its base) is not this one's.
  */
 static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
 {
-	__u64 freed_bytes = 0, freed_allocs = 0, total_bytes = 0, total_allocs = 0;
-	const struct site_counts *c = slot->counts;
+	struct site_counts c;
 
-	if (!__atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE))
+	if (!snapshot__slot_live(slot))
 		return false;
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
-		freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
-	}
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
-		total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
-	}
+	snapshot__slot_counts(slot, &c);
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
-	out->stats.total_bytes = total_bytes;
-	out->stats.total_allocs = total_allocs;
-	out->stats.outstanding_bytes = less(total_bytes, freed_bytes);
-	out->stats.outstanding_allocs = less(total_allocs, freed_allocs);
+	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
+	out->stats.total_allocs = less(c.total_allocs, slot->base_allocs);
+	out->stats.outstanding_bytes = less(c.total_bytes, c.freed_bytes);
+	out->stats.outstanding_allocs = less(c.total_allocs, c.freed_allocs);
 	return true;
 }
-static int add_site(struct snapshot *snap, size_t *cap, const struct slot_copy *slot, uint32_t idx)
+
+static uint64_t site_key(uint64_t stack_id, uint32_t api)
 {
+	uint64_t h = (stack_id ^ ((uint64_t)api << 56 | api)) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ h >> 29 ?: 1;
+}
+
+static void add_stats(struct site_stats *to, const struct site_stats *from)
+{
+	to->outstanding_bytes += from->outstanding_bytes;
+	to->outstanding_allocs += from->outstanding_allocs;
+	to->total_bytes += from->total_bytes;
+	to->total_allocs += from->total_allocs;
+}
+
+/* The site of (stack_id, api) in snap, made if new; its index in *at. */
+static int site_for(struct snapshot *snap, struct idmap *of_key, size_t *cap, uint64_t stack_id,
+		    uint32_t api, uint32_t *at)
+{
+	uint64_t key = site_key(stack_id, api);
 	struct snap_site *s;
 
-	if (vec__reserve_min(&snap->sites, cap, snap->nr + 1, sizeof(*s), 256))
+	if (idmap__get(of_key, key, at))
+		return 0;
+	if (vec__reserve_min(&snap->sites, cap, snap->nr + 1, sizeof(*s), 256) ||
+	    idmap__put(of_key, key, (uint32_t)snap->nr))
 		return -ENOMEM;
-	s = &snap->sites[snap->nr++];
+	*at = (uint32_t)snap->nr++;
+	s = &snap->sites[*at];
 	memset(s, 0, sizeof(*s));
-	s->stack_id = slot->stack_id;
-	s->api = slot->api;
-	s->stats = slot->stats;
-	s->slot = idx;
+	s->stack_id = stack_id;
+	s->api = api;
 	return 0;
 }
 
-/* Sites never leave the table while tracing: one pass over it is a consistent list. */
-static int read_sites(struct probes *p, struct snapshot *snap)
+/* The live sites, one per (stack, API) however many slots it has. */
+static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_key, size_t *cap)
 {
 	struct slot_copy slot;
-	size_t cap = 0;
-	int err;
+	uint32_t at;
 
+	snap->site_of_slot = calloc(p->site_slots, sizeof(*snap->site_of_slot));
+	if (!snap->site_of_slot)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->site_slots; i++) {
 		if (!read_slot(&p->site_table[i], &slot))
 			continue;
-		err = add_site(snap, &cap, &slot, (uint32_t)i);
-		if (err)
-			return err;
+		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
+			return -ENOMEM;
+		add_stats(&snap->sites[at].stats, &slot.stats);
+		snap->site_of_slot[i] = at + 1;
+	}
+	return 0;
+}
+
+/* What reclaimed sites allocated and freed before: theirs too. */
+static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *of_key,
+			size_t *cap)
+{
+	size_t n = retired__nr_sites(p->retired);
+	uint32_t at;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct retired_site *r = retired__site_at(p->retired, i);
+
+		if (site_for(snap, of_key, cap, r->stack_id, r->api, &at))
+			return -ENOMEM;
+		snap->sites[at].stats.total_bytes += r->total_bytes;
+		snap->sites[at].stats.total_allocs += r->total_allocs;
 	}
 	return 0;
 }
 
 /*
+ * Every site: those of the table, whose slots change only at a reclaim,
+ * which runs on this same thread, then those reclaimed.
+ */
+static int read_sites(struct probes *p, struct snapshot *snap)
+{
+	struct idmap of_key = {};
+	size_t cap = 0;
+	int err = read_live(p, snap, &of_key, &cap);
+
+	if (!err)
+		err = read_retired(p, snap, &of_key, &cap);
+	idmap__free(&of_key);
+	return err;
+}
+
+/*
  * In a Python target a stack id may stand for a pair (native stack, Python
- * frames): keep the Python frames, and return the native stack's id.
+ * frames): keep the Python frames, and return the native stack's id. The
+ * BPF maps hold what live sites name; the rest is in the retired store.
  */
 static uint64_t read_python(struct probes *p, struct snap_site *s)
 {
 	struct stack_pair pair;
 	struct py_stack *py;
 
-	if (!p->py_used || s->stack_id == MEMLEAK_NO_STACK ||
-	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &s->stack_id, &pair))
+	if (!p->py_used || s->stack_id == MEMLEAK_NO_STACK)
+		return s->stack_id;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &s->stack_id, &pair) &&
+	    !retired__pair(p->retired, s->stack_id, &pair))
 		return s->stack_id;
 	py = malloc(sizeof(*py));
-	if (py && !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, py))
+	if (py && (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, py) ||
+		   retired__python(p->retired, pair.python, py)))
 		s->py = py;
 	else
 		free(py);
 	return pair.native;
 }
 
-static void read_stack(struct probes *p, struct snap_site *s)
+static void take_frames(struct snap_site *s, const uint64_t *ips, uint32_t nr, uint32_t flags)
+{
+	nr = nr < MEMLEAK_MAX_STACK_DEPTH ? nr : MEMLEAK_MAX_STACK_DEPTH;
+	s->ips = malloc(nr * sizeof(*s->ips) ?: 1);
+	if (!s->ips)
+		return;	/* reported as a stack that could not be read */
+	s->nr_ips = nr;
+	s->stack_flags = flags;
+	memcpy(s->ips, ips, nr * sizeof(*s->ips));
+}
+
+static void read_stack(struct probes *p, struct snap_site *s, struct stack_trace *st)
 {
 	int fd = bpf_map__fd(p->skel->maps.stack_traces);
 	uint64_t id = read_python(p, s);
-	struct stack_trace st;
+	const uint64_t *ips;
+	uint32_t nr, flags;
 
-	if (id == MEMLEAK_NO_STACK || bpf_map_lookup_elem(fd, &id, &st))
+	if (id == MEMLEAK_NO_STACK)
 		return;
-	s->nr_ips = st.nr < MEMLEAK_MAX_STACK_DEPTH ? st.nr : MEMLEAK_MAX_STACK_DEPTH;
-	s->stack_flags = st.flags;
-	memcpy(s->ips, st.ips, s->nr_ips * sizeof(s->ips[0]));
+	if (!bpf_map_lookup_elem(fd, &id, st))
+		take_frames(s, (const uint64_t *)st->ips, st->nr, st->flags);
+	else if ((ips = retired__native(p->retired, id, &nr, &flags)))
+		take_frames(s, ips, nr, flags);
 }
 
 /* With -o the per-site figures are recounted during the walk, from the old blocks. */
@@ -140,19 +233,6 @@ static void account(struct snapshot *snap, struct snap_site *s, const struct all
 	}
 }
 
-/* For each slot of the site table, its site in snap; NULL for slots not in it. */
-static struct snap_site **index_sites(struct probes *p, struct snapshot *snap)
-{
-	struct snap_site **of_slot = calloc(p->site_slots, sizeof(*of_slot));
-
-	if (!of_slot)
-		return NULL;
-	for (size_t i = 0; i < snap->nr; i++)
-		if (snap->sites[i].slot < p->site_slots)
-			of_slot[snap->sites[i].slot] = &snap->sites[i];
-	return of_slot;
-}
-
 /*
  * One walk of the live blocks: the age of each site's oldest, and with
  * -o/--older the figures of the old ones. A slot whose record is being
@@ -161,10 +241,6 @@ static struct snap_site **index_sites(struct probes *p, struct snapshot *snap)
  */
 static int walk_allocs(struct probes *p, struct snapshot *snap, uint64_t older_ns)
 {
-	struct snap_site **of_slot = index_sites(p, snap);
-
-	if (!of_slot)
-		return -ENOMEM;
 	if (older_ns)
 		start_recount(snap);
 	snap->ages = true;
@@ -174,16 +250,15 @@ static int walk_allocs(struct probes *p, struct snapshot *snap, uint64_t older_n
 		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
 			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
 			struct alloc_info info = bucket->info[i];
-			struct snap_site *s;
+			uint32_t at;
 
 			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
 				continue;
-			s = of_slot[info.site];
-			if (s)
-				account(snap, s, &info, older_ns);
+			at = snap->site_of_slot[info.site];
+			if (at)
+				account(snap, &snap->sites[at - 1], &info, older_ns);
 		}
 	}
-	free(of_slot);
 	return 0;
 }
 
@@ -212,6 +287,7 @@ static uint64_t now_ns(void)
 int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
+	struct stack_trace *st;
 	int err;
 
 	if (!snap)
@@ -227,8 +303,14 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 		return err;
 	}
 	/* Freed sites too: a heap profile's allocation totals name them. */
+	st = malloc(sizeof(*st));
+	if (!st) {
+		snapshot__free(snap);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < snap->nr; i++)
-		read_stack(p, &snap->sites[i]);
+		read_stack(p, &snap->sites[i], st);
+	free(st);
 	*out = snap;
 	return 0;
 }
@@ -258,8 +340,11 @@ void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
-	for (size_t i = 0; i < snap->nr; i++)
+	for (size_t i = 0; i < snap->nr; i++) {
 		free(snap->sites[i].py);
+		free(snap->sites[i].ips);
+	}
 	free(snap->sites);
+	free(snap->site_of_slot);
 	free(snap);
 }

@@ -19,9 +19,8 @@ struct snap_site {
 	uint64_t oldest_ns;	/* timestamp of its oldest live block; 0: none */
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
-	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];	/* innermost first, as captured */
+	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (owned) */
 	struct py_stack *py;	/* its Python frames (owned); NULL when none */
-	uint32_t slot;		/* where snapshot.c read it in the BPF site table */
 };
 
 struct snapshot {
@@ -36,6 +35,13 @@ struct snapshot {
 	uint64_t all_outstanding_bytes;
 	uint64_t all_outstanding_allocs;
 	uint64_t time_ns;	/* CLOCK_MONOTONIC when read, the clock of the timestamps */
+	/*
+	 * For each slot of the BPF site table, 1 + the index in sites of the
+	 * site it holds; 0 for none. Two slots may hold one site (two CPUs
+	 * made it at once, or it came back while its old slot still held
+	 * blocks): the site adds up both.
+	 */
+	uint32_t *site_of_slot;
 	bool ages;		/* sites[].oldest_ns were read */
 };
 

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * v_stacks: heavy churn from many more distinct stacks than the tracer's
+ * tables hold, as a torch import does, around one small leak.
+ *
+ *   v_stacks BITS ROUNDS
+ *
+ * Each round walks every one of the 2^BITS paths through via_zero and
+ * via_one (the bits of the path's number pick the function at each level),
+ * and at the end of each path site_churn mallocs a block and frees it at
+ * once: 2^BITS stacks, each used ROUNDS times, none of them holding
+ * anything at the end. site_keep mallocs 100 bytes per round and keeps
+ * them. Rounds are 0.1 s apart, so that the tracer sweeps between them.
+ *
+ * Truth: site_keep holds 100 * ROUNDS bytes in ROUNDS blocks; notes
+ * "# total: site_churn malloc allocs=N bytes=B" for the churn (every
+ * allocation since tracing began, all freed) and "# stacks: 2^BITS".
+ */
+#define _GNU_SOURCE
+#include <time.h>
+#include "truth.h"
+
+#define CHURN_SIZE 48
+
+static unsigned long churned;
+
+SITE void site_churn(void)
+{
+	void *p = malloc(CHURN_SIZE); ESCAPE(p);
+
+	free(p);
+	churned++;
+}
+
+SITE void site_keep(void)
+{
+	void *p = malloc(100); TR_ALLOC(p, 100, "malloc"); ESCAPE(p);
+}
+
+VIA void via_zero(unsigned path, int depth);
+VIA void via_one(unsigned path, int depth);
+
+/* The next level of the path: its lowest bit names the function. */
+static void descend(unsigned path, int depth)
+{
+	if (!depth)
+		site_churn();
+	else if (path & 1)
+		via_one(path >> 1, depth - 1);
+	else
+		via_zero(path >> 1, depth - 1);
+}
+
+VIA void via_zero(unsigned path, int depth)
+{
+	descend(path, depth);
+	OPAQUE(path);	/* not a tail call: each level keeps its frame */
+}
+
+VIA void via_one(unsigned path, int depth)
+{
+	descend(path, depth);
+	OPAQUE(path);
+}
+
+VIA void via_round(int bits)
+{
+	TR_ENTER();
+	for (unsigned path = 0; path < 1u << bits; path++)
+		descend(path, bits);
+	site_keep();
+	TR_LEAVE();
+}
+
+int main(int argc, char **argv)
+{
+	int bits = argc > 1 ? atoi(argv[1]) : 16, rounds = argc > 2 ? atoi(argv[2]) : 4;
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	char note[128];
+
+	if (bits < 1 || bits > 24 || rounds < 1)
+		return 2;
+	TR_ENTER();
+	for (int r = 0; r < rounds; r++) {
+		via_round(bits);
+		nanosleep(&pause, NULL);
+	}
+	snprintf(note, sizeof(note), "site_churn malloc allocs=%lu bytes=%lu", churned,
+		 churned * CHURN_SIZE);
+	tr_note("total", note);
+	snprintf(note, sizeof(note), "%u", 1u << bits);
+	tr_note("stacks", note);
+	tr_report();
+	return 0;
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "retired.h"
+#include "util/idmap.h"
+#include "util/vec.h"
+
+/* A native stack or a Python one, trimmed to its frames. */
+struct kept {
+	uint32_t nr;
+	uint32_t flags;
+	uint64_t entries;	/* Python: py_stack.entries */
+	union {
+		uint64_t ips[0];
+		struct py_frame frames[0];
+	};
+};
+
+struct retired {
+	struct idmap site_of;	/* site key -> index in sites */
+	struct retired_site *sites;
+	size_t nr_sites, cap_sites;
+	struct idmap native_of, python_of;	/* stack id -> index in kept */
+	struct kept **kept;
+	size_t nr_kept, cap_kept;
+	struct idmap pair_of;	/* pair id -> index in pairs */
+	struct stack_pair *pairs;
+	size_t nr_pairs, cap_pairs;
+	size_t kept_bytes;
+};
+
+static uint64_t site_key(uint64_t stack_id, uint32_t api)
+{
+	uint64_t h = (stack_id ^ ((uint64_t)api << 56 | api)) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ h >> 29 ?: 1;
+}
+
+struct retired *retired__new(void)
+{
+	return calloc(1, sizeof(struct retired));
+}
+
+void retired__free(struct retired *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr_kept; i++)
+		free(r->kept[i]);
+	free(r->kept);
+	free(r->sites);
+	free(r->pairs);
+	idmap__free(&r->site_of);
+	idmap__free(&r->native_of);
+	idmap__free(&r->python_of);
+	idmap__free(&r->pair_of);
+	free(r);
+}
+
+int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
+		      uint64_t allocs)
+{
+	uint64_t key = site_key(stack_id, api);
+	struct retired_site *s;
+	uint32_t i;
+
+	if (!idmap__get(&r->site_of, key, &i)) {
+		if (vec__reserve(&r->sites, &r->cap_sites, r->nr_sites + 1, sizeof(*s)) ||
+		    idmap__put(&r->site_of, key, (uint32_t)r->nr_sites))
+			return -ENOMEM;
+		i = (uint32_t)r->nr_sites++;
+		r->sites[i] = (struct retired_site){ .stack_id = stack_id, .api = api };
+	}
+	s = &r->sites[i];
+	s->total_bytes += bytes;
+	s->total_allocs += allocs;
+	return 0;
+}
+
+const struct retired_site *retired__site(const struct retired *r, uint64_t stack_id, uint32_t api)
+{
+	uint32_t i;
+
+	return idmap__get(&r->site_of, site_key(stack_id, api), &i) ? &r->sites[i] : NULL;
+}
+
+size_t retired__nr_sites(const struct retired *r)
+{
+	return r->nr_sites;
+}
+
+const struct retired_site *retired__site_at(const struct retired *r, size_t i)
+{
+	return i < r->nr_sites ? &r->sites[i] : NULL;
+}
+
+/* Keep a copy of size bytes of k under id in map. */
+static int keep(struct retired *r, struct idmap *map, uint64_t id, const struct kept *k,
+		size_t size)
+{
+	struct kept *copy;
+
+	if (idmap__get(map, id, NULL))
+		return 0;
+	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)))
+		return -ENOMEM;
+	copy = malloc(size);
+	if (!copy || idmap__put(map, id, (uint32_t)r->nr_kept)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, k, size);
+	r->kept[r->nr_kept++] = copy;
+	r->kept_bytes += size;
+	return 0;
+}
+
+int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st)
+{
+	uint32_t nr = st->nr < MEMLEAK_MAX_STACK_DEPTH ? st->nr : MEMLEAK_MAX_STACK_DEPTH;
+	size_t size = offsetof(struct kept, ips) + nr * sizeof(uint64_t);
+	struct kept *k = malloc(size);
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	k->nr = nr;
+	k->flags = st->flags;
+	k->entries = 0;
+	memcpy(k->ips, st->ips, nr * sizeof(uint64_t));
+	err = keep(r, &r->native_of, id, k, size);
+	free(k);
+	return err;
+}
+
+int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st)
+{
+	uint32_t nr = st->nr < MEMLEAK_PY_MAX_FRAMES ? st->nr : MEMLEAK_PY_MAX_FRAMES;
+	size_t size = offsetof(struct kept, frames) + nr * sizeof(struct py_frame);
+	struct kept *k = malloc(size);
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	k->nr = nr;
+	k->flags = st->flags;
+	k->entries = st->entries;
+	memcpy(k->frames, st->frames, nr * sizeof(struct py_frame));
+	err = keep(r, &r->python_of, id, k, size);
+	free(k);
+	return err;
+}
+
+int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair)
+{
+	if (idmap__get(&r->pair_of, id, NULL))
+		return 0;
+	if (vec__reserve(&r->pairs, &r->cap_pairs, r->nr_pairs + 1, sizeof(*r->pairs)) ||
+	    idmap__put(&r->pair_of, id, (uint32_t)r->nr_pairs))
+		return -ENOMEM;
+	r->pairs[r->nr_pairs++] = *pair;
+	return 0;
+}
+
+const uint64_t *retired__native(const struct retired *r, uint64_t id, uint32_t *nr,
+				uint32_t *flags)
+{
+	uint32_t i;
+
+	if (!idmap__get(&r->native_of, id, &i))
+		return NULL;
+	*nr = r->kept[i]->nr;
+	*flags = r->kept[i]->flags;
+	return r->kept[i]->ips;
+}
+
+bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
+{
+	uint32_t i;
+
+	if (!idmap__get(&r->pair_of, id, &i))
+		return false;
+	*out = r->pairs[i];
+	return true;
+}
+
+bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out)
+{
+	const struct kept *k;
+	uint32_t i;
+
+	if (!idmap__get(&r->python_of, id, &i))
+		return false;
+	k = r->kept[i];
+	out->nr = k->nr;
+	out->flags = k->flags;
+	out->entries = k->entries;
+	memcpy(out->frames, k->frames, k->nr * sizeof(struct py_frame));
+	return true;
+}
+
+size_t retired__nr_stacks(const struct retired *r)
+{
+	return r->nr_kept;
+}
+
+size_t retired__bytes(const struct retired *r)
+{
+	return sizeof(*r) + r->kept_bytes + r->cap_kept * sizeof(*r->kept) +
+	       r->cap_sites * sizeof(*r->sites) + r->cap_pairs * sizeof(*r->pairs) +
+	       idmap__bytes(&r->site_of) + idmap__bytes(&r->native_of) +
+	       idmap__bytes(&r->python_of) + idmap__bytes(&r->pair_of);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the BPF tables let go of (user/probe/reclaim.c): the figures of the
+ * sites none of whose blocks was left, and the stacks, Python frames and
+ * (native, Python) pairs no live site named any more. A site that comes
+ * back adds its new figures to those kept here, and a stack id met again
+ * (a thread's stack cache may still hand one out) is read back from here:
+ * reclaiming changes no figure of any report.
+ */
+#ifndef RETIRED_H
+#define RETIRED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "memleak.h"
+
+struct retired_site {
+	uint64_t stack_id;
+	uint32_t api;
+	uint64_t total_bytes;	/* all of it freed */
+	uint64_t total_allocs;
+};
+
+struct retired;
+
+struct retired *retired__new(void);
+void retired__free(struct retired *r);
+
+/* Add what a reclaimed site allocated (and freed). 0 or -ENOMEM. */
+int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
+		      uint64_t allocs);
+/* The figures kept for (stack_id, api), or NULL. */
+const struct retired_site *retired__site(const struct retired *r, uint64_t stack_id, uint32_t api);
+size_t retired__nr_sites(const struct retired *r);
+const struct retired_site *retired__site_at(const struct retired *r, size_t i);
+
+/* Keep a stack the BPF map lets go of (once per id). 0 or -ENOMEM. */
+int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st);
+int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair);
+int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st);
+/* A kept stack: its frames (nr in *nr, flags in *flags), or NULL. */
+const uint64_t *retired__native(const struct retired *r, uint64_t id, uint32_t *nr,
+				uint32_t *flags);
+bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out);
+/* A kept Python stack into *out (frames past nr left alone); false when not kept. */
+bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out);
+
+/* Stacks kept, and the bytes all of it takes. */
+size_t retired__nr_stacks(const struct retired *r);
+size_t retired__bytes(const struct retired *r);
+
+#endif

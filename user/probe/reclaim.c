@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Room in the BPF tables for what is outstanding, not for everything that
+ * ever happened. A torch import makes a million allocations from some
+ * 200,000 stacks and frees most of them; keeping every stack filled the
+ * maps within seconds. When a table is half full, a sweep:
+ *
+ * 1. retires each site none of whose blocks is left: its figures go to
+ *    the retired store (model/retired.h), its slot becomes RETIRED, which
+ *    a new site may take. The handshake with record() in the BPF programs
+ *    (bpf/tables.bpf.h, site_enter): we mark the slot RETIRING, then read
+ *    its counts; an allocation counts itself, then looks at the key again.
+ *    Both are locked instructions, so either we see its count and give the
+ *    slot back, or it sees the mark and takes its count back.
+ * 2. lets go of the pairs, Python stacks and native stacks no live site
+ *    names, keeping a copy in the retired store: a stack id may still
+ *    come back from a thread's stack cache or a walk in flight, and is
+ *    then read from there; the caches are told to forget (stacks_cleared).
+ * 3. empties the set of code objects sent when it is half full: a code
+ *    object met again is sent again, and pytrace knows it already.
+ *
+ * Runs on the tracer's thread, as snapshot.c does: the two never overlap.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "probes.h"
+#include "probes_internal.h"
+#include "model/retired.h"
+#include "util/idmap.h"
+#include "util/vec.h"
+
+enum fill_kind { FILL_STACKS, FILL_PY_STACKS, FILL_PAIRS, FILL_PY_CODES, FILL_SITES, FILL__COUNT };
+
+struct reclaim {
+	uint64_t next[FILL__COUNT];	/* sweep when a table holds more than this */
+	struct idmap named;		/* ids the live sites name, this sweep */
+	uint64_t sweeps, sites, stacks, longest_ns;
+};
+
+static volatile __u64 *fill_of(struct probes *p, enum fill_kind k)
+{
+	struct memleak_fill *f = &p->skel->bss->fill;
+	volatile __u64 *v[FILL__COUNT] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
+					   &f->site_slots };
+
+	return v[k];
+}
+
+static volatile __u64 *mark_of(struct probes *p, enum fill_kind k)
+{
+	struct memleak_fill *f = &p->skel->bss->fill_mark;
+	volatile __u64 *v[FILL__COUNT] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
+					   &f->site_slots };
+
+	return v[k];
+}
+
+static uint64_t room_of(struct probes *p, enum fill_kind k)
+{
+	struct bpf_map *m[FILL__COUNT] = { p->skel->maps.stack_traces, p->skel->maps.py_stacks,
+					   p->skel->maps.stack_pairs, p->skel->maps.py_codes_sent,
+					   p->skel->maps.sites };
+
+	return bpf_map__max_entries(m[k]);
+}
+
+int reclaim__new(struct probes *p)
+{
+	p->reclaim = calloc(1, sizeof(*p->reclaim));
+	p->retired = retired__new();
+	if (!p->reclaim || !p->retired)
+		return -ENOMEM;
+	for (int k = 0; k < FILL__COUNT; k++) {
+		p->reclaim->next[k] = room_of(p, k) / 2;
+		*mark_of(p, k) = p->reclaim->next[k] + 1;
+	}
+	return 0;
+}
+
+void reclaim__free(struct probes *p)
+{
+	if (p->reclaim)
+		idmap__free(&p->reclaim->named);
+	free(p->reclaim);
+	retired__free(p->retired);
+	p->reclaim = NULL;
+	p->retired = NULL;
+}
+
+static bool outstanding(const struct site_counts *c)
+{
+	return c->total_allocs != c->freed_allocs || c->total_bytes != c->freed_bytes;
+}
+
+/* Step 1 for one slot: true when it was retired. */
+static bool retire_site(struct probes *p, struct site_slot *s)
+{
+	__u64 key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+	struct site_counts c;
+
+	if (!snapshot__slot_live(s))
+		return false;
+	snapshot__slot_counts(s, &c);
+	if (outstanding(&c) ||
+	    !__atomic_compare_exchange_n(&s->key, &key, MEMLEAK_SITE_RETIRING, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	snapshot__slot_counts(s, &c);
+	if (outstanding(&c) ||
+	    (c.total_allocs > s->base_allocs &&
+	     retired__add_site(p->retired, s->stack_id, s->api, c.total_bytes - s->base_bytes,
+			       c.total_allocs - s->base_allocs))) {
+		__atomic_store_n(&s->key, key, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	s->base_allocs = c.total_allocs;
+	s->base_bytes = c.total_bytes;
+	__atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key, MEMLEAK_SITE_RETIRED, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+/*
+ * A RETIRED slot just before an EMPTY one ends no chain: it becomes EMPTY,
+ * and so, from the end, the run of RETIRED slots before it. (A site made
+ * meanwhile past it may be made twice: snapshot.c adds up both slots.)
+ */
+static void trim_chains(struct probes *p)
+{
+	size_t n = p->site_slots;
+
+	for (size_t k = 2 * n; k-- > 0;) {
+		struct site_slot *s = &p->site_table[k % n], *next = &p->site_table[(k + 1) % n];
+		__u64 retired = MEMLEAK_SITE_RETIRED;
+
+		if (__atomic_load_n(&next->key, __ATOMIC_ACQUIRE) == MEMLEAK_SITE_EMPTY &&
+		    __atomic_compare_exchange_n(&s->key, &retired, MEMLEAK_SITE_EMPTY, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			__atomic_fetch_sub(fill_of(p, FILL_SITES), 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Step 1: the sites retired; the stack ids the others name go in r->named. */
+static size_t retire_sites(struct probes *p, struct reclaim *r)
+{
+	size_t n = 0;
+
+	idmap__clear(&r->named);
+	for (size_t i = 0; i < p->site_slots; i++) {
+		struct site_slot *s = &p->site_table[i];
+
+		if (retire_site(p, s))
+			n++;
+		else if (snapshot__slot_live(s) && s->stack_id != MEMLEAK_NO_STACK &&
+			 idmap__put(&r->named, s->stack_id, 0))
+			return 0;	/* no memory: let go of no stack */
+	}
+	trim_chains(p);
+	return n;
+}
+
+/* Copy an entry of a map to the retired store: 0 or -ENOMEM. */
+typedef int (*keep_fn)(struct retired *r, uint64_t id, const void *val);
+
+/* Entries a batch reads: a few MiB of stacks. */
+#define BATCH 2048
+
+/*
+ * One batch of a map's entries not in named: copied to the retired store,
+ * then deleted. The number deleted.
+ */
+static size_t let_go_batch(struct probes *p, int fd, enum fill_kind k, const struct idmap *named,
+			   keep_fn keep, const uint64_t *keys, const char *vals, size_t size,
+			   uint32_t n)
+{
+	uint64_t gone[BATCH];
+	uint32_t nr = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (!idmap__get(named, keys[i], NULL) && !keep(p->retired, keys[i], vals + i * size))
+			gone[nr++] = keys[i];
+	if (nr && bpf_map_delete_batch(fd, gone, &nr, NULL) && errno != ENOENT)
+		return 0;
+	__atomic_fetch_sub(fill_of(p, k), nr, __ATOMIC_SEQ_CST);
+	return nr;
+}
+
+/*
+ * Copy the entries of map no live site names to the retired store and
+ * delete them, a batch at a time: a syscall per entry cost 20 us each on
+ * a torch import's 100,000 stacks. The number deleted.
+ */
+static size_t let_go(struct probes *p, struct bpf_map *map, enum fill_kind k,
+		     const struct idmap *named, keep_fn keep)
+{
+	int fd = bpf_map__fd(map);
+	size_t size = bpf_map__value_size(map), gone = 0;
+	uint64_t *keys = malloc(BATCH * sizeof(*keys));
+	char *vals = malloc(BATCH * size);
+	__u32 cursor, *in = NULL;
+	bool last = false;
+
+	while (keys && vals && !last) {
+		__u32 n = BATCH;
+		int err = bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL);
+
+		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
+		last = err && errno == ENOENT;
+		if (err && !last)
+			break;
+		gone += let_go_batch(p, fd, k, named, keep, keys, vals, size, n);
+		in = &cursor;
+	}
+	free(keys);
+	free(vals);
+	return gone;
+}
+
+static int keep_native(struct retired *r, uint64_t id, const void *val)
+{
+	return retired__keep_native(r, id, val);
+}
+
+static int keep_python(struct retired *r, uint64_t id, const void *val)
+{
+	return retired__keep_python(r, id, val);
+}
+
+static int keep_pair(struct retired *r, uint64_t id, const void *val)
+{
+	return retired__keep_pair(r, id, val);
+}
+
+/* The stacks a named pair stands for are named too. */
+static int name_pairs(struct probes *p, struct idmap *named)
+{
+	int fd = bpf_map__fd(p->skel->maps.stack_pairs), err = 0;
+	uint64_t *keys = malloc(BATCH * sizeof(*keys));
+	struct stack_pair *pairs = malloc(BATCH * sizeof(*pairs));
+	__u32 cursor, *in = NULL;
+	bool last = false;
+
+	while (keys && pairs && !last && !err) {
+		__u32 n = BATCH;
+
+		err = bpf_map_lookup_batch(fd, in, &cursor, keys, pairs, &n, NULL);
+		last = err && errno == ENOENT;
+		if (err && !last)
+			break;
+		err = 0;
+		for (__u32 i = 0; !err && i < n; i++)
+			if (idmap__get(named, keys[i], NULL))
+				err = idmap__put(named, pairs[i].native, 0) ?:
+				      idmap__put(named, pairs[i].python, 0);
+		in = &cursor;
+	}
+	if (!keys || !pairs)
+		err = -ENOMEM;
+	free(keys);
+	free(pairs);
+	return err;
+}
+
+/* Step 2: the stacks no live site names. */
+static size_t let_go_stacks(struct probes *p, struct reclaim *r)
+{
+	size_t n = 0;
+
+	if (p->py_used && name_pairs(p, &r->named))
+		return 0;
+	if (p->py_used) {
+		n += let_go(p, p->skel->maps.stack_pairs, FILL_PAIRS, &r->named, keep_pair);
+		n += let_go(p, p->skel->maps.py_stacks, FILL_PY_STACKS, &r->named, keep_python);
+	}
+	n += let_go(p, p->skel->maps.stack_traces, FILL_STACKS, &r->named, keep_native);
+	/* Threads' stack caches may hold the ids let go of: walk again. */
+	if (n)
+		__atomic_fetch_add(&p->skel->bss->stacks_cleared, 1, __ATOMIC_SEQ_CST);
+	return n;
+}
+
+/* Step 3. */
+static void forget_codes(struct probes *p)
+{
+	struct bpf_map *map = p->skel->maps.py_codes_sent;
+	struct { __u64 code, linetable; } key;
+	int fd = bpf_map__fd(map);
+
+	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
+		__atomic_fetch_sub(fill_of(p, FILL_PY_CODES), 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Is a table past its mark? */
+static bool due(struct probes *p)
+{
+	for (int k = 0; k < FILL__COUNT; k++)
+		if (*fill_of(p, k) > p->reclaim->next[k])
+			return true;
+	return false;
+}
+
+/*
+ * The next marks: half full, or an eighth more than what is left now when
+ * more than half of it is live, so that a job whose live stacks fill half
+ * the room is not swept at every tick.
+ */
+static void set_marks(struct probes *p)
+{
+	for (int k = 0; k < FILL__COUNT; k++) {
+		uint64_t room = room_of(p, k), now = *fill_of(p, k);
+
+		p->reclaim->next[k] = now + room / 8 > room / 2 ? now + room / 8 : room / 2;
+		*mark_of(p, k) = p->reclaim->next[k] + 1;
+	}
+}
+
+void probes__reclaim(struct probes *p)
+{
+	struct reclaim *r = p->reclaim;
+	uint64_t t0, dt;
+	size_t sites, stacks;
+
+	if (!r || !due(p))
+		return;
+	t0 = now_ns();
+	sites = retire_sites(p, r);
+	stacks = let_go_stacks(p, r);
+	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
+		forget_codes(p);
+	set_marks(p);
+	dt = now_ns() - t0;
+	r->sweeps++;
+	r->sites += sites;
+	r->stacks += stacks;
+	if (dt > r->longest_ns)
+		r->longest_ns = dt;
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms; "
+			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6,
+			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
+}

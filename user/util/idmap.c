@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "idmap.h"
+
+/* Ids are hashes, but a second mix costs nothing and guards against ones that are not. */
+static size_t slot_of(const struct idmap *m, uint64_t id)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdULL;
+	id ^= id >> 33;
+	return (size_t)id & (m->cap - 1);
+}
+
+static size_t find(const struct idmap *m, uint64_t id)
+{
+	size_t i = slot_of(m, id);
+
+	while (m->keys[i] && m->keys[i] != id)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->cap || !id)
+		return false;
+	i = find(m, id);
+	if (!m->keys[i])
+		return false;
+	if (val)
+		*val = m->vals[i];
+	return true;
+}
+
+static int grow(struct idmap *m)
+{
+	struct idmap bigger = { .cap = m->cap ? 2 * m->cap : 64 };
+
+	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
+	bigger.vals = malloc(bigger.cap * sizeof(*bigger.vals));
+	if (!bigger.keys || !bigger.vals) {
+		free(bigger.keys);
+		free(bigger.vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->keys[i])
+			continue;
+		j = find(&bigger, m->keys[i]);
+		bigger.keys[j] = m->keys[i];
+		bigger.vals[j] = m->vals[i];
+	}
+	bigger.nr = m->nr;
+	idmap__free(m);
+	*m = bigger;
+	return 0;
+}
+
+int idmap__put(struct idmap *m, uint64_t id, uint32_t val)
+{
+	size_t i;
+
+	if (!id)
+		return -EINVAL;
+	if (2 * (m->nr + 1) > m->cap && grow(m))
+		return -ENOMEM;
+	i = find(m, id);
+	if (!m->keys[i]) {
+		m->keys[i] = id;
+		m->nr++;
+	}
+	m->vals[i] = val;
+	return 0;
+}
+
+void idmap__clear(struct idmap *m)
+{
+	if (m->cap)
+		memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	m->nr = 0;
+}
+
+void idmap__free(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+size_t idmap__bytes(const struct idmap *m)
+{
+	return m->cap * (sizeof(*m->keys) + sizeof(*m->vals));
+}

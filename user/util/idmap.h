@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A map from non-zero 64-bit ids (hashes already: stack ids, site keys) to
+ * 32-bit values, open-addressed, grown at half full. For sets of ids and
+ * for indexes into arrays kept beside it.
+ */
+#ifndef IDMAP_H
+#define IDMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct idmap {
+	uint64_t *keys;		/* 0: empty */
+	uint32_t *vals;
+	size_t cap;		/* a power of two, or 0 */
+	size_t nr;
+};
+
+/* The value of id in *val (when val is not NULL); false when id is absent. */
+bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *val);
+/* Set id's value; 0 or -ENOMEM. id 0 is -EINVAL. */
+int idmap__put(struct idmap *m, uint64_t id, uint32_t val);
+/* Forget every id, keeping the room. */
+void idmap__clear(struct idmap *m);
+void idmap__free(struct idmap *m);
+/* Bytes of memory it holds. */
+size_t idmap__bytes(const struct idmap *m);
+
+#endif

@@ -65,7 +65,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct stack_trace);
-	__uint(max_entries, 1 << 17);	/* --stack-storage-size */
+	__uint(max_entries, 1 << 18);	/* --stack-storage-size */
 } stack_traces SEC(".maps");
 
 struct {

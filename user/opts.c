@@ -98,7 +98,7 @@ static const char usage_text[] =
 "      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
 "      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
 "      --max-allocs N         room for at least N live blocks (default 1048576)\n"
-"      --stack-storage-size N distinct stacks kept (default 32768)\n"
+"      --stack-storage-size N distinct stacks kept (default 262144)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"

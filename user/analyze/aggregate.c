@@ -36,6 +36,7 @@ static void add_totals(struct report_totals *t, const struct snapshot *snap)
 		t->outstanding_allocs += s->outstanding_allocs;
 		t->allocs += s->total_allocs;
 	}
+	t->allocs += snap->forgotten_allocs;
 	if (snap->older) {
 		t->outstanding_bytes = snap->all_outstanding_bytes;
 		t->outstanding_allocs = snap->all_outstanding_allocs;

@@ -9,9 +9,12 @@
 
 /* A native stack or a Python one, trimmed to its frames. */
 struct kept {
+	uint64_t id;
 	uint32_t nr;
 	uint32_t flags;
 	uint64_t entries;	/* Python: py_stack.entries */
+	uint32_t sweep;		/* when it was last let go of */
+	bool python;
 	union {
 		uint64_t ips[0];
 		struct py_frame frames[0];
@@ -27,8 +30,12 @@ struct retired {
 	size_t nr_kept, cap_kept;
 	struct idmap pair_of;	/* pair id -> index in pairs */
 	struct stack_pair *pairs;
-	size_t nr_pairs, cap_pairs;
+	uint64_t *pair_ids;
+	size_t nr_pairs, cap_pairs, cap_pair_ids;
 	size_t kept_bytes;
+	uint32_t sweep;
+	/* Figures of sites whose frames were let go of (retired__trim). */
+	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
 };
 
 static uint64_t site_key(uint64_t stack_id, uint32_t api)
@@ -52,6 +59,7 @@ void retired__free(struct retired *r)
 	free(r->kept);
 	free(r->sites);
 	free(r->pairs);
+	free(r->pair_ids);
 	idmap__free(&r->site_of);
 	idmap__free(&r->native_of);
 	idmap__free(&r->python_of);
@@ -101,9 +109,12 @@ static int keep(struct retired *r, struct idmap *map, uint64_t id, const struct 
 		size_t size)
 {
 	struct kept *copy;
+	uint32_t i;
 
-	if (idmap__get(map, id, NULL))
+	if (idmap__get(map, id, &i)) {
+		r->kept[i]->sweep = r->sweep;	/* let go of again: still in use */
 		return 0;
+	}
 	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)))
 		return -ENOMEM;
 	copy = malloc(size);
@@ -112,6 +123,9 @@ static int keep(struct retired *r, struct idmap *map, uint64_t id, const struct 
 		return -ENOMEM;
 	}
 	memcpy(copy, k, size);
+	copy->id = id;
+	copy->sweep = r->sweep;
+	copy->python = map == &r->python_of;
 	r->kept[r->nr_kept++] = copy;
 	r->kept_bytes += size;
 	return 0;
@@ -158,8 +172,10 @@ int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *
 	if (idmap__get(&r->pair_of, id, NULL))
 		return 0;
 	if (vec__reserve(&r->pairs, &r->cap_pairs, r->nr_pairs + 1, sizeof(*r->pairs)) ||
+	    vec__reserve(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs + 1, sizeof(*r->pair_ids)) ||
 	    idmap__put(&r->pair_of, id, (uint32_t)r->nr_pairs))
 		return -ENOMEM;
+	r->pair_ids[r->nr_pairs] = id;
 	r->pairs[r->nr_pairs++] = *pair;
 	return 0;
 }
@@ -212,4 +228,113 @@ size_t retired__bytes(const struct retired *r)
 	       r->cap_sites * sizeof(*r->sites) + r->cap_pairs * sizeof(*r->pairs) +
 	       idmap__bytes(&r->site_of) + idmap__bytes(&r->native_of) +
 	       idmap__bytes(&r->python_of) + idmap__bytes(&r->pair_of);
+}
+
+void retired__next_sweep(struct retired *r)
+{
+	r->sweep++;
+}
+
+static int by_sweep(const void *a, const void *b)
+{
+	uint32_t x = (*(struct kept *const *)a)->sweep, y = (*(struct kept *const *)b)->sweep;
+
+	return x < y ? 1 : x > y ? -1 : 0;	/* the latest first */
+}
+
+/* Keep the latest stacks, up to max_bytes of them; rebuild their maps. 0 or -ENOMEM. */
+static int keep_latest(struct retired *r, size_t max_bytes)
+{
+	size_t n = 0, bytes = 0;
+
+	qsort(r->kept, r->nr_kept, sizeof(*r->kept), by_sweep);
+	idmap__clear(&r->native_of);
+	idmap__clear(&r->python_of);
+	for (size_t i = 0; i < r->nr_kept; i++) {
+		struct kept *k = r->kept[i];
+		size_t size = k->python ? offsetof(struct kept, frames) + k->nr * sizeof(struct py_frame)
+					: offsetof(struct kept, ips) + k->nr * sizeof(uint64_t);
+
+		if (bytes + size > max_bytes) {
+			free(k);
+			continue;
+		}
+		bytes += size;
+		r->kept[n] = k;
+		if (idmap__put(k->python ? &r->python_of : &r->native_of, k->id, (uint32_t)n++))
+			return -ENOMEM;
+	}
+	r->nr_kept = n;
+	r->kept_bytes = bytes;
+	return 0;
+}
+
+/* Can the frames of stack_id still be read from here (a kept stack, or a pair of them)? */
+static bool named(const struct retired *r, uint64_t stack_id)
+{
+	struct stack_pair pair;
+
+	if (idmap__get(&r->native_of, stack_id, NULL))
+		return true;
+	return retired__pair(r, stack_id, &pair) && idmap__get(&r->native_of, pair.native, NULL) &&
+	       idmap__get(&r->python_of, pair.python, NULL);
+}
+
+/* Sites whose frames are gone: their figures go to the forgotten ones. */
+static int fold_sites(struct retired *r)
+{
+	size_t n = 0;
+
+	idmap__clear(&r->site_of);
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		struct retired_site *s = &r->sites[i];
+
+		if (!named(r, s->stack_id)) {
+			r->forgotten_allocs += s->total_allocs;
+			r->forgotten_bytes += s->total_bytes;
+			r->forgotten_sites++;
+			continue;
+		}
+		r->sites[n] = *s;
+		if (idmap__put(&r->site_of, site_key(s->stack_id, s->api), (uint32_t)n++))
+			return -ENOMEM;
+	}
+	r->nr_sites = n;
+	return 0;
+}
+
+/* Pairs neither of whose stacks is kept any more. */
+static int drop_pairs(struct retired *r)
+{
+	size_t n = 0;
+
+	idmap__clear(&r->pair_of);
+	for (size_t i = 0; i < r->nr_pairs; i++) {
+		if (!idmap__get(&r->native_of, r->pairs[i].native, NULL) &&
+		    !idmap__get(&r->python_of, r->pairs[i].python, NULL))
+			continue;
+		r->pairs[n] = r->pairs[i];
+		r->pair_ids[n] = r->pair_ids[i];
+		if (idmap__put(&r->pair_of, r->pair_ids[n], (uint32_t)n))
+			return -ENOMEM;
+		n++;
+	}
+	r->nr_pairs = n;
+	return 0;
+}
+
+int retired__trim(struct retired *r, size_t max_bytes)
+{
+	if (r->kept_bytes <= max_bytes)
+		return 0;
+	/* A quarter below the limit: trimming is a sort of everything kept. */
+	return keep_latest(r, max_bytes / 4 * 3) ?: fold_sites(r) ?: drop_pairs(r);
+}
+
+void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
+			uint64_t *bytes)
+{
+	*sites = r->forgotten_sites;
+	*allocs = r->forgotten_allocs;
+	*bytes = r->forgotten_bytes;
 }

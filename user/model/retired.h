@@ -47,6 +47,19 @@ bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
 /* A kept Python stack into *out (frames past nr left alone); false when not kept. */
 bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out);
 
+/* A sweep begins: stacks let go of from now on are the latest. */
+void retired__next_sweep(struct retired *r);
+/*
+ * Keep the frames of the stacks let go of most lately, within max_bytes;
+ * the sites whose frames that lets go of add their figures to the
+ * forgotten ones: still in the totals, no longer a site of their own.
+ * Sites still used come back to the BPF tables and are let go of again
+ * and again, so what is forgotten is churn of long ago. 0 or -ENOMEM.
+ */
+int retired__trim(struct retired *r, size_t max_bytes);
+void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
+			uint64_t *bytes);
+
 /* Stacks kept, and the bytes all of it takes. */
 size_t retired__nr_stacks(const struct retired *r);
 size_t retired__bytes(const struct retired *r);

@@ -33,6 +33,13 @@
 #include "util/idmap.h"
 #include "util/vec.h"
 
+/*
+ * The frames of stacks let go of kept at most: those of churn long ago
+ * are forgotten beyond (their figures stay in the totals). A torch import
+ * lets go of 450,000 stacks, 240 MiB of them.
+ */
+#define RETIRED_MAX_BYTES (64u << 20)
+
 enum fill_kind { FILL_STACKS, FILL_PY_STACKS, FILL_PAIRS, FILL_PY_CODES, FILL_SITES, FILL__COUNT };
 
 struct reclaim {
@@ -335,8 +342,10 @@ void probes__reclaim(struct probes *p)
 	if (!r || !due(p))
 		return;
 	t0 = now_ns();
+	retired__next_sweep(p->retired);
 	sites = retire_sites(p, r);
 	stacks = let_go_stacks(p, r);
+	retired__trim(p->retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
 	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
@@ -347,7 +356,12 @@ void probes__reclaim(struct probes *p)
 	if (dt > r->longest_ns)
 		r->longest_ns = dt;
 	if (p->verbose)
-		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms; "
+		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms, "
+			"%llu stacks, %llu Python stacks, %llu pairs and %llu sites left; "
 			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6,
+			(unsigned long long)*fill_of(p, FILL_STACKS),
+			(unsigned long long)*fill_of(p, FILL_PY_STACKS),
+			(unsigned long long)*fill_of(p, FILL_PAIRS),
+			(unsigned long long)*fill_of(p, FILL_SITES),
 			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
 }

@@ -130,6 +130,8 @@ static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *o
 	size_t n = retired__nr_sites(p->retired);
 	uint32_t at;
 
+	retired__forgotten(p->retired, &snap->forgotten_sites, &snap->forgotten_allocs,
+			   &snap->forgotten_bytes);
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *r = retired__site_at(p->retired, i);
 

@@ -42,6 +42,11 @@ struct snapshot {
 	 * blocks): the site adds up both.
 	 */
 	uint32_t *site_of_slot;
+	/*
+	 * Allocations (all freed) of sites reclaimed so long ago that their
+	 * frames were forgotten (model/retired.h): in the totals, in no site.
+	 */
+	uint64_t forgotten_sites, forgotten_allocs, forgotten_bytes;
 	bool ages;		/* sites[].oldest_ns were read */
 };
 

@@ -182,9 +182,52 @@ def capacity_case(max_allocs, exact):
 	return run
 
 
+def note(work, key):
+	m = re.search(r"^# %s: (\d+)$" % key, work.read("truth.txt"), re.M)
+	return int(m.group(1)) if m else None
+
+
+RECLAIM_ROOM = 16384
+
+
+def case_reclaim_churn(work):
+	"""-c v_stacks: twice as many distinct stacks as --stack-storage-size
+	holds, each freed at once and used again eight rounds later. The tables
+	are reclaimed between rounds: nothing dropped, every allocation counted,
+	and each churn stack's figures since tracing began exact across its
+	reclaims (the retired figures and the new ones add up)."""
+	binary = victim("v_stacks")
+
+	def check(work, truth):
+		rep = load_report(work.path("report.json"))
+		errs = []
+		stacks, per = note(work, "stacks"), note(work, "per_stack")
+		m = re.search(r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$",
+			      work.read("truth.txt"), re.M)
+		if not m or not stacks or not per:
+			return ["v_stacks wrote no '# total:', '# stacks:' or '# per_stack:' note"]
+		if stacks <= RECLAIM_ROOM:
+			errs.append("%d stacks fit the room of %d: nothing to reclaim" % (stacks, RECLAIM_ROOM))
+		want = int(m.group(1)) + rep["totals"]["outstanding_allocs"]
+		if rep["totals"]["allocs"] != want:
+			errs.append("totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want))
+		churn = [c for c in rep.get("churn", []) if c["frames"] and
+			 fn_name(c["frames"][0]) == "site_churn"]
+		if not churn:
+			errs.append("no site_churn stack among the churn stacks")
+		for c in churn:
+			if (c["total_allocs"], c["total_bytes"]) != (per, per * 48):
+				errs.append("a site_churn stack: %d allocations of %d bytes, truth %d of %d"
+					    % (c["total_allocs"], c["total_bytes"], per, per * 48))
+		return errs + no_losses(rep)
+	return run_command_case(work, "%s 12 16" % binary, binary, "v_stacks.c",
+				extra_args=["--stack-storage-size", str(RECLAIM_ROOM)], check=check)
+
+
 CASES = [
 	("stress_c", TRACE, [], case_stress_c),
 	("stress_p", TRACE, [], case_stress_p),
 	("capacity_drops", TRACE, [], capacity_case(CAPACITY_SMALL, False)),
 	("capacity_raised", TRACE, [], capacity_case(CAPACITY_RAISED, True)),
+	("reclaim_churn", TRACE, [], case_reclaim_churn),
 ]

@@ -51,7 +51,7 @@ TEST(opts_defaults)
 	ASSERT(o.json_path == NULL);
 	ASSERT(o.folded_path == NULL);
 	ASSERT_EQ_U64(o.max_allocs, 1048576);
-	ASSERT_EQ_U64(o.stack_storage_size, 32768);
+	ASSERT_EQ_U64(o.stack_storage_size, 262144);
 	ASSERT(o.user == NULL);
 	return true;
 }
@@ -212,7 +212,7 @@ TEST(opts_usage_lists_everything)
 		"-v, --verbose", "-h, --help", "[INTERVAL [COUNT]]",
 		"memleakbpf -p 1234", "memleakbpf -c './server --port 80' 10 6",
 		"memleakbpf --json report.json --folded leaks.folded -c ./server",
-		"1048576", "32768",
+		"1048576", "262144",
 	};
 	char *text = NULL, *line;
 	size_t len = 0;

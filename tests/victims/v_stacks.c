@@ -1,26 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * v_stacks: heavy churn from many more distinct stacks than the tracer's
- * tables hold, as a torch import does, around one small leak.
+ * v_stacks: churn from many more distinct stacks than the tracer's tables
+ * hold, as a torch import does, around one small leak.
  *
  *   v_stacks BITS ROUNDS
  *
- * Each round walks every one of the 2^BITS paths through via_zero and
- * via_one (the bits of the path's number pick the function at each level),
- * and at the end of each path site_churn mallocs a block and frees it at
- * once: 2^BITS stacks, each used ROUNDS times, none of them holding
- * anything at the end. site_keep mallocs 100 bytes per round and keeps
- * them. Rounds are 0.1 s apart, so that the tracer sweeps between them.
+ * Each round walks 2^BITS paths through via_zero and via_one, BLOCK_BITS +
+ * BITS levels deep (the bits of the path's number pick the function at each
+ * level), and at the end of each path site_churn mallocs a block and frees
+ * it at once. Round r takes the paths of block r % BLOCKS: BLOCKS * 2^BITS
+ * distinct stacks in all, each used once every BLOCKS rounds, so a stack
+ * reclaimed after its round comes back later, and its figures must add up.
+ * site_keep mallocs 100 bytes per round and keeps them. Rounds are 0.1 s
+ * apart, so that the tracer sweeps between them.
  *
  * Truth: site_keep holds 100 * ROUNDS bytes in ROUNDS blocks; notes
- * "# total: site_churn malloc allocs=N bytes=B" for the churn (every
- * allocation since tracing began, all freed) and "# stacks: 2^BITS".
+ * "# total: site_churn malloc allocs=N bytes=B" (all freed), "# stacks: S"
+ * (distinct stacks of site_churn) and "# per_stack: K" (allocations from
+ * each of them, when ROUNDS is a multiple of BLOCKS; else 0).
  */
 #define _GNU_SOURCE
 #include <time.h>
 #include "truth.h"
 
 #define CHURN_SIZE 48
+#define BLOCK_BITS 3
+#define BLOCKS (1u << BLOCK_BITS)
 
 static unsigned long churned;
 
@@ -63,11 +68,11 @@ VIA void via_one(unsigned path, int depth)
 	OPAQUE(path);
 }
 
-VIA void via_round(int bits)
+VIA void via_round(int bits, unsigned block)
 {
 	TR_ENTER();
 	for (unsigned path = 0; path < 1u << bits; path++)
-		descend(path, bits);
+		descend(block << bits | path, bits + BLOCK_BITS);
 	site_keep();
 	TR_LEAVE();
 }
@@ -78,18 +83,20 @@ int main(int argc, char **argv)
 	struct timespec pause = { 0, 100 * 1000 * 1000 };
 	char note[128];
 
-	if (bits < 1 || bits > 24 || rounds < 1)
+	if (bits < 1 || bits > 20 || rounds < 1)
 		return 2;
 	TR_ENTER();
 	for (int r = 0; r < rounds; r++) {
-		via_round(bits);
+		via_round(bits, (unsigned)r % BLOCKS);
 		nanosleep(&pause, NULL);
 	}
 	snprintf(note, sizeof(note), "site_churn malloc allocs=%lu bytes=%lu", churned,
 		 churned * CHURN_SIZE);
 	tr_note("total", note);
-	snprintf(note, sizeof(note), "%u", 1u << bits);
+	snprintf(note, sizeof(note), "%u", (rounds < (int)BLOCKS ? (unsigned)rounds : BLOCKS) << bits);
 	tr_note("stacks", note);
+	snprintf(note, sizeof(note), "%u", rounds % BLOCKS ? 0 : rounds / BLOCKS);
+	tr_note("per_stack", note);
 	tr_report();
 	return 0;
 }

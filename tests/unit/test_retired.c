@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/* util/idmap.c and model/retired.c: what reclaiming keeps aside. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/retired.h"
+#include "util/idmap.h"
+#include "unit.h"
+
+TEST(idmap_puts_gets_grows_and_clears)
+{
+	struct idmap m = {};
+	uint32_t v;
+
+	for (uint64_t id = 1; id <= 5000; id++)
+		ASSERT(idmap__put(&m, id * 0x10001, (uint32_t)id) == 0);
+	ASSERT_EQ_U64(m.nr, 5000);
+	ASSERT(m.cap >= 10000);	/* never more than half full */
+	for (uint64_t id = 1; id <= 5000; id++)
+		ASSERT(idmap__get(&m, id * 0x10001, &v) && v == id);
+	ASSERT(!idmap__get(&m, 3, &v));
+	ASSERT(idmap__put(&m, 0, 1) != 0);	/* 0 marks an empty slot */
+	ASSERT(idmap__put(&m, 0x10001, 77) == 0 && m.nr == 5000);
+	ASSERT(idmap__get(&m, 0x10001, &v) && v == 77);
+	idmap__clear(&m);
+	ASSERT(m.nr == 0 && !idmap__get(&m, 0x10001, NULL));
+	idmap__free(&m);
+	return true;
+}
+
+static struct stack_trace *native(uint32_t nr, uint64_t first)
+{
+	struct stack_trace *st = calloc(1, sizeof(*st));
+
+	st->nr = nr;
+	for (uint32_t i = 0; i < nr; i++)
+		st->ips[i] = first + i;
+	return st;
+}
+
+TEST(retired_sites_add_up_and_stacks_read_back)
+{
+	struct retired *r = retired__new();
+	struct stack_trace *st = native(5, 0x1000);
+	struct py_stack *py = calloc(1, sizeof(*py)), back;
+	struct stack_pair pair = { 11, 22 }, got;
+	const struct retired_site *s;
+	const uint64_t *ips;
+	uint32_t nr, flags;
+
+	/* One site reclaimed twice: its figures add up. */
+	ASSERT(retired__add_site(r, 11, API_MALLOC, 480, 10) == 0);
+	ASSERT(retired__add_site(r, 11, API_CALLOC, 7, 1) == 0);
+	ASSERT(retired__add_site(r, 11, API_MALLOC, 48, 1) == 0);
+	s = retired__site(r, 11, API_MALLOC);
+	ASSERT(s && s->total_allocs == 11 && s->total_bytes == 528);
+	ASSERT(retired__nr_sites(r) == 2 && !retired__site(r, 12, API_MALLOC));
+	/* Stacks by kind: a native stack, a Python one, a pair. */
+	ASSERT(retired__keep_native(r, 11, st) == 0);
+	py->nr = 2;
+	py->entries = 2;
+	py->frames[1].code = 0xc0de;
+	ASSERT(retired__keep_python(r, 22, py) == 0);
+	ASSERT(retired__keep_pair(r, 33, &pair) == 0);
+	ips = retired__native(r, 11, &nr, &flags);
+	ASSERT(ips && nr == 5 && ips[4] == 0x1004 && flags == 0);
+	ASSERT(!retired__native(r, 22, &nr, &flags));	/* a Python id is not a native one */
+	ASSERT(retired__python(r, 22, &back) && back.nr == 2 && back.entries == 2 &&
+	       back.frames[1].code == 0xc0de);
+	ASSERT(retired__pair(r, 33, &got) && got.native == 11 && got.python == 22);
+	ASSERT(retired__nr_stacks(r) == 2);
+	free(st);
+	free(py);
+	retired__free(r);
+	return true;
+}
+
+TEST(retired_trim_forgets_the_oldest_frames_and_keeps_the_figures)
+{
+	struct retired *r = retired__new();
+	uint64_t sites, allocs, bytes;
+	uint32_t nr, flags;
+
+	/* 100 stacks of 100 frames, one sweep each; the first ten used again last. */
+	for (uint64_t id = 1; id <= 100; id++) {
+		struct stack_trace *st = native(100, id << 16);
+
+		retired__next_sweep(r);
+		ASSERT(retired__keep_native(r, id, st) == 0);
+		ASSERT(retired__add_site(r, id, API_MALLOC, 10 * id, id) == 0);
+		free(st);
+	}
+	retired__next_sweep(r);
+	for (uint64_t id = 1; id <= 10; id++) {
+		struct stack_trace *st = native(100, id << 16);
+
+		ASSERT(retired__keep_native(r, id, st) == 0);	/* already kept: now the latest */
+		free(st);
+	}
+	/* Room for about 40 of them: a quarter under that is kept. */
+	ASSERT(retired__trim(r, 40 * 830) == 0);
+	ASSERT(retired__nr_stacks(r) < 40 && retired__nr_stacks(r) >= 25);
+	for (uint64_t id = 1; id <= 10; id++)
+		ASSERT(retired__native(r, id, &nr, &flags) && retired__site(r, id, API_MALLOC));
+	ASSERT(retired__native(r, 100, &nr, &flags));	/* the latest of the rest */
+	ASSERT(!retired__native(r, 11, &nr, &flags) && !retired__site(r, 11, API_MALLOC));
+	/* What was forgotten is in the figures still: 5050 allocations in all. */
+	retired__forgotten(r, &sites, &allocs, &bytes);
+	uint64_t kept = 0;
+	for (size_t i = 0; i < retired__nr_sites(r); i++)
+		kept += retired__site_at(r, i)->total_allocs;
+	ASSERT_EQ_U64(kept + allocs, 5050);
+	ASSERT_EQ_U64(bytes, 10 * allocs);
+	ASSERT_EQ_U64(sites + retired__nr_sites(r), 100);
+	retired__free(r);
+	return true;
+}

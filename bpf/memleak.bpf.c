@@ -331,18 +331,45 @@ static __always_inline void resize_keep_old(struct call_state *st)
 	}
 }
 
-static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state *st, __u64 ret)
+/* realloc's old block settled; whether ret is a new block to record. */
+static __always_inline bool realloc_done(struct call_state *st, __u64 ret)
 {
 	/* realloc released a block we never saw: an untracked free, as with free(). */
 	if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
 		count(CNT_UNTRACKED_FREES);
-	if (ret) {
-		resize_drop_old(st);
-		record(ctx, st, ret);
-	} else if (st->size == 0) {
-		resize_drop_old(st);	/* realloc(p, 0) freed p */
-	} else {
+	if (ret || st->size == 0)
+		resize_drop_old(st);	/* moved, or realloc(p, 0) freed p */
+	else
 		resize_keep_old(st);	/* failed: p untouched */
+	return ret;
+}
+
+/*
+ * The block the call in st returned (ret its return value) into *addr, the
+ * old block of a resize settled: whether there is one to record. One call
+ * of record() for every API keeps the verifier to one copy of the stack
+ * capture (record is inlined), which is most of what it checks.
+ */
+static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u64 *addr)
+{
+	*addr = ret;
+	switch (st->api) {
+	case API_POSIX_MEMALIGN:
+		return ret == 0 && !bpf_probe_read_user(addr, sizeof(*addr), (void *)st->ptr);
+	case API_MMAP:
+		return ret != MAP_FAILED;
+	case API_MREMAP:
+		if (ret == MAP_FAILED) {
+			resize_keep_old(st);
+			return false;
+		}
+		resize_drop_old(st);
+		return true;
+	case API_REALLOC:
+	case API_REALLOCARRAY:
+		return realloc_done(st, ret);
+	default:
+		return ret;
 	}
 }
 
@@ -350,7 +377,7 @@ static __always_inline int call_end(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct call_state *st;
-	__u64 ret, ptr;
+	__u64 addr;
 
 	if (!is_target(task))
 		return 0;
@@ -378,32 +405,8 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	if (st->flags & CALL_INTERNAL)
 		return 0;
 
-	ret = PT_REGS_RC(ctx);
-	switch (st->api) {
-	case API_POSIX_MEMALIGN:
-		if (ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->ptr))
-			record(ctx, st, ptr);
-		break;
-	case API_MMAP:
-		if (ret != MAP_FAILED)
-			record(ctx, st, ret);
-		break;
-	case API_MREMAP:
-		if (ret == MAP_FAILED) {
-			resize_keep_old(st);
-		} else {
-			resize_drop_old(st);
-			record(ctx, st, ret);
-		}
-		break;
-	case API_REALLOC:
-	case API_REALLOCARRAY:
-		realloc_done(ctx, st, ret);
-		break;
-	default:
-		if (ret)
-			record(ctx, st, ret);
-	}
+	if (returned_block(st, PT_REGS_RC(ctx), &addr))
+		record(ctx, st, addr);
 	return 0;
 }
 

@@ -256,12 +256,17 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		       size, &info.site);
 	if (!s)
 		return;
-	err = alloc_insert(addr, &info);
-	if (err == -EEXIST) {
-		/* The block at this address was freed behind our back. */
+	/*
+	 * A block still tracked at this address was freed behind our back:
+	 * forget it and insert again. A loop, not a second call: the verifier
+	 * then has one copy of alloc_insert's loops to check, not two.
+	 */
+	for (int i = 0; i < 2; i++) {
+		err = alloc_insert(addr, &info);
+		if (err != -EEXIST || i)
+			break;
 		release_tracked(addr);
 		count(CNT_REPLACED);
-		err = alloc_insert(addr, &info);
 	}
 	if (err) {
 		/* Not tracked: the site does not count it either. */
@@ -331,43 +336,40 @@ static __always_inline void resize_keep_old(struct call_state *st)
 	}
 }
 
-/* realloc's old block settled; whether ret is a new block to record. */
-static __always_inline bool realloc_done(struct call_state *st, __u64 ret)
-{
-	/* realloc released a block we never saw: an untracked free, as with free(). */
-	if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
-		count(CNT_UNTRACKED_FREES);
-	if (ret || st->size == 0)
-		resize_drop_old(st);	/* moved, or realloc(p, 0) freed p */
-	else
-		resize_keep_old(st);	/* failed: p untouched */
-	return ret;
-}
+/* What a resize's return does with the old block. */
+enum old_block {
+	OLD_UNTOUCHED,	/* not a resize */
+	OLD_KEPT,	/* the call failed: the block is still the caller's */
+	OLD_GONE,	/* moved into the new block, or realloc(p, 0) freed it */
+};
 
 /*
- * The block the call in st returned (ret its return value) into *addr, the
- * old block of a resize settled: whether there is one to record. One call
- * of record() for every API keeps the verifier to one copy of the stack
- * capture (record is inlined), which is most of what it checks.
+ * The block the call in st returned (ret its return value) into *addr, and
+ * what became of a resize's old block in *old: whether there is a block to
+ * record. Each effect is then applied at one place in call_end: the
+ * verifier checks one copy of each (they are inlined) instead of one per
+ * API, most of all of the stack capture in record().
  */
-static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u64 *addr)
+static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u64 *addr,
+					   enum old_block *old)
 {
 	*addr = ret;
+	*old = OLD_UNTOUCHED;
 	switch (st->api) {
 	case API_POSIX_MEMALIGN:
 		return ret == 0 && !bpf_probe_read_user(addr, sizeof(*addr), (void *)st->ptr);
 	case API_MMAP:
 		return ret != MAP_FAILED;
 	case API_MREMAP:
-		if (ret == MAP_FAILED) {
-			resize_keep_old(st);
-			return false;
-		}
-		resize_drop_old(st);
-		return true;
+		*old = ret == MAP_FAILED ? OLD_KEPT : OLD_GONE;
+		return ret != MAP_FAILED;
 	case API_REALLOC:
 	case API_REALLOCARRAY:
-		return realloc_done(st, ret);
+		/* realloc released a block we never saw: an untracked free, as with free(). */
+		if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
+			count(CNT_UNTRACKED_FREES);
+		*old = ret || st->size == 0 ? OLD_GONE : OLD_KEPT;
+		return ret;
 	default:
 		return ret;
 	}
@@ -376,8 +378,10 @@ static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u
 static __always_inline int call_end(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	enum old_block old;
 	struct call_state *st;
 	__u64 addr;
+	bool found;
 
 	if (!is_target(task))
 		return 0;
@@ -405,7 +409,12 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	if (st->flags & CALL_INTERNAL)
 		return 0;
 
-	if (returned_block(st, PT_REGS_RC(ctx), &addr))
+	found = returned_block(st, PT_REGS_RC(ctx), &addr, &old);
+	if (old == OLD_KEPT)
+		resize_keep_old(st);
+	else if (old == OLD_GONE)
+		resize_drop_old(st);
+	if (found)
 		record(ctx, st, addr);
 	return 0;
 }

@@ -11,9 +11,13 @@
 /* --unwind: UNWIND_MODE_TABLES walks with the CFI rows user space loads. */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
-/* Rows of every module's CFI, in chunks created by user space as they fill. */
+/*
+ * Rows of every module's CFI, in chunks created by user space as they fill,
+ * mmap'able so that it copies rows in without a syscall per chunk of rows.
+ */
 struct cfi_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, MEMLEAK_CFI_CHUNK_ROWS);
 	/* Sizes, not types: clang emits only a forward declaration of a struct
 	 * named inside an inner map's definition. */

@@ -118,6 +118,8 @@ static void load_rows(struct unwind *u, int fd, const struct map_entry *e, struc
 	err = cfi__read_fd(fd, &cfi);
 	if (!err)
 		err = cfi_table__pack(cfi, &rows, &nr);
+	if (!err && nr > MEMLEAK_CFI_MAX_ROWS)
+		err = -ENOSPC;	/* more than BPF's binary search reaches */
 	if (!err && nr)
 		err = u->ops.add_rows(u->ops.ctx, rows, nr, &t->first_row);
 	if (!err)

@@ -187,6 +187,7 @@ static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
 		return -E2BIG;
 	for (__u32 i = 0; i < count; i++)
 		keys[i] = base + i;
+	memset(&p->skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
 	/* Fill the half BPF does not read, then switch with one store. */
 	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
 		return -errno;
@@ -195,6 +196,14 @@ static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
 			 (__u64)++p->unwind_gen << 32 | (__u64)half << 16 | nr, __ATOMIC_RELEASE);
 	p->unwind_half = half;
 	return 0;
+}
+
+static bool wanted(void *ctx, size_t i)
+{
+	const struct probes *p = ctx;
+
+	return i < MEMLEAK_UNWIND_MAPPINGS &&
+	       p->skel->bss->unwind_wanted[p->unwind_half * MEMLEAK_UNWIND_MAPPINGS + i];
 }
 
 static uint64_t rows_loaded(void *ctx)
@@ -217,6 +226,7 @@ void probes__unwind_ops(struct probes *p, struct unwind_ops *ops)
 		.ctx = p,
 		.add_rows = add_rows,
 		.set_mappings = set_mappings,
+		.wanted = wanted,
 		.rows = rows_loaded,
 		.bytes = rows_bytes,
 	};

@@ -51,7 +51,7 @@ TEST(opts_defaults)
 	ASSERT(o.json_path == NULL);
 	ASSERT(o.folded_path == NULL);
 	ASSERT_EQ_U64(o.max_allocs, 1048576);
-	ASSERT_EQ_U64(o.stack_storage_size, 32768);
+	ASSERT_EQ_U64(o.stack_storage_size, OPTS_DEFAULT_STACK_STORAGE);	/* 131,072 since b549d91 */
 	ASSERT(o.user == NULL);
 	return true;
 }

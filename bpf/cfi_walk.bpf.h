@@ -11,9 +11,13 @@
 /* --unwind: UNWIND_MODE_TABLES walks with the CFI rows user space loads. */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP;
 
-/* Rows of every module's CFI, in chunks created by user space as they fill. */
+/*
+ * Rows of every module's CFI, in chunks created by user space as they fill,
+ * mmap'able so that it copies rows in without a syscall per chunk of rows.
+ */
 struct cfi_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, MEMLEAK_CFI_CHUNK_ROWS);
 	/* Sizes, not types: clang emits only a forward declaration of a struct
 	 * named inside an inner map's definition. */
@@ -41,6 +45,13 @@ struct {
 } unwind_mappings SEC(".maps");
 
 __u64 unwind_active;
+
+/*
+ * Set for a mapping (its index in unwind_mappings) when a walk met it while
+ * its rows were pending: user space loads those first. It clears a half
+ * before it fills it.
+ */
+__u8 unwind_wanted[2 * MEMLEAK_UNWIND_MAPPINGS];
 
 /*
  * Rows found lately, by lookup address: call sites repeat, and a hit saves
@@ -86,8 +97,12 @@ static const struct unwind_row fp_row = {
 	.kind = UNWIND_CFA_RBP | UNWIND_RBP_SAVED | UNWIND_FP_GUESS, .cfa_off = 16, .rbp_off = -2,
 };
 
-/* The mapping holding pc among [first, first + nr): the last one starting at or below it. */
-static __always_inline const struct unwind_mapping *find_mapping(__u64 pc, __u32 first, __u32 nr)
+/*
+ * The mapping holding pc among [first, first + nr): the last one starting
+ * at or below it (its index in *at).
+ */
+static __always_inline const struct unwind_mapping *find_mapping(__u64 pc, __u32 first, __u32 nr,
+								  __u32 *at)
 {
 	const struct unwind_mapping *m;
 	__u32 lo = first, hi = first + nr, mid;
@@ -104,6 +119,7 @@ static __always_inline const struct unwind_mapping *find_mapping(__u64 pc, __u32
 		else
 			hi = mid;
 	}
+	*at = lo;
 	m = bpf_map_lookup_elem(&unwind_mappings, &lo);
 	return m && nr && pc >= m->start && pc < m->end ? m : NULL;
 }
@@ -130,11 +146,19 @@ union row_bits {
  */
 __noinline __u64 cfi_search(__u64 pc, __u32 first, __u32 nr)
 {
-	const struct unwind_mapping *m = find_mapping(pc, first, nr);
 	union row_bits b = { .raw = 0 };	/* UNWIND_CFA_NONE */
+	const struct unwind_mapping *m;
 	const struct unwind_row *r;
-	__u32 lo, hi, mid;
+	__u32 lo, hi, mid, at = 0;
 
+	m = find_mapping(pc, first, nr, &at);
+	/* Rows still being loaded (-p): not a frame-pointer guess, an end the report marks. */
+	if (m && !m->nr_rows && m->first_row == MEMLEAK_ROWS_PENDING) {
+		if (at < 2 * MEMLEAK_UNWIND_MAPPINGS)
+			unwind_wanted[at] = 1;
+		b.row.kind = UNWIND_CFA_PENDING;
+		return b.raw;
+	}
 	/* JIT code, the vdso, a module without CFI. */
 	if (!m || !m->nr_rows) {
 		b.row = fp_row;
@@ -314,6 +338,11 @@ static __always_inline long unwind_frame(struct uwalk *s)
 
 	if (kind == UNWIND_CFA_END)
 		return 1;
+	if (kind == UNWIND_CFA_PENDING) {
+		s->st->flags |= STACK_PENDING;
+		count(CNT_UNWIND_PENDING);
+		return 1;
+	}
 	if ((kind == UNWIND_CFA_RBP || kind == UNWIND_CFA_NONE) && !load_bp(s))
 		return -1;
 	/*

@@ -256,12 +256,17 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		       size, &info.site);
 	if (!s)
 		return;
-	err = alloc_insert(addr, &info);
-	if (err == -EEXIST) {
-		/* The block at this address was freed behind our back. */
+	/*
+	 * A block still tracked at this address was freed behind our back:
+	 * forget it and insert again. A loop, not a second call: the verifier
+	 * then has one copy of alloc_insert's loops to check, not two.
+	 */
+	for (int i = 0; i < 2; i++) {
+		err = alloc_insert(addr, &info);
+		if (err != -EEXIST || i)
+			break;
 		release_tracked(addr);
 		count(CNT_REPLACED);
-		err = alloc_insert(addr, &info);
 	}
 	if (err) {
 		/* Not tracked: the site does not count it either. */
@@ -331,26 +336,52 @@ static __always_inline void resize_keep_old(struct call_state *st)
 	}
 }
 
-static __always_inline void realloc_done(struct pt_regs *ctx, struct call_state *st, __u64 ret)
+/* What a resize's return does with the old block. */
+enum old_block {
+	OLD_UNTOUCHED,	/* not a resize */
+	OLD_KEPT,	/* the call failed: the block is still the caller's */
+	OLD_GONE,	/* moved into the new block, or realloc(p, 0) freed it */
+};
+
+/*
+ * The block the call in st returned (ret its return value) into *addr, and
+ * what became of a resize's old block in *old: whether there is a block to
+ * record. Each effect is then applied at one place in call_end: the
+ * verifier checks one copy of each (they are inlined) instead of one per
+ * API, most of all of the stack capture in record().
+ */
+static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u64 *addr,
+					   enum old_block *old)
 {
-	/* realloc released a block we never saw: an untracked free, as with free(). */
-	if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
-		count(CNT_UNTRACKED_FREES);
-	if (ret) {
-		resize_drop_old(st);
-		record(ctx, st, ret);
-	} else if (st->size == 0) {
-		resize_drop_old(st);	/* realloc(p, 0) freed p */
-	} else {
-		resize_keep_old(st);	/* failed: p untouched */
+	*addr = ret;
+	*old = OLD_UNTOUCHED;
+	switch (st->api) {
+	case API_POSIX_MEMALIGN:
+		return ret == 0 && !bpf_probe_read_user(addr, sizeof(*addr), (void *)st->ptr);
+	case API_MMAP:
+		return ret != MAP_FAILED;
+	case API_MREMAP:
+		*old = ret == MAP_FAILED ? OLD_KEPT : OLD_GONE;
+		return ret != MAP_FAILED;
+	case API_REALLOC:
+	case API_REALLOCARRAY:
+		/* realloc released a block we never saw: an untracked free, as with free(). */
+		if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
+			count(CNT_UNTRACKED_FREES);
+		*old = ret || st->size == 0 ? OLD_GONE : OLD_KEPT;
+		return ret;
+	default:
+		return ret;
 	}
 }
 
 static __always_inline int call_end(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	enum old_block old;
 	struct call_state *st;
-	__u64 ret, ptr;
+	__u64 addr;
+	bool found;
 
 	if (!is_target(task))
 		return 0;
@@ -378,32 +409,13 @@ static __always_inline int call_end(struct pt_regs *ctx)
 	if (st->flags & CALL_INTERNAL)
 		return 0;
 
-	ret = PT_REGS_RC(ctx);
-	switch (st->api) {
-	case API_POSIX_MEMALIGN:
-		if (ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->ptr))
-			record(ctx, st, ptr);
-		break;
-	case API_MMAP:
-		if (ret != MAP_FAILED)
-			record(ctx, st, ret);
-		break;
-	case API_MREMAP:
-		if (ret == MAP_FAILED) {
-			resize_keep_old(st);
-		} else {
-			resize_drop_old(st);
-			record(ctx, st, ret);
-		}
-		break;
-	case API_REALLOC:
-	case API_REALLOCARRAY:
-		realloc_done(ctx, st, ret);
-		break;
-	default:
-		if (ret)
-			record(ctx, st, ret);
-	}
+	found = returned_block(st, PT_REGS_RC(ctx), &addr, &old);
+	if (old == OLD_KEPT)
+		resize_keep_old(st);
+	else if (old == OLD_GONE)
+		resize_drop_old(st);
+	if (found)
+		record(ctx, st, addr);
 	return 0;
 }
 
@@ -411,45 +423,6 @@ static __always_inline int call_end(struct pt_regs *ctx)
 static __always_inline bool user_release(struct task_struct *task, __u64 sp)
 {
 	return is_target(task) && !nested(sp, call_state(task, false));
-}
-
-static __always_inline void reallocarray_begin(struct pt_regs *ctx, struct task_struct *task,
-					       __u64 ptr, __u64 nmemb, __u64 size)
-{
-	__u64 bytes = nmemb * size;
-	struct call_state *st;
-
-	/* On overflow reallocarray fails and leaves ptr alone: a non-zero size
-	 * makes the NULL return read as that failure. The barrier keeps clang
-	 * from turning the check into a call to __multi3. */
-	asm volatile("" : "+r"(bytes));
-	if (nmemb && bytes / nmemb != size)
-		bytes = ~0ULL;
-	st = call_begin(ctx, task, API_REALLOCARRAY, bytes, ptr);
-	if (st)
-		resize_begin(st, ptr);
-}
-
-static __always_inline void mmap_begin(struct pt_regs *ctx, struct task_struct *task,
-				       __u64 length)
-{
-	struct call_state *st = call_begin(ctx, task, API_MMAP, length, 0);
-
-	if (st && called_from_allocator(PT_REGS_SP(ctx)))
-		st->flags |= CALL_INTERNAL;
-}
-
-static __always_inline void mremap_begin(struct pt_regs *ctx, struct task_struct *task,
-					 __u64 old_addr, __u64 new_size)
-{
-	struct call_state *st = call_begin(ctx, task, API_MREMAP, new_size, old_addr);
-
-	if (!st)
-		return;
-	if (called_from_allocator(PT_REGS_SP(ctx)))
-		st->flags |= CALL_INTERNAL;
-	else
-		resize_begin(st, old_addr);
 }
 
 static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u64 start,
@@ -494,10 +467,78 @@ static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 }
 
 /*
+ * reallocarray's nmemb * size, ~0 on overflow: reallocarray then fails and
+ * leaves the block alone, and a non-zero size makes the NULL return read as
+ * that failure. The barrier keeps clang from turning the check into a call
+ * to __multi3.
+ */
+static __always_inline __u64 array_bytes(__u64 nmemb, __u64 size)
+{
+	__u64 bytes = nmemb * size;
+
+	asm volatile("" : "+r"(bytes));
+	return nmemb && bytes / nmemb != size ? ~0ULL : bytes;
+}
+
+/* An allocating call's size, and its block to resize or posix_memalign's out-pointer. */
+static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, __u64 *size,
+				      __u64 *ptr)
+{
+	*ptr = 0;
+	switch (api) {
+	case API_CALLOC:
+		*size = a1 * a2;
+		break;
+	case API_REALLOC:
+		*size = a2;
+		*ptr = a1;
+		break;
+	case API_REALLOCARRAY:
+		*size = array_bytes(a2, a3);
+		*ptr = a1;
+		break;
+	case API_POSIX_MEMALIGN:
+		*size = a3;	/* (memptr, alignment, size) */
+		*ptr = a1;
+		break;
+	case API_ALIGNED_ALLOC:
+	case API_MEMALIGN:
+		*size = a2;	/* (alignment, size) */
+		break;
+	case API_PVALLOC:
+		*size = whole_pages(a1);
+		break;
+	case API_MMAP:
+		*size = a2;	/* (addr, length, ...) */
+		break;
+	case API_MREMAP:
+		*size = a3;	/* (old, old_size, new_size, ...) */
+		*ptr = a1;
+		break;
+	default:	/* malloc, valloc, new, new[]: size first */
+		*size = a1;
+	}
+}
+
+/*
+ * The call in st has begun: the allocator's own mmap and mremap are its
+ * business; a resize takes its old block's record now.
+ */
+static __always_inline void call_begun(struct pt_regs *ctx, struct call_state *st, __u32 api,
+				       __u64 ptr)
+{
+	if ((api == API_MMAP || api == API_MREMAP) && called_from_allocator(PT_REGS_SP(ctx)))
+		st->flags |= CALL_INTERNAL;
+	else if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+		resize_begin(st, ptr);
+}
+
+/*
  * Entry of any API function but free and malloc; the attach cookie's low
  * half says which. One program for all of them lets user space attach them
  * with one multi-uprobe link per object, and detach it with one RCU grace
- * period instead of one per function.
+ * period instead of one per function. call_begin is called from one place:
+ * the verifier checks one copy of it, not one per API.
  */
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 {
@@ -505,47 +546,23 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct call_state *st;
+	__u64 size, ptr;
 
 	switch (api) {
-	case API_CALLOC:
-		call_begin(ctx, task, api, a1 * a2, 0);
-		break;
-	case API_REALLOC:
-		st = call_begin(ctx, task, api, a2, a1);
-		if (st)
-			resize_begin(st, a1);
-		break;
-	case API_REALLOCARRAY:
-		reallocarray_begin(ctx, task, a1, a2, a3);
-		break;
-	case API_POSIX_MEMALIGN:
-		call_begin(ctx, task, api, a3, a1);	/* (memptr, alignment, size) */
-		break;
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-		call_begin(ctx, task, api, a2, 0);	/* (alignment, size) */
-		break;
-	case API_PVALLOC:
-		call_begin(ctx, task, api, whole_pages(a1), 0);
-		break;
-	case API_MMAP:
-		mmap_begin(ctx, task, a2);	/* (addr, length, ...) */
-		break;
-	case API_MREMAP:
-		mremap_begin(ctx, task, a1, a3);	/* (old, old_size, new_size, ...) */
-		break;
 	case API_FREE:		/* api_free's, on its own link */
 	case API_DELETE:
 	case API_DELETE_ARRAY:
 		if (a1 && is_target(task))
 			release_unknown(task, a1, entry_sp(ctx, cookie));
-		break;
+		return 0;
 	case API_MUNMAP:
 		munmap_user(task, entry_sp(ctx, cookie), a1, a2);
-		break;
-	default:	/* malloc, valloc, new, new[]: size first */
-		call_begin(ctx, task, api, a1, 0);
+		return 0;
 	}
+	call_args(api, a1, a2, a3, &size, &ptr);
+	st = call_begin(ctx, task, api, size, ptr);
+	if (st)
+		call_begun(ctx, st, api, ptr);
 	return 0;
 }
 

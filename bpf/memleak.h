@@ -56,6 +56,8 @@ enum memleak_counter {
 				   dropped, or freed twice): ignored; informational, not a drop */
 	CNT_PY_STACKS_MAP_FULL,	/* Python stack or pair map full: tracked, without Python frames */
 	CNT_PY_STACK_ERRORS,	/* Python frames unreadable or colliding: tracked, without them */
+	CNT_UNWIND_PENDING,	/* CFI unwinding met a module whose rows were not loaded yet (-p,
+				   just after attaching): stack cut short there, marked */
 	CNT__COUNT,
 };
 
@@ -88,6 +90,7 @@ struct alloc_bucket {
 
 #define STACK_TRUNCATED 1	/* stack_trace.flags: deeper than MEMLEAK_MAX_STACK_DEPTH */
 #define STACK_CUT 2		/* the unwinder stopped at a frame it could not follow */
+#define STACK_PENDING 4		/* ... at a frame whose module's rows were still being loaded */
 
 /* Value of the stack map, keyed by the stack's hash (__u64). */
 struct stack_trace {
@@ -212,6 +215,7 @@ enum unwind_cfa {
 	UNWIND_CFA_SIGNAL,	/* signal trampoline: registers in the rt_sigframe at %rsp */
 	UNWIND_CFA_END,		/* the outermost frame: the stack ends cleanly */
 	UNWIND_CFA_OTHER,	/* a rule BPF cannot follow */
+	UNWIND_CFA_PENDING,	/* BPF only: the module's rows are not loaded yet */
 };
 
 #define UNWIND_CFA_MASK 7
@@ -233,9 +237,12 @@ struct unwind_mapping {
 	__u64 start;
 	__u64 end;
 	__u64 base;		/* runtime address of its rows' pc 0 */
-	__u32 first_row;	/* global row index in the chunks */
-	__u32 nr_rows;		/* 0: no CFI: frame pointers */
+	__u32 first_row;	/* global row index in the chunks, or MEMLEAK_ROWS_PENDING */
+	__u32 nr_rows;		/* 0: no CFI: frame pointers (unless pending) */
 };
+
+/* unwind_mapping.first_row of a module whose rows user space is still loading. */
+#define MEMLEAK_ROWS_PENDING 0xffffffffu
 
 /*
  * Python frames (user/python.c, user/pytrace.c). User space finds an

@@ -159,10 +159,14 @@ static void run(struct tracer *tr)
 	struct epoll_event ev;
 
 	while (!tr->done) {
-		int n = epoll_wait(tr->epfd, &ev, 1, -1);
+		/* Unwind tables still to load (-p): a slice at a time, between events. */
+		bool build = tracer__tables_pending(tr);
+		int n = epoll_wait(tr->epfd, &ev, 1, build ? 0 : -1);
 
 		if (n < 0 && errno != EINTR)
 			break;
+		if (n == 0 && build)
+			tracer__build_tables(tr);
 		if (n <= 0)
 			continue;
 		if (ev.data.fd == tr->sigfd)
@@ -327,7 +331,8 @@ static int load_probes(struct tracer *tr)
 	pytrace__set_ops(tr->py, &py_ops);
 	if (cfg.unwind_tables) {
 		probes__unwind_ops(tr->probes, &ops);
-		tr->unw = unwind__new(&ops, o->verbose);
+		/* -p: the target runs while we load; -c: it waits for every table. */
+		tr->unw = unwind__new(&ops, !o->command, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
 	}
 	return err;

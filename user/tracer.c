@@ -32,6 +32,8 @@
 #include "unwind/unwind.h"
 #include "util/procmaps.h"
 
+static double since(const struct timespec *t0);
+
 /* ---------------------------------------------------------------- probing the allocator */
 
 /* The interval timer starts when tracing does. */
@@ -47,6 +49,31 @@ static int start_timer(struct tracer *tr)
 }
 
 #define STOP_WAIT_MS 1000
+
+/* Tables pending, for a target whose stacks can still need them. */
+bool tracer__tables_pending(const struct tracer *tr)
+{
+	return unwind__pending(tr->unw) && !tr->image_gone && !tr->target->exited;
+}
+
+#define BUILD_SLICE_MS 50	/* between two looks at the events */
+
+/* -p: a slice of the unwind tables still pending; -v says when the last is in. */
+void tracer__build_tables(struct tracer *tr)
+{
+	size_t files;
+	uint64_t rows;
+	int err = unwind__build(tr->unw, BUILD_SLICE_MS);
+
+	if (err)
+		fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s\n",
+			tr->target->pid, strerror(-err));
+	if (unwind__pending(tr->unw) || !tr->opts->verbose || !tr->tracing)
+		return;
+	unwind__totals(tr->unw, &files, &rows);
+	fprintf(stderr, "memleakbpf: unwind tables ready %.2f s after tracing began: %zu files, %llu rows\n",
+		since(&tr->start), files, (unsigned long long)rows);
+}
 
 /* Remember the target's mappings while it is alive, for later reports. */
 void tracer__refresh_modules(struct tracer *tr)
@@ -132,6 +159,44 @@ static void take_wrappers(struct tracer *tr, struct allocator *a)
 	a->nr_wrappers = 0;
 }
 
+/*
+ * -p: the unwind tables of the files on nearly every allocating stack are
+ * loaded before the probes go live: the executable (main, _start), the
+ * allocator's files (its own callers of malloc, thread starts,
+ * __libc_start_main), libstdc++ when its operator new is left unprobed, the
+ * dynamic linker and the Python interpreter. The rest follow between events
+ * (tracer__build_tables); a stack that reaches one of them before is cut
+ * there, and says so. -c loaded them all already.
+ */
+static int build_core_tables(struct tracer *tr, const struct maps *maps,
+			     const struct lookup_order *lo, const struct allocator *a)
+{
+	const struct report_python *py = pytrace__report(tr->py);
+	const struct map_entry *ldso = lo->is_static ? NULL : maps__find(maps, lo->ldso_base);
+	size_t nr = 0, max = 3 + a->nr_objects + a->nr_wrappers;
+	const char **paths;
+	int err;
+
+	if (!unwind__pending(tr->unw))
+		return 0;
+	paths = calloc(max, sizeof(*paths));
+	if (!paths)
+		return -ENOMEM;
+	if (lo->nr)
+		paths[nr++] = lo->objects[0].path;	/* the executable: the link map's first */
+	for (size_t i = 0; i < a->nr_objects; i++)
+		paths[nr++] = a->objects[i].path;
+	for (size_t i = 0; i < a->nr_wrappers; i++)
+		paths[nr++] = a->wrappers[i].path;
+	if (ldso)
+		paths[nr++] = ldso->path;
+	if (py)
+		paths[nr++] = py->path;
+	err = unwind__build_now(tr->unw, maps, paths, nr);
+	free(paths);
+	return err;
+}
+
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			    const struct lookup_order *lo)
@@ -147,6 +212,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			     allocator__internal_ranges(a, maps, ranges, MEMLEAK_MAX_INTERNAL));
 	/* Python frames from the first allocation on. */
 	err = pytrace__attach(tr->py, tr->target->pid, maps, lo);
+	if (!err)
+		err = build_core_tables(tr, maps, lo, a);
 	if (!err)
 		err = probes__attach_allocator(tr->probes, a);
 	if (err >= 0 && !tr->tracing) {

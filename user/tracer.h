@@ -65,6 +65,9 @@ int tracer__attach_pid(struct tracer *tr);
 void tracer__on_stopped(struct tracer *tr, pid_t pid);
 /* Remember the target's mappings while it is alive, for later reports. */
 void tracer__refresh_modules(struct tracer *tr);
+/* -p: unwind tables still to load for the target (a slice at a time, between events). */
+bool tracer__tables_pending(const struct tracer *tr);
+void tracer__build_tables(struct tracer *tr);
 
 /* Reports. */
 /* A report: the text on stdout; when final, the files the options name. */

@@ -10,7 +10,10 @@ inlined calls (v_inline), dlopen'd plugins, one dlclose'd before the report
 objdump on the unstripped v_debug), PIE and non-PIE, a target gone within
 milliseconds (v_quick), a binary deleted while traced with -p (a copy of
 v_wait), C++ names (v_cxxsym) and JIT code named by /tmp/perf-PID.map
-(v_jit, under -c, -p and in a container of its own).
+(v_jit, under -c, -p and in a container of its own). attach_lazy_tables:
+a plugin mapped before -p attaches, no allocator's, gets its unwind table
+after the tracing line, and once -v says every table is in, its stacks are
+whole (v_dlopen wait).
 Expected lines: "truth" is the TRUTH line's (the allocation call), "@name"
 the line of the victim's "@name" comment, "=text" the first line holding text.
 """
@@ -24,8 +27,8 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PLUGINS, ROOT, TRACE, TRACER, UNSHARE, Work,
-	common_checks, dropped_errs, finish_victim, folded_lines, frame_str, go_until, load_report,
-	read_truth, start_tracing, tracer_env, victim, wait_exit)
+	TRACING_LINE, common_checks, dropped_errs, finish_victim, folded_lines, frame_str, go_until,
+	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit, wait_for)
 
 
 DEBUG_ROOT = os.path.join(ROOT, ".output", "debug-root")
@@ -467,6 +470,47 @@ def case_deleted_p(work):
 	return errs
 
 
+TABLES_READY = "memleakbpf: unwind tables ready "
+
+
+def loaded_after_tracing(stderr, name):
+	"""Was name's unwind table loaded (-v's line) after the tracing line?"""
+	lines = stderr.splitlines()
+	tracing = [i for i, l in enumerate(lines) if l.startswith(TRACING_LINE)]
+	loaded = [i for i, l in enumerate(lines) if l.startswith("memleakbpf: unwind table %s:" % name)]
+	return bool(tracing and loaded and loaded[0] > tracing[0])
+
+
+def case_attach_lazy_tables(work):
+	"""v_dlopen wait under -p -v: libp_kept.so's table comes after the tracing
+	line; allocations through it once every table is in have whole stacks."""
+	binary = victim("v_dlopen")
+	kept = os.path.join(PLUGINS, "libp_kept.so")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	v = work.start([binary, "wait"], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	js, fd = work.path("report.json"), work.path("report.folded")
+	t = start_tracing(work, ["-v", "--json", js, "--folded", fd, "-T", "1000", "-p", str(pid)],
+			  step())
+	wait_for(lambda: TABLES_READY in work.read("tracer.stderr"), step(), repr(TABLES_READY),
+		 alive=t)
+	errs = []
+	if not loaded_after_tracing(work.read("tracer.stderr"), "libp_kept.so"):
+		errs.append("libp_kept.so's unwind table was not loaded after the tracing line")
+	go_until(v, out, "LEAKED", step())
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	specs = [s for s in dlopen_specs(binary) if s.site == "site_plugin_kept"]
+	errs += sym_check(load_report(js), read_truth(work), specs,
+			  {os.path.realpath(binary), os.path.realpath(kept)},
+			  work.read("tracer.stdout"), work.read("report.folded"))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_jit_p(work):
 	"""v_jit wait under -p, the report made while it runs: its map through /proc/PID/root."""
 	binary = victim("v_jit")
@@ -572,6 +616,7 @@ CASES = [
 	("sym_exited_quick", TRACE, [], sym_case("v_quick", quick_specs, want_rc=3,
 						  extra=check_quick)),
 	("sym_deleted_p", TRACE, [], case_deleted_p),
+	("attach_lazy_tables", TRACE, [], case_attach_lazy_tables),
 	("sym_cxx", TRACE, [], sym_case("v_cxxsym", cxx_specs)),
 	("sym_jit_c", TRACE, [], sym_case("v_jit", jit_specs)),
 	("sym_jit_p", TRACE, [], case_jit_p),

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * elfsym: which imported function a call instruction reaches, on the -g
- * victims (make victims builds them before the unit tests run).
+ * victims (make victims builds them before the unit tests run); symbols
+ * found through the GNU hash table as through a scan.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <unistd.h>
 #include "allocator/allocator.h"
 #include "util/elfsym.h"
 #include "unit.h"
@@ -67,5 +72,58 @@ TEST(allocator_api_of_names)
 	ASSERT_EQ_U64(allocator__api_of("_Znam"), API_NEW_ARRAY);
 	ASSERT(allocator__api_of("strdup") == -ENOENT);
 	ASSERT(allocator__api_of(NULL) == -ENOENT);
+	return true;
+}
+
+/* The dynamic symbol a scan of .dynsym finds first: what the hash lookup must find. */
+static bool scan_dynsym(const char *path, const char *name, uint64_t *value)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize || !d)
+			continue;
+		for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			found = n && !strcmp(n, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+		}
+	}
+	*value = found ? sym.st_value : 0;
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+TEST(elfsym_finds_through_the_gnu_hash)
+{
+	static const char *const names[] = { "malloc", "free", "calloc", "realloc", "posix_memalign",
+					     "memalign", "mmap", "munmap", "mremap", "strdup" };
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	uint64_t vaddr, off, want;
+	struct elf_file *ef;
+
+	ASSERT(!elf_file__open(libc, &ef));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ASSERT(scan_dynsym(libc, names[i], &want));
+		ASSERT(!elf_file__find_func(ef, names[i], true, &vaddr, &off));
+		ASSERT_EQ_U64(vaddr, want);
+	}
+	ASSERT(elf_file__find_func(ef, "memleakbpf_no_such_function", true, &vaddr, &off) == -ENOENT);
+	/* In .symtab only, never in .dynsym: not found when only .dynsym counts. */
+	ASSERT(elf_file__find_func(ef, "_int_malloc", true, &vaddr, &off) == -ENOENT);
+	elf_file__close(ef);
 	return true;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * unwind/ against a fake of the BPF tables (struct unwind_ops): which mode
- * --unwind gets, rows loaded once per file, mappings published only when
- * they change, and a file without rows left to frame pointers.
+ * --unwind gets, rows loaded once per file (all of one update at once),
+ * mappings published only when they change, a file without rows left to
+ * frame pointers, and the lazy tables of -p: published pending, built
+ * named files first, then those BPF asked for.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@ struct fake_tables {
 	uint32_t rows;		/* rows "loaded" */
 	struct unwind_mapping pub[MEMLEAK_UNWIND_MAPPINGS];
 	size_t nr_pub;
+	size_t wanted;		/* the mapping BPF "met" pending, plus one; 0: none */
 };
 
 static int fake_add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
@@ -42,6 +45,13 @@ static int fake_set_mappings(void *ctx, const struct unwind_mapping *m, size_t n
 	memcpy(f->pub, m, nr * sizeof(*m));
 	f->nr_pub = nr;
 	return 0;
+}
+
+static bool fake_wanted(void *ctx, size_t i)
+{
+	const struct fake_tables *f = ctx;
+
+	return f->wanted == i + 1;
 }
 
 static uint64_t fake_rows(void *ctx)
@@ -132,22 +142,28 @@ struct fixture {
 	char said[512];			/* stderr of the last update_said */
 };
 
-static bool fixture__init(struct fixture *x, int verbose)
+static bool fixture__init_lazy(struct fixture *x, bool lazy, int verbose)
 {
 	struct unwind_ops ops = {
 		.ctx = &x->f,
 		.add_rows = fake_add_rows,
 		.set_mappings = fake_set_mappings,
+		.wanted = fake_wanted,
 		.rows = fake_rows,
 		.bytes = fake_bytes,
 	};
 
 	memset(x, 0, sizeof(*x));
-	x->u = unwind__new(&ops, verbose);
+	x->u = unwind__new(&ops, lazy, verbose);
 	if (!x->u || maps__read(getpid(), &x->maps))
 		return false;
 	x->text = own_text(x->maps);
 	return x->text != NULL;
+}
+
+static bool fixture__init(struct fixture *x, int verbose)
+{
+	return fixture__init_lazy(x, false, verbose);
 }
 
 static void fixture__fini(struct fixture *x)
@@ -231,7 +247,8 @@ TEST(unwind_update_loads_once_publishes_on_change)
 	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
 	ASSERT_EQ_U64(f->publishes, 1);
 	ASSERT_EQ_U64(f->nr_pub, files);
-	ASSERT(f->adds > 0 && f->adds <= files && f->rows > 0);
+	ASSERT_EQ_U64(f->adds, 1);	/* every file's rows in one go */
+	ASSERT(f->rows > 0);
 	for (size_t i = 0; i < f->nr_pub; i++) {
 		const struct unwind_mapping *m = &f->pub[i];
 
@@ -323,6 +340,109 @@ TEST(unwind_update_caps_the_mappings)
 	ASSERT_EQ_U64(x.f.adds, 1);
 	ASSERT_EQ_U64(unwind__update(NULL, getpid(), many), 0);	/* frame pointers: no unwind */
 	free_copies(many);
+	fixture__fini(&x);
+	return true;
+}
+
+/* Executable file mappings of the fake's last publish that are pending. */
+static size_t nr_pending(const struct fake_tables *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nr_pub; i++)
+		n += f->pub[i].first_row == MEMLEAK_ROWS_PENDING && !f->pub[i].nr_rows;
+	return n;
+}
+
+/* The index of the published mapping that starts at start. */
+static size_t pub_at(const struct fake_tables *f, uint64_t start)
+{
+	for (size_t i = 0; i < f->nr_pub; i++)
+		if (f->pub[i].start == start)
+			return i;
+	return SIZE_MAX;
+}
+
+TEST(unwind_lazy_publishes_pending_then_builds)
+{
+	struct fixture x;
+	const struct fake_tables *f = &x.f;
+	size_t files;
+
+	ASSERT(fixture__init_lazy(&x, true, 0));
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	files = f->nr_pub;
+	/* Published at once, nothing read: every file this test maps is readable. */
+	ASSERT(files > 1);
+	ASSERT_EQ_U64(f->publishes, 1);
+	ASSERT_EQ_U64(f->adds, 0);
+	ASSERT_EQ_U64(nr_pending(f), files);
+	ASSERT(unwind__pending(x.u));
+	/* A slice long enough for all of them: one load, published again. */
+	ASSERT_EQ_U64(unwind__build(x.u, 60000), 0);
+	ASSERT(!unwind__pending(x.u));
+	ASSERT_EQ_U64(f->adds, 1);
+	ASSERT_EQ_U64(f->publishes, 2);
+	ASSERT_EQ_U64(nr_pending(f), 0);
+	ASSERT(f->pub[pub_at(f, x.text->start)].nr_rows > 0);
+	/* Nothing left: no work, no publish. */
+	ASSERT_EQ_U64(unwind__build(x.u, 60000), 0);
+	ASSERT_EQ_U64(f->publishes, 2);
+	fixture__fini(&x);
+	return true;
+}
+
+TEST(unwind_lazy_builds_named_files_now)
+{
+	const char *paths[] = { NULL, "/nonexistent/memleakbpf-unit" };
+	struct fixture x;
+	const struct fake_tables *f = &x.f;
+	size_t files, text;
+
+	ASSERT(fixture__init_lazy(&x, true, 0));
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	files = f->nr_pub;
+	paths[0] = x.text->path;
+	ASSERT_EQ_U64(unwind__build_now(x.u, x.maps, paths, 2), 0);
+	text = pub_at(f, x.text->start);
+	ASSERT(text != SIZE_MAX);
+	ASSERT(f->pub[text].nr_rows > 0 && f->pub[text].first_row != MEMLEAK_ROWS_PENDING);
+	ASSERT_EQ_U64(f->adds, 1);
+	ASSERT_EQ_U64(f->publishes, 2);
+	/* Every mapping of the program's file has its rows; the others wait. */
+	ASSERT(nr_pending(f) > 0 && nr_pending(f) < files);
+	for (size_t i = 0; i < f->nr_pub; i++)
+		if (f->pub[i].first_row == MEMLEAK_ROWS_PENDING)
+			ASSERT(f->pub[i].start != x.text->start);
+	ASSERT(unwind__pending(x.u));
+	/* Not lazy: nothing is left pending, and build_now has nothing to do. */
+	fixture__fini(&x);
+	ASSERT(fixture__init(&x, 0));
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	ASSERT(!unwind__pending(x.u));
+	ASSERT_EQ_U64(unwind__build_now(x.u, x.maps, paths, 1), 0);
+	ASSERT_EQ_U64(x.f.publishes, 1);
+	fixture__fini(&x);
+	return true;
+}
+
+TEST(unwind_lazy_builds_what_bpf_met_first)
+{
+	struct fixture x;
+	const struct fake_tables *f = &x.f;
+	size_t last;
+
+	ASSERT(fixture__init_lazy(&x, true, 0));
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	ASSERT(f->nr_pub > 1);
+	/* BPF met the last mapping pending: a slice already over builds it alone. */
+	last = f->nr_pub - 1;
+	x.f.wanted = last + 1;
+	ASSERT_EQ_U64(unwind__build(x.u, 0), 0);
+	ASSERT_EQ_U64(f->adds, 1);
+	ASSERT(f->pub[last].first_row != MEMLEAK_ROWS_PENDING);
+	ASSERT(f->pub[0].first_row == MEMLEAK_ROWS_PENDING || f->pub[0].nr_rows == f->pub[last].nr_rows);
+	ASSERT(unwind__pending(x.u));
 	fixture__fini(&x);
 	return true;
 }

@@ -10,6 +10,13 @@
  *
  * Truth: 2 TRUTH lines; heap 384 bytes in 5 blocks (site_plugin_kept 192 in
  * 3, site_plugin_closed 192 in 2), plus whatever dlopen itself keeps.
+ *
+ *   v_dlopen wait   a target for -p whose own code calls through a library
+ *                   that is no allocator's: it loads libp_kept.so, prints
+ *                   "READY pid=N", waits for a line on stdin (EOF: exits 3),
+ *                   leaks through it (1 TRUTH line: site_plugin_kept 192
+ *                   bytes in 3 blocks), prints "LEAKED", waits for another
+ *                   line and exits 0.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,15 +64,23 @@ static void plugin_path(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%s/plugins/%s", exe, name);
 }
 
-static plugin_site_fn *load_site(const char *lib, const char *site, void **handle)
+static void *load(const char *lib)
 {
 	char path[PATH_MAX + 64];
-	plugin_site_fn *fn;
+	void *handle;
 
 	plugin_path(lib, path, sizeof(path));
-	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!*handle)
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle)
 		tr_die(dlerror());
+	return handle;
+}
+
+static plugin_site_fn *load_site(const char *lib, const char *site, void **handle)
+{
+	plugin_site_fn *fn;
+
+	*handle = load(lib);
 	fn = (plugin_site_fn *)dlsym(*handle, site);
 	if (!fn)
 		tr_die(dlerror());
@@ -117,13 +132,57 @@ static void note_unmapped(void)
 	tr_note("closed", strstr(maps, "libp_closed.so") ? "still mapped" : "unmapped");
 }
 
-int main(void)
+/* One line from stdin, without stdio: 1 when a line (or partial line) came, 0 at EOF. */
+static int wait_line(void)
 {
+	char c;
+	ssize_t n;
+	int got = 0;
+
+	for (;;) {
+		n = read(0, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return got;
+		got = 1;
+		if (c == '\n')
+			return 1;
+	}
+}
+
+/* wait: the kept plugin mapped before a tracer attaches, and used after. */
+static void *wait_ready(void)
+{
+	char line[64];
+	void *kept = load("libp_kept.so");
+	int n = snprintf(line, sizeof(line), "READY pid=%d\n", (int)getpid());
+
+	tr_write_all(1, line, (size_t)n);
+	if (!wait_line())
+		_exit(3);
+	return kept;
+}
+
+int main(int argc, char **argv)
+{
+	int wait = argc > 1 && !strcmp(argv[1], "wait");
+	void *kept = NULL;
+
 	TR_ENTER();
+	if (wait)
+		kept = wait_ready();
 	via_plugin_kept();	/* @main_kept */
-	via_plugin_closed();	/* @main_closed */
-	note_unmapped();
+	if (!wait) {
+		via_plugin_closed();	/* @main_closed */
+		note_unmapped();
+	}
 	tr_report();
+	if (wait) {
+		tr_say(1, "LEAKED\n");
+		wait_line();
+	}
+	ESCAPE(kept);
 	TR_LEAVE();
 	return 0;
 }

@@ -69,6 +69,7 @@ struct report_stack {
 	struct report_frame *frames;	/* innermost first */
 	size_t nr_frames;
 	bool truncated;		/* deeper than MEMLEAK_MAX_STACK_DEPTH */
+	bool unwind_pending;	/* cut where a file's unwind table was still loading (-p) */
 	bool no_stack;		/* the stack could not be captured */
 	bool python_arena;	/* pymalloc arenas: this stack needed them, any code fills them */
 	uint8_t wrapper_ips;	/* innermost ips in operator new, left out of the frames */

@@ -226,7 +226,6 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->tgid = cfg->tgid;
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
-	p->unwind_fill_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -397,8 +396,7 @@ void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
-	if (p->unwind_fill_fd >= 0)
-		close(p->unwind_fill_fd);
+	probes__unwind_release(p);
 	probes__detach_all(p);
 	free(p->attached);
 	ring_buffer__free(p->events_rb);

@@ -44,10 +44,10 @@ struct probes {
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
 	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;
-	/* CFI rows: chunks created, rows used, the chunk being filled, the live half. */
+	/* CFI rows: chunks created, rows used, the chunk being filled (mmap'ed), the live half. */
 	uint32_t unwind_chunks;
 	uint32_t unwind_rows;
-	int unwind_fill_fd;
+	struct unwind_row *unwind_fill;
 	uint32_t unwind_half;
 	uint32_t unwind_gen;
 	uint64_t unwind_chunk_bytes;
@@ -78,6 +78,8 @@ bool snapshot__slot_live(const struct site_slot *slot);
  */
 int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 			 const __u64 *cookies, __u32 cnt, bool ret);
+/* Unmap the chunk of CFI rows being filled (probes__free). */
+void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */
 void probes__detach_all(struct probes *p);
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The CFI tables BPF unwinds with (user/unwind/): rows appended in chunks
- * that are never rewritten, and the target's mappings published in the half
- * of a double buffer BPF does not read.
+ * that are never rewritten (mmap'ed arrays, filled by memcpy), and the
+ * target's mappings published in the half of a double buffer BPF does not
+ * read.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -38,74 +41,137 @@ bool probes__can_walk_tables(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
 }
 
-/* A new chunk of rows, put in the outer map; its fd, or -errno. */
-static int new_chunk(struct probes *p)
-{
-	int outer = bpf_map__fd(p->skel->maps.cfi_chunks), fd, err;
-	__u32 idx = p->unwind_chunks;
+#define CHUNK_BYTES ((size_t)MEMLEAK_CFI_CHUNK_ROWS * sizeof(struct unwind_row))
 
-	if (idx == MEMLEAK_CFI_CHUNKS)
-		return -ENOSPC;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_chunk", sizeof(__u32),
-			    sizeof(struct unwind_row), MEMLEAK_CFI_CHUNK_ROWS, NULL);
+/* A chunk of rows, mapped into our memory: its fd, or -errno. */
+static int chunk_create(struct unwind_row **rows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_chunk", sizeof(__u32),
+				sizeof(struct unwind_row), MEMLEAK_CFI_CHUNK_ROWS, &opts);
+	void *mem;
+	int err;
+
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(outer, &idx, &fd, BPF_ANY)) {
+	mem = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	p->unwind_chunks++;
-	p->unwind_chunk_bytes += map_memlock(fd);
+	*rows = mem;
 	return fd;
 }
 
-/* rows[0..nr) into the chunk being filled, from its slot `slot` on: one syscall. */
-static int fill_chunk(struct probes *p, __u32 slot, const struct unwind_row *rows, __u32 nr)
+/*
+ * n new chunks, mapped into rows[], put in the outer map with one update:
+ * the kernel waits for an RCU grace period at every update of a map of
+ * maps (about 10 ms), and the 357 chunks of a PyTorch process each waiting
+ * for their own took 3.5 s. On failure nothing is left mapped or created.
+ */
+static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 {
-	__u32 *keys = malloc(nr * sizeof(*keys)), count = nr;
-	int err;
+	int outer = bpf_map__fd(p->skel->maps.cfi_chunks), err = 0;
+	__u32 *keys = calloc(n, sizeof(*keys)), count = n, made = 0;
+	int *fds = calloc(n, sizeof(*fds));
 
-	if (!keys)
+	if (!keys || !fds) {
+		free(keys);
+		free(fds);
 		return -ENOMEM;
-	for (__u32 i = 0; i < nr; i++)
-		keys[i] = slot + i;
-	err = bpf_map_update_batch(p->unwind_fill_fd, keys, rows, &count, NULL) ? -errno : 0;
+	}
+	for (; made < n; made++) {
+		keys[made] = p->unwind_chunks + made;
+		fds[made] = chunk_create(&rows[made]);
+		if (fds[made] < 0) {
+			err = fds[made];	/* nothing made for it */
+			break;
+		}
+	}
+	if (!err && bpf_map_update_batch(outer, keys, fds, &count, NULL))
+		err = -errno;
+	if (!err) {
+		p->unwind_chunks += n;
+		p->unwind_chunk_bytes += n * map_memlock(fds[0]);
+	}
+	for (__u32 i = 0; i < made; i++) {
+		if (err)
+			munmap(rows[i], CHUNK_BYTES);
+		close(fds[i]);	/* the outer map and our mapping hold the chunk */
+	}
 	free(keys);
+	free(fds);
 	return err;
 }
 
+/* The chunk being filled, unmapped (probes__free). */
+void probes__unwind_release(struct probes *p)
+{
+	if (p->unwind_fill)
+		munmap(p->unwind_fill, CHUNK_BYTES);
+	p->unwind_fill = NULL;
+}
+
+/* The chunks that rows [at, at + nr) need, created; fresh[i] is chunk have + i. */
+static int grow_for(struct probes *p, uint32_t at, size_t nr, struct unwind_row ***fresh)
+{
+	__u32 have = p->unwind_chunks;
+	__u32 need = (__u32)((at + nr + MEMLEAK_CFI_CHUNK_ROWS - 1) >> MEMLEAK_CFI_CHUNK_SHIFT);
+	int err;
+
+	*fresh = NULL;
+	if (need <= have)
+		return 0;
+	*fresh = calloc(need - have, sizeof(**fresh));
+	if (!*fresh)
+		return -ENOMEM;
+	err = add_chunks(p, need - have, *fresh);
+	if (err) {
+		free(*fresh);
+		*fresh = NULL;
+	}
+	return err;
+}
+
+/*
+ * Rows go into slots no published mapping points to yet: BPF cannot read
+ * them before set_mappings, whose map update orders these stores first.
+ * Full chunks are never written again: only the last one stays mapped.
+ */
 static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
 {
 	struct probes *p = ctx;
 	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
-	uint32_t at = p->unwind_rows;
+	uint32_t at = p->unwind_rows, have = p->unwind_chunks;
+	struct unwind_row **fresh;
 	int err;
 
-	if (nr > MEMLEAK_CFI_MAX_ROWS || at + (uint64_t)nr > cap)
+	if (at + (uint64_t)nr > cap)
 		return -ENOSPC;
+	err = grow_for(p, at, nr, &fresh);
+	if (err)
+		return err;
 	*first = at;
 	while (nr) {
-		__u32 slot = at & (MEMLEAK_CFI_CHUNK_ROWS - 1);
+		__u32 chunk = at >> MEMLEAK_CFI_CHUNK_SHIFT, slot = at & (MEMLEAK_CFI_CHUNK_ROWS - 1);
 		__u32 n = MEMLEAK_CFI_CHUNK_ROWS - slot < nr ? MEMLEAK_CFI_CHUNK_ROWS - slot : (__u32)nr;
+		struct unwind_row *dst = chunk < have ? p->unwind_fill : fresh[chunk - have];
 
-		/* Full chunks are never written again: only the last one's fd is kept. */
-		if (!slot) {
-			int fd = new_chunk(p);
-
-			if (fd < 0)
-				return fd;
-			if (p->unwind_fill_fd >= 0)
-				close(p->unwind_fill_fd);
-			p->unwind_fill_fd = fd;
-		}
-		err = fill_chunk(p, slot, rows, n);
-		if (err)
-			return err;
+		memcpy(dst + slot, rows, n * sizeof(*rows));
 		rows += n;
 		nr -= n;
 		at += n;
-		p->unwind_rows = at;
+	}
+	p->unwind_rows = at;
+	if (fresh) {
+		__u32 last = p->unwind_chunks - have - 1;
+
+		probes__unwind_release(p);
+		for (__u32 i = 0; i < last; i++)
+			munmap(fresh[i], CHUNK_BYTES);
+		p->unwind_fill = fresh[last];
+		free(fresh);
 	}
 	return 0;
 }
@@ -121,6 +187,7 @@ static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
 		return -E2BIG;
 	for (__u32 i = 0; i < count; i++)
 		keys[i] = base + i;
+	memset(&p->skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
 	/* Fill the half BPF does not read, then switch with one store. */
 	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
 		return -errno;
@@ -129,6 +196,14 @@ static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
 			 (__u64)++p->unwind_gen << 32 | (__u64)half << 16 | nr, __ATOMIC_RELEASE);
 	p->unwind_half = half;
 	return 0;
+}
+
+static bool wanted(void *ctx, size_t i)
+{
+	const struct probes *p = ctx;
+
+	return i < MEMLEAK_UNWIND_MAPPINGS &&
+	       p->skel->bss->unwind_wanted[p->unwind_half * MEMLEAK_UNWIND_MAPPINGS + i];
 }
 
 static uint64_t rows_loaded(void *ctx)
@@ -151,6 +226,7 @@ void probes__unwind_ops(struct probes *p, struct unwind_ops *ops)
 		.ctx = p,
 		.add_rows = add_rows,
 		.set_mappings = set_mappings,
+		.wanted = wanted,
 		.rows = rows_loaded,
 		.bytes = rows_bytes,
 	};

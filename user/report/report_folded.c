@@ -67,8 +67,9 @@ static void put_frame(const struct report_frame *fr, FILE *f)
 
 /*
  * Frames are stored innermost first; flame graphs want the root first. A
- * truncated stack does not reach its root, so it hangs under a marker rather
- * than passing its outermost kept frame off as a root.
+ * truncated stack, or one cut where an unwind table was still loading, does
+ * not reach its root, so it hangs under a marker rather than passing its
+ * outermost kept frame off as a root.
  */
 static char *fold_stack(const struct report_stack *s)
 {
@@ -82,6 +83,8 @@ static char *fold_stack(const struct report_stack *s)
 		fputs("[stack unavailable];", f);
 	else if (s->truncated)
 		fputs("[truncated];", f);
+	else if (s->unwind_pending)
+		fputs("[unwind table loading];", f);
 	for (size_t i = s->nr_frames; i-- > 0;) {
 		put_frame(&s->frames[i], f);
 		fputc(';', f);

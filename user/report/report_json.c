@@ -16,7 +16,7 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_ALLOCS_MAP_FULL, CNT_STACK_ERRORS, CNT_MISSED_RETURNS,
 	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
 	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS, CNT_UNWIND_STOPS,
-	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS,
+	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
 };
 
 /* Bytes from s on that go out as they are: printable ASCII and valid UTF-8. */
@@ -201,9 +201,10 @@ static void put_stack(const struct report_stack *s, enum stack_extra extra, FILE
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
 		(unsigned long long)s->allocs);
 	put_string(report__api_name(s->api), f);
-	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,\n",
+	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,",
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		s->truncated ? "true" : "false");
+	fprintf(f, " \"unwind_pending\": %s,\n", s->unwind_pending ? "true" : "false");
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
 	for (size_t i = 0; i < s->nr_frames; i++) {

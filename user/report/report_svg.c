@@ -124,19 +124,28 @@ static enum kind module_kind(const char *module)
 
 /* ------------------------------------------------------------- stacks */
 
+/* Stacks that do not reach their root hang under a marker (report_folded.c). */
+static const char *marker_of(const struct report_stack *s)
+{
+	if (s->no_stack)
+		return "[stack unavailable]";
+	if (s->truncated)
+		return "[truncated]";
+	return s->unwind_pending ? "[unwind table loading]" : NULL;
+}
+
 static size_t nr_items(const struct report_stack *s)
 {
-	return (s->no_stack || s->truncated) + s->nr_frames + 1;
+	return (marker_of(s) != NULL) + s->nr_frames + 1;
 }
 
 /* Item i of s, counted from the root: [marker], frames outermost first, the API. */
 static struct item item_at(const struct report_stack *s, size_t i)
 {
-	size_t marker = s->no_stack || s->truncated;
+	size_t marker = marker_of(s) != NULL;
 
 	if (i < marker)
-		return (struct item){ K_OTHER, s->no_stack ? "[stack unavailable]" : "[truncated]",
-				      NULL };
+		return (struct item){ K_OTHER, marker_of(s), NULL };
 	i -= marker;
 	if (i < s->nr_frames) {
 		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];

@@ -36,6 +36,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				     "without Python frames: Python stack map full" },
 	[CNT_PY_STACK_ERRORS] = { "allocation", "allocations",
 				  "without Python frames: they could not be read" },
+	[CNT_UNWIND_PENDING] = { "allocation", "allocations",
+				 "with a stack cut short: an unwind table was still loading (-p, just after attaching)" },
 };
 
 static const char *basename_of(const char *path)
@@ -189,6 +191,8 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 	}
 	if (s->truncated)
 		fprintf(f, "      [truncated: deeper than %d frames]\n", MEMLEAK_MAX_STACK_DEPTH);
+	if (s->unwind_pending)
+		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
 /* The top stacks, printed in full: -T of them, or all. */

@@ -182,6 +182,8 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
 	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
 	st->truncated = site->stack_flags & STACK_TRUNCATED;
+	/* Cut at a file whose unwind table was not loaded yet: not the root either. */
+	st->unwind_pending = site->stack_flags & STACK_PENDING;
 }
 
 /* A site's frames: every ip resolved, then its Python frames merged in. */

@@ -5,6 +5,8 @@
  * dlclose, the program after an exec, or a shell's child share what was
  * loaded; rows are never removed (the kernel memory is bounded by the
  * distinct files the run meets, and docs/PERFORMANCE.md gives the figures).
+ * This file keeps the tables and publishes the target's mappings; reading
+ * and loading the rows is unwind_build.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,39 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cfi.h"
-#include "unwind.h"
+#include "unwind_internal.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
 #include "util/vec.h"
-
-/* One file's rows in BPF, and what places them in a process. */
-struct table {
-	uint8_t build_id[64];
-	size_t build_id_len;
-	dev_t dev;
-	ino_t ino;
-	struct cfi_table *cfi;		/* its segments (rows freed once loaded); NULL if unread */
-	uint32_t first_row, nr_rows;	/* nr_rows 0: frame pointers */
-};
-
-/* A published mapping, to recognize it next time without opening its file. */
-struct published {
-	struct unwind_mapping m;
-	uint64_t offset;
-	dev_t dev;
-	ino_t ino;
-};
-
-struct unwind {
-	struct unwind_ops ops;
-	int verbose;
-	struct table *tables;
-	size_t nr_tables, cap_tables;
-	struct published *pub;
-	size_t nr_pub;
-	bool said_too_many;
-};
 
 int unwind__choose(enum unwind_mode mode, bool (*can_walk)(void), bool *tables)
 {
@@ -64,12 +37,13 @@ int unwind__choose(enum unwind_mode mode, bool (*can_walk)(void), bool *tables)
 	return -EOPNOTSUPP;
 }
 
-struct unwind *unwind__new(const struct unwind_ops *ops, int verbose)
+struct unwind *unwind__new(const struct unwind_ops *ops, bool lazy, int verbose)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
 
 	if (u) {
 		u->ops = *ops;
+		u->lazy = lazy;
 		u->verbose = verbose;
 	}
 	return u;
@@ -80,68 +54,24 @@ static const struct published *find_published(const struct unwind *u, const stru
 	for (size_t i = 0; i < u->nr_pub; i++) {
 		const struct published *pb = &u->pub[i];
 
-		if (pb->m.start == e->start && pb->m.end == e->end && pb->offset == e->offset &&
+		if (pb->start == e->start && pb->end == e->end && pb->offset == e->offset &&
 		    pb->dev == e->dev && pb->ino == e->inode)
 			return pb;
 	}
 	return NULL;
 }
 
-static struct table *find_table(struct unwind *u, const uint8_t *id, size_t len,
-				const struct map_entry *e)
+static size_t find_table(const struct unwind *u, const uint8_t *id, size_t len,
+			 const struct map_entry *e)
 {
 	for (size_t i = 0; i < u->nr_tables; i++) {
-		struct table *t = &u->tables[i];
+		const struct table *t = &u->tables[i];
 
 		if (len ? t->build_id_len == len && !memcmp(t->build_id, id, len) :
 			  !t->build_id_len && t->dev == e->dev && t->ino == e->inode)
-			return t;
+			return i;
 	}
-	return NULL;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* The file's rows into BPF; on any failure the table stays empty (frame pointers). */
-static void load_rows(struct unwind *u, int fd, const struct map_entry *e, struct table *t)
-{
-	struct cfi_table *cfi = NULL;
-	struct unwind_row *rows = NULL;
-	size_t nr = 0;
-	int err;
-
-	err = cfi__read_fd(fd, &cfi);
-	if (!err)
-		err = cfi_table__pack(cfi, &rows, &nr);
-	if (!err && nr)
-		err = u->ops.add_rows(u->ops.ctx, rows, nr, &t->first_row);
-	if (!err)
-		t->nr_rows = (uint32_t)nr;
-	if (err)
-		fprintf(stderr, "memleakbpf: %s: no unwind table (%s): its frames are walked by frame pointers\n",
-			e->path, strerror(-err));
-	else if (u->verbose && !nr)
-		fprintf(stderr, "memleakbpf: %s: no call-frame information: frame pointers\n",
-			e->path);
-	else if (u->verbose)
-		fprintf(stderr, "memleakbpf: unwind table %s: %zu rows from %s%s%s (%zu bytes); all tables: %llu rows, %llu KiB of kernel memory\n",
-			base_name(e->path), nr, cfi->eh_frame ? ".eh_frame" : "",
-			cfi->eh_frame && cfi->debug_frame ? " and " : "",
-			cfi->debug_frame ? ".debug_frame" : "", nr * sizeof(*rows),
-			(unsigned long long)u->ops.rows(u->ops.ctx),
-			(unsigned long long)u->ops.bytes(u->ops.ctx) / 1024);
-	free(rows);
-	if (cfi) {
-		free(cfi->rows);	/* in BPF now; only the segments are needed */
-		cfi->rows = NULL;
-		cfi->nr = 0;
-	}
-	t->cfi = cfi;
+	return NO_TABLE;
 }
 
 /* The mapped file as the target sees it: in its root, or through the mapping when deleted. */
@@ -152,73 +82,133 @@ static int open_mapped(pid_t pid, const struct map_entry *e)
 	return proc__open_map_file(pid, e->start, e->end);
 }
 
-/* The table of e's file, loaded now if no file with its build id was. */
-static struct table *table_of(struct unwind *u, pid_t pid, const struct map_entry *e)
+/* A pending table for the file open at fd (taken): its index, or NO_TABLE. */
+static size_t new_table(struct unwind *u, int fd, const uint8_t *id, size_t len,
+			const struct map_entry *e)
+{
+	struct table *t;
+	char *path = strdup(e->path);
+
+	if (!path || vec__reserve(&u->tables, &u->cap_tables, u->nr_tables + 1, sizeof(*t))) {
+		free(path);
+		close(fd);
+		return NO_TABLE;
+	}
+	t = &u->tables[u->nr_tables];
+	*t = (struct table){ .build_id_len = len, .dev = e->dev, .ino = e->inode, .fd = fd,
+			     .path = path };
+	memcpy(t->build_id, id, len);
+	u->nr_pending++;
+	return u->nr_tables++;
+}
+
+/* The table of e's file, pending if no file with its build id was seen. */
+static size_t table_of(struct unwind *u, pid_t pid, const struct map_entry *e)
 {
 	uint8_t id[64];
-	struct table *t;
+	size_t t;
 	int fd, len;
 
 	fd = open_mapped(pid, e);
 	if (fd < 0)
-		return NULL;	/* gone, or not ours to read: frame pointers */
+		return NO_TABLE;	/* gone, or not ours to read: frame pointers */
 	len = elf__build_id_fd(fd, id, sizeof(id));
 	t = find_table(u, id, len > 0 ? (size_t)len : 0, e);
-	if (t || len < 0) {
+	if (t != NO_TABLE || len < 0) {
 		close(fd);
 		return t;
 	}
-	if (vec__reserve(&u->tables, &u->cap_tables, u->nr_tables + 1, sizeof(*u->tables))) {
-		close(fd);
-		return NULL;
-	}
-	t = &u->tables[u->nr_tables++];
-	*t = (struct table){ .build_id_len = (size_t)len, .dev = e->dev, .ino = e->inode };
-	memcpy(t->build_id, id, (size_t)len);
-	load_rows(u, fd, e, t);
-	close(fd);
-	return t;
+	return new_table(u, fd, id, (size_t)len, e);
 }
 
-/* Where e's rows are; none (frame pointers) when its table could not be had. */
-static void place(struct unwind *u, pid_t pid, const struct map_entry *e, struct published *out)
+/* What BPF is told of a mapping: where its rows are, pending, or none (frame pointers). */
+static struct unwind_mapping mapping_of(const struct unwind *u, const struct published *pb)
 {
-	const struct published *known = find_published(u, e);
-	const struct table *t;
+	struct unwind_mapping m = { .start = pb->start, .end = pb->end };
+	const struct table *t = pb->table == NO_TABLE ? NULL : &u->tables[pb->table];
 	uint64_t base;
 
-	if (known) {
-		*out = *known;
-		return;
-	}
-	t = table_of(u, pid, e);
-	*out = (struct published){
-		.m = { .start = e->start, .end = e->end },
-		.offset = e->offset, .dev = e->dev, .ino = e->inode,
-	};
-	if (!t || !t->nr_rows || cfi_table__runtime_base(t->cfi, e->start, e->offset, &base))
-		return;
-	out->m.base = base;
-	out->m.first_row = t->first_row;
-	out->m.nr_rows = t->nr_rows;
+	if (t && table__pending(t))
+		m.first_row = MEMLEAK_ROWS_PENDING;
+	else if (t && t->nr_rows && !cfi_table__runtime_base(t->cfi, pb->start, pb->offset, &base))
+		m = (struct unwind_mapping){ pb->start, pb->end, base, t->first_row, t->nr_rows };
+	return m;
 }
 
-/* Nothing changed since the last time: no need to switch halves. */
-static bool same_as_published(const struct unwind *u, const struct published *pub, size_t nr)
+/* The mappings to BPF, unless they are what it has already: one switch of halves. */
+static int publish(struct unwind *u)
 {
-	if (nr != u->nr_pub)
-		return false;
-	for (size_t i = 0; i < nr; i++)
-		if (memcmp(&pub[i].m, &u->pub[i].m, sizeof(pub[i].m)))
-			return false;
-	return true;
+	struct unwind_mapping *m = calloc(u->nr_pub ? u->nr_pub : 1, sizeof(*m));
+	int err = 0;
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < u->nr_pub; i++)
+		m[i] = mapping_of(u, &u->pub[i]);
+	if (u->nr_pub == u->nr_sent && !memcmp(m, u->sent, u->nr_pub * sizeof(*m))) {
+		free(m);
+		return 0;
+	}
+	err = u->ops.set_mappings(u->ops.ctx, m, u->nr_pub);
+	free(u->sent);
+	u->sent = m;
+	u->nr_sent = err ? 0 : u->nr_pub;	/* failed: tried again next time */
+	return err;
+}
+
+/* The pending tables, in which[]; their number. */
+static size_t all_pending(const struct unwind *u, size_t *which)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < u->nr_tables; i++)
+		if (table__pending(&u->tables[i]))
+			which[n++] = i;
+	return n;
+}
+
+/* Every pending table built now, in one go. */
+static int build_all(struct unwind *u)
+{
+	size_t *which = calloc(u->nr_pending ? u->nr_pending : 1, sizeof(*which));
+
+	if (!which)
+		return -ENOMEM;
+	unwind_build__tables(u, which, all_pending(u, which), 0);
+	free(which);
+	return 0;
+}
+
+/* The executable file mappings of maps, each with its table (at most MEMLEAK_UNWIND_MAPPINGS). */
+static void resolve(struct unwind *u, pid_t pid, const struct maps *maps, struct published *pub,
+		    size_t *nr)
+{
+	*nr = 0;
+	/* /proc/PID/maps lists mappings by address: the order BPF searches. */
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		const struct published *known;
+
+		if (!e->executable || !map_entry__is_file(e))
+			continue;
+		if (*nr == MEMLEAK_UNWIND_MAPPINGS) {
+			if (!u->said_too_many)
+				fprintf(stderr, "memleakbpf: more than %d executable mappings: the rest are walked by frame pointers\n",
+					MEMLEAK_UNWIND_MAPPINGS);
+			u->said_too_many = true;
+			break;
+		}
+		known = find_published(u, e);
+		pub[*nr] = (struct published){ e->start, e->end, e->offset, e->dev, e->inode,
+					       known ? known->table : table_of(u, pid, e) };
+		++*nr;
+	}
 }
 
 int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps)
 {
-	struct unwind_mapping m[MEMLEAK_UNWIND_MAPPINGS];
 	struct published *pub;
-	size_t nr = 0;
+	size_t nr;
 	int err = 0;
 
 	if (!u)
@@ -226,38 +216,115 @@ int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps)
 	pub = calloc(MEMLEAK_UNWIND_MAPPINGS, sizeof(*pub));
 	if (!pub)
 		return -ENOMEM;
-	/* /proc/PID/maps lists mappings by address: the order BPF searches. */
-	for (size_t i = 0; i < maps->nr; i++) {
-		const struct map_entry *e = &maps->entries[i];
-
-		if (!e->executable || !map_entry__is_file(e))
-			continue;
-		if (nr == MEMLEAK_UNWIND_MAPPINGS) {
-			if (!u->said_too_many)
-				fprintf(stderr, "memleakbpf: more than %d executable mappings: the rest are walked by frame pointers\n",
-					MEMLEAK_UNWIND_MAPPINGS);
-			u->said_too_many = true;
-			break;
-		}
-		place(u, pid, e, &pub[nr]);
-		m[nr] = pub[nr].m;
-		nr++;
-	}
-	if (!same_as_published(u, pub, nr))
-		err = u->ops.set_mappings(u->ops.ctx, m, nr);
+	resolve(u, pid, maps, pub, &nr);
 	free(u->pub);
 	u->pub = pub;
 	u->nr_pub = nr;
+	if (!u->lazy && u->nr_pending)
+		err = build_all(u);
+	return err ? err : publish(u);
+}
+
+/* Is table t in which[0..nr)? */
+static bool listed(const size_t *which, size_t nr, size_t t)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (which[i] == t)
+			return true;
+	return false;
+}
+
+/* Add the table of pub[i] to which[] if it is pending and not there yet. */
+static void add_pending(const struct unwind *u, size_t i, size_t *which, size_t *nr)
+{
+	size_t t = u->pub[i].table;
+
+	if (t != NO_TABLE && table__pending(&u->tables[t]) && !listed(which, *nr, t))
+		which[(*nr)++] = t;
+}
+
+int unwind__build_now(struct unwind *u, const struct maps *maps, const char *const *paths,
+		      size_t nr)
+{
+	size_t *which, n = 0;
+
+	if (!u || !u->nr_pending)
+		return 0;
+	which = calloc(u->nr_pending, sizeof(*which));
+	if (!which)
+		return -ENOMEM;
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		const struct published *pb = find_published(u, e);
+
+		for (size_t k = 0; pb && k < nr; k++)
+			if (paths[k] && !strcmp(paths[k], e->path))
+				add_pending(u, (size_t)(pb - u->pub), which, &n);
+	}
+	if (n)
+		unwind_build__tables(u, which, n, 0);
+	free(which);
+	return n ? publish(u) : 0;
+}
+
+bool unwind__pending(const struct unwind *u)
+{
+	return u && u->nr_pending;
+}
+
+/* Pending tables: those BPF met first, then by address, then those no longer mapped. */
+static size_t build_order(const struct unwind *u, size_t *which)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; u->ops.wanted && i < u->nr_pub && i < u->nr_sent; i++)
+		if (u->ops.wanted(u->ops.ctx, i))
+			add_pending(u, i, which, &n);
+	for (size_t i = 0; i < u->nr_pub; i++)
+		add_pending(u, i, which, &n);
+	for (size_t t = 0; t < u->nr_tables; t++)
+		if (table__pending(&u->tables[t]) && !listed(which, n, t))
+			which[n++] = t;
+	return n;
+}
+
+int unwind__build(struct unwind *u, unsigned slice_ms)
+{
+	size_t *which;
+	int err;
+
+	if (!unwind__pending(u))
+		return 0;
+	which = calloc(u->nr_pending, sizeof(*which));
+	if (!which)
+		return -ENOMEM;
+	unwind_build__tables(u, which, build_order(u, which),
+			     unwind_build__now_ns() + slice_ms * 1000000ull);
+	err = publish(u);
+	free(which);
 	return err;
+}
+
+void unwind__totals(const struct unwind *u, size_t *files, uint64_t *rows)
+{
+	*files = 0;
+	for (size_t i = 0; u && i < u->nr_tables; i++)
+		*files += u->tables[i].nr_rows > 0;
+	*rows = u ? u->ops.rows(u->ops.ctx) : 0;
 }
 
 void unwind__free(struct unwind *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->nr_tables; i++)
+	for (size_t i = 0; i < u->nr_tables; i++) {
+		if (table__pending(&u->tables[i]))
+			close(u->tables[i].fd);
 		cfi_table__free(u->tables[i].cfi);
+		free(u->tables[i].path);
+	}
 	free(u->tables);
 	free(u->pub);
+	free(u->sent);
 	free(u);
 }

@@ -5,6 +5,13 @@
  * image of the run and never removed; the target's executable mappings are
  * republished whenever they change. The tables are written only through
  * struct unwind_ops, which probe/ fills: unwind/ knows nothing of BPF.
+ *
+ * Lazy (-p): the rows of a PyTorch process take a second or more to read,
+ * and the target allocates meanwhile. So its mappings are published at
+ * once, a file whose rows are not read yet marked pending (BPF ends a
+ * stack there, marked and counted: never a guess), the files on nearly
+ * every stack are built before the probes go live (unwind__build_now), and
+ * the rest after, a slice at a time (unwind__build), those BPF met first.
  */
 #ifndef UNWIND_H
 #define UNWIND_H
@@ -36,6 +43,11 @@ struct unwind_ops {
 	 * MEMLEAK_UNWIND_MAPPINGS) in one switch: 0 or -errno.
 	 */
 	int (*set_mappings)(void *ctx, const struct unwind_mapping *m, size_t nr);
+	/*
+	 * Did BPF meet mapping i of the last set_mappings while its rows were
+	 * pending? (Which tables to build first.) NULL: never asked.
+	 */
+	bool (*wanted)(void *ctx, size_t i);
 	/* Rows loaded, and the kernel memory of the tables holding them (for -v). */
 	uint64_t (*rows)(void *ctx);
 	uint64_t (*bytes)(void *ctx);
@@ -48,15 +60,34 @@ struct unwind_ops {
  */
 int unwind__choose(enum unwind_mode mode, bool (*can_walk)(void), bool *tables);
 
-/* ops is copied. verbose > 0: one line per table loaded. NULL when out of memory. */
-struct unwind *unwind__new(const struct unwind_ops *ops, int verbose);
 /*
- * Load the tables of the files in maps not seen yet and publish maps as the
- * target's mappings (pid: to open its files as it sees them). A file whose
- * CFI cannot be read or loaded is unwound with frame pointers (said once).
- * 0 or -errno.
+ * ops is copied. lazy: tables are built by unwind__build_now and
+ * unwind__build, not by unwind__update. verbose > 0: one line per table
+ * loaded. NULL when out of memory.
+ */
+struct unwind *unwind__new(const struct unwind_ops *ops, bool lazy, int verbose);
+/*
+ * Publish maps as the target's mappings (pid: to open its files as it sees
+ * them), the tables of files not seen yet loaded first, or when lazy,
+ * published as pending. A file whose CFI cannot be read or loaded is
+ * unwound with frame pointers (said once). 0 or -errno.
  */
 int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps);	/* u NULL: 0 */
+/*
+ * Lazy: build now the pending tables of the files mapped (in maps, as last
+ * published) at paths[0..nr), in one go, and publish them. 0 or -errno.
+ */
+int unwind__build_now(struct unwind *u, const struct maps *maps, const char *const *paths,
+		      size_t nr);
+/* Tables still pending. */
+bool unwind__pending(const struct unwind *u);	/* u NULL: false */
+/*
+ * Build pending tables for about slice_ms, those BPF met while pending
+ * first, then by address; publish them. 0 or -errno.
+ */
+int unwind__build(struct unwind *u, unsigned slice_ms);
+/* Files and rows loaded, for the line that says the tables are ready. */
+void unwind__totals(const struct unwind *u, size_t *files, uint64_t *rows);
 void unwind__free(struct unwind *u);
 
 #endif

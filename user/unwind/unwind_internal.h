@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What unwind.c (the tables by build id, the published mappings) and
+ * unwind_build.c (reading files' CFI into rows, loading them into BPF)
+ * share.
+ */
+#ifndef UNWIND_INTERNAL_H
+#define UNWIND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cfi.h"
+#include "unwind.h"
+
+/* One file's rows in BPF, and what places them in a process. */
+struct table {
+	uint8_t build_id[64];
+	size_t build_id_len;
+	dev_t dev;
+	ino_t ino;
+	int fd;				/* the file, while its rows are to be built; else -1 */
+	char *path;			/* where it was first mapped, for messages */
+	struct cfi_table *cfi;		/* its segments (rows freed once loaded); NULL if unread */
+	uint32_t first_row, nr_rows;	/* nr_rows 0: frame pointers (once built) */
+};
+
+#define NO_TABLE SIZE_MAX	/* a mapping whose file could not be opened */
+
+/* A mapping of the target, to recognize it next time without opening its file. */
+struct published {
+	uint64_t start, end, offset;
+	dev_t dev;
+	ino_t ino;
+	size_t table;		/* index in unwind.tables, or NO_TABLE */
+};
+
+struct unwind {
+	struct unwind_ops ops;
+	int verbose;
+	bool lazy;		/* new files' tables are built by unwind__build */
+	struct table *tables;
+	size_t nr_tables, cap_tables;
+	size_t nr_pending;	/* tables whose fd is still open */
+	struct published *pub;	/* the target's executable mappings, by address */
+	size_t nr_pub;
+	struct unwind_mapping *sent;	/* what BPF was last given for them */
+	size_t nr_sent;
+	bool said_too_many;
+};
+
+static inline bool table__pending(const struct table *t)
+{
+	return t->fd >= 0;
+}
+
+/*
+ * Build the pending tables which[0..nr) in that order, into BPF with one
+ * add_rows; once deadline_ns (CLOCK_MONOTONIC) has passed, stop after the
+ * table being read (0: build them all). A table that cannot be built is
+ * left without rows (frame pointers), said once. The number built.
+ */
+size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
+			    uint64_t deadline_ns);
+uint64_t unwind_build__now_ns(void);
+
+#endif

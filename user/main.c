@@ -305,14 +305,27 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 	};
 }
 
-/* Tables larger than the machine can give are refused before anything starts. */
-static void check_memory(const struct opts *o)
+/*
+ * Tables larger than the machine can give are refused before anything
+ * starts; the default room for stacks, sized for a PyTorch job, shrinks to
+ * what fits instead, and says so.
+ */
+static void check_memory(struct opts *o)
 {
 	struct probes_config cfg = probes_config_of(o, NULL);
 	char err[512];
+	uint32_t fit;
 
-	if (probes__check_memory(&cfg, err, sizeof(err)))
-		die_usage(err);
+	if (!probes__check_memory(&cfg, err, sizeof(err)))
+		return;
+	fit = o->stack_storage_given ? 0 : probes__fitting_stacks(&cfg);
+	if (fit >= OPTS_MIN_DEFAULT_STACKS) {
+		fprintf(stderr, "memleakbpf: room for %u stacks, not the default %u: the memory available holds no more (--stack-storage-size)\n",
+			fit, o->stack_storage_size);
+		o->stack_storage_size = fit;
+		return;
+	}
+	die_usage(err);
 }
 
 static int load_probes(struct tracer *tr)

@@ -329,8 +329,10 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return ret;
 	case OPT_STACK_STORAGE:
 		ret = set_number(c, arg, 1, OPTS_MAX_MAP_ENTRIES, &v, err, errlen);
-		if (!ret)
+		if (!ret) {
 			o->stack_storage_size = v;
+			o->stack_storage_given = true;
+		}
 		return ret;
 	case 'v':
 		o->verbose++;

@@ -14,6 +14,7 @@
 #define OPTS_DEFAULT_TOP 10
 #define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 18)
+#define OPTS_MIN_DEFAULT_STACKS (1u << 12)	/* the default shrinks to fit, not below */
 #define OPTS_MAX_DEBUG_DIRS 16
 
 struct opts {
@@ -31,6 +32,7 @@ struct opts {
 	const char *folded_path;	/* --folded FILE */
 	uint32_t max_allocs;		/* --max-allocs N */
 	uint32_t stack_storage_size;	/* --stack-storage-size N */
+	bool stack_storage_given;	/* N was given, not the default */
 	const char *user;		/* -u/--user USER: run -c as this user */
 	const char *pprof_path;		/* --pprof FILE */
 	const char *flamegraph_path;	/* --flamegraph FILE */

@@ -145,6 +145,21 @@ static uint32_t largest_fitting(struct memleak_bpf *skel, const struct probes_co
 	return lo;
 }
 
+uint32_t probes__fitting_stacks(const struct probes_config *cfg)
+{
+	struct memleak_bpf *skel = memleak_bpf__open();
+	struct mapmem_budget b;
+	uint32_t fit;
+
+	if (!skel || mapmem__budget(&b)) {
+		memleak_bpf__destroy(skel);
+		return cfg->stack_storage_size;
+	}
+	fit = largest_fitting(skel, cfg, false, mapmem__allowed(&b));
+	memleak_bpf__destroy(skel);
+	return fit;
+}
+
 int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen)
 {
 	struct memleak_bpf *skel = memleak_bpf__open();

@@ -34,6 +34,8 @@ struct probes;
  * it would take and the largest that fits.
  */
 int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen);
+/* The most stacks whose tables fit beside cfg's live-block table (mapmem.h). */
+uint32_t probes__fitting_stacks(const struct probes_config *cfg);
 /* Open, size and load the BPF object; attach the exec tracepoint. */
 int probes__load(const struct probes_config *cfg, struct probes **out);
 /*

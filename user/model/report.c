@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Names and helpers shared by the report writers, and the report's owner. */
 #include <stdlib.h>
+#include <string.h>
 #include "report.h"
 
 static const char *const api_names[API__COUNT] = {
@@ -48,6 +49,14 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 };
+
+bool report__is_shared_object(const char *base)
+{
+	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))
+		if (p[3] == '\0' || p[3] == '.')
+			return true;
+	return false;
+}
 
 const char *report__language_name(enum report_language l)
 {
@@ -121,7 +130,7 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-static void frame_free(struct report_frame *f)
+void report__frame_free(struct report_frame *f)
 {
 	free(f->function);
 	free(f->module);
@@ -131,7 +140,7 @@ static void frame_free(struct report_frame *f)
 static void stack_free(struct report_stack *s)
 {
 	for (size_t i = 0; i < s->nr_frames; i++)
-		frame_free(&s->frames[i]);
+		report__frame_free(&s->frames[i]);
 	free(s->frames);
 }
 

@@ -177,6 +177,8 @@ struct report {
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 };
 
+/* A file name ("libfoo.so", "libfoo.so.1.2") that is a shared object's, not a program's. */
+bool report__is_shared_object(const char *base);
 /* "native", "python". */
 const char *report__language_name(enum report_language l);
 /* "malloc", "new[]", ...; "?" for an unknown value. */
@@ -197,6 +199,8 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len);
 const char *report__count(uint64_t v, char *buf);
 /* one when n is 1, else many. */
 const char *report__plural(uint64_t n, const char *one, const char *many);
+/* The strings a frame owns (not the frame itself). */
+void report__frame_free(struct report_frame *f);
 void report__free(struct report *r);
 
 /* Writers: 0 or -errno (from the FILE's error state). */

@@ -80,13 +80,6 @@ static uint32_t count_runs(const struct py_stack *py)
 	return runs;
 }
 
-static void frame_free(struct report_frame *f)
-{
-	free(f->function);
-	free(f->module);
-	free(f->file);
-}
-
 /* The interpreter's native frames outside the innermost Python frame go. */
 static void drop_plumbing(struct frames *out, const char *interp)
 {
@@ -99,7 +92,7 @@ static void drop_plumbing(struct frames *out, const char *interp)
 		python |= f->language == FRAME_PYTHON;
 		if (python && interp && f->language == FRAME_NATIVE && f->module &&
 		    !strcmp(f->module, interp)) {
-			frame_free(f);
+			report__frame_free(f);
 			continue;
 		}
 		out->v[kept++] = *f;
@@ -137,7 +130,7 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 		/* The outermost loop frame also takes the runs no loop frame is left for. */
 		run++;
 		push_runs(&out, py, run - 1, run == loops ? runs - 1 : run - 1, pc, &failed);
-		frame_free(&s->frames[i]);
+		report__frame_free(&s->frames[i]);
 	}
 	if (!loops && runs)
 		push_runs(&out, py, 0, runs - 1, pc, &failed);

@@ -86,15 +86,6 @@ static bool starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* "libfoo.so", "libfoo.so.1.2": a shared object rather than a program. */
-static bool is_shared_object(const char *base)
-{
-	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))
-		if (p[3] == '\0' || p[3] == '.')
-			return true;
-	return false;
-}
-
 /*
  * By file name: the C library's family (with the dynamic linker), the C++
  * runtime, other shared objects, and everything else is the program (a static
@@ -111,7 +102,7 @@ static enum kind module_kind(const char *module)
 	if (!module)
 		return K_UNKNOWN;
 	base = base_of(module);
-	if (!is_shared_object(base))
+	if (!report__is_shared_object(base))
 		return K_PROGRAM;
 	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++)
 		if (starts(base, libc[i]))

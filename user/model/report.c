@@ -142,6 +142,9 @@ static void stack_free(struct report_stack *s)
 	for (size_t i = 0; i < s->nr_frames; i++)
 		report__frame_free(&s->frames[i]);
 	free(s->frames);
+	if (s->site_frame)
+		report__frame_free(s->site_frame);
+	free(s->site_frame);
 }
 
 static void stacks_free(struct report_stack *s, size_t nr)
@@ -168,6 +171,8 @@ void report__free(struct report *r)
 	if (!r)
 		return;
 	stacks_free(r->stacks, r->nr_stacks);
+	free(r->sites);
+	free(r->site_stacks);
 	analysis_free(r->analysis);
 	free(r);
 }

@@ -74,6 +74,31 @@ struct report_stack {
 	uint8_t wrapper_ips;	/* innermost ips in operator new, left out of the frames */
 	struct report_growth growth;	/* with an analysis only */
 	struct report_rate rate;	/* churn stacks only */
+	/*
+	 * Its site's frame (analyze/sites.h), owned; NULL without a stack.
+	 * Report stacks only: not those of the churn or the peak.
+	 */
+	struct report_frame *site_frame;
+	size_t site;		/* index into report.sites, once grouped */
+	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+};
+
+/*
+ * The stacks that share their innermost frame of the program's own code
+ * (analyze/sites.h): one leak reached through many stacks is one site. Its
+ * figures are the exact sums of its stacks'.
+ */
+struct report_site {
+	const struct report_frame *frame;	/* its first stack's site_frame; NULL: no stack */
+	const size_t *stacks;	/* indices into report.stacks: the growing first, each by bytes */
+	size_t nr_stacks;
+	size_t kept;		/* the first kept of them go to the files; the others are left out */
+	uint64_t bytes, allocs;	/* outstanding */
+	uint64_t total_bytes, total_allocs;
+	size_t growing;		/* of its stacks, how many grow */
+	double slope;		/* bytes per second: the sum of its growing stacks' slopes */
+	double score;		/* its most leak-like stack's leak score */
+	unsigned rank;		/* 1: the most leak-like growing site; 0: none of its stacks grows */
 };
 
 struct report_totals {
@@ -169,6 +194,14 @@ struct report {
 	 */
 	struct report_stack *stacks;
 	size_t nr_stacks;
+	/*
+	 * The stacks grouped (analyze/sites.h), the biggest first, the growing
+	 * ones ranked. A report never grouped has none.
+	 */
+	struct report_site *sites;
+	size_t nr_sites;
+	size_t *site_stacks;	/* what sites[].stacks point into */
+	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
 	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */

@@ -185,8 +185,14 @@ struct report {
 	const char *command;	/* command line (-c) or /proc/PID/cmdline (-p); may be NULL */
 	double duration_s;	/* since tracing began */
 	bool final;
+	/*
+	 * A periodic text report: one line per site and no stacks, so that a
+	 * long run's output stays small. The final report, and one asked for
+	 * with SIGUSR1, show each site's biggest stacks with their frames.
+	 */
+	bool brief;
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
-	size_t top;		/* the text report shows this many stacks */
+	size_t top;		/* the text report shows this many sites */
 	struct report_totals totals;
 	/*
 	 * Outstanding only, bytes descending. A report written as text alone
@@ -196,7 +202,8 @@ struct report {
 	size_t nr_stacks;
 	/*
 	 * The stacks grouped (analyze/sites.h), the biggest first, the growing
-	 * ones ranked. A report never grouped has none.
+	 * ones ranked. A report never grouped has none: the text then lists no
+	 * stack, the files every one.
 	 */
 	struct report_site *sites;
 	size_t nr_sites;
@@ -252,7 +259,13 @@ void report_text__shown(const struct report *r, bool *shown);
 /* Parts of the text report: report_text.c's and report_insight.c's. */
 void report_text__insight_shown(const struct report *r, bool *shown);
 void report_text__frames(const struct report_stack *s, FILE *f);
+/* A site's frame, on the current line: "func (file:line) [module]". */
+void report_text__site_frame(const struct report_site *site, FILE *f);
+/* "  and N more WHAT: SIZE in N allocations", a line. */
+void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__growth(const struct report_stack *s, FILE *f);
+/* " (the 2nd under Growing)" for a growing site, nothing for another. */
+void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */

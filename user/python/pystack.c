@@ -51,6 +51,19 @@ static bool python_frame(const struct py_stack *py, uint32_t i, const struct pyc
 	return true;
 }
 
+int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
+		   struct report_frame *f)
+{
+	bool failed = false;
+
+	if (!python_frame(py, i, pc, f, &failed))
+		return 1;
+	if (!failed)
+		return 0;
+	report__frame_free(f);
+	return -ENOMEM;
+}
+
 /* The Python frames of runs [first, last] (0 is the innermost run). */
 static void push_runs(struct frames *out, const struct py_stack *py, uint32_t first,
 		      uint32_t last, const struct pycode *pc, bool *failed)

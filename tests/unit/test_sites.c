@@ -107,8 +107,8 @@ static struct report_frame loss[] = {
 /* Imported: the line that imports is the site, not importlib's. */
 static struct report_frame imported[] = {
 	{ .address = 0x1f, .function = "gdcm::Dict::LoadDefault", .module = "/usr/lib/libgdcm.so.3" },
-	{ .address = 0x2f, .function = "_call_with_frames_removed", .file = "<frozen importlib._bootstrap>",
-	  .line = 241, .language = FRAME_PYTHON },
+	{ .address = 0x2f, .function = "_call_with_frames_removed",
+	  .file = "<frozen importlib._bootstrap>", .line = 241, .language = FRAME_PYTHON },
 	{ .address = 0x30, .function = "<module>", .module = "/srv/t.py", .file = "/srv/t.py", .line = 19,
 	  .language = FRAME_PYTHON },
 };

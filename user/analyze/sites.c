@@ -23,15 +23,10 @@ static const char *const package_dirs[] = { "/site-packages/", "/dist-packages/"
 /* importlib's frozen bootstrap: _bootstrap and _bootstrap_external. */
 #define IMPORTLIB_FILE "<frozen importlib._bootstrap"
 
-static bool starts(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
 static bool is_library_path(const char *path)
 {
 	for (size_t i = 0; i < sizeof(library_dirs) / sizeof(library_dirs[0]); i++)
-		if (starts(path, library_dirs[i]))
+		if (report__starts(path, library_dirs[i]))
 			return true;
 	for (size_t i = 0; i < sizeof(package_dirs) / sizeof(package_dirs[0]); i++)
 		if (strstr(path, package_dirs[i]))
@@ -52,24 +47,12 @@ bool sites__own_module(const char *module, const char *interp)
 bool sites__own_frame(const struct report_frame *f, bool python, const char *interp)
 {
 	if (python)
-		return f->language == FRAME_PYTHON && !(f->file && starts(f->file, IMPORTLIB_FILE));
+		return f->language == FRAME_PYTHON &&
+		       !(f->file && report__starts(f->file, IMPORTLIB_FILE));
 	return f->language == FRAME_NATIVE && sites__own_module(f->module, interp);
 }
 
 /* ------------------------------------------------------------ grouping */
-
-/* NULL sorts after any string. */
-static int cmp_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		return !a - !b;
-	return strcmp(a, b);
-}
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
 
 /* One site or two: by module, function, file and line; without a line, by instruction. */
 static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
@@ -78,13 +61,14 @@ static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
 
 	if (!a || !b)
 		return !a - !b;
-	if ((c = (int)a->language - (int)b->language) || (c = cmp_str(a->module, b->module)) ||
-	    (c = cmp_str(a->function, b->function)) || (c = cmp_str(a->file, b->file)) ||
-	    (c = a->line - b->line))
+	if ((c = (int)a->language - (int)b->language) ||
+	    (c = report__cmp_name(a->module, b->module)) ||
+	    (c = report__cmp_name(a->function, b->function)) ||
+	    (c = report__cmp_name(a->file, b->file)) || (c = a->line - b->line))
 		return c;
 	if (a->file && a->line > 0)
 		return 0;
-	return cmp_u64(a->module ? a->module_offset : a->address,
+	return report__cmp_u64(a->module ? a->module_offset : a->address,
 		       b->module ? b->module_offset : b->address);
 }
 
@@ -120,7 +104,7 @@ static int cmp_site(const void *pa, const void *pb)
 		return a->bytes > b->bytes ? -1 : 1;
 	if (a->allocs != b->allocs)
 		return a->allocs > b->allocs ? -1 : 1;
-	return cmp_u64(a->stacks[0], b->stacks[0]);
+	return report__cmp_u64(a->stacks[0], b->stacks[0]);
 }
 
 /*

@@ -50,6 +50,23 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 };
 
+bool report__starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+int report__cmp_name(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
+int report__cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
 bool report__is_shared_object(const char *base)
 {
 	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))

@@ -217,6 +217,12 @@ struct report {
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 };
 
+/* Does s begin with prefix? */
+bool report__starts(const char *s, const char *prefix);
+/* strcmp, NULL sorting after any string: for the orders of names that may be unknown. */
+int report__cmp_name(const char *a, const char *b);
+/* -1, 0 or 1. */
+int report__cmp_u64(uint64_t a, uint64_t b);
 /* A file name ("libfoo.so", "libfoo.so.1.2") that is a shared object's, not a program's. */
 bool report__is_shared_object(const char *base);
 /* "native", "python". */

@@ -97,11 +97,6 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static bool starts(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
 /*
  * By file name: the C library's family (with the dynamic linker), the C++
  * runtime, other shared objects, and everything else is the program (a static
@@ -121,10 +116,10 @@ static enum kind module_kind(const char *module)
 	if (!report__is_shared_object(base))
 		return K_PROGRAM;
 	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++)
-		if (starts(base, libc[i]))
+		if (report__starts(base, libc[i]))
 			return K_LIBC;
 	for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++)
-		if (starts(base, cxx[i]))
+		if (report__starts(base, cxx[i]))
 			return K_CXX;
 	return K_LIB;
 }
@@ -154,34 +149,21 @@ static struct item item_at(const struct report_stack *s, size_t i)
 	return (struct item){ K_API, report__api_name(s->api), NULL };
 }
 
-/* NULL sorts after any string. */
-static int cmp_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		return !a - !b;
-	return strcmp(a, b);
-}
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 static int cmp_item(const struct item *a, const struct item *b)
 {
-	int c = cmp_str(a->name, b->name);
+	int c = report__cmp_name(a->name, b->name);
 
 	if (c || (c = (int)a->kind - (int)b->kind) || (c = !a->fr - !b->fr) || !a->fr)
 		return c;
-	if ((c = cmp_str(a->fr->module, b->fr->module)))
+	if ((c = report__cmp_name(a->fr->module, b->fr->module)))
 		return c;
 	/* A Python frame is its line. */
-	if (a->kind == K_PYTHON && ((c = cmp_str(a->fr->file, b->fr->file)) ||
+	if (a->kind == K_PYTHON && ((c = report__cmp_name(a->fr->file, b->fr->file)) ||
 				    (c = a->fr->line - b->fr->line)))
 		return c;
 	/* Unnamed frames are told apart by where they are. */
 	if (!a->name)
-		return cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
+		return report__cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
 			       b->fr->module ? b->fr->module_offset : b->fr->address);
 	return 0;
 }
@@ -199,7 +181,7 @@ static int cmp_stack(const void *pa, const void *pb)
 		if (c)
 			return c;
 	}
-	return cmp_u64(na, nb);
+	return report__cmp_u64(na, nb);
 }
 
 /* ------------------------------------------------------------- frames */

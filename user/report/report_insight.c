@@ -243,21 +243,15 @@ static size_t growing_shown(const struct report *r)
 	return r->top && r->top < n ? r->top : n;
 }
 
-/* The site ranked rank (1: the most leak-like), or NULL. */
-static const struct report_site *site_ranked(const struct report *r, unsigned rank)
-{
-	for (size_t i = 0; i < r->nr_sites; i++)
-		if (r->sites[i].rank == rank)
-			return &r->sites[i];
-	return NULL;
-}
-
 void report_text__insight_shown(const struct report *r, bool *shown)
 {
+	size_t n;
+
 	if (!r->analysis || r->brief)
 		return;
+	n = growing_shown(r);
 	for (size_t i = 0; i < r->nr_sites; i++)
-		if (r->sites[i].rank && r->sites[i].rank <= growing_shown(r))
+		if (r->sites[i].rank && r->sites[i].rank <= n)
 			shown[r->sites[i].stacks[0]] = true;
 }
 
@@ -299,6 +293,18 @@ static void print_growing_site(const struct report *r, const struct report_site 
 		return;
 	report_text__frames(s, f);
 	print_more_growing(r, site, f);
+}
+
+/*
+ * The site ranked rank (1: the most leak-like). A scan per site shown: few
+ * sites grow, and -T of them are shown.
+ */
+static const struct report_site *site_ranked(const struct report *r, unsigned rank)
+{
+	for (size_t i = 0; i < r->nr_sites; i++)
+		if (r->sites[i].rank == rank)
+			return &r->sites[i];
+	return NULL;
 }
 
 static void print_growing(const struct report *r, FILE *f)

@@ -109,7 +109,7 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lelf -lm -o $@
 
-$(OUTPUT)/victims/%: tests/victims/%.c | $(OUTPUT)/victims
+$(OUTPUT)/victims/%: tests/victims/%.c tests/victims/truth.h | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
 	$(Q)$(CC) $(VICTIM_FLAGS) $(if $(findstring static,$*),-static) \
 		$(if $(findstring nopie,$*),-no-pie) $< -o $@

@@ -37,6 +37,7 @@ enum {
 	OPT_TIMELINE,
 	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
+	OPT_ALL_STACKS,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -85,13 +87,15 @@ static const char usage_text[] =
 "  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
 "  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
 "  -O, --obj PATH             trace the allocator in PATH, not the detected one\n"
-"  -T, --top N                show the N stacks holding most bytes (default 10)\n"
+"  -T, --top N                show the N sites holding most bytes (default 10)\n"
 "  -o, --older MS             count only allocations older than MS milliseconds\n"
 "  -z, --min-size BYTES       trace only allocations of at least BYTES\n"
 "  -Z, --max-size BYTES       trace only allocations of at most BYTES\n"
 "      --json FILE            write the final report as JSON to FILE\n"
 "      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
 "      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
+"      --all-stacks           every stack in the JSON and folded files, not the\n"
+"                             biggest of each site\n"
 "      --pprof FILE           write the final report as a gperftools heap profile\n"
 "      --flamegraph FILE      write the final report as an SVG flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
@@ -334,6 +338,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 			o->stack_storage_given = true;
 		}
 		return ret;
+	case OPT_ALL_STACKS:
+		o->all_stacks = true;
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -430,6 +437,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
 	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
+	if (o->all_stacks && !o->json_path && !o->folded_path && !o->snapshot_dir)
+		return fail(err, errlen, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
 	if (o->min_size > o->max_size)
 		return fail(err, errlen, "--min-size %llu is larger than --max-size %llu",
 			    (unsigned long long)o->min_size,

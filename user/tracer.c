@@ -395,31 +395,38 @@ struct built {
 	struct report *r;
 };
 
-/* Whether this report goes where every stack is written: a file or a snapshot. */
+/*
+ * Whether this report goes where every stack is written: a heap profile (a
+ * snapshot's too), a flame graph, or files with --all-stacks.
+ */
 static bool all_stacks(const struct tracer *tr, bool final, bool text)
 {
 	const struct opts *o = tr->opts;
 
 	return !text || o->snapshot_dir ||
-	       (final && (o->json_path || o->folded_path || o->pprof_path || o->flamegraph_path));
+	       (final && (o->pprof_path || o->flamegraph_path ||
+			  (o->all_stacks && (o->json_path || o->folded_path))));
 }
 
 /*
  * The frames of the stacks that will be written: all of them, or only those
- * the text prints (a few of thousands, which spares resolving and copying
- * every frame of every stack).
+ * the text prints and the files keep (a few of thousands, which spares
+ * resolving and copying every frame of every stack).
  */
-static int symbolize(struct tracer *tr, bool all, const struct report_meta *meta,
+static int symbolize(struct tracer *tr, bool final, bool text, const struct report_meta *meta,
 		     struct built *b)
 {
+	bool files = final && (tr->opts->json_path || tr->opts->folded_path);
 	bool *want = NULL;
 	int err;
 
-	if (!all) {
+	if (!all_stacks(tr, final, text)) {
 		want = calloc(b->r->nr_stacks ?: 1, sizeof(*want));
 		if (!want)
 			return -ENOMEM;
 		report_text__shown(b->r, want);
+		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
+			want[i] |= !b->r->stacks[i].left_out;
 	}
 	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
 	free(want);
@@ -440,7 +447,8 @@ static int build_stacks(const struct aggregate *sites, void *ctx, struct report_
 	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
 }
 
-static int build(struct tracer *tr, bool final, bool text, struct built *b)
+/* brief: a periodic text report, whose sites show no stacks (report.h). */
+static int build(struct tracer *tr, bool final, bool text, bool brief, struct built *b)
 {
 	struct report_meta meta = {
 		.pid = tr->target->pid,
@@ -454,6 +462,8 @@ static int build(struct tracer *tr, bool final, bool text, struct built *b)
 		.pycode = pytrace__code(tr->py),
 		.wrappers = tr->wrappers,
 		.nr_wrappers = tr->nr_wrappers,
+		.all_stacks = tr->opts->all_stacks,
+		.brief = brief,
 	};
 	bool pprof = tr->opts->snapshot_dir || (final && tr->opts->pprof_path);
 	int err;
@@ -480,8 +490,11 @@ static int build(struct tracer *tr, bool final, bool text, struct built *b)
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
 				    &(struct stacks_ctx){ tr, &meta }, b->r);
+	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
-		err = symbolize(tr, all_stacks(tr, final, text), &meta, b);
+		err = report__sites(b->r, b->agg, tr->sym, tr->mods, &meta);
+	if (!err)
+		err = symbolize(tr, final, text, &meta, b);
 	return err;
 }
 
@@ -544,7 +557,7 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 static int produce(struct tracer *tr, bool final, bool text, bool asked)
 {
 	struct built b = { 0 };
-	int err = build(tr, final, text, &b);
+	int err = build(tr, final, text, text && !final && !asked, &b);
 
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));

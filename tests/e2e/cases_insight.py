@@ -114,6 +114,11 @@ def check_trend(work, truth):
 	growing = [s for s in rep["stacks"] if s.get("trend") == "growing"]
 	if len(growing) != 1:
 		errs.append("%d growing stacks, expected 1 (site_leak)" % len(growing))
+	ranked = [s for s in rep.get("sites") or [] if s.get("leak_rank")]
+	if len(ranked) != 1 or fn_name(ranked[0]["frame"] or {}) != "site_leak" or \
+	   (ranked[0]["leak_rank"], ranked[0]["growing_stacks"]) != (1, 1):
+		errs.append("growing sites %s, expected site_leak alone, ranked 1" % [
+			fn_name(s["frame"] or {}) for s in ranked])
 	if rep["stacks"][0] is not cache:
 		errs.append("the first stack by bytes is not site_cache")
 	errs += check_churn(rep, notes)
@@ -150,9 +155,9 @@ def check_trend_text(work):
 	"""A person sees the leak first: the Growing section, before the stacks by bytes."""
 	text = final_text(work)
 	errs = []
-	grow = text.find("\nGrowing: 1 stack")
+	grow = text.find("\nGrowing: 1 site")
 	first = text.find("\n  1. ", grow)
-	listing = text.find("stacks by outstanding bytes:")
+	listing = text.find("sites by outstanding bytes (")
 	churn = text.find("\nChurn: ")
 	if grow < 0 or listing < 0 or not grow < first < listing < churn:
 		return ["final text: no Growing section before the stacks by bytes, or no Churn after"]
@@ -163,7 +168,7 @@ def check_trend_text(work):
 		errs.append("final text: site_cache is not listed as stable")
 	if not re.search(r"\nChurn: [^\n]*\n  1\. [\d,]+ calls/s[^\n]*\n      at site_churn ", text):
 		errs.append("final text: site_churn does not lead the churn")
-	if "\nVerdict: leak: 1 stack grows steadily" not in text:
+	if "\nVerdict: leak: 1 site grows steadily (1 stack)" not in text:
 		errs.append("final text: no leak verdict")
 	return errs
 

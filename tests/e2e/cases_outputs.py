@@ -5,11 +5,15 @@ google-pprof (Debian's google-perftools) reads --pprof files and
 --snapshot-dir snapshots and must show every victim site's exact bytes;
 --base between two snapshots must show exactly what leaked in between; Go's
 pprof reads the same files. The --flamegraph SVG must parse as XML, name
-every site and draw it as wide as its bytes; flamegraph.pl renders --folded;
---folded-weight allocs counts blocks. --help and the man page name every
-option opts.c defines.
+every site wide enough to see and draw it as wide as its bytes, and merge
+the narrower; flamegraph.pl renders --folded; --folded-weight allocs counts
+blocks. --help and the man page name every option opts.c defines.
 v_phases (tests/victims/v_phases.c) leaks in three phases p1..p3 and never
 frees a leaked block, so the truth after phase k is its p1..pk TRUTH lines.
+v_sites (tests/victims/v_sites.c) leaks through 16 stacks of one line beside
+a cache bigger than each: the report must lead with the one site they make,
+its figures exact; its 1,024 tiny stacks of one site must be left out of
+the files but 5, and said so, and --all-stacks must write them all.
 """
 
 import os
@@ -21,8 +25,9 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, Skip, TRACE, TRACER, VICTIM_FN,
-	check_report, command_case, common_checks, error_case, finish_victim, go_until, load_report, log,
-	read_truth, start_tracing, svg_refers_outside, tracer_env, victim, wait_exit, wait_for)
+	check_report, command_case, common_checks, error_case, finish_victim, folded_lines, go_until,
+	load_report, log, read_truth, start_tracing, svg_refers_outside, tracer_env, victim, wait_exit,
+	wait_for)
 
 
 PPROF_ARGS = ["--text", "--show_bytes", "--nodecount=1000000", "--nodefraction=0",
@@ -32,6 +37,7 @@ PPROF_ARGS = ["--text", "--show_bytes", "--nodecount=1000000", "--nodefraction=0
 PPROF_ROW = re.compile(r"^\s*(-?\d+)\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?\d+)\s+-?[\d.]+%\s+(\S.*)$")
 SNAPSHOT_LINE = re.compile(r"^memleakbpf: snapshot (\S+\.heap) (\S+\.folded)$")
 SVG_PLOT_WIDTH = 1180.0		# 1200 minus two 10-pixel margins
+NARROW = re.compile(r"^\[\d+ narrow frames\]$")	# frames too narrow to draw, merged
 FLAMEGRAPH_PL = shutil.which("flamegraph.pl") or "flamegraph.pl (not on PATH)"
 PHASES = ("p1", "p2", "p3")
 CHURN_PER_PHASE = 12800		# v_phases' site_churn, allocated and freed per phase
@@ -206,7 +212,15 @@ def check_svg(name):
 		got = {}
 		for f in frames:
 			got[f["name"]] = got.get(f["name"], 0) + f["bytes"]
-		errs += compare_sites(got, site_bytes(truth), "flame graph bytes")
+		# Frames narrower than 0.1 px are merged with their neighbours, or
+		# left out when even together they are: a site may lose to the
+		# merged boxes what they hold, and one narrower than that all.
+		merged = sum(f["bytes"] for f in frames if NARROW.match(f["name"]))
+		want = site_bytes(truth)
+		skip = {k for k, v in want.items() if v - merged <= got.get(k, 0) < v or
+			(not got.get(k) and v * SVG_PLOT_WIDTH / total < 0.1)}
+		errs += compare_sites({k: v for k, v in got.items() if k not in skip},
+				      {k: v for k, v in want.items() if k not in skip}, "flame graph bytes")
 		if svg_refers_outside(root):
 			errs.append("the SVG refers to something outside itself")
 		return errs[:20]
@@ -349,6 +363,116 @@ def case_snapshot_interval(work):
 	return errs
 
 
+# ---------------------------------------------------------------- sites
+
+SITES_FILE_STACKS = 5		# what the files keep of a site's stacks (analyze/sites.h)
+
+
+def final_text(work):
+	text = work.read("tracer.stdout")
+	i = text.rfind("memleakbpf: Final report:")
+	if i < 0:
+		raise CaseFailed("no final text report on stdout")
+	return text[i:]
+
+
+def check_sites_leak(work, truth):
+	"""v_sites: its 16 leaking stacks are one site, first by bytes and the one
+	growing site; the thousand tiny stacks one site whose stacks the files
+	mostly leave out, and say so; the flame graph merges what is too narrow."""
+	rep = load_report(work.path("report.json"))
+	notes = lib.truth_notes(work)
+	want = {t["site"]: t for t in truth}
+	sites = rep.get("sites") or []
+	errs = []
+	names = [lib.fn_name(x.get("frame") or {}) for x in sites]
+	if names[:3] != ["site_leak", "site_cache", "site_tiny"]:
+		return ["sites %s, expected site_leak, site_cache, site_tiny first" % names[:5]]
+	leak, cache, tiny = sites[:3]
+	paths, stacks = int(notes["leak_paths"]), int(notes["tiny_stacks"])
+	if (leak["bytes"], leak["stack_count"], leak["growing_stacks"], leak["leak_rank"]) != (
+			want["site_leak"]["bytes"], paths, paths, 1):
+		errs.append("site_leak: %d bytes from %d stacks, %d growing, rank %r; truth %d from %d,"
+			    " all growing, rank 1" % (leak["bytes"], leak["stack_count"],
+			    leak["growing_stacks"], leak["leak_rank"], want["site_leak"]["bytes"], paths))
+	if [x for x in sites if x.get("leak_rank")] != [leak]:
+		errs.append("more growing sites than site_leak")
+	if cache["stack_count"] != 1 or rep["stacks"][0]["site"] != 1 or \
+	   any(x["bytes"] >= cache["bytes"] for x in rep["stacks"] if x["site"] == 0):
+		errs.append("site_leak's stacks are not each smaller than site_cache's")
+	lo = tiny["left_out"]
+	if (tiny["stack_count"], len(tiny["stacks"]), lo["stacks"], lo["bytes"]) != (
+			stacks, SITES_FILE_STACKS, stacks - SITES_FILE_STACKS,
+			(stacks - SITES_FILE_STACKS) * want["site_tiny"]["bytes"] // stacks):
+		errs.append("site_tiny: %d stacks, %d written, left out %r" % (
+			tiny["stack_count"], len(tiny["stacks"]), lo))
+	return errs + check_sites_text(work, truth, paths) + check_sites_folded(work, rep) + \
+		check_svg("leaks.svg")(work, truth) + check_narrow_merged(work)
+
+
+def check_sites_text(work, truth, paths):
+	"""The final text leads with the leak's site, once, in both lists."""
+	text = final_text(work)
+	leak = [t for t in truth if t["site"] == "site_leak"][0]
+	at = "at site_leak (tests/victims/v_sites.c:%d) [v_sites]" % leak["line"]
+	errs = []
+	if "\nVerdict: leak: 1 site grows steadily (%d stacks)" % paths not in text:
+		errs.append("final text: no verdict of one growing site of %d stacks" % paths)
+	m = re.search(r"\nGrowing: 1 site, the most leak-like first:\n\n  1\. [^\n]* from %d of its %d "
+		      r"stacks, now [^\n]*, %s\n" % (paths, paths, re.escape(at)), text)
+	if not m:
+		errs.append("final text: Growing does not start with site_leak's %d stacks" % paths)
+	if not re.search(r"\nSite 1: [^\n]* \(%s bytes\) in %s allocations from %d stacks \(the 1st "
+			 r"under Growing\), %s\n" % ("{:,}".format(leak["bytes"]),
+			 "{:,}".format(leak["allocs"]), paths, re.escape(at)), text):
+		errs.append("final text: Site 1 is not site_leak with its exact figures")
+	if "  and %d more stacks: " % (paths - 3) not in text:
+		errs.append("final text: site_leak does not say how many stacks it does not show")
+	return errs
+
+
+def check_sites_folded(work, rep):
+	"""The folded lines add up to the total, the stacks left out one line of their own."""
+	lines = folded_lines(work.read("report.folded"))
+	lo = rep["left_out"]
+	marker = "[%d smaller stacks left out: --all-stacks writes them]" % lo["stacks"]
+	errs = []
+	if sum(n for _, n in lines) != rep["totals"]["outstanding_bytes"]:
+		errs.append("folded lines hold %d bytes, the report %d" % (
+			sum(n for _, n in lines), rep["totals"]["outstanding_bytes"]))
+	if ([marker], lo["bytes"]) not in lines:
+		errs.append("no folded line %r %d" % (marker, lo["bytes"]))
+	return errs
+
+
+def check_narrow_merged(work):
+	"""site_tiny's deeper paths are narrower than 0.1 px: merged, and said so."""
+	_, frames = svg_frames(work.path("leaks.svg"))
+	text = work.read("leaks.svg")
+	errs = []
+	if not any(NARROW.match(f["name"]) for f in frames):
+		errs.append("the flame graph merged no narrow frames")
+	if not re.search(r">\d+ frames narrower than 0\.1 px: merged into grey boxes, or left out<",
+			 text):
+		errs.append("the flame graph does not say how many frames it merged")
+	return errs
+
+
+def check_sites_all_stacks(work, truth):
+	"""--all-stacks: every stack written, nothing left out, in JSON and folded."""
+	rep = load_report(work.path("report.json"))
+	notes = lib.truth_notes(work)
+	want = 1 + int(notes["leak_paths"]) + int(notes["tiny_stacks"])
+	errs = []
+	if len(rep["stacks"]) != want or rep["left_out"]["stacks"]:
+		errs.append("%d stacks written, %d left out; expected %d and none" % (
+			len(rep["stacks"]), rep["left_out"]["stacks"], want))
+	lines = folded_lines(work.read("report.folded"))
+	if len(lines) != want or any(f[0].startswith("[") for f, _ in lines):
+		errs.append("%d folded lines, expected %d and no marker" % (len(lines), want))
+	return errs
+
+
 def long_options():
 	"""The long options opts.c defines."""
 	with open(os.path.join(ROOT, "user", "opts.c")) as f:
@@ -410,6 +534,14 @@ CASES = [
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
 		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],
 		     check_folded_allocs("allocs.folded"))),
+	# One leak through 16 stacks: one site, first, with every figure exact.
+	("sites_one_leak", TRACE, [],
+	 output_case("{V}/v_sites", "v_sites", "v_sites.c",
+		     ["--folded", "{W}/report.folded", "--flamegraph", "{W}/leaks.svg", "0.5"],
+		     check_sites_leak)),
+	("sites_all_stacks", TRACE, [],
+	 output_case("{V}/v_sites 500", "v_sites", "v_sites.c",
+		     ["--all-stacks", "--folded", "{W}/report.folded"], check_sites_all_stacks)),
 	("help_lists_every_option", ERROR, [], case_help_lists_every_option),
 	("man_page", ERROR, [], case_man_page),
 	("err_snapshot_dir_missing", ERROR, [],

@@ -15,9 +15,9 @@ import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, common_checks,
-	dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing, tracer_env,
-	wait_exit)
+from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, check_sites,
+	common_checks, dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing,
+	tracer_env, wait_exit)
 
 
 PY = "/usr/bin/python3"
@@ -126,8 +126,31 @@ def check_py_site(t, stacks, malloc, text):
 	return errs
 
 
+def check_py_sites(rep, truth):
+	"""Each truth's site: one JSON site, at its line, holding every stack whose
+	innermost Python frame is that line (README, "Sites")."""
+	errs = check_sites(rep)
+	sites = rep.get("sites") or []
+	for t in truth:
+		where = (t["file"], t["line"], t["function"])
+		at = [j for j, x in enumerate(sites) if x.get("frame") and (x["frame"].get("file"),
+			x["frame"].get("line"), x["frame"].get("function")) == where]
+		stacks = py_site_stacks(rep, t)
+		if len(at) != (1 if stacks else 0):
+			errs.append("%s:%d: %d sites for %d stacks" % (t["file"], t["line"], len(at),
+								       len(stacks)))
+		if len(at) != 1:
+			continue
+		if any(s.get("site") != at[0] for _, s in stacks):
+			errs.append("%s:%d: a stack at that line is in another site" % (t["file"], t["line"]))
+		if sites[at[0]]["stack_count"] != len(stacks):
+			errs.append("%s:%d: its site has %d stacks, %d have that innermost line" % (
+				t["file"], t["line"], sites[at[0]]["stack_count"], len(stacks)))
+	return errs
+
+
 def check_py_report(work, rep, truth, malloc, version="3.11"):
-	errs = []
+	errs = check_py_sites(rep, truth)
 	if rep.get("version") != 1:
 		errs.append("version is %r, not 1" % rep.get("version"))
 	py = rep.get("python") or {}
@@ -158,7 +181,7 @@ def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11", tr
 	def run(work):
 		js = work.path("report.json")
 		cmd = "%s %s %s" % (python, os.path.join(PYVICTIMS, victim), " ".join(args))
-		argv = [TRACER, "--json", js, "-T", "10000"] + list(tracer_args) + (
+		argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000"] + list(tracer_args) + (
 			["--python-malloc", "malloc"] if malloc else []) + ["-c", cmd.strip()]
 		env = py_env(work)
 		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
@@ -182,7 +205,7 @@ def py_attach_case(victim, malloc=False, args=()):
 		out = LineReader(v.stdout)
 		pid = int(out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 			  .split("=", 1)[1])
-		t = start_tracing(work, ["--json", js, "-T", "10000", "-p", str(pid)],
+		t = start_tracing(work, ["--json", js, "--all-stacks", "-T", "10000", "-p", str(pid)],
 				  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 		go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
 		v.stdin.write(b"exit\n")
@@ -217,8 +240,8 @@ def check_py_outputs(work, truth):
 	except (ET.ParseError, OSError) as e:
 		return errs + ["SVG does not parse: %s" % e]
 	titles = [g.find(SVG + "title").text for g in root.iter(SVG + "g") if g.get("class") == "f"]
-	if not any(x.startswith(t["function"] + "\nat %s:%d" % (t["file"], t["line"])) for x in titles):
-		errs.append("no SVG frame %s at %s:%d" % (t["function"], t["file"], t["line"]))
+	if not any(x.startswith("%s\nat %s:%d" % (label, t["file"], t["line"])) for x in titles):
+		errs.append("no SVG frame %s at %s:%d" % (label, t["file"], t["line"]))
 	if "Python" not in work.read("report.svg"):
 		errs.append("the SVG legend has no Python")
 	heap = work.read("report.heap")
@@ -229,7 +252,7 @@ def check_py_outputs(work, truth):
 
 def py_outputs_case(work):
 	js = work.path("report.json")
-	argv = [TRACER, "--json", js, "--folded", work.path("report.folded"), "--flamegraph",
+	argv = [TRACER, "--json", js, "--all-stacks", "--folded", work.path("report.folded"), "--flamegraph",
 		work.path("report.svg"), "--pprof", work.path("report.heap"), "-c",
 		"%s %s" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))]
 	env = py_env(work)

@@ -27,8 +27,8 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PLUGINS, ROOT, TRACE, TRACER, UNSHARE, Work,
-	TRACING_LINE, common_checks, dropped_errs, finish_victim, folded_lines, frame_str, go_until,
-	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit, wait_for)
+	TRACING_LINE, check_sites, common_checks, dropped_errs, finish_victim, folded_lines, frame_str,
+	go_until, load_report, read_truth, start_tracing, tracer_env, victim, wait_exit, wait_for)
 
 
 DEBUG_ROOT = os.path.join(ROOT, ".output", "debug-root")
@@ -171,9 +171,7 @@ def sym_check(rep, truth, specs, modules, stdout, folded, exclude_phase=None, ns
 		errs.append("version is %r, not 1" % rep.get("version"))
 	stacks = rep.get("stacks") or []
 	totals = rep.get("totals") or {}
-	if (totals.get("outstanding_bytes"), totals.get("outstanding_allocs")) != (
-			sum(s["bytes"] for s in stacks), sum(s["allocs"] for s in stacks)):
-		errs.append("totals do not add up to the stacks")
+	errs += check_sites(rep)
 	errs += dropped_errs(totals)
 	for s in stacks:
 		for f in s.get("frames") or []:

@@ -332,8 +332,65 @@ def dropped_errs(totals, also=lambda name: False):
 		if (MUST_BE_ZERO.search(k) or also(k)) and v]
 
 
+def figures(items):
+	"""(bytes, allocs) summed over JSON objects that have them."""
+	return (sum(x.get("bytes", 0) for x in items), sum(x.get("allocs", 0) for x in items))
+
+
+def check_sites(rep):
+	"""The sites of a JSON report (README, "JSON report"): each the exact sum of
+	its stacks, those written and those left out; with the stacks left out,
+	the stacks written add up to the totals; sites and stacks by bytes."""
+	sites, stacks, out = rep.get("sites"), rep.get("stacks"), rep.get("left_out")
+	if not isinstance(sites, list) or not isinstance(stacks, list) or not isinstance(out, dict):
+		return ["no sites or stacks array, or no left_out object"]
+	totals = rep.get("totals") or {}
+	want = (totals.get("outstanding_bytes"), totals.get("outstanding_allocs"))
+	errs = []
+	if out.get("option") != "--all-stacks":
+		errs.append("left_out.option %r" % out.get("option"))
+	for what, items in (("sites", sites), ("stacks", stacks)):
+		b = [x.get("bytes", 0) for x in items]
+		if b != sorted(b, reverse=True):
+			errs.append("%s not sorted by bytes, descending" % what)
+	got = figures(stacks)
+	if (got[0] + out.get("bytes", 0), got[1] + out.get("allocs", 0)) != want:
+		errs.append("totals outstanding %s bytes / %s allocs; stacks %d / %d and left out %s / %s" % (
+			want + got + (out.get("bytes"), out.get("allocs"))))
+	if figures(sites) != want:
+		errs.append("totals outstanding %s / %s, sites sum to %d / %d" % (want + figures(sites)))
+	listed = set()
+	for j, site in enumerate(sites):
+		mine = [stacks[i] for i in site.get("stacks", []) if 0 <= i < len(stacks)]
+		listed.update(site.get("stacks", []))
+		lo = site.get("left_out") or {}
+		f = figures(mine)
+		if (f[0] + lo.get("bytes", 0), f[1] + lo.get("allocs", 0)) != figures([site]) or \
+		   len(mine) + lo.get("stacks", 0) != site.get("stack_count") or \
+		   any(s.get("site") != j for s in mine):
+			errs.append("site %d: %d / %d in %d stacks and %r left out, not its %s / %s in %s" % (
+				j, f[0], f[1], len(mine), lo, site.get("bytes"), site.get("allocs"),
+				site.get("stack_count")))
+	if listed != set(range(len(stacks))):
+		errs.append("stacks in no site's list, or in several: %s" % sorted(
+			set(range(len(stacks))) ^ listed)[:10])
+	if sum((s.get("left_out") or {}).get("stacks", 0) for s in sites) != out.get("stacks"):
+		errs.append("the sites' left_out do not add up to left_out")
+	return errs[:10]
+
+
+def site_of(rep, fn):
+	"""The JSON site whose frame is function fn, or None."""
+	for site in rep.get("sites") or []:
+		if fn_name(site.get("frame") or {}) == fn:
+			return site
+	return None
+
+
 def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, aliases=None):
-	"""All mismatches between a JSON report and the victim's truth, as strings."""
+	"""All mismatches between a JSON report and the victim's truth, as strings.
+	A victim site whose stacks were not all written is checked by its site's
+	figures: the sum over its APIs."""
 	errs = []
 	if aliases is None:
 		aliases = aliases_for(binary)
@@ -346,15 +403,10 @@ def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, alias
 	stacks = rep.get("stacks")
 	if not isinstance(stacks, list):
 		return errs + ["no stacks array"]
-
-	b = [s.get("bytes", 0) for s in stacks]
-	if b != sorted(b, reverse=True):
-		errs.append("stacks not sorted by bytes, descending")
-	sb, sa = sum(b), sum(s.get("allocs", 0) for s in stacks)
-	if (totals.get("outstanding_bytes"), totals.get("outstanding_allocs")) != (sb, sa):
-		errs.append("totals outstanding %s bytes / %s allocs, stacks sum to %d / %d" % (
-			totals.get("outstanding_bytes"), totals.get("outstanding_allocs"), sb, sa))
+	errs += check_sites(rep)
 	errs += dropped_errs(totals)
+	cut = {fn_name(s.get("frame") or {}) for s in rep.get("sites") or []
+	       if (s.get("left_out") or {}).get("stacks")}
 
 	expected = {}
 	for t in truth:
@@ -378,8 +430,16 @@ def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, alias
 		g["allocs"] += s.get("allocs", 0)
 		g["stacks"].append(s)
 
+	for fn in sorted({k[0] for k in expected} & cut):
+		site = site_of(rep, fn)
+		want = (sum(e["bytes"] for k, e in expected.items() if k[0] == fn),
+			sum(e["allocs"] for k, e in expected.items() if k[0] == fn))
+		if figures([site]) != want:
+			errs.append("site %s: %d bytes in %d, truth %d in %d" % ((fn,) + figures([site]) + want))
 	for key, e in sorted(expected.items()):
 		g = got.get(key)
+		if key[0] in cut:
+			continue
 		if not g:
 			other = [a for (f, a) in got if f == key[0]]
 			errs.append("%s/%s: missing (truth %d bytes in %d)%s" % (
@@ -392,7 +452,7 @@ def check_report(rep, truth, binary, source, pid=None, exclude_phase=None, alias
 		for s in g["stacks"]:
 			errs += check_frames(key, s["frames"], e, binary, source)
 	for key, g in sorted(got.items()):
-		if key not in expected:
+		if key not in expected and key[0] not in cut:
 			errs.append("%s/%s: %d bytes in %d outstanding, truth: none (%s)" % (
 				key[0], key[1], g["bytes"], g["allocs"], frame_str(g["stacks"][0]["frames"])))
 	return errs

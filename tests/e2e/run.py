@@ -9,7 +9,10 @@ file named by $VICTIM_TRUTH: per allocation site (a site_* function) and API,
 the bytes and blocks it still holds, the line of the allocation call, and its
 own callers. A case traces the victim with `--json`, groups the report's
 stacks by (frames[0].function, api) and compares bytes and allocs with the
-truth exactly. It also checks that no other victim site holds anything
+truth exactly (a site whose stacks the report does not all write, by the
+site's figures: see "Sites" in the README). It also checks the sites, each
+the exact sum of its stacks, and the stacks written and left out adding up
+to the totals, that no other victim site holds anything
 (freed sites, blocks from before a -p attach), the caller chain in frames[1..],
 frames[0]'s module, file and line, the exit status, the one
 "memleakbpf: tracing" line, the totals against the stacks, and that nothing
@@ -31,7 +34,8 @@ Where things are, in tests/e2e/:
                        truth, check_report, command_case, error_case
   cases_basics.py      every API, threads, C++, static, preloaded allocators,
                        exit statuses, shell commands, -p, signals; usage errors
-  cases_outputs.py     pprof files and snapshots, flame graphs, --help, man page
+  cases_outputs.py     pprof files and snapshots, flame graphs, sites and what the
+                       files leave out, --help, man page
   cases_placement.py   probes past the entry against probes at the entry
   cases_symbols.py     exact frames: inlined, dlopen, debug info, stripped,
                        PIE, C++, JIT

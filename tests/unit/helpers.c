@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Shared by the unit tests (helpers.h). */
 #include <stdlib.h>
+#include "analyze/sites.h"
 #include "helpers.h"
 
 #define MAX_ARGS 32
@@ -55,4 +56,37 @@ int unit__parse_argv(struct opts *o, char *err, size_t len, char **argv)
 	while (argv[argc])
 		argc++;
 	return opts__parse(argc, argv, o, err, len);
+}
+
+/* The stack's site frame among its own frames (analyze/sites.h), or NULL. */
+static struct report_frame *site_frame_of(struct report_stack *s, const char *interp)
+{
+	bool python = false;
+
+	for (size_t i = 0; i < s->nr_frames; i++)
+		python |= s->frames[i].language == FRAME_PYTHON;
+	for (size_t i = 0; i < s->nr_frames; i++)
+		if (sites__own_frame(&s->frames[i], python, interp))
+			return &s->frames[i];
+	return s->nr_frames ? &s->frames[0] : NULL;
+}
+
+int unit__group(struct report *r, size_t file_sites, size_t file_stacks)
+{
+	const char *interp = r->python ? r->python->path : NULL;
+
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		r->stacks[i].site_frame = site_frame_of(&r->stacks[i], interp);
+	return sites__group(r, file_sites, file_stacks);
+}
+
+void unit__ungroup(struct report *r)
+{
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		r->stacks[i].site_frame = NULL;
+	free(r->sites);
+	free(r->site_stacks);
+	r->sites = NULL;
+	r->site_stacks = NULL;
+	r->nr_sites = 0;
 }

@@ -17,6 +17,17 @@
 char *unit__render(int (*writer)(const struct report *, FILE *), const struct report *r,
 		   int *err);
 
+/*
+ * Group a hand-made report's stacks into sites (analyze/sites.h), each
+ * stack's site frame picked from its own frames as report__sites picks it
+ * from the raw stack: the innermost of the program's own (only Python
+ * frames when it has any), else frames[0]; then sites__group with these
+ * limits. The site frames point into the stacks' frames: unit__ungroup
+ * undoes it all.
+ */
+int unit__group(struct report *r, size_t file_sites, size_t file_stacks);
+void unit__ungroup(struct report *r);
+
 /* opts__parse of "memleakbpf" and the NULL-terminated arguments from first on. */
 int unit__parse(struct opts *o, char *err, size_t len, const char *first, ...);
 int unit__vparse(struct opts *o, char *err, size_t len, const char *first, va_list ap);

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,8 +37,12 @@ static char *render(int (*w)(const struct report *, FILE *), const char *command
 {
 	struct report r = { .pid = 1, .command = command, .final = true, .top = 10,
 			    .stacks = &hostile_stack, .nr_stacks = 1 };
+	char *out = NULL;
 
-	return unit__render(w, &r, NULL);
+	if (!unit__group(&r, SIZE_MAX, SIZE_MAX))
+		out = unit__render(w, &r, NULL);
+	unit__ungroup(&r);
+	return out;
 }
 
 static bool valid_utf8(const char *s)

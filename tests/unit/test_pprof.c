@@ -327,6 +327,15 @@ TEST(opts_output_options)
 	       -EINVAL);
 	ASSERT(strstr(err, "needs --folded"));
 	ASSERT(unit__parse(&o, err, sizeof(err), "--pprof", "", "-p", "1", NULL) == -EINVAL);
+	ASSERT(!o.all_stacks);
+	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--json", "r.json", "--all-stacks", "-p", "1",
+				 NULL), 0);
+	ASSERT(o.all_stacks);
+	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--all-stacks", "--snapshot-dir", "d", "-p",
+				 "1", NULL), 0);
+	ASSERT(unit__parse(&o, err, sizeof(err), "--all-stacks", "--pprof", "a.heap", "-p", "1",
+			   NULL) == -EINVAL);
+	ASSERT_EQ_STR(err, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
 	return true;
 }
 
@@ -334,6 +343,7 @@ TEST(opts_usage_lists_output_options)
 {
 	static const char *const want[] = {
 		"--pprof FILE", "--flamegraph FILE", "--snapshot-dir DIR", "--folded-weight W",
+		"--all-stacks",
 	};
 	char *text = NULL;
 	size_t len = 0;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "report/outfile.h"
+#include "analyze/sites.h"
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
@@ -242,20 +243,27 @@ TEST(report_text_sample)
 {
 	struct report r = sample();
 	int err = -1;
-	char *out = unit__render(report_text__write, &r, &err);
+	char *out;
 
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, &err);
+	unit__ungroup(&r);
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(out[0] == '[' && out[3] == ':' && out[6] == ':' && out[9] == ']');
 	ASSERT_EQ_STR(after_clock(out),
 		      " memleakbpf: pid 1234 (python3 train.py), 12.5 s traced\n"
 		      "Outstanding: 2.0 MiB in 516 allocations (56,010 allocations, 55,494 frees since tracing began)\n"
-		      "Top 2 of 4 stacks by outstanding bytes:\n"
+		      "Top 2 of 4 sites by outstanding bytes (4 stacks in all, grouped by their innermost frame of the program's own code):\n"
+		      "\n"
+		      "Site 1: 2.0 MiB (2,097,152 bytes) in 512 allocations from 1 stack, at leak_site (app.c:42) [app]\n"
 		      "\n"
 		      "  2.0 MiB (2,097,152 bytes) in 512 allocations from malloc\n"
 		      "      #0 leak_site (app.c:42) [app]\n"
 		      "      #1 main (app.c:90) [app]\n"
 		      "      #2 __libc_start_call_main (../sysdeps/nptl/libc_start_call_main.h:58) [libc.so.6]\n"
+		      "\n"
+		      "Site 2: 4.0 KiB (4,096 bytes) in 1 allocation from 1 stack, at helper (util.h:7, inlined) [app]\n"
 		      "\n"
 		      "  4.0 KiB (4,096 bytes) in 1 allocation from new[]\n"
 		      "      #0 helper (util.h:7, inlined)\n"
@@ -267,6 +275,53 @@ TEST(report_text_sample)
 		      "Dropped: 12 allocations not tracked: live-allocation map full (raise --max-allocs)\n"
 		      "Dropped: 1 allocation without a stack: the user stack could not be read\n"
 		      "Dropped: 3 frees missed: a new block reused a still-tracked address\n");
+	free(out);
+	return true;
+}
+
+/* A site of many stacks shows its first ones, and says what the others hold. */
+TEST(report_text_site_of_many_stacks)
+{
+	struct report_frame site[] = {
+		{ .address = 0x10, .function = "parse", .module = "/srv/app", .file = "p.c", .line = 7 },
+	};
+	struct report_frame callers[5][2];
+	struct report_stack stacks[5];
+	struct report r = { .pid = 1, .final = true, .stacks = stacks, .nr_stacks = 5 };
+	char *out;
+
+	for (int i = 0; i < 5; i++) {
+		callers[i][0] = site[0];
+		callers[i][1] = (struct report_frame){ .address = 0x100 + i, .function = "caller",
+						       .module = "/srv/app", .file = "c.c",
+						       .line = 10 + i };
+		stacks[i] = (struct report_stack){ .api = API_MALLOC, .bytes = 500 - i * 100,
+						   .allocs = 5 - i, .frames = callers[i],
+						   .nr_frames = 2 };
+	}
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT(strstr(out, "\n1 site (5 stacks in all, grouped by their innermost frame of the program's own code):\n"
+			   "\nSite 1: 1.5 KiB (1,500 bytes) in 15 allocations from 5 stacks, at parse (p.c:7) [app]\n"
+			   "\n  500 bytes in 5 allocations from malloc\n"));
+	ASSERT(strstr(out, "\n  300 bytes in 3 allocations from malloc\n"
+			   "      #0 parse (p.c:7) [app]\n"
+			   "      #1 caller (c.c:12) [app]\n"
+			   "  and 2 more stacks: 300 B in 3 allocations\n"));
+	ASSERT(!strstr(out, "c.c:13"));
+	free(out);
+	/* Between reports: one line per site, no stacks. */
+	r.final = false;
+	r.brief = true;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT(strstr(out, "code):\nSite 1: 1.5 KiB (1,500 bytes) in 15 allocations from 5 stacks, at parse (p.c:7) [app]\n"
+			   "(Each site's biggest stacks: in the final report, or now on SIGUSR1.)\n"));
+	ASSERT(!strstr(out, "from malloc") && !strstr(out, "#0"));
 	free(out);
 	return true;
 }
@@ -283,14 +338,17 @@ TEST(report_text_all_final_older)
 	r.command = NULL;
 	memset(r.totals.counters, 0, sizeof(r.totals.counters));
 	r.totals.counters[CNT_EXECS] = 4;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	out = unit__render(report_text__write, &r, &err);
+	unit__ungroup(&r);
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "] memleakbpf: Final report: pid 1234, 12.5 s traced\n"));
 	/* Totals cover every live block; the stacks only the old ones. */
 	ASSERT(strstr(out, "\nStacks below count only allocations older than 5,000 ms.\n"));
-	ASSERT(strstr(out, "\nAll 4 stacks by outstanding bytes:\n"));
-	ASSERT(strstr(out, "\n  100 bytes in 1 allocation from calloc\n"
+	ASSERT(strstr(out, "\nAll 4 sites by outstanding bytes (4 stacks in all,"));
+	ASSERT(strstr(out, "\nSite 3: 100 bytes in 1 allocation from 1 stack, at [stack unavailable]\n"
+			   "\n  100 bytes in 1 allocation from calloc\n"
 			   "      [stack unavailable]\n"));
 	ASSERT(strstr(out, "\n  10 bytes in 2 allocations from malloc\n"
 			   "      #0 deep [app]\n"
@@ -300,24 +358,35 @@ TEST(report_text_all_final_older)
 	return true;
 }
 
-/* Only what the text prints needs frames: the top stacks and the top growing ones. */
+/* Only what the text prints needs frames: the top sites' stacks and the top growing sites'. */
 TEST(report_text_shown)
 {
 	struct report r = sample();
-	size_t growing[] = { 3, 2, 0 };
-	struct report_analysis a = { .growing = growing, .nr_growing = 3 };
+	struct report_analysis a = { 0 };
 	bool shown[4] = { 0 };
 
 	r.top = 1;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	report_text__shown(&r, shown);
 	ASSERT(shown[0] && !shown[1] && !shown[2] && !shown[3]);
+	unit__ungroup(&r);
+	sample_stacks[3].growth = (struct report_growth){ .trend = TREND_GROWING, .score = 0.9,
+							  .rank = 1 };
 	r.analysis = &a;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	report_text__shown(&r, shown);
 	ASSERT(shown[0] && !shown[1] && !shown[2] && shown[3]);
 	memset(shown, 0, sizeof(shown));
 	r.top = 0;
 	report_text__shown(&r, shown);
 	ASSERT(shown[0] && shown[1] && shown[2] && shown[3]);
+	/* Between reports nothing needs them. */
+	memset(shown, 0, sizeof(shown));
+	r.brief = true;
+	report_text__shown(&r, shown);
+	ASSERT(!shown[0] && !shown[1] && !shown[2] && !shown[3]);
+	unit__ungroup(&r);
+	sample_stacks[3].growth = (struct report_growth){ 0 };
 	return true;
 }
 
@@ -376,7 +445,8 @@ static int python_check(const char *script, const char *json)
 static const char sample_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'totals', 'stacks'], list(d)\n"
+	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'totals', 'sites', 'left_out',\n"
+	"                   'stacks'], list(d)\n"
 	"assert d['python'] is None\n"
 	"assert d['version'] == 1\n"
 	"assert d['target'] == {'pid': 1234, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
@@ -410,7 +480,29 @@ static const char sample_check[] =
 	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'module': None,\n"
 	"    'offset': None, 'file': None, 'line': None, 'inlined': False,\n"
 	"    'language': 'native'}, f[4]\n"
-	"assert s[2]['frames'] == []\n";
+	"assert s[2]['frames'] == []\n"
+	"assert [x['site'] for x in s] == [0, 1, 2, 3]\n"
+	"w = d['sites']\n"
+	"assert [x['bytes'] for x in w] == [2097152, 4096, 100, 10]\n"
+	"assert list(w[0]) == ['bytes', 'allocs', 'total_bytes', 'total_allocs', 'stack_count', 'left_out',\n"
+	"                      'stacks', 'frame'], list(w[0])\n"
+	"assert (w[0]['total_bytes'], w[0]['stack_count'], w[0]['stacks']) == (4194304, 1, [0])\n"
+	"assert w[0]['frame'] == s[0]['frames'][0]\n"
+	"assert w[1]['frame'] == s[1]['frames'][0] and w[2]['frame'] is None\n"
+	"assert w[3]['left_out'] == {'stacks': 0, 'bytes': 0, 'allocs': 0}\n"
+	"assert d['left_out'] == {'stacks': 0, 'bytes': 0, 'allocs': 0, 'option': '--all-stacks'}\n";
+
+/* What the files leave out: each site's stacks beyond the kept, and small sites' all. */
+static const char left_out_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+	"s, w = d['stacks'], d['sites']\n"
+	"assert [x['bytes'] for x in s] == [2097152], s\n"
+	"assert [x['stacks'] for x in w] == [[0], [], [], []], w\n"
+	"assert [x['stack_count'] for x in w] == [1, 1, 1, 1]\n"
+	"assert w[1]['left_out'] == {'stacks': 1, 'bytes': 4096, 'allocs': 1}, w[1]\n"
+	"assert d['left_out'] == {'stacks': 3, 'bytes': 4206, 'allocs': 4, 'option': '--all-stacks'}\n"
+	"assert sum(x['bytes'] for x in s) + d['left_out']['bytes'] == d['totals']['outstanding_bytes']\n";
 
 TEST(report_json_sample)
 {
@@ -420,12 +512,53 @@ TEST(report_json_sample)
 
 	/* Quote, backslash, control characters, valid and invalid UTF-8. */
 	r.command = "python3 \"train\".py \\ \n\x01 \xc3\xa9 \xff";
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	out = unit__render(report_json__write, &r, &err);
+	unit__ungroup(&r);
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "\"command\": \"python3 \\\"train\\\".py \\\\ \\u000a\\u0001 \xc3\xa9 \\ufffd\""));
 	ASSERT(strstr(out, "\"offset\": null"));
 	ASSERT(python_check(sample_check, out) <= 0);
+	free(out);
+	return true;
+}
+
+TEST(report_json_left_out)
+{
+	struct report r = sample();
+	char *out;
+
+	r.totals.outstanding_bytes = 2097152 + 4096 + 100 + 10;
+	ASSERT(unit__group(&r, 1, 1) == 0);
+	out = unit__render(report_json__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT(python_check(left_out_check, out) <= 0);
+	free(out);
+	return true;
+}
+
+/* The folded stacks left out are one line, so that the widths still add up. */
+TEST(report_folded_left_out)
+{
+	struct report r = sample();
+	char *out;
+
+	ASSERT(unit__group(&r, 2, 1) == 0);
+	out = unit__render(report_folded__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT_EQ_STR(out,
+		      "__libc_start_call_main;main;leak_site;malloc 2097152\n"
+		      "0x7f12deadbeef;libfoo.so+0x1a2b;nolines;outer;helper;new[] 4096\n"
+		      "[2 smaller stacks left out: --all-stacks writes them] 110\n");
+	free(out);
+	r.folded_allocs = true;
+	ASSERT(unit__group(&r, 1, 1) == 0);
+	out = unit__render(report_folded__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out && strstr(out, "\n[3 smaller stacks left out: --all-stacks writes them] 4\n"));
 	free(out);
 	return true;
 }

@@ -292,3 +292,82 @@ TEST(svg_deeper_than_the_capture_limit)
 	ASSERT(ok);
 	return true;
 }
+
+/* A Python frame is its line, labelled as in --folded; two lines are two frames. */
+TEST(svg_python_frames_by_line)
+{
+	struct report_frame a[] = {
+		{ .address = 0x10, .function = "load", .module = "/srv/ds.py", .file = "/srv/ds.py",
+		  .line = 8, .language = FRAME_PYTHON },
+		{ .address = 0x20, .function = "train", .module = "/srv/t.py", .file = "/srv/t.py",
+		  .line = 13, .language = FRAME_PYTHON },
+	};
+	struct report_frame b[] = {
+		{ .address = 0x11, .function = "load", .module = "/srv/ds.py", .file = "/srv/ds.py",
+		  .line = 9, .language = FRAME_PYTHON },
+		{ .address = 0x20, .function = "train", .module = "/srv/t.py", .file = "/srv/t.py",
+		  .line = 13, .language = FRAME_PYTHON },
+	};
+	struct report_stack stacks[] = {
+		{ .api = API_MALLOC, .bytes = 300, .allocs = 3, .frames = a, .nr_frames = 2 },
+		{ .api = API_MALLOC, .bytes = 100, .allocs = 1, .frames = b, .nr_frames = 2 },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 2 };
+	char *text = render_svg(&r);
+	bool ok;
+
+	ASSERT(text);
+	ok = strstr(text, "<title>load (ds.py:8)\nat /srv/ds.py:8\nin /srv/ds.py\n300 bytes") &&
+	     strstr(text, "<title>load (ds.py:9)\nat /srv/ds.py:9\n") &&
+	     count(text, "<title>train (t.py:13)\n") == 1 && strstr(text, ">load (ds.py:8)</text>");
+	if (!ok)
+		fputs(text, stderr);
+	free(text);
+	ASSERT(ok);
+	return true;
+}
+
+/*
+ * Frames narrower than 0.1 px: a run of siblings becomes one grey box when
+ * together they are wide enough, and nothing above them is drawn; the
+ * header counts them. Here a 1 MB stack beside 200 stacks of 8 bytes from
+ * distinct callers: each 0.009 px wide, all of them 1.9 px.
+ */
+TEST(svg_merges_narrow_frames)
+{
+	enum { SMALL = 200 };
+	static struct report_frame big[] = {
+		{ .address = 0x10, .function = "cache", .module = "/srv/app" },
+		{ .address = 0x20, .function = "main", .module = "/srv/app" },
+	};
+	static struct report_frame small[SMALL][3];
+	static char names[SMALL][16];
+	struct report_stack stacks[SMALL + 1] = {
+		{ .api = API_MALLOC, .bytes = 1000000, .allocs = 1, .frames = big, .nr_frames = 2 },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = SMALL + 1 };
+	char *text;
+	bool ok;
+
+	for (int i = 0; i < SMALL; i++) {
+		snprintf(names[i], sizeof(names[i]), "caller%03d", i);
+		small[i][0] = (struct report_frame){ .address = 0x30, .function = "leaf",
+						     .module = "/srv/app" };
+		small[i][1] = (struct report_frame){ .address = 0x40 + i, .function = names[i],
+						     .module = "/srv/app" };
+		small[i][2] = big[1];
+		stacks[i + 1] = (struct report_stack){ .api = API_MALLOC, .bytes = 8, .allocs = 1,
+						       .frames = small[i], .nr_frames = 3 };
+	}
+	text = render_svg(&r);
+	ASSERT(text);
+	/* all, main, cache, malloc; the merged callers; nothing of the 200 one by one. */
+	ok = count(text, "<g class=\"f\"") == 5 && !strstr(text, "caller") &&
+	     strstr(text, "data-w=\"1600\" data-d=\"2\"><title>[200 narrow frames]\n1600 bytes") &&
+	     strstr(text, ">600 frames narrower than 0.1 px: merged into grey boxes, or left out<");
+	if (!ok)
+		fputs(text, stderr);
+	free(text);
+	ASSERT(ok);
+	return true;
+}

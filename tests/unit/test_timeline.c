@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "analyze/sites.h"
 #include "model/report.h"
+#include "helpers.h"
 #include "unit.h"
 
 #define MiB (1ull << 20)
@@ -95,21 +97,16 @@ static struct report sample(struct report_analysis *a)
 	return r;
 }
 
+/* The writer's text, the stacks grouped into sites first. */
 static char *render(int (*w)(const struct report *, FILE *), const struct report *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct report g = *r;
+	char *out = NULL;
 
-	if (!f)
-		return NULL;
-	if (w(r, f)) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	return buf;
+	if (!unit__group(&g, SITES_FILE_SITES, SITES_FILE_STACKS))
+		out = unit__render(w, &g, NULL);
+	unit__ungroup(&g);
+	return out;
 }
 
 /* Run a Python check on text (argv[1] is its file); -1 when there is no Python. */
@@ -228,7 +225,11 @@ static const char json_check[] =
 	"assert (m['verdict'], m['released'], m['attached'], m['reports']) == ('fragmentation', True, False, 3)\n"
 	"assert m['max_retained_at']['rss_bytes'] == 1040 << 20 and m['max_retained_at']['arenas'] == 17\n"
 	"assert m['now']['live_bytes'] == 102 << 20 and m['live_trend'] == 'stable'\n"
-	"assert m['max_retained_bytes'] == (1030 << 20) - 131072 - (102 << 20)\n";
+	"assert m['max_retained_bytes'] == (1030 << 20) - 131072 - (102 << 20)\n"
+	"w = d['sites']\n"
+	"assert (w[1]['growing_stacks'], w[1]['slope_bytes_per_s'], w[1]['leak_score'], w[1]['leak_rank']) == \\\n"
+	"    (1, 40960, 0.99, 1), w[1]\n"
+	"assert (w[0]['growing_stacks'], w[0]['leak_rank']) == (0, None) and s[1]['site'] == 1\n";
 
 TEST(timeline_json_analysis)
 {
@@ -253,11 +254,14 @@ TEST(timeline_text_sections)
 
 	ASSERT(out);
 	verdict = strstr(out, "\nVerdict: fragmentation, not a leak");
-	grow = strstr(out, "\nGrowing: 1 stack, the most leak-like first:\n\n"
-			   "  1. +40.0 KiB/s, grew in 12 of 12 intervals, R\xc2\xb2 1.00; oldest block 6.0 s old:"
+	grow = strstr(out, "\nGrowing: 1 site, the most leak-like first:\n\n"
+			   "  1. +40.0 KiB/s, now 240.0 KiB in 120 allocations, at site_leak (app.c:42) [app]\n"
+			   "      +40.0 KiB/s, grew in 12 of 12 intervals, R\xc2\xb2 1.00; oldest block 6.0 s old:"
 			   " now 240.0 KiB in 120 allocations from malloc\n"
 			   "      #0 site_leak (app.c:42) [app]\n");
-	list = strstr(out, "\nAll 2 stacks by outstanding bytes:\n");
+	list = strstr(out, "\nAll 2 sites by outstanding bytes (2 stacks in all,");
+	ASSERT(strstr(out, "\nSite 2: 240.0 KiB (245,760 bytes) in 120 allocations from 1 stack"
+			   " (the 1st under Growing), at site_leak (app.c:42) [app]\n"));
 	churn = strstr(out, "\nChurn: the most allocations per second first, freed or not:\n"
 			    "  1. 40,000 calls/s, 2.4 MiB/s from malloc (240,000 calls, 14.6 MiB since"
 			    " tracing began; last interval 39,990 calls/s); 0 B outstanding\n"
@@ -277,7 +281,7 @@ TEST(timeline_text_sections)
 			   "  and other stacks: 936.0 MiB in 59,996 allocations\n"));
 	/* The outstanding list: each stack once in its usual form, with its trend. */
 	ASSERT(strstr(out, "\n  240.0 KiB (245,760 bytes) in 120 allocations from malloc\n"
-			   "      growing (the 1st under Growing): +40.0 KiB/s, grew in 12 of 12 intervals,"
+			   "      growing: +40.0 KiB/s, grew in 12 of 12 intervals,"
 			   " R\xc2\xb2 1.00; oldest block 6.0 s old\n      #0 site_leak"));
 	ASSERT(strstr(out, "\n  32.0 MiB (33,554,432 bytes) in 8,192 allocations from malloc\n"
 			   "      stable: grew in 1 of 12 intervals, R\xc2\xb2 0.00; oldest block 6.1 s old\n"));
@@ -300,7 +304,7 @@ TEST(timeline_text_verdicts)
 
 	a.memory.verdict = VERDICT_LEAK;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\nVerdict: leak: 1 stack grows steadily, +40.0 KiB/s in all"));
+	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack), +40.0 KiB/s in all"));
 	free(out);
 	a.memory.verdict = VERDICT_UNKNOWN;
 	a.nr_samples = 2;

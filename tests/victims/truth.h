@@ -128,8 +128,14 @@ static uint32_t tr_site_index(const char *site, const char *api, int line)
 	int n = 0, i;
 	unsigned s;
 
-	/* Innermost caller first: the path minus nothing (the site does not TR_ENTER). */
-	for (i = tr_depth - 1; i >= 0 && n < TR_MAX_DEPTH; i--)
+	/*
+	 * Innermost caller first: the path minus nothing (the site does not
+	 * TR_ENTER). Deeper than the path kept, the innermost callers are not
+	 * known: -1, as for several paths.
+	 */
+	if (tr_depth > TR_MAX_DEPTH)
+		n = -1;
+	for (i = tr_depth - 1; n >= 0 && i >= 0; i--)
 		callers[n++] = tr_path[i];
 	for (s = 0; s < tr_nsites; s++) {
 		struct tr_site *t = &tr_sites[s];
@@ -138,7 +144,7 @@ static uint32_t tr_site_index(const char *site, const char *api, int line)
 			continue;
 		if (t->line != line)
 			t->line = 0;
-		if (t->ncallers != n || memcmp(t->callers, callers, n * sizeof(*callers)))
+		if (n < 0 || t->ncallers != n || memcmp(t->callers, callers, n * sizeof(*callers)))
 			t->ncallers = -1;
 		return s;
 	}
@@ -149,7 +155,8 @@ static uint32_t tr_site_index(const char *site, const char *api, int line)
 	tr_sites[tr_nsites].phase = tr_phase;
 	tr_sites[tr_nsites].line = line;
 	tr_sites[tr_nsites].ncallers = n;
-	memcpy(tr_sites[tr_nsites].callers, callers, n * sizeof(*callers));
+	if (n > 0)
+		memcpy(tr_sites[tr_nsites].callers, callers, n * sizeof(*callers));
 	return tr_nsites++;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Names and helpers shared by the report writers, and the report's owner. */
 #include <stdlib.h>
+#include <string.h>
 #include "report.h"
 
 static const char *const api_names[API__COUNT] = {
@@ -49,6 +50,31 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 };
+
+bool report__starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+int report__cmp_name(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
+int report__cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+bool report__is_shared_object(const char *base)
+{
+	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))
+		if (p[3] == '\0' || p[3] == '.')
+			return true;
+	return false;
+}
 
 const char *report__language_name(enum report_language l)
 {
@@ -122,7 +148,7 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-static void frame_free(struct report_frame *f)
+void report__frame_free(struct report_frame *f)
 {
 	free(f->function);
 	free(f->module);
@@ -132,8 +158,11 @@ static void frame_free(struct report_frame *f)
 static void stack_free(struct report_stack *s)
 {
 	for (size_t i = 0; i < s->nr_frames; i++)
-		frame_free(&s->frames[i]);
+		report__frame_free(&s->frames[i]);
 	free(s->frames);
+	if (s->site_frame)
+		report__frame_free(s->site_frame);
+	free(s->site_frame);
 }
 
 static void stacks_free(struct report_stack *s, size_t nr)
@@ -160,6 +189,8 @@ void report__free(struct report *r)
 	if (!r)
 		return;
 	stacks_free(r->stacks, r->nr_stacks);
+	free(r->sites);
+	free(r->site_stacks);
 	analysis_free(r->analysis);
 	free(r);
 }

@@ -75,6 +75,31 @@ struct report_stack {
 	uint8_t wrapper_ips;	/* innermost ips in operator new, left out of the frames */
 	struct report_growth growth;	/* with an analysis only */
 	struct report_rate rate;	/* churn stacks only */
+	/*
+	 * Its site's frame (analyze/sites.h), owned; NULL without a stack.
+	 * Report stacks only: not those of the churn or the peak.
+	 */
+	struct report_frame *site_frame;
+	size_t site;		/* index into report.sites, once grouped */
+	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+};
+
+/*
+ * The stacks that share their innermost frame of the program's own code
+ * (analyze/sites.h): one leak reached through many stacks is one site. Its
+ * figures are the exact sums of its stacks'.
+ */
+struct report_site {
+	const struct report_frame *frame;	/* its first stack's site_frame; NULL: no stack */
+	const size_t *stacks;	/* indices into report.stacks: the growing first, each by bytes */
+	size_t nr_stacks;
+	size_t kept;		/* the first kept of them go to the files; the others are left out */
+	uint64_t bytes, allocs;	/* outstanding */
+	uint64_t total_bytes, total_allocs;
+	size_t growing;		/* of its stacks, how many grow */
+	double slope;		/* bytes per second: the sum of its growing stacks' slopes */
+	double score;		/* its most leak-like stack's leak score */
+	unsigned rank;		/* 1: the most leak-like growing site; 0: none of its stacks grows */
 };
 
 struct report_totals {
@@ -161,8 +186,14 @@ struct report {
 	const char *command;	/* command line (-c) or /proc/PID/cmdline (-p); may be NULL */
 	double duration_s;	/* since tracing began */
 	bool final;
+	/*
+	 * A periodic text report: one line per site and no stacks, so that a
+	 * long run's output stays small. The final report, and one asked for
+	 * with SIGUSR1, show each site's biggest stacks with their frames.
+	 */
+	bool brief;
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
-	size_t top;		/* the text report shows this many stacks */
+	size_t top;		/* the text report shows this many sites */
 	struct report_totals totals;
 	/*
 	 * Outstanding only, bytes descending. A report written as text alone
@@ -170,6 +201,15 @@ struct report {
 	 */
 	struct report_stack *stacks;
 	size_t nr_stacks;
+	/*
+	 * The stacks grouped (analyze/sites.h), the biggest first, the growing
+	 * ones ranked. A report never grouped has none: the text then lists no
+	 * stack, the files every one.
+	 */
+	struct report_site *sites;
+	size_t nr_sites;
+	size_t *site_stacks;	/* what sites[].stacks point into */
+	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
 	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
@@ -178,6 +218,14 @@ struct report {
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 };
 
+/* Does s begin with prefix? */
+bool report__starts(const char *s, const char *prefix);
+/* strcmp, NULL sorting after any string: for the orders of names that may be unknown. */
+int report__cmp_name(const char *a, const char *b);
+/* -1, 0 or 1. */
+int report__cmp_u64(uint64_t a, uint64_t b);
+/* A file name ("libfoo.so", "libfoo.so.1.2") that is a shared object's, not a program's. */
+bool report__is_shared_object(const char *base);
 /* "native", "python". */
 const char *report__language_name(enum report_language l);
 /* "malloc", "new[]", ...; "?" for an unknown value. */
@@ -198,6 +246,8 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len);
 const char *report__count(uint64_t v, char *buf);
 /* one when n is 1, else many. */
 const char *report__plural(uint64_t n, const char *one, const char *many);
+/* The strings a frame owns (not the frame itself). */
+void report__frame_free(struct report_frame *f);
 void report__free(struct report *r);
 
 /* Writers: 0 or -errno (from the FILE's error state). */
@@ -216,7 +266,13 @@ void report_text__shown(const struct report *r, bool *shown);
 /* Parts of the text report: report_text.c's and report_insight.c's. */
 void report_text__insight_shown(const struct report *r, bool *shown);
 void report_text__frames(const struct report_stack *s, FILE *f);
+/* A site's frame, on the current line: "func (file:line) [module]". */
+void report_text__site_frame(const struct report_site *site, FILE *f);
+/* "  and N more WHAT: SIZE in N allocations", a line. */
+void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__growth(const struct report_stack *s, FILE *f);
+/* " (the 2nd under Growing)" for a growing site, nothing for another. */
+void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */

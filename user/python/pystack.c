@@ -51,6 +51,19 @@ static bool python_frame(const struct py_stack *py, uint32_t i, const struct pyc
 	return true;
 }
 
+int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
+		   struct report_frame *f)
+{
+	bool failed = false;
+
+	if (!python_frame(py, i, pc, f, &failed))
+		return 1;
+	if (!failed)
+		return 0;
+	report__frame_free(f);
+	return -ENOMEM;
+}
+
 /* The Python frames of runs [first, last] (0 is the innermost run). */
 static void push_runs(struct frames *out, const struct py_stack *py, uint32_t first,
 		      uint32_t last, const struct pycode *pc, bool *failed)
@@ -80,13 +93,6 @@ static uint32_t count_runs(const struct py_stack *py)
 	return runs;
 }
 
-static void frame_free(struct report_frame *f)
-{
-	free(f->function);
-	free(f->module);
-	free(f->file);
-}
-
 /* The interpreter's native frames outside the innermost Python frame go. */
 static void drop_plumbing(struct frames *out, const char *interp)
 {
@@ -99,7 +105,7 @@ static void drop_plumbing(struct frames *out, const char *interp)
 		python |= f->language == FRAME_PYTHON;
 		if (python && interp && f->language == FRAME_NATIVE && f->module &&
 		    !strcmp(f->module, interp)) {
-			frame_free(f);
+			report__frame_free(f);
 			continue;
 		}
 		out->v[kept++] = *f;
@@ -137,7 +143,7 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 		/* The outermost loop frame also takes the runs no loop frame is left for. */
 		run++;
 		push_runs(&out, py, run - 1, run == loops ? runs - 1 : run - 1, pc, &failed);
-		frame_free(&s->frames[i]);
+		report__frame_free(&s->frames[i]);
 	}
 	if (!loops && runs)
 		push_runs(&out, py, 0, runs - 1, pc, &failed);

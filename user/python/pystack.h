@@ -34,6 +34,14 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 		   const char *interp);
 
 /*
+ * Python frame i of py (0: the innermost) as pystack__merge shows it, into
+ * *f, whose strings the caller then owns: 0, or 1 when the merge leaves it
+ * out (a frame still being set up: f is untouched), or -ENOMEM.
+ */
+int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
+		   struct report_frame *f);
+
+/*
  * Is s a pymalloc arena stack: mmap'd by the interpreter itself (interp),
  * in blocks of exactly its arena size, 1 MiB on 64-bit builds (3.10 on)?
  */

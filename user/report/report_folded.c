@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyze/sites.h"
 #include "model/report.h"
 
 struct folded_line {
@@ -129,6 +130,21 @@ static size_t merge_lines(struct folded_line *l, size_t nr)
 	return out;
 }
 
+/*
+ * The stacks the files leave out (analyze/sites.h), as one line of their
+ * own under the root, so that the widths still add up to the whole and the
+ * flame graph says what brings them back.
+ */
+static void put_left_out(const struct report *r, FILE *f)
+{
+	struct sites_left_out lo = sites__left_out(r, NULL);
+
+	if (lo.stacks)
+		fprintf(f, "[%zu smaller %s left out: --all-stacks writes them] %llu\n", lo.stacks,
+			report__plural(lo.stacks, "stack", "stacks"),
+			(unsigned long long)(r->folded_allocs ? lo.allocs : lo.bytes));
+}
+
 int report_folded__write(const struct report *r, FILE *f)
 {
 	struct folded_line *lines;
@@ -140,10 +156,12 @@ int report_folded__write(const struct report *r, FILE *f)
 	lines = calloc(r->nr_stacks, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
-	for (; nr < r->nr_stacks; nr++) {
-		lines[nr].text = fold_stack(&r->stacks[nr]);
-		lines[nr].bytes = r->folded_allocs ? r->stacks[nr].allocs : r->stacks[nr].bytes;
-		if (!lines[nr].text) {
+	for (size_t i = 0; i < r->nr_stacks; i++) {
+		if (r->stacks[i].left_out)
+			continue;
+		lines[nr].text = fold_stack(&r->stacks[i]);
+		lines[nr].bytes = r->folded_allocs ? r->stacks[i].allocs : r->stacks[i].bytes;
+		if (!lines[nr++].text) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -151,6 +169,7 @@ int report_folded__write(const struct report *r, FILE *f)
 	nr = merge_lines(lines, nr);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].bytes);
+	put_left_out(r, f);
 	err = ferror(f) ? -EIO : 0;
 out:
 	for (size_t i = 0; i < nr; i++)

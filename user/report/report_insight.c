@@ -127,6 +127,15 @@ static void print_fragmentation(const struct report_memory *m, FILE *f)
 	      "  or tcmalloc or jemalloc, which return freed memory on their own.\n", f);
 }
 
+static size_t growing_sites(const struct report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_sites; i++)
+		n += r->sites[i].rank > 0;
+	return n;
+}
+
 static double growing_slope(const struct report *r)
 {
 	double sum = 0;
@@ -138,11 +147,12 @@ static double growing_slope(const struct report *r)
 
 static void print_leak(const struct report *r, FILE *f)
 {
-	size_t n = r->analysis->nr_growing;
+	size_t n = r->analysis->nr_growing, sites = growing_sites(r);
 	char a[SIZE_LEN];
 
-	fprintf(f, "%zu %s steadily, %s/s in all (under Growing, the most leak-like first)", n,
-		report__plural(n, "stack grows", "stacks grow"), signed_size(growing_slope(r), a));
+	fprintf(f, "%zu %s steadily (%zu %s), %s/s in all (under Growing, the most leak-like first)",
+		sites, report__plural(sites, "site grows", "sites grow"), n,
+		report__plural(n, "stack", "stacks"), signed_size(growing_slope(r), a));
 }
 
 static void print_verdict(const struct report *r, FILE *f)
@@ -206,60 +216,110 @@ static void print_growth_figures(const struct report_growth *g, FILE *f)
 		fprintf(f, "; oldest block %.1f s old", g->age_s);
 }
 
+void report_text__site_rank(const struct report_site *site, FILE *f)
+{
+	char a[COUNT_LEN];
+
+	if (site->rank)
+		fprintf(f, " (the %s under Growing)", ordinal(site->rank, a));
+}
+
 void report_text__growth(const struct report_stack *s, FILE *f)
 {
 	const struct report_growth *g = &s->growth;
-	char a[COUNT_LEN];
 
 	if (!g->intervals)
 		return;
-	fprintf(f, "      %s", trend_word(g->trend));
-	if (g->rank)
-		fprintf(f, " (the %s under Growing)", ordinal(g->rank, a));
-	fputs(": ", f);
+	fprintf(f, "      %s: ", trend_word(g->trend));
 	print_growth_figures(g, f);
 	fputc('\n', f);
 }
 
-/* The most leak-like growing stacks, printed in full: -T of them, or all. */
+/* The most leak-like growing sites, each with its biggest growing stack: -T of them, or all. */
 static size_t growing_shown(const struct report *r)
 {
-	const struct report_analysis *a = r->analysis;
+	size_t n = growing_sites(r);
 
-	return r->top && r->top < a->nr_growing ? r->top : a->nr_growing;
+	return r->top && r->top < n ? r->top : n;
 }
 
 void report_text__insight_shown(const struct report *r, bool *shown)
 {
-	if (!r->analysis)
+	size_t n;
+
+	if (!r->analysis || r->brief)
 		return;
-	for (size_t i = 0; i < growing_shown(r); i++)
-		shown[r->analysis->growing[i]] = true;
+	n = growing_shown(r);
+	for (size_t i = 0; i < r->nr_sites; i++)
+		if (r->sites[i].rank && r->sites[i].rank <= n)
+			shown[r->sites[i].stacks[0]] = true;
+}
+
+/* Its growing stacks after the first (the biggest): "and 11 more growing stacks: ...". */
+static void print_more_growing(const struct report *r, const struct report_site *site, FILE *f)
+{
+	uint64_t b = 0, a = 0;
+
+	for (size_t j = 1; j < site->growing; j++) {
+		b += r->stacks[site->stacks[j]].bytes;
+		a += r->stacks[site->stacks[j]].allocs;
+	}
+	if (site->growing > 1)
+		report_text__more(report__plural(site->growing - 1, "growing stack", "growing stacks"),
+				  site->growing - 1, b, a, f);
+}
+
+/*
+ * "1. +700.2 KiB/s from 12 of its 14 stacks, now 90.1 MiB in 400,000
+ * allocations, at FRAME", then its biggest growing stack (its first).
+ */
+static void print_growing_site(const struct report *r, const struct report_site *site, FILE *f)
+{
+	const struct report_stack *s = &r->stacks[site->stacks[0]];
+	char h[SIZE_LEN], n[COUNT_LEN], g[COUNT_LEN], t[COUNT_LEN];
+
+	fprintf(f, "\n  %u. %s/s", site->rank, signed_size(site->slope, h));
+	if (site->nr_stacks > 1)
+		fprintf(f, " from %s of its %s stacks", report__count(site->growing, g),
+			report__count(site->nr_stacks, t));
+	fprintf(f, ", now %s in %s %s, at ", size_str(site->bytes, h), report__count(site->allocs, n),
+		report__plural(site->allocs, "allocation", "allocations"));
+	report_text__site_frame(site, f);
+	fputs("\n      ", f);
+	print_growth_figures(&s->growth, f);
+	fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), report__count(s->allocs, n),
+		report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+	if (r->brief)
+		return;
+	report_text__frames(s, f);
+	print_more_growing(r, site, f);
+}
+
+/*
+ * The site ranked rank (1: the most leak-like). A scan per site shown: few
+ * sites grow, and -T of them are shown.
+ */
+static const struct report_site *site_ranked(const struct report *r, unsigned rank)
+{
+	for (size_t i = 0; i < r->nr_sites; i++)
+		if (r->sites[i].rank == rank)
+			return &r->sites[i];
+	return NULL;
 }
 
 static void print_growing(const struct report *r, FILE *f)
 {
-	const struct report_analysis *a = r->analysis;
-	size_t shown = growing_shown(r);
-	char h[SIZE_LEN], n[COUNT_LEN];
+	size_t n = growing_sites(r), shown = growing_shown(r);
 
-	if (!a->nr_growing)
+	if (!n)
 		return;
-	if (shown < a->nr_growing)
-		fprintf(f, "\nGrowing: top %zu of %zu stacks, the most leak-like first:\n", shown,
-			a->nr_growing);
+	if (shown < n)
+		fprintf(f, "\nGrowing: top %zu of %zu sites, the most leak-like first:\n", shown, n);
 	else
-		fprintf(f, "\nGrowing: %zu %s, the most leak-like first:\n", a->nr_growing,
-			report__plural(a->nr_growing, "stack", "stacks"));
-	for (size_t i = 0; i < shown; i++) {
-		const struct report_stack *s = &r->stacks[a->growing[i]];
-
-		fprintf(f, "\n  %zu. ", i + 1);
-		print_growth_figures(&s->growth, f);
-		fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), report__count(s->allocs, n),
-			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
-		report_text__frames(s, f);
-	}
+		fprintf(f, "\nGrowing: %zu %s, the most leak-like first:\n", n,
+			report__plural(n, "site", "sites"));
+	for (size_t i = 1; i <= shown; i++)
+		print_growing_site(r, site_ranked(r, (unsigned)i), f);
 }
 
 void report_text__insight_head(const struct report *r, FILE *f)

@@ -6,6 +6,9 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "analyze/sites.h"
 #include "analyze/verdict.h"
 #include "model/report.h"
 
@@ -196,7 +199,8 @@ static void put_stack_extra(const struct report_stack *s, enum stack_extra extra
 		put_rate(&s->rate, f);
 }
 
-static void put_stack(const struct report_stack *s, enum stack_extra extra, FILE *f)
+/* site: its index in "sites", or SIZE_MAX when the stack has none (churn, peak). */
+static void put_stack(const struct report_stack *s, enum stack_extra extra, size_t site, FILE *f)
 {
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
 		(unsigned long long)s->allocs);
@@ -204,7 +208,10 @@ static void put_stack(const struct report_stack *s, enum stack_extra extra, FILE
 	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,",
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		s->truncated ? "true" : "false");
-	fprintf(f, " \"unwind_pending\": %s,\n", s->unwind_pending ? "true" : "false");
+	fprintf(f, " \"unwind_pending\": %s", s->unwind_pending ? "true" : "false");
+	if (site != SIZE_MAX)
+		fprintf(f, ", \"site\": %zu", site);
+	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
 	for (size_t i = 0; i < s->nr_frames; i++) {
@@ -220,7 +227,7 @@ static void put_stacks(const char *key, const struct report_stack *s, size_t nr,
 	fprintf(f, "\"%s\": [", key);
 	for (size_t i = 0; i < nr; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		put_stack(&s[i], extra, f);
+		put_stack(&s[i], extra, SIZE_MAX, f);
 	}
 	fprintf(f, nr ? "\n%s]" : "]", indent);
 }
@@ -240,6 +247,92 @@ static void put_peak(const struct report_peak *p, FILE *f)
 		(unsigned long long)p->other_bytes, (unsigned long long)p->other_allocs);
 	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
 	fputc('}', f);
+}
+
+/* ------------------------------------------------ sites (analyze/sites.h) */
+
+static void put_left_out(const struct sites_left_out *l, FILE *f)
+{
+	fprintf(f, "{\"stacks\": %zu, \"bytes\": %llu, \"allocs\": %llu", l->stacks,
+		(unsigned long long)l->bytes, (unsigned long long)l->allocs);
+}
+
+static void put_site_growth(const struct report_site *site, FILE *f)
+{
+	fprintf(f, "     \"growing_stacks\": %zu, \"slope_bytes_per_s\": ", site->growing);
+	put_num(site->slope, f);
+	fputs(", \"leak_score\": ", f);
+	put_num(site->score, f);
+	if (site->rank)
+		fprintf(f, ", \"leak_rank\": %u,\n", site->rank);
+	else
+		fputs(", \"leak_rank\": null,\n", f);
+}
+
+/* pos[i]: where r->stacks[i] is in the stacks written, when it is written. */
+static void put_site(const struct report *r, const struct report_site *site, const size_t *pos,
+		     FILE *f)
+{
+	struct sites_left_out lo = sites__left_out(r, site);
+
+	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"total_bytes\": %llu, "
+		"\"total_allocs\": %llu, \"stack_count\": %zu,\n",
+		(unsigned long long)site->bytes, (unsigned long long)site->allocs,
+		(unsigned long long)site->total_bytes, (unsigned long long)site->total_allocs,
+		site->nr_stacks);
+	if (r->analysis)
+		put_site_growth(site, f);
+	fputs("     \"left_out\": ", f);
+	put_left_out(&lo, f);
+	fputs("},\n     \"stacks\": [", f);
+	for (size_t j = 0; j < site->kept; j++)
+		fprintf(f, "%s%zu", j ? ", " : "", pos[site->stacks[j]]);
+	fputs("],\n     \"frame\": ", f);
+	if (site->frame)
+		put_frame(site->frame, f);
+	else
+		fputs("null", f);
+	fputc('}', f);
+}
+
+static void put_sites(const struct report *r, const size_t *pos, FILE *f)
+{
+	struct sites_left_out lo = sites__left_out(r, NULL);
+
+	fputs("  \"sites\": [", f);
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		put_site(r, &r->sites[i], pos, f);
+	}
+	fputs(r->nr_sites ? "\n  ],\n" : "],\n", f);
+	/* Nothing is lost silently: what the stacks below leave out, and how to have it. */
+	fputs("  \"left_out\": ", f);
+	put_left_out(&lo, f);
+	fputs(", \"option\": \"--all-stacks\"},\n", f);
+}
+
+/* The sites, then the stacks the files keep, by bytes descending. */
+static int put_sites_and_stacks(const struct report *r, FILE *f)
+{
+	size_t *pos = calloc(r->nr_stacks ?: 1, sizeof(*pos));
+	size_t n = 0;
+
+	if (!pos)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		pos[i] = r->stacks[i].left_out ? SIZE_MAX : n++;
+	put_sites(r, pos, f);
+	fputs("  \"stacks\": [", f);
+	for (size_t i = 0, k = 0; i < r->nr_stacks; i++) {
+		if (r->stacks[i].left_out)
+			continue;
+		fputs(k++ ? ",\n" : "\n", f);
+		put_stack(&r->stacks[i], r->analysis ? EXTRA_GROWTH : EXTRA_NONE,
+			  r->nr_sites ? r->stacks[i].site : SIZE_MAX, f);
+	}
+	fputs(n ? "\n  ]" : "]", f);
+	free(pos);
+	return 0;
 }
 
 /* A moment's figures; the target's are null when they could not be read. */
@@ -305,12 +398,8 @@ int report_json__write(const struct report *r, FILE *f)
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
 	put_python(r->python, f);
 	put_totals(&r->totals, f);
-	fputs("  \"stacks\": [", f);
-	for (size_t i = 0; i < r->nr_stacks; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		put_stack(&r->stacks[i], r->analysis ? EXTRA_GROWTH : EXTRA_NONE, f);
-	}
-	fputs(r->nr_stacks ? "\n  ]" : "]", f);
+	if (put_sites_and_stacks(r, f))
+		return -ENOMEM;
 	if (r->analysis)
 		put_analysis(r->analysis, f);
 	fputs("\n}\n", f);

@@ -7,10 +7,17 @@
  * The root ("all") is at the bottom and callees stack above their callers,
  * the allocation function on top, as in --folded. A frame's width is its
  * share of the bytes. Frames merge when function and module are equal, so
- * under one caller a function is one box however many of its lines lead to
- * the allocation; its tooltip lists those lines. Siblings are in name order,
- * not size order, so the picture of one site does not jump around between
- * two runs.
+ * under one caller a native function is one box however many of its lines
+ * lead to the allocation; its tooltip lists those lines. A Python frame is
+ * its line ("train (train.py:42)", as in --folded): Python code is read by
+ * the line. Siblings are in name order, not size order, so the picture of
+ * one site does not jump around between two runs.
+ *
+ * Frames narrower than MIN_WIDTH pixels are not drawn one by one, as with
+ * flamegraph.pl's --minwidth: a run of such siblings becomes one grey box
+ * ("[12 narrow frames]") when together they are wide enough, and nothing
+ * otherwise; what is above them is left out. The file stays a few MB
+ * however many thousand stacks a report has, and the header counts them.
  *
  * Layout without building a tree: with the stacks sorted by their frames from
  * the root, every frame's stacks are adjacent, so one pass keeps the open
@@ -32,6 +39,7 @@
 #define LABEL_PAD 3
 #define NAME_LEN 256
 #define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
+#define MIN_WIDTH 0.1	/* pixels: narrower frames are merged (flamegraph.pl's default) */
 
 enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K__COUNT };
 
@@ -66,12 +74,20 @@ struct open_frame {
 	bool more;		/* more lines than listed */
 };
 
+/* Adjacent siblings too narrow to draw, not written yet. */
+struct narrow_run {
+	uint64_t x, bytes, allocs;
+	size_t n;
+};
+
 struct layout {
 	const struct report *r;
 	uint64_t total_bytes, total_allocs;
 	unsigned depth;		/* deepest frame; the root is depth 0 */
 	struct open_frame *open;	/* the open path, one per depth */
 	unsigned nopen;
+	struct narrow_run *narrow;	/* one run per depth */
+	size_t nr_narrow;	/* frames too narrow to draw one by one */
 };
 
 static const char *base_of(const char *path)
@@ -79,20 +95,6 @@ static const char *base_of(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
-}
-
-static bool starts(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-/* "libfoo.so", "libfoo.so.1.2": a shared object rather than a program. */
-static bool is_shared_object(const char *base)
-{
-	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))
-		if (p[3] == '\0' || p[3] == '.')
-			return true;
-	return false;
 }
 
 /*
@@ -111,13 +113,13 @@ static enum kind module_kind(const char *module)
 	if (!module)
 		return K_UNKNOWN;
 	base = base_of(module);
-	if (!is_shared_object(base))
+	if (!report__is_shared_object(base))
 		return K_PROGRAM;
 	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++)
-		if (starts(base, libc[i]))
+		if (report__starts(base, libc[i]))
 			return K_LIBC;
 	for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++)
-		if (starts(base, cxx[i]))
+		if (report__starts(base, cxx[i]))
 			return K_CXX;
 	return K_LIB;
 }
@@ -156,30 +158,21 @@ static struct item item_at(const struct report_stack *s, size_t i)
 	return (struct item){ K_API, report__api_name(s->api), NULL };
 }
 
-/* NULL sorts after any string. */
-static int cmp_str(const char *a, const char *b)
-{
-	if (!a || !b)
-		return !a - !b;
-	return strcmp(a, b);
-}
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 static int cmp_item(const struct item *a, const struct item *b)
 {
-	int c = cmp_str(a->name, b->name);
+	int c = report__cmp_name(a->name, b->name);
 
 	if (c || (c = (int)a->kind - (int)b->kind) || (c = !a->fr - !b->fr) || !a->fr)
 		return c;
-	if ((c = cmp_str(a->fr->module, b->fr->module)))
+	if ((c = report__cmp_name(a->fr->module, b->fr->module)))
+		return c;
+	/* A Python frame is its line. */
+	if (a->kind == K_PYTHON && ((c = report__cmp_name(a->fr->file, b->fr->file)) ||
+				    (c = a->fr->line - b->fr->line)))
 		return c;
 	/* Unnamed frames are told apart by where they are. */
 	if (!a->name)
-		return cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
+		return report__cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
 			       b->fr->module ? b->fr->module_offset : b->fr->address);
 	return 0;
 }
@@ -197,14 +190,21 @@ static int cmp_stack(const void *pa, const void *pb)
 		if (c)
 			return c;
 	}
-	return cmp_u64(na, nb);
+	return report__cmp_u64(na, nb);
 }
 
 /* ------------------------------------------------------------- frames */
 
-/* The name a frame shows: function, else module+0xoffset, else the address. */
+/*
+ * The name a frame shows: function, else module+0xoffset, else the address;
+ * a Python function with its file's name and its line.
+ */
 static const char *item_name(const struct item *it, char *buf, size_t len)
 {
+	if (it->name && it->kind == K_PYTHON && it->fr->file) {
+		snprintf(buf, len, "%s (%s:%d)", it->name, base_of(it->fr->file), it->fr->line);
+		return buf;
+	}
 	if (it->name)
 		return it->name;
 	if (it->fr->module)
@@ -332,12 +332,57 @@ static void note_line(struct open_frame *o, const struct report_frame *fr)
 	o->lines[i] = fr;
 }
 
+static double width_of(const struct layout *l, uint64_t bytes)
+{
+	return (double)bytes * (SVG_WIDTH - 2 * SVG_MARGIN) / (double)l->total_bytes;
+}
+
+/* The run of narrow frames at depth, as one box when it is wide enough; then none. */
+static void flush_narrow(struct layout *l, unsigned depth, FILE *f)
+{
+	struct narrow_run *n = &l->narrow[depth];
+	char name[64];
+
+	if (n->n && width_of(l, n->bytes) >= MIN_WIDTH) {
+		snprintf(name, sizeof(name), "[%zu narrow frames]", n->n);
+		put_frame(l, &(struct open_frame){ .it = { K_OTHER, name, NULL }, .x = n->x,
+						   .bytes = n->bytes, .allocs = n->allocs },
+			  depth, f);
+	}
+	*n = (struct narrow_run){ 0 };
+}
+
+/*
+ * Frame depth has ended: drawn, with the narrow frames just above it, or,
+ * too narrow itself, added to its depth's run and whatever is above it
+ * left out (narrower still).
+ */
+static void close_frame(struct layout *l, unsigned depth, FILE *f)
+{
+	const struct open_frame *o = &l->open[depth];
+	struct narrow_run *n = &l->narrow[depth];
+
+	if (depth && width_of(l, o->bytes) < MIN_WIDTH) {
+		l->narrow[depth + 1] = (struct narrow_run){ 0 };
+		if (!n->n)
+			n->x = o->x;
+		n->bytes += o->bytes;
+		n->allocs += o->allocs;
+		n->n++;
+		l->nr_narrow++;
+		return;
+	}
+	flush_narrow(l, depth + 1, f);
+	flush_narrow(l, depth, f);
+	put_frame(l, o, depth, f);
+}
+
 /* Write the open frames deeper than keep: their run of stacks has ended. */
 static void close_frames(struct layout *l, unsigned keep, FILE *f)
 {
 	while (l->nopen > keep + 1) {
 		l->nopen--;
-		put_frame(l, &l->open[l->nopen], l->nopen, f);
+		close_frame(l, l->nopen, f);
 	}
 }
 
@@ -484,6 +529,24 @@ static void put_legend(FILE *f)
 	}
 }
 
+/* Below the subtitle, right: how many frames were too narrow to draw one by one. */
+static void put_narrow_note(const struct layout *l, FILE *f)
+{
+	if (l->nr_narrow)
+		fprintf(f, "<text x=\"%d\" y=\"57\" font-size=\"11\" text-anchor=\"end\" fill=\"#555\">"
+			"%zu frames narrower than %.1f px: merged into grey boxes, or left out</text>\n",
+			SVG_WIDTH - SVG_MARGIN, l->nr_narrow, MIN_WIDTH);
+}
+
+static void layout_free(struct layout *l)
+{
+	if (!l)
+		return;
+	free(l->open);
+	free(l->narrow);
+	free(l);
+}
+
 int report_svg__write(const struct report *r, FILE *f)
 {
 	struct layout *l = calloc(1, sizeof(*l));
@@ -496,12 +559,11 @@ int report_svg__write(const struct report *r, FILE *f)
 		l->r = r;
 		v = sorted_stacks(l, &nr);
 		l->open = calloc(l->depth + 1, sizeof(*l->open));
+		l->narrow = calloc(l->depth + 2, sizeof(*l->narrow));
 	}
-	if (!l || !v || !l->open) {
-		if (l)
-			free(l->open);
+	if (!l || !v || !l->open || !l->narrow) {
+		layout_free(l);
 		free(v);
-		free(l);
 		return -ENOMEM;
 	}
 	height = TOP + (l->depth + 1) * FRAME_H + BOTTOM;
@@ -521,10 +583,11 @@ int report_svg__write(const struct report *r, FILE *f)
 	}
 	close_frames(l, 0, f);
 	if (nr)
-		put_frame(l, &l->open[0], 0, f);
-	fputs("</g>\n</svg>\n", f);
+		close_frame(l, 0, f);
+	fputs("</g>\n", f);
+	put_narrow_note(l, f);
+	fputs("</svg>\n", f);
 	free(v);
-	free(l->open);
-	free(l);
+	layout_free(l);
 	return ferror(f) ? -EIO : 0;
 }

@@ -7,6 +7,7 @@
 
 #define COUNT_LEN REPORT_COUNT_LEN
 #define SIZE_LEN 64
+#define TEXT_SITE_STACKS 3	/* of each site shown, the stacks printed in full */
 
 /* How a drop reads in a sentence: "12 allocations not tracked: ...". */
 struct drop_text {
@@ -120,13 +121,12 @@ static void print_totals(const struct report *r, FILE *f)
 }
 
 /*
- * "#3 func (file:line, inlined) [module]", or the best that is known. The
+ * "func (file:line, inlined) [module]", or the best that is known. The
  * module is shown once per address: not on the inlined calls that share it
  * with the frame that follows them.
  */
-static void print_frame(const struct report_frame *fr, size_t idx, bool show_module, FILE *f)
+static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
 {
-	fprintf(f, "      #%zu ", idx);
 	if (fr->function) {
 		put_oneline(fr->function, f);
 	} else if (fr->module) {
@@ -155,22 +155,27 @@ static void print_frame(const struct report_frame *fr, size_t idx, bool show_mod
 		put_oneline(basename_of(fr->module), f);
 		fputc(']', f);
 	}
-	fputc('\n', f);
+}
+
+/* "2.0 MiB (2,097,152 bytes) in 512 allocations", "100 bytes in 1 allocation" */
+static void put_amount(uint64_t bytes, uint64_t allocs, FILE *f)
+{
+	char human[SIZE_LEN], exact[COUNT_LEN], n[COUNT_LEN];
+
+	report__count(bytes, exact);
+	if (bytes < 1024)
+		fprintf(f, "%s %s", exact, report__plural(bytes, "byte", "bytes"));
+	else
+		fprintf(f, "%s (%s bytes)", report__human_size(bytes, human, sizeof(human)), exact);
+	fprintf(f, " in %s %s", report__count(allocs, n),
+		report__plural(allocs, "allocation", "allocations"));
 }
 
 static void print_stack(const struct report_stack *s, FILE *f)
 {
-	char human[SIZE_LEN], exact[COUNT_LEN], n[COUNT_LEN];
-
-	report__count(s->bytes, exact);
-	report__count(s->allocs, n);
-	if (s->bytes < 1024)
-		fprintf(f, "  %s %s", exact, report__plural(s->bytes, "byte", "bytes"));
-	else
-		fprintf(f, "  %s (%s bytes)", report__human_size(s->bytes, human, sizeof(human)),
-			exact);
-	fprintf(f, " in %s %s from %s\n", n, report__plural(s->allocs, "allocation", "allocations"),
-		report__api_name(s->api));
+	fputs("  ", f);
+	put_amount(s->bytes, s->allocs, f);
+	fprintf(f, " from %s\n", report__api_name(s->api));
 	report_text__growth(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
@@ -187,7 +192,9 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		bool shared = fr->inlined && i + 1 < s->nr_frames &&
 			      s->frames[i + 1].address == fr->address;
 
-		print_frame(fr, i, !shared, f);
+		fprintf(f, "      #%zu ", i);
+		put_frame(fr, !shared, f);
+		fputc('\n', f);
 	}
 	if (s->truncated)
 		fprintf(f, "      [truncated: deeper than %d frames]\n", MEMLEAK_MAX_STACK_DEPTH);
@@ -195,37 +202,97 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
-/* The top stacks, printed in full: -T of them, or all. */
+void report_text__site_frame(const struct report_site *site, FILE *f)
+{
+	if (site->frame)
+		put_frame(site->frame, true, f);
+	else
+		fputs("[stack unavailable]", f);
+}
+
+/* "and 11 more stacks: 26.2 MiB in 287,905 allocations" */
+void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f)
+{
+	char h[SIZE_LEN], a[COUNT_LEN], m[COUNT_LEN];
+
+	fprintf(f, "  and %s more %s: %s in %s %s\n", report__count(n, m), what,
+		report__human_size(bytes, h, sizeof(h)), report__count(allocs, a),
+		report__plural(allocs, "allocation", "allocations"));
+}
+
+/* The top sites, and of each its first stacks, printed in full: -T sites, or all. */
 static size_t top_shown(const struct report *r)
 {
-	return r->top && r->top < r->nr_stacks ? r->top : r->nr_stacks;
+	return r->top && r->top < r->nr_sites ? r->top : r->nr_sites;
+}
+
+static size_t stacks_shown(const struct report *r, const struct report_site *site)
+{
+	if (r->brief)
+		return 0;
+	return site->nr_stacks < TEXT_SITE_STACKS ? site->nr_stacks : TEXT_SITE_STACKS;
 }
 
 void report_text__shown(const struct report *r, bool *shown)
 {
 	for (size_t i = 0; i < top_shown(r); i++)
-		shown[i] = true;
+		for (size_t j = 0; j < stacks_shown(r, &r->sites[i]); j++)
+			shown[r->sites[i].stacks[j]] = true;
 	report_text__insight_shown(r, shown);
 }
 
-static void print_stacks(const struct report *r, FILE *f)
+/* "Site 1: 90.1 MiB (94,371,840 bytes) in 400,000 allocations from 14 stacks, at FRAME" */
+static void print_site(const struct report *r, size_t idx, FILE *f)
+{
+	const struct report_site *site = &r->sites[idx];
+	size_t shown = stacks_shown(r, site);
+	uint64_t more_b = 0, more_a = 0;
+	char k[COUNT_LEN];
+
+	fprintf(f, "%sSite %zu: ", r->brief ? "" : "\n", idx + 1);
+	put_amount(site->bytes, site->allocs, f);
+	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
+		report__plural(site->nr_stacks, "stack", "stacks"));
+	report_text__site_rank(site, f);
+	fputs(", at ", f);
+	report_text__site_frame(site, f);
+	fputc('\n', f);
+	for (size_t j = 0; j < site->nr_stacks; j++) {
+		const struct report_stack *s = &r->stacks[site->stacks[j]];
+
+		if (j < shown) {
+			fputc('\n', f);
+			print_stack(s, f);
+			continue;
+		}
+		more_b += s->bytes;
+		more_a += s->allocs;
+	}
+	if (!r->brief && site->nr_stacks > shown)
+		report_text__more(report__plural(site->nr_stacks - shown, "stack", "stacks"),
+				  site->nr_stacks - shown, more_b, more_a, f);
+}
+
+static void print_sites(const struct report *r, FILE *f)
 {
 	size_t shown = top_shown(r);
 	char a[COUNT_LEN], b[COUNT_LEN];
 
-	if (!r->nr_stacks)
+	if (!r->nr_sites)
 		return;
-	if (r->nr_stacks == 1)
-		fputs("1 stack:\n", f);
-	else if (shown < r->nr_stacks)
-		fprintf(f, "Top %s of %s stacks by outstanding bytes:\n", report__count(shown, a),
-			report__count(r->nr_stacks, b));
+	if (r->nr_sites == 1)
+		fputs("1 site", f);
+	else if (shown < r->nr_sites)
+		fprintf(f, "Top %s of %s sites by outstanding bytes", report__count(shown, a),
+			report__count(r->nr_sites, b));
 	else
-		fprintf(f, "All %s stacks by outstanding bytes:\n", report__count(r->nr_stacks, a));
-	for (size_t i = 0; i < shown; i++) {
-		fputc('\n', f);
-		print_stack(&r->stacks[i], f);
-	}
+		fprintf(f, "All %s sites by outstanding bytes", report__count(r->nr_sites, a));
+	fprintf(f, " (%s %s in all, grouped by their innermost frame of the program's own code):\n",
+		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"));
+	for (size_t i = 0; i < shown; i++)
+		print_site(r, i, f);
+	if (r->brief)
+		fputs("(Each site's biggest stacks: in the final report, or now on SIGUSR1.)\n", f);
 }
 
 /* Nothing is lost silently: every drop, with the option that avoids it. */
@@ -278,7 +345,7 @@ int report_text__write(const struct report *r, FILE *f)
 	print_totals(r, f);
 	print_python(r, f);
 	report_text__insight_head(r, f);
-	print_stacks(r, f);
+	print_sites(r, f);
 	report_text__insight_tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;

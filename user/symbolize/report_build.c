@@ -215,6 +215,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->freed = meta->freed;
 	r->folded_allocs = meta->folded_allocs;
 	r->python = meta->python;
+	r->brief = meta->brief;
 }
 
 int report__build_figures(const struct aggregate *agg, const struct modules *mods,

@@ -28,6 +28,8 @@ struct report_meta {
 	const struct pycode *pycode;	/* names Python frames; only while building */
 	const struct alloc_wrapper *wrappers;	/* operator new seen at malloc; borrowed */
 	size_t nr_wrappers;
+	bool all_stacks;	/* --all-stacks: the files get every stack */
+	bool brief;		/* a periodic text report (report.brief) */
 };
 
 /*
@@ -60,6 +62,16 @@ int report__build_figures(const struct aggregate *agg, const struct modules *mod
 int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want);
+
+/*
+ * Group r's stacks (built from agg by report__build_figures, with their
+ * growth when there is an analysis) into sites (analyze/sites.h): each
+ * stack's site frame, found without resolving the rest of its frames (see
+ * report_sites.c), then sites__group, which also marks the stacks the files
+ * leave out unless meta->all_stacks. 0 or -errno.
+ */
+int report__sites(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+		  const struct modules *mods, const struct report_meta *meta);
 
 /*
  * The sites of snap that hold nothing outstanding but allocated something

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/* analyze/sites.c: what is the program's own code, and stacks grouped into sites. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "analyze/sites.h"
+#include "model/report.h"
+#include "helpers.h"
+#include "unit.h"
+
+#define PY "/usr/bin/python3.11"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define TORCH "/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so.1.13.0"
+#define LINEAR "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py"
+
+TEST(sites_own_module)
+{
+	static const struct {
+		const char *module;
+		bool own;
+	} cases[] = {
+		{ "/srv/app", true },
+		{ "/usr/lib/postgresql/15/bin/postgres", true },	/* a program, wherever it is */
+		{ "/opt/app/lib/libapp.so", true },
+		{ "/work/build/plugins/libplug.so.1", true },
+		{ "/tmp/perf-4242.map", true },				/* a JIT's code */
+		{ LIBC, false },
+		{ "/lib64/ld-linux-x86-64.so.2", false },
+		{ "/usr/local/lib/libjemalloc.so.2", false },
+		{ "/usr/lib32/libm.so.6", false },
+		{ TORCH, false },
+		{ "/home/u/venv/lib/python3.11/site-packages/torch/lib/libtorch.so", false },
+		{ "[vdso]", false },
+		{ PY, false },						/* the interpreter */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (sites__own_module(cases[i].module, PY) != cases[i].own) {
+			fprintf(stderr, "  %s: own is %d\n", cases[i].module, !cases[i].own);
+			return false;
+		}
+	}
+	ASSERT(!sites__own_module(NULL, NULL));
+	ASSERT(sites__own_module(PY, NULL));	/* not a Python target: a program like any */
+	return true;
+}
+
+TEST(sites_own_frame)
+{
+	struct report_frame native = { .function = "leak", .module = "/srv/app" };
+	struct report_frame py = { .function = "train", .module = "/srv/t.py", .file = "/srv/t.py",
+				   .line = 9, .language = FRAME_PYTHON };
+	struct report_frame import = { .function = "_call_with_frames_removed",
+				       .file = "<frozen importlib._bootstrap>", .line = 241,
+				       .language = FRAME_PYTHON };
+	struct report_frame import_ext = { .function = "ExtensionFileLoader.create_module",
+					   .file = "<frozen importlib._bootstrap_external>",
+					   .line = 1233, .language = FRAME_PYTHON };
+	struct report_frame frozen_os = { .function = "<module>", .file = "<frozen os>", .line = 29,
+					  .language = FRAME_PYTHON };
+	struct report_frame unknown_code = { .address = 0x7f00, .language = FRAME_PYTHON };
+
+	ASSERT(sites__own_frame(&native, false, PY));
+	ASSERT(!sites__own_frame(&native, true, PY));	/* with Python frames, only they count */
+	ASSERT(sites__own_frame(&py, true, PY));
+	ASSERT(!sites__own_frame(&py, false, PY));
+	ASSERT(!sites__own_frame(&import, true, PY));
+	ASSERT(!sites__own_frame(&import_ext, true, PY));
+	ASSERT(sites__own_frame(&frozen_os, true, PY));
+	ASSERT(sites__own_frame(&unknown_code, true, PY));
+	return true;
+}
+
+/*
+ * A PyTorch leak: stacks whose native frames (in libtorch) differ, under
+ * one Python line, and a second line; a cache under another; a stack that
+ * could not be captured.
+ */
+static struct report_frame fwd_a[] = {
+	{ .address = 0x1a, .function = "at::empty", .module = TORCH },
+	{ .address = 0x2a, .function = "Linear.forward", .module = LINEAR, .file = LINEAR, .line = 114,
+	  .module_offset = 10, .language = FRAME_PYTHON },
+	{ .address = 0x3a, .function = "step", .module = "/srv/t.py", .file = "/srv/t.py", .line = 38,
+	  .language = FRAME_PYTHON },
+};
+
+static struct report_frame fwd_b[] = {
+	{ .address = 0x1b, .function = "at::addmm", .module = TORCH },
+	{ .address = 0x2b, .function = "Linear.forward", .module = LINEAR, .file = LINEAR, .line = 114,
+	  .module_offset = 14, .language = FRAME_PYTHON },	/* another instruction of the line */
+	{ .address = 0x3b, .function = "step", .module = "/srv/t.py", .file = "/srv/t.py", .line = 38,
+	  .language = FRAME_PYTHON },
+};
+
+static struct report_frame fwd_c[] = {
+	{ .address = 0x1c, .function = "c10::alloc_cpu", .module = TORCH },
+	{ .address = 0x1d, .function = "at::t", .module = TORCH },
+	{ .address = 0x2c, .function = "Linear.forward", .module = LINEAR, .file = LINEAR, .line = 114,
+	  .module_offset = 22, .language = FRAME_PYTHON },
+};
+
+static struct report_frame loss[] = {
+	{ .address = 0x1e, .function = "at::add_", .module = TORCH },
+	{ .address = 0x2e, .function = "train", .module = "/srv/t.py", .file = "/srv/t.py", .line = 55,
+	  .language = FRAME_PYTHON },
+};
+
+/* Imported: the line that imports is the site, not importlib's. */
+static struct report_frame imported[] = {
+	{ .address = 0x1f, .function = "gdcm::Dict::LoadDefault", .module = "/usr/lib/libgdcm.so.3" },
+	{ .address = 0x2f, .function = "_call_with_frames_removed",
+	  .file = "<frozen importlib._bootstrap>", .line = 241, .language = FRAME_PYTHON },
+	{ .address = 0x30, .function = "<module>", .module = "/srv/t.py", .file = "/srv/t.py", .line = 19,
+	  .language = FRAME_PYTHON },
+};
+
+static struct report_stack torch_stacks[] = {
+	{ .api = API_NEW, .bytes = 5000, .allocs = 50, .total_bytes = 6000, .total_allocs = 60,
+	  .frames = fwd_b, .nr_frames = 3,
+	  .growth = { .trend = TREND_GROWING, .slope = 500, .score = 0.985, .rank = 3 } },
+	{ .api = API_MALLOC, .bytes = 4000, .allocs = 4, .total_bytes = 4000, .total_allocs = 4,
+	  .frames = imported, .nr_frames = 3, .growth = { .trend = TREND_STABLE } },
+	{ .api = API_NEW, .bytes = 3000, .allocs = 30, .total_bytes = 3000, .total_allocs = 30,
+	  .frames = loss, .nr_frames = 2,
+	  .growth = { .trend = TREND_GROWING, .slope = 300, .score = 0.991, .rank = 1 } },
+	{ .api = API_POSIX_MEMALIGN, .bytes = 2000, .allocs = 20, .total_bytes = 2000,
+	  .total_allocs = 20, .frames = fwd_c, .nr_frames = 3, .growth = { .trend = TREND_STABLE } },
+	{ .api = API_NEW, .bytes = 1000, .allocs = 10, .total_bytes = 1500, .total_allocs = 15,
+	  .frames = fwd_a, .nr_frames = 3,
+	  .growth = { .trend = TREND_GROWING, .slope = 100, .score = 0.989, .rank = 2 } },
+	{ .api = API_MALLOC, .bytes = 7, .allocs = 1, .total_bytes = 7, .total_allocs = 1,
+	  .no_stack = true },
+};
+
+static struct report torch_report(void)
+{
+	return (struct report){ .stacks = torch_stacks, .nr_stacks = 6 };
+}
+
+TEST(sites_group_sums_and_order)
+{
+	struct report r = torch_report();
+	const struct report_site *s;
+
+	ASSERT(unit__group(&r, SIZE_MAX, SIZE_MAX) == 0);
+	ASSERT_EQ_U64(r.nr_sites, 4);
+	/* Linear.forward: three stacks, the exact sums of theirs. */
+	s = &r.sites[0];
+	ASSERT_EQ_STR(s->frame->function, "Linear.forward");
+	ASSERT_EQ_U64(s->nr_stacks, 3);
+	ASSERT_EQ_U64(s->bytes, 8000);
+	ASSERT_EQ_U64(s->allocs, 80);
+	ASSERT_EQ_U64(s->total_bytes, 9500);
+	ASSERT_EQ_U64(s->total_allocs, 95);
+	/* Its growing stacks first, each by bytes: 0 and 4, then 3. */
+	ASSERT(s->stacks[0] == 0 && s->stacks[1] == 4 && s->stacks[2] == 3);
+	ASSERT_EQ_U64(s->growing, 2);
+	ASSERT(s->slope == 600 && s->score == 0.989);
+	ASSERT(r.stacks[0].site == 0 && r.stacks[3].site == 0 && r.stacks[4].site == 0);
+	/* The import's site is the line that imported. */
+	ASSERT_EQ_STR(r.sites[1].frame->function, "<module>");
+	ASSERT(r.sites[1].frame->line == 19 && r.sites[1].bytes == 4000);
+	ASSERT_EQ_STR(r.sites[2].frame->function, "train");
+	/* What could not be captured is one site without a frame. */
+	ASSERT(!r.sites[3].frame && r.sites[3].bytes == 7 && r.stacks[5].site == 3);
+	ASSERT(!r.sites[1].growing && !r.sites[1].rank && !r.sites[3].rank);
+	ASSERT(r.all_stacks);
+	for (size_t i = 0; i < r.nr_stacks; i++)
+		ASSERT(!r.stacks[i].left_out);
+	unit__ungroup(&r);
+	return true;
+}
+
+/*
+ * The most leak-like site first; scores equal to two decimals tie, and the
+ * faster growth leads: Linear.forward (0.989, +600 B/s) before train
+ * (0.991, +300 B/s). Apart, the score decides.
+ */
+TEST(sites_rank_growing)
+{
+	struct report r = torch_report();
+
+	ASSERT(unit__group(&r, SIZE_MAX, SIZE_MAX) == 0);
+	ASSERT(r.sites[0].rank == 1 && r.sites[2].rank == 2);
+	unit__ungroup(&r);
+	torch_stacks[2].growth.score = 0.999;
+	ASSERT(unit__group(&r, SIZE_MAX, SIZE_MAX) == 0);
+	torch_stacks[2].growth.score = 0.991;
+	ASSERT(r.sites[0].rank == 2 && r.sites[2].rank == 1);
+	unit__ungroup(&r);
+	return true;
+}
+
+/* Left out of the files: beyond the stacks kept per site, and small sites that do not grow. */
+TEST(sites_left_out)
+{
+	struct report r = torch_report();
+	struct sites_left_out all, one;
+
+	ASSERT(unit__group(&r, 1, 2) == 0);
+	ASSERT(!r.all_stacks);
+	ASSERT(r.sites[0].kept == 2 && r.sites[1].kept == 0 && r.sites[2].kept == 1);
+	ASSERT(r.sites[3].kept == 0);
+	ASSERT(!r.stacks[0].left_out && !r.stacks[4].left_out && r.stacks[3].left_out);
+	ASSERT(r.stacks[1].left_out && !r.stacks[2].left_out && r.stacks[5].left_out);
+	all = sites__left_out(&r, NULL);
+	ASSERT(all.stacks == 3 && all.bytes == 6007 && all.allocs == 25);
+	one = sites__left_out(&r, &r.sites[0]);
+	ASSERT(one.stacks == 1 && one.bytes == 2000 && one.allocs == 20);
+	unit__ungroup(&r);
+	return true;
+}
+
+/* Native frames: the same line is one site; without a line, the same instruction. */
+TEST(sites_native_keys)
+{
+	struct report_frame a[] = {
+		{ .address = 0x11, .function = "strdup", .module = LIBC, .file = "strdup.c", .line = 42 },
+		{ .address = 0x21, .function = "parse", .module = "/srv/app", .file = "p.c", .line = 7 },
+	};
+	struct report_frame b[] = {	/* another call on line 7, another caller */
+		{ .address = 0x25, .function = "parse", .module = "/srv/app", .file = "p.c", .line = 7 },
+		{ .address = 0x31, .function = "main", .module = "/srv/app", .file = "m.c", .line = 3 },
+	};
+	struct report_frame c[] = {	/* no line: one site per instruction */
+		{ .address = 0x41, .function = "nolines", .module = "/srv/app", .module_offset = 0x41 },
+	};
+	struct report_frame d[] = {
+		{ .address = 0x45, .function = "nolines", .module = "/srv/app", .module_offset = 0x45 },
+	};
+	struct report_frame e[] = {	/* no frame of its own: the call of the allocator */
+		{ .address = 0x51, .function = "g_malloc", .module = "/usr/lib/libglib-2.0.so.0" },
+		{ .address = 0x61, .function = "gtk_main", .module = "/usr/lib/libgtk-3.so.0" },
+	};
+	struct report_stack stacks[] = {
+		{ .api = API_MALLOC, .bytes = 50, .allocs = 5, .frames = a, .nr_frames = 2 },
+		{ .api = API_CALLOC, .bytes = 40, .allocs = 4, .frames = b, .nr_frames = 2 },
+		{ .api = API_MALLOC, .bytes = 30, .allocs = 3, .frames = c, .nr_frames = 1 },
+		{ .api = API_MALLOC, .bytes = 20, .allocs = 2, .frames = d, .nr_frames = 1 },
+		{ .api = API_MALLOC, .bytes = 10, .allocs = 1, .frames = e, .nr_frames = 2 },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 5 };
+
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	ASSERT_EQ_U64(r.nr_sites, 4);
+	ASSERT_EQ_STR(r.sites[0].frame->function, "parse");
+	ASSERT(r.sites[0].bytes == 90 && r.sites[0].nr_stacks == 2);
+	ASSERT(r.sites[1].frame == &c[0] && r.sites[2].frame == &d[0]);
+	ASSERT_EQ_STR(r.sites[3].frame->function, "g_malloc");
+	unit__ungroup(&r);
+	return true;
+}
+
+TEST(sites_empty)
+{
+	struct report r = { 0 };
+
+	ASSERT(sites__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	ASSERT(r.nr_sites == 0 && sites__left_out(&r, NULL).stacks == 0);
+	free(r.sites);
+	free(r.site_stacks);
+	return true;
+}

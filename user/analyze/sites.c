@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A report's stacks grouped into sites (see sites.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sites.h"
+
+/*
+ * Where libraries are installed (the FHS's, and their 32-bit and x32 kin;
+ * Debian's multiarch folders are under them): a shared object there is a
+ * library, however the program uses it.
+ */
+static const char *const library_dirs[] = {
+	"/lib/", "/lib32/", "/lib64/", "/libx32/",
+	"/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libx32/", "/usr/local/lib/",
+};
+
+/* Python's third-party packages, wherever the environment is (a venv, conda, pyenv). */
+static const char *const package_dirs[] = { "/site-packages/", "/dist-packages/" };
+
+/* importlib's frozen bootstrap: _bootstrap and _bootstrap_external. */
+#define IMPORTLIB_FILE "<frozen importlib._bootstrap"
+
+static bool is_library_path(const char *path)
+{
+	for (size_t i = 0; i < sizeof(library_dirs) / sizeof(library_dirs[0]); i++)
+		if (report__starts(path, library_dirs[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(package_dirs) / sizeof(package_dirs[0]); i++)
+		if (strstr(path, package_dirs[i]))
+			return true;
+	return false;
+}
+
+bool sites__own_module(const char *module, const char *interp)
+{
+	const char *slash;
+
+	if (!module || module[0] != '/' || (interp && !strcmp(module, interp)))
+		return false;
+	slash = strrchr(module, '/');
+	return !report__is_shared_object(slash + 1) || !is_library_path(module);
+}
+
+bool sites__own_frame(const struct report_frame *f, bool python, const char *interp)
+{
+	if (python)
+		return f->language == FRAME_PYTHON &&
+		       !(f->file && report__starts(f->file, IMPORTLIB_FILE));
+	return f->language == FRAME_NATIVE && sites__own_module(f->module, interp);
+}
+
+/* ------------------------------------------------------------ grouping */
+
+/* One site or two: by module, function, file and line; without a line, by instruction. */
+static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
+{
+	int c;
+
+	if (!a || !b)
+		return !a - !b;
+	if ((c = (int)a->language - (int)b->language) ||
+	    (c = report__cmp_name(a->module, b->module)) ||
+	    (c = report__cmp_name(a->function, b->function)) ||
+	    (c = report__cmp_name(a->file, b->file)) || (c = a->line - b->line))
+		return c;
+	if (a->file && a->line > 0)
+		return 0;
+	return report__cmp_u64(a->module ? a->module_offset : a->address,
+		       b->module ? b->module_offset : b->address);
+}
+
+/*
+ * Growing stacks first, then the others; each by index (bytes descending):
+ * the biggest growing stack is what a leak's site shows first.
+ */
+static int cmp_in_site(const struct report_stack *stacks, size_t a, size_t b)
+{
+	bool ga = stacks[a].growth.trend == TREND_GROWING;
+	bool gb = stacks[b].growth.trend == TREND_GROWING;
+
+	if (ga != gb)
+		return ga ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_stack(const void *pa, const void *pb, void *arg)
+{
+	const struct report_stack *stacks = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = cmp_frame(stacks[a].site_frame, stacks[b].site_frame);
+
+	return c ? c : cmp_in_site(stacks, a, b);
+}
+
+/* The biggest first; the tie-breakers keep two reports of one snapshot equal. */
+static int cmp_site(const void *pa, const void *pb)
+{
+	const struct report_site *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	if (a->allocs != b->allocs)
+		return a->allocs > b->allocs ? -1 : 1;
+	return report__cmp_u64(a->stacks[0], b->stacks[0]);
+}
+
+/*
+ * The growing sites, the most leak-like first. Scores equal to two decimals
+ * are a tie (one leak's stacks differ by noise: PyTorch's all score about
+ * 0.99), broken by the faster growth, so that the fastest of equally
+ * leak-like sites leads.
+ */
+static int cmp_growing(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(const struct report_site *const *)pa;
+	const struct report_site *b = *(const struct report_site *const *)pb;
+	long sa = lround(a->score * 100), sb = lround(b->score * 100);
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	if (a->slope != b->slope)
+		return a->slope > b->slope ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The figures of a site whose stacks (indices into r->stacks) are set. */
+static void sum_site(const struct report *r, struct report_site *site)
+{
+	for (size_t i = 0; i < site->nr_stacks; i++) {
+		const struct report_stack *s = &r->stacks[site->stacks[i]];
+
+		site->bytes += s->bytes;
+		site->allocs += s->allocs;
+		site->total_bytes += s->total_bytes;
+		site->total_allocs += s->total_allocs;
+		if (s->growth.trend != TREND_GROWING)
+			continue;
+		site->slope += s->growth.slope;
+		if (!site->growing++ || s->growth.score > site->score)
+			site->score = s->growth.score;
+	}
+	site->frame = r->stacks[site->stacks[0]].site_frame;
+}
+
+/* Runs of order (sorted by site frame) into sites: 0 or -ENOMEM. */
+static int make_sites(struct report *r, size_t *order)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		n += !i || cmp_frame(r->stacks[order[i - 1]].site_frame,
+				     r->stacks[order[i]].site_frame);
+	r->sites = calloc(n ?: 1, sizeof(*r->sites));
+	if (!r->sites)
+		return -ENOMEM;
+	for (size_t i = 0, start = 0; i < r->nr_stacks; i++) {
+		if (i + 1 < r->nr_stacks && !cmp_frame(r->stacks[order[i]].site_frame,
+						       r->stacks[order[i + 1]].site_frame))
+			continue;
+		r->sites[r->nr_sites] = (struct report_site){ .stacks = &order[start],
+							      .nr_stacks = i + 1 - start };
+		sum_site(r, &r->sites[r->nr_sites++]);
+		start = i + 1;
+	}
+	return 0;
+}
+
+static int rank_growing(struct report *r)
+{
+	struct report_site **v = calloc(r->nr_sites ?: 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_sites; i++)
+		if (r->sites[i].growing)
+			v[n++] = &r->sites[i];
+	qsort(v, n, sizeof(*v), cmp_growing);
+	for (size_t i = 0; i < n; i++)
+		v[i]->rank = i + 1;
+	free(v);
+	return 0;
+}
+
+/* Which stacks the files hold; each stack's site. */
+static void keep(struct report *r, size_t file_sites, size_t file_stacks)
+{
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		struct report_site *site = &r->sites[i];
+
+		if (i < file_sites || site->growing)
+			site->kept = site->nr_stacks < file_stacks ? site->nr_stacks : file_stacks;
+		for (size_t j = 0; j < site->nr_stacks; j++) {
+			r->stacks[site->stacks[j]].site = i;
+			r->stacks[site->stacks[j]].left_out = j >= site->kept;
+		}
+	}
+	r->all_stacks = file_sites == SIZE_MAX && file_stacks == SIZE_MAX;
+}
+
+int sites__group(struct report *r, size_t file_sites, size_t file_stacks)
+{
+	size_t *order = malloc((r->nr_stacks ?: 1) * sizeof(*order));
+	int err;
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		order[i] = i;
+	qsort_r(order, r->nr_stacks, sizeof(*order), cmp_stack, r->stacks);
+	r->site_stacks = order;
+	err = make_sites(r, order);
+	if (err)
+		return err;
+	qsort(r->sites, r->nr_sites, sizeof(*r->sites), cmp_site);
+	err = rank_growing(r);
+	if (!err)
+		keep(r, file_sites, file_stacks);
+	return err;
+}
+
+static void add_left_out(struct sites_left_out *out, const struct report_stack *s)
+{
+	out->stacks++;
+	out->bytes += s->bytes;
+	out->allocs += s->allocs;
+}
+
+struct sites_left_out sites__left_out(const struct report *r, const struct report_site *site)
+{
+	struct sites_left_out out = { 0 };
+
+	if (site) {
+		for (size_t i = site->kept; i < site->nr_stacks; i++)
+			add_left_out(&out, &r->stacks[site->stacks[i]]);
+		return out;
+	}
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		if (r->stacks[i].left_out)
+			add_left_out(&out, &r->stacks[i]);
+	return out;
+}

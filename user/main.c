@@ -197,8 +197,8 @@ static void signal_set(sigset_t *set, bool interrupts)
 }
 
 /*
- * Ctrl-C and SIGTERM keep their default action until tracing begins: a
- * fatal signal ends even a long map creation in the kernel at once, and
+ * Ctrl-C and SIGTERM keep their default action until the probes are loaded:
+ * a fatal signal ends even a long map creation in the kernel at once, and
  * before the target runs under us there is no report to lose (a -c command
  * waiting at the gate sees it close and exits without running). From here
  * on they come through the signalfd, and end tracing with a report.
@@ -357,13 +357,15 @@ static int begin(struct tracer *tr)
 	struct watchdog_view view;
 	int err;
 
-	if (!tr->target->spawned) {
-		err = tracer__attach_pid(tr);
-		return err ? err : hold_interrupts();
-	}
+	/*
+	 * -p: before attaching, which says it is tracing: a signal just after
+	 * that line still ends with the final report, not the default action.
+	 */
 	err = hold_interrupts();
 	if (err)
 		return err;
+	if (!tr->target->spawned)
+		return tracer__attach_pid(tr);
 	probes__stop_view(tr->probes, &view);
 	tr->wd = watchdog__start(&view);
 	return target__release(tr->target);

@@ -15,13 +15,14 @@
 
 #define V_APIS ".output/victims/v_apis"
 #define V_STATIC ".output/victims/v_static"
+#define LIBSTDCXX "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 #define SCAN_BYTES 256
 
 /*
  * The name the first recognized call in fn's first bytes imports, trying
  * every byte as the end of a call: a return address.
  */
-static const char *first_call(const struct elf_file *ef, const char *fn)
+static const char *first_call(struct elf_file *ef, const char *fn)
 {
 	uint64_t vaddr, off;
 	const char *name;
@@ -45,6 +46,18 @@ TEST(elfsym_called_symbol_tells_aliases_apart)
 	ASSERT_EQ_STR(mem, "memalign");
 	ASSERT_EQ_STR(aligned, "aligned_alloc");
 	ASSERT_EQ_STR(first_call(ef, "site_calloc"), "calloc");
+	elf_file__close(ef);
+	return true;
+}
+
+/* A big library, its relocations searched, not walked: operator new calls malloc by its PLT. */
+TEST(elfsym_called_symbol_in_a_library)
+{
+	struct elf_file *ef;
+
+	ASSERT(!elf_file__open(LIBSTDCXX, &ef));
+	ASSERT_EQ_STR(first_call(ef, "_Znwm"), "malloc");
+	ASSERT_EQ_STR(first_call(ef, "_Znwm"), "malloc");	/* the relocations read once */
 	elf_file__close(ef);
 	return true;
 }

@@ -8,6 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
+#include "util/vec.h"
+
+/* A GOT slot and the symbol its dynamic relocation names. */
+struct slot_name {
+	uint64_t slot;
+	const char *name;	/* in the file's string table: lives as long as the Elf */
+	size_t order;		/* the relocation's place in the file: the first one wins */
+};
 
 /* The GNU hash table of .dynsym (DT_GNU_HASH), as the dynamic linker reads it. */
 struct gnu_hash {
@@ -25,6 +33,9 @@ struct elf_file {
 	struct elf_segment *segs;
 	size_t nr_segs;
 	struct gnu_hash hash;	/* hash.data NULL: none (symbols are then scanned) */
+	struct slot_name *slots;	/* by slot, read on the first elf_file__called_symbol */
+	size_t nr_slots, cap_slots;
+	int slots_err;			/* 1: not read yet; 0 or -errno once read */
 };
 
 int elf__load_segments(Elf *elf, struct elf_segment **out, size_t *nr)
@@ -169,6 +180,7 @@ int elf_file__open(const char *path, struct elf_file **out)
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
+	ef->slots_err = 1;
 	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ef->fd < 0) {
 		err = -errno;
@@ -204,6 +216,7 @@ void elf_file__close(struct elf_file *ef)
 		close(ef->fd);
 	free(ef->interp);
 	free(ef->segs);
+	free(ef->slots);
 	free(ef);
 }
 
@@ -474,38 +487,91 @@ static int call_slot(const struct elf_file *ef, uint64_t ret, uint64_t *slot)
 	return 0;
 }
 
-/* The symbol of the dynamic relocation that fills slot. */
-static int slot_symbol(const struct elf_file *ef, uint64_t slot, const char **name)
+/* The named slots of one SHT_RELA section, appended to ef->slots. */
+static int read_rela_slots(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh, symsh;
+	Elf_Scn *symscn = elf_getscn(ef->elf, sh->sh_link);
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+	GElf_Shdr symsh;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		Elf_Scn *symscn;
-		Elf_Data *data, *syms;
+	if (!data || !syms || !gelf_getshdr(symscn, &symsh))
+		return 0;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
 		GElf_Rela rela;
 		GElf_Sym sym;
+		const char *name;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		/* Symbol 0 (R_X86_64_RELATIVE, most of a big library's) names nothing. */
+		if (!gelf_getrela(data, (int)i, &rela) || !GELF_R_SYM(rela.r_info) ||
+		    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
 			continue;
-		data = elf_getdata(scn, NULL);
-		symscn = elf_getscn(ef->elf, sh.sh_link);
-		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
-		if (!data || !syms || !gelf_getshdr(symscn, &symsh))
+		name = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
+		if (!name)
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != slot)
-				continue;
-			if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
-				return -ENOENT;
-			*name = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
-			return *name ? 0 : -ENOENT;
-		}
+		if (vec__reserve_min(&ef->slots, &ef->cap_slots, ef->nr_slots + 1,
+				     sizeof(*ef->slots), 256))
+			return -ENOMEM;
+		ef->slots[ef->nr_slots] = (struct slot_name){ rela.r_offset, name, ef->nr_slots };
+		ef->nr_slots++;
 	}
-	return -ENOENT;
+	return 0;
 }
 
-int elf_file__called_symbol(const struct elf_file *ef, uint64_t ret_vaddr, const char **name)
+static int slot_cmp(const void *a, const void *b)
+{
+	const struct slot_name *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Every dynamic relocation that names a symbol, by slot: read once, so that
+ * a lookup is a binary search instead of a walk of every relocation (libtorch
+ * has 187,000, and a report asks about thousands of call sites).
+ */
+static int read_slots(struct elf_file *ef)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0;
+
+	while (!err && (scn = elf_nextscn(ef->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize)
+			err = read_rela_slots(ef, scn, &sh);
+	if (!err)
+		qsort(ef->slots, ef->nr_slots, sizeof(*ef->slots), slot_cmp);
+	return err;
+}
+
+/* The symbol of the dynamic relocation that fills slot. */
+static int slot_symbol(struct elf_file *ef, uint64_t slot, const char **name)
+{
+	size_t lo = 0, hi;
+
+	if (ef->slots_err > 0)
+		ef->slots_err = read_slots(ef);
+	if (ef->slots_err)
+		return ef->slots_err;
+	/* The first entry at slot or above. */
+	hi = ef->nr_slots;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ef->slots[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ef->nr_slots || ef->slots[lo].slot != slot)
+		return -ENOENT;
+	*name = ef->slots[lo].name;
+	return 0;
+}
+
+int elf_file__called_symbol(struct elf_file *ef, uint64_t ret_vaddr, const char **name)
 {
 	uint64_t slot;
 	int err = call_slot(ef, ret_vaddr, &slot);

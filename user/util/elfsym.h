@@ -72,7 +72,9 @@ int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off,
  * PLT or the GOT; *name is owned by ef. -ENOENT for a direct call or code
  * it does not recognize: one function under two names (glibc's memalign and
  * aligned_alloc) is told apart this way, by the name its caller imported.
+ * The first call reads the file's dynamic relocations (a few ms for a big
+ * library); later ones search them.
  */
-int elf_file__called_symbol(const struct elf_file *ef, uint64_t ret_vaddr, const char **name);
+int elf_file__called_symbol(struct elf_file *ef, uint64_t ret_vaddr, const char **name);
 
 #endif

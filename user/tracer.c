@@ -485,7 +485,7 @@ static int build(struct tracer *tr, bool final, bool text, bool brief, struct bu
 	meta.maps = b->maps;
 	meta.freed = b->freed;
 	if (!err)
-		err = report__build_figures(b->agg, tr->mods, &meta, &b->r);
+		err = report__build_figures(b->agg, &meta, &b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,

@@ -6,7 +6,6 @@
 #include "allocator/allocator.h"
 #include "python/pystack.h"
 #include "report_build.h"
-#include "util/elfsym.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
 static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)
@@ -56,34 +55,6 @@ static bool has_alias(uint32_t api)
 	       api == API_NEW_ARRAY;
 }
 
-/* The ELF of one module, kept open while the lookups stay in that module. */
-struct elf_cursor {
-	const struct module *m;
-	struct elf_file *ef;	/* NULL: the module's file could not be read */
-};
-
-/* The api the call instruction ending at ret calls by name; -ENOENT when unknown. */
-static int called_api(struct elf_cursor *c, const struct modules *mods, uint64_t ret)
-{
-	const struct module *m = mods ? modules__find(mods, ret) : NULL;
-	const char *name;
-	char path[64];
-
-	if (!m || m->fd < 0)
-		return -ENOENT;
-	if (m != c->m) {
-		elf_file__close(c->ef);
-		c->ef = NULL;
-		c->m = m;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
-		if (elf_file__open(path, &c->ef))
-			c->ef = NULL;
-	}
-	if (!c->ef || elf_file__called_symbol(c->ef, ret - m->bias, &name))
-		return -ENOENT;
-	return allocator__api_of(name);
-}
-
 /* The wrapper (operator new) whose code holds the return address ret, or NULL. */
 static const struct alloc_wrapper *wrapper_at(const struct report_meta *meta,
 					      const struct modules *mods, uint64_t ret)
@@ -124,54 +95,29 @@ static void unwrap(const struct snap_site *site, const struct modules *mods,
 	st->wrapper_ips = (uint8_t)n;
 }
 
-/* A stack whose api has an alias, by the return address of its innermost call. */
-struct aliased {
-	uint64_t ret;
-	size_t stack;
-};
-
-static int ret_cmp(const void *a, const void *b)
-{
-	const struct aliased *x = a, *y = b;
-
-	return x->ret < y->ret ? -1 : x->ret > y->ret;
-}
-
 /*
- * The api each stack's call named. Thousands of stacks often share one call
- * instruction: taken in address order, each is decoded once and each
- * module's ELF opened once, not once per stack.
+ * The api as the stack's caller named it: an unprobed wrapper's (operator
+ * new), or one of two names of one function, by the import its call went
+ * through. Only for the stacks a report prints: the answers are cached per
+ * call site (symbolizer__called), but a run sees far more sites than it prints.
  */
-static int called_apis(const struct aggregate *agg, const struct modules *mods,
-		       struct report *r)
+static void name_api(const struct snap_site *site, struct symbolizer *sym,
+		     const struct modules *mods, const struct report_meta *meta,
+		     struct report_stack *st)
 {
-	struct aliased *v = malloc((agg->nr ?: 1) * sizeof(*v));
-	struct elf_cursor c = { 0 };
-	size_t n = 0;
-	int api = -ENOENT;
+	const char *name;
+	int api;
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < agg->nr; i++) {
-		const struct snap_site *s = agg->sites[i];
-		uint32_t first = r->stacks[i].wrapper_ips;
-
-		if (s->nr_ips > first && has_alias(r->stacks[i].api))
-			v[n++] = (struct aliased){ s->ips[first], i };
-	}
-	qsort(v, n, sizeof(*v), ret_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (!i || v[i].ret != v[i - 1].ret)
-			api = called_api(&c, mods, v[i].ret);
-		if (api >= 0 && api < API__ALLOCATING)
-			r->stacks[v[i].stack].api = (uint32_t)api;
-	}
-	elf_file__close(c.ef);
-	free(v);
-	return 0;
+	unwrap(site, mods, meta, st);
+	if (!sym || site->nr_ips <= st->wrapper_ips || !has_alias(st->api) ||
+	    symbolizer__called(sym, mods, site->ips[st->wrapper_ips], &name))
+		return;
+	api = allocator__api_of(name);
+	if (api >= 0 && api < API__ALLOCATING)
+		st->api = (uint32_t)api;
 }
 
-/* A site's figures (its api: see called_apis); its frames are report__symbolize's. */
+/* A site's figures, its api as probed; its frames and the api's name are report__symbolize's. */
 static void stack_figures(const struct snap_site *site, struct report_stack *st)
 {
 	st->api = site->api;
@@ -186,13 +132,14 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->unwind_pending = site->stack_flags & STACK_PENDING;
 }
 
-/* A site's frames: every ip resolved, then its Python frames merged in. */
+/* A site's api as called, and its frames: every ip resolved, then its Python frames merged in. */
 static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
 			struct report_stack *st)
 {
 	int err = 0;
 
+	name_api(site, sym, mods, meta, st);
 	for (uint32_t i = st->wrapper_ips; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
 		err = resolve_ip(sym, mods, site->ips[i], st);
 	if (!err && site->py)
@@ -218,8 +165,8 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->brief = meta->brief;
 }
 
-int report__build_figures(const struct aggregate *agg, const struct modules *mods,
-			  const struct report_meta *meta, struct report **out)
+int report__build_figures(const struct aggregate *agg, const struct report_meta *meta,
+			  struct report **out)
 {
 	struct report *r;
 
@@ -236,13 +183,11 @@ int report__build_figures(const struct aggregate *agg, const struct modules *mod
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < agg->nr; i++) {
+	for (size_t i = 0; i < agg->nr; i++)
 		stack_figures(agg->sites[i], &r->stacks[i]);
-		unwrap(agg->sites[i], mods, meta, &r->stacks[i]);
-	}
 	r->nr_stacks = agg->nr;
 	*out = r;
-	return called_apis(agg, mods, r);
+	return 0;
 }
 
 int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
@@ -260,7 +205,7 @@ int report__symbolize(struct report *r, const struct aggregate *agg, struct symb
 int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out)
 {
-	int err = report__build_figures(agg, mods, meta, out);
+	int err = report__build_figures(agg, meta, out);
 
 	if (!err)
 		err = report__symbolize(*out, agg, sym, mods, meta, NULL);

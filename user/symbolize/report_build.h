@@ -51,14 +51,15 @@ int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
 
 /*
  * report__build in two steps, for a report that will not print every stack:
- * the figures of every stack, frameless, then the frames of the stacks with
- * want[i] (NULL: all of them). Resolving and copying a deep stack's frames
- * costs far more than its figures, and the text report shows only a few
- * (report_text__shown). On an error the report is left for report__free.
- * 0 or -errno.
+ * the figures of every stack, frameless, with the api as probed; then, for
+ * the stacks with want[i] (NULL: all of them), the frames and the api as the
+ * caller named it (operator new over malloc, memalign for aligned_alloc).
+ * Resolving a deep stack costs far more than its figures, and the text
+ * report shows only a few (report_text__shown). On an error the report is
+ * left for report__free. 0 or -errno.
  */
-int report__build_figures(const struct aggregate *agg, const struct modules *mods,
-			  const struct report_meta *meta, struct report **out);
+int report__build_figures(const struct aggregate *agg, const struct report_meta *meta,
+			  struct report **out);
 int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want);

@@ -265,6 +265,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	sym_cache_clear(s);
+	sym_calls_clear(s);
 	for (size_t i = 0; i < s->nr_files; i++)
 		sym_file_free(s->files[i]);
 	free(s->files);

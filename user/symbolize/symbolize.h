@@ -30,6 +30,15 @@ struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debu
 int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64_t addr,
 			bool return_address, struct report_frame **frames, size_t *nr);
 /*
+ * The function the call instruction ending at ret (a return address among
+ * mods) reaches through its PLT or GOT, as the caller imported it: *name is
+ * the symbolizer's, valid until symbolizer__free. Cached per file and
+ * address, so a report pays for the call sites it has not seen before.
+ * -ENOENT for a direct call, or code or a file that says nothing.
+ */
+int symbolizer__called(struct symbolizer *s, const struct modules *mods, uint64_t ret,
+		       const char **name);
+/*
  * The target exec'd: forget which file each (device, inode) was. What was
  * read of the files themselves is kept, keyed by build id, for the rest of
  * the run: the new image's libraries are mostly the same ones.

@@ -79,6 +79,7 @@ void sym_file_free(struct sym_file *f)
 	free(f->cus);
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
+	elf_file__close(f->elf);
 	free(f->funcs);
 	free(f->max_end);
 	free(f->path);

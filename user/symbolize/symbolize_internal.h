@@ -5,7 +5,8 @@
  * public API; symbolize_file.c finds and reads each object file once,
  * symbolize_names.c names functions from the symbol table,
  * symbolize_dwarf.c finds lines and inlined frames, symbolize_cache.c keeps
- * the answers per (file, address).
+ * the answers per (file, address), symbolize_calls.c says which function a
+ * call instruction imported.
  */
 #ifndef SYMBOLIZE_INTERNAL_H
 #define SYMBOLIZE_INTERNAL_H
@@ -58,6 +59,8 @@ struct sym_file {
 	struct cu_funcs *cus;	/* by cu */
 	size_t nr_cus, cap_cus;
 	unsigned int failures;	/* failed debug-info lookups */
+	struct elf_file *elf;	/* its relocations, for symbolize_calls.c; opened on first use */
+	bool elf_tried;
 };
 
 /* Which file a (device, inode) of the current image is. */
@@ -77,6 +80,13 @@ struct cache_entry {
 	size_t nr;
 };
 
+/* What a call instruction imported, per (file, return address); name NULL: nothing known. */
+struct call_entry {
+	const struct sym_file *file;	/* NULL: a free slot */
+	uint64_t vaddr;
+	const char *name;	/* the file's string table's, open as long as the file */
+};
+
 struct symbolizer {
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;	/* points at debuginfo_path */
@@ -86,6 +96,8 @@ struct symbolizer {
 	size_t nr_refs, cap_refs;
 	struct cache_entry **buckets;	/* a power of two of them */
 	size_t nr_buckets, nr_entries;
+	struct call_entry *calls;	/* open addressing, a power of two of slots */
+	size_t nr_calls, cap_calls;
 	struct perfmap *jit;
 	pid_t jit_pid, jit_nspid;	/* whose perf map, and its name there */
 };
@@ -120,5 +132,8 @@ struct cache_entry *sym_cache_find(const struct symbolizer *s, const struct sym_
 int sym_cache_add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
 		  bool return_address, struct frame_buf *b, struct cache_entry **out);
 void sym_cache_clear(struct symbolizer *s);
+
+/* symbolize_calls.c: what it knows of calls, forgotten. */
+void sym_calls_clear(struct symbolizer *s);
 
 #endif

@@ -11,7 +11,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -pthread
 INCLUDES  := -I$(OUTPUT) -Ibpf -Iuser
 LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall

@@ -3,8 +3,9 @@
  * memleakbpf: outstanding allocations of a process, by user stack.
  *
  * Owns the lifecycle: start or attach, the event loop (signals, interval
- * timer, BPF's events, the target's exit) and the one cleanup. Probing the
- * allocator as images come and go, and the reports, are tracer.c's.
+ * timer, BPF's events, the target's exit, the reports' worker) and the one
+ * cleanup. Probing the allocator as images come and go is tracer.c's, the
+ * reports reports.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,7 +21,6 @@
 #include "analyze/insight.h"
 #include "opts.h"
 #include "probe/probes.h"
-#include "probe/snapshot.h"
 #include "probe/support.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
@@ -31,6 +31,7 @@
 #include "tracer.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
+#include "util/worker.h"
 
 #define EXIT_USAGE 2
 #define SIGINT_GRACE_MS 2000
@@ -72,15 +73,16 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
-			pytrace__on_exit(tr->py, (pid_t)evs[i].tgid, true);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			pytrace__on_exit(tr->py, (pid_t)evs[i].tgid, false);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
+		} else if (evs[i].kind == EVENT_RECLAIM) {
+			tracer__reclaim_due(tr);
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
 	}
-	probes__reclaim(tr->probes);	/* what EVENT_RECLAIM woke us for */
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */
@@ -118,8 +120,8 @@ static void on_timer(struct tracer *tr)
 		tr->done = true;	/* the last one is the final report */
 		return;
 	}
-	tr->reports++;
-	tracer__report(tr, false);
+	if (tracer__report_due(tr))
+		tr->reports++;
 }
 
 static int watch(int epfd, int fd)
@@ -129,39 +131,40 @@ static int watch(int epfd, int fd)
 	return fd < 0 ? 0 : epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* Read ahead what the first report will need (tracer.h: warm_addr). */
-static void warm_symbols(struct tracer *tr)
-{
-	uint64_t addr = tr->warm_addr;
-
-	tr->warm_addr = 0;
-	tracer__refresh_modules(tr);
-	symbolizer__warm(tr->sym, tr->mods, addr);	/* a report says what fails */
-}
-
-/* The insight timer fired: the live figures of every site, for the peak. */
+/* The insight timer fired: a sample of the peak (reports.c), and room in the tables. */
 static void sample(struct tracer *tr)
 {
-	struct timespec now;
-	size_t nr;
-
-	probes__reclaim(tr->probes);
 	if (!insight__due(tr->ins))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	/* A failed sample only costs precision: the next one comes soon. */
-	if (!snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
-		insight__tick(tr->ins, &now, tr->live, nr);
+	tr->reclaim_due = true;	/* cheap when nothing is due, so asked for often */
+	tracer__tick(tr);
+}
+
+/*
+ * One event, waiting for it if none is ready (unless poll_only). A wait ends
+ * the loop's busy stretch: a stop seen after it may have waited since
+ * (tracer.h: awake).
+ */
+static int next_event(struct tracer *tr, struct epoll_event *ev, bool poll_only)
+{
+	int n = epoll_wait(tr->epfd, ev, 1, 0);
+
+	if (n || poll_only)
+		return n;
+	n = epoll_wait(tr->epfd, ev, 1, -1);
+	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
+	return n;
 }
 
 static void run(struct tracer *tr)
 {
 	struct epoll_event ev;
 
+	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	while (!tr->done) {
 		/* Unwind tables still to load (-p): a slice at a time, between events. */
 		bool build = tracer__tables_pending(tr);
-		int n = epoll_wait(tr->epfd, &ev, 1, build ? 0 : -1);
+		int n = next_event(tr, &ev, build);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -177,11 +180,10 @@ static void run(struct tracer *tr)
 			on_timer(tr);
 		else if (ev.data.fd == insight__fd(tr->ins))
 			sample(tr);
+		else if (ev.data.fd == worker__fd(tr->worker))
+			tracer__job_done(tr);
 		else if (target__gone(tr->target))
 			tr->done = true;
-		/* The first sampling tick, 0.1 s in: the target runs by then. */
-		if (tr->warm_addr && ev.data.fd == insight__fd(tr->ins))
-			warm_symbols(tr);
 	}
 }
 
@@ -341,6 +343,7 @@ static int load_probes(struct tracer *tr)
 	if (err)
 		return err;
 	probes__python_ops(tr->probes, &py_ops);
+	tracer__relay_python(tr, &py_ops);
 	pytrace__set_ops(tr->py, &py_ops);
 	if (cfg.unwind_tables) {
 		probes__unwind_ops(tr->probes, &ops);
@@ -413,19 +416,26 @@ int main(int argc, char **argv)
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
 	tr.ins = insight__new(!tr.target->spawned);
-	if (!tr.mods || !tr.ins || watch(tr.epfd, insight__fd(tr.ins)))
+	tr.worker = worker__new();
+	if (!tr.mods || !tr.ins || !tr.worker || watch(tr.epfd, insight__fd(tr.ins)) ||
+	    watch(tr.epfd, worker__fd(tr.worker)))
 		goto cleanup;
 	if (begin(&tr))
 		goto cleanup;
 	run(&tr);
+	tracer__finish_jobs(&tr);
 	if (tr.tracing)
 		tracer__report(&tr, true);
 	else if (tr.target->exited)
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
+	tracer__say_holds(&tr);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
 	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
 cleanup:
+	worker__free(tr.worker);	/* first: a report may still be using everything else */
+	tracer__free(&tr);
+	tracer__free_jobs(&tr);
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
 	probes__free(tr.probes);

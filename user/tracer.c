@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One run of the tracer, the stages put together: probing the allocator as
- * the target's images come and go (-p attach; under -c the stops BPF makes
- * at each exec and dynamic-linker event, with the hand-over from a shell to
- * the program it starts), and producing reports (snapshot -> aggregate ->
- * analysis -> symbolized report, then the text on stdout and, at the end,
- * every file the options name; numbered snapshots for --snapshot-dir).
+ * One run of the tracer: probing the allocator as the target's images come
+ * and go (-p attach; under -c the stops BPF makes at each exec and
+ * dynamic-linker event, with the hand-over from a shell to the program it
+ * starts), while reports are built on a thread of their own (reports.c). A
+ * stop holds the target until its new images are probed, and no longer: it
+ * never waits for a report, and what it learns for the reports' modules
+ * waits for the job running instead (tracer__catch_up). How long each stop
+ * held the target is kept, to say the longest (-v).
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,28 +15,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include "allocator/allocator.h"
-#include "analyze/aggregate.h"
 #include "analyze/insight.h"
 #include "opts.h"
 #include "probe/probes.h"
-#include "probe/snapshot.h"
 #include "python/pytrace.h"
-#include "report/outfile.h"
-#include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
 #include "target/modules.h"
 #include "target/target.h"
 #include "tracer.h"
 #include "unwind/unwind.h"
 #include "util/procmaps.h"
-
-static double since(const struct timespec *t0);
-
-/* ---------------------------------------------------------------- probing the allocator */
+#include "util/vec.h"
 
 /* The interval timer starts when tracing does. */
 static int start_timer(struct tracer *tr)
@@ -72,7 +66,48 @@ void tracer__build_tables(struct tracer *tr)
 		return;
 	unwind__totals(tr->unw, &files, &rows);
 	fprintf(stderr, "memleakbpf: unwind tables ready %.2f s after tracing began: %zu files, %llu rows\n",
-		since(&tr->start), files, (unsigned long long)rows);
+		tracer__since(&tr->start), files, (unsigned long long)rows);
+}
+
+/*
+ * The target's mappings, for the reports' modules: taken in now, or kept
+ * until the job running is done (reports.c: the modules are its). Kept in
+ * order, they make the same modules as if taken in one by one.
+ */
+static void learn_maps(struct tracer *tr, struct maps *maps)
+{
+	if (!tracer__working(tr)) {
+		modules__update(tr->mods, maps);
+		maps__free(maps);
+		return;
+	}
+	if (vec__reserve(&tr->learned, &tr->cap_learned, tr->nr_learned + 1,
+			 sizeof(*tr->learned))) {
+		maps__free(maps);	/* a library unloaded before the next report stays unnamed */
+		return;
+	}
+	tr->learned[tr->nr_learned++] = maps;
+}
+
+static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
+{
+	allocator__free_wrappers(tr->wrappers, tr->nr_wrappers);
+	tr->wrappers = w;
+	tr->nr_wrappers = nr;
+}
+
+void tracer__catch_up(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->nr_learned; i++) {
+		modules__update(tr->mods, tr->learned[i]);
+		maps__free(tr->learned[i]);
+	}
+	tr->nr_learned = 0;
+	if (tr->wrappers_learned)
+		set_wrappers(tr, tr->next_wrappers, tr->nr_next_wrappers);
+	tr->wrappers_learned = false;
+	tr->next_wrappers = NULL;
+	tr->nr_next_wrappers = 0;
 }
 
 /* Remember the target's mappings while it is alive, for later reports. */
@@ -83,9 +118,8 @@ void tracer__refresh_modules(struct tracer *tr)
 	/* After an exec (-p) the maps are the new program's, at the old one's addresses. */
 	if (tr->image_gone || tr->target->exited || maps__read(tr->target->pid, &maps))
 		return;
-	modules__update(tr->mods, maps);
 	unwind__update(tr->unw, tr->target->pid, maps);
-	maps__free(maps);
+	learn_maps(tr, maps);
 }
 
 /* The objects to search: the target's lookup order, or -O's one object. */
@@ -149,12 +183,18 @@ static uint64_t malloc_address(const struct allocator *a, const struct maps *map
 /* The allocator's unprobed operator new (allocator.h), for the reports to name. */
 static void take_wrappers(struct tracer *tr, struct allocator *a)
 {
-	if (tr->opts->verbose && a->nr_wrappers && !tr->nr_wrappers)
+	if (tr->opts->verbose && a->nr_wrappers && !tr->nr_wrappers && !tr->nr_next_wrappers)
 		fprintf(stderr, "memleakbpf:   operator new and delete in %s: thin wrappers over malloc and free, not probed; their blocks are counted at malloc, and named new or new[]\n",
 			a->wrappers[0].path);
-	allocator__free_wrappers(tr->wrappers, tr->nr_wrappers);
-	tr->wrappers = a->wrappers;
-	tr->nr_wrappers = a->nr_wrappers;
+	if (tracer__working(tr)) {
+		/* The job running may read them: the new ones wait for it. */
+		allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
+		tr->next_wrappers = a->wrappers;
+		tr->nr_next_wrappers = a->nr_wrappers;
+		tr->wrappers_learned = true;
+	} else {
+		set_wrappers(tr, a->wrappers, a->nr_wrappers);
+	}
 	a->wrappers = NULL;
 	a->nr_wrappers = 0;
 }
@@ -230,8 +270,24 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	return err < 0 ? err : 0;
 }
 
+static int path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void forget_paths(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->nr_link_paths; i++)
+		free(tr->link_paths[i]);
+	free(tr->link_paths);
+	tr->link_paths = NULL;
+	tr->nr_link_paths = 0;
+}
+
+/* After an exec: tracer__on_stopped waited for the job running. */
 static int forget_image(struct tracer *tr)
 {
+	forget_paths(tr);
 	modules__clear(tr->mods);
 	symbolizer__reset(tr->sym);
 	insight__reset(tr->ins, tr->target->pid);
@@ -239,12 +295,58 @@ static int forget_image(struct tracer *tr)
 	return probes__clear(tr->probes);
 }
 
+/* The link map's paths, sorted, for the next stop to see what is new. */
+static void remember_paths(struct tracer *tr, const struct lookup_order *lo)
+{
+	char **paths = calloc(lo->nr ?: 1, sizeof(*paths));
+	size_t nr = 0;
+
+	forget_paths(tr);
+	for (size_t i = 0; paths && i < lo->nr; i++)
+		if ((paths[nr] = strdup(lo->objects[i].path)))
+			nr++;
+	if (paths)
+		qsort(paths, nr, sizeof(*paths), path_cmp);
+	tr->link_paths = paths;
+	tr->nr_link_paths = nr;
+}
+
+/*
+ * What a stop was for, to name the longest: the objects that are new in the
+ * link map (a dlopen'ed library first, then what it needs; the dynamic
+ * linker keeps itself last, so new ones are not always at the end).
+ */
+static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *what, size_t len)
+{
+	const char *first = NULL, *base;
+	size_t fresh = 0;
+
+	for (size_t i = 0; i < lo->nr; i++) {
+		const char *path = lo->objects[i].path;
+
+		if (!bsearch(&path, tr->link_paths, tr->nr_link_paths, sizeof(*tr->link_paths),
+			     path_cmp) && !fresh++)
+			first = path;
+	}
+	remember_paths(tr, lo);
+	if (!first) {
+		snprintf(what, len, "%s", lo->complete ? "no new object" : "a load beginning");
+		return;
+	}
+	base = strrchr(first, '/');
+	base = base ? base + 1 : first;
+	if (fresh == 1)
+		snprintf(what, len, "image %s", base);
+	else
+		snprintf(what, len, "image %s and %zu more", base, fresh - 1);
+}
+
 /*
  * The target is stopped: right after an exec, or at a dynamic-linker event.
  * Once the linker has mapped everything (or for a static binary at once),
  * probe the allocator before any of the program's code runs.
  */
-static int on_stop(struct tracer *tr)
+static int on_stop(struct tracer *tr, char *what, size_t len)
 {
 	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
 	struct lookup_order *lo = NULL;
@@ -262,6 +364,8 @@ static int on_stop(struct tracer *tr)
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
 		err = lookup_order__read(tr->target->pid, maps, &lo);
+	if (!err)
+		name_stop(tr, lo, what, len);
 	if (tr->opts->verbose > 1 && !err)
 		fprintf(stderr, "memleakbpf: stop: execs %llu, %zu objects, %s%s\n",
 			(unsigned long long)execs, lo->nr, lo->is_static ? "static, " : "",
@@ -273,8 +377,9 @@ static int on_stop(struct tracer *tr)
 	if (!err && lo->complete)
 		err = attach_allocator(tr, maps, lo);
 	if (!err) {
-		modules__update(tr->mods, maps);
 		unwind__update(tr->unw, tr->target->pid, maps);
+		learn_maps(tr, maps);
+		maps = NULL;
 	} else if (err != -ENOENT)
 		fprintf(stderr, "memleakbpf: cannot inspect pid %d: %s\n", tr->target->pid,
 			strerror(-err));
@@ -325,271 +430,66 @@ static int hand_over(struct tracer *tr, pid_t pid)
 	return 0;
 }
 
-/* BPF stopped pid at an exec or a dynamic-linker event: look, attach, resume. */
+/* A new image (an exec, or the shell's child): the job running must give everything back. */
+static bool new_image(struct tracer *tr, pid_t pid)
+{
+	return pid != tr->target->pid || probes__counter(tr->probes, CNT_EXECS) != tr->execs_seen;
+}
+
+/*
+ * BPF stopped pid at an exec or a dynamic-linker event: look, attach,
+ * resume. How long the target waited counts from the latest moment it can
+ * have stopped without the loop seeing it at once (tracer.h: awake).
+ */
 void tracer__on_stopped(struct tracer *tr, pid_t pid)
 {
+	char what[HOLD_WHAT_LEN] = "?";
+	bool image = new_image(tr, pid);
+	struct timespec t0 = tr->awake;
+	double ms;
 	int err;
 
+	if (image)
+		tracer__settle_jobs(tr);
 	if (target__wait_stopped(pid, STOP_WAIT_MS))
 		return;
 	err = 0;
 	if (pid != tr->target->pid)
 		err = pid == probes__handoff(tr->probes) ? hand_over(tr, pid) : -ESRCH;
 	if (!err)
-		err = on_stop(tr);
+		err = on_stop(tr, what, sizeof(what));
 	if (err && err != -ESRCH) {
 		target__signal(tr->target, SIGKILL);
 		exit(EXIT_FAILURE);
 	}
 	target__continue(pid);
+	clock_gettime(CLOCK_MONOTONIC, &tr->awake);	/* its next stop comes after this */
+	ms = tracer__since(&t0) * 1e3;
+	holds__add(&tr->holds, ms, what);
+	if (tr->opts->verbose > 1)
+		fprintf(stderr, "memleakbpf: stop: held %.1f ms (%s)\n", ms, what);
+	if (image)
+		tracer__resume_jobs(tr);
 }
 
-/* ---------------------------------------------------------------- reports */
-
-static double since(const struct timespec *t0)
+void tracer__say_holds(const struct tracer *tr)
 {
-	struct timespec now;
+	const struct holds *h = &tr->holds;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static void write_file(struct tracer *tr, const char *path,
-		       int (*writer)(const struct report *, FILE *), const struct report *r)
-{
-	int err;
-
-	if (!path)
+	if (!tr->opts->verbose || !h->stops)
 		return;
-	err = outfile__write(path, writer, r);
-	if (err) {
-		/* The text report is on stdout already: nothing else is lost. */
-		fprintf(stderr, "memleakbpf: cannot write %s: %s (the text report is on standard output)\n",
-			path, strerror(-err));
-		tr->output_failed = true;
-	}
+	fprintf(stderr, "memleakbpf: target held at most %.1f ms (%s), %u stops, %.0f ms in all",
+		h->max_ms, h->max_what, h->stops, h->total_ms);
+	if (tr->py_exit_ms > 0)
+		fprintf(stderr, "; at Python's exit %.1f ms", tr->py_exit_ms);
+	fputc('\n', stderr);
 }
 
-/* The text report; a full disk or a closed pipe is said once, not at every report. */
-static void write_text(struct tracer *tr, const struct report *r)
+void tracer__free(struct tracer *tr)
 {
-	int err = report_text__write(r, stdout);
-
-	if (!err && fflush(stdout))
-		err = -errno;
-	if (err && !tr->output_failed)
-		fprintf(stderr, "memleakbpf: cannot write the report to standard output: %s\n",
-			strerror(err == -EIO && errno ? errno : -err));
-	if (err) {
-		tr->output_failed = true;
-		clearerr(stdout);
-	}
-}
-
-/* A report, and what a heap profile of it borrows. */
-struct built {
-	struct snapshot *snap;
-	struct aggregate *agg;
-	struct maps *maps;	/* the target's code mappings */
-	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
-	struct report *r;
-};
-
-/*
- * Whether this report goes where every stack is written: a heap profile (a
- * snapshot's too), a flame graph, or files with --all-stacks.
- */
-static bool all_stacks(const struct tracer *tr, bool final, bool text)
-{
-	const struct opts *o = tr->opts;
-
-	return !text || o->snapshot_dir ||
-	       (final && (o->pprof_path || o->flamegraph_path ||
-			  (o->all_stacks && (o->json_path || o->folded_path))));
-}
-
-/*
- * The frames of the stacks that will be written: all of them, or only those
- * the text prints and the files keep (a few of thousands, which spares
- * resolving and copying every frame of every stack).
- */
-static int symbolize(struct tracer *tr, bool final, bool text, const struct report_meta *meta,
-		     struct built *b)
-{
-	bool files = final && (tr->opts->json_path || tr->opts->folded_path);
-	bool *want = NULL;
-	int err;
-
-	if (!all_stacks(tr, final, text)) {
-		want = calloc(b->r->nr_stacks ?: 1, sizeof(*want));
-		if (!want)
-			return -ENOMEM;
-		report_text__shown(b->r, want);
-		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
-			want[i] |= !b->r->stacks[i].left_out;
-	}
-	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
-	free(want);
-	return err;
-}
-
-/* The churn and peak stacks insight__fill picks, built as the report's. */
-struct stacks_ctx {
-	struct tracer *tr;
-	const struct report_meta *meta;
-};
-
-static int build_stacks(const struct aggregate *sites, void *ctx, struct report_stack **out,
-			size_t *nr)
-{
-	const struct stacks_ctx *c = ctx;
-
-	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
-}
-
-/* brief: a periodic text report, whose sites show no stacks (report.h). */
-static int build(struct tracer *tr, bool final, bool text, bool brief, struct built *b)
-{
-	struct report_meta meta = {
-		.pid = tr->target->pid,
-		.command = tr->target->command,
-		.duration_s = since(&tr->start),
-		.final = final,
-		.older_ms = tr->opts->older_ms,
-		.top = tr->opts->top,
-		.folded_allocs = tr->opts->folded_allocs,
-		.python = pytrace__report(tr->py),
-		.pycode = pytrace__code(tr->py),
-		.wrappers = tr->wrappers,
-		.nr_wrappers = tr->nr_wrappers,
-		.all_stacks = tr->opts->all_stacks,
-		.brief = brief,
-	};
-	bool pprof = tr->opts->snapshot_dir || (final && tr->opts->pprof_path);
-	int err;
-
-	tracer__refresh_modules(tr);
-	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
-	if (!err && final)
-		err = snapshot__ages(tr->probes, b->snap);
-	if (!err)
-		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
-	if (!err)
-		err = aggregate__build(b->snap, &b->agg);
-	if (!err)
-		err = insight__add(tr->ins, tr->target->exited ? 0 : tr->target->pid, b->snap, b->agg);
-	if (!err && pprof)
-		err = modules__code_maps(tr->mods, &b->maps);
-	if (!err && pprof)
-		err = report__build_freed(b->snap, tr->sym, tr->mods, &meta, &b->freed);
-	meta.maps = b->maps;
-	meta.freed = b->freed;
-	if (!err)
-		err = report__build_figures(b->agg, &meta, &b->r);
-	/* Before the frames: the text prints the growing stacks too. */
-	if (!err)
-		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
-				    &(struct stacks_ctx){ tr, &meta }, b->r);
-	/* And before them too: the sites say which stacks are shown and kept. */
-	if (!err)
-		err = report__sites(b->r, b->agg, tr->sym, tr->mods, &meta);
-	if (!err)
-		err = symbolize(tr, final, text, &meta, b);
-	return err;
-}
-
-static void built_free(struct built *b)
-{
-	report__free(b->r);
-	report__free(b->freed);
-	maps__free(b->maps);
-	aggregate__free(b->agg);
-	snapshot__free(b->snap);
-}
-
-/*
- * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
- * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
- * those asked for with SIGUSR1, each kind numbered on its own, so that a
- * user finds the ones they asked for by name.
- */
-static void snapshot_name(const struct tracer *tr, bool asked, unsigned n, const char *ext,
-			  char *buf, size_t len)
-{
-	snprintf(buf, len, "memleak.%d.%s%04u.%s", tr->target->pid, asked ? "usr1-" : "", n, ext);
-}
-
-/*
- * --snapshot-dir: the heap profile and the folded stacks under the next free
- * number. Numbers already taken (by an earlier run on the same pid) are
- * skipped, and a file is never replaced.
- */
-static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
-{
-	unsigned *n = asked ? &tr->asked_snapshots : &tr->snapshots;
-	char heap[NAME_MAX + 1], folded[NAME_MAX + 1];
-	const char *failed = heap;
-	int dirfd = tr->snapshot_dirfd, err;
-
-	do {
-		++*n;
-		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
-		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
-		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
-		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
-	} while (err == -EEXIST);
-	if (!err) {
-		failed = folded;
-		err = outfile__write_new(dirfd, folded, report_folded__write, r);
-	}
-	if (err)
-		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
-			tr->opts->snapshot_dir, failed, strerror(-err));
-	else if (say)
-		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
-			heap, tr->opts->snapshot_dir, folded);
-}
-
-/*
- * The text report (unless text is false), the final files, a snapshot
- * (asked: for SIGUSR1).
- */
-static int produce(struct tracer *tr, bool final, bool text, bool asked)
-{
-	struct built b = { 0 };
-	int err = build(tr, final, text, text && !final && !asked, &b);
-
-	if (err) {
-		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
-	} else {
-		if (text)
-			write_text(tr, b.r);
-		if (final) {
-			write_file(tr, tr->opts->json_path, report_json__write, b.r);
-			write_file(tr, tr->opts->folded_path, report_folded__write, b.r);
-			write_file(tr, tr->opts->pprof_path, report_pprof__write, b.r);
-			write_file(tr, tr->opts->flamegraph_path, report_svg__write, b.r);
-			write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, b.r);
-			write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, b.r);
-		}
-		if (tr->opts->snapshot_dir)
-			write_snapshot(tr, b.r, asked, asked || tr->opts->verbose);
-	}
-	built_free(&b);
-	return err;
-}
-
-int tracer__report(struct tracer *tr, bool final)
-{
-	return produce(tr, final, true, false);
-}
-
-/* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
-void tracer__on_snapshot_signal(struct tracer *tr)
-{
-	if (!tr->tracing) {
-		fprintf(stderr, "memleakbpf: SIGUSR1: not tracing yet, no snapshot\n");
-		return;
-	}
-	produce(tr, false, !tr->opts->snapshot_dir, true);
+	for (size_t i = 0; i < tr->nr_learned; i++)
+		maps__free(tr->learned[i]);
+	free(tr->learned);
+	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
+	forget_paths(tr);
 }

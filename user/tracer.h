@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The state of one run, shared by main.c (lifecycle and event loop) and
- * tracer.c (probing the allocator as the target's images come and go, and
- * building and writing reports).
+ * The state of one run, shared by main.c (lifecycle and event loop),
+ * tracer.c (probing the allocator as the target's images come and go) and
+ * reports.c (building and writing reports, on a thread of their own: who
+ * may touch what meanwhile is said there).
  */
 #ifndef TRACER_H
 #define TRACER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include "python/pytrace.h"
+#include "target/holds.h"
 
 struct opts;
 struct target;
@@ -22,6 +26,50 @@ struct unwind;
 struct pytrace;
 struct watchdog;
 struct snap_live;
+struct maps;
+struct alloc_wrapper;
+struct worker;
+struct tracer;
+
+/* A job for the worker (reports.c): what was asked, and what it took from the loop's side. */
+enum job_kind { JOB_REPORT, JOB_TICK };
+
+/*
+ * Where a job is: reading the tables only (a report's snapshot), when the
+ * loop may take everything else back (yielded: the job then stops); or
+ * anywhere else, when the loop must wait for it.
+ */
+enum job_phase { PHASE_ALL, PHASE_TABLES, PHASE_YIELDED };
+
+struct report_job {
+	enum job_kind kind;
+	bool reclaim;		/* the tables' room first (probes__reclaim) */
+	/* JOB_TICK */
+	bool sample;		/* the sites' figures, for the peak, taken at */
+	struct timespec at;
+	uint64_t warm_addr;	/* symbols to read ahead (tracer.h: warm_addr) */
+	/* JOB_REPORT */
+	bool final, text, asked;
+	pid_t pid;		/* the target's memory to read; 0 once it has exited */
+	const struct report_python *python;	/* NULL: no Python known when it began */
+	const struct pycode *pycode;
+	atomic_bool cancel;	/* an exec, Python's exit: the loop needs what it holds */
+	atomic_int phase;	/* enum job_phase */
+};
+
+/*
+ * The copies of Python code objects BPF sends come with the stop events;
+ * they go to pytrace when no report is reading its code, and wait
+ * otherwise (reports.c).
+ */
+struct code_relay {
+	struct pytrace_ops inner;	/* the probes' own */
+	struct tracer *tr;
+	void (*fn)(void *arg, const struct py_code *c);	/* pytrace's */
+	void *arg;
+	struct py_code *kept;	/* arrived while a report read the code, in order */
+	size_t nr_kept, cap_kept;
+};
 
 struct tracer {
 	const struct opts *opts;
@@ -42,6 +90,27 @@ struct tracer {
 	bool output_failed;	/* a report could not be written: exit status 1 */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
+	char **link_paths;	/* the link map at the last stop, sorted: the others are new */
+	size_t nr_link_paths;
+	struct holds holds;	/* how long the stops held the target */
+	/*
+	 * When the loop last came out of an idle wait, or resumed the target:
+	 * a stop it sees has waited since then at most. Measured from there,
+	 * a hold counts whatever the loop was busy with when the stop came.
+	 */
+	struct timespec awake;
+	double py_exit_ms;	/* and its stop at Python's exit */
+	/* Reports, and the work on the tables that feeds them (reports.c). */
+	struct worker *worker;	/* runs them */
+	struct report_job job;	/* the one it runs */
+	struct code_relay relay;
+	bool report_due, snapshot_due, reclaim_due;	/* asked for while a job ran */
+	/* What stops learned while a job ran (tracer__catch_up). */
+	struct maps **learned;
+	size_t nr_learned, cap_learned;
+	struct alloc_wrapper *next_wrappers;
+	size_t nr_next_wrappers;
+	bool wrappers_learned;
 	/*
 	 * Where malloc is in the target, until the first sampling tick: then
 	 * the tracer reads the symbols and debug information of its library
@@ -69,10 +138,47 @@ void tracer__refresh_modules(struct tracer *tr);
 bool tracer__tables_pending(const struct tracer *tr);
 void tracer__build_tables(struct tracer *tr);
 
-/* Reports. */
-/* A report: the text on stdout; when final, the files the options name. */
+/* What stops learned while a job ran, taken in now that it is done. */
+void tracer__catch_up(struct tracer *tr);
+/* -v: how long the target was held stopped. */
+void tracer__say_holds(const struct tracer *tr);
+/* What the stops kept, freed at the end. */
+void tracer__free(struct tracer *tr);
+
+/* Reports, and the work on the tables that feeds them, as jobs (reports.c). */
+/* A report now, on this thread: the text on stdout; when final, the files the options name. */
 int tracer__report(struct tracer *tr, bool final);
-/* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
+/* The interval's report: now, or once the job running is done. False: one waits already. */
+bool tracer__report_due(struct tracer *tr);
+/* SIGUSR1: a snapshot, or without --snapshot-dir a report, now or after the job running. */
 void tracer__on_snapshot_signal(struct tracer *tr);
+/* The tables' room to reclaim (probes__reclaim): now, or after the job running. */
+void tracer__reclaim_due(struct tracer *tr);
+/* The insight timer: a sample of the peak (and symbols read ahead), unless a job runs. */
+void tracer__tick(struct tracer *tr);
+/* The worker's descriptor was readable: take the job's end, start the next one due. */
+void tracer__job_done(struct tracer *tr);
+/* A job runs: the loop keeps off its state (reports.c). */
+bool tracer__working(const struct tracer *tr);
+/* An exec: cancel the job running and wait for it; resume starts what is due. */
+void tracer__settle_jobs(struct tracer *tr);
+void tracer__resume_jobs(struct tracer *tr);
+/* Python is exiting: its code read while the target lives (stopped: -c holds it meanwhile). */
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped);
+/* Python's code objects through tr->relay: ops are the probes', changed in place. */
+void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops);
+/* The end: the job running, and the reports asked for, done. */
+void tracer__finish_jobs(struct tracer *tr);
+/* The relay's copies, freed at the end. */
+void tracer__free_jobs(struct tracer *tr);
+
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+static inline double tracer__since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
 
 #endif

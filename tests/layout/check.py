@@ -4,10 +4,10 @@
 
 - No folder of user/ includes a header of a folder that includes one of
   its own, directly or through others: dependencies point one way.
-- The files directly in user/ (main.c, opts.c, tracer.c) are the top: no
+- The files directly in user/ (main.c, opts.c, tracer.c, reports.c) are the top: no
   folder includes their headers.
 - Only probe/ includes libbpf and the skeleton; only symbolize/ includes
-  libdwfl (elfutils' libdw); at most three .c files directly in user/; no
+  libdwfl (elfutils' libdw); at most four .c files directly in user/; no
   source file in user/ or bpf/ over 700 lines.
 
 Prints one line per broken wall, then "layout: N passed, N failed".
@@ -77,8 +77,8 @@ def main():
 				walls["one-way folders"].append(
 					"%s/ and %s/ include each other's headers (a cycle)" % (src, dst))
 	top = [f for f in os.listdir(USER) if f.endswith(".c")]
-	if len(top) > 3:
-		walls["top files"].append("%d .c files directly in user/ (at most 3): %s" % (
+	if len(top) > 4:
+		walls["top files"].append("%d .c files directly in user/ (at most 4): %s" % (
 			len(top), " ".join(sorted(top))))
 	for base in (USER, os.path.join(ROOT, "bpf")):
 		for d, _, files in os.walk(base):

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Producing reports (snapshot -> aggregate -> analysis -> symbolized report,
+ * then the text on stdout and, at the end, every file the options name;
+ * numbered snapshots for --snapshot-dir), and the work on the BPF tables
+ * that feeds them (a sample of the peak every 100 ms, reclaiming the tables'
+ * room, reading symbols ahead), as jobs on a thread of their own: one job
+ * can take seconds in a big target, and the event loop must go on serving
+ * the target's stops meanwhile (tracer.c), or the target waits.
+ *
+ * No lock: ownership is handed over. While a job runs, it has the BPF
+ * tables' reading and reclaiming, the modules, the symbolizer, the insight,
+ * pytrace's code, the wrappers and the outputs; the loop keeps to the
+ * target: it attaches probes, loads unwind tables, and keeps what it learns
+ * for the job's state (mappings, wrappers, Python's code copies) until the
+ * job is done (tracer__catch_up, relay_flush). The loop starts a job and
+ * joins it, so each side sees what the other did before. The one thing
+ * both may touch is the probes' flag that Python was found (py_used, set
+ * once, on the loop, when it finds an interpreter): a job's snapshot that
+ * reads it stale sees no Python frames, which no stack has yet.
+ *
+ * What cannot wait for a job (an exec forgets the image; Python's exit
+ * reads its code while the target lives) cancels it, waits for it to stop
+ * at its next step, and has it built again later. The final report is
+ * built on the loop's thread, once no job runs.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/aggregate.h"
+#include "analyze/insight.h"
+#include "opts.h"
+#include "probe/probes.h"
+#include "probe/snapshot.h"
+#include "python/pytrace.h"
+#include "report/outfile.h"
+#include "symbolize/report_build.h"
+#include "symbolize/symbolize.h"
+#include "target/modules.h"
+#include "target/target.h"
+#include "tracer.h"
+#include "util/procmaps.h"
+#include "util/vec.h"
+#include "util/worker.h"
+
+static void write_file(struct tracer *tr, const char *path,
+		       int (*writer)(const struct report *, FILE *), const struct report *r)
+{
+	int err;
+
+	if (!path)
+		return;
+	err = outfile__write(path, writer, r);
+	if (err) {
+		/* The text report is on stdout already: nothing else is lost. */
+		fprintf(stderr, "memleakbpf: cannot write %s: %s (the text report is on standard output)\n",
+			path, strerror(-err));
+		tr->output_failed = true;
+	}
+}
+
+/* The text report; a full disk or a closed pipe is said once, not at every report. */
+static void write_text(struct tracer *tr, const struct report *r)
+{
+	int err = report_text__write(r, stdout);
+
+	if (!err && fflush(stdout))
+		err = -errno;
+	if (err && !tr->output_failed)
+		fprintf(stderr, "memleakbpf: cannot write the report to standard output: %s\n",
+			strerror(err == -EIO && errno ? errno : -err));
+	if (err) {
+		tr->output_failed = true;
+		clearerr(stdout);
+	}
+}
+
+/* A report, and what a heap profile of it borrows. */
+struct built {
+	struct snapshot *snap;
+	struct aggregate *agg;
+	struct maps *maps;	/* the target's code mappings */
+	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
+	struct report *r;
+	double maps_s;		/* reading the maps took this long */
+};
+
+/*
+ * Whether this report goes where every stack is written: a heap profile (a
+ * snapshot's too), a flame graph, or files with --all-stacks.
+ */
+static bool all_stacks(const struct tracer *tr, const struct report_job *job)
+{
+	const struct opts *o = tr->opts;
+
+	return !job->text || o->snapshot_dir ||
+	       (job->final && (o->pprof_path || o->flamegraph_path ||
+			       (o->all_stacks && (o->json_path || o->folded_path))));
+}
+
+/*
+ * The frames of the stacks that will be written: all of them, or only those
+ * the text prints and the files keep (a few of thousands, which spares
+ * resolving and copying every frame of every stack).
+ */
+static int symbolize(struct tracer *tr, const struct report_job *job,
+		     const struct report_meta *meta, struct built *b)
+{
+	bool files = job->final && (tr->opts->json_path || tr->opts->folded_path);
+	bool *want = NULL;
+	int err;
+
+	if (!all_stacks(tr, job)) {
+		want = calloc(b->r->nr_stacks ?: 1, sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+		report_text__shown(b->r, want);
+		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
+			want[i] |= !b->r->stacks[i].left_out;
+	}
+	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
+	free(want);
+	return err;
+}
+
+/* The churn and peak stacks insight__fill picks, built as the report's. */
+struct stacks_ctx {
+	struct tracer *tr;
+	const struct report_meta *meta;
+};
+
+static int build_stacks(const struct aggregate *sites, void *ctx, struct report_stack **out,
+			size_t *nr)
+{
+	const struct stacks_ctx *c = ctx;
+
+	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
+}
+
+/* Between two steps: an exec made this report moot. */
+static int go_on(const struct report_job *job)
+{
+	return atomic_load(&job->cancel) ? -ECANCELED : 0;
+}
+
+/* The tables read: the rest of the report's state, unless the loop took it meanwhile. */
+static int take_all(struct report_job *job)
+{
+	int tables = PHASE_TABLES;
+
+	return atomic_compare_exchange_strong(&job->phase, &tables, PHASE_ALL) ? 0 : -ECANCELED;
+}
+
+/* From the snapshot to the symbolized report. */
+static int analyze(struct tracer *tr, const struct report_job *job, struct report_meta *meta,
+		   struct built *b)
+{
+	bool pprof = tr->opts->snapshot_dir || (job->final && tr->opts->pprof_path);
+	int err = 0;
+
+	if (job->python)
+		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
+	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
+	if (!err)
+		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
+	if (!err && pprof)
+		err = modules__code_maps(tr->mods, &b->maps);
+	if (!err && pprof)
+		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
+	meta->maps = b->maps;
+	meta->freed = b->freed;
+	err = err ?: go_on(job);
+	if (!err)
+		err = report__build_figures(b->agg, meta, &b->r);
+	/* Before the frames: the text prints the growing stacks too. */
+	if (!err)
+		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
+				    &(struct stacks_ctx){ tr, meta }, b->r);
+	/* And before them too: the sites say which stacks are shown and kept. */
+	if (!err)
+		err = report__sites(b->r, b->agg, tr->sym, tr->mods, meta);
+	err = err ?: go_on(job);
+	if (!err)
+		err = symbolize(tr, job, meta, b);
+	return err;
+}
+
+static int build(struct tracer *tr, struct report_job *job, struct built *b)
+{
+	struct report_meta meta = {
+		.pid = tr->target->pid,
+		.command = tr->target->command,
+		.duration_s = tracer__since(&tr->start),
+		.final = job->final,
+		.older_ms = tr->opts->older_ms,
+		.top = tr->opts->top,
+		.folded_allocs = tr->opts->folded_allocs,
+		.python = job->python,
+		.pycode = job->pycode,
+		.wrappers = tr->wrappers,
+		.nr_wrappers = tr->nr_wrappers,
+		.all_stacks = tr->opts->all_stacks,
+		/* A periodic text report: its sites show no stacks (report.h). */
+		.brief = job->text && !job->final && !job->asked,
+	};
+	struct timespec t0;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	atomic_store(&job->phase, PHASE_TABLES);
+	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (!err && job->final)
+		err = snapshot__ages(tr->probes, b->snap);
+	b->maps_s = tracer__since(&t0);
+	return err ?: take_all(job) ?: go_on(job) ?: analyze(tr, job, &meta, b);
+}
+
+static void built_free(struct built *b)
+{
+	report__free(b->r);
+	report__free(b->freed);
+	maps__free(b->maps);
+	aggregate__free(b->agg);
+	snapshot__free(b->snap);
+}
+
+/*
+ * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
+ * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
+ * those asked for with SIGUSR1, each kind numbered on its own, so that a
+ * user finds the ones they asked for by name.
+ */
+static void snapshot_name(const struct tracer *tr, bool asked, unsigned n, const char *ext,
+			  char *buf, size_t len)
+{
+	snprintf(buf, len, "memleak.%d.%s%04u.%s", tr->target->pid, asked ? "usr1-" : "", n, ext);
+}
+
+/*
+ * --snapshot-dir: the heap profile and the folded stacks under the next free
+ * number. Numbers already taken (by an earlier run on the same pid) are
+ * skipped, and a file is never replaced.
+ */
+static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
+{
+	unsigned *n = asked ? &tr->asked_snapshots : &tr->snapshots;
+	char heap[NAME_MAX + 1], folded[NAME_MAX + 1];
+	const char *failed = heap;
+	int dirfd = tr->snapshot_dirfd, err;
+
+	do {
+		++*n;
+		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
+		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
+		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
+		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
+	} while (err == -EEXIST);
+	if (!err) {
+		failed = folded;
+		err = outfile__write_new(dirfd, folded, report_folded__write, r);
+	}
+	if (err)
+		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
+			tr->opts->snapshot_dir, failed, strerror(-err));
+	else if (say)
+		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
+			heap, tr->opts->snapshot_dir, folded);
+}
+
+static void write_all(struct tracer *tr, const struct report_job *job, const struct report *r)
+{
+	if (job->text)
+		write_text(tr, r);
+	if (job->final) {
+		write_file(tr, tr->opts->json_path, report_json__write, r);
+		write_file(tr, tr->opts->folded_path, report_folded__write, r);
+		write_file(tr, tr->opts->pprof_path, report_pprof__write, r);
+		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
+		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
+		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
+	}
+	if (tr->opts->snapshot_dir)
+		write_snapshot(tr, r, job->asked, job->asked || tr->opts->verbose);
+}
+
+/* The text report (unless job->text is false), the final files, a snapshot. */
+static int produce(struct tracer *tr, struct report_job *job)
+{
+	struct built b = { 0 };
+	struct timespec t0;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = build(tr, job, &b);
+	if (err && err != -ECANCELED)
+		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
+	if (!err)
+		write_all(tr, job, b.r);
+	if (!err && tr->opts->verbose)
+		fprintf(stderr, "memleakbpf: %s built in %.0f ms (reading the maps %.0f ms), %zu stacks\n",
+			job->final ? "final report" : "report", tracer__since(&t0) * 1e3,
+			b.maps_s * 1e3, b.r->nr_stacks);
+	built_free(&b);
+	return err;
+}
+
+/* ---------------------------------------------------------------- jobs */
+
+/* A report's job, set while none runs: what it takes from the loop's side. */
+static void report_job(struct tracer *tr, struct report_job *job, bool final, bool text,
+		       bool asked)
+{
+	*job = (struct report_job){ .kind = JOB_REPORT, .final = final, .text = text,
+				    .asked = asked };
+	job->pid = tr->target->exited ? 0 : tr->target->pid;
+	/* Python found later is the next report's: attach writes it meanwhile. */
+	job->python = pytrace__report(tr->py);
+	job->pycode = pytrace__code(tr->py);
+	tracer__refresh_modules(tr);
+}
+
+int tracer__report(struct tracer *tr, bool final)
+{
+	struct report_job job;
+
+	report_job(tr, &job, final, true, false);
+	return produce(tr, &job);
+}
+
+/* A sample of the peak, symbols read ahead. */
+static int tick(struct tracer *tr, const struct report_job *job)
+{
+	size_t nr;
+
+	/* A failed sample only costs precision: the next one comes soon. */
+	if (job->sample && !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
+		insight__tick(tr->ins, &job->at, tr->live, nr);
+	if (job->warm_addr)
+		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
+	return 0;
+}
+
+static int run_job(void *arg)
+{
+	struct tracer *tr = arg;
+	struct report_job *job = &tr->job;
+
+	/* Room in the tables first: they fill while a report is built (reclaim.c). */
+	if (job->reclaim)
+		probes__reclaim(tr->probes);
+	return job->kind == JOB_REPORT ? produce(tr, job) : tick(tr, job);
+}
+
+static void start(struct tracer *tr)
+{
+	if (worker__start(tr->worker, run_job, tr))
+		run_job(tr);	/* no thread to be had: on this one, then */
+}
+
+/* The next job asked for, if none runs: a snapshot, a report, reclaiming. */
+static void start_due(struct tracer *tr)
+{
+	bool asked = tr->snapshot_due;
+
+	if (worker__busy(tr->worker))
+		return;
+	if (tr->report_due || asked) {
+		report_job(tr, &tr->job, false, !asked || !tr->opts->snapshot_dir, asked);
+		if (asked)
+			tr->snapshot_due = false;
+		else
+			tr->report_due = false;
+	} else if (tr->reclaim_due) {
+		tr->job = (struct report_job){ .kind = JOB_TICK, .reclaim = true };
+	} else {
+		return;
+	}
+	tr->job.reclaim = true;
+	tr->reclaim_due = false;
+	start(tr);
+}
+
+static void relay_flush(struct code_relay *r);
+
+/* Wait for the job (a report cancelled is built again later); take in what it kept out. */
+static void finish_job(struct tracer *tr, bool cancel)
+{
+	if (!worker__busy(tr->worker))
+		return;
+	if (cancel)
+		atomic_store(&tr->job.cancel, true);
+	if (worker__wait(tr->worker) == -ECANCELED) {
+		if (tr->job.asked)
+			tr->snapshot_due = true;
+		else
+			tr->report_due = true;
+	}
+	relay_flush(&tr->relay);
+	tracer__catch_up(tr);
+}
+
+bool tracer__working(const struct tracer *tr)
+{
+	return tr->worker && worker__busy(tr->worker);
+}
+
+bool tracer__report_due(struct tracer *tr)
+{
+	if (tr->report_due)
+		return false;	/* one is waiting already: ticks coalesce, as a timer's do */
+	tr->report_due = true;
+	start_due(tr);
+	return true;
+}
+
+void tracer__reclaim_due(struct tracer *tr)
+{
+	tr->reclaim_due = true;
+	start_due(tr);
+}
+
+void tracer__tick(struct tracer *tr)
+{
+	struct timespec now;
+
+	/* Skipped while a job runs: a report's snapshot is a sample of the peak too. */
+	if (worker__busy(tr->worker))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	tr->job = (struct report_job){ .kind = JOB_TICK, .reclaim = tr->reclaim_due,
+				       .sample = true, .at = now };
+	tr->reclaim_due = false;
+	if (tr->warm_addr) {
+		tracer__refresh_modules(tr);
+		tr->job.warm_addr = tr->warm_addr;
+		tr->warm_addr = 0;
+	}
+	start(tr);
+}
+
+void tracer__job_done(struct tracer *tr)
+{
+	finish_job(tr, false);
+	start_due(tr);
+}
+
+void tracer__settle_jobs(struct tracer *tr)
+{
+	finish_job(tr, true);
+}
+
+void tracer__resume_jobs(struct tracer *tr)
+{
+	start_due(tr);
+}
+
+void tracer__finish_jobs(struct tracer *tr)
+{
+	finish_job(tr, false);
+	/* Reports asked for before the end are made, so that COUNT reports are COUNT. */
+	tr->reclaim_due = false;
+	while (tr->report_due || tr->snapshot_due) {
+		start_due(tr);
+		finish_job(tr, false);
+	}
+}
+
+/* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
+void tracer__on_snapshot_signal(struct tracer *tr)
+{
+	if (!tr->tracing) {
+		fprintf(stderr, "memleakbpf: SIGUSR1: not tracing yet, no snapshot\n");
+		return;
+	}
+	tr->snapshot_due = true;
+	start_due(tr);
+}
+
+/* ---------------------------------------------------------------- Python's code */
+
+/* The copies kept while a job had the code, to pytrace: none has it now. */
+static void relay_flush(struct code_relay *r)
+{
+	for (size_t i = 0; r->fn && i < r->nr_kept; i++)
+		r->fn(r->arg, &r->kept[i]);
+	r->nr_kept = 0;
+}
+
+/* A copy from BPF, on the loop's thread: to pytrace, or kept for after the job. */
+static void relay_copy(void *arg, const struct py_code *c)
+{
+	struct code_relay *r = arg;
+
+	if (!worker__busy(r->tr->worker)) {
+		relay_flush(r);
+		r->fn(r->arg, c);
+		return;
+	}
+	/* Lost only without memory: its frames are then read from the target. */
+	if (!vec__reserve_min(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept), 64))
+		r->kept[r->nr_kept++] = *c;
+}
+
+static void relay_on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg)
+{
+	struct code_relay *r = ctx;
+
+	r->fn = fn;
+	r->arg = arg;
+	if (!fn)
+		r->nr_kept = 0;
+	r->inner.on_code(r->inner.ctx, fn ? relay_copy : NULL, r);
+}
+
+static int relay_set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.set_python(r->inner.ctx, py, stop_at_exit);
+}
+
+static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.attach_exit(r->inner.ctx, path, offset, finalize);
+}
+
+static int relay_each_stack(void *ctx, const struct snapshot *snap,
+			    int (*fn)(void *arg, const struct py_stack *py), void *arg)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.each_stack(r->inner.ctx, snap, fn, arg);
+}
+
+void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
+{
+	tr->relay.inner = *ops;
+	tr->relay.tr = tr;
+	*ops = (struct pytrace_ops){
+		.ctx = &tr->relay,
+		.set_python = relay_set_python,
+		.on_code = relay_on_code,
+		.attach_exit = relay_attach_exit,
+		.each_stack = relay_each_stack,
+	};
+}
+
+/* A report that only reads the tables leaves everything else to the loop, and stops after. */
+static bool yield_job(struct tracer *tr)
+{
+	int was = PHASE_TABLES;
+
+	if (!worker__busy(tr->worker))
+		return false;
+	/* On failure was is the phase it is in: yielded already is as good. */
+	atomic_compare_exchange_strong(&tr->job.phase, &was, PHASE_YIELDED);
+	return was != PHASE_ALL;
+}
+
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped)
+{
+	struct timespec t0 = tr->awake;	/* as a stop's (tracer.c) */
+	double ms;
+
+	/*
+	 * Its code is the job's while it runs: a report reading the tables
+	 * yields it at once (the reading of the tables goes on beside, as
+	 * two readings may); anything else gives it back at its next step.
+	 */
+	if (!yield_job(tr))
+		finish_job(tr, true);
+	pytrace__on_exit(tr->py, pid, stopped);
+	ms = tracer__since(&t0) * 1e3;
+	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
+	if (stopped && ms > tr->py_exit_ms)
+		tr->py_exit_ms = ms;
+	start_due(tr);
+}
+
+void tracer__free_jobs(struct tracer *tr)
+{
+	free(tr->relay.kept);
+}

@@ -85,6 +85,7 @@ struct built {
 	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
 	struct report *r;
 	double maps_s;		/* reading the maps took this long */
+	double frames_s;	/* and the frames of the stacks written (symbolize) */
 };
 
 /*
@@ -158,6 +159,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		   struct built *b)
 {
 	bool pprof = tr->opts->snapshot_dir || (job->final && tr->opts->pprof_path);
+	struct timespec t0;
 	int err = 0;
 
 	if (job->python)
@@ -182,8 +184,11 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = report__sites(b->r, b->agg, tr->sym, tr->mods, meta);
 	err = err ?: go_on(job);
-	if (!err)
+	if (!err) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = symbolize(tr, job, meta, b);
+		b->frames_s = tracer__since(&t0);
+	}
 	return err;
 }
 
@@ -214,7 +219,13 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	if (!err && job->final)
 		err = snapshot__ages(tr->probes, b->snap);
 	b->maps_s = tracer__since(&t0);
-	return err ?: take_all(job) ?: go_on(job) ?: analyze(tr, job, &meta, b);
+	err = err ?: take_all(job) ?: go_on(job);
+	if (err)
+		return err;
+	/* Reading the maps took a while: room in the tables again, before the analysis. */
+	if (job->reclaim)
+		probes__reclaim(tr->probes);
+	return analyze(tr, job, &meta, b);
 }
 
 static void built_free(struct built *b)
@@ -299,9 +310,9 @@ static int produce(struct tracer *tr, struct report_job *job)
 	if (!err)
 		write_all(tr, job, b.r);
 	if (!err && tr->opts->verbose)
-		fprintf(stderr, "memleakbpf: %s built in %.0f ms (reading the maps %.0f ms), %zu stacks\n",
+		fprintf(stderr, "memleakbpf: %s built in %.0f ms (reading the maps %.0f ms, the frames %.0f ms), %zu stacks\n",
 			job->final ? "final report" : "report", tracer__since(&t0) * 1e3,
-			b.maps_s * 1e3, b.r->nr_stacks);
+			b.maps_s * 1e3, b.frames_s * 1e3, b.r->nr_stacks);
 	built_free(&b);
 	return err;
 }

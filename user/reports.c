@@ -470,8 +470,13 @@ void tracer__resume_jobs(struct tracer *tr)
 void tracer__finish_jobs(struct tracer *tr)
 {
 	finish_job(tr, false);
-	/* Reports asked for before the end are made, so that COUNT reports are COUNT. */
+	/*
+	 * What was asked for before the end is made: a snapshot, and with COUNT
+	 * the interval's report (COUNT reports are COUNT). Else the final
+	 * report, right after, says all it would have.
+	 */
 	tr->reclaim_due = false;
+	tr->report_due &= tr->opts->count > 0;
 	while (tr->report_due || tr->snapshot_due) {
 		start_due(tr);
 		finish_job(tr, false);

@@ -175,7 +175,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
-		err = report__build_figures(b->agg, meta, &b->r);
+		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,

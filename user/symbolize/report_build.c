@@ -96,19 +96,16 @@ static void unwrap(const struct snap_site *site, const struct modules *mods,
 }
 
 /*
- * The api as the stack's caller named it: an unprobed wrapper's (operator
- * new), or one of two names of one function, by the import its call went
- * through. Only for the stacks a report prints: the answers are cached per
- * call site (symbolizer__called), but a run sees far more sites than it prints.
+ * One function under two names: the api as the stack's caller imported it.
+ * Only for the stacks a report prints: each call site's answer is cached
+ * (symbolizer__called), but a run sees far more sites than it prints.
  */
 static void name_api(const struct snap_site *site, struct symbolizer *sym,
-		     const struct modules *mods, const struct report_meta *meta,
-		     struct report_stack *st)
+		     const struct modules *mods, struct report_stack *st)
 {
 	const char *name;
 	int api;
 
-	unwrap(site, mods, meta, st);
 	if (!sym || site->nr_ips <= st->wrapper_ips || !has_alias(st->api) ||
 	    symbolizer__called(sym, mods, site->ips[st->wrapper_ips], &name))
 		return;
@@ -117,7 +114,7 @@ static void name_api(const struct snap_site *site, struct symbolizer *sym,
 		st->api = (uint32_t)api;
 }
 
-/* A site's figures, its api as probed; its frames and the api's name are report__symbolize's. */
+/* A site's figures, its api as probed (name_api may say which alias); its frames are report__symbolize's. */
 static void stack_figures(const struct snap_site *site, struct report_stack *st)
 {
 	st->api = site->api;
@@ -132,14 +129,14 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->unwind_pending = site->stack_flags & STACK_PENDING;
 }
 
-/* A site's api as called, and its frames: every ip resolved, then its Python frames merged in. */
+/* A site's api as its caller named it, and its frames: every ip resolved, then its Python frames merged in. */
 static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
 			struct report_stack *st)
 {
 	int err = 0;
 
-	name_api(site, sym, mods, meta, st);
+	name_api(site, sym, mods, st);
 	for (uint32_t i = st->wrapper_ips; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
 		err = resolve_ip(sym, mods, site->ips[i], st);
 	if (!err && site->py)
@@ -165,8 +162,8 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->brief = meta->brief;
 }
 
-int report__build_figures(const struct aggregate *agg, const struct report_meta *meta,
-			  struct report **out)
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out)
 {
 	struct report *r;
 
@@ -183,8 +180,11 @@ int report__build_figures(const struct aggregate *agg, const struct report_meta 
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < agg->nr; i++)
+	/* operator new's frames off every stack: its site begins after them (report_sites.c). */
+	for (size_t i = 0; i < agg->nr; i++) {
 		stack_figures(agg->sites[i], &r->stacks[i]);
+		unwrap(agg->sites[i], mods, meta, &r->stacks[i]);
+	}
 	r->nr_stacks = agg->nr;
 	*out = r;
 	return 0;
@@ -205,7 +205,7 @@ int report__symbolize(struct report *r, const struct aggregate *agg, struct symb
 int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out)
 {
-	int err = report__build_figures(agg, meta, out);
+	int err = report__build_figures(agg, mods, meta, out);
 
 	if (!err)
 		err = report__symbolize(*out, agg, sym, mods, meta, NULL);

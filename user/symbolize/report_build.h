@@ -51,15 +51,16 @@ int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
 
 /*
  * report__build in two steps, for a report that will not print every stack:
- * the figures of every stack, frameless, with the api as probed; then, for
- * the stacks with want[i] (NULL: all of them), the frames and the api as the
- * caller named it (operator new over malloc, memalign for aligned_alloc).
- * Resolving a deep stack costs far more than its figures, and the text
- * report shows only a few (report_text__shown). On an error the report is
- * left for report__free. 0 or -errno.
+ * the figures of every stack, frameless, operator new's frames taken off
+ * (new or new[] for the api); then, for the stacks with want[i] (NULL: all
+ * of them), the frames, and the api of a function with two names as the
+ * caller imported it (memalign for aligned_alloc). Resolving a deep stack
+ * costs far more than its figures, and the text report shows only a few
+ * (report_text__shown). On an error the report is left for report__free.
+ * 0 or -errno.
  */
-int report__build_figures(const struct aggregate *agg, const struct report_meta *meta,
-			  struct report **out);
+int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+			  const struct report_meta *meta, struct report **out);
 int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want);

@@ -333,15 +333,15 @@ TEST(timeline_text_startup)
 						    .new_stacks = 1234, .new_share = 0.964 };
 	out = render(report_text__write, &r);
 	ASSERT(out && strstr(out, "\nVerdict: start-up, not judged yet: 96% of the last interval's"
-				  " allocations came from code not run before\n  (1,234 new stacks):"
-				  " what start-up builds (modules, tables,\n  caches) grows the heap as a"
-				  " leak would, so trends are measured from the first report after it\n"));
+				  " allocations came from code not run before\n  (1,234 new stacks):\n"
+				  "  what start-up builds (modules, tables, caches) grows the heap as a"
+				  " leak would:\n  trends are measured from the first report after it\n"));
 	free(out);
 	a.memory.startup.new_stacks = 1;
 	a.memory.startup.unstored = 5678;
 	out = render(report_text__write, &r);
 	ASSERT(out && strstr(out, "\n  (1 new stack; 5,678 allocations whose stack the full stack map"
-				  " could not take): what start-up"));
+				  " could not take):\n  what start-up"));
 	free(out);
 	a.memory.startup.ongoing = false;
 	a.memory.startup.end_s = 1.0;

@@ -188,8 +188,8 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 		fprintf(f, "; %s %s whose stack the full stack map could not take",
 			report__count(st->unstored, b),
 			report__plural(st->unstored, "allocation", "allocations"));
-	fputs("): what start-up builds (modules, tables,\n  caches) grows the heap as a leak would,"
-	      " so trends are measured from the first report after it\n", f);
+	fputs("):\n  what start-up builds (modules, tables, caches) grows the heap as a leak would:\n"
+	      "  trends are measured from the first report after it\n", f);
 }
 
 static void print_startup(const struct report *r, FILE *f)

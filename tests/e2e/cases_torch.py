@@ -17,7 +17,9 @@ tens of seconds, to the end of the loop:
                   most leak-like at one of the loop's allocating lines, each
                   holding whole steps (the truth: one block per step per
                   allocation there)
-  torch_leak_p    the same leak under -p, attached once torch is imported
+  torch_leak_p    the same leak under -p, attached once torch is imported,
+                  the loop let go once every unwind table is loaded (-v says
+                  when), so that no stack is cut short at one still loading
 
 None may drop anything (a full stack map, a stack or Python frames not
 read). --os-exit ends the jobs with os._exit(0) right after the loop, so
@@ -32,18 +34,19 @@ import time
 
 import lib
 from lib import (CaseFailed, LineReader, Skip, TRACE, TRACER, common_checks, dropped_errs,
-	load_report, start_tracing, wait_exit)
+	load_report, start_tracing, wait_exit, wait_for)
 from cases_python import PY, PYVICTIMS, py_env
 
 
 VICTIM = "torch_train.py"
-STEPS = 3000		# about 8 s of the loop under tracing here: 8 reports at 1 s
+STEPS = 3000		# about 8 s of the loop traced here (-p): 8 reports at 1 s
 INTERVAL = "1"
-TIMEOUT_CASES = 5	# lib.CASE_TIMEOUTs for a case: import torch alone takes 20-40 s traced
+TIMEOUT_CASES = 5	# lib.CASE_TIMEOUTs for a case: import torch alone takes 30-70 s traced here
 LOOP = ("step", "train")		# the loop's functions in torch_train.py
 LOOP_MARKS = ("forward", "loss", "leak")	# its allocating lines (# @NAME)
 LEAK_VERDICTS = ("leak", "leak_and_fragmentation")
 FINAL_MARK = "memleakbpf: Final report:"
+TABLES_READY = "memleakbpf: unwind tables ready "	# -v, under -p
 
 _torch_error = []
 
@@ -241,7 +244,7 @@ def leak_check(work, rep, text):
 
 
 def leak_attach(work):
-	"""-p on the leaking job once torch is imported: READY, attach, go, its end."""
+	"""-p on the leaking job once torch is imported: READY, attach, tables, go, its end."""
 	torch_missing()
 	js = work.path("report.json")
 	end = deadline()
@@ -250,7 +253,8 @@ def leak_attach(work):
 		       stdout=subprocess.PIPE, tag="victim")
 	out = LineReader(v.stdout)
 	pid = int(out.expect("READY pid=", end).split("=", 1)[1])
-	t = start_tracing(work, ["--json", js, "-p", str(pid), INTERVAL], end)
+	t = start_tracing(work, ["-v", "--json", js, "-p", str(pid), INTERVAL], end)
+	wait_for(lambda: TABLES_READY in work.read("tracer.stderr"), end, repr(TABLES_READY), alive=t)
 	v.stdin.write(b"go\n")
 	v.stdin.close()
 	done = out.expect("torch_train: %d steps in " % STEPS, end)

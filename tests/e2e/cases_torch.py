@@ -41,7 +41,7 @@ from cases_python import PY, PYVICTIMS, py_env
 VICTIM = "torch_train.py"
 STEPS = 3000		# about 8 s of the loop traced here (-p): 8 reports at 1 s
 INTERVAL = "1"
-TIMEOUT_CASES = 5	# lib.CASE_TIMEOUTs for a case: import torch alone takes 30-70 s traced here
+TIMEOUT_CASES = 3	# lib.CASE_TIMEOUTs for a case: a whole job takes 40 to 90 s traced here
 LOOP = ("step", "train")		# the loop's functions in torch_train.py
 LOOP_MARKS = ("forward", "loss", "leak")	# its allocating lines (# @NAME)
 LEAK_VERDICTS = ("leak", "leak_and_fragmentation")

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench: what tracing costs a program, against the floor and the peers.
 
-Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--no-unwind] [--only WORKLOAD,...]
+Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--no-unwind] [--only NAME,...]
+
+--only runs only what it names: workloads of the table below, and the parts
+after it: scale, unwind, python, torch (the PyTorch job, scripts/bench_torch.py).
 
 Every workload runs untraced and under every tracer, interleaved: round after
 round, each (workload, tracer) once, so that drift of the machine spreads over
@@ -51,6 +54,8 @@ import sys
 import tempfile
 import time
 
+import bench_torch
+
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, ".output", "bench")
 TRACER = os.path.join(ROOT, "memleakbpf")
@@ -66,6 +71,7 @@ TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
 RUN_TIMEOUT = 120
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+PARTS = ("scale", "unwind", "python", "torch")	# what runs after the table
 
 # name: (argv, how it is timed[, the allocator LD_PRELOADed])
 WORKLOADS = {
@@ -683,7 +689,7 @@ def py_run(workload, mode, work):
 	subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
 		       stderr=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
 	with open(out + ".result") as f:
-		ms = float(f.read().split("=", 1)[1]) / 1e6
+		ms = float(dict(x.split("=", 1) for x in f.read().split())["ns"]) / 1e6
 	allocs = None
 	if traced:
 		with open(out + ".json") as f:
@@ -755,6 +761,32 @@ def python_bench(runs, doc):
 # ================================================================ end of Python's allocator (issue 9)
 
 
+def table_part(workloads, runs, doc, do_scale):
+	"""The table of the workloads (if any), and the memory and scale figures after it."""
+	have = ensure_packages()
+	if "jq" not in have and "jq" in workloads:
+		workloads.remove("jq")
+	rows, pairs, goals, elapsed = None, {}, [], 0
+	if workloads:
+		make_data()
+		t0 = time.monotonic()
+		results, errors, pairs = measure(workloads, runs, have)
+		elapsed = time.monotonic() - t0
+		rows = table(workloads, results, errors)
+		goals = targets(workloads, results) + allocator_targets(workloads, results)
+		print(plain(rows))
+		for line in goals:
+			print("target: " + line)
+		for (w, t), why in sorted(errors.items()):
+			say("%s under %s: %s" % (w, t, why))
+	scale_lines = scale(have) if do_scale else []
+	for line in scale_lines:
+		print("scale: " + line)
+	if rows and doc and runs >= 5:
+		write_doc(rows, pairs, runs, have, elapsed, scale_lines, goals)
+		say("results written to %s" % os.path.relpath(DOC, ROOT))
+
+
 def main(argv):
 	runs, doc, only, do_scale = 5, True, None, True
 	do_unwind = True
@@ -776,6 +808,11 @@ def main(argv):
 		else:
 			print(__doc__.strip())
 			return 0 if a in ("-h", "--help") else 2
+	unknown = [n for n in only or [] if n not in WORKLOADS and n not in PARTS]
+	if unknown:
+		say("--only: no workload or part named %s" % ", ".join(unknown))
+		return 2
+	chosen = lambda part: not only or part in only
 	if os.geteuid() != 0:
 		say("needs root (the tracers load BPF programs)")
 		return 1
@@ -783,30 +820,15 @@ def main(argv):
 		if not os.path.exists(f):
 			say("%s is missing: run it through `make bench`" % f)
 			return 1
-	workloads = [w for w in WORKLOADS if not only or w in only]
-	have = ensure_packages()
-	if "jq" not in have and "jq" in workloads:
-		workloads.remove("jq")
-	make_data()
-	t0 = time.monotonic()
-	results, errors, pairs = measure(workloads, runs, have)
-	elapsed = time.monotonic() - t0
-	rows = table(workloads, results, errors)
-	goals = targets(workloads, results) + allocator_targets(workloads, results)
-	print(plain(rows))
-	for line in goals:
-		print("target: " + line)
-	for (w, t), why in sorted(errors.items()):
-		say("%s under %s: %s" % (w, t, why))
-	scale_lines = scale(have) if do_scale else []
-	for line in scale_lines:
-		print("scale: " + line)
-	if doc and runs >= 5:
-		write_doc(rows, pairs, runs, have, elapsed, scale_lines, goals)
-		say("results written to %s" % os.path.relpath(DOC, ROOT))
-	if do_unwind:
+	workloads = [w for w in WORKLOADS if chosen(w)]
+	if workloads or (do_scale and chosen("scale")):
+		table_part(workloads, runs, doc, do_scale and chosen("scale"))
+	if do_unwind and chosen("unwind"):
 		unwind_bench(runs, doc)
-	python_bench(runs, doc)
+	if chosen("python"):
+		python_bench(runs, doc)
+	if chosen("torch"):
+		bench_torch.bench(min(runs, bench_torch.ROUNDS), doc=doc)
 	return 0
 
 

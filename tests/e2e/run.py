@@ -42,6 +42,7 @@ Where things are, in tests/e2e/:
   cases_unwinding.py   CFI unwinding, with and without frame pointers
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_python.py      Python frames, under -c and -p, pymalloc and malloc
+  cases_torch.py       a PyTorch training job: start-up is not a leak, its leak is
   cases_stress.py      contention and capacity (`make stress`: at full size)
   cases_faults.py      the target or the tracer killed, stopped, interrupted;
                        outputs that cannot be written
@@ -64,6 +65,7 @@ import cases_symbols
 import cases_unwinding
 import cases_insight
 import cases_python
+import cases_torch
 import cases_stress
 import cases_faults
 import cases_privileges
@@ -73,8 +75,8 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_placement, cases_symbols, cases_unwinding,
-	   cases_insight, cases_python, cases_stress, cases_faults, cases_privileges,
-	   cases_limits)
+	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
+	   cases_privileges, cases_limits)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

@@ -11,10 +11,11 @@
 enum { CACHE = 1, LEAK, CHURN, POOL, LATE };
 
 struct world {
-	struct snap_site sites[8];
+	struct snap_site sites[32];
 	size_t nr;
 	struct snapshot snap;
 	struct report_totals totals;
+	uint64_t map_full;	/* allocations that found the stack map full, since tracing began */
 };
 
 static struct snap_site *site(struct world *w, uint64_t id)
@@ -55,6 +56,7 @@ static const struct snapshot *snap_of(struct world *w)
 		w->totals.allocs += w->sites[i].stats.total_allocs;
 	}
 	w->totals.frees = w->totals.allocs - w->totals.outstanding_allocs;
+	w->totals.counters[CNT_STACKS_MAP_FULL] = w->map_full;
 	return &w->snap;
 }
 
@@ -273,6 +275,195 @@ TEST(history_samples_and_reset)
 	return true;
 }
 
+/* ---------------------------------------------------------------- start-up */
+
+enum { REGISTRY = 10, LOOP, MODULE = 20 };
+
+/*
+ * Report k of an import: module k's code runs for the first time (a new
+ * stack holding 100 KB), and registers itself in a registry (16 bytes more
+ * at one stack each time, as gflags' flags or atexit handlers do).
+ */
+static void import_module(struct world *w, int k)
+{
+	churn(w, MODULE + k, 100, 1000, 0);
+	churn(w, REGISTRY, 1, 16, 0);
+}
+
+/* A training step's worth: 2,000 blocks from one stack, all freed. */
+static void train_step(struct world *w)
+{
+	churn(w, LOOP, 2000, 4096, 2000);
+}
+
+/* The registry's points as they are: the old rule called that a leak. */
+static enum report_trend raw_trend(const double *y, size_t n)
+{
+	double t[16];
+	struct report_growth g;
+
+	for (size_t i = 0; i < n; i++)
+		t[i] = i + 1;
+	history__classify(t, y, n, &g);
+	return g.trend;
+}
+
+/* An import grows the registry as steadily as a leak: start-up, judged only after it. */
+TEST(history_startup_import_then_flat)
+{
+	double registry[6] = { 16, 32, 48, 64, 80, 96 };
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+	struct report_growth g;
+
+	ASSERT(h);
+	ASSERT(raw_trend(registry, 6) == TREND_GROWING);
+	for (int k = 1; k <= 6; k++) {
+		import_module(&w, k);
+		ASSERT(add(h, &w, k, NULL));
+	}
+	st = history__startup(h);
+	ASSERT(st->ongoing && st->end_s == 6 && st->new_stacks == 1);
+	ASSERT(fabs(st->new_share - 100.0 / 101) < 1e-9);
+	ASSERT(trend(h, REGISTRY, &g) == TREND_STARTUP);
+	ASSERT_EQ_U64(g.grew, 6);
+	ASSERT(g.score == 0 && g.slope == 0);
+	history__live_growth(h, &g);
+	ASSERT(g.trend == TREND_STARTUP);
+	/* The loop's first steps are new code too; from the second report on, none. */
+	for (int k = 7; k <= 14; k++) {
+		train_step(&w);
+		ASSERT(add(h, &w, k, NULL));
+		ASSERT(trend(h, REGISTRY, &g) == (k < 9 ? TREND_STARTUP : TREND_STABLE));
+	}
+	ASSERT(!st->ongoing && st->end_s == 7 && st->new_stacks == 0 && st->new_share == 0);
+	ASSERT(trend(h, LOOP, &g) == TREND_UNKNOWN);	/* it never held a block at a report */
+	ASSERT(trend(h, MODULE + 3, &g) == TREND_STABLE);
+	history__live_growth(h, &g);
+	ASSERT(g.trend == TREND_STABLE);
+	history__free(h);
+	return true;
+}
+
+/* A leak that runs through start-up is judged after it; one that starts later, as ever. */
+TEST(history_startup_then_leak)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	for (int k = 1; k <= 14; k++) {
+		if (k <= 6)
+			import_module(&w, k);
+		else
+			train_step(&w);
+		churn(&w, LEAK, 1, 1024, 0);
+		if (k >= 10)
+			churn(&w, LATE, 10, 64, 0);	/* 10 of 2,010 calls: no start-up */
+		ASSERT(add(h, &w, k, NULL));
+		if (k == 6)
+			ASSERT(trend(h, LEAK, &g) == TREND_STARTUP);
+		if (k == 8)
+			ASSERT(trend(h, LEAK, &g) == TREND_STARTUP);
+	}
+	ASSERT(history__startup(h)->end_s == 7);
+	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
+	ASSERT(fabs(g.slope - 1024) < 1e-6 && g.r2 > 0.999);
+	ASSERT_EQ_U64(g.grew, 14);
+	ASSERT_EQ_U64(g.intervals, 14);
+	ASSERT(g.score > 0.99);
+	ASSERT(trend(h, LATE, &g) == TREND_GROWING);
+	ASSERT(fabs(g.slope - 640) < 1e-6);
+	ASSERT(trend(h, REGISTRY, &g) == TREND_STABLE);
+	history__free(h);
+	return true;
+}
+
+/* At least HISTORY_STARTUP_SHARE of an interval's calls from new stacks, exactly. */
+TEST(history_startup_share_threshold)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+
+	ASSERT(h);
+	churn(&w, LOOP, 1, 64, 1);
+	ASSERT(add(h, &w, 1, NULL));
+	st = history__startup(h);
+	ASSERT(st->ongoing && st->end_s == 1 && st->new_share == 1);
+	churn(&w, LOOP, 750, 64, 750);
+	churn(&w, MODULE + 1, 250, 64, 250);
+	ASSERT(add(h, &w, 2, NULL));
+	ASSERT(st->ongoing && st->end_s == 2 && st->new_share == 0.25 && st->new_stacks == 1);
+	churn(&w, LOOP, 751, 64, 751);
+	churn(&w, MODULE + 2, 249, 64, 249);
+	ASSERT(add(h, &w, 3, NULL));
+	ASSERT(!st->ongoing && st->end_s == 2 && st->new_share == 0.249);
+	/* No calls at all: nothing new ran. */
+	ASSERT(add(h, &w, 4, NULL));
+	ASSERT(!st->ongoing && st->new_share == 0 && st->end_s == 2);
+	history__free(h);
+	return true;
+}
+
+/*
+ * With the stack map full, new code's calls land at the stack of failed
+ * walks, which then grows: those calls count as new, and the stack is
+ * start-up, not a leak. The stack of failed walks is never a new stack.
+ */
+TEST(history_startup_stack_map_full)
+{
+	struct history *h = history__new(), *blind = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h && blind);
+	for (int k = 1; k <= 8; k++) {
+		churn(&w, MEMLEAK_NO_STACK, 1000, 100, 0);
+		churn(&w, LOOP, 1000, 100, 1000);
+		w.map_full += 1000;
+		ASSERT(add(h, &w, k, NULL));
+		w.map_full = 0;	/* the same calls, uncounted */
+		ASSERT(add(blind, &w, k, NULL));
+		w.map_full = 1000ull * k;
+	}
+	ASSERT(history__startup(h)->ongoing && history__startup(h)->new_share == 0.5);
+	ASSERT(history__startup(h)->new_stacks == 0 && history__startup(h)->unstored == 1000);
+	history__growth(h, MEMLEAK_NO_STACK, API_MALLOC, -1, &g);
+	ASSERT(g.trend == TREND_STARTUP);
+	history__growth(blind, MEMLEAK_NO_STACK, API_MALLOC, -1, &g);
+	ASSERT(g.trend == TREND_GROWING);
+	history__free(blind);
+	history__free(h);
+	return true;
+}
+
+/* A site cleared and made anew is not new code; an exec starts up anew. */
+TEST(history_startup_cleared_site_and_exec)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+
+	ASSERT(h);
+	st = history__startup(h);
+	churn(&w, LOOP, 1000, 64, 1000);
+	ASSERT(add(h, &w, 1, NULL));
+	ASSERT(st->ongoing && st->end_s == 1);
+	site(&w, LOOP)->stats = (struct site_stats){ .total_allocs = 10, .total_bytes = 640 };
+	ASSERT(add(h, &w, 2, NULL));
+	ASSERT(!st->ongoing && st->new_share == 0 && st->end_s == 1);
+	history__reset(h);
+	ASSERT(st->end_s == 2 && !st->ongoing);
+	churn(&w, LOOP, 10, 64, 10);
+	ASSERT(add(h, &w, 3, NULL));
+	ASSERT(st->ongoing && st->end_s == 3 && st->new_stacks == 1);
+	history__free(h);
+	return true;
+}
+
 /* ---------------------------------------------------------------- verdict */
 
 static struct report_sample mem(double t, uint64_t live, uint64_t anon, uint64_t arena)
@@ -332,6 +523,27 @@ TEST(verdict_leak_no_leak_unknown)
 	verdict__judge(&base, s, 3, &up, 1, false, &m);
 	ASSERT(m.verdict == VERDICT_UNKNOWN && m.reports == 0);
 	ASSERT(!strcmp(verdict__name(VERDICT_LEAK_AND_FRAGMENTATION), "leak_and_fragmentation"));
+	return true;
+}
+
+/* Start-up: no verdict from the trends; a leak or fragmentation still is one. */
+TEST(verdict_startup)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[3];
+	struct report_growth startup = { .trend = TREND_STARTUP };
+	struct report_memory m;
+
+	s[0] = mem(1, 10 * MiB, 12 * MiB, 0);
+	s[1] = mem(2, 20 * MiB, 22 * MiB, 0);
+	s[2] = mem(3, 30 * MiB, 32 * MiB, 0);
+	verdict__judge(&base, s, 3, &startup, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_STARTUP);
+	ASSERT(!strcmp(verdict__name(m.verdict), "startup"));
+	verdict__judge(&base, s, 3, &startup, 1, false, &m);
+	ASSERT(m.verdict == VERDICT_LEAK);
+	s[2] = mem(3, 30 * MiB, 30 * MiB + 2 * VERDICT_MIN_RETAINED, 0);
+	verdict__judge(&base, s, 3, &startup, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION);
 	return true;
 }
 

@@ -324,3 +324,83 @@ TEST(timeline_text_verdicts)
 	free(out);
 	return true;
 }
+
+/* Start-up: its verdict while it lasts, and the others say when it ended. */
+TEST(timeline_text_startup)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.verdict = VERDICT_STARTUP;
+	a.memory.startup = (struct report_startup){ .end_s = 2.0, .ongoing = true,
+						    .new_stacks = 1234, .new_share = 0.964 };
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: start-up, not judged yet: 96% of the last interval's"
+				  " allocations came from code not run before\n  (1,234 new stacks):\n"
+				  "  what start-up builds (modules, tables, caches) grows the heap as a"
+				  " leak would:\n  trends are measured from the first report after it\n"));
+	free(out);
+	a.memory.startup.new_stacks = 1;
+	a.memory.startup.unstored = 5678;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\n  (1 new stack; 5,678 allocations whose stack the full stack map"
+				  " could not take):\n  what start-up"));
+	free(out);
+	a.memory.startup.ongoing = false;
+	a.memory.startup.end_s = 1.0;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: start-up, not judged yet: it ended at 1.0 s; trends"
+				  " need 3 reports from there, this is the 3rd\n"));
+	free(out);
+	a.memory.verdict = VERDICT_LEAK;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack) since start-up ended at"
+				  " 1.0 s, +40.0 KiB/s in all"));
+	free(out);
+	a.memory.verdict = VERDICT_NO_LEAK;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily since start-up"
+				  " ended at 1.0 s; live blocks stable,"));
+	free(out);
+	/* Start-up that ended with the first report is not worth a word. */
+	a.memory.startup.end_s = samples[0].t_s;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; live blocks"));
+	free(out);
+	stacks[0].growth.trend = TREND_STARTUP;
+	out = render(report_text__write, &r);
+	stacks[0].growth.trend = TREND_STABLE;
+	ASSERT(out && strstr(out, "\n  32.0 MiB (33,554,432 bytes) in 8,192 allocations from malloc\n"
+				  "      start-up: grew in 1 of 12 intervals; oldest block 6.1 s old\n"));
+	free(out);
+	return true;
+}
+
+static const char json_startup_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"s = d['stacks'][0]\n"
+	"assert s['trend'] == 'startup' and s['r2'] is None and s['leak_rank'] is None, s\n"
+	"m = d['memory']\n"
+	"assert m['verdict'] == 'startup', m\n"
+	"assert m['startup'] == {'end_s': 2.0, 'ongoing': True, 'new_stacks': 1234,\n"
+	"                        'unstored_allocs': 99, 'new_share': 0.964}, m\n";
+
+TEST(timeline_json_startup)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.verdict = VERDICT_STARTUP;
+	a.memory.startup = (struct report_startup){ .end_s = 2.0, .ongoing = true, .new_stacks = 1234,
+						    .unstored = 99, .new_share = 0.964 };
+	stacks[0].growth.trend = TREND_STARTUP;
+	out = render(report_json__write, &r);
+	stacks[0].growth.trend = TREND_STABLE;
+	ASSERT(out);
+	ASSERT(python(json_startup_check, out) <= 0);
+	free(out);
+	return true;
+}

@@ -8,12 +8,19 @@
  * end: the fit and the last third of the points tell them apart. A stack's
  * life starts at the last report before it held anything (tracing begins
  * with nothing tracked, under -p too).
+ *
+ * Start-up is told by the program, not by the stack: the stacks a module's
+ * import grows are few and each grows by a little with every library or
+ * module loaded, as steadily as a leak while the loading lasts. What only
+ * start-up does is run code never seen before (history.h). Under -p the
+ * first interval always counts: every stack is new to us.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "history.h"
+#include "memleak.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX		/* hstack.first: has never held bytes */
@@ -46,6 +53,8 @@ struct history {
 	struct snap_live *peak_sites;
 	size_t peak_cap;
 	bool peak_known;
+	struct report_startup startup;
+	uint64_t prev_map_full;	/* stacks_map_full at the last report */
 };
 
 static int key_cmp(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api)
@@ -115,6 +124,8 @@ void history__reset(struct history *h)
 	h->reports = 0;
 	h->peak_known = false;
 	h->peak.nr = 0;
+	h->startup = (struct report_startup){ .end_s = t };
+	h->prev_map_full = 0;	/* the counters restart with the new image */
 }
 
 static void set_memory(struct report_sample *r, const struct memstat *ms, double t_s,
@@ -244,12 +255,39 @@ static const struct snap_site **sorted_sites(const struct snapshot *snap)
 	return v;
 }
 
+/* The allocations of one interval, and those of the stacks first seen in it. */
+struct interval {
+	uint64_t allocs;
+	uint32_t new_stacks;
+	uint64_t new_allocs;
+};
+
 /*
- * Merge the snapshot's sites into the stacks (both sorted) and update each.
- * A stack the snapshot lacks holds nothing: sites only leave the maps when
- * they are cleared.
+ * One stack's allocations in the interval, before update() takes its new
+ * totals; fresh: a key we never saw. The stack of failed walks is no code
+ * of its own.
  */
-static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point)
+static void count_interval(struct interval *iv, const struct hstack *s,
+			   const struct snap_site *site, bool fresh)
+{
+	uint64_t now = site->stats.total_allocs;
+	/* Fewer than before: its site was cleared and made anew in between. */
+	uint64_t n = now >= s->total_allocs ? now - s->total_allocs : now;
+
+	iv->allocs += n;
+	if (fresh && site->stack_id != MEMLEAK_NO_STACK) {
+		iv->new_stacks++;
+		iv->new_allocs += n;
+	}
+}
+
+/*
+ * Merge the snapshot's sites into the stacks (both sorted) and update each,
+ * counting the interval's allocations into iv. A stack the snapshot lacks
+ * holds nothing: sites only leave the maps when they are cleared.
+ */
+static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
+		 struct interval *iv)
 {
 	const struct snap_site **v = sorted_sites(snap);
 	struct hstack *out;
@@ -271,6 +309,8 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 			*s = h->stacks[i++];
 		else
 			stack_init(s, v[j]->stack_id, v[j]->api);
+		if (c >= 0)
+			count_interval(iv, s, v[j], c > 0);
 		if (!err)
 			err = update_site(h, s, c >= 0 ? &v[j]->stats : NULL, t_s, point);
 		if (c >= 0)
@@ -360,13 +400,35 @@ static int report_peak(struct history *h, double t_s, const struct snapshot *sna
 	return err;
 }
 
+/*
+ * Did the interval that ends at t_s run new code in bulk? Its allocations
+ * from new stacks are the new keys' and those that found the stack map full
+ * (counters restart at an exec).
+ */
+static void startup_update(struct history *h, double t_s, const struct report_totals *totals,
+			   const struct interval *iv)
+{
+	uint64_t full = totals->counters[CNT_STACKS_MAP_FULL];
+	struct report_startup *st = &h->startup;
+
+	st->new_stacks = iv->new_stacks;
+	st->unstored = full >= h->prev_map_full ? full - h->prev_map_full : full;
+	st->new_share = iv->allocs ? fmin(1, (double)(iv->new_allocs + st->unstored) / iv->allocs) : 0;
+	st->ongoing = st->new_share >= HISTORY_STARTUP_SHARE;
+	if (st->ongoing)
+		st->end_s = t_s;
+	h->prev_map_full = full;
+}
+
 int history__add(struct history *h, double t_s, const struct snapshot *snap,
 		 const struct report_totals *totals, const struct mem_reading *mem)
 {
 	uint32_t point = take_point(h, t_s);
+	struct interval iv = { 0 };
 	int err;
 
-	err = merge(h, snap, t_s, point);
+	err = merge(h, snap, t_s, point, &iv);
+	startup_update(h, t_s, totals, &iv);
 	if (!err)
 		err = update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0, t_s, point);
 	if (!err)
@@ -416,12 +478,15 @@ void history__classify(const double *t, const double *y, size_t n, struct report
 		g->trend = TREND_STABLE;
 }
 
-/* The stack's points: the kept ones, and the last report's. */
-static size_t points_of(const struct history *h, const struct hstack *s, double *t, double *y)
+/* The stack's points from since on: the kept ones, and the last report's. */
+static size_t points_of(const struct history *h, const struct hstack *s, double since, double *t,
+			double *y)
 {
 	size_t n = 0;
 
 	for (uint32_t i = s->first; i < h->npoints; i++) {
+		if (h->t[i] < since)
+			continue;
 		t[n] = h->t[i];
 		y[n++] = (double)s->vals[i];
 	}
@@ -446,16 +511,29 @@ static double score(const struct report_growth *g, double life_s)
 	return g->trend == TREND_GROWING ? g->r2 * (grew + age) / 2 : 0;
 }
 
+/*
+ * The trend over the points since start-up ended. A stack with enough
+ * points in all but not since held bytes during start-up: not judged yet.
+ */
+static void trend_of(const struct history *h, const struct hstack *s, struct report_growth *g)
+{
+	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
+	size_t all = points_of(h, s, -INFINITY, t, y);
+	size_t n = points_of(h, s, h->startup.end_s, t, y);
+
+	history__classify(t, y, n, g);
+	if (all >= HISTORY_MIN_POINTS && n < HISTORY_MIN_POINTS)
+		g->trend = TREND_STARTUP;
+}
+
 static void growth_of(const struct history *h, const struct hstack *s, double age_s,
 		      struct report_growth *g)
 {
-	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
-
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s->first == NONE)
 		return;
-	history__classify(t, y, points_of(h, s, t, y), g);
+	trend_of(h, s, g);
 	g->grew = s->grew;
 	g->shrank = s->shrank;
 	g->intervals = s->intervals;
@@ -536,6 +614,11 @@ int history__churn(const struct history *h, const struct snapshot *snap,
 	}
 	free(v);
 	return (int)n;
+}
+
+const struct report_startup *history__startup(const struct history *h)
+{
+	return &h->startup;
 }
 
 const struct history_peak *history__peak(const struct history *h)

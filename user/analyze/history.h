@@ -23,6 +23,18 @@
 #define HISTORY_POINTS 64
 #define HISTORY_MIN_POINTS 3	/* a trend needs this many reports */
 #define HISTORY_MIN_R2 0.8	/* a steady trend: its line fits at least this well */
+/*
+ * Start-up. Code that runs for the first time (imports, library loads, a
+ * first request) allocates from stacks never seen before, and what it builds
+ * (modules, tables, caches) grows the heap for as long as it runs, a leak's
+ * shape without being one. An interval in which stacks new in it made at
+ * least this share of the allocations ran new code in bulk; trends are
+ * measured from the last report that ended such an interval, and a stack
+ * with fewer than HISTORY_MIN_POINTS points since is TREND_STARTUP.
+ * Allocations whose stack could not be stored (stack map full) count as
+ * from new stacks: a stored one would have been found.
+ */
+#define HISTORY_STARTUP_SHARE 0.25
 
 struct history;
 
@@ -45,7 +57,7 @@ struct mem_reading {
 
 struct history *history__new(void);
 void history__free(struct history *h);
-/* A new image (exec): forget the stacks and the peak; the timeline goes on. */
+/* A new image (exec): forget the stacks and the peak, start up anew; the timeline goes on. */
 void history__reset(struct history *h);
 /* The target's memory when tracing began (nothing was live then). */
 void history__set_base(struct history *h, const struct memstat *ms);
@@ -73,6 +85,8 @@ void history__live_growth(const struct history *h, struct report_growth *g);
  */
 int history__churn(const struct history *h, const struct snapshot *snap,
 		   const struct snap_site **out, struct report_rate *rates, size_t max);
+/* Start-up (above) as of the last report. */
+const struct report_startup *history__startup(const struct history *h);
 /* The high-water mark of the live total; NULL before any sample. */
 const struct history_peak *history__peak(const struct history *h);
 /* One row per report, in order, and the figures at the start. */

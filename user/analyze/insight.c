@@ -285,5 +285,6 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	history__live_growth(in->h, &live);
 	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,
 		       in->attached, &a->memory);
+	a->memory.startup = *history__startup(in->h);
 	return err;
 }

@@ -81,6 +81,8 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 		m->verdict = VERDICT_LEAK;
 	else if (frag)
 		m->verdict = VERDICT_FRAGMENTATION;
+	else if (live->trend == TREND_STARTUP)
+		m->verdict = VERDICT_STARTUP;
 	else if (live->trend != TREND_UNKNOWN)
 		m->verdict = VERDICT_NO_LEAK;
 }
@@ -93,6 +95,7 @@ const char *verdict__name(enum report_verdict v)
 		[VERDICT_LEAK] = "leak",
 		[VERDICT_FRAGMENTATION] = "fragmentation",
 		[VERDICT_LEAK_AND_FRAGMENTATION] = "leak_and_fragmentation",
+		[VERDICT_STARTUP] = "startup",
 	};
 
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "unknown";

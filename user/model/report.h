@@ -40,6 +40,7 @@ enum report_trend {
 	TREND_GROWING,
 	TREND_STABLE,
 	TREND_SHRINKING,
+	TREND_STARTUP,		/* held bytes during start-up, too few reports since to judge */
 };
 
 struct report_growth {
@@ -130,6 +131,20 @@ enum report_verdict {
 	VERDICT_LEAK,
 	VERDICT_FRAGMENTATION,	/* RSS the allocator keeps without live blocks in it */
 	VERDICT_LEAK_AND_FRAGMENTATION,
+	VERDICT_STARTUP,	/* still starting up, or too few reports since: no trend yet */
+};
+
+/*
+ * Start-up: the reports while the program ran code for the first time
+ * (imports, library loads, a first request), which allocates from stacks
+ * never seen before (user/history.c).
+ */
+struct report_startup {
+	double end_s;		/* the last report whose interval did so in bulk; trends start there */
+	bool ongoing;		/* the last interval did */
+	uint32_t new_stacks;	/* stacks first seen in the last interval */
+	uint64_t unstored;	/* its allocations whose stack the full stack map could not take */
+	double new_share;	/* of its allocations, those of the two above (0..1) */
 };
 
 /* Live blocks against the target's memory (user/verdict.c). */
@@ -146,6 +161,7 @@ struct report_memory {
 	int64_t worst_in_heap;	/* growth of [heap] and arenas from base to worst */
 	struct report_growth live;	/* of the live total */
 	size_t growing;		/* stacks growing */
+	struct report_startup startup;
 };
 
 /* The live-heap high-water mark, sampled (user/history.c). */

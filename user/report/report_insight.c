@@ -41,7 +41,8 @@ static unsigned percent(uint64_t part, uint64_t whole)
 
 static const char *trend_word(enum report_trend t)
 {
-	static const char *const words[] = { "trend unknown", "growing", "stable", "shrinking" };
+	static const char *const words[] = { "trend unknown", "growing", "stable", "shrinking",
+					     "start-up" };
 
 	return (unsigned)t < sizeof(words) / sizeof(words[0]) ? words[t] : "?";
 }
@@ -145,14 +146,74 @@ static double growing_slope(const struct report *r)
 	return sum;
 }
 
+/*
+ * Start-up lasted past the first interval (which always counts: every stack
+ * is new then): trends are measured since its end, and the verdict says so.
+ */
+static bool long_startup(const struct report *r)
+{
+	const struct report_analysis *a = r->analysis;
+
+	return a->nr_samples && a->memory.startup.end_s > a->samples[0].t_s;
+}
+
+static void print_since_startup(const struct report *r, FILE *f)
+{
+	if (long_startup(r))
+		fprintf(f, " since start-up ended at %.1f s", r->analysis->memory.startup.end_s);
+}
+
 static void print_leak(const struct report *r, FILE *f)
 {
 	size_t n = r->analysis->nr_growing, sites = growing_sites(r);
 	char a[SIZE_LEN];
 
-	fprintf(f, "%zu %s steadily (%zu %s), %s/s in all (under Growing, the most leak-like first)",
-		sites, report__plural(sites, "site grows", "sites grow"), n,
-		report__plural(n, "stack", "stacks"), signed_size(growing_slope(r), a));
+	fprintf(f, "%zu %s steadily (%zu %s)", sites,
+		report__plural(sites, "site grows", "sites grow"), n,
+		report__plural(n, "stack", "stacks"));
+	print_since_startup(r, f);
+	fprintf(f, ", %s/s in all (under Growing, the most leak-like first)",
+		signed_size(growing_slope(r), a));
+}
+
+/* Reports since start-up ended, that one included: the points a trend has. */
+static unsigned reports_since(const struct report *r, double t_s)
+{
+	const struct report_analysis *a = r->analysis;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < a->nr_samples; i++)
+		n += a->samples[i].t_s >= t_s;
+	return n;
+}
+
+/* "96% of the last interval's allocations came from code not run before (1,234 new stacks)..." */
+static void print_new_code(const struct report_startup *st, FILE *f)
+{
+	char a[COUNT_LEN], b[COUNT_LEN];
+
+	fprintf(f, "%u%% of the last interval's allocations came from code not run before\n"
+		"  (%s new %s", (unsigned)llround(100 * st->new_share),
+		report__count(st->new_stacks, a), report__plural(st->new_stacks, "stack", "stacks"));
+	if (st->unstored)
+		fprintf(f, "; %s %s whose stack the full stack map could not take",
+			report__count(st->unstored, b),
+			report__plural(st->unstored, "allocation", "allocations"));
+	fputs("):\n  what start-up builds (modules, tables, caches) grows the heap as a leak would:\n"
+	      "  trends are measured from the first report after it\n", f);
+}
+
+static void print_startup(const struct report *r, FILE *f)
+{
+	const struct report_startup *st = &r->analysis->memory.startup;
+	char a[COUNT_LEN];
+
+	fputs("start-up, not judged yet: ", f);
+	if (st->ongoing)
+		print_new_code(st, f);
+	else
+		fprintf(f, "it ended at %.1f s; trends need %d reports from there, this is the %s\n",
+			st->end_s, HISTORY_MIN_POINTS, ordinal(reports_since(r, st->end_s), a));
 }
 
 static void print_verdict(const struct report *r, FILE *f)
@@ -171,8 +232,13 @@ static void print_verdict(const struct report *r, FILE *f)
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
 		return;
 	case VERDICT_NO_LEAK:
-		fprintf(f, "no leak seen: no stack grows steadily; live blocks %s, %s since tracing began\n",
-			trend_word(m->live.trend), signed_size((double)m->now.live - (double)m->base.live, a));
+		fputs("no leak seen: no stack grows steadily", f);
+		print_since_startup(r, f);
+		fprintf(f, "; live blocks %s, %s since tracing began\n", trend_word(m->live.trend),
+			signed_size((double)m->now.live - (double)m->base.live, a));
+		break;
+	case VERDICT_STARTUP:
+		print_startup(r, f);
 		break;
 	case VERDICT_LEAK:
 		fputs("leak: ", f);
@@ -197,12 +263,18 @@ static void print_verdict(const struct report *r, FILE *f)
 
 /* ---------------------------------------------------------------- growing */
 
+/* A line was fitted: not too early, not start-up. */
+static bool fitted(const struct report_growth *g)
+{
+	return g->trend != TREND_UNKNOWN && g->trend != TREND_STARTUP;
+}
+
 /* "+40.0 KiB/s, grew in 16 of 16 intervals, R² 1.00; oldest block 7.9 s old" */
 static void print_growth_figures(const struct report_growth *g, FILE *f)
 {
 	char a[SIZE_LEN], n[COUNT_LEN], m[COUNT_LEN];
 
-	if (g->trend != TREND_STABLE && g->trend != TREND_UNKNOWN)
+	if (fitted(g) && g->trend != TREND_STABLE)
 		fprintf(f, "%s/s, ", signed_size(g->slope, a));
 	if (g->trend == TREND_SHRINKING)
 		fprintf(f, "shrank in %s", report__count(g->shrank, n));
@@ -210,7 +282,7 @@ static void print_growth_figures(const struct report_growth *g, FILE *f)
 		fprintf(f, "grew in %s", report__count(g->grew, n));
 	fprintf(f, " of %s %s", report__count(g->intervals, m),
 		report__plural(g->intervals, "interval", "intervals"));
-	if (g->trend != TREND_UNKNOWN)
+	if (fitted(g))
 		fprintf(f, ", R\xc2\xb2 %.2f", g->r2);
 	if (g->age_s >= 0)
 		fprintf(f, "; oldest block %.1f s old", g->age_s);

@@ -145,7 +145,8 @@ enum stack_extra {
 
 static const char *trend_name(enum report_trend t)
 {
-	static const char *const names[] = { "unknown", "growing", "stable", "shrinking" };
+	static const char *const names[] = { "unknown", "growing", "stable", "shrinking",
+					     "startup" };
 
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
@@ -166,7 +167,7 @@ static void put_growth(const struct report_growth *g, FILE *f)
 	fputs(", \"slope_bytes_per_s\": ", f);
 	put_num(g->slope, f);
 	fputs(", \"r2\": ", f);
-	put_num(g->trend == TREND_UNKNOWN ? NAN : g->r2, f);
+	put_num(g->trend == TREND_UNKNOWN || g->trend == TREND_STARTUP ? NAN : g->r2, f);
 	fprintf(f, ", \"grew_intervals\": %u, \"shrank_intervals\": %u, \"intervals\": %u, "
 		"\"oldest_age_s\": ", g->grew, g->shrank, g->intervals);
 	put_num(g->age_s < 0 ? NAN : g->age_s, f);
@@ -352,6 +353,17 @@ static void put_sample(const char *key, const struct report_sample *s, FILE *f)
 		      "\"arena_bytes\": null, \"arena_reserved_bytes\": null, \"arenas\": null}", f);
 }
 
+static void put_startup(const struct report_startup *st, FILE *f)
+{
+	fputs("             \"startup\": {\"end_s\": ", f);
+	put_num(st->end_s, f);
+	fprintf(f, ", \"ongoing\": %s, \"new_stacks\": %u, \"unstored_allocs\": %llu, "
+		"\"new_share\": ", st->ongoing ? "true" : "false", st->new_stacks,
+		(unsigned long long)st->unstored);
+	put_num(st->new_share, f);
+	fputs("},\n", f);
+}
+
 static void put_memory(const struct report_memory *m, FILE *f)
 {
 	fputs("  \"memory\": {\"verdict\": ", f);
@@ -371,6 +383,7 @@ static void put_memory(const struct report_memory *m, FILE *f)
 	else
 		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
 		      "\"max_retained_in_heap_bytes\": null,\n", f);
+	put_startup(&m->startup, f);
 	put_sample("baseline", &m->base, f);
 	fputs(",\n", f);
 	put_sample("max_retained_at", &m->worst, f);

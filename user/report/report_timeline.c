@@ -253,6 +253,7 @@ static const char *verdict_words(enum report_verdict v)
 		[VERDICT_LEAK] = "leak",
 		[VERDICT_FRAGMENTATION] = "fragmentation, not a leak",
 		[VERDICT_LEAK_AND_FRAGMENTATION] = "leak and fragmentation",
+		[VERDICT_STARTUP] = "start-up, not judged yet",
 	};
 
 	return (unsigned)v < sizeof(words) / sizeof(words[0]) ? words[v] : "?";

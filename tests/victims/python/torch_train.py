@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A small CPU training job with PyTorch, as users write them.
 
-  torch_train.py [--steps N] [--leak] [--sleep S]
+  torch_train.py [--steps N] [--leak] [--sleep S] [--wait] [--os-exit]
 
 An MLP learns a noisy linear map by SGD. With --leak the running loss is
 summed as a tensor (`total_loss += loss`), the classic PyTorch leak: every
@@ -9,10 +9,17 @@ step's autograd graph stays reachable from it, so memory grows by a few KiB
 a step, allocated under the forward pass's lines. Without it the loss is
 taken as a float (`loss.item()`) and the job runs in constant memory after
 its start-up (import, model, first steps). --sleep waits before and after
-the loop, so that a tracer can attach (-p) and see it finish.
+the loop, so that a tracer can attach (-p) and see it finish. --wait says
+"READY pid=N" once torch is imported and waits for a line on stdin before
+the loop (memleakbpf -p attaches meanwhile). --os-exit ends the job with
+os._exit(0) right after the loop, as a job killed while it leaks: the
+running loss, and with --leak every step's graph, are still held then
+(returning from main would free them). It says "torch_train: training N
+steps" as the loop begins.
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -55,7 +62,7 @@ def train(steps, leak):
 			total_loss += loss  # @leak: keeps every step's graph
 		else:
 			total_loss += loss.item()
-	return float(total_loss)
+	return total_loss
 
 
 def main():
@@ -63,12 +70,20 @@ def main():
 	ap.add_argument("--steps", type=int, default=1000)
 	ap.add_argument("--leak", action="store_true")
 	ap.add_argument("--sleep", type=float, default=0.0)
+	ap.add_argument("--wait", action="store_true")
+	ap.add_argument("--os-exit", action="store_true")
 	args = ap.parse_args()
+	if args.wait:
+		print("READY pid=%d" % os.getpid(), flush=True)
+		sys.stdin.readline()
 	time.sleep(args.sleep)
+	print("torch_train: training %d steps" % args.steps, flush=True)
 	t = time.monotonic()
 	total = train(args.steps, args.leak)
 	print("torch_train: %d steps in %.2f s, mean loss %.4f" %
-	      (args.steps, time.monotonic() - t, total / max(args.steps, 1)), flush=True)
+	      (args.steps, time.monotonic() - t, float(total) / max(args.steps, 1)), flush=True)
+	if args.os_exit:
+		os._exit(0)
 	time.sleep(args.sleep)
 	return 0
 

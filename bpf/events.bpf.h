@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The programs that follow the target's life rather than its allocations,
+ * for memleak.bpf.c, which includes this once, last: the dynamic linker's
+ * library loads, Python's exit, exec and the fork of a shell's child.
+ */
+#ifndef EVENTS_BPF_H
+#define EVENTS_BPF_H
+
+/*
+ * Stop the current process and tell user space, which may not be its parent
+ * (a shell's child) and so cannot see the stop through waitpid.
+ */
+static __always_inline void stop_current(void)
+{
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_STOPPED };
+
+	count(CNT_STOP_REQUESTS);
+	bpf_send_signal(SIGSTOP);
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+}
+
+/*
+ * The dynamic linker calls _dl_debug_state() around every change of its
+ * list of loaded objects. Stopping the target there lets user space attach
+ * to a freshly loaded allocator before any of its code (or a constructor
+ * that allocates) runs.
+ */
+SEC("uprobe")
+int dl_debug_state(struct pt_regs *ctx)
+{
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_LIBRARIES };
+
+	if (!is_target(bpf_get_current_task_btf()))
+		return 0;
+	if (stop_on_dl)
+		stop_current();
+	else if (notify_dl)
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+	return 0;
+}
+
+/*
+ * A Python target at Py_FinalizeEx (cookie 1) or at _exit (cookie 0): stop
+ * it (-c) so that user space reads its code objects while they still exist;
+ * a -p target is not stopped (its parent would see it), only announced.
+ * From Py_FinalizeEx on nothing is traced: the interpreter frees its
+ * objects as it shuts down, which would make every leak look freed.
+ */
+SEC("uprobe")
+int py_exit(struct pt_regs *ctx)
+{
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_PY_EXITING };
+
+	if (!py_enabled || !is_target(bpf_get_current_task_btf()))
+		return 0;
+	if (bpf_get_attach_cookie(ctx))
+		py_frozen = 1;
+	if (py_exit_stop) {
+		ev.kind = EVENT_PY_EXIT;
+		count(CNT_STOP_REQUESTS);
+		bpf_send_signal(SIGSTOP);
+	}
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+	return 0;
+}
+
+/* Stop a traced command right after exec, before its first instruction. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (p->tgid != targ_tgid && (!handoff_tgid || p->tgid != handoff_tgid))
+		return 0;
+	count(CNT_EXECS);
+	if (stop_on_exec) {
+		stop_current();
+	} else {
+		/*
+		 * -p: the image we traced is gone and a new one starts, which
+		 * we did not stop for: trace nothing more of it, and tell user
+		 * space, which ends with the old image's report.
+		 */
+		struct memleak_event ev = { p->tgid, EVENT_EXEC };
+
+		targ_tgid = 0;
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+	}
+	return 0;
+}
+
+/*
+ * `sh -c './app'`: the shell forks and the child execs the program. The
+ * first child a traced shell forks is the one to follow.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_follow, struct task_struct *parent, struct task_struct *child)
+{
+	if (!follow_shell || handoff_tgid || parent->tgid != targ_tgid ||
+	    child->pid != child->tgid)
+		return 0;
+	handoff_tgid = child->tgid;
+	return 0;
+}
+
+#endif

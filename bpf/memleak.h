@@ -132,7 +132,7 @@ struct site_counts {
  * figures, and leaves a RETIRED slot, which lookups pass over and a new
  * site may take.
  */
-#define MEMLEAK_SITE_PROBES 32
+#define MEMLEAK_SITE_PROBES 128
 #define MEMLEAK_SITE_EMPTY 0ULL
 #define MEMLEAK_SITE_RETIRED (~0ULL)
 #define MEMLEAK_SITE_RETIRING (~0ULL - 1)

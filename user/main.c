@@ -77,8 +77,6 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
-		} else if (evs[i].kind == EVENT_RECLAIM) {
-			tracer__reclaim_due(tr);
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
@@ -131,12 +129,11 @@ static int watch(int epfd, int fd)
 	return fd < 0 ? 0 : epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* The insight timer fired: a sample of the peak (reports.c), and room in the tables. */
+/* The insight timer fired: a sample of the peak (reports.c); room in the tables is the sweeper's. */
 static void sample(struct tracer *tr)
 {
 	if (!insight__due(tr->ins))
 		return;
-	tr->reclaim_due = true;	/* cheap when nothing is due, so asked for often */
 	tracer__tick(tr);
 }
 

@@ -3,13 +3,15 @@
  * Producing reports (snapshot -> aggregate -> analysis -> symbolized report,
  * then the text on stdout and, at the end, every file the options name;
  * numbered snapshots for --snapshot-dir), and the work on the BPF tables
- * that feeds them (a sample of the peak every 100 ms, reclaiming the tables'
- * room, reading symbols ahead), as jobs on a thread of their own: one job
+ * that feeds them (a sample of the peak every 100 ms, reading symbols
+ * ahead), as jobs on a thread of their own: one job
  * can take seconds in a big target, and the event loop must go on serving
  * the target's stops meanwhile (tracer.c), or the target waits.
  *
- * No lock: ownership is handed over. While a job runs, it has the BPF
- * tables' reading and reclaiming, the modules, the symbolizer, the insight,
+ * No lock of ours: ownership is handed over (the tables' own lock keeps
+ * a reading apart from the sweeps that reclaim their room, which run on a
+ * thread of the probes: probe/reclaim.c). While a job runs, it has the BPF
+ * tables' reading, the modules, the symbolizer, the insight,
  * pytrace's code, the wrappers and the outputs; the loop keeps to the
  * target: it attaches probes, loads unwind tables, and keeps what it learns
  * for the job's state (mappings, wrappers, Python's code copies) until the
@@ -222,9 +224,6 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	err = err ?: take_all(job) ?: go_on(job);
 	if (err)
 		return err;
-	/* Reading the maps took a while: room in the tables again, before the analysis. */
-	if (job->reclaim)
-		probes__reclaim(tr->probes);
 	return analyze(tr, job, &meta, b);
 }
 
@@ -358,9 +357,6 @@ static int run_job(void *arg)
 	struct tracer *tr = arg;
 	struct report_job *job = &tr->job;
 
-	/* Room in the tables first: they fill while a report is built (reclaim.c). */
-	if (job->reclaim)
-		probes__reclaim(tr->probes);
 	return job->kind == JOB_REPORT ? produce(tr, job) : tick(tr, job);
 }
 
@@ -370,7 +366,7 @@ static void start(struct tracer *tr)
 		run_job(tr);	/* no thread to be had: on this one, then */
 }
 
-/* The next job asked for, if none runs: a snapshot, a report, reclaiming. */
+/* The next job asked for, if none runs: a snapshot or a report. */
 static void start_due(struct tracer *tr)
 {
 	bool asked = tr->snapshot_due;
@@ -383,13 +379,9 @@ static void start_due(struct tracer *tr)
 			tr->snapshot_due = false;
 		else
 			tr->report_due = false;
-	} else if (tr->reclaim_due) {
-		tr->job = (struct report_job){ .kind = JOB_TICK, .reclaim = true };
 	} else {
 		return;
 	}
-	tr->job.reclaim = true;
-	tr->reclaim_due = false;
 	start(tr);
 }
 
@@ -426,12 +418,6 @@ bool tracer__report_due(struct tracer *tr)
 	return true;
 }
 
-void tracer__reclaim_due(struct tracer *tr)
-{
-	tr->reclaim_due = true;
-	start_due(tr);
-}
-
 void tracer__tick(struct tracer *tr)
 {
 	struct timespec now;
@@ -440,9 +426,7 @@ void tracer__tick(struct tracer *tr)
 	if (worker__busy(tr->worker))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	tr->job = (struct report_job){ .kind = JOB_TICK, .reclaim = tr->reclaim_due,
-				       .sample = true, .at = now };
-	tr->reclaim_due = false;
+	tr->job = (struct report_job){ .kind = JOB_TICK, .sample = true, .at = now };
 	if (tr->warm_addr) {
 		tracer__refresh_modules(tr);
 		tr->job.warm_addr = tr->warm_addr;
@@ -475,7 +459,6 @@ void tracer__finish_jobs(struct tracer *tr)
 	 * the interval's report (COUNT reports are COUNT). Else the final
 	 * report, right after, says all it would have.
 	 */
-	tr->reclaim_due = false;
 	tr->report_due &= tr->opts->count > 0;
 	while (tr->report_due || tr->snapshot_due) {
 		start_due(tr);

@@ -43,7 +43,6 @@ enum job_phase { PHASE_ALL, PHASE_TABLES, PHASE_YIELDED };
 
 struct report_job {
 	enum job_kind kind;
-	bool reclaim;		/* the tables' room first (probes__reclaim) */
 	/* JOB_TICK */
 	bool sample;		/* the sites' figures, for the peak, taken at */
 	struct timespec at;
@@ -104,7 +103,7 @@ struct tracer {
 	struct worker *worker;	/* runs them */
 	struct report_job job;	/* the one it runs */
 	struct code_relay relay;
-	bool report_due, snapshot_due, reclaim_due;	/* asked for while a job ran */
+	bool report_due, snapshot_due;	/* asked for while a job ran */
 	/* What stops learned while a job ran (tracer__catch_up). */
 	struct maps **learned;
 	size_t nr_learned, cap_learned;
@@ -152,8 +151,6 @@ int tracer__report(struct tracer *tr, bool final);
 bool tracer__report_due(struct tracer *tr);
 /* SIGUSR1: a snapshot, or without --snapshot-dir a report, now or after the job running. */
 void tracer__on_snapshot_signal(struct tracer *tr);
-/* The tables' room to reclaim (probes__reclaim): now, or after the job running. */
-void tracer__reclaim_due(struct tracer *tr);
 /* The insight timer: a sample of the peak (and symbols read ahead), unless a job runs. */
 void tracer__tick(struct tracer *tr);
 /* The worker's descriptor was readable: take the job's end, start the next one due. */

@@ -31,9 +31,11 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(struct memleak_event) || p->nr_events == PROBES_MAX_EVENTS)
 		return 0;
-	/* It only wakes the loop, whose probes__reclaim sees what is due. */
-	if (((const struct memleak_event *)data)->kind == EVENT_RECLAIM)
+	/* A table reached its mark: the sweeper's business, not the loop's. */
+	if (((const struct memleak_event *)data)->kind == EVENT_RECLAIM) {
+		probes__reclaim_kick(p);
 		return 0;
+	}
 	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
 	return 0;
 }
@@ -91,9 +93,16 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	bpf_map__set_max_entries(skel->maps.sites, sites);
 	skel->rodata->site_mask = sites - 1;
 	bpf_map__set_max_entries(skel->maps.stack_traces, cfg->stack_storage_size);
-	/* Python targets: one Python stack and one (native, Python) pair per site at most. */
+	/*
+	 * Python targets: one Python stack and one (native, Python) pair per
+	 * site at most. Pairs are the stacks of a Python target, nearly one
+	 * per site (a torch job holds 190,000 at once), and take 16 bytes
+	 * each: twice the room, so that they fill no sooner than the sites.
+	 */
 	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
-	bpf_map__set_max_entries(skel->maps.stack_pairs, cfg->stack_storage_size);
+	bpf_map__set_max_entries(skel->maps.stack_pairs,
+				 cfg->stack_storage_size > (1u << 30) ? (1u << 31)
+								      : 2 * cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
 }
 
@@ -239,6 +248,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->probe_at_entry = cfg->probe_at_entry;
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
+	pthread_mutex_init(&p->tables_lock, NULL);
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
 	p->skel = memleak_bpf__open();
@@ -266,7 +276,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p) ?: reclaim__new(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p);
 	if (err)
 		goto fail;
 	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -382,7 +392,8 @@ static int clear_map(struct bpf_map *map)
 	return 0;
 }
 
-int probes__clear(struct probes *p)
+/* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */
+static int clear_tables(struct probes *p)
 {
 	int err;
 
@@ -396,14 +407,23 @@ int probes__clear(struct probes *p)
 	if (!err)
 		err = clear_map(p->skel->maps.py_codes_sent);
 	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
-	reclaim__free(p);
 	if (!err)
-		err = reclaim__new(p);
+		err = reclaim__reset(p);
 	/* Stacks the threads remember are gone from the map. */
 	p->skel->bss->stacks_cleared++;
 	for (int c = 0; c < CNT__COUNT; c++)
 		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
 			p->skel->bss->counters[c] = 0;
+	return err;
+}
+
+int probes__clear(struct probes *p)
+{
+	int err;
+
+	pthread_mutex_lock(&p->tables_lock);
+	err = clear_tables(p);
+	pthread_mutex_unlock(&p->tables_lock);
 	return err;
 }
 
@@ -416,7 +436,9 @@ void probes__free(struct probes *p)
 	free(p->attached);
 	ring_buffer__free(p->events_rb);
 	clock_feed__stop(p->clock);
+	reclaim__stop_thread(p);
 	reclaim__free(p);
+	pthread_mutex_destroy(&p->tables_lock);
 	unmap_tables(p);
 	memleak_bpf__destroy(p->skel);
 	free(p);

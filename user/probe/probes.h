@@ -72,6 +72,8 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v);
  * any report changes. Cheap when nothing is due: call it often.
  */
 void probes__reclaim(struct probes *p);
+/* Wake the thread that sweeps (a table reached its mark: EVENT_RECLAIM). */
+void probes__reclaim_kick(struct probes *p);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
 /* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */

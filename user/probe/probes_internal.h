@@ -6,6 +6,7 @@
 #ifndef PROBES_INTERNAL_H
 #define PROBES_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -60,11 +61,21 @@ struct probes {
 	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
 	struct retired *retired;
 	struct reclaim *reclaim;
+	/*
+	 * Held by a sweep, by a reading of the tables (snapshot.c) and by
+	 * their clearing: the sweeps run on a thread of their own.
+	 */
+	pthread_mutex_t tables_lock;
 };
 
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */
 int reclaim__new(struct probes *p);
+/* Forget what was kept aside (the tables were cleared): 0 or -ENOMEM. */
+int reclaim__reset(struct probes *p);
 void reclaim__free(struct probes *p);
+/* The thread that sweeps (reclaim.c): 0 or -errno; stopping it waits for it. */
+int reclaim__start_thread(struct probes *p);
+void reclaim__stop_thread(struct probes *p);
 
 /* A slot's counts summed over its shards, frees read first (snapshot.c). */
 void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);

@@ -19,9 +19,12 @@
  * 3. empties the set of code objects sent when it is half full: a code
  *    object met again is sent again, and pytrace knows it already.
  *
- * Runs on the tracer's thread, as snapshot.c does: the two never overlap.
+ * Runs on a thread of its own (sweeper), woken by BPF through the loop or
+ * every 100 ms, and under the lock snapshot.c reads the tables with: the
+ * maps fill while a report is built, and a sweep must not wait for one.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +49,15 @@ struct reclaim {
 	uint64_t next[FILL__COUNT];	/* sweep when a table holds more than this */
 	struct idmap named;		/* ids the live sites name, this sweep */
 	uint64_t sweeps, sites, stacks, longest_ns;
+	/* The thread that sweeps, woken by probes__reclaim_kick or every tick. */
+	pthread_t thread;
+	bool running, stop, kicked;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
 };
+
+/* How often the thread looks whether a sweep is due when nobody says so. */
+#define SWEEPER_TICK_MS 100
 
 static volatile __u64 *fill_of(struct probes *p, enum fill_kind k)
 {
@@ -75,27 +86,120 @@ static uint64_t room_of(struct probes *p, enum fill_kind k)
 	return bpf_map__max_entries(m[k]);
 }
 
+static void first_marks(struct probes *p)
+{
+	for (int k = 0; k < FILL__COUNT; k++) {
+		p->reclaim->next[k] = room_of(p, k) / 2;
+		*mark_of(p, k) = p->reclaim->next[k] + 1;
+	}
+}
+
 int reclaim__new(struct probes *p)
 {
 	p->reclaim = calloc(1, sizeof(*p->reclaim));
 	p->retired = retired__new();
 	if (!p->reclaim || !p->retired)
 		return -ENOMEM;
-	for (int k = 0; k < FILL__COUNT; k++) {
-		p->reclaim->next[k] = room_of(p, k) / 2;
-		*mark_of(p, k) = p->reclaim->next[k] + 1;
-	}
+	pthread_mutex_init(&p->reclaim->mu, NULL);
+	pthread_cond_init(&p->reclaim->cond, NULL);
+	first_marks(p);
+	return 0;
+}
+
+int reclaim__reset(struct probes *p)
+{
+	retired__free(p->retired);
+	p->retired = retired__new();
+	if (!p->retired)
+		return -ENOMEM;
+	first_marks(p);
 	return 0;
 }
 
 void reclaim__free(struct probes *p)
 {
-	if (p->reclaim)
+	if (p->reclaim) {
 		idmap__free(&p->reclaim->named);
+		pthread_mutex_destroy(&p->reclaim->mu);
+		pthread_cond_destroy(&p->reclaim->cond);
+	}
 	free(p->reclaim);
 	retired__free(p->retired);
 	p->reclaim = NULL;
 	p->retired = NULL;
+}
+
+/* Until told to stop: sweep when kicked, or when due at a tick. */
+static void *sweeper(void *arg)
+{
+	struct probes *p = arg;
+	struct reclaim *r = p->reclaim;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += SWEEPER_TICK_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		while (!r->stop && !r->kicked &&
+		       pthread_cond_timedwait(&r->cond, &r->mu, &until) == 0)
+			;
+		r->kicked = false;
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->mu);
+		probes__reclaim(p);
+		pthread_mutex_lock(&r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+int reclaim__start_thread(struct probes *p)
+{
+	struct reclaim *r = p->reclaim;
+	pthread_condattr_t attr;
+	int err;
+
+	/* The waits are on CLOCK_MONOTONIC, as the deadlines. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&r->cond);
+	pthread_cond_init(&r->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	err = pthread_create(&r->thread, NULL, sweeper, p);
+	if (err)
+		return -err;
+	r->running = true;
+	return 0;
+}
+
+void reclaim__stop_thread(struct probes *p)
+{
+	struct reclaim *r = p->reclaim;
+
+	if (!r || !r->running)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	r->running = false;
+}
+
+void probes__reclaim_kick(struct probes *p)
+{
+	struct reclaim *r = p->reclaim;
+
+	if (!r || !r->running)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->kicked = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->mu);
 }
 
 static bool outstanding(const struct site_counts *c)
@@ -333,7 +437,7 @@ static void set_marks(struct probes *p)
 	}
 }
 
-void probes__reclaim(struct probes *p)
+static void sweep(struct probes *p)
 {
 	struct reclaim *r = p->reclaim;
 	uint64_t t0, dt;
@@ -364,4 +468,11 @@ void probes__reclaim(struct probes *p)
 			(unsigned long long)*fill_of(p, FILL_PAIRS),
 			(unsigned long long)*fill_of(p, FILL_SITES),
 			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
+}
+
+void probes__reclaim(struct probes *p)
+{
+	pthread_mutex_lock(&p->tables_lock);
+	sweep(p);
+	pthread_mutex_unlock(&p->tables_lock);
 }

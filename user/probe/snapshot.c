@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The only reader of the BPF maps: copies them into a plain snapshot. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -273,7 +274,7 @@ static uint64_t live_blocks(const struct snapshot *snap)
 	return n;
 }
 
-int snapshot__ages(struct probes *p, struct snapshot *snap)
+static int ages(struct probes *p, struct snapshot *snap)
 {
 	return snap->ages ? 0 : walk_allocs(p, snap, 0);
 }
@@ -286,7 +287,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
+static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
 	struct stack_trace *st;
@@ -327,7 +328,7 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 	return 0;
 }
 
-int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
+static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
 {
 	struct slot_copy slot;
 
@@ -336,6 +337,41 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
 		if (read_slot(&p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
 			return -ENOMEM;
 	return 0;
+}
+
+/*
+ * The tables are read under the lock a sweep takes (reclaim.c): it moves
+ * sites and stacks from the maps to the retired store, which a reading must
+ * see on one side or the other, never in between.
+ */
+int snapshot__ages(struct probes *p, struct snapshot *snap)
+{
+	int err;
+
+	pthread_mutex_lock(&p->tables_lock);
+	err = ages(p, snap);
+	pthread_mutex_unlock(&p->tables_lock);
+	return err;
+}
+
+int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
+{
+	int err;
+
+	pthread_mutex_lock(&p->tables_lock);
+	err = collect(p, older_ns, out);
+	pthread_mutex_unlock(&p->tables_lock);
+	return err;
+}
+
+int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
+{
+	int err;
+
+	pthread_mutex_lock(&p->tables_lock);
+	err = live(p, buf, cap, nr);
+	pthread_mutex_unlock(&p->tables_lock);
+	return err;
 }
 
 void snapshot__free(struct snapshot *snap)

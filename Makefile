@@ -179,6 +179,11 @@ unit: $(OUTPUT)/unit_tests $(OUTPUT)/symbolize_tests victims
 e2e: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py
 
+# The PyTorch job (tests/e2e/cases_torch.py): out of `make test` until it
+# passes every time (issue 17: a sweep now and then too late for the stack map).
+e2e-torch: memleakbpf victims
+	$(Q)/usr/bin/python3 tests/e2e/run.py 'torch_*'
+
 test: deps
 	$(Q)/usr/bin/python3 tests/layout/check.py
 	$(Q)$(MAKE) --no-print-directory unit
@@ -310,7 +315,7 @@ stress: memleakbpf victims
 soak: memleakbpf victims
 	$(Q)/usr/bin/python3 scripts/soak.py $(if $(SOAK_S),--seconds $(SOAK_S))
 
-.PHONY: unit-san fuzz stress soak
+.PHONY: unit-san fuzz stress soak e2e-torch
 .PRECIOUS: $(FUZZ_DIR)/user/%.o $(SAN_DIR)/user/%.o $(SAN_DIR)/unit/%.o
 
 # The headers each object was built with (-MMD).

@@ -42,7 +42,9 @@ Where things are, in tests/e2e/:
   cases_unwinding.py   CFI unwinding, with and without frame pointers
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_python.py      Python frames, under -c and -p, pymalloc and malloc
-  cases_torch.py       a PyTorch training job: start-up is not a leak, its leak is
+  cases_torch.py       a PyTorch training job (run by name, or `make e2e-torch`:
+                       not in the default run while issue 17's sweeps lose stacks
+                       to a full map now and then); start-up is not a leak, its leak is
   cases_stress.py      contention and capacity (`make stress`: at full size)
   cases_faults.py      the target or the tracer killed, stopped, interrupted;
                        outputs that cannot be written
@@ -101,7 +103,8 @@ def main(argv):
 		else:
 			names.append(a)
 
-	selected = [c for c in CASES if not names or any(fnmatch.fnmatch(c[0], n) for n in names)]
+	selected = [c for c in CASES if any(fnmatch.fnmatch(c[0], n) for n in names) or
+		    (not names and c not in cases_torch.CASES)]
 	unknown = [n for n in names if not any(fnmatch.fnmatch(c[0], n) for c in CASES)]
 	if unknown:
 		sys.stderr.write("run.py: no case named %s (--list)\n" % ", ".join(unknown))

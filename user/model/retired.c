@@ -15,6 +15,7 @@ struct kept {
 	uint64_t entries;	/* Python: py_stack.entries */
 	uint32_t sweep;		/* when it was last let go of */
 	bool python;
+	uint64_t weight;	/* allocations of the retired sites it stands in (trim) */
 	union {
 		uint64_t ips[0];
 		struct py_frame frames[0];
@@ -235,19 +236,54 @@ void retired__next_sweep(struct retired *r)
 	r->sweep++;
 }
 
-static int by_sweep(const void *a, const void *b)
+/* The most allocations first, then the latest let go of. */
+static int by_worth(const void *a, const void *b)
 {
-	uint32_t x = (*(struct kept *const *)a)->sweep, y = (*(struct kept *const *)b)->sweep;
+	const struct kept *x = *(struct kept *const *)a, *y = *(struct kept *const *)b;
 
-	return x < y ? 1 : x > y ? -1 : 0;	/* the latest first */
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->sweep < y->sweep ? 1 : x->sweep > y->sweep ? -1 : 0;
 }
 
-/* Keep the latest stacks, up to max_bytes of them; rebuild their maps. 0 or -ENOMEM. */
+static void add_weight(struct retired *r, const struct idmap *map, uint64_t id, uint64_t allocs)
+{
+	uint32_t i;
+
+	if (idmap__get(map, id, &i))
+		r->kept[i]->weight += allocs;
+}
+
+/*
+ * What each kept stack is worth: the allocations of the retired sites that
+ * name it, directly or through a pair. A torch import lets go of 450,000
+ * stacks of one allocation each; its training loop of a few hundred whose
+ * sites come and go thousands of times: those must stay named.
+ */
+static void weigh(struct retired *r)
+{
+	struct stack_pair pair;
+
+	for (size_t i = 0; i < r->nr_kept; i++)
+		r->kept[i]->weight = 0;
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		const struct retired_site *s = &r->sites[i];
+
+		add_weight(r, &r->native_of, s->stack_id, s->total_allocs);
+		if (retired__pair(r, s->stack_id, &pair)) {
+			add_weight(r, &r->native_of, pair.native, s->total_allocs);
+			add_weight(r, &r->python_of, pair.python, s->total_allocs);
+		}
+	}
+}
+
+/* Keep the stacks worth most, up to max_bytes of them; rebuild their maps. 0 or -ENOMEM. */
 static int keep_latest(struct retired *r, size_t max_bytes)
 {
 	size_t n = 0, bytes = 0;
 
-	qsort(r->kept, r->nr_kept, sizeof(*r->kept), by_sweep);
+	weigh(r);
+	qsort(r->kept, r->nr_kept, sizeof(*r->kept), by_worth);
 	idmap__clear(&r->native_of);
 	idmap__clear(&r->python_of);
 	for (size_t i = 0; i < r->nr_kept; i++) {

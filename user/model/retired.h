@@ -50,11 +50,11 @@ bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out)
 /* A sweep begins: stacks let go of from now on are the latest. */
 void retired__next_sweep(struct retired *r);
 /*
- * Keep the frames of the stacks let go of most lately, within max_bytes;
- * the sites whose frames that lets go of add their figures to the
- * forgotten ones: still in the totals, no longer a site of their own.
- * Sites still used come back to the BPF tables and are let go of again
- * and again, so what is forgotten is churn of long ago. 0 or -ENOMEM.
+ * Keep the frames of the stacks whose retired sites allocated most (then
+ * the latest let go of), within max_bytes; the sites whose frames that
+ * lets go of add their figures to the forgotten ones: still in the totals,
+ * no longer a site of their own. What is forgotten is the churn of least
+ * account: a start-up's one-off allocations. 0 or -ENOMEM.
  */
 int retired__trim(struct retired *r, size_t max_bytes);
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,

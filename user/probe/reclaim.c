@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,7 @@ int reclaim__start_thread(struct probes *p)
 {
 	struct reclaim *r = p->reclaim;
 	pthread_condattr_t attr;
+	sigset_t all, old;
 	int err;
 
 	/* The waits are on CLOCK_MONOTONIC, as the deadlines. */
@@ -170,7 +172,11 @@ int reclaim__start_thread(struct probes *p)
 	pthread_cond_destroy(&r->cond);
 	pthread_cond_init(&r->cond, &attr);
 	pthread_condattr_destroy(&attr);
+	/* No signal for it: they are the loop's (a SIGINT here would end the tracer). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&r->thread, NULL, sweeper, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	r->running = true;

@@ -62,10 +62,11 @@ struct probes {
 	struct retired *retired;
 	struct reclaim *reclaim;
 	/*
-	 * Held by a sweep, by a reading of the tables (snapshot.c) and by
-	 * their clearing: the sweeps run on a thread of their own.
+	 * Held while sites are retired, while they are read (snapshot.c) and
+	 * while the tables are cleared: the sweeps run on a thread of their own.
 	 */
 	pthread_mutex_t tables_lock;
+	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
 };
 
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */

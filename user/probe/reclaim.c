@@ -20,7 +20,9 @@
  *    object met again is sent again, and pytrace knows it already.
  *
  * Runs on a thread of its own (sweeper), woken by BPF through the loop or
- * every 100 ms, and under the lock snapshot.c reads the tables with: the
+ * every 100 ms. Sites are retired under the lock snapshot.c reads them
+ * with; stacks are let go of while a report reads its stacks (each copied
+ * to the retired store, under its lock, before it leaves its map): the
  * maps fill while a report is built, and a sweep must not wait for one.
  */
 #include <errno.h>
@@ -110,8 +112,10 @@ int reclaim__new(struct probes *p)
 
 int reclaim__reset(struct probes *p)
 {
+	pthread_mutex_lock(&p->retired_lock);
 	retired__free(p->retired);
 	p->retired = retired__new();
+	pthread_mutex_unlock(&p->retired_lock);
 	if (!p->retired)
 		return -ENOMEM;
 	first_marks(p);
@@ -214,6 +218,18 @@ static bool outstanding(const struct site_counts *c)
 	return c->total_allocs != c->freed_allocs || c->total_bytes != c->freed_bytes;
 }
 
+/* Its figures into the retired store: 0 or -ENOMEM. */
+static int keep_site(struct probes *p, const struct site_slot *s, const struct site_counts *c)
+{
+	int err;
+
+	pthread_mutex_lock(&p->retired_lock);
+	err = retired__add_site(p->retired, s->stack_id, s->api, c->total_bytes - s->base_bytes,
+				c->total_allocs - s->base_allocs);
+	pthread_mutex_unlock(&p->retired_lock);
+	return err;
+}
+
 /* Step 1 for one slot: true when it was retired. */
 static bool retire_site(struct probes *p, struct site_slot *s)
 {
@@ -228,10 +244,7 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return false;
 	snapshot__slot_counts(s, &c);
-	if (outstanding(&c) ||
-	    (c.total_allocs > s->base_allocs &&
-	     retired__add_site(p->retired, s->stack_id, s->api, c.total_bytes - s->base_bytes,
-			       c.total_allocs - s->base_allocs))) {
+	if (outstanding(&c) || (c.total_allocs > s->base_allocs && keep_site(p, s, &c))) {
 		__atomic_store_n(&s->key, key, __ATOMIC_SEQ_CST);
 		return false;
 	}
@@ -298,9 +311,11 @@ static size_t let_go_batch(struct probes *p, int fd, enum fill_kind k, const str
 	uint64_t gone[BATCH];
 	uint32_t nr = 0;
 
+	pthread_mutex_lock(&p->retired_lock);
 	for (uint32_t i = 0; i < n; i++)
 		if (!idmap__get(named, keys[i], NULL) && !keep(p->retired, keys[i], vals + i * size))
 			gone[nr++] = keys[i];
+	pthread_mutex_unlock(&p->retired_lock);
 	if (nr && bpf_map_delete_batch(fd, gone, &nr, NULL) && errno != ENOENT)
 		return 0;
 	__atomic_fetch_sub(fill_of(p, k), nr, __ATOMIC_SEQ_CST);
@@ -453,10 +468,16 @@ static void sweep(struct probes *p)
 	if (!r || !due(p))
 		return;
 	t0 = now_ns();
+	pthread_mutex_lock(&p->retired_lock);
 	retired__next_sweep(p->retired);
+	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_lock(&p->tables_lock);
 	sites = retire_sites(p, r);
+	pthread_mutex_unlock(&p->tables_lock);
 	stacks = let_go_stacks(p, r);
+	pthread_mutex_lock(&p->retired_lock);
 	retired__trim(p->retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
+	pthread_mutex_unlock(&p->retired_lock);
 	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
@@ -477,9 +498,12 @@ static void sweep(struct probes *p)
 			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
 }
 
+/* One sweep at a time: the sweeper's, or one asked for on another thread. */
 void probes__reclaim(struct probes *p)
 {
-	pthread_mutex_lock(&p->tables_lock);
+	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&one);
 	sweep(p);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&one);
 }

@@ -154,8 +154,11 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	size_t cap = 0;
 	int err = read_live(p, snap, &of_key, &cap);
 
-	if (!err)
+	if (!err) {
+		pthread_mutex_lock(&p->retired_lock);
 		err = read_retired(p, snap, &of_key, &cap);
+		pthread_mutex_unlock(&p->retired_lock);
+	}
 	idmap__free(&of_key);
 	return err;
 }
@@ -290,7 +293,6 @@ static uint64_t now_ns(void)
 static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
-	struct stack_trace *st;
 	int err;
 
 	if (!snap)
@@ -305,16 +307,29 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 		snapshot__free(snap);
 		return err;
 	}
-	/* Freed sites too: a heap profile's allocation totals name them. */
-	st = malloc(sizeof(*st));
-	if (!st) {
-		snapshot__free(snap);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < snap->nr; i++)
-		read_stack(p, &snap->sites[i], st);
-	free(st);
 	*out = snap;
+	return 0;
+}
+
+/*
+ * Every site's stack, freed sites too: a heap profile's allocation totals
+ * name them. Outside the tables' lock, so that a sweep need not wait for
+ * a reading of 200,000 stacks: it copies a stack to the retired store
+ * before it deletes it from its map, so one of the two has it, and the
+ * store is read under its own lock, a site at a time.
+ */
+static int read_stacks(struct probes *p, struct snapshot *snap)
+{
+	struct stack_trace *st = malloc(sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nr; i++) {
+		pthread_mutex_lock(&p->retired_lock);
+		read_stack(p, &snap->sites[i], st);
+		pthread_mutex_unlock(&p->retired_lock);
+	}
+	free(st);
 	return 0;
 }
 
@@ -340,9 +355,9 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 }
 
 /*
- * The tables are read under the lock a sweep takes (reclaim.c): it moves
- * sites and stacks from the maps to the retired store, which a reading must
- * see on one side or the other, never in between.
+ * The sites are read under the lock a sweep takes to retire them
+ * (reclaim.c): a reading must see a site's figures in its slot or in the
+ * retired store, never in both or neither.
  */
 int snapshot__ages(struct probes *p, struct snapshot *snap)
 {
@@ -361,6 +376,10 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 	pthread_mutex_lock(&p->tables_lock);
 	err = collect(p, older_ns, out);
 	pthread_mutex_unlock(&p->tables_lock);
+	if (!err && (err = read_stacks(p, *out))) {
+		snapshot__free(*out);
+		*out = NULL;
+	}
 	return err;
 }
 

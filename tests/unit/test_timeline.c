@@ -351,7 +351,7 @@ TEST(timeline_text_startup)
 	a.memory.startup.end_s = 1.0;
 	out = render(report_text__write, &r);
 	ASSERT(out && strstr(out, "\nVerdict: start-up, not judged yet: it ended at 1.0 s; trends"
-				  " need 3 reports from there, this is the 3rd\n"));
+				  " need 3 reports after it, this is the 2nd\n"));
 	free(out);
 	a.memory.verdict = VERDICT_LEAK;
 	out = render(report_text__write, &r);

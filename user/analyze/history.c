@@ -478,19 +478,19 @@ void history__classify(const double *t, const double *y, size_t n, struct report
 		g->trend = TREND_STABLE;
 }
 
-/* The stack's points from since on: the kept ones, and the last report's. */
+/* The stack's points after since: the kept ones, and the last report's. */
 static size_t points_of(const struct history *h, const struct hstack *s, double since, double *t,
 			double *y)
 {
 	size_t n = 0;
 
 	for (uint32_t i = s->first; i < h->npoints; i++) {
-		if (h->t[i] < since)
+		if (h->t[i] <= since)
 			continue;
 		t[n] = h->t[i];
 		y[n++] = (double)s->vals[i];
 	}
-	if (h->reports && (!n || t[n - 1] < h->t_last)) {
+	if (h->reports && h->t_last > since && (!n || t[n - 1] < h->t_last)) {
 		t[n] = h->t_last;
 		y[n++] = (double)s->bytes;
 	}
@@ -512,8 +512,11 @@ static double score(const struct report_growth *g, double life_s)
 }
 
 /*
- * The trend over the points since start-up ended. A stack with enough
- * points in all but not since held bytes during start-up: not judged yet.
+ * The trend over the reports after the one that ended start-up: every
+ * point measured in steady state, none at the boundary, where the first
+ * turns of the steady code may still be filling what they keep (a loop's
+ * first steps). A stack with enough points in all but not after held bytes
+ * during start-up: not judged yet.
  */
 static void trend_of(const struct history *h, const struct hstack *s, struct report_growth *g)
 {

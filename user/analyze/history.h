@@ -29,8 +29,9 @@
  * (modules, tables, caches) grows the heap for as long as it runs, a leak's
  * shape without being one. An interval in which stacks new in it made at
  * least this share of the allocations ran new code in bulk; trends are
- * measured from the last report that ended such an interval, and a stack
- * with fewer than HISTORY_MIN_POINTS points since is TREND_STARTUP.
+ * measured over the reports after the last one that ended such an interval,
+ * and a stack with fewer than HISTORY_MIN_POINTS points there is
+ * TREND_STARTUP.
  * Allocations whose stack could not be stored (stack map full) count as
  * from new stacks: a stored one would have been found.
  */

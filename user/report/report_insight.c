@@ -176,14 +176,14 @@ static void print_leak(const struct report *r, FILE *f)
 		signed_size(growing_slope(r), a));
 }
 
-/* Reports since start-up ended, that one included: the points a trend has. */
-static unsigned reports_since(const struct report *r, double t_s)
+/* Reports after the one that ended start-up: the points a trend has. */
+static unsigned reports_after(const struct report *r, double t_s)
 {
 	const struct report_analysis *a = r->analysis;
 	unsigned n = 0;
 
 	for (size_t i = 0; i < a->nr_samples; i++)
-		n += a->samples[i].t_s >= t_s;
+		n += a->samples[i].t_s > t_s;
 	return n;
 }
 
@@ -212,8 +212,8 @@ static void print_startup(const struct report *r, FILE *f)
 	if (st->ongoing)
 		print_new_code(st, f);
 	else
-		fprintf(f, "it ended at %.1f s; trends need %d reports from there, this is the %s\n",
-			st->end_s, HISTORY_MIN_POINTS, ordinal(reports_since(r, st->end_s), a));
+		fprintf(f, "it ended at %.1f s; trends need %d reports after it, this is the %s\n",
+			st->end_s, HISTORY_MIN_POINTS, ordinal(reports_after(r, st->end_s), a));
 }
 
 static void print_verdict(const struct report *r, FILE *f)

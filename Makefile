@@ -180,7 +180,7 @@ e2e: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py
 
 # The PyTorch job (tests/e2e/cases_torch.py): out of `make test` until it
-# passes every time (issue 17: a sweep now and then too late for the stack map).
+# passes every time (issue 17: the leaking job under -c is not always judged a leak).
 e2e-torch: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py 'torch_*'
 

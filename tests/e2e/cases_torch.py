@@ -11,24 +11,26 @@ tens of seconds, to the end of the loop:
   torch_fixed_c   the job with `loss.item()`: no report, of the import or
                   the loop, says leak; the last judges the loop (start-up
                   over) and no stack grows
-  torch_leak_c    the job with `total_loss += loss`: no report says leak
-                  before the loop; the last one does, and its growing
-                  stacks are all the loop's, under step() and train(), the
-                  most leak-like at one of the loop's allocating lines, each
-                  holding whole steps (the truth: one block per step per
-                  allocation there)
+  torch_leak_c    the job with `total_loss += loss`, stopped (SIGTERM) once
+                  a report made during its loop says leak: no report says
+                  leak before the loop; the final one does, its growing
+                  stacks all the loop's, under step() and train(), the most
+                  leak-like at one of the loop's allocating lines
   torch_leak_p    the same leak under -p, attached once torch is imported,
                   the loop let go once every unwind table is loaded (-v says
-                  when), so that no stack is cut short at one still loading
+                  when), so that no stack is cut short at one still loading;
+                  its job runs its steps: each growing stack holds whole
+                  steps (the truth: one block per step per allocation there)
 
 None may drop anything (a full stack map, a stack or Python frames not
-read). --os-exit ends the jobs with os._exit(0) right after the loop, so
-that the final report still sees what the loop holds. Skipped, with the
+read). --os-exit ends the jobs that run to their end with os._exit(0) right
+after the loop, so that the final report still sees what the loop holds. Skipped, with the
 reason, where `import torch` fails under /usr/bin/python3.
 """
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -43,6 +45,7 @@ VICTIM = "torch_train.py"
 # report takes 2 to 4 s to build with the 200,000 stacks import torch leaves,
 # so that is 5 to 10 of them, a trend after start-up; 300,000 blocks leaked.
 STEPS = 10000
+LEAK_STEPS = 1000000	# the leaking job under -c: more than it runs before it is stopped
 INTERVAL = "1"
 TIMEOUT_CASES = 4	# lib.CASE_TIMEOUTs for a case: a whole job takes 40 to 90 s traced here
 LOOP = ("step", "train")		# the loop's functions in torch_train.py
@@ -147,33 +150,37 @@ def check_no_leak(rep, text):
 	return errs
 
 
-def check_leak(rep, text):
-	"""A leak verdict; every growing stack the loop's, the first at an allocating line.
+def check_leak(rep, text, steps=None):
+	"""A leak verdict; every growing stack the loop's, the most leak-like site's first
+	stack at one of its allocating lines; with steps, each holding whole steps.
 
 	The JSON writes the growing stacks of every growing site, at most 5 a site
-	(README, Sites): the sites count them all."""
+	(README, Sites): the sites count them all, and rank them."""
 	m = rep.get("memory") or {}
 	marks = loop_marks()
-	grow = sorted(growing(rep), key=lambda s: s.get("leak_rank") or 0)
+	grow = growing(rep)
+	sites = sorted((s for s in rep.get("sites") or [] if s.get("leak_rank")),
+		       key=lambda s: s["leak_rank"])
 	counted = sum(s.get("growing_stacks") or 0 for s in rep.get("sites") or [])
+	if m.get("verdict") not in LEAK_VERDICTS or not grow or not sites:
+		return ["memory: verdict %r, %d growing stacks in %d sites; expected a leak" % (
+			m.get("verdict"), len(grow), len(sites))]
 	errs = []
-	if m.get("verdict") not in LEAK_VERDICTS or not grow:
-		return ["memory: verdict %r, %d growing stacks; expected a leak" % (m.get("verdict"),
-										     len(grow))]
-	if m.get("growing_stacks") != counted or len(grow) > counted or \
-	   grow[0].get("leak_rank") != 1:
-		errs.append("memory.growing_stacks %r, the sites' %d, %d written, the first ranked %r" % (
-			m.get("growing_stacks"), counted, len(grow), grow[0].get("leak_rank")))
-	others = [s for s in grow if not loop_frame(s)]
-	for s in others[:3]:
+	if m.get("growing_stacks") != counted or len(grow) > counted or sites[0]["leak_rank"] != 1:
+		errs.append("memory.growing_stacks %r, the sites' %d, %d written, the first site ranked %r"
+			    % (m.get("growing_stacks"), counted, len(grow), sites[0]["leak_rank"]))
+	for s in [s for s in grow if not loop_frame(s)][:3]:
 		errs.append("a growing stack outside the loop: %d bytes at %s" % (s["bytes"], where(s)))
-	first = loop_frame(grow[0])
-	if not first or first.get("line") not in marks:
-		errs.append("the most leak-like stack is at %s, not at a line of %s" % (
-			where(grow[0]), ", ".join("@%s (%d)" % (v, k) for k, v in sorted(marks.items()))))
-	errs += whole_steps(grow)
-	want = r"\nVerdict: (leak|leak and fragmentation): \d+ sites? grows? steadily \(%d stacks?\)" % \
-		counted
+	first = rep["stacks"][sites[0]["stacks"][0]] if sites[0].get("stacks") else {}
+	f = loop_frame(first)
+	if first.get("trend") != "growing" or not f or f.get("line") not in marks:
+		errs.append("the most leak-like site's first stack is %s at %s, not growing at a line of %s"
+			    % (first.get("trend"), where(first), ", ".join(
+				    "@%s (%d)" % (v, k) for k, v in sorted(marks.items()))))
+	if steps:
+		errs += whole_steps(grow, steps)
+	want = r"\nVerdict: (leak|leak and fragmentation): %d sites? grows? steadily \(%d stacks?\)" % (
+		len(sites), counted)
 	if not re.search(want, text):
 		errs.append("final text: no %r" % want)
 	if not re.search(r"\nGrowing: [^\n]*\n\n  1\. [^\n]*\n(      [^\n]*\n)*?      #\d+ (step|train) "
@@ -183,18 +190,18 @@ def check_leak(rep, text):
 	return errs
 
 
-def whole_steps(grow):
+def whole_steps(grow, steps):
 	"""Each step leaks one block per allocation at each leaking stack: a growing
-	stack holds a whole number of steps, STEPS - 1 at @leak (the first step adds
-	the loss to the integer 0, through another path)."""
+	stack holds a whole number of steps, of steps - 1 at @leak (the first step
+	adds the loss to the integer 0, through another path)."""
 	marks = loop_marks()
 	errs = []
 	for s in grow:
 		f = loop_frame(s)
-		steps = STEPS - 1 if f and marks.get(f.get("line")) == "leak" else STEPS
-		if f and (not s["allocs"] or s["allocs"] % steps):
+		n = steps - 1 if f and marks.get(f.get("line")) == "leak" else steps
+		if f and (not s["allocs"] or s["allocs"] % n):
 			errs.append("a growing stack at %s holds %d blocks: not a whole number of %d steps"
-				    % (where(s), s["allocs"], steps))
+				    % (where(s), s["allocs"], n))
 	return errs[:3]
 
 
@@ -239,16 +246,40 @@ def fixed_check(work, rep, text):
 	return errs
 
 
-def leak_check(work, rep, text):
-	errs = check_leak(rep, text)
-	job_ran(work, errs)
-	out = work.read("tracer.stdout")
+def leak_said(out):
+	"""A report printed after the loop began says leak."""
 	loop = out.find("torch_train: training ")
-	said = [v for v in verdicts(out[:loop]) if v.startswith("Verdict: leak")]
-	if loop < 0 or said:
-		errs.append("before the loop: %s" % (said[0] if said else "no 'torch_train: training' line"))
+	return loop >= 0 and any(v.startswith("Verdict: leak") for v in verdicts(out[loop:]))
+
+
+def leak_stopped(work):
+	"""-c the leaking job, stopped (SIGTERM) once a report made during its loop says leak.
+
+	It is stopped while it leaks, as one stops a job whose memory keeps growing:
+	however many reports the machine's load let into the loop, the final
+	report still sees the loop's stacks rising. No report before the loop may
+	say leak."""
+	torch_missing()
+	js = work.path("report.json")
+	end = deadline()
+	cmd = "%s %s --leak --steps %d" % (PY, os.path.join(PYVICTIMS, VICTIM), LEAK_STEPS)
+	p = work.start([TRACER, "--json", js, "-c", cmd, INTERVAL], env=py_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	wait_for(lambda: leak_said(work.read("tracer.stdout")), end,
+		 "a leak verdict from a report made during the loop", alive=p)
+	p.send_signal(signal.SIGTERM)
+	rc = wait_exit(p, end, "memleakbpf -c, after SIGTERM")
+	rep = load_report(js)
+	text = final_text(work)
+	errs = common_errs(rep) + check_leak(rep, text)
+	out = work.read("tracer.stdout")
+	said = [v for v in verdicts(out[:out.find("torch_train: training ")])
+		if v.startswith("Verdict: leak")]
+	if said:
+		errs.append("before the loop: %s" % said[0])
 	if not re.search(r"\nVerdict: [^\n]* since start-up ended at [\d.]+ s", text):
 		errs.append("final text: the verdict does not say when start-up ended")
+	common_checks(work, rc, 128 + signal.SIGTERM, errs)
 	return errs
 
 
@@ -271,13 +302,13 @@ def leak_attach(work):
 		raise CaseFailed("%s exited %s" % (VICTIM, v.returncode))
 	rc = wait_exit(t, end, "memleakbpf -p after its target exited")
 	rep = load_report(js)
-	errs = common_errs(rep) + check_leak(rep, final_text(work))
+	errs = common_errs(rep) + check_leak(rep, final_text(work), STEPS)
 	common_checks(work, rc, 0, errs)
 	return errs
 
 
 CASES = [
 	("torch_fixed_c", TRACE, [PY], command_case(job(), fixed_check)),
-	("torch_leak_c", TRACE, [PY], command_case(job("--leak"), leak_check)),
+	("torch_leak_c", TRACE, [PY], leak_stopped),
 	("torch_leak_p", TRACE, [PY], leak_attach),
 ]

@@ -43,8 +43,8 @@ Where things are, in tests/e2e/:
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_python.py      Python frames, under -c and -p, pymalloc and malloc
   cases_torch.py       a PyTorch training job (run by name, or `make e2e-torch`:
-                       not in the default run while its leaking job under -c is
-                       not always judged a leak); start-up is not a leak, its leak is
+                       not in the default run, its start-up checks depend on the
+                       machine's load); start-up is not a leak, its leak is
   cases_stress.py      contention and capacity (`make stress`: at full size)
   cases_faults.py      the target or the tracer killed, stopped, interrupted;
                        outputs that cannot be written

@@ -316,8 +316,9 @@ static size_t let_go_batch(struct probes *p, int fd, enum fill_kind k, const str
 		if (!idmap__get(named, keys[i], NULL) && !keep(p->retired, keys[i], vals + i * size))
 			gone[nr++] = keys[i];
 	pthread_mutex_unlock(&p->retired_lock);
-	if (nr && bpf_map_delete_batch(fd, gone, &nr, NULL) && errno != ENOENT)
-		return 0;
+	/* On an error the kernel says how many it deleted before it. */
+	if (nr)
+		bpf_map_delete_batch(fd, gone, &nr, NULL);
 	__atomic_fetch_sub(fill_of(p, k), nr, __ATOMIC_SEQ_CST);
 	return nr;
 }

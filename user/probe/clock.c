@@ -16,7 +16,7 @@ struct clock_feed {
 	bool stop;
 };
 
-static uint64_t mono_ns(void)
+uint64_t clock__now_ns(void)
 {
 	struct timespec ts;
 
@@ -26,7 +26,7 @@ static uint64_t mono_ns(void)
 
 static void feed(struct clock_feed *cf)
 {
-	__atomic_store_n(cf->word, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(cf->word, clock__now_ns(), __ATOMIC_RELAXED);
 }
 
 /* The condition variable's clock is CLOCK_MONOTONIC: its deadline is absolute. */

@@ -13,6 +13,8 @@
 
 struct clock_feed;
 
+/* CLOCK_MONOTONIC in ns: the clock of the BPF timestamps. */
+uint64_t clock__now_ns(void);
 /* Write CLOCK_MONOTONIC (ns) into *word now and every period; NULL with errno on failure. */
 struct clock_feed *clock_feed__start(volatile uint64_t *word);
 void clock_feed__stop(struct clock_feed *cf);

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "probes.h"
+#include "clock.h"
 #include "probes_internal.h"
 #include "model/retired.h"
 #include "util/idmap.h"
@@ -428,14 +429,6 @@ static void forget_codes(struct probes *p)
 		__atomic_fetch_sub(fill_of(p, FILL_PY_CODES), 1, __ATOMIC_SEQ_CST);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Is a table past its mark? */
 static bool due(struct probes *p)
 {
@@ -468,7 +461,7 @@ static void sweep(struct probes *p)
 
 	if (!r || !due(p))
 		return;
-	t0 = now_ns();
+	t0 = clock__now_ns();
 	pthread_mutex_lock(&p->retired_lock);
 	retired__next_sweep(p->retired);
 	pthread_mutex_unlock(&p->retired_lock);
@@ -482,7 +475,7 @@ static void sweep(struct probes *p)
 	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
-	dt = now_ns() - t0;
+	dt = clock__now_ns() - t0;
 	r->sweeps++;
 	r->sites += sites;
 	r->stacks += stacks;

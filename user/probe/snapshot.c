@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
+#include "clock.h"
 #include "probes_internal.h"
 #include "snapshot.h"
 #include "model/retired.h"
@@ -282,14 +283,6 @@ static int ages(struct probes *p, struct snapshot *snap)
 	return snap->ages ? 0 : walk_allocs(p, snap, 0);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
@@ -299,7 +292,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 		return -ENOMEM;
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
-	snap->time_ns = now_ns();
+	snap->time_ns = clock__now_ns();
 	err = read_sites(p, snap);
 	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))
 		err = walk_allocs(p, snap, older_ns);

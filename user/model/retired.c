@@ -39,7 +39,7 @@ struct retired {
 	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
 };
 
-static uint64_t site_key(uint64_t stack_id, uint32_t api)
+uint64_t retired__site_key(uint64_t stack_id, uint32_t api)
 {
 	uint64_t h = (stack_id ^ ((uint64_t)api << 56 | api)) * 0x9e3779b97f4a7c15ULL;
 
@@ -71,7 +71,7 @@ void retired__free(struct retired *r)
 int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
 		      uint64_t allocs)
 {
-	uint64_t key = site_key(stack_id, api);
+	uint64_t key = retired__site_key(stack_id, api);
 	struct retired_site *s;
 	uint32_t i;
 
@@ -92,7 +92,7 @@ const struct retired_site *retired__site(const struct retired *r, uint64_t stack
 {
 	uint32_t i;
 
-	return idmap__get(&r->site_of, site_key(stack_id, api), &i) ? &r->sites[i] : NULL;
+	return idmap__get(&r->site_of, retired__site_key(stack_id, api), &i) ? &r->sites[i] : NULL;
 }
 
 size_t retired__nr_sites(const struct retired *r)
@@ -332,7 +332,7 @@ static int fold_sites(struct retired *r)
 			continue;
 		}
 		r->sites[n] = *s;
-		if (idmap__put(&r->site_of, site_key(s->stack_id, s->api), (uint32_t)n++))
+		if (idmap__put(&r->site_of, retired__site_key(s->stack_id, s->api), (uint32_t)n++))
 			return -ENOMEM;
 	}
 	r->nr_sites = n;

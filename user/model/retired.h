@@ -25,6 +25,9 @@ struct retired_site {
 
 struct retired;
 
+/* A site's one key, (stack_id, api) in 64 bits, never 0: for idmap. */
+uint64_t retired__site_key(uint64_t stack_id, uint32_t api);
+
 struct retired *retired__new(void);
 void retired__free(struct retired *r);
 

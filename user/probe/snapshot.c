@@ -70,12 +70,6 @@ static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
 	return true;
 }
 
-static uint64_t site_key(uint64_t stack_id, uint32_t api)
-{
-	uint64_t h = (stack_id ^ ((uint64_t)api << 56 | api)) * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ h >> 29 ?: 1;
-}
 
 static void add_stats(struct site_stats *to, const struct site_stats *from)
 {
@@ -89,7 +83,7 @@ static void add_stats(struct site_stats *to, const struct site_stats *from)
 static int site_for(struct snapshot *snap, struct idmap *of_key, size_t *cap, uint64_t stack_id,
 		    uint32_t api, uint32_t *at)
 {
-	uint64_t key = site_key(stack_id, api);
+	uint64_t key = retired__site_key(stack_id, api);
 	struct snap_site *s;
 
 	if (idmap__get(of_key, key, at))

@@ -64,22 +64,23 @@ struct reclaim {
 /* How often the thread looks whether a sweep is due when nobody says so. */
 #define SWEEPER_TICK_MS 100
 
-static volatile __u64 *fill_of(struct probes *p, enum fill_kind k)
+/* A table's entry in f: its fill count, or its mark. */
+static volatile __u64 *gauge(struct memleak_fill *f, enum fill_kind k)
 {
-	struct memleak_fill *f = &p->skel->bss->fill;
 	volatile __u64 *v[FILL__COUNT] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
 					   &f->site_slots };
 
 	return v[k];
 }
 
+static volatile __u64 *fill_of(struct probes *p, enum fill_kind k)
+{
+	return gauge(&p->skel->bss->fill, k);
+}
+
 static volatile __u64 *mark_of(struct probes *p, enum fill_kind k)
 {
-	struct memleak_fill *f = &p->skel->bss->fill_mark;
-	volatile __u64 *v[FILL__COUNT] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
-					   &f->site_slots };
-
-	return v[k];
+	return gauge(&p->skel->bss->fill_mark, k);
 }
 
 static uint64_t room_of(struct probes *p, enum fill_kind k)
@@ -301,58 +302,82 @@ typedef int (*keep_fn)(struct retired *r, uint64_t id, const void *val);
 /* Entries a batch reads: a few MiB of stacks. */
 #define BATCH 2048
 
+/* What is done with one batch of a map's entries: 0, or -errno to stop. */
+typedef int (*batch_fn)(void *ctx, const uint64_t *keys, const void *vals, uint32_t n);
+
 /*
- * One batch of a map's entries not in named: copied to the retired store,
- * then deleted. The number deleted.
+ * Every entry of a hash map keyed by __u64, BATCH at a time: one syscall
+ * per batch, where one per key, value and delete cost 20 us each on a
+ * torch import's 100,000 stacks. 0, or the first error.
  */
-static size_t let_go_batch(struct probes *p, int fd, enum fill_kind k, const struct idmap *named,
-			   keep_fn keep, const uint64_t *keys, const char *vals, size_t size,
-			   uint32_t n)
+static int each_batch(struct bpf_map *map, batch_fn fn, void *ctx)
 {
+	int fd = bpf_map__fd(map), err = 0;
+	uint64_t *keys = malloc(BATCH * sizeof(*keys));
+	void *vals = malloc(BATCH * bpf_map__value_size(map));
+	__u32 cursor, *in = NULL;
+	bool last = false;
+
+	if (!keys || !vals)
+		err = -ENOMEM;
+	while (!err && !last) {
+		__u32 n = BATCH;
+
+		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
+		if (bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL)) {
+			last = errno == ENOENT;
+			if (!last)
+				err = -errno;
+		}
+		if (!err)
+			err = fn(ctx, keys, vals, n);
+		in = &cursor;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+struct letting_go {
+	struct probes *p;
+	int fd;
+	enum fill_kind k;
+	const struct idmap *named;
+	keep_fn keep;
+	size_t size, gone;
+};
+
+/* The entries of a batch no live site names: copied aside, then deleted. */
+static int let_go_batch(void *ctx, const uint64_t *keys, const void *vals, uint32_t n)
+{
+	struct letting_go *lg = ctx;
+	struct probes *p = lg->p;
 	uint64_t gone[BATCH];
 	uint32_t nr = 0;
 
 	pthread_mutex_lock(&p->retired_lock);
 	for (uint32_t i = 0; i < n; i++)
-		if (!idmap__get(named, keys[i], NULL) && !keep(p->retired, keys[i], vals + i * size))
+		if (!idmap__get(lg->named, keys[i], NULL) &&
+		    !lg->keep(p->retired, keys[i], (const char *)vals + i * lg->size))
 			gone[nr++] = keys[i];
 	pthread_mutex_unlock(&p->retired_lock);
 	/* On an error the kernel says how many it deleted before it. */
 	if (nr)
-		bpf_map_delete_batch(fd, gone, &nr, NULL);
-	__atomic_fetch_sub(fill_of(p, k), nr, __ATOMIC_SEQ_CST);
-	return nr;
+		bpf_map_delete_batch(lg->fd, gone, &nr, NULL);
+	__atomic_fetch_sub(fill_of(p, lg->k), nr, __ATOMIC_SEQ_CST);
+	lg->gone += nr;
+	return 0;
 }
 
-/*
- * Copy the entries of map no live site names to the retired store and
- * delete them, a batch at a time: a syscall per entry cost 20 us each on
- * a torch import's 100,000 stacks. The number deleted.
- */
+/* The entries of map no live site names, let go of: how many. */
 static size_t let_go(struct probes *p, struct bpf_map *map, enum fill_kind k,
 		     const struct idmap *named, keep_fn keep)
 {
-	int fd = bpf_map__fd(map);
-	size_t size = bpf_map__value_size(map), gone = 0;
-	uint64_t *keys = malloc(BATCH * sizeof(*keys));
-	char *vals = malloc(BATCH * size);
-	__u32 cursor, *in = NULL;
-	bool last = false;
+	struct letting_go lg = { p, bpf_map__fd(map), k, named, keep,
+				 bpf_map__value_size(map), 0 };
 
-	while (keys && vals && !last) {
-		__u32 n = BATCH;
-		int err = bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL);
-
-		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
-		last = err && errno == ENOENT;
-		if (err && !last)
-			break;
-		gone += let_go_batch(p, fd, k, named, keep, keys, vals, size, n);
-		in = &cursor;
-	}
-	free(keys);
-	free(vals);
-	return gone;
+	each_batch(map, let_go_batch, &lg);	/* what failed stays for the next sweep */
+	return lg.gone;
 }
 
 static int keep_native(struct retired *r, uint64_t id, const void *val)
@@ -371,33 +396,22 @@ static int keep_pair(struct retired *r, uint64_t id, const void *val)
 }
 
 /* The stacks a named pair stands for are named too. */
+static int name_pair_batch(void *ctx, const uint64_t *keys, const void *vals, uint32_t n)
+{
+	const struct stack_pair *pairs = vals;
+	struct idmap *named = ctx;
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < n; i++)
+		if (idmap__get(named, keys[i], NULL))
+			err = idmap__put(named, pairs[i].native, 0) ?:
+			      idmap__put(named, pairs[i].python, 0);
+	return err;
+}
+
 static int name_pairs(struct probes *p, struct idmap *named)
 {
-	int fd = bpf_map__fd(p->skel->maps.stack_pairs), err = 0;
-	uint64_t *keys = malloc(BATCH * sizeof(*keys));
-	struct stack_pair *pairs = malloc(BATCH * sizeof(*pairs));
-	__u32 cursor, *in = NULL;
-	bool last = false;
-
-	while (keys && pairs && !last && !err) {
-		__u32 n = BATCH;
-
-		err = bpf_map_lookup_batch(fd, in, &cursor, keys, pairs, &n, NULL);
-		last = err && errno == ENOENT;
-		if (err && !last)
-			break;
-		err = 0;
-		for (__u32 i = 0; !err && i < n; i++)
-			if (idmap__get(named, keys[i], NULL))
-				err = idmap__put(named, pairs[i].native, 0) ?:
-				      idmap__put(named, pairs[i].python, 0);
-		in = &cursor;
-	}
-	if (!keys || !pairs)
-		err = -ENOMEM;
-	free(keys);
-	free(pairs);
-	return err;
+	return each_batch(p->skel->maps.stack_pairs, name_pair_batch, named);
 }
 
 /* Step 2: the stacks no live site names. */

@@ -217,7 +217,11 @@ static __always_inline __u32 site_find(__u64 key, __u64 stack_id, __u32 api)
 {
 	struct site_probe sp = { key, stack_id, api, key >> 40, MEMLEAK_SITE_NONE,
 				 MEMLEAK_SITE_NONE };
+	struct site_slot *home = site_at(sp.home);
 
+	/* Most allocations find their site at home: no bpf_loop call for them. */
+	if (home && *(volatile __u64 *)&home->key == key)
+		return sp.home & site_mask;
 	bpf_loop(MEMLEAK_SITE_PROBES, site_step, &sp, 0);
 	if (sp.idx == MEMLEAK_SITE_NONE && sp.reuse != MEMLEAK_SITE_NONE)
 		sp.idx = site_claim(sp.reuse, MEMLEAK_SITE_RETIRED, key, stack_id, api);

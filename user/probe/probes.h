@@ -67,12 +67,11 @@ struct watchdog_view;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
 /*
- * When a BPF table is half full, reclaim what sites with no block left hold
- * there, keeping their figures and stacks aside (reclaim.c); no figure of
- * any report changes. Cheap when nothing is due: call it often.
+ * Wake the thread that sweeps (reclaim.c): when a BPF table is half full it
+ * reclaims what sites with no block left hold there, keeping their figures
+ * and stacks aside; no figure of any report changes. It also looks every
+ * 100 ms by itself; BPF's EVENT_RECLAIM calls this.
  */
-void probes__reclaim(struct probes *p);
-/* Wake the thread that sweeps (a table reached its mark: EVENT_RECLAIM). */
 void probes__reclaim_kick(struct probes *p);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);

@@ -137,6 +137,8 @@ void reclaim__free(struct probes *p)
 	p->retired = NULL;
 }
 
+static void sweep(struct probes *p);
+
 /* Until told to stop: sweep when kicked, or when due at a tick. */
 static void *sweeper(void *arg)
 {
@@ -158,7 +160,7 @@ static void *sweeper(void *arg)
 		if (r->stop)
 			break;
 		pthread_mutex_unlock(&r->mu);
-		probes__reclaim(p);
+		sweep(p);
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -504,14 +506,4 @@ static void sweep(struct probes *p)
 			(unsigned long long)*fill_of(p, FILL_PAIRS),
 			(unsigned long long)*fill_of(p, FILL_SITES),
 			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
-}
-
-/* One sweep at a time: the sweeper's, or one asked for on another thread. */
-void probes__reclaim(struct probes *p)
-{
-	static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
-
-	pthread_mutex_lock(&one);
-	sweep(p);
-	pthread_mutex_unlock(&one);
 }

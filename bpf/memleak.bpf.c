@@ -104,6 +104,7 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 }
 
 #include "tables.bpf.h"
+#include "peak.bpf.h"
 #include "stack.bpf.h"
 
 #define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
@@ -223,6 +224,7 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 	struct site_slot *s = site_at(info->site);
 	struct site_counts *c;
 
+	live_sub(info->kind, bytes);
 	if (!s)
 		return;
 	c = site_shard(s);
@@ -245,7 +247,7 @@ static __always_inline bool release_tracked(__u64 addr)
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr)
 {
 	__u64 size = st->size;
-	struct alloc_info info = { .size = size };
+	struct alloc_info info = { .size = size, .kind = MEMLEAK_KIND_OF(st->api) };
 	struct site_slot *s;
 	int err;
 
@@ -272,7 +274,10 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		/* Not tracked: the site does not count it either. */
 		site_count(s, -(__s64)size, -1);
 		count(CNT_ALLOCS_MAP_FULL);
+		return;
 	}
+	/* After a resize's old block was taken off (call_end): massif's order too. */
+	live_add(info.kind, size);
 }
 
 /*

@@ -77,6 +77,8 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
+		} else if (evs[i].kind == EVENT_PEAK) {
+			tracer__tick(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}

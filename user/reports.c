@@ -347,6 +347,9 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	/* A failed sample only costs precision: the next one comes soon. */
 	if (job->sample && !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
 		insight__tick(tr->ins, &job->at, tr->live, nr);
+	/* The next rise of the heap's peak asks for a sample at once (main.c). */
+	if (job->sample)
+		probes__peak_arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
 	return 0;

@@ -241,11 +241,17 @@ static void put_peak(const struct report_peak *p, FILE *f)
 	}
 	fprintf(f, "  \"peak\": {\"bytes\": %llu, \"allocs\": %llu, \"t_s\": ",
 		(unsigned long long)p->bytes, (unsigned long long)p->allocs);
-	put_num(p->t_s, f);
+	put_num(p->t_s < 0 ? NAN : p->t_s, f);
 	fputs(", \"sample_interval_s\": ", f);
 	put_num(p->sample_s, f);
 	fprintf(f, ", \"other_bytes\": %llu, \"other_allocs\": %llu,\n           ",
 		(unsigned long long)p->other_bytes, (unsigned long long)p->other_allocs);
+	fprintf(f, "\"exact\": true, \"stacks_bytes\": %llu, \"stacks_t_s\": ",
+		(unsigned long long)p->stacks_bytes);
+	put_num(p->stacks_t_s, f);
+	fprintf(f, ", \"mmap_bytes\": %llu, \"mmap_t_s\": ", (unsigned long long)p->mmap_bytes);
+	put_num(p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);
+	fputs(",\n           ", f);
 	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
 	fputc('}', f);
 }

@@ -80,6 +80,19 @@ static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 		fputs("null", f);
 }
 
+/* Heap blocks and mmaps apart, and the exact peak of each (bpf/peak.bpf.h). */
+static void put_kinds(const struct report_totals *t, FILE *f)
+{
+	fprintf(f, "\"heap_bytes\": %llu, \"heap_allocs\": %llu, \"mmap_bytes\": %llu, "
+		"\"mmap_allocs\": %llu, \"peak_heap_bytes\": %llu, \"peak_mmap_bytes\": %llu",
+		(unsigned long long)t->kind_bytes[KIND_HEAP],
+		(unsigned long long)t->kind_allocs[KIND_HEAP],
+		(unsigned long long)t->kind_bytes[KIND_MMAP],
+		(unsigned long long)t->kind_allocs[KIND_MMAP],
+		(unsigned long long)t->peak_bytes[KIND_HEAP],
+		(unsigned long long)t->peak_bytes[KIND_MMAP]);
+}
+
 static void put_totals(const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
@@ -93,7 +106,9 @@ static void put_totals(const struct report_totals *t, FILE *f)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", report__counter_name(c),
 			(unsigned long long)t->counters[c]);
 	}
-	fputs("}},\n", f);
+	fputs("},\n             ", f);
+	put_kinds(t, f);
+	fputs("},\n", f);
 }
 
 static void put_frame(const struct report_frame *fr, FILE *f)
@@ -370,8 +385,31 @@ static void put_startup(const struct report_startup *st, FILE *f)
 	fputs("},\n", f);
 }
 
-static void put_memory(const struct report_memory *m, FILE *f)
+/*
+ * What the target left outstanding when it exited (never freed), whatever
+ * the verdict; null when it had not exited by this report.
+ */
+static void put_at_exit(const struct report *r, FILE *f)
 {
+	const struct report_totals *t = &r->totals;
+
+	fputs("             \"at_exit\": ", f);
+	if (!r->analysis->memory.exited) {
+		fputs("null,\n", f);
+		return;
+	}
+	fprintf(f, "{\"heap_bytes\": %llu, \"heap_allocs\": %llu, \"mmap_bytes\": %llu, "
+		"\"mmap_allocs\": %llu},\n",
+		(unsigned long long)t->kind_bytes[KIND_HEAP],
+		(unsigned long long)t->kind_allocs[KIND_HEAP],
+		(unsigned long long)t->kind_bytes[KIND_MMAP],
+		(unsigned long long)t->kind_allocs[KIND_MMAP]);
+}
+
+static void put_memory(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+
 	fputs("  \"memory\": {\"verdict\": ", f);
 	put_string(verdict__name(m->verdict), f);
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
@@ -390,6 +428,7 @@ static void put_memory(const struct report_memory *m, FILE *f)
 		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
 		      "\"max_retained_in_heap_bytes\": null,\n", f);
 	put_startup(&m->startup, f);
+	put_at_exit(r, f);
 	put_sample("baseline", &m->base, f);
 	fputs(",\n", f);
 	put_sample("max_retained_at", &m->worst, f);
@@ -398,14 +437,16 @@ static void put_memory(const struct report_memory *m, FILE *f)
 	fputc('}', f);
 }
 
-static void put_analysis(const struct report_analysis *a, FILE *f)
+static void put_analysis(const struct report *r, FILE *f)
 {
+	const struct report_analysis *a = r->analysis;
+
 	fputs(",\n  ", f);
 	put_stacks("churn", a->churn, a->nr_churn, EXTRA_RATE, "  ", f);
 	fputs(",\n", f);
 	put_peak(&a->peak, f);
 	fputs(",\n", f);
-	put_memory(&a->memory, f);
+	put_memory(r, f);
 }
 
 int report_json__write(const struct report *r, FILE *f)
@@ -420,7 +461,7 @@ int report_json__write(const struct report *r, FILE *f)
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
 	if (r->analysis)
-		put_analysis(r->analysis, f);
+		put_analysis(r, f);
 	fputs("\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -518,7 +518,7 @@ static void print_peak_head(const struct report_peak *p, FILE *f)
 	if (p->t_s >= 0)
 		fprintf(f, " at %.1f s", p->t_s);
 	fputs(", exact (the probes keep the high-water mark); mmaps apart: ", f);
-	if (p->mmap_t_s >= 0)
+	if (p->mmap_bytes && p->mmap_t_s >= 0)
 		fprintf(f, "peak %s at %.1f s\n", size_str(p->mmap_bytes, b), p->mmap_t_s);
 	else
 		fputs("none\n", f);

@@ -265,7 +265,7 @@ static void put_peak(const struct report_peak *p, FILE *f)
 		(unsigned long long)p->stacks_bytes);
 	put_num(p->stacks_t_s, f);
 	fprintf(f, ", \"mmap_bytes\": %llu, \"mmap_t_s\": ", (unsigned long long)p->mmap_bytes);
-	put_num(p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);
+	put_num(!p->mmap_bytes || p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);
 	fputs(",\n           ", f);
 	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
 	fputc('}', f);

@@ -48,13 +48,15 @@ SITE void site_small(size_t n)
 	void *p = malloc(n); TR_ALLOC(p, n, "malloc"); ESCAPE(p);
 }
 
+#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+
 SITE void site_map(size_t n)
 {
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, ANON, -1, 0); TR_ALLOC(p, n, "mmap");
 
 	if (p == MAP_FAILED)
 		tr_die("mmap failed");
-	TR_ALLOC(p, n, "mmap"); ESCAPE(p);
+	ESCAPE(p);
 }
 
 SITE void *site_spike(size_t n)

@@ -78,7 +78,7 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
 		} else if (evs[i].kind == EVENT_PEAK) {
-			tracer__tick(tr);	/* the stacks of a new peak, while it lasts */
+			tracer__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}

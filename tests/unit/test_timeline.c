@@ -310,7 +310,14 @@ TEST(timeline_text_verdicts)
 
 	a.memory.verdict = VERDICT_LEAK;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack), +40.0 KiB/s in all"));
+	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack), +40.0 KiB/s in all"
+				  " (under Growing"));
+	free(out);
+	/* A growing mmap is named apart in the verdict. */
+	stacks[1].api = API_MMAP;
+	out = render(report_text__write, &r);
+	stacks[1].api = API_MALLOC;
+	ASSERT(out && strstr(out, "+40.0 KiB/s in all (mmaps +40.0 KiB/s of it) (under Growing"));
 	free(out);
 	a.memory.verdict = VERDICT_UNKNOWN;
 	a.nr_samples = 2;

@@ -137,12 +137,17 @@ static size_t growing_sites(const struct report *r)
 	return n;
 }
 
-static double growing_slope(const struct report *r)
+/* The growing stacks' slopes added up: of every kind (kind < 0), or of one. */
+static double growing_slope(const struct report *r, int kind)
 {
 	double sum = 0;
 
-	for (size_t i = 0; i < r->analysis->nr_growing; i++)
-		sum += r->stacks[r->analysis->growing[i]].growth.slope;
+	for (size_t i = 0; i < r->analysis->nr_growing; i++) {
+		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
+
+		if (kind < 0 || (int)MEMLEAK_KIND_OF(s->api) == kind)
+			sum += s->growth.slope;
+	}
 	return sum;
 }
 
@@ -172,8 +177,10 @@ static void print_leak(const struct report *r, FILE *f)
 		report__plural(sites, "site grows", "sites grow"), n,
 		report__plural(n, "stack", "stacks"));
 	print_since_startup(r, f);
-	fprintf(f, ", %s/s in all (under Growing, the most leak-like first)",
-		signed_size(growing_slope(r), a));
+	fprintf(f, ", %s/s in all", signed_size(growing_slope(r, -1), a));
+	if (growing_slope(r, KIND_MMAP) != 0)
+		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
+	fputs(" (under Growing, the most leak-like first)", f);
 }
 
 /* Reports after the one that ended start-up: the points a trend has. */

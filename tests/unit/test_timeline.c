@@ -74,7 +74,7 @@ static struct report_analysis analysis(void)
 		.peak = { .known = true, .t_s = 0.7, .bytes = 1000 * MiB, .allocs = 60000,
 			  .sample_s = 0.1, .stacks = peak_stacks, .nr_stacks = 1,
 			  .other_bytes = 936 * MiB, .other_allocs = 59996,
-			  .stacks_t_s = 0.8, .stacks_bytes = 990 * MiB },
+			  .stacks_t_s = 0.8, .stacks_bytes = 990 * MiB, .exact = true },
 		.samples = samples, .nr_samples = 4,
 		.memory = { .verdict = VERDICT_FRAGMENTATION, .released = true, .reports = 3,
 			    .base = { .mem = true, .rss = 1 * MiB, .anon = 128 * 1024 },

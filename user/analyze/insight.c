@@ -99,6 +99,7 @@ void insight__start(struct insight *in, pid_t pid, const struct timespec *start)
 void insight__reset(struct insight *in, pid_t pid)
 {
 	in->pid = pid;
+	in->exited = false;
 	history__reset(in->h);
 	take_base(in, pid);
 }
@@ -276,6 +277,7 @@ static int peak(struct insight *in, const struct snapshot *snap, const struct ag
 	if (t->peak_bytes[KIND_HEAP] >= hp->bytes) {
 		a->peak.bytes = t->peak_bytes[KIND_HEAP];
 		a->peak.t_s = peak_time(in, t->peak_ns[KIND_HEAP]);
+		a->peak.exact = true;
 	}
 	for (size_t i = 0; i < n; i++) {
 		copies[i] = site_at_peak(snap, &v[i]);

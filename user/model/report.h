@@ -183,6 +183,7 @@ struct report_memory {
  */
 struct report_peak {
 	bool known;
+	bool exact;		/* bytes are the probes' (else the best sample's) */
 	double t_s;		/* when the peak was reached (to 5 ms) */
 	uint64_t bytes;		/* the peak of heap blocks */
 	uint64_t allocs;	/* blocks in the stacks' sample */

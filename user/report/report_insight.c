@@ -524,7 +524,8 @@ static void print_peak_head(const struct report_peak *p, FILE *f)
 		report__count(p->bytes, e));
 	if (p->t_s >= 0)
 		fprintf(f, " at %.1f s", p->t_s);
-	fputs(", exact (the probes keep the high-water mark); mmaps apart: ", f);
+	fputs(p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
+	      ", the best sample; mmaps apart: ", f);
 	if (p->mmap_bytes && p->mmap_t_s >= 0)
 		fprintf(f, "peak %s at %.1f s\n", size_str(p->mmap_bytes, b), p->mmap_t_s);
 	else

@@ -261,8 +261,8 @@ static void put_peak(const struct report_peak *p, FILE *f)
 	put_num(p->sample_s, f);
 	fprintf(f, ", \"other_bytes\": %llu, \"other_allocs\": %llu,\n           ",
 		(unsigned long long)p->other_bytes, (unsigned long long)p->other_allocs);
-	fprintf(f, "\"exact\": true, \"stacks_bytes\": %llu, \"stacks_t_s\": ",
-		(unsigned long long)p->stacks_bytes);
+	fprintf(f, "\"exact\": %s, \"stacks_bytes\": %llu, \"stacks_t_s\": ",
+		p->exact ? "true" : "false", (unsigned long long)p->stacks_bytes);
 	put_num(p->stacks_t_s, f);
 	fprintf(f, ", \"mmap_bytes\": %llu, \"mmap_t_s\": ", (unsigned long long)p->mmap_bytes);
 	put_num(!p->mmap_bytes || p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);

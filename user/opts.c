@@ -38,6 +38,7 @@ enum {
 	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
+	OPT_REACH,
 };
 
 static const struct option long_options[] = {
@@ -63,6 +64,7 @@ static const struct option long_options[] = {
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
+	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -106,6 +108,8 @@ static const char usage_text[] =
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
+"      --reach                the final report says which blocks are lost or\n"
+"                             still reachable (as memcheck); SIGUSR2: now\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -340,6 +344,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return ret;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
+		return 0;
+	case OPT_REACH:
+		o->reach = true;
 		return 0;
 	case 'v':
 		o->verbose++;

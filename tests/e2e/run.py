@@ -72,13 +72,14 @@ import cases_stress
 import cases_faults
 import cases_privileges
 import cases_limits
+import cases_reach
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_placement, cases_symbols, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits)
+	   cases_privileges, cases_limits, cases_reach)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

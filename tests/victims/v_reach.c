@@ -67,7 +67,9 @@ SITE void *site_global_child(void)
 SITE void site_global(void)
 {
 	void **p = calloc(1, 100); TR_ALLOC(p, 100, "calloc"); ESCAPE(p);
+	TR_ENTER();
 	p[0] = site_global_child();
+	TR_LEAVE();
 	keep = p;
 }
 
@@ -86,7 +88,9 @@ SITE void *site_interior_child(void)
 SITE void site_interior(void)
 {
 	void **p = calloc(1, 64); TR_ALLOC(p, 64, "calloc"); ESCAPE(p);
+	TR_ENTER();
 	p[0] = site_interior_child();
+	TR_LEAVE();
 	inside = (char *)p + 16;
 }
 

@@ -43,9 +43,13 @@ def by_kind_site(rep):
 
 
 def first_caller(fns):
+	"""The first function that is not an allocation function; "?" when unnamed."""
 	for fn in fns:
-		if fn and fn.split("(")[0] not in ALLOC_FNS:
-			return fn
+		fn = re.sub(r"\.(part|isra|constprop|cold|localalias)(\.\d+)?$", "", fn or "")
+		if not fn or fn == "???":
+			return "?"
+		if fn.split("(")[0] not in ALLOC_FNS:
+			return fn.lstrip("_")	# __strdup is strdup to valgrind
 	return "?"
 
 
@@ -88,8 +92,11 @@ def memcheck(argv, env, timeout):
 	"""valgrind's loss records: (first caller, kind) -> bytes."""
 	if not shutil.which("valgrind"):
 		raise Skip("valgrind is not installed")
+	# What memleakbpf sees: libc's own blocks not freed for valgrind at the
+	# end (freeres), interior pointers not taken for start ones (heuristics).
 	p = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=all",
-			    "--leak-check-heuristics=none", "--num-callers=40"] + argv,
+			    "--leak-check-heuristics=none", "--run-libc-freeres=no",
+			    "--run-cxx-freeres=no", "--num-callers=40"] + argv,
 			   env=env, cwd=lib.ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
 			   stderr=subprocess.PIPE, timeout=timeout)
 	out, rec, fns = {}, None, []
@@ -110,19 +117,55 @@ def memcheck(argv, env, timeout):
 	return out
 
 
-def compare(ours, theirs, allowed=()):
-	"""Per (caller, kind), ours against memcheck's; allowed: keys explained elsewhere."""
+def per_caller(d):
+	"""caller -> {kind: bytes}."""
+	out = {}
+	for (caller, kind), b in d.items():
+		out.setdefault(caller, {})[kind] = b
+	return out
+
+
+def moved(a, b):
+	"""Bytes in another kind in a than in b (both with the same total)."""
+	return sum(abs(a.get(k, 0) - b.get(k, 0)) for k in KINDS) // 2
+
+
+def compare(ours, theirs, slack=0.0):
+	"""
+	Per allocating function: the same kinds as memcheck; and where both saw
+	the same bytes allocated there (a program can allocate otherwise under
+	valgrind: its environment, its timing), the same bytes of each kind.
+	slack: the share of a function's bytes that may be in a more reachable
+	kind than memcheck's, never a less reachable one: memcheck ignores
+	words never written (undefined), a scan without valgrind takes them as
+	they are, and a stale address in one can only make a block look reached.
+	"""
 	errs = []
-	for key in sorted(set(ours) | set(theirs)):
-		if ours.get(key, 0) != theirs.get(key, 0) and key[0] not in allowed:
-			errs.append("%s %s: %s bytes, memcheck %s" %
-				    (key[0], key[1], ours.get(key, 0), theirs.get(key, 0)))
+	mine, vg = per_caller(ours), per_caller(theirs)
+	for caller in sorted(set(mine) | set(vg)):
+		a, b = mine.get(caller, {}), vg.get(caller, {})
+		if sum(a.values()) != sum(b.values()):
+			lib.log("  %s: %d bytes, memcheck %d: not compared" %
+				(caller, sum(a.values()), sum(b.values())))
+			if a and b and set(a) != set(b):
+				errs.append("%s: kinds %s, memcheck %s" % (caller, sorted(a), sorted(b)))
+			continue
+		total = sum(a.values())
+		if a == b:
+			continue
+		if not slack or a.get("still_reachable", 0) < b.get("still_reachable", 0) or \
+		   moved(a, b) > slack * total:
+			errs.append("%s: %s, memcheck %s" % (caller, a, b))
+		else:
+			lib.log("  %s: %d of %d bytes more reachable than memcheck says" %
+				(caller, moved(a, b), total))
 	return errs
 
 
 def reach_run(work, argv, env):
 	js = work.path("report.json")
-	p = work.start([TRACER, "--reach", "--json", js, "-c", shlex.join(argv)], env=env,
+	p = work.start([TRACER, "--reach", "--all-stacks", "--json", js, "-c", shlex.join(argv)],
+		       env=env,
 		       stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --reach")
 	if not os.path.exists(js):
@@ -141,7 +184,7 @@ def case_victim_memcheck(work):
 	return compare(ours, theirs)
 
 
-def program_case(argv_fn, env_extra=None, allowed=()):
+def program_case(argv_fn, env_extra=None, slack=0.0):
 	"""A real program under memcheck and under memleakbpf --reach, compared."""
 	def run(work):
 		argv = argv_fn(work)
@@ -150,7 +193,7 @@ def program_case(argv_fn, env_extra=None, allowed=()):
 		env = dict(tracer_env(work), **(env_extra or {}))
 		theirs = memcheck(argv, env, lib.CASE_TIMEOUT)
 		ours = by_kind_site(reach_run(work, argv, env))
-		errs = compare(ours, theirs, allowed)
+		errs = compare(ours, theirs, slack)
 		if errs:
 			lib.log("ours %r\nmemcheck %r" % (ours, theirs))
 		return errs
@@ -169,6 +212,12 @@ def sqlite_argv(work):
 			"insert into t values (1, 'x'), (2, 'y');\n"
 			"select a, b from t order by a;\n")
 	return ["sqlite3", ":memory:", ".read %s" % os.path.join(work.dir, "s.sql")]
+
+
+# os._exit: memcheck checks at _exit, and so does --reach (a Python that
+# exits normally is scanned when its shutdown begins, the final report's moment).
+PY_SCRIPT = ("import json, os\nkeep = [json.dumps({'a': [i]}) for i in range(100)]\n"
+	     "lost = [[i] for i in range(10)]\nos._exit(0)\n")
 
 
 def gawk_argv(work):
@@ -223,6 +272,6 @@ CASES = [
 	("reach_sqlite3_memcheck", TRACE, [], program_case(sqlite_argv)),
 	("reach_gawk_memcheck", TRACE, [], program_case(gawk_argv)),
 	("reach_python_memcheck", TRACE, [],
-	 program_case(lambda w: ["/usr/bin/python3", "-c", "import json; print(json.dumps([1]))"],
-		      {"PYTHONMALLOC": "malloc"})),
+	 program_case(lambda w: ["/usr/bin/python3", "-c", PY_SCRIPT], {"PYTHONMALLOC": "malloc"},
+		      slack=0.1)),
 ]

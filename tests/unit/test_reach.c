@@ -208,6 +208,19 @@ TEST(reach_index_finds_what_a_scan_finds)
 		b[j] = t;
 	}
 	ASSERT(!reach_index__build(&x, b, N));
+	{
+		/* Many at once: the same answers as one by one. */
+		enum { M = 1000 };
+		uint64_t v[M];
+		uint32_t at[M], one;
+
+		for (int t = 0; t < M; t++)
+			v[t] = b[rand() % N].addr - 32 + (uint64_t)(rand() % 4200);
+		reach_index__find_many(&x, v, M, at);
+		for (int t = 0; t < M && ok; t++)
+			ok = reach_index__find(&x, v[t], &one) ? at[t] == one :
+							       at[t] == REACH_INDEX_NONE;
+	}
 	for (int t = 0; t < 200000 && ok; t++) {
 		const struct reach_block *p = &b[rand() % N];
 		uint64_t v = p->addr - 64 + (uint64_t)(rand() % (int)(p->size + 128));

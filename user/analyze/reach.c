@@ -18,6 +18,7 @@
 #define REACH_WINDOW (64u << 10)	/* and at least this much, for the neighbours */
 #define REACH_PAGE 4096u
 #define NO_CLIQUE UINT32_MAX
+#define BATCH 512		/* words that may point into a block, looked up together */
 
 /* A block's state while marking; at the end, UNREACHED ones are definitely lost. */
 enum state { UNREACHED, POSSIBLE, REACHABLE, INDIRECT };
@@ -36,6 +37,9 @@ struct reach {
 	void *ctx;
 	struct reach_stats *st;
 	int err;
+	uint64_t cand[BATCH];	/* words within the blocks' range, to look up */
+	uint32_t found[BATCH];
+	size_t nr_cand;
 };
 
 static void push(struct reach *r, uint32_t i)
@@ -73,16 +77,22 @@ static void gather(struct reach *r, uint32_t i, uint32_t leader)
 	push(r, i);
 }
 
-static void on_word(struct reach *r, uint64_t v, bool definite, uint32_t clique)
+static void on_word(struct reach *r, uint64_t v, uint32_t i, bool definite, uint32_t clique)
 {
-	uint32_t i;
-
-	if (!reach_index__find(&r->idx, v, &i))
-		return;
 	if (clique == NO_CLIQUE)
-		mark(r, i, v == r->idx.blocks[i].start, definite);
+		mark(r, i, v == r->idx.spans[i].start, definite);
 	else
 		gather(r, i, clique);
+}
+
+/* The words collected, looked up together (reach_index__find_many), then marked. */
+static void flush(struct reach *r, bool definite, uint32_t clique)
+{
+	reach_index__find_many(&r->idx, r->cand, r->nr_cand, r->found);
+	for (size_t k = 0; k < r->nr_cand; k++)
+		if (r->found[k] != REACH_INDEX_NONE)
+			on_word(r, r->cand[k], r->found[k], definite, clique);
+	r->nr_cand = 0;
 }
 
 /*
@@ -138,11 +148,16 @@ static void scan(struct reach *r, uint64_t start, uint64_t end, bool definite, u
 			uint64_t v;
 
 			memcpy(&v, p + o, sizeof(v));
-			if (v >= r->idx.lo && v < r->idx.hi)
-				on_word(r, v, definite, clique);
+			if (v < r->idx.lo || v >= r->idx.hi)
+				continue;
+			r->cand[r->nr_cand++] = v;
+			if (r->nr_cand == BATCH)
+				flush(r, definite, clique);
 		}
 		a += got;
 	}
+	/* This scan's words are marked as its own: the next may be definite or not. */
+	flush(r, definite, clique);
 }
 
 /* A root range less the blocks inside it: the heap is not a root, only what points into it. */
@@ -236,9 +251,12 @@ int reach__classify(const struct reach_input *in, uint8_t *kinds, struct reach_s
 	r.win = malloc(REACH_CHUNK > REACH_WINDOW ? REACH_CHUNK : REACH_WINDOW);
 	if (!r.err && (!r.state || !r.pending || !r.win))
 		r.err = -ENOMEM;
-	for (size_t i = 0; i < in->nr_regs && !r.err; i++)
-		if (in->regs[i] >= r.idx.lo && in->regs[i] < r.idx.hi)
-			on_word(&r, in->regs[i], true, NO_CLIQUE);
+	for (size_t i = 0; i < in->nr_regs && !r.err; i++) {
+		uint32_t at;
+
+		if (reach_index__find(&r.idx, in->regs[i], &at))
+			on_word(&r, in->regs[i], at, true, NO_CLIQUE);
+	}
 	for (size_t i = 0; i < in->nr_roots && !r.err; i++)
 		scan_root(&r, &in->roots[i]);
 	drain(&r, NO_CLIQUE);

@@ -7,7 +7,7 @@
 #include "util/vec.h"
 
 #define REGION_GAP (1ull << 20)	/* blocks further apart start a region of their own */
-#define PAGE_SHIFT 12
+#define MIN_SHIFT 4		/* no block is smaller than 16 bytes apart from the next */
 
 static int block_cmp(const void *a, const void *b)
 {
@@ -17,15 +17,17 @@ static int block_cmp(const void *a, const void *b)
 }
 
 /*
- * A region's page index. A huge sparse region (an mmap'ed block of
- * terabytes reserved) gets coarser pages: at most a few per block.
+ * A region's page index: pages of about the bytes per block (2 pages a
+ * block at most), so that a page holds one or two blocks and a lookup
+ * reads one entry and a block or two, whatever the block size; a huge
+ * sparse region (terabytes reserved) gets coarse pages, not terabytes.
  */
 static int index_region(struct reach_index *x, struct reach_region *g)
 {
-	uint64_t span = g->end - g->start, budget = 4ull * (g->last - g->first) + 1024;
+	uint64_t span = g->end - g->start, budget = 2ull * (g->last - g->first) + 1024;
 	uint32_t k = g->first;
 
-	g->shift = PAGE_SHIFT;
+	g->shift = MIN_SHIFT;
 	while ((span >> g->shift) + 1 > budget)
 		g->shift++;
 	g->pages = (size_t)(span >> g->shift) + 1;
@@ -95,6 +97,11 @@ int reach_index__build(struct reach_index *x, const struct reach_block *blocks, 
 		};
 	x->nr = (uint32_t)nr;
 	qsort(x->blocks, nr, sizeof(*x->blocks), block_cmp);
+	x->spans = malloc(nr * sizeof(*x->spans));
+	if (!x->spans)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++)
+		x->spans[i] = (struct reach_index_span){ x->blocks[i].start, x->blocks[i].end };
 	x->lo = x->blocks[0].start;
 	return make_regions(x);
 }
@@ -115,34 +122,89 @@ static const struct reach_region *region_of(const struct reach_index *x, uint64_
 	return lo ? &x->regions[lo - 1] : NULL;
 }
 
-bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at)
+/* The page of v in its region, or NULL when v is in none. */
+static const struct reach_region *page_of(const struct reach_index *x, uint64_t v, size_t *p)
 {
 	const struct reach_region *g;
-	uint32_t lo, hi;
-	size_t p;
 
 	if (v < x->lo || v >= x->hi)
-		return false;
+		return NULL;
 	g = region_of(x, v);
 	if (!g || v >= g->end)
-		return false;
-	p = (size_t)((v - g->start) >> g->shift);
-	/* The blocks over page p: from its first to the next page's first, which may start in p. */
-	lo = g->page_first[p];
-	hi = p + 1 < g->pages ? g->page_first[p + 1] + 1 : g->last;
-	hi = hi < g->last ? hi : g->last;
+		return NULL;
+	*p = (size_t)((v - g->start) >> g->shift);
+	return g;
+}
+
+/* The blocks over page p: from its first to the next page's first, which may start in p. */
+static uint32_t page_end(const struct reach_region *g, size_t p)
+{
+	uint32_t hi = p + 1 < g->pages ? g->page_first[p + 1] + 1 : g->last;
+
+	return hi < g->last ? hi : g->last;
+}
+
+/* The block among [lo, hi) of g that v points into. */
+static bool search(const struct reach_index *x, const struct reach_region *g, uint64_t v,
+		   uint32_t lo, uint32_t hi, uint32_t *at)
+{
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (x->blocks[mid].start <= v)
+		if (x->spans[mid].start <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || lo <= g->first || v >= x->blocks[lo - 1].end)
+	if (!lo || lo <= g->first || v >= x->spans[lo - 1].end)
 		return false;
 	*at = lo - 1;
 	return true;
+}
+
+bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at)
+{
+	size_t p;
+	const struct reach_region *g = page_of(x, v, &p);
+
+	return g && search(x, g, v, g->page_first[p], page_end(g, p), at);
+}
+
+#define AHEAD 8	/* lookups whose memory is being fetched at each step */
+
+/* A lookup under way: its page, then the blocks over it. */
+struct pending {
+	const struct reach_region *g;	/* NULL: in no region */
+	size_t p;
+	uint32_t lo, hi;
+};
+
+/*
+ * A pipeline of three steps, AHEAD lookups apart: find the page and fetch
+ * its entry; read it and fetch the first block's span; search. So that
+ * 2 * AHEAD misses are under way at once.
+ */
+void reach_index__find_many(const struct reach_index *x, const uint64_t *v, size_t n,
+			    uint32_t *at)
+{
+	struct pending ring[2 * AHEAD];
+
+	for (size_t i = 0; i < n + 2 * AHEAD; i++) {
+		struct pending *s = &ring[i % (2 * AHEAD)], *m = &ring[(i + AHEAD) % (2 * AHEAD)];
+
+		if (i >= 2 * AHEAD) {
+			at[i - 2 * AHEAD] = REACH_INDEX_NONE;
+			if (s->g)
+				search(x, s->g, v[i - 2 * AHEAD], s->lo, s->hi, &at[i - 2 * AHEAD]);
+		}
+		if (i >= AHEAD && i - AHEAD < n && m->g) {
+			m->lo = m->g->page_first[m->p];
+			m->hi = page_end(m->g, m->p);
+			__builtin_prefetch(&x->spans[m->lo ? m->lo - 1 : 0]);
+		}
+		if (i < n && (s->g = page_of(x, v[i], &s->p)))
+			__builtin_prefetch(&s->g->page_first[s->p]);
+	}
 }
 
 uint32_t reach_index__first_after(const struct reach_index *x, uint64_t addr)
@@ -166,6 +228,7 @@ void reach_index__free(struct reach_index *x)
 	for (size_t i = 0; i < x->nr_regions; i++)
 		free(x->regions[i].page_first);
 	free(x->regions);
+	free(x->spans);
 	free(x->blocks);
 	memset(x, 0, sizeof(*x));
 }

@@ -15,10 +15,10 @@ import signal
 import subprocess
 import time
 
+import cases_basics
 import lib
-from lib import (CaseFailed, LineReader, Skip, TRACE, TRACER, command_case, common_checks,
-	finish_victim, go_until, load_report, read_truth, start_tracing, tracer_env, truth_notes,
-	victim, wait_exit, wait_for)
+from lib import (CaseFailed, Skip, TRACE, TRACER, command_case, finish_victim, load_report,
+	read_truth, tracer_env, truth_notes, victim, wait_exit, wait_for)
 
 KINDS = ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
 VG_KINDS = {"definitely lost": "definitely_lost", "indirectly lost": "indirectly_lost",
@@ -227,38 +227,28 @@ def gawk_argv(work):
 # ---------------------------------------------------------------- -p, SIGUSR2
 
 def case_signal(work):
-	"""-p: SIGUSR2 scans now, says how long the target was held, and a report shows it."""
-	binary = victim("v_wait")
-	deadline = time.monotonic() + lib.CASE_TIMEOUT
-	v = work.start([binary], env=tracer_env(work), stdin=subprocess.PIPE,
-		       stdout=subprocess.PIPE, tag="victim")
-	out = LineReader(v.stdout)
-	ready = out.expect("READY pid=", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
-	pid = int(ready.split("=", 1)[1])
-	t = start_tracing(work, ["-p", str(pid), "60"],
-			  min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
-	go_until(v, out, "LEAKED", min(deadline, time.monotonic() + lib.STEP_TIMEOUT))
-	t.send_signal(signal.SIGUSR2)
-	wait_for(lambda: "Reachability at a scan" in work.read("tracer.stdout"),
-		 min(deadline, time.monotonic() + lib.STEP_TIMEOUT), "the SIGUSR2 report", t)
-	errs = []
-	stderr = work.read("tracer.stderr")
-	if not re.search(r"reachability of pid %d: held [\d.]+ ms \(the scan [\d.]+ ms\)" % pid,
-			 stderr):
-		errs.append("no line saying how long pid %d was held" % pid)
-	if lib.proc_state(pid) in ("t", "T"):
-		errs.append("pid %d is still stopped after the scan" % pid)
-	text = work.read("tracer.stdout")
-	m = re.search(r"definitely lost: ([\d,]+) bytes in (\d+) blocks", text)
-	post = sum(x["bytes"] for x in read_truth(work) if x["phase"] == "post")
-	if not m or int(m.group(1).replace(",", "")) != post:
-		errs.append("definitely lost %s, want the post blocks' %d bytes" %
-			    (m and m.group(1), post))
-	finish_victim(v, deadline)
-	t.send_signal(signal.SIGINT)
-	rc = wait_exit(t, deadline, "memleakbpf -p")
-	common_checks(work, rc, 0, errs)
-	return errs
+	"""
+	-p: SIGUSR2 scans now, says how long the target was held, lets it go on,
+	and a report shows the post blocks definitely lost.
+	"""
+	def on_leaked(v, t, deadline):
+		pid = v.pid
+		t.send_signal(signal.SIGUSR2)
+		wait_for(lambda: "Reachability at a scan" in work.read("tracer.stdout"),
+			 min(deadline, time.monotonic() + lib.STEP_TIMEOUT), "the SIGUSR2 report", t)
+		if not re.search(r"reachability of pid %d: held [\d.]+ ms \(the scan [\d.]+ ms\)" %
+				 pid, work.read("tracer.stderr")):
+			raise CaseFailed("no line saying how long pid %d was held" % pid)
+		if lib.proc_state(pid) in ("t", "T"):
+			raise CaseFailed("pid %d is still stopped after the scan" % pid)
+		m = re.search(r"definitely lost: ([\d,]+) bytes", work.read("tracer.stdout"))
+		post = sum(x["bytes"] for x in read_truth(work) if x["phase"] == "post")
+		if not m or int(m.group(1).replace(",", "")) != post:
+			raise CaseFailed("definitely lost %s, want the post blocks' %d bytes" %
+					 (m and m.group(1), post))
+		finish_victim(v, deadline)
+		return wait_exit(t, deadline, "memleakbpf -p after its target exited")
+	return cases_basics.attach_case(work, on_leaked)
 
 
 CASES = [

@@ -8,6 +8,7 @@
 #include "util/vec.h"
 
 #define ARENA_ALIGN (64ull << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
+#define TLS_AFTER 4096			/* of [heap] after a thread pointer in it: its TCB */
 
 /* A glibc thread arena's heap: aligned, the rest of its reservation inaccessible right after. */
 static bool arena_heap(const struct maps *m, size_t i)
@@ -46,17 +47,38 @@ static uint64_t lowest_sp(const uint64_t *sps, size_t nr, uint64_t start, uint64
 	return low;
 }
 
-int reach_roots__choose(const struct maps *m, const uint64_t *sps, size_t nr_sps,
-			struct reach_range **out, size_t *nr, struct reach_roots_info *info)
+/* [heap] up to the TCB of a thread pointer in it (a static binary's), or nothing. */
+static uint64_t heap_tls_end(const struct map_entry *e, const uint64_t *tps, size_t nr)
+{
+	uint64_t end = e->start;
+
+	for (size_t i = 0; i < nr; i++)
+		if (tps[i] >= e->start && tps[i] < e->end && tps[i] + TLS_AFTER > end)
+			end = tps[i] + TLS_AFTER < e->end ? tps[i] + TLS_AFTER : e->end;
+	return end;
+}
+
+static int add(struct reach_range **out, size_t *nr, size_t *cap, uint64_t start, uint64_t end)
+{
+	if (vec__reserve(out, cap, *nr + 1, sizeof(**out)))
+		return -ENOMEM;
+	(*out)[(*nr)++] = (struct reach_range){ start, end };
+	return 0;
+}
+
+int reach_roots__choose(const struct maps *m, const uint64_t *sps, const uint64_t *tps,
+			size_t nr_threads, struct reach_range **out, size_t *nr,
+			struct reach_roots_info *info)
 {
 	size_t cap = 0;
+	int err = 0;
 
 	*out = NULL;
 	*nr = 0;
 	memset(info, 0, sizeof(*info));
-	for (size_t i = 0; i < m->nr; i++) {
+	for (size_t i = 0; i < m->nr && !err; i++) {
 		const struct map_entry *e = &m->entries[i];
-		uint64_t start = lowest_sp(sps, nr_sps, e->start, e->end);
+		uint64_t start = lowest_sp(sps, nr_threads, e->start, e->end), end = e->end;
 
 		if (!e->readable || !e->writable || device(e))
 			continue;
@@ -65,17 +87,18 @@ int reach_roots__choose(const struct maps *m, const uint64_t *sps, size_t nr_sps
 		} else if (heap(m, i)) {
 			info->heap_maps++;
 			info->heap_bytes += e->end - e->start;
-			continue;
+			start = e->start;
+			end = heap_tls_end(e, tps, nr_threads);
 		} else {
 			start = e->start;
 		}
-		if (vec__reserve(out, &cap, *nr + 1, sizeof(**out))) {
-			free(*out);
-			*out = NULL;
-			*nr = 0;
-			return -ENOMEM;
-		}
-		(*out)[(*nr)++] = (struct reach_range){ start, e->end };
+		if (start < end)
+			err = add(out, nr, &cap, start, end);
 	}
-	return 0;
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*nr = 0;
+	}
+	return err;
 }

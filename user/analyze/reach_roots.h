@@ -18,6 +18,9 @@
  *   lost block look reachable, never the other way round;
  * - a stack from the thread's stack pointer to the mapping's end only
  *   (below it is dead, as memcheck marks it);
+ * - in [heap], a static binary's main-thread TLS: glibc (2.36) allocates
+ *   it there before malloc runs, so [heap] from its start up to a page past
+ *   the thread pointer (the TCB, 2.3 KiB, and the first chunk's header);
  * - no device mapping (/dev/..., but /dev/zero and /dev/shm).
  */
 #ifndef REACH_ROOTS_H
@@ -35,10 +38,11 @@ struct reach_roots_info {
 };
 
 /*
- * The roots, into *out (*nr ranges; the caller frees it). sps: the threads'
- * stack pointers. 0 or -ENOMEM.
+ * The roots, into *out (*nr ranges; the caller frees it). sps and tps: the
+ * threads' stack and thread pointers, nr_threads of each. 0 or -ENOMEM.
  */
-int reach_roots__choose(const struct maps *m, const uint64_t *sps, size_t nr_sps,
-			struct reach_range **out, size_t *nr, struct reach_roots_info *info);
+int reach_roots__choose(const struct maps *m, const uint64_t *sps, const uint64_t *tps,
+			size_t nr_threads, struct reach_range **out, size_t *nr,
+			struct reach_roots_info *info);
 
 #endif

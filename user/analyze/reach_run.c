@@ -27,7 +27,7 @@ struct scan {
 	struct reach_block *heap;	/* the heap blocks, in blocks' order */
 	size_t *heap_of;		/* heap[j] is blocks[heap_of[j]] */
 	size_t nr_heap;
-	uint64_t *regs, *sps;
+	uint64_t *regs, *sps, *tps;
 	struct reach_range *roots;
 	size_t nr_roots;
 	uint8_t *kinds;			/* per block of blocks */
@@ -56,11 +56,13 @@ static int take_registers(struct scan *s)
 
 	s->regs = calloc(h->nr ? h->nr * REACH_HOLD_REGS : 1, sizeof(*s->regs));
 	s->sps = calloc(h->nr ?: 1, sizeof(*s->sps));
-	if (!s->regs || !s->sps)
+	s->tps = calloc(h->nr ?: 1, sizeof(*s->tps));
+	if (!s->regs || !s->sps || !s->tps)
 		return -ENOMEM;
 	for (size_t i = 0; i < h->nr; i++) {
 		memcpy(s->regs + i * REACH_HOLD_REGS, h->threads[i].regs, sizeof(h->threads[i].regs));
 		s->sps[i] = h->threads[i].sp;
+		s->tps[i] = h->threads[i].tp;
 	}
 	return 0;
 }
@@ -73,7 +75,7 @@ static int choose_roots(struct scan *s)
 
 	if (err)
 		return err;
-	err = reach_roots__choose(m, s->sps, s->hold->nr, &s->roots, &s->nr_roots, &info);
+	err = reach_roots__choose(m, s->sps, s->tps, s->hold->nr, &s->roots, &s->nr_roots, &info);
 	maps__free(m);
 	return err;
 }
@@ -111,6 +113,7 @@ static void scan_free(struct scan *s)
 	free(s->heap_of);
 	free(s->regs);
 	free(s->sps);
+	free(s->tps);
 	free(s->roots);
 	free(s->kinds);
 }

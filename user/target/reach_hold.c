@@ -107,6 +107,7 @@ static int read_regs(struct reach_thread *t)
 		r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
 	}, sizeof(t->regs));
 	t->sp = r.rsp;
+	t->tp = r.fs_base;
 	return 0;
 }
 

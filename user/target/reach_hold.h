@@ -21,6 +21,7 @@ struct reach_thread {
 	int sig;		/* a signal it was stopped with, given back when let go */
 	uint64_t regs[REACH_HOLD_REGS];
 	uint64_t sp;
+	uint64_t tp;		/* the thread pointer (fs_base): its TCB and static TLS */
 };
 
 struct reach_hold {

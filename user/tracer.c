@@ -553,6 +553,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 {
 	/* Once: Python stops at Py_FinalizeEx and at _exit, and its figures froze at the first. */
 	bool scan = tr->opts->reach && !tr->reach_final && pid == tr->target->pid;
+	struct timespec t0 = tr->awake;	/* as a stop's: the latest it can have begun */
 
 	if (scan)
 		tracer__settle_jobs(tr);
@@ -561,6 +562,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 	if (python)
 		return;	/* tracer__on_python_exit goes on, and resumes it */
 	target__continue(pid);
+	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (scan)
 		tracer__resume_jobs(tr);

@@ -74,7 +74,6 @@ struct report_reach_figures {
 
 struct report_reach {
 	bool at_exit;		/* -c: at the command's _exit (or Python's shutdown); else on SIGUSR2 */
-	bool python_shutdown;	/* at the start of Python's shutdown (Py_FinalizeEx) */
 	double t_s;		/* since tracing began */
 	double held_ms;		/* the target held for the scan, from the first thread stopped */
 	double scan_ms;		/* of that, the scan itself */

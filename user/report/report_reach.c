@@ -22,12 +22,15 @@ void report_text__reach_head(const struct report *r, FILE *f)
 {
 	const struct report_reach *h = r->reach;
 	char size[SIZE_LEN];
+	const char *when;
 
 	if (!h)
 		return;
+	when = !h->at_exit ? "at a scan" :
+	       r->python ? "at Python's exit (as its shutdown began, or at os._exit)" :
+			   "at the command's exit";
 	fprintf(f, "Reachability %s, %.1f s after tracing began (memcheck's meanings; pid held %.1f ms, %u %s):\n",
-		h->at_exit ? "at the command's exit" : "at a scan", h->t_s, h->held_ms,
-		h->threads, h->threads == 1 ? "thread" : "threads");
+		when, h->t_s, h->held_ms, h->threads, h->threads == 1 ? "thread" : "threads");
 	for (int k = 0; k < REPORT_REACH_KINDS; k++) {
 		fprintf(f, "  %15s: ", reach__kind_text(k));
 		put_kind(&h->total, k, f);

@@ -570,9 +570,12 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 
 void tracer__on_reach_signal(struct tracer *tr)
 {
-	if (!tr->tracing || tr->target->exited || tr->image_gone || target__gone(tr->target)) {
+	if (!tr->tracing || tr->target->exited || tr->image_gone || tr->reach_final ||
+	    target__gone(tr->target)) {
+		/* After the scan at exit, the blocks of a Python shutting down are frozen: no other. */
 		fprintf(stderr, "memleakbpf: SIGUSR2: %s: no reachability scan\n",
-			tr->tracing ? "the target is gone" : "not tracing yet");
+			!tr->tracing ? "not tracing yet" :
+			tr->reach_final ? "the target's exit was scanned already" : "the target is gone");
 		return;
 	}
 	tracer__settle_jobs(tr);

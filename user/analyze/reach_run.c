@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One reachability scan of a held target (reach_run.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "memleak.h"
 #include "reach.h"
 #include "reach_roots.h"
 #include "reach_run.h"
 #include "target/reach_hold.h"
+#include "target/reach_pagemap.h"
+#include "util/proc.h"
 #include "util/procmaps.h"
 
 /* The heap blocks: tracked mmaps are no blocks to memcheck, and are scanned as roots. */
@@ -67,6 +71,31 @@ static int take_registers(struct scan *s)
 	return 0;
 }
 
+/* The roots less the pages of large ones that were never touched (reach_pagemap.h). */
+static int only_present(struct scan *s)
+{
+	int fd = proc__open(s->hold->pid, "pagemap", O_RDONLY);
+	struct reach_range *roots;
+	struct mem_run *runs = NULL;
+	size_t nr = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < s->nr_roots && !err; i++)
+		err = reach_pagemap__runs(fd, s->roots[i].start, s->roots[i].end, &runs, &nr, &cap);
+	if (fd >= 0)
+		close(fd);
+	roots = err ? NULL : calloc(nr ?: 1, sizeof(*roots));
+	for (size_t i = 0; roots && i < nr; i++)
+		roots[i] = (struct reach_range){ runs[i].start, runs[i].end };
+	free(runs);
+	if (!roots)
+		return err ?: -ENOMEM;
+	free(s->roots);
+	s->roots = roots;
+	s->nr_roots = nr;
+	return 0;
+}
+
 static int choose_roots(struct scan *s)
 {
 	struct reach_roots_info info;
@@ -77,7 +106,7 @@ static int choose_roots(struct scan *s)
 		return err;
 	err = reach_roots__choose(m, s->sps, s->tps, s->hold->nr, &s->roots, &s->nr_roots, &info);
 	maps__free(m);
-	return err;
+	return err ?: only_present(s);
 }
 
 static int classify(struct scan *s, struct reach_stats *st)

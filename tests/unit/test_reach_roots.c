@@ -65,3 +65,29 @@ TEST(reach_roots_static_tls_in_heap)
 	maps__free(m);
 	return true;
 }
+
+/* The stacks glibc keeps of exited threads: their top only (the descriptor, TLS, last frame). */
+TEST(reach_roots_dead_thread_stacks)
+{
+	static const char text[] =
+		"7ffff6fff000-7ffff7000000 ---p 00000000 00:00 0 \n"
+		"7ffff7000000-7ffff7800000 rw-p 00000000 00:00 0 \n"
+		"7ffff7800000-7ffff7801000 ---p 00000000 00:00 0 \n"
+		"7ffff7801000-7ffff8001000 rw-p 00000000 00:00 0 \n";
+	struct maps *m;
+	struct reach_range *r;
+	struct reach_roots_info info;
+	uint64_t sps[] = { 0x7ffff7ff0000 }, tps[] = { 0x7ffff8000000 };
+	size_t nr;
+
+	ASSERT(!maps__parse(text, &m));
+	ASSERT(!reach_roots__choose(m, sps, tps, 1, &r, &nr, &info));
+	ASSERT_EQ_U64(nr, 2);
+	ASSERT_EQ_U64(r[0].start, 0x7ffff7800000 - 8192);	/* dead */
+	ASSERT_EQ_U64(r[0].end, 0x7ffff7800000);
+	ASSERT_EQ_U64(r[1].start, 0x7ffff7ff0000);		/* live, from its sp */
+	ASSERT_EQ_U64(info.dead_stacks, 1);
+	free(r);
+	maps__free(m);
+	return true;
+}

@@ -9,6 +9,7 @@
 
 #define ARENA_ALIGN (64ull << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 #define TLS_AFTER 4096			/* of [heap] after a thread pointer in it: its TCB */
+#define DEAD_TOP 8192			/* of a dead thread's stack: its TCB, TLS, first frame */
 
 /* A glibc thread arena's heap: aligned, the rest of its reservation inaccessible right after. */
 static bool arena_heap(const struct maps *m, size_t i)
@@ -21,6 +22,23 @@ static bool arena_heap(const struct maps *m, size_t i)
 		return true;
 	return next && next->start == e->end && !next->readable && !next->writable &&
 	       !next->path[0] && next->end - e->start <= ARENA_ALIGN;
+}
+
+/*
+ * A thread stack no live thread runs on: anonymous, a guard page right
+ * below it (glibc's, for every thread it starts), no stack pointer in it.
+ * glibc keeps the stacks of threads that exited, to reuse them, with what
+ * the dead threads left in them. memcheck has by then marked every frame
+ * the thread popped as gone, and reads only what is above its last stack
+ * pointer: the thread's descriptor and TLS at the top, and the frame that
+ * ended it; so only the top DEAD_TOP bytes are roots.
+ */
+static bool dead_stack(const struct maps *m, size_t i)
+{
+	const struct map_entry *e = &m->entries[i], *g = i ? e - 1 : NULL;
+
+	return !e->path[0] && g && g->end == e->start && !g->path[0] && !g->readable &&
+	       !g->writable && !g->executable;
 }
 
 static bool device(const struct map_entry *e)
@@ -84,6 +102,9 @@ int reach_roots__choose(const struct maps *m, const uint64_t *sps, const uint64_
 			continue;
 		if (start < e->end) {
 			info->stacks++;	/* a stack: a heap block is never one */
+		} else if (dead_stack(m, i)) {
+			info->dead_stacks++;
+			start = e->end - e->start > DEAD_TOP ? e->end - DEAD_TOP : e->start;
 		} else if (heap(m, i)) {
 			info->heap_maps++;
 			info->heap_bytes += e->end - e->start;

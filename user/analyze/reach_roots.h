@@ -17,7 +17,9 @@
  *   their live blocks: a stale pointer in their free memory can make a
  *   lost block look reachable, never the other way round;
  * - a stack from the thread's stack pointer to the mapping's end only
- *   (below it is dead, as memcheck marks it);
+ *   (below it is dead, as memcheck marks it); of the stacks glibc keeps of
+ *   threads that exited (a guard page below, no thread on them), the top
+ *   8 KiB: the dead thread's descriptor, TLS and last frame;
  * - in [heap], a static binary's main-thread TLS: glibc (2.36) allocates
  *   it there before malloc runs, so [heap] from its start up to a page past
  *   the thread pointer (the TCB, 2.3 KiB, and the first chunk's header);
@@ -35,6 +37,7 @@ struct reach_roots_info {
 	uint64_t heap_bytes;	/* of mappings left out as heap */
 	size_t heap_maps;
 	size_t stacks;		/* mappings scanned from a stack pointer */
+	size_t dead_stacks;	/* thread stacks kept for reuse: only their top read */
 };
 
 /*

@@ -183,12 +183,14 @@ def reach_run(work, argv, env):
 	return rep
 
 
-def case_victim_memcheck(work):
-	"""v_reach: per allocating function and kind, the bytes memcheck finds."""
-	env = tracer_env(work)
-	theirs = memcheck([victim("v_reach")], env, lib.CASE_TIMEOUT)
-	ours = by_kind_site(reach_run(work, [victim("v_reach")], env))
-	return compare(ours, theirs)
+def victim_memcheck(name):
+	"""A victim: per allocating function and kind, the bytes memcheck finds."""
+	def run(work):
+		env = tracer_env(work)
+		theirs = memcheck([victim(name)], env, lib.CASE_TIMEOUT)
+		ours = by_kind_site(reach_run(work, [victim(name)], env))
+		return compare(ours, theirs)
+	return run
 
 
 def program_case(argv_fn, env_extra=None, slack=0.0):
@@ -263,7 +265,9 @@ CASES = [
 	("reach_victim", TRACE, [],
 	 command_case("{V}/v_reach", "v_reach", "v_reach.c", extra_args=["--reach"],
 		      check=check_victim)),
-	("reach_victim_memcheck", TRACE, [], case_victim_memcheck),
+	("reach_victim_memcheck", TRACE, [], victim_memcheck("v_reach")),
+	# Threads that exited: glibc keeps their stacks, their descriptors hold their DTVs.
+	("reach_thread_exit_memcheck", TRACE, [], victim_memcheck("v_thread_exit")),
 	("reach_signal", TRACE, [], case_signal),
 	("reach_jq_memcheck", TRACE, [], program_case(jq_argv)),
 	("reach_sqlite3_memcheck", TRACE, [], program_case(sqlite_argv)),

@@ -466,6 +466,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = render(report_svg__write, &r, &len);
 	check_svg(out, len);
 	free(out);
+	out = render(report_gperftools__write, &r, &len);
+	free(out);
 	out = render(report_pprof__write, &r, &len);
 	free(out);
 	unbuild(&r);

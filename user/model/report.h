@@ -21,6 +21,7 @@ enum report_language {
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
 	char *function;		/* demangled; NULL when unknown */
+	char *symbol;		/* the mangled name function demangles, or NULL (pprof's system_name) */
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -270,7 +271,9 @@ void report__free(struct report *r);
 int report_text__write(const struct report *r, FILE *f);
 int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
+/* pprof's profile.proto, gzipped (report_pprof.c); gperftools' legacy text heap profile. */
 int report_pprof__write(const struct report *r, FILE *f);
+int report_gperftools__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set

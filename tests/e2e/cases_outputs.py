@@ -277,7 +277,7 @@ def case_snapshot_sigusr1(work):
 	with open(squatter, "w") as f:
 		f.write("not ours\n")
 	t = start_tracing(work, ["--json", work.path("report.json"), "--snapshot-dir", snaps,
-				 "-p", str(pid), "3600"], step())
+				 "--pprof-format", "gperftools", "-p", str(pid), "3600"], step())
 	taken = []
 	for k in range(1, len(PHASES) + 1):
 		go_until(v, out, "PHASE %d" % k, step())
@@ -336,7 +336,7 @@ def case_snapshot_interval(work):
 	snaps = work.path("snaps")
 	os.makedirs(snaps)
 	errs = command_case("{V}/v_phases auto 1500", "v_phases", "v_phases.c",
-			    extra_args=["--snapshot-dir", snaps, "0.4"])(work)
+			    extra_args=["--snapshot-dir", snaps, "--pprof-format", "gperftools", "0.4"])(work)
 	truth = read_truth(work)
 	names = sorted(os.listdir(snaps))
 	heaps = [n for n in names if n.endswith(".heap")]
@@ -510,17 +510,18 @@ def case_man_page(work):
 
 CASES = [
 	("pprof_c", TRACE, [PPROF],
-	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap"],
+	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
 		     check_pprof_file("final.heap"))),
 	("pprof_alloc_space", TRACE, [PPROF],
 	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
-		     ["--pprof", "{W}/final.heap"], check_pprof_file("final.heap", alloc=phases_alloc))),
+		     ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
+		     check_pprof_file("final.heap", alloc=phases_alloc))),
 	("pprof_cxx", TRACE, [PPROF],
-	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--pprof", "{W}/final.heap"],
+	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
 		     check_pprof_file("final.heap"))),
 	("pprof_go", TRACE, [GO],
 	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
-		     ["--pprof", "{W}/final.heap"], check_go_pprof("final.heap"))),
+		     ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"], check_go_pprof("final.heap"))),
 	("snapshot_sigusr1", TRACE, [PPROF], case_snapshot_sigusr1),
 	("snapshot_interval", TRACE, [PPROF], case_snapshot_interval),
 	("flamegraph_c", TRACE, [],

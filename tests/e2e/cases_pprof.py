@@ -253,6 +253,15 @@ def case_snapshot_diff(work):
 	return errs
 
 
+def error_says(args, start):
+	"""A usage error: error_case's one line, and it starts with start."""
+	def run(work):
+		errs = error_case(lambda: args)(work)
+		line = work.read("tracer.stderr").strip()
+		return errs + ([] if line.startswith(start) else ["stderr %r, expected %r..." % (line, start)])
+	return run
+
+
 CASES = [
 	("pprof_proto_c", TRACE, [GO], proto_case("v_basic", "v_basic.c")),
 	("pprof_proto_alloc", TRACE, [GO], case_alloc_space),
@@ -268,7 +277,9 @@ CASES = [
 	("pprof_proto_python", TRACE, [GO, PY], case_python),
 	("pprof_snapshot_diff", TRACE, [GO], case_snapshot_diff),
 	("err_pprof_format", ERROR, [],
-	 error_case(lambda: ["--pprof", "/tmp/x.pb.gz", "--pprof-format", "text", "-c", "true"])),
+	 error_says(["--pprof", "/tmp/x.pb.gz", "--pprof-format", "text", "-c", "true"],
+		    "memleakbpf: --pprof-format: 'text' is neither proto nor gperftools")),
 	("err_pprof_format_alone", ERROR, [],
-	 error_case(lambda: ["--pprof-format", "gperftools", "-c", "true"])),
+	 error_says(["--pprof-format", "gperftools", "-c", "true"],
+		    "memleakbpf: --pprof-format needs --pprof or --snapshot-dir")),
 ]

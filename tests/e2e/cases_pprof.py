@@ -16,18 +16,16 @@ two --snapshot-dir snapshots is exactly what leaked in between.
 
 import os
 import re
-import shutil
 import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, ROOT, TRACE, TRACER, command_case, common_checks, error_case,
-	load_report, log, read_truth, tracer_env, victim, wait_exit)
-from cases_outputs import PHASES, compare_sites, phases_alloc, site_bytes, snapshot_state
+from lib import (CaseFailed, ERROR, TRACE, TRACER, command_case, common_checks, error_case,
+	load_report, read_truth, tracer_env, victim, wait_exit)
+from cases_outputs import (GO, NOWHERE, PHASES, compare_sites, go_pprof, phases_alloc, site_bytes,
+	snapshot_state)
 from cases_python import PY, PYVICTIMS, py_env, py_truth
 
-GO = shutil.which("go") or "go (golang-go, for go tool pprof: not on PATH)"
-NOWHERE = "/nonexistent-memleakbpf-pprof-binaries"
 # "  flat flat% sum% cum cum% name[ (inline)]": flat is "0" without a unit when
 # nothing; a tiny share is "8.2e-05%"; an inlined call's name is marked.
 PCT = r"-?[\d.]+(?:e[-+]\d+)?%"
@@ -36,26 +34,6 @@ ROW = re.compile(r"^\s*(-?\d+)B?\s+%s\s+%s\s+(-?\d+)B?\s+%s\s+(\S.*?)(?: \(inlin
 SHOWING = re.compile(r"^Showing nodes accounting for (-?\d+)B?, ")
 # Where a stack ends short (report_pprof.c).
 NO_STACK, TRUNCATED, UNWIND_PENDING = "[stack unavailable]", "[truncated]", "[unwind table loading]"
-
-
-def go_pprof(work, args, tag, binary_path=NOWHERE):
-	"""go tool pprof ARGS: its standard output; it may look for binaries only in binary_path."""
-	argv = [GO, "tool", "pprof"] + args
-	env = dict(os.environ, HOME=work.dir, GOCACHE=work.path("gocache"),
-		   GOPATH=work.path("gopath"), PPROF_BINARY_PATH=binary_path,
-		   PPROF_TMPDIR=work.path("pprof-tmp"))
-	log("  run: " + " ".join(argv))
-	try:
-		r = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-				   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
-	except subprocess.TimeoutExpired:
-		raise CaseFailed("go tool pprof timed out (%s)" % tag)
-	out = r.stdout.decode("utf-8", "replace")
-	with open(work.path(tag + ".txt"), "w") as f:
-		f.write(" ".join(argv) + "\n" + out + r.stderr.decode("utf-8", "replace"))
-	if r.returncode:
-		raise CaseFailed("go tool pprof exited %d (see %s.txt)" % (r.returncode, tag))
-	return out
 
 
 def top(work, profile, index, tag, extra=(), binary=None, binary_path=NOWHERE):

@@ -392,6 +392,23 @@ TEST(pprof_tables_intern)
 	return true;
 }
 
+/* Invalid UTF-8 is U+FFFD, a byte at a time, and found again as such. */
+TEST(pprof_tables_utf8)
+{
+	struct pprof_tables t;
+	uint64_t i;
+
+	ASSERT_EQ_U64(pprof_tables__init(&t), 0);
+	i = pprof_tables__string(&t, "a\xff\xc3(b\xc3\xa9");
+	ASSERT_EQ_U64(i, 1);
+	ASSERT_EQ_STR(t.strings[1], "a\xef\xbf\xbd\xef\xbf\xbd(b\xc3\xa9");
+	ASSERT_EQ_U64(pprof_tables__string(&t, "a\xff\xc3(b\xc3\xa9"), 1);
+	ASSERT_EQ_U64(pprof_tables__string(&t, "a\xef\xbf\xbd\xef\xbf\xbd(b\xc3\xa9"), 1);
+	ASSERT_EQ_U64(t.nr_strings, 2);
+	pprof_tables__free(&t);
+	return true;
+}
+
 /* A collision in the index: the second entry is filed further on, never merged. */
 TEST(pprof_tables_collision)
 {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/report.h"
 #include "pprof_tables.h"
 #include "util/vec.h"
 
@@ -68,14 +69,36 @@ static bool same_string(const struct pprof_tables *t, uint32_t idx, const void *
 	return !strcmp(t->strings[idx], s);
 }
 
-uint64_t pprof_tables__string(struct pprof_tables *t, const char *s)
+static bool is_utf8(const char *s)
+{
+	for (int n; *s; s += n)
+		if (!(n = report__utf8_len(s)))
+			return false;
+	return true;
+}
+
+/* s with each byte that starts no well-formed sequence as U+FFFD, as the JSON writes it. */
+static char *utf8_copy(const char *s)
+{
+	char *d = malloc(3 * strlen(s) + 1), *p = d;
+
+	for (int n; d && *s; s += n) {
+		n = report__utf8_len(s);
+		memcpy(p, n ? s : "\xef\xbf\xbd", n ? (size_t)n : 3);
+		p += n ? n : 3;
+		n = n ?: 1;
+	}
+	if (d)
+		*p = '\0';
+	return d;
+}
+
+static uint64_t add_string(struct pprof_tables *t, const char *s)
 {
 	uint64_t key = mix(FNV_OFFSET, s, strlen(s));
 	uint32_t idx;
 	char *copy;
 
-	if (t->err)
-		return 0;
 	if (lookup(t, &t->string_ix, same_string, s, &key, &idx))
 		return idx;
 	copy = strdup(s);
@@ -87,6 +110,26 @@ uint64_t pprof_tables__string(struct pprof_tables *t, const char *s)
 	}
 	t->strings[t->nr_strings] = copy;
 	return t->nr_strings++;
+}
+
+/* protobuf's strings are UTF-8, and strict readers refuse a profile with any other. */
+uint64_t pprof_tables__string(struct pprof_tables *t, const char *s)
+{
+	char *fixed;
+	uint64_t idx;
+
+	if (t->err)
+		return 0;
+	if (is_utf8(s))
+		return add_string(t, s);
+	fixed = utf8_copy(s);
+	if (!fixed) {
+		t->err = -ENOMEM;
+		return 0;
+	}
+	idx = add_string(t, fixed);
+	free(fixed);
+	return idx;
 }
 
 static bool same_function(const struct pprof_tables *t, uint32_t idx, const void *fn)

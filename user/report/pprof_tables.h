@@ -43,7 +43,7 @@ struct pprof_tables {
 
 /* Empty tables but for string 0. 0 or -ENOMEM. */
 int pprof_tables__init(struct pprof_tables *t);
-/* s's index (s copied the first time). */
+/* s's index (s copied the first time, invalid UTF-8 made U+FFFD). */
 uint64_t pprof_tables__string(struct pprof_tables *t, const char *s);
 /* The id of the function of these string indices. */
 uint64_t pprof_tables__function(struct pprof_tables *t, const struct pprof_function *fn);

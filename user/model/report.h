@@ -228,7 +228,7 @@ struct report {
 	size_t *site_stacks;	/* what sites[].stacks point into */
 	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
-	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
+	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */

@@ -21,7 +21,7 @@ struct module {
 	dev_t dev;
 	ino_t inode;
 	int fd;			/* the file, opened while the target was alive; -1 if not */
-	/* Its executable mapping(s), for --pprof's MAPPED_LIBRARIES; code_end 0: none seen. */
+	/* Its executable mapping(s), for the heap profiles' mappings; code_end 0: none seen. */
 	uint64_t code_start, code_end, code_offset;
 	/* Its GNU build id in hex, for --pprof's mappings; "" without one. */
 	char build_id[2 * MODULE_BUILD_ID_MAX + 1];

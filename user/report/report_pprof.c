@@ -227,7 +227,8 @@ static void put_mappings(struct writer *w)
 		pb__uint(&w->msg, MAPPING_MEMORY_START, e->start);
 		pb__uint(&w->msg, MAPPING_MEMORY_LIMIT, e->end);
 		pb__uint(&w->msg, MAPPING_FILE_OFFSET, e->offset);
-		pb__int(&w->msg, MAPPING_FILENAME, (int64_t)pprof_tables__string(&w->t, e->path));
+		pb__int(&w->msg, MAPPING_FILENAME,
+			(int64_t)pprof_tables__string(&w->t, e->path ? e->path : ""));
 		if (e->build_id)
 			pb__int(&w->msg, MAPPING_BUILD_ID,
 				(int64_t)pprof_tables__string(&w->t, e->build_id));

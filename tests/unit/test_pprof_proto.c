@@ -35,6 +35,7 @@ static struct report_frame pt_frames_mixed[] = {
 	{ .address = 0x55d0c2a4b500, .function = "outer", .module = "/srv/app", .file = "a.c",
 	  .line = 21 },
 	{ .address = 0x7f0000012346, .module = "/usr/lib/libz.so.1", .module_offset = 0x2346 },
+	{ .address = 0x7f0000012400, .function = "z::inflate(int)", .module = "/usr/lib/libz.so.1" },
 	{ .address = 0x7f55aa001000, .function = "<module>", .module = "/srv/job.py",
 	  .file = "/srv/job.py", .line = 5, .language = FRAME_PYTHON },
 	{ .address = 0x55d0c2a4b480, .function = "main", .module = "/srv/app", .file = "app.cc",
@@ -45,7 +46,7 @@ static struct report_stack pt_stacks[] = {
 	{ .api = API_NEW, .bytes = 2097152, .allocs = 512, .total_bytes = 4194304,
 	  .total_allocs = 1024, .frames = pt_frames_leak, .nr_frames = 2 },
 	{ .api = API_MALLOC, .bytes = 4096, .allocs = 1, .total_bytes = 8192, .total_allocs = 2,
-	  .frames = pt_frames_mixed, .nr_frames = 6, .truncated = true },
+	  .frames = pt_frames_mixed, .nr_frames = 7, .truncated = true },
 	{ .api = API_CALLOC, .bytes = 100, .allocs = 1, .total_bytes = 100, .total_allocs = 1,
 	  .no_stack = true },
 };
@@ -304,7 +305,7 @@ TEST(pprof_proto_locations)
 	l = location(&p, ids[1]);
 	ASSERT(l && l->nr_lines == 1);
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 3), "main");
-	ASSERT_EQ_U64(sample_run(&p, 1, 1, ids), 5);
+	ASSERT_EQ_U64(sample_run(&p, 1, 1, ids), 6);
 	l = location(&p, ids[0]);
 	ASSERT(l && l->nr_lines == 3 && l->address == 0x55d0c2a4b4ff && l->mapping == 1);
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 2), "inner");
@@ -316,15 +317,20 @@ TEST(pprof_proto_locations)
 	ASSERT(l && l->nr_lines == 1 && l->mapping == 2 && l->address == 0x7f0000012345);
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 2), "libz.so.1+0x2346");
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 3), "");
-	/* Python: in no mapping, at 0, no system name (readers would "simplify" <module>). */
+	/* A demangled name of no known symbol: no system name, or readers would cut it short. */
 	l = location(&p, ids[2]);
+	ASSERT(l && l->nr_lines == 1 && l->mapping == 2 && l->address == 0x7f00000123ff);
+	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 2), "z::inflate(int)");
+	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 3), "");
+	/* Python: in no mapping, at 0, no system name (readers would "simplify" <module>). */
+	l = location(&p, ids[3]);
 	ASSERT(l && l->nr_lines == 1 && l->mapping == 0 && l->address == 0);
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 2), "<module>");
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 3), "");
 	ASSERT_EQ_STR(fn_str(&p, l->fn[0], 4), "/srv/job.py");
 	ASSERT_EQ_U64(l->line[0], 5);
 	/* Truncated: a marker as the outermost location; no stack: one alone. */
-	l = location(&p, ids[4]);
+	l = location(&p, ids[5]);
 	ASSERT(l && l->mapping == 0 && !strcmp(fn_str(&p, l->fn[0], 2), "[truncated]"));
 	ASSERT_EQ_U64(sample_run(&p, 2, 1, ids), 1);
 	l = location(&p, ids[0]);

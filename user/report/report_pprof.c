@@ -5,7 +5,7 @@
  * Parca read it. It carries our names, so that no reader needs the
  * binaries or guesses a static function's name from an exported neighbour:
  *
- * - a function per name we give a frame (demangled, its mangled name as the
+ * - a function per name we give a frame (demangled, its linker symbol as the
  *   system name), with its source file; a frame we could not name is the
  *   function "module+0xoffset" (or "0xaddress"), as the text report says;
  * - a location per captured address in a mapping, its inlined calls as
@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -101,18 +102,29 @@ static const char *unnamed(const struct report_frame *fr, char *buf)
 	return buf;
 }
 
+/* Could name be a linker symbol ("memcpy@GLIBC_2.14"), not only a demangled name? */
+static bool is_symbol(const char *name)
+{
+	return name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789_.$@")] == '\0';
+}
+
+/*
+ * The system name is the linker symbol: the mangled one, or a C name. A name
+ * that can be none (Python's, a demangled one whose symbol is unknown) has
+ * none, which also tells readers it is final: pprof would "simplify" a name
+ * equal to its system name ("<module>" to nothing, "f(int)" to "f").
+ */
 static uint64_t function_of(struct writer *w, const struct report_frame *fr)
 {
 	struct pprof_function fn = { 0 };
 	char buf[NAME_LEN];
 
 	fn.name = pprof_tables__string(&w->t, fr->function ?: unnamed(fr, buf));
-	/*
-	 * A Python function has no linker name: left empty, which also tells
-	 * readers its name is final (they would "simplify" "<module>" away).
-	 */
-	if (fr->function && fr->language == FRAME_NATIVE)
-		fn.system_name = pprof_tables__string(&w->t, fr->symbol ?: fr->function);
+	if (fr->symbol && fr->language == FRAME_NATIVE)
+		fn.system_name = pprof_tables__string(&w->t, fr->symbol);
+	else if (fr->function && fr->language == FRAME_NATIVE && is_symbol(fr->function))
+		fn.system_name = fn.name;
 	if (fr->file)
 		fn.filename = pprof_tables__string(&w->t, fr->file);
 	return pprof_tables__function(&w->t, &fn);

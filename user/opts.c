@@ -99,7 +99,7 @@ static const char usage_text[] =
 "      --all-stacks           every stack in the JSON and folded files, not the\n"
 "                             biggest of each site\n"
 "      --pprof FILE           write the final report as a pprof profile (gzipped\n"
-"                             profile.proto, symbolized: go tool pprof, Pyroscope)\n"
+"                             profile.proto with our names, for go tool pprof)\n"
 "      --flamegraph FILE      write the final report as an SVG flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
 "      --pprof-format F       proto (default) or gperftools (legacy text, for\n"

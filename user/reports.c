@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/reach_sum.h"
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
@@ -178,6 +179,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+	if (!err)
+		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
@@ -236,6 +239,17 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
+/* --pprof-format: the heap profile's writer, and its extension in --snapshot-dir. */
+static int (*profile_writer(const struct tracer *tr))(const struct report *, FILE *)
+{
+	return tr->opts->pprof_gperftools ? report_gperftools__write : report_pprof__write;
+}
+
+static const char *profile_ext(const struct tracer *tr)
+{
+	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
+}
+
 /*
  * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
  * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
@@ -262,10 +276,10 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 
 	do {
 		++*n;
-		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
+		snapshot_name(tr, asked, *n, profile_ext(tr), heap, sizeof(heap));
 		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
 		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
-		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
+		      -EEXIST : outfile__write_new(dirfd, heap, profile_writer(tr), r);
 	} while (err == -EEXIST);
 	if (!err) {
 		failed = folded;
@@ -286,7 +300,7 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 	if (job->final) {
 		write_file(tr, tr->opts->json_path, report_json__write, r);
 		write_file(tr, tr->opts->folded_path, report_folded__write, r);
-		write_file(tr, tr->opts->pprof_path, report_pprof__write, r);
+		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
 		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
 		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
 		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
@@ -332,6 +346,9 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 	/* Python found later is the next report's: attach writes it meanwhile. */
 	job->python = pytrace__report(tr->py);
 	job->pycode = pytrace__code(tr->py);
+	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
+	if ((final && tr->reach_final) || (asked && tr->reach_due))
+		job->reach = tr->reach;
 	tracer__refresh_modules(tr);
 }
 
@@ -376,13 +393,17 @@ static void start(struct tracer *tr)
 /* The next job asked for, if none runs: a snapshot or a report. */
 static void start_due(struct tracer *tr)
 {
-	bool asked = tr->snapshot_due;
+	bool asked = tr->snapshot_due || tr->reach_due;
 
 	if (worker__busy(tr->worker))
 		return;
 	if (tr->report_due || asked) {
-		report_job(tr, &tr->job, false, !asked || !tr->opts->snapshot_dir, asked);
-		if (asked)
+		/* SIGUSR2's report is text, snapshot directory or not. */
+		report_job(tr, &tr->job, false,
+			   !asked || !tr->opts->snapshot_dir || tr->reach_due, asked);
+		if (tr->reach_due)
+			tr->reach_due = false;
+		else if (asked)
 			tr->snapshot_due = false;
 		else
 			tr->report_due = false;
@@ -402,7 +423,9 @@ static void finish_job(struct tracer *tr, bool cancel)
 	if (cancel)
 		atomic_store(&tr->job.cancel, true);
 	if (worker__wait(tr->worker) == -ECANCELED) {
-		if (tr->job.asked)
+		if (tr->job.asked && tr->job.reach)
+			tr->reach_due = true;
+		else if (tr->job.asked)
 			tr->snapshot_due = true;
 		else
 			tr->report_due = true;
@@ -490,7 +513,7 @@ void tracer__finish_jobs(struct tracer *tr)
 	 * report, right after, says all it would have.
 	 */
 	tr->report_due &= tr->opts->count > 0;
-	while (tr->report_due || tr->snapshot_due) {
+	while (tr->report_due || tr->snapshot_due || tr->reach_due) {
 		start_due(tr);
 		finish_job(tr, false);
 	}

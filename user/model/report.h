@@ -21,6 +21,7 @@ enum report_language {
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
 	char *function;		/* demangled; NULL when unknown */
+	char *symbol;		/* the mangled name function demangles, or NULL (pprof's system_name) */
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -61,6 +62,28 @@ struct report_rate {
 	double last_allocs_per_s, last_bytes_per_s;	/* over the last interval */
 };
 
+/*
+ * Reachability at a scan (analyze/reach.h, memcheck's meanings), by kind:
+ * definitely lost, indirectly lost, possibly lost, still reachable.
+ */
+#define REPORT_REACH_KINDS 4
+
+struct report_reach_figures {
+	uint64_t bytes[REPORT_REACH_KINDS];
+	uint64_t blocks[REPORT_REACH_KINDS];
+};
+
+struct report_reach {
+	bool at_exit;		/* -c: at the command's _exit (or Python's shutdown); else on SIGUSR2 */
+	double t_s;		/* since tracing began */
+	double held_ms;		/* the target held for the scan, from the first thread stopped */
+	double scan_ms;		/* of that, the scan itself */
+	unsigned threads;
+	uint64_t root_bytes, block_bytes, unread_bytes;	/* read (reach_stats) */
+	struct report_reach_figures total;
+	uint64_t mmap_bytes, mmap_blocks;	/* tracked mmaps: not heap blocks, scanned as roots */
+};
+
 struct report_stack {
 	uint32_t api;		/* enum memleak_api */
 	uint64_t bytes;		/* outstanding */
@@ -83,6 +106,7 @@ struct report_stack {
 	struct report_frame *site_frame;
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
 };
 
 /*
@@ -249,11 +273,12 @@ struct report {
 	size_t *site_stacks;	/* what sites[].stacks point into */
 	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
-	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
+	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
+	const struct report_reach *reach;	/* the last reachability scan; borrowed; NULL: none */
 };
 
 /* Does s begin with prefix? */
@@ -292,7 +317,9 @@ void report__free(struct report *r);
 int report_text__write(const struct report *r, FILE *f);
 int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
+/* pprof's profile.proto, gzipped (report_pprof.c); gperftools' legacy text heap profile. */
 int report_pprof__write(const struct report *r, FILE *f);
+int report_gperftools__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set
@@ -313,6 +340,11 @@ void report_text__growth(const struct report_stack *s, FILE *f);
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
+/* Reachability (report_reach.c): the totals after the headline, a stack's line, JSON fields. */
+void report_text__reach_head(const struct report *r, FILE *f);
+void report_text__reach_stack(const struct report_stack *s, FILE *f);
+void report_json__reach(const struct report *r, FILE *f);
+void report_json__reach_stack(const struct report_stack *s, FILE *f);
 /* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */
 int report_timeline_csv__write(const struct report *r, FILE *f);
 int report_timeline_svg__write(const struct report *r, FILE *f);

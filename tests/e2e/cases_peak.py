@@ -18,21 +18,13 @@ import subprocess
 import time
 
 import lib
+from cases_insight import final_text
 from lib import (CaseFailed, TRACE, TRACER, command_case, load_report, truth_notes, victim,
 	tracer_env, wait_exit)
 
 
-FINAL_MARK = "memleakbpf: Final report:"
 MASSIF_TOLERANCE = 0.01
 VALGRIND = "/usr/bin/valgrind"
-
-
-def final_text(work):
-	text = work.read("tracer.stdout")
-	i = text.rfind(FINAL_MARK)
-	if i < 0:
-		raise CaseFailed("no final text report on stdout")
-	return text[i:]
 
 
 def verdict_block(text):

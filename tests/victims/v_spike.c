@@ -65,14 +65,6 @@ SITE void *site_spike(size_t n)
 	return p;
 }
 
-static void note_u64(const char *key, unsigned long long v)
-{
-	char line[32];
-
-	snprintf(line, sizeof(line), "%llu", v);
-	tr_note(key, line);
-}
-
 VIA void via_run(void)
 {
 	int i;
@@ -97,9 +89,9 @@ int main(void)
 {
 	TR_ENTER();
 	via_run();
-	note_u64("peak_heap_bytes", SMALL_N * 1024ull + (unsigned long long)SPIKE_N * SPIKE_SIZE);
-	note_u64("peak_mmap_bytes", MAP_BYTES);
-	note_u64("spike_ms", SPIKE_MS);
+	tr_note_u64("peak_heap_bytes", SMALL_N * 1024ull + (unsigned long long)SPIKE_N * SPIKE_SIZE);
+	tr_note_u64("peak_mmap_bytes", MAP_BYTES);
+	tr_note_u64("spike_ms", SPIKE_MS);
 	tr_report();
 	TR_LEAVE();
 	return 0;

@@ -89,16 +89,19 @@ int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binpr
 }
 
 /*
- * `sh -c './app'`: the shell forks and the child execs the program. The
- * first child a traced shell forks is the one to follow.
+ * A process the target starts: `sh -c './app'` forks and the child execs the
+ * program, so the first child a traced shell forks is the one to follow;
+ * any other is counted, for the report to say that it was not traced.
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_follow, struct task_struct *parent, struct task_struct *child)
 {
-	if (!follow_shell || handoff_tgid || parent->tgid != targ_tgid ||
-	    child->pid != child->tgid)
+	if (parent->tgid != targ_tgid || child->pid != child->tgid)
 		return 0;
-	handoff_tgid = child->tgid;
+	if (follow_shell && !handoff_tgid)
+		handoff_tgid = child->tgid;
+	else
+		count(CNT_UNTRACED_CHILDREN);
 	return 0;
 }
 

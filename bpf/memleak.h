@@ -58,6 +58,8 @@ enum memleak_counter {
 	CNT_PY_STACK_ERRORS,	/* Python frames unreadable or colliding: tracked, without them */
 	CNT_UNWIND_PENDING,	/* CFI unwinding met a module whose rows were not loaded yet (-p,
 				   just after attaching): stack cut short there, marked */
+	CNT_UNTRACED_CHILDREN,	/* processes the target started, not traced (no --follow);
+				   informational, not a drop */
 	CNT__COUNT,
 };
 

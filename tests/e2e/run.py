@@ -50,6 +50,7 @@ Where things are, in tests/e2e/:
                        outputs that cannot be written
   cases_privileges.py  planted symlinks, sudo, capabilities, containers
   cases_limits.py      tables too big, interrupts while loading, refusals at once
+  cases_follow.py      processes the target starts: --follow, and the count without it
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
 run.py runs them module by module in the order of its MODULES.
 """
@@ -72,13 +73,14 @@ import cases_stress
 import cases_faults
 import cases_privileges
 import cases_limits
+import cases_follow
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_placement, cases_symbols, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits)
+	   cases_privileges, cases_limits, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

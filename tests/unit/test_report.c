@@ -453,7 +453,7 @@ static const char sample_check[] =
 	"assert d['duration_s'] == 12.5\n"
 	"t = d['totals']\n"
 	"assert list(t) == ['outstanding_bytes', 'outstanding_allocs', 'allocs', 'frees', 'untracked_frees',\n"
-	"                   'dropped']\n"
+	"                   'untraced_children', 'dropped']\n"
 	"assert (t['outstanding_bytes'], t['outstanding_allocs'], t['allocs'], t['frees']) == (2101358, 516, 56010, 55494)\n"
 	"assert t['dropped'] == {'allocs_map_full': 12, 'stack_errors': 1, 'missed_returns': 0,\n"
 	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3,\n"

@@ -83,10 +83,12 @@ static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 static void put_totals(const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
-		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu,\n             \"dropped\": {",
+		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu, "
+		"\"untraced_children\": %llu,\n             \"dropped\": {",
 		(unsigned long long)t->outstanding_bytes,
 		(unsigned long long)t->outstanding_allocs, (unsigned long long)t->allocs,
-		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES]);
+		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES],
+		(unsigned long long)t->counters[CNT_UNTRACED_CHILDREN]);
 	for (size_t i = 0; i < sizeof(dropped_order) / sizeof(dropped_order[0]); i++) {
 		enum memleak_counter c = dropped_order[i];
 

@@ -101,6 +101,17 @@ static void print_untracked(const struct report *r, FILE *f)
 			report__count(v, n), report__plural(v, "free", "frees"));
 }
 
+/* Not a drop either: the processes the target started are not the target. */
+static void print_children(const struct report *r, FILE *f)
+{
+	uint64_t v = r->totals.counters[CNT_UNTRACED_CHILDREN];
+	char n[COUNT_LEN];
+
+	if (v)
+		fprintf(f, "Not traced: %s %s started by pid %d (--follow traces them)\n",
+			report__count(v, n), report__plural(v, "process", "processes"), r->pid);
+}
+
 static void print_totals(const struct report *r, FILE *f)
 {
 	const struct report_totals *t = &r->totals;
@@ -118,6 +129,7 @@ static void print_totals(const struct report *r, FILE *f)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
 			report__count(r->older_ms, all));
 	print_untracked(r, f);
+	print_children(r, f);
 }
 
 /*

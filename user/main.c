@@ -66,6 +66,7 @@ static void on_events(struct tracer *tr)
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
+	probes__follow_events(tr->probes, &tr->procs, tr->opts->verbose);	/* a child waits, stopped */
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
 			tracer__on_stopped(tr, (pid_t)evs[i].tgid);
@@ -300,6 +301,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,
+		.follow = o->follow,
 		.verbose = o->verbose,
 	};
 }
@@ -389,6 +391,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
+	processes__init(&tr.procs);
 	int e = opts__parse(argc, argv, &opts, err, sizeof(err));
 	if (e > 0)
 		return 0;
@@ -426,6 +429,8 @@ int main(int argc, char **argv)
 	else if (tr.target->exited)
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	tracer__say_holds(&tr);
+	if (opts.verbose)
+		probes__follow_say(tr.probes, &tr.procs);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
 	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
@@ -443,6 +448,7 @@ cleanup:
 	free(tr.live);
 	pytrace__free(tr.py);
 	target__free(tr.target);
+	processes__free(&tr.procs);
 	if (tr.epfd >= 0)
 		close(tr.epfd);
 	if (tr.timerfd >= 0)

@@ -63,6 +63,7 @@ static const struct option long_options[] = {
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
+	{ "follow", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -73,7 +74,7 @@ static const struct option long_options[] = {
  * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
  * ':': a missing argument is reported as ':' rather than '?'.
  */
-static const char short_options[] = "-:p:c:u:O:T:o:z:Z:vh";
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:fvh";
 
 static const char usage_text[] =
 "Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
@@ -86,6 +87,8 @@ static const char usage_text[] =
 "  -p, --pid PID              trace the running process PID\n"
 "  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
 "  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
+"  -f, --follow               trace the processes the target starts too, each\n"
+"                             on its own\n"
 "  -O, --obj PATH             trace the allocator in PATH, not the detected one\n"
 "  -T, --top N                show the N sites holding most bytes (default 10)\n"
 "  -o, --older MS             count only allocations older than MS milliseconds\n"
@@ -340,6 +343,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return ret;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
+		return 0;
+	case 'f':
+		o->follow = true;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/per_process.h"
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
@@ -178,6 +179,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+	if (!err && tr->opts->follow)
+		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command, b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,

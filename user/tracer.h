@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include "model/processes.h"
 #include "python/pytrace.h"
 #include "target/holds.h"
 
@@ -92,6 +93,7 @@ struct tracer {
 	char **link_paths;	/* the link map at the last stop, sorted: the others are new */
 	size_t nr_link_paths;
 	struct holds holds;	/* how long the stops held the target */
+	struct processes procs;	/* --follow: the processes traced besides the target */
 	/*
 	 * When the loop last came out of an idle wait, or resumed the target:
 	 * a stop it sees has waited since then at most. Measured from there,

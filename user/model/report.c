@@ -191,6 +191,7 @@ void report__free(struct report *r)
 	stacks_free(r->stacks, r->nr_stacks);
 	free(r->sites);
 	free(r->site_stacks);
+	free(r->processes);
 	analysis_free(r->analysis);
 	free(r);
 }

@@ -83,6 +83,7 @@ struct report_stack {
 	struct report_frame *site_frame;
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 };
 
 /*
@@ -195,6 +196,17 @@ struct report_python {
 	const char *malloc_why;	/* "by default", "PYTHONMALLOC=malloc", ... */
 };
 
+/* --follow: one traced process's share of the report (analyze/per_process.h). */
+struct report_process {
+	uint32_t tag;		/* 0: the target */
+	int pid, ppid;		/* ppid 0: unknown (the target's is not asked) */
+	const char *command;	/* borrowed from the tracer's table; may be NULL */
+	bool exited;
+	bool execed;		/* ran exec: traced until then */
+	bool traced;		/* its probes were in place before it ran */
+	struct report_totals totals;	/* counters left 0: they are the run's */
+};
+
 struct maps;
 
 struct report {
@@ -232,6 +244,9 @@ struct report {
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
+	/* --follow: the target first, then the others in the order they began; owned. */
+	struct report_process *processes;
+	size_t nr_processes;
 };
 
 /* Does s begin with prefix? */
@@ -284,6 +299,16 @@ void report_text__insight_shown(const struct report *r, bool *shown);
 void report_text__frames(const struct report_stack *s, FILE *f);
 /* A site's frame, on the current line: "func (file:line) [module]". */
 void report_text__site_frame(const struct report_site *site, FILE *f);
+/* s on one line, control characters as '?'; "2.0 MiB (2,097,152 bytes) in 512 allocations". */
+void report_text__oneline(const char *s, FILE *f);
+void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f);
+/* A stack's site frame ("[stack unavailable]" without). */
+void report_text__stack_site(const struct report_stack *s, FILE *f);
+/* --follow (report_processes.c): each process's figures and top stacks; JSON processes[]. */
+void report_text__processes(const struct report *r, FILE *f);
+void report_json__processes(const struct report *r, FILE *f);
+/* A JSON string (null for NULL), any bytes made valid UTF-8. */
+void report_json__string(const char *s, FILE *f);
 /* "  and N more WHAT: SIZE in N allocations", a line. */
 void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__growth(const struct report_stack *s, FILE *f);

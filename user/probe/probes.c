@@ -36,6 +36,10 @@ static int on_event(void *ctx, void *data, size_t len)
 		probes__reclaim_kick(p);
 		return 0;
 	}
+	if (((const struct memleak_event *)data)->kind >= EVENT_FORK) {
+		follow__queue(p, data);
+		return 0;
+	}
 	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
 	return 0;
 }
@@ -252,6 +256,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	pthread_mutex_init(&p->retired_lock, NULL);
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
+	p->py_exit_files[0] = p->py_exit_files[1] = -1;
+	p->follow = cfg->follow;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -264,6 +270,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->bench_floor = cfg->bench_floor;
 	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
+	p->skel->rodata->follow = cfg->follow;
+	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
+	p->py_used = cfg->follow;
+	bpf_program__set_autoload(p->skel->progs.exit_follow, cfg->follow);
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_free, PROBES_UPROBE_MULTI);
@@ -277,7 +287,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p);
 	if (err)
 		goto fail;
 	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -297,7 +307,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
-	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
+	if (cfg->follow)
+		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
+	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	    (cfg->follow && !p->skel->links.exit_follow)) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
 			strerror(-err));
@@ -433,6 +446,7 @@ void probes__free(struct probes *p)
 	if (!p)
 		return;
 	probes__unwind_release(p);
+	follow__free(p);
 	probes__detach_all(p);
 	free(p->attached);
 	ring_buffer__free(p->events_rb);

@@ -4,6 +4,7 @@
  * the probes on its exit, and the code objects BPF copies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,9 @@ static void close_python_exits(struct probes *p)
 	for (int i = 0; i < 2; i++) {
 		if (p->py_exit_fds[i] >= 0)
 			close(p->py_exit_fds[i]);
-		p->py_exit_fds[i] = -1;
+		if (p->py_exit_files[i] >= 0)
+			close(p->py_exit_files[i]);
+		p->py_exit_fds[i] = p->py_exit_files[i] = -1;
 	}
 }
 
@@ -71,6 +74,13 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 	if (p->py_exit_fds[finalize] >= 0)
 		close(p->py_exit_fds[finalize]);
 	p->py_exit_fds[finalize] = fd;
+	if (!p->follow)
+		return 0;
+	/* --follow: its children get the same links (follow.c), on this file. */
+	if (p->py_exit_files[finalize] >= 0)
+		close(p->py_exit_files[finalize]);
+	p->py_exit_files[finalize] = open(path, O_PATH | O_CLOEXEC);
+	p->py_exit_offsets[finalize] = (__u64)offset;
 	return 0;
 }
 

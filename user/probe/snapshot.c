@@ -173,6 +173,9 @@ static uint64_t read_python(struct probes *p, struct snap_site *s)
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &s->stack_id, &pair) &&
 	    !retired__pair(p->retired, s->stack_id, &pair))
 		return s->stack_id;
+	s->proc = (uint32_t)pair.proc;
+	if (!pair.python)
+		return pair.native;	/* a followed process's stack without Python frames */
 	py = malloc(sizeof(*py));
 	if (py && (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, py) ||
 		   retired__python(p->retired, pair.python, py)))

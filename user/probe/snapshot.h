@@ -21,6 +21,7 @@ struct snap_site {
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
 	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (owned) */
 	struct py_stack *py;	/* its Python frames (owned); NULL when none */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 };
 
 struct snapshot {

@@ -72,6 +72,11 @@ static void put_string(const char *str, FILE *f)
 	fputc('"', f);
 }
 
+void report_json__string(const char *s, FILE *f)
+{
+	put_string(s, f);
+}
+
 static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 {
 	if (known)
@@ -415,6 +420,7 @@ int report_json__write(const struct report *r, FILE *f)
 	put_totals(&r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
+	report_json__processes(r, f);
 	if (r->analysis)
 		put_analysis(r->analysis, f);
 	fputs("\n}\n", f);

@@ -214,6 +214,24 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
+void report_text__oneline(const char *s, FILE *f)
+{
+	put_oneline(s, f);
+}
+
+void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f)
+{
+	put_amount(bytes, allocs, f);
+}
+
+void report_text__stack_site(const struct report_stack *s, FILE *f)
+{
+	if (s->site_frame)
+		put_frame(s->site_frame, true, f);
+	else
+		fputs("[stack unavailable]", f);
+}
+
 void report_text__site_frame(const struct report_site *site, FILE *f)
 {
 	if (site->frame)
@@ -358,6 +376,7 @@ int report_text__write(const struct report *r, FILE *f)
 	print_python(r, f);
 	report_text__insight_head(r, f);
 	print_sites(r, f);
+	report_text__processes(r, f);
 	report_text__insight_tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;

@@ -30,7 +30,7 @@ struct creds {
 	char home[PATH_MAX];
 };
 
-static int read_cmdline(pid_t pid, char **out)
+int target__cmdline(pid_t pid, char **out)
 {
 	char buf[4096];
 	ssize_t n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
@@ -109,7 +109,7 @@ int target__attach(pid_t pid, struct target **out, char *err, size_t errlen)
 	if (!t)
 		return -ENOMEM;
 	t->pidfd = pidfd_open(tgid, 0);
-	if (t->pidfd < 0 || read_cmdline(tgid, &t->command)) {
+	if (t->pidfd < 0 || target__cmdline(tgid, &t->command)) {
 		e = -errno;
 		snprintf(err, errlen, "-p %d: cannot open the process: %s", pid, strerror(errno));
 		target__free(t);

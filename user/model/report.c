@@ -41,6 +41,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PY_STACKS_MAP_FULL] = "py_stacks_map_full",
 	[CNT_PY_STACK_ERRORS] = "py_stack_errors",
 	[CNT_UNWIND_PENDING] = "unwind_pending",
+	[CNT_PROCS_MAP_FULL] = "procs_map_full",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */

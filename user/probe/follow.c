@@ -8,6 +8,7 @@
  * their own: each close waits for a grace period, which the loop must not,
  * a thousand times over for a thousand short children.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +41,7 @@ struct follow {
 	uint64_t links_made, links_closed;
 	uint64_t failed_closes;	/* never: kept so that drain() cannot wait for nothing */
 	unsigned failed;	/* children that could not be probed */
+	long fds_before;	/* our open fds when the first child came: none is left per child */
 	/* Link fds to close, and the thread that closes them. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -116,12 +118,29 @@ static void close_later(struct follow *f, const int *fds, size_t n)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/*
+ * The end: no fork comes any more; a child stopped at its fork and not yet
+ * taken runs on, untraced, rather than stay stopped for good.
+ */
+static void resume_pending(struct probes *p, struct follow *f)
+{
+	bpf_link__destroy(p->skel->links.fork_follow);
+	p->skel->links.fork_follow = NULL;
+	if (p->events_rb)
+		ring_buffer__consume(p->events_rb);
+	for (size_t i = 0; i < f->nr_events; i++)
+		if (f->events[i].kind == EVENT_FORK)
+			target__continue((pid_t)f->events[i].tgid);
+	f->nr_events = 0;
+}
+
 void follow__free(struct probes *p)
 {
 	struct follow *f = p->follow_state;
 
 	if (!f)
 		return;
+	resume_pending(p, f);
 	for (size_t i = 0; i < f->nr_children; i++) {
 		close_later(f, f->children[i].fds, f->children[i].nr);
 		free(f->children[i].fds);
@@ -187,6 +206,20 @@ static int link_python(struct probes *p, pid_t pid, int *fds, size_t *n)
 	return 0;
 }
 
+/* Our open file descriptors. */
+static long count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3;	/* ".", ".." and the directory's own */
+}
+
 static int adopt(struct probes *p, pid_t pid)
 {
 	struct follow *f = p->follow_state;
@@ -195,6 +228,8 @@ static int adopt(struct probes *p, pid_t pid)
 
 	if (!f)
 		return -EINVAL;
+	if (!f->fds_before)
+		f->fds_before = count_fds();
 	c.fds = calloc(probes__child_links_max(p) + 2, sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
@@ -251,6 +286,7 @@ struct follow_stats {
 	uint64_t links_made, links_closed;
 	size_t children_held;	/* processes with links now */
 	size_t procs_entries;	/* BPF's table of followed processes */
+	long fds_before, fds_now;
 };
 
 /* Wait (a while) for the closer to close what it was given: the end's counts are final. */
@@ -282,6 +318,8 @@ static void follow_stats(struct probes *p, struct follow_stats *st)
 	pthread_mutex_unlock(&f->lock);
 	st->children_held = f->nr_children;
 	st->procs_entries = procs_entries(p);
+	st->fds_before = f->fds_before;
+	st->fds_now = count_fds();
 }
 
 #define FORK_STOP_WAIT_MS 1000
@@ -364,7 +402,7 @@ void probes__follow_say(struct probes *p, struct processes *ps)
 	if (ps->nr)
 		fprintf(stderr, "; each held from its fork until its probes were in place: at most %.1f ms (pid %d), %.2f ms on average",
 			ps->max_hold_ms, worst.pid, ps->total_hold_ms / (double)ps->nr);
-	fprintf(stderr, "; links made %llu, closed %llu; processes with links now %zu, in BPF's table %zu\n",
+	fprintf(stderr, "; links made %llu, closed %llu; processes with links now %zu, in BPF's table %zu; our fds %ld at the first fork, %ld now\n",
 		(unsigned long long)st.links_made, (unsigned long long)st.links_closed,
-		st.children_held, st.procs_entries);
+		st.children_held, st.procs_entries, st.fds_before, st.fds_now);
 }

@@ -20,6 +20,7 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
 	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS, CNT_UNWIND_STOPS,
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
+	CNT_PROCS_MAP_FULL,
 };
 
 /* Bytes from s on that go out as they are: printable ASCII and valid UTF-8. */
@@ -89,11 +90,12 @@ static void put_totals(const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
 		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu, "
-		"\"untraced_children\": %llu,\n             \"dropped\": {",
+		"\"untraced_children\": %llu, \"followed_execs\": %llu,\n             \"dropped\": {",
 		(unsigned long long)t->outstanding_bytes,
 		(unsigned long long)t->outstanding_allocs, (unsigned long long)t->allocs,
 		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES],
-		(unsigned long long)t->counters[CNT_UNTRACED_CHILDREN]);
+		(unsigned long long)t->counters[CNT_UNTRACED_CHILDREN],
+		(unsigned long long)t->counters[CNT_FOLLOW_EXECS]);
 	for (size_t i = 0; i < sizeof(dropped_order) / sizeof(dropped_order[0]); i++) {
 		enum memleak_counter c = dropped_order[i];
 

@@ -39,6 +39,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				  "without Python frames: they could not be read" },
 	[CNT_UNWIND_PENDING] = { "allocation", "allocations",
 				 "with a stack cut short: an unwind table was still loading (-p, just after attaching)" },
+	[CNT_PROCS_MAP_FULL] = { "process", "processes",
+				 "not followed: 65,536 followed at once, or the kernel cannot hold a child at its fork (Linux 6.13)" },
 };
 
 static const char *basename_of(const char *path)
@@ -110,6 +112,11 @@ static void print_children(const struct report *r, FILE *f)
 	if (v)
 		fprintf(f, "Not traced: %s %s started by pid %d (--follow traces them)\n",
 			report__count(v, n), report__plural(v, "process", "processes"), r->pid);
+	v = r->totals.counters[CNT_FOLLOW_EXECS];
+	if (v)
+		fprintf(f, "Not traced: %s followed %s after %s exec (--follow does not follow exec yet: run the program with -c, or -p its pid)\n",
+			report__count(v, n), report__plural(v, "process", "processes"),
+			report__plural(v, "its", "their"));
 }
 
 static void print_totals(const struct report *r, FILE *f)

@@ -12,7 +12,9 @@ too, the top-level totals their sum. follow_many: 1,000 short children in a
 row, each exact, and nothing left of them at the end (-v: links made and
 closed, BPF's table of processes empty, no fd per child). follow_vfork: a
 vfork+exec and a posix_spawn child, followed until their exec and marked
-so. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
+so. follow_prefork: -p --follow of a master whose two workers run already
+(taken in at the attach) and which starts a third after it: each worker's
+leak after the attach exact. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
 each worker's blocks exact at the Python line that allocated them.
 """
 
@@ -22,8 +24,8 @@ import subprocess
 import time
 
 import lib
-from lib import (TRACE, TRACER, check_report, common_checks, load_report, read_truth,
-	tracer_env, victim, wait_exit)
+from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
+	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
 from cases_python import PY, PYVICTIMS
 
 
@@ -212,11 +214,46 @@ def case_follow_python_pool(work):
 	return errs
 
 
+def case_follow_prefork(work):
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	v = work.start([victim("v_fork"), "prefork"], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
+	t = start_tracing(work, ["--json", js, "--follow", "-p", str(pid)], deadline)
+	go_until(v, out, "LEAKED", deadline)
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p --follow")
+	rep = load_report(js)
+	errs = check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	kids = children_of(work)
+	if len(ps) != 4:
+		errs.append("%d processes, expected the master and 3 workers" % len(ps))
+	for i, kid in enumerate(kids):
+		if kid not in ps:
+			errs.append("worker %d (pid %d) is not in processes[]" % (i, kid))
+			continue
+		errs += check_child(rep, ps[kid], 1000 * (i + 1), i + 1)
+		if ps[kid]["attached"] != (i < 2):
+			errs.append("worker %d: attached %r" % (i, ps[kid]["attached"]))
+	if pid in ps and totals_of(ps[pid]) != (3000, 1):
+		errs.append("the master holds %r, expected its one block after the attach (3000, 1)" %
+			    (totals_of(ps[pid]),))
+	if "following 2 processes pid %d started before the attach" % pid not in \
+			work.read("tracer.stderr"):
+		errs.append("no line saying the 2 running workers are followed")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 CASES = [
 	# (name, kind, needs extra files, function)
 	("children_not_traced", TRACE, [], case_children_not_traced),
 	("follow_workers", TRACE, [], case_follow_workers),
 	("follow_many", TRACE, [], case_follow_many),
 	("follow_vfork", TRACE, [], case_follow_vfork),
+	("follow_prefork", TRACE, [], case_follow_prefork),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
 ]

@@ -12,6 +12,12 @@
  *                      100 bytes at site_child_leak and _exiting at once.
  *   v_fork vfork       a vfork child that execs /bin/true, then a
  *                      posix_spawn'ed /bin/true.
+ *   v_fork prefork     for -p: forks 2 workers that wait, says "READY
+ *                      pid=N" and reads a line (memleakbpf attaches
+ *                      meanwhile); then worker i leaks i + 1 blocks of
+ *                      1,000 bytes and _exits, a third worker started now
+ *                      leaks 3, it says "LEAKED" and reads a line before
+ *                      it exits. Notes "# children: pid,pid,pid".
  *
  * The parent, in every mode: site_parent_before leaks 4 blocks of 2,000
  * bytes before the first fork (the children inherit them; one is freed by
@@ -98,6 +104,65 @@ static void many(int n)
 	}
 }
 
+static void notes_children(const pid_t *pids, int n)
+{
+	char text[64] = "", one[16];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(one, sizeof(one), "%s%d", i ? "," : "", (int)pids[i]);
+		strncat(text, one, sizeof(text) - strlen(text) - 1);
+	}
+	tr_note("children", text);
+}
+
+static pid_t waiting_worker(int i, int go)
+{
+	pid_t pid = fork();
+	char c;
+
+	if (pid < 0)
+		tr_die("fork");
+	if (!pid) {
+		if (read(go, &c, 1) != 1)
+			_exit(1);
+		for (int k = 0; k <= i; k++)
+			site_child_leak(1000);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void line_from_stdin(void)
+{
+	char c;
+
+	while (read(0, &c, 1) == 1 && c != '\n')
+		;
+}
+
+static void prefork(void)
+{
+	pid_t pids[3];
+	int go[2];
+
+	if (pipe(go))
+		tr_die("pipe");
+	for (int i = 0; i < 2; i++)
+		pids[i] = waiting_worker(i, go[0]);
+	printf("READY pid=%d\n", (int)getpid());
+	fflush(stdout);
+	line_from_stdin();
+	if (write(go[1], "gg", 2) != 2)
+		tr_die("write");
+	pids[2] = fork();
+	if (pids[2] < 0)
+		tr_die("fork");
+	if (!pids[2])
+		via_worker(2);
+	wait_all();
+	notes_children(pids, 3);
+}
+
 static void spawns(void)
 {
 	char *argv[] = { "true", NULL };
@@ -127,9 +192,16 @@ int main(int argc, char **argv)
 		many(n);
 	else if (!strcmp(mode, "vfork"))
 		spawns();
+	else if (!strcmp(mode, "prefork"))
+		prefork();
 	else
-		tr_die("mode: workers, many or vfork");
+		tr_die("mode: workers, many, vfork or prefork");
 	site_parent_after(3000);
 	tr_report();
+	if (!strcmp(mode, "prefork")) {
+		printf("LEAKED\n");
+		fflush(stdout);
+		line_from_stdin();
+	}
 	return 0;
 }

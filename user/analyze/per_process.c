@@ -39,6 +39,7 @@ static void copy_processes(struct processes *ps, size_t n, struct report *r)
 		r->processes[r->nr_processes++] = (struct report_process){
 			.tag = p->tag, .pid = p->pid, .ppid = p->ppid, .command = p->command,
 			.exited = p->exited, .execed = p->execed, .traced = p->traced,
+			.attached = p->attached,
 		};
 	}
 	pthread_mutex_unlock(&ps->lock);

@@ -26,8 +26,9 @@ int processes__add(struct processes *ps, const struct process_info *info)
 	*p = *info;
 	p->command = info->command ? strdup(info->command) : NULL;
 	ps->nr++;
+	ps->held += !info->attached;
 	ps->total_hold_ms += info->hold_ms;
-	if (info->hold_ms >= ps->max_hold_ms) {
+	if (!info->attached && info->hold_ms >= ps->max_hold_ms) {
 		ps->max_hold_ms = info->hold_ms;
 		ps->max_hold_tag = info->tag;
 	}

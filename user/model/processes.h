@@ -19,7 +19,8 @@ struct process_info {
 	char *command;		/* its command line when it was forked (its parent's, then) */
 	bool exited;
 	bool execed;		/* ran exec: not traced from there (--follow does not follow exec yet) */
-	bool traced;		/* its probes were in place before it ran */
+	bool traced;		/* its probes were in place before it ran (or -p: when found) */
+	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
 	double hold_ms;		/* from its fork to its probes in place and its resumption */
 };
 
@@ -27,6 +28,7 @@ struct processes {
 	pthread_mutex_t lock;
 	struct process_info *v;	/* by tag, ascending */
 	size_t nr, cap;
+	size_t held;		/* of them, those stopped at their fork (not -p's running ones) */
 	double max_hold_ms, total_hold_ms;
 	uint32_t max_hold_tag;
 };

@@ -204,6 +204,7 @@ struct report_process {
 	bool exited;
 	bool execed;		/* ran exec: traced until then */
 	bool traced;		/* its probes were in place before it ran */
+	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
 	struct report_totals totals;	/* counters left 0: they are the run's */
 };
 

@@ -23,6 +23,7 @@
 #include "probes_internal.h"
 #include "model/processes.h"
 #include "target/target.h"
+#include "util/proc.h"
 #include "util/vec.h"
 
 #define CLOSE_BATCH 256		/* link fds closed side by side at most */
@@ -381,6 +382,106 @@ void probes__follow_events(struct probes *p, struct processes *ps, int verbose)
 	}
 }
 
+/* The children of every thread of pid, appended to *kids. */
+static int children_of(pid_t pid, pid_t **kids, size_t *nr, size_t *cap)
+{
+	char path[300], *text = NULL, *s, *end;
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!err && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "task/%s/children", e->d_name);
+		if (proc__read(pid, path, &text))
+			continue;	/* the thread ended meanwhile */
+		for (s = text; !err; s = end) {
+			long v = strtol(s, &end, 10);
+
+			if (end == s)
+				break;
+			err = vec__reserve_min(kids, cap, *nr + 1, sizeof(**kids), 16);
+			if (!err)
+				(*kids)[(*nr)++] = (pid_t)v;
+		}
+		free(text);
+		text = NULL;
+	}
+	closedir(d);
+	return err;
+}
+
+/* -p: a descendant running before the attach, followed from now on (not stopped). */
+static void adopt_running(struct probes *p, struct processes *ps, pid_t pid, pid_t ppid)
+{
+	struct memleak_proc e = {
+		.tag = __atomic_add_fetch(&p->skel->bss->last_proc, 1, __ATOMIC_SEQ_CST),
+	};
+	struct process_info info = { .tag = e.tag, .pid = pid, .ppid = ppid, .attached = true };
+	__u32 key = (__u32)pid;
+	int err;
+
+	/* Already followed: it was forked by one we took in first, and BPF saw the fork. */
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_NOEXIST))
+		return;
+	err = adopt(p, pid);
+	if (err && !p->follow_state->failed++)
+		fprintf(stderr, "memleakbpf: cannot probe pid %d, started by pid %d: %s: it runs untraced\n",
+			pid, ppid, strerror(-err));
+	info.traced = !err;
+	target__cmdline(pid, &info.command);
+	processes__add(ps, &info);
+	free(info.command);
+}
+
+struct kin {
+	pid_t pid, ppid;
+};
+
+/* The children of parent, queued after what *queue holds. */
+static int queue_children(pid_t parent, struct kin **queue, size_t *nr, size_t *cap)
+{
+	pid_t *kids = NULL;
+	size_t n = 0, kcap = 0;
+	int err = children_of(parent, &kids, &n, &kcap);
+
+	if (err == -ENOENT || err == -ESRCH)
+		err = 0;	/* it ended meanwhile */
+	for (size_t i = 0; !err && i < n; i++) {
+		err = vec__reserve_min(queue, cap, *nr + 1, sizeof(**queue), 16);
+		if (!err)
+			(*queue)[(*nr)++] = (struct kin){ kids[i], parent };
+	}
+	free(kids);
+	return err;
+}
+
+/*
+ * Parents before their children: once a parent is in BPF's table, the
+ * children it forks are BPF's to follow, and the walk finds them there.
+ */
+int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
+{
+	struct kin *queue = NULL;
+	size_t nr = 0, cap = 0, done = 0;
+	int err;
+
+	if (!p->follow_state)
+		return 0;
+	err = queue_children(pid, &queue, &nr, &cap);
+	for (; !err && done < nr; done++) {
+		adopt_running(p, ps, queue[done].pid, queue[done].ppid);
+		err = queue_children(queue[done].pid, &queue, &nr, &cap);
+	}
+	free(queue);
+	return err < 0 ? err : (int)nr;
+}
+
 void probes__follow_say(struct probes *p, struct processes *ps)
 {
 	struct follow_stats st;
@@ -399,9 +500,9 @@ void probes__follow_say(struct probes *p, struct processes *ps)
 	processes__get(ps, ps->max_hold_tag, &worst);
 	fprintf(stderr, "memleakbpf: followed %zu processes (%zu exited, %zu ran exec)", ps->nr,
 		exited, execed);
-	if (ps->nr)
+	if (ps->held)
 		fprintf(stderr, "; each held from its fork until its probes were in place: at most %.1f ms (pid %d), %.2f ms on average",
-			ps->max_hold_ms, worst.pid, ps->total_hold_ms / (double)ps->nr);
+			ps->max_hold_ms, worst.pid, ps->total_hold_ms / (double)ps->held);
 	fprintf(stderr, "; links made %llu, closed %llu; processes with links now %zu, in BPF's table %zu; our fds %ld at the first fork, %ld now\n",
 		(unsigned long long)st.links_made, (unsigned long long)st.links_closed,
 		st.children_held, st.procs_entries, st.fds_before, st.fds_now);

@@ -82,6 +82,11 @@ struct processes;
  * or execs has its links closed, on a thread of their own.
  */
 void probes__follow_events(struct probes *p, struct processes *ps, int verbose);
+/*
+ * -p: pid's descendants running now, followed from now on (not stopped: what
+ * they allocated before is unknown, as for pid). How many, or -errno.
+ */
+int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid);
 /* -v: how many were followed, the longest hold at a fork, what is left of their links. */
 void probes__follow_say(struct probes *p, struct processes *ps);
 /* Forget every tracked block, site and stack: the target exec'd. */

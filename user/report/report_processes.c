@@ -30,6 +30,8 @@ static void put_process_head(const struct report_process *p, FILE *f)
 		fputs(", ran exec: traced until then", f);
 	if (!p->traced)
 		fputs(", could not be probed", f);
+	if (p->attached)
+		fputs(", running before the attach", f);
 	fputs(")", f);
 	if (p->command) {
 		fputc(' ', f);
@@ -137,9 +139,10 @@ static void put_json_process(const struct report *r, const struct report_process
 		fputs("null", f);
 	fputs(", \"command\": ", f);
 	report_json__string(p->command, f);
-	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"traced\": %s,\n",
-		p->tag ? "false" : "true", p->exited ? "true" : "false",
-		p->execed ? "true" : "false", p->traced ? "true" : "false");
+	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"traced\": %s, "
+		"\"attached\": %s,\n", p->tag ? "false" : "true", p->exited ? "true" : "false",
+		p->execed ? "true" : "false", p->traced ? "true" : "false",
+		p->attached ? "true" : "false");
 	fprintf(f, "     \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
 		"\"allocs\": %llu, \"frees\": %llu},\n     \"stacks\": [",
 		(unsigned long long)t->outstanding_bytes, (unsigned long long)t->outstanding_allocs,

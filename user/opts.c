@@ -38,6 +38,7 @@ enum {
 	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
+	OPT_FOLDED_BY_PROCESS,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +65,7 @@ static const struct option long_options[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "follow", no_argument, NULL, 'f' },
+	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -97,6 +99,7 @@ static const char usage_text[] =
 "      --json FILE            write the final report as JSON to FILE\n"
 "      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
 "      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
+"      --folded-by-process    root each folded stack at its process (--follow)\n"
 "      --all-stacks           every stack in the JSON and folded files, not the\n"
 "                             biggest of each site\n"
 "      --pprof FILE           write the final report as a gperftools heap profile\n"
@@ -346,6 +349,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return 0;
 	case 'f':
 		o->follow = true;
+		return 0;
+	case OPT_FOLDED_BY_PROCESS:
+		o->folded_by_process = true;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -212,6 +212,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.wrappers = tr->wrappers,
 		.nr_wrappers = tr->nr_wrappers,
 		.all_stacks = tr->opts->all_stacks,
+		.folded_by_process = tr->opts->folded_by_process,
 		/* A periodic text report: its sites show no stacks (report.h). */
 		.brief = job->text && !job->final && !job->asked,
 	};

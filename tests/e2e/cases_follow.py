@@ -7,8 +7,9 @@ are not its frees), and the report says that 3 processes were not traced,
 naming --follow, in the text and in the JSON (totals.untraced_children).
 
 follow_workers: the same with --follow: each worker's figures exact and its
-own (processes[] in the JSON, a line each in the text), the parent's exact
-too, the top-level totals their sum. follow_many: 1,000 short children in a
+own (processes[] in the JSON, a line each in the text, --folded-by-process
+lines rooted at it), the parent's exact too, the top-level totals their
+sum. follow_many: 1,000 short children in a
 row, each exact, and nothing left of them at the end (-v: links made and
 closed, BPF's table of processes empty, no fd per child). follow_vfork: a
 vfork+exec and a posix_spawn child, followed until their exec and marked
@@ -114,8 +115,19 @@ def children_of(work):
 	return [int(x) for x in notes[0].split(": ", 1)[1].split(",")]
 
 
+def folded_by_pid(work):
+	"""pid -> the bytes of the folded lines rooted at it (--folded-by-process)."""
+	got = {}
+	for line in work.read("folded.txt").splitlines():
+		m = re.match(r"pid (\d+) \(.*?\);.* (\d+)$", line)
+		if m:
+			got[int(m.group(1))] = got.get(int(m.group(1)), 0) + int(m.group(2))
+	return got
+
+
 def case_follow_workers(work):
-	rc, rep, truth = run_fork_victim(work, "workers", 3, ["--follow"])
+	rc, rep, truth = run_fork_victim(work, "workers", 3, [
+		"--follow", "--folded", work.path("folded.txt"), "--folded-by-process"])
 	errs = check_parent(rep, truth) + check_sum(rep)
 	ps = {p["pid"]: p for p in rep.get("processes") or []}
 	for i, pid in enumerate(children_of(work)):
@@ -125,6 +137,10 @@ def case_follow_workers(work):
 		errs += check_child(rep, ps[pid], 1000 * (i + 1), i + 1)
 	if len(ps) != 4:
 		errs.append("%d processes, expected the target and 3 workers" % len(ps))
+	folded = folded_by_pid(work)
+	want = {pid: totals_of(p)[0] for pid, p in ps.items()}
+	if folded != want:
+		errs.append("folded lines by process %r, expected %r" % (folded, want))
 	if rep["totals"].get("untraced_children"):
 		errs.append("untraced_children %r with --follow" % rep["totals"]["untraced_children"])
 	if not text_lines(work, "Processes: the target and 3 it started"):

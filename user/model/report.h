@@ -243,6 +243,7 @@ struct report {
 	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
+	bool folded_by_process;	/* --folded-by-process: each folded stack rooted at its process */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 	/* --follow: the target first, then the others in the order they began; owned. */

@@ -159,6 +159,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->maps = meta->maps;
 	r->freed = meta->freed;
 	r->folded_allocs = meta->folded_allocs;
+	r->folded_by_process = meta->folded_by_process;
 	r->python = meta->python;
 	r->brief = meta->brief;
 }

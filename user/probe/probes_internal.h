@@ -18,6 +18,7 @@ struct follow;
 struct clock_feed;
 struct reclaim;
 struct retired;
+struct stackcache;
 struct ring_buffer;
 
 #define PROBES_MAX_EVENTS 64
@@ -70,6 +71,9 @@ struct probes {
 	 */
 	pthread_mutex_t tables_lock;
 	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
+	/* Copies of the stacks the last reading found (snapshot.c), under stacks_lock. */
+	struct stackcache *stacks;
+	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 	bool follow;		/* --follow: links are kept as recipes, made again per child */
 	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
 };

@@ -22,6 +22,12 @@ struct {
 } procs SEC(".maps");
 
 __u32 last_proc;	/* the last tag given */
+/*
+ * The children stopped at their fork, by tag in a ring, until user space
+ * resumes them and clears their slot: if the tracer dies meanwhile, its
+ * watchdog resumes them (user/target/watchdog.c).
+ */
+__u32 held[MEMLEAK_HELD];
 
 /* Linux 6.13; without it (a weak symbol, then NULL) no child can be held: none is followed. */
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
@@ -61,6 +67,7 @@ static __always_inline void follow_child(struct task_struct *parent, struct task
 		count(CNT_PROCS_MAP_FULL);
 		return;
 	}
+	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
 	follow_event(tgid, EVENT_FORK, parent->tgid, e.tag);
 }
 

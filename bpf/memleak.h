@@ -200,6 +200,7 @@ struct memleak_event {
  * stack_pair) that carry it, so that its sites are its own.
  */
 #define MEMLEAK_MAX_PROCS 65536	/* followed processes alive at once */
+#define MEMLEAK_HELD 64		/* children held at their fork, for the watchdog (a ring) */
 
 struct memleak_proc {
 	__u32 tag;

@@ -366,10 +366,12 @@ static int begin(struct tracer *tr)
 	err = hold_interrupts();
 	if (err)
 		return err;
+	/* -c, and -p --follow (children held at their fork): resumed if we die. */
+	probes__stop_view(tr->probes, &view);
+	if (tr->target->spawned || tr->opts->follow)
+		tr->wd = watchdog__start(&view);
 	if (!tr->target->spawned)
 		return tracer__attach_pid(tr);
-	probes__stop_view(tr->probes, &view);
-	tr->wd = watchdog__start(&view);
 	return target__release(tr->target);
 }
 

@@ -15,18 +15,22 @@ closed, BPF's table of processes empty, no fd per child). follow_vfork: a
 vfork+exec and a posix_spawn child, followed until their exec and marked
 so. follow_prefork: -p --follow of a master whose two workers run already
 (taken in at the attach) and which starts a third after it: each worker's
-leak after the attach exact. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
+leak after the attach exact. follow_tracer_killed: the tracer is killed
+while it holds a child at its fork: the watchdog resumes the child, and no
+link is left. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
 each worker's blocks exact at the Python line that allocated them.
 """
 
 import os
 import re
+import signal
 import subprocess
 import time
 
 import lib
 from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
 	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
+from cases_faults import bpf_ids, wait_bpf_gone
 from cases_python import PY, PYVICTIMS
 
 
@@ -264,6 +268,35 @@ def case_follow_prefork(work):
 	return errs
 
 
+def case_follow_tracer_killed(work):
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--follow", "-c", "%s prefork" % victim("v_fork")],
+		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+		       tag="tracer")
+	out = LineReader(t.stdout)
+	pid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
+	work.pids.append((pid, "v_fork"))
+	ids = bpf_ids(t.pid)
+	os.kill(t.pid, signal.SIGSTOP)	# it cannot resume anything now
+	t.stdin.write(b"go\n")
+	t.stdin.flush()
+	held = lambda: [c for c in lib.children(pid) if lib.proc_state(c) == "T"]
+	lib.wait_for(held, deadline, "the third worker to be held at its fork")
+	t.send_signal(signal.SIGKILL)
+	t.wait(5)
+	out.expect("LEAKED", deadline)	# the held worker ran and ended: the victim went on
+	errs = []
+	left = wait_bpf_gone(ids, time.monotonic() + 5)
+	if left:
+		errs.append("left behind after SIGKILL: %s" % ", ".join(left))
+	if "was held at its fork: resumed it" not in work.read("tracer.stderr"):
+		errs.append("the watchdog did not say it resumed the held child")
+	t.stdin.write(b"exit\n")
+	t.stdin.flush()
+	lib.wait_for(lambda: lib.gone(pid), deadline, "v_fork to exit")
+	return errs
+
+
 CASES = [
 	# (name, kind, needs extra files, function)
 	("children_not_traced", TRACE, [], case_children_not_traced),
@@ -271,5 +304,6 @@ CASES = [
 	("follow_many", TRACE, [], case_follow_many),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_prefork", TRACE, [], case_follow_prefork),
+	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
 ]

@@ -355,6 +355,9 @@ static void on_fork(struct probes *p, struct processes *ps, int verbose,
 	info.hold_ms = ms_since_ns(ev->time_ns);
 	processes__add(ps, &info);
 	target__continue(info.pid);
+	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
+	__sync_bool_compare_and_swap(&p->skel->bss->held[ev->proc & (MEMLEAK_HELD - 1)],
+				     (__u32)info.pid, 0);
 	if (verbose > 1)
 		fprintf(stderr, "memleakbpf: following pid %d, started by pid %d: held %.1f ms\n",
 			info.pid, info.ppid, info.hold_ms);

@@ -390,6 +390,8 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 	v->pids[0] = &p->skel->bss->targ_tgid;
 	v->pids[1] = &p->skel->bss->handoff_tgid;
 	v->stops = (const volatile uint64_t *)&p->skel->bss->counters[CNT_STOP_REQUESTS];
+	v->held = p->skel->bss->held;
+	v->nr_held = MEMLEAK_HELD;
 }
 
 /* Delete every key of a map; the target is stopped, so nothing races. */

@@ -23,14 +23,13 @@ each worker's blocks exact at the Python line that allocated them.
 
 import os
 import re
-import signal
 import subprocess
 import time
 
 import lib
 from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
 	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
-from cases_faults import bpf_ids, wait_bpf_gone
+from cases_faults import kill_while_stopped
 from cases_python import PY, PYVICTIMS
 
 
@@ -276,25 +275,11 @@ def case_follow_tracer_killed(work):
 	out = LineReader(t.stdout)
 	pid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
 	work.pids.append((pid, "v_fork"))
-	ids = bpf_ids(t.pid)
-	os.kill(t.pid, signal.SIGSTOP)	# it cannot resume anything now
-	t.stdin.write(b"go\n")
-	t.stdin.flush()
 	held = lambda: [c for c in lib.children(pid) if lib.proc_state(c) == "T"]
-	lib.wait_for(held, deadline, "the third worker to be held at its fork")
-	t.send_signal(signal.SIGKILL)
-	t.wait(5)
-	out.expect("LEAKED", deadline)	# the held worker ran and ended: the victim went on
-	errs = []
-	left = wait_bpf_gone(ids, time.monotonic() + 5)
-	if left:
-		errs.append("left behind after SIGKILL: %s" % ", ".join(left))
-	if "was held at its fork: resumed it" not in work.read("tracer.stderr"):
-		errs.append("the watchdog did not say it resumed the held child")
-	t.stdin.write(b"exit\n")
-	t.stdin.flush()
-	lib.wait_for(lambda: lib.gone(pid), deadline, "v_fork to exit")
-	return errs
+	# LEAKED: the held worker ran and ended, and the victim went on.
+	return kill_while_stopped(work, t, out, pid, b"go\n", held,
+				  "the third worker to be held at its fork", "LEAKED",
+				  "was held at its fork: resumed it", lambda: deadline)
 
 
 CASES = [

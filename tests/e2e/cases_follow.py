@@ -208,6 +208,24 @@ def python_site(rep, pos):
 def case_follow_python_pool(work):
 	rc, rep = run_tracer(work, "%s %s" % (PY, os.path.join(PYVICTIMS, "pool_leak.py")),
 			     ["--follow"])
+	return check_workers(work, rc, rep)
+
+
+def case_torch_loader_follow(work):
+	"""A DataLoader's workers (make e2e-torch: cases_torch.py lists it)."""
+	import cases_torch	# not at the top: cases_torch imports this module
+
+	cases_torch.torch_missing()
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--follow", "-c",
+		"%s %s" % (PY, os.path.join(PYVICTIMS, "torch_loader.py"))]
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, cases_torch.deadline(), "memleakbpf --follow -c torch_loader.py")
+	return check_workers(work, rc, load_report(js))
+
+
+def check_workers(work, rc, rep):
+	"""Each WORKER line of the truth: its process holds exactly that at its line."""
 	errs = check_sum(rep)
 	ps = {p["pid"]: p for p in rep.get("processes") or []}
 	workers = [dict(kv.split("=", 1) for kv in l.split()[1:])
@@ -226,9 +244,9 @@ def case_follow_python_pool(work):
 			errs.append("worker %s holds %r at %s:%d, expected %s, %s" % (
 				w["pid"], figures, at[0], at[1], w["bytes"], w["allocs"]))
 	target = [p for p in ps.values() if p["target"]]
-	if target and any(python_site(rep, pos) == ("work", int(workers[0]["line"]))
-			  for pos in target[0]["stacks"]):
-		errs.append("the pool's parent holds blocks of its workers' line")
+	at = (workers[0]["function"], int(workers[0]["line"]))
+	if target and any(python_site(rep, pos) == at for pos in target[0]["stacks"]):
+		errs.append("the parent holds blocks of its workers' line")
 	common_checks(work, rc, 0, errs)
 	return errs
 

@@ -13,7 +13,6 @@ out), exactly. Written to $VICTIM_TRUTH (else stdout).
 
 import multiprocessing
 import os
-import sys
 
 import pytruth
 
@@ -37,15 +36,9 @@ def main():
 			w[1] += 1
 		pool.close()
 		pool.join()
-	lines = ["WORKER pid=%d function=work line=%d bytes=%d allocs=%d" % (
+	truth.out = ["WORKER pid=%d function=work line=%d bytes=%d allocs=%d" % (
 		pid, truth.line("leak"), b, a) for pid, (b, a) in sorted(workers.items())]
-	path = os.environ.get("VICTIM_TRUTH")
-	text = "\n".join(lines) + "\n"
-	if path:
-		with open(path, "w") as f:
-			f.write(text)
-	else:
-		sys.stdout.write(text)
+	truth.write()
 
 
 if __name__ == "__main__":

@@ -41,14 +41,9 @@ def main():
 			w = workers.setdefault(pid, [0, 0])
 			w[0] += size
 			w[1] += 1
-	text = "".join("WORKER pid=%d function=DS.__getitem__ line=%d bytes=%d allocs=%d\n" % (
-		pid, truth.line("leak"), b, a) for pid, (b, a) in sorted(workers.items()))
-	path = os.environ.get("VICTIM_TRUTH")
-	if path:
-		with open(path, "w") as f:
-			f.write(text)
-	else:
-		sys.stdout.write(text)
+	truth.out = ["WORKER pid=%d function=DS.__getitem__ line=%d bytes=%d allocs=%d" % (
+		pid, truth.line("leak"), b, a) for pid, (b, a) in sorted(workers.items())]
+	truth.write()
 	sys.stdout.flush()
 	os._exit(0)
 

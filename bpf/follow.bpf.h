@@ -50,25 +50,39 @@ static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 ppid, __u
 
 /*
  * A traced process started child: tag it and stop it before its first
- * instruction (a signal queued now is taken on its way to user mode).
+ * instruction (a signal queued now is taken on its way to user mode). The
+ * event that tells user space is reserved first: a child stopped without
+ * one would stay stopped.
  */
 static __always_inline void follow_child(struct task_struct *parent, struct task_struct *child)
 {
 	struct memleak_proc e = { __sync_fetch_and_add(&last_proc, 1) + 1 };
+	struct memleak_event *ev;
 	__u32 tgid = child->tgid;
 
-	if (!bpf_send_signal_task ||
-	    bpf_map_update_elem(&procs, &tgid, &e, BPF_NOEXIST)) {
+	if (!bpf_send_signal_task) {
 		count(CNT_PROCS_MAP_FULL);
+		return;
+	}
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(CNT_PROCS_MAP_FULL);
+		return;
+	}
+	if (bpf_map_update_elem(&procs, &tgid, &e, BPF_NOEXIST)) {
+		count(CNT_PROCS_MAP_FULL);
+		bpf_ringbuf_discard(ev, 0);
 		return;
 	}
 	if (bpf_send_signal_task(child, SIGSTOP, PIDTYPE_TGID, 0)) {
 		bpf_map_delete_elem(&procs, &tgid);
 		count(CNT_PROCS_MAP_FULL);
+		bpf_ringbuf_discard(ev, 0);
 		return;
 	}
 	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
-	follow_event(tgid, EVENT_FORK, parent->tgid, e.tag);
+	*ev = (struct memleak_event){ tgid, EVENT_FORK, parent->tgid, e.tag, bpf_ktime_get_ns() };
+	bpf_ringbuf_submit(ev, 0);
 }
 
 /* A followed process ends (exit), or becomes another program (exec): let it go. */

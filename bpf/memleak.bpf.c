@@ -78,7 +78,7 @@ struct {
 /* Events for user space: struct memleak_event. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 65536);	/* --follow: a burst of forks, an event each */
 } events SEC(".maps");
 
 /* Entries in the tables reclaiming empties, and the marks (memleak.h). */

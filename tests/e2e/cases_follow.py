@@ -11,7 +11,8 @@ own (processes[] in the JSON, a line each in the text, --folded-by-process
 lines rooted at it), the parent's exact too, the top-level totals their
 sum. follow_many: 1,000 short children in a
 row, each exact, and nothing left of them at the end (-v: links made and
-closed, BPF's table of processes empty, no fd per child). follow_vfork: a
+closed, BPF's table of processes empty, no fd per child); follow_burst: 300
+forked at once, each held until the tracer comes to it. follow_vfork: a
 vfork+exec and a posix_spawn child, followed until their exec and marked
 so. follow_prefork: -p --follow of a master whose two workers run already
 (taken in at the attach) and which starts a third after it: each worker's
@@ -157,9 +158,8 @@ FOLLOW_SAY = re.compile(r"followed (\d+) processes \((\d+) exited.*links made (\
 			r"first fork, (-?\d+) now")
 
 
-def case_follow_many(work):
-	n = 1000
-	rc, rep, truth = run_fork_victim(work, "many", n, ["--follow", "-v", "--all-stacks"])
+def case_follow_many(work, mode="many", n=1000):
+	rc, rep, truth = run_fork_victim(work, mode, n, ["--follow", "-v", "--all-stacks"])
 	errs = check_parent(rep, truth) + check_sum(rep)
 	ps = rep.get("processes") or []
 	if len(ps) != n + 1:
@@ -305,6 +305,7 @@ CASES = [
 	("children_not_traced", TRACE, [], case_children_not_traced),
 	("follow_workers", TRACE, [], case_follow_workers),
 	("follow_many", TRACE, [], case_follow_many),
+	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_prefork", TRACE, [], case_follow_prefork),
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),

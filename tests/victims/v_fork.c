@@ -10,6 +10,7 @@
  *                      pid,pid,..." in fork order.
  *   v_fork many N      N short children in a row, each leaking one block of
  *                      100 bytes at site_child_leak and _exiting at once.
+ *   v_fork burst N     the same N children forked at once, then waited for.
  *   v_fork vfork       a vfork child that execs /bin/true, then a
  *                      posix_spawn'ed /bin/true.
  *   v_fork prefork     for -p: forks 2 workers that wait, says "READY
@@ -31,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <spawn.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include "truth.h"
 
@@ -89,7 +91,7 @@ static void workers(int n)
 	tr_note("children", pids);
 }
 
-static void many(int n)
+static void many(int n, bool burst)
 {
 	for (int i = 0; i < n; i++) {
 		pid_t pid = fork();
@@ -100,8 +102,10 @@ static void many(int n)
 			site_child_leak(100);
 			_exit(0);
 		}
-		waitpid(pid, NULL, 0);
+		if (!burst)
+			waitpid(pid, NULL, 0);
 	}
+	wait_all();
 }
 
 static void notes_children(const pid_t *pids, int n)
@@ -188,14 +192,14 @@ int main(int argc, char **argv)
 		inherited[i] = site_parent_before(2000);
 	if (!strcmp(mode, "workers"))
 		workers(n);
-	else if (!strcmp(mode, "many"))
-		many(n);
+	else if (!strcmp(mode, "many") || !strcmp(mode, "burst"))
+		many(n, !strcmp(mode, "burst"));
 	else if (!strcmp(mode, "vfork"))
 		spawns();
 	else if (!strcmp(mode, "prefork"))
 		prefork();
 	else
-		tr_die("mode: workers, many, vfork or prefork");
+		tr_die("mode: workers, many, burst, vfork or prefork");
 	site_parent_after(3000);
 	tr_report();
 	if (!strcmp(mode, "prefork")) {

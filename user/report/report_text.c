@@ -40,7 +40,7 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 	[CNT_UNWIND_PENDING] = { "allocation", "allocations",
 				 "with a stack cut short: an unwind table was still loading (-p, just after attaching)" },
 	[CNT_PROCS_MAP_FULL] = { "process", "processes",
-				 "not followed: 65,536 followed at once, or the kernel cannot hold a child at its fork (Linux 6.13)" },
+				 "not followed: 65,536 followed at once, the event ring full, or the kernel cannot hold a child at its fork (Linux 6.13)" },
 };
 
 static const char *basename_of(const char *path)

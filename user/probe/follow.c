@@ -40,7 +40,6 @@ struct follow {
 	struct child_links *children;
 	size_t nr_children, cap_children;
 	uint64_t links_made, links_closed;
-	uint64_t failed_closes;	/* never: kept so that drain() cannot wait for nothing */
 	unsigned failed;	/* children that could not be probed */
 	long fds_before;	/* our open fds when the first child came: none is left per child */
 	/* Link fds to close, and the thread that closes them. */
@@ -93,10 +92,14 @@ int follow__new(struct probes *p)
 	/* The closer takes no signal: they are the loop's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&f->closer, NULL, closer_main, f);
+	err = pthread_create(&f->closer, NULL, closer_main, f);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	f->started = !err;
-	return err;
+	/* Without it, links are closed in the loop (close_later): slower, not wrong. */
+	if (err && p->verbose)
+		fprintf(stderr, "memleakbpf: no thread to close the children's links: %s\n",
+			strerror(err));
+	return 0;
 }
 
 /* Hand fds to the closer (or close them here if it cannot take them). */
@@ -161,15 +164,19 @@ void follow__free(struct probes *p)
 	p->follow_state = NULL;
 }
 
-/* Never dropped as the other events may be: a fork left untaken is a child stopped for good. */
+/*
+ * Never dropped as the other events may be: a fork left untaken is a child
+ * stopped for good. Without memory for it, the child runs on, untraced.
+ */
 void follow__queue(struct probes *p, const struct memleak_event *ev)
 {
 	struct follow *f = p->follow_state;
 
-	if (!f || vec__reserve_min(&f->events, &f->cap_events, f->nr_events + 1,
+	if (f && !vec__reserve_min(&f->events, &f->cap_events, f->nr_events + 1,
 				   sizeof(*f->events), 64))
-		return;
-	f->events[f->nr_events++] = *ev;
+		f->events[f->nr_events++] = *ev;
+	else if (ev->kind == EVENT_FORK)
+		target__continue((pid_t)ev->tgid);
 }
 
 static size_t take_follow(struct probes *p, struct memleak_event *evs, size_t max)
@@ -297,7 +304,7 @@ static void drain(struct follow *f)
 		bool idle;
 
 		pthread_mutex_lock(&f->lock);
-		idle = f->links_closed + f->failed_closes >= f->links_made;
+		idle = f->links_closed >= f->links_made;
 		pthread_mutex_unlock(&f->lock);
 		if (idle)
 			return;

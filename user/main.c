@@ -61,12 +61,32 @@ static void on_exec(struct tracer *tr)
 		tr->target->pid, exe, tr->target->pid);
 }
 
+/*
+ * The target ended. So does the run, but with --follow not before the
+ * processes followed have ended too (a daemon's parent exits at once).
+ */
+static void target_ended(struct tracer *tr)
+{
+	size_t n = probes__following(tr->probes);
+
+	if (!tr->target_ended && n)
+		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
+			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
+	/* -p: its pidfd stays readable: no more waking for it. */
+	if (!tr->target_ended && !tr->target->spawned)
+		epoll_ctl(tr->epfd, EPOLL_CTL_DEL, tr->target->pidfd, NULL);
+	tr->target_ended = true;
+	tr->done |= !n;
+}
+
 static void on_events(struct tracer *tr)
 {
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
 	probes__follow_events(tr->probes, &tr->procs, tr->opts->verbose);	/* a child waits, stopped */
+	if (tr->target_ended)
+		target_ended(tr);
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
 			tracer__on_stopped(tr, (pid_t)evs[i].tgid);
@@ -100,12 +120,14 @@ static void on_signal(struct tracer *tr)
 	struct signalfd_siginfo si;
 
 	while (read(tr->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			tr->done |= target__reap(tr->target);
-		else if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGCHLD) {
+			if (target__reap(tr->target))
+				target_ended(tr);
+		} else if (si.ssi_signo == SIGUSR1) {
 			tracer__on_snapshot_signal(tr);
-		else
+		} else {
 			on_interrupt(tr, (int)si.ssi_signo);
+		}
 	}
 }
 
@@ -181,7 +203,7 @@ static void run(struct tracer *tr)
 		else if (ev.data.fd == worker__fd(tr->worker))
 			tracer__job_done(tr);
 		else if (target__gone(tr->target))
-			tr->done = true;
+			target_ended(tr);
 	}
 }
 

@@ -16,7 +16,9 @@ forked at once, each held until the tracer comes to it. follow_vfork: a
 vfork+exec and a posix_spawn child, followed until their exec and marked
 so. follow_prefork: -p --follow of a master whose two workers run already
 (taken in at the attach) and which starts a third after it: each worker's
-leak after the attach exact. follow_tracer_killed: the tracer is killed
+leak after the attach exact. follow_daemon: a child that outlives the
+target: tracing goes on until it has ended, its leak counted.
+follow_tracer_killed: the tracer is killed
 while it holds a child at its fork: the watchdog resumes the child, and no
 link is left. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
 each worker's blocks exact at the Python line that allocated them.
@@ -205,6 +207,22 @@ def python_site(rep, pos):
 	return (py[0].get("function"), py[0].get("line")) if py else None
 
 
+def case_follow_daemon(work):
+	rc, rep, truth = run_fork_victim(work, "daemon", 0, ["--follow"])
+	errs = check_parent(rep, truth) + check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	kid = children_of(work)[0]
+	if kid not in ps:
+		errs.append("the child %d is not in processes[]" % kid)
+	else:
+		errs += check_child(rep, ps[kid], 2000, 2)
+	if "tracing goes on until the 1 process followed has ended" not in \
+			work.read("tracer.stderr"):
+		errs.append("no line saying tracing goes on after the target")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_follow_python_pool(work):
 	rc, rep = run_tracer(work, "%s %s" % (PY, os.path.join(PYVICTIMS, "pool_leak.py")),
 			     ["--follow"])
@@ -308,6 +326,7 @@ CASES = [
 	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_prefork", TRACE, [], case_follow_prefork),
+	("follow_daemon", TRACE, [], case_follow_daemon),
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
 ]

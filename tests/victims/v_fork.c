@@ -11,6 +11,9 @@
  *   v_fork many N      N short children in a row, each leaking one block of
  *                      100 bytes at site_child_leak and _exiting at once.
  *   v_fork burst N     the same N children forked at once, then waited for.
+ *   v_fork daemon      one child that outlives the parent: it leaks 2 blocks
+ *                      of 1,000 bytes 0.5 s after the parent has exited.
+ *                      Notes "# children: pid".
  *   v_fork vfork       a vfork child that execs /bin/true, then a
  *                      posix_spawn'ed /bin/true.
  *   v_fork prefork     for -p: forks 2 workers that wait, says "READY
@@ -67,6 +70,15 @@ VIA void via_worker(int i)
 	_exit(0);
 }
 
+static pid_t fork_or_die(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		tr_die("fork");
+	return pid;
+}
+
 static void wait_all(void)
 {
 	while (wait(NULL) > 0 || errno == EINTR)
@@ -78,10 +90,8 @@ static void workers(int n)
 	char pids[400] = "", one[16];
 
 	for (int i = 0; i < n; i++) {
-		pid_t pid = fork();
+		pid_t pid = fork_or_die();
 
-		if (pid < 0)
-			tr_die("fork");
 		if (!pid)
 			via_worker(i);
 		snprintf(one, sizeof(one), "%s%d", i ? "," : "", (int)pid);
@@ -94,10 +104,8 @@ static void workers(int n)
 static void many(int n, bool burst)
 {
 	for (int i = 0; i < n; i++) {
-		pid_t pid = fork();
+		pid_t pid = fork_or_die();
 
-		if (pid < 0)
-			tr_die("fork");
 		if (!pid) {
 			site_child_leak(100);
 			_exit(0);
@@ -121,11 +129,9 @@ static void notes_children(const pid_t *pids, int n)
 
 static pid_t waiting_worker(int i, int go)
 {
-	pid_t pid = fork();
+	pid_t pid = fork_or_die();
 	char c;
 
-	if (pid < 0)
-		tr_die("fork");
 	if (!pid) {
 		if (read(go, &c, 1) != 1)
 			_exit(1);
@@ -158,13 +164,26 @@ static void prefork(void)
 	line_from_stdin();
 	if (write(go[1], "gg", 2) != 2)
 		tr_die("write");
-	pids[2] = fork();
-	if (pids[2] < 0)
-		tr_die("fork");
+	pids[2] = fork_or_die();
 	if (!pids[2])
 		via_worker(2);
 	wait_all();
 	notes_children(pids, 3);
+}
+
+static void daemon_child(void)
+{
+	char pid[16];
+	pid_t child = fork_or_die();
+
+	if (!child) {
+		usleep(500000);
+		site_child_leak(1000);
+		site_child_leak(1000);
+		_exit(0);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	tr_note("children", pid);
 }
 
 static void spawns(void)
@@ -198,8 +217,10 @@ int main(int argc, char **argv)
 		spawns();
 	else if (!strcmp(mode, "prefork"))
 		prefork();
+	else if (!strcmp(mode, "daemon"))
+		daemon_child();
 	else
-		tr_die("mode: workers, many, burst, vfork or prefork");
+		tr_die("mode: workers, many, burst, vfork, prefork or daemon");
 	site_parent_after(3000);
 	tr_report();
 	if (!strcmp(mode, "prefork")) {

@@ -261,6 +261,18 @@ static int adopt(struct probes *p, pid_t pid)
 	return 0;
 }
 
+size_t probes__following(const struct probes *p)
+{
+	const struct follow *f = p->follow_state;
+	size_t n = 0;
+
+	if (!f)
+		return 0;
+	for (size_t i = 0; i < f->nr_events; i++)
+		n += f->events[i].kind == EVENT_FORK;
+	return n + f->nr_children;
+}
+
 static void let_go(struct probes *p, pid_t pid)
 {
 	struct follow *f = p->follow_state;

@@ -87,6 +87,8 @@ void probes__follow_events(struct probes *p, struct processes *ps, int verbose);
  * they allocated before is unknown, as for pid). How many, or -errno.
  */
 int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid);
+/* Followed processes still running (or forked and not yet taken in). */
+size_t probes__following(const struct probes *p);
 /* -v: how many were followed, the longest hold at a fork, what is left of their links. */
 void probes__follow_say(struct probes *p, struct processes *ps);
 /* Forget every tracked block, site and stack: the target exec'd. */

@@ -61,32 +61,14 @@ static void on_exec(struct tracer *tr)
 		tr->target->pid, exe, tr->target->pid);
 }
 
-/*
- * The target ended. So does the run, but with --follow not before the
- * processes followed have ended too (a daemon's parent exits at once).
- */
-static void target_ended(struct tracer *tr)
-{
-	size_t n = probes__following(tr->probes);
-
-	if (!tr->target_ended && n)
-		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
-			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
-	/* -p: its pidfd stays readable: no more waking for it. */
-	if (!tr->target_ended && !tr->target->spawned)
-		epoll_ctl(tr->epfd, EPOLL_CTL_DEL, tr->target->pidfd, NULL);
-	tr->target_ended = true;
-	tr->done |= !n;
-}
-
 static void on_events(struct tracer *tr)
 {
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
 	probes__follow_events(tr->probes, &tr->procs, tr->opts->verbose);	/* a child waits, stopped */
-	if (tr->target_ended)
-		target_ended(tr);
+	if (tr->target_ended && !probes__following(tr->probes))
+		tr->done = true;
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
 			tracer__on_stopped(tr, (pid_t)evs[i].tgid);
@@ -102,6 +84,28 @@ static void on_events(struct tracer *tr)
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
 	}
+}
+
+/*
+ * The target ended. So does the run, but with --follow not before the
+ * processes followed have ended too (a daemon's parent exits at once).
+ */
+static void target_ended(struct tracer *tr)
+{
+	size_t n;
+
+	if (tr->target_ended)
+		return;
+	tr->target_ended = true;
+	on_events(tr);	/* the fork of a child may still wait in the ring */
+	n = probes__following(tr->probes);
+	if (n)
+		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
+			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
+	/* -p: its pidfd stays readable: no more waking for it. */
+	if (!tr->target->spawned)
+		epoll_ctl(tr->epfd, EPOLL_CTL_DEL, tr->target->pidfd, NULL);
+	tr->done |= !n;
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */

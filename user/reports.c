@@ -240,6 +240,17 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
+/* --pprof-format: the heap profile's writer, and its extension in --snapshot-dir. */
+static int (*profile_writer(const struct tracer *tr))(const struct report *, FILE *)
+{
+	return tr->opts->pprof_gperftools ? report_gperftools__write : report_pprof__write;
+}
+
+static const char *profile_ext(const struct tracer *tr)
+{
+	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
+}
+
 /*
  * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
  * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
@@ -266,10 +277,10 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 
 	do {
 		++*n;
-		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
+		snapshot_name(tr, asked, *n, profile_ext(tr), heap, sizeof(heap));
 		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
 		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
-		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
+		      -EEXIST : outfile__write_new(dirfd, heap, profile_writer(tr), r);
 	} while (err == -EEXIST);
 	if (!err) {
 		failed = folded;
@@ -290,7 +301,7 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 	if (job->final) {
 		write_file(tr, tr->opts->json_path, report_json__write, r);
 		write_file(tr, tr->opts->folded_path, report_folded__write, r);
-		write_file(tr, tr->opts->pprof_path, report_pprof__write, r);
+		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
 		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
 		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
 		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);

@@ -21,6 +21,7 @@ enum report_language {
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
 	char *function;		/* demangled; NULL when unknown */
+	char *symbol;		/* the mangled name function demangles, or NULL (pprof's system_name) */
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -240,7 +241,7 @@ struct report {
 	size_t *site_stacks;	/* what sites[].stacks point into */
 	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
-	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
+	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	bool folded_by_process;	/* --folded-by-process: each folded stack rooted at its process */
@@ -287,7 +288,9 @@ void report__free(struct report *r);
 int report_text__write(const struct report *r, FILE *f);
 int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
+/* pprof's profile.proto, gzipped (report_pprof.c); gperftools' legacy text heap profile. */
 int report_pprof__write(const struct report *r, FILE *f);
+int report_gperftools__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set

@@ -103,6 +103,7 @@ void sym_frames_free(struct report_frame *frames, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
 		free(frames[i].function);
+		free(frames[i].symbol);
 		free(frames[i].module);
 		free(frames[i].file);
 	}
@@ -120,9 +121,14 @@ int sym_frame_push(struct frame_buf *b, const char *function, const char *file, 
 	f = &b->v[b->nr];
 	memset(f, 0, sizeof(*f));
 	f->function = function ? sym_demangle(function) : NULL;
+	/* Kept only when demangling changed it: most names are C's, the same. */
+	if (f->function && strcmp(f->function, function))
+		f->symbol = strdup(function);
 	f->file = file ? strdup(file) : NULL;
-	if ((function && !f->function) || (file && !f->file)) {
+	if ((function && !f->function) || (file && !f->file) ||
+	    (f->function && strcmp(f->function, function) && !f->symbol)) {
 		free(f->function);
+		free(f->symbol);
 		free(f->file);
 		return -ENOMEM;
 	}
@@ -163,12 +169,14 @@ static int frames_append(const struct report_frame *src, size_t n, const char *m
 		f->address = addr;
 		f->module_offset = module ? offset : 0;
 		f->function = strdup_or_null(src[i].function, &failed);
+		f->symbol = strdup_or_null(src[i].symbol, &failed);
 		f->module = strdup_or_null(module, &failed);
 		f->file = strdup_or_null(src[i].file, &failed);
 	}
 	if (failed) {
 		for (size_t i = 0; i < n; i++) {
 			free(v[*nr + i].function);
+			free(v[*nr + i].symbol);
 			free(v[*nr + i].module);
 			free(v[*nr + i].file);
 		}

@@ -151,6 +151,9 @@ def case_follow_workers(work):
 		errs.append("untraced_children %r with --follow" % rep["totals"]["untraced_children"])
 	if not text_lines(work, "Processes: the target and 3 it started"):
 		errs.append("no 'Processes:' section in the text report")
+	if not [l for l in text_lines(work, "Site ") if "from 3 stacks in 3 processes, at "
+		"site_child_leak" in l]:
+		errs.append("no site line 'from 3 stacks in 3 processes, at site_child_leak'")
 	common_checks(work, rc, 0, errs)
 	return errs
 

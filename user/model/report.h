@@ -311,6 +311,8 @@ void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__stack_site(const struct report_stack *s, FILE *f);
 /* --follow (report_processes.c): each process's figures and top stacks; JSON processes[]. */
 void report_text__processes(const struct report *r, FILE *f);
+/* --follow: " in 3 processes" when a site's stacks are of more than one. */
+void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f);
 void report_json__processes(const struct report *r, FILE *f);
 /* A JSON string (null for NULL), any bytes made valid UTF-8. */
 void report_json__string(const char *s, FILE *f);

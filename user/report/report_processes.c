@@ -63,6 +63,33 @@ static void put_process_stacks(const struct report *r, const struct report_proce
 	}
 }
 
+static int by_tag(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f)
+{
+	uint32_t *tags;
+	size_t n = 1;
+
+	if (r->nr_processes < 2 || site->nr_stacks < 2)
+		return;
+	tags = malloc(site->nr_stacks * sizeof(*tags));
+	if (!tags)
+		return;
+	for (size_t j = 0; j < site->nr_stacks; j++)
+		tags[j] = r->stacks[site->stacks[j]].proc;
+	qsort(tags, site->nr_stacks, sizeof(*tags), by_tag);
+	for (size_t j = 1; j < site->nr_stacks; j++)
+		n += tags[j] != tags[j - 1];
+	if (n > 1)
+		fprintf(f, " in %zu processes", n);
+	free(tags);
+}
+
 /* Processes by outstanding bytes, the target first: indices into r->processes. */
 static int by_bytes(const void *a, const void *b, void *arg)
 {

@@ -290,6 +290,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	put_amount(site->bytes, site->allocs, f);
 	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
 		report__plural(site->nr_stacks, "stack", "stacks"));
+	report_text__site_processes(r, site, f);
 	report_text__site_rank(site, f);
 	fputs(", at ", f);
 	report_text__site_frame(site, f);

@@ -354,13 +354,19 @@ static double ms_since_ns(uint64_t t_ns)
 	return n > t_ns ? (double)(n - t_ns) / 1e6 : 0;
 }
 
-/* The child is stopped (or on its way): probe it, name it, resume it. */
+/*
+ * The child is stopped, or will be before its first instruction: BPF
+ * queued its SIGSTOP at the fork. Probe it, name it, resume it, without
+ * waiting for it to be scheduled just to stop (the SIGCONT cancels a stop
+ * not yet taken).
+ */
 static void on_fork(struct probes *p, struct processes *ps, int verbose,
 		    const struct memleak_event *ev)
 {
 	struct process_info info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
 				     .ppid = (pid_t)ev->ppid };
-	int err = target__wait_stopped(info.pid, FORK_STOP_WAIT_MS);
+	int err = target__stop_queued(info.pid) ? 0 :
+		  target__wait_stopped(info.pid, FORK_STOP_WAIT_MS);
 
 	if (!err) {
 		err = adopt(p, info.pid);

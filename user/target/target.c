@@ -344,6 +344,21 @@ int target__wait_stopped(pid_t pid, int timeout_ms)
 	}
 }
 
+bool target__stop_queued(pid_t pid)
+{
+	char value[32];
+	unsigned long long mask;
+	char state = proc__state(pid);
+
+	if (state == 'T' || state == 't')
+		return true;
+	/* A SIGSTOP sent to the process, not yet taken. */
+	if (proc__status(pid, "ShdPnd", value, sizeof(value)) ||
+	    sscanf(value, "%llx", &mask) != 1)
+		return false;
+	return mask & (1ull << (SIGSTOP - 1));
+}
+
 int target__continue(pid_t pid)
 {
 	return kill(pid, SIGCONT) ? -errno : 0;

@@ -180,6 +180,7 @@ enum memleak_event_kind {
 	EVENT_PY_EXIT,		/* a Python target is stopped at its exit: read its code, then resume */
 	EVENT_PY_EXITING,	/* -p: a Python target is exiting, not stopped: read what can be */
 	EVENT_RECLAIM,		/* a table reached its mark (memleak_fill): sweep it now */
+	EVENT_EXIT_STOP,	/* -c --reach: stopped at _exit, its memory whole: scan it, resume */
 	EVENT_FORK,		/* --follow: a traced process started tgid, stopped: probe it, resume */
 	EVENT_GONE,		/* --follow: a followed process exited */
 	EVENT_FOLLOW_EXEC,	/* --follow: a followed process ran exec: not traced from there */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "analyze/insight.h"
+#include "analyze/reach_sum.h"
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
@@ -75,7 +76,11 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
+		} else if (evs[i].kind == EVENT_EXIT_STOP) {
+			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
+			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
+			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
@@ -129,6 +134,8 @@ static void on_signal(struct tracer *tr)
 				target_ended(tr);
 		} else if (si.ssi_signo == SIGUSR1) {
 			tracer__on_snapshot_signal(tr);
+		} else if (si.ssi_signo == SIGUSR2) {
+			tracer__on_reach_signal(tr);
 		} else {
 			on_interrupt(tr, (int)si.ssi_signo);
 		}
@@ -216,6 +223,7 @@ static void signal_set(sigset_t *set, bool interrupts)
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
 	if (interrupts) {
 		sigaddset(set, SIGINT);
 		sigaddset(set, SIGTERM);
@@ -452,6 +460,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	run(&tr);
 	tracer__finish_jobs(&tr);
+	tracer__reach_final(&tr);
 	if (tr.tracing)
 		tracer__report(&tr, true);
 	else if (tr.target->exited)
@@ -475,6 +484,7 @@ cleanup:
 	insight__free(tr.ins);
 	free(tr.live);
 	pytrace__free(tr.py);
+	reach_sum__free(tr.reach);
 	target__free(tr.target);
 	processes__free(&tr.procs);
 	if (tr.epfd >= 0)

@@ -39,6 +39,7 @@ enum {
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
 	OPT_FOLDED_BY_PROCESS,
+	OPT_REACH,
 	OPT_PPROF_FORMAT,
 };
 
@@ -68,6 +69,7 @@ static const struct option long_options[] = {
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
+	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -117,6 +119,8 @@ static const char usage_text[] =
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
+"      --reach                the final report says which blocks are lost or\n"
+"                             still reachable (as memcheck); SIGUSR2: now\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -368,6 +372,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_FOLDED_BY_PROCESS:
 		o->folded_by_process = true;
+		return 0;
+	case OPT_REACH:
+		o->reach = true;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -43,6 +43,7 @@ struct opts {
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
+	bool reach;			/* --reach: the final report scans for reachability */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:

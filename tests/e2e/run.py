@@ -76,6 +76,7 @@ import cases_stress
 import cases_faults
 import cases_privileges
 import cases_limits
+import cases_reach
 import cases_follow
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
@@ -83,7 +84,7 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits, cases_follow)
+	   cases_privileges, cases_limits, cases_reach, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

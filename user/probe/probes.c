@@ -27,20 +27,23 @@ static int verbosity;
 /* Ring buffer callback: queue an event for probes__take_events. */
 static int on_event(void *ctx, void *data, size_t len)
 {
+	const struct memleak_event *ev = data;
 	struct probes *p = ctx;
 
-	if (len < sizeof(struct memleak_event) || p->nr_events == PROBES_MAX_EVENTS)
+	if (len < sizeof(*ev))
 		return 0;
 	/* A table reached its mark: the sweeper's business, not the loop's. */
-	if (((const struct memleak_event *)data)->kind == EVENT_RECLAIM) {
+	if (ev->kind == EVENT_RECLAIM) {
 		probes__reclaim_kick(p);
 		return 0;
 	}
-	if (((const struct memleak_event *)data)->kind >= EVENT_FORK) {
-		follow__queue(p, data);
+	/* --follow's, never dropped: a child is stopped until its fork is seen to. */
+	if (ev->kind == EVENT_FORK || ev->kind == EVENT_GONE || ev->kind == EVENT_FOLLOW_EXEC) {
+		follow__queue(p, ev);
 		return 0;
 	}
-	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
+	if (p->nr_events < PROBES_MAX_EVENTS)
+		p->events[p->nr_events++] = *ev;
 	return 0;
 }
 
@@ -259,6 +262,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
 	p->py_exit_files[0] = p->py_exit_files[1] = -1;
 	p->follow = cfg->follow;
+	p->exit_stop_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -282,6 +286,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, PROBES_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.exit_stop, PROBES_UPROBE_MULTI);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
@@ -452,6 +457,7 @@ void probes__free(struct probes *p)
 	follow__free(p);
 	probes__detach_all(p);
 	free(p->attached);
+	free(p->exit_stop_path);
 	ring_buffer__free(p->events_rb);
 	clock_feed__stop(p->clock);
 	reclaim__stop_thread(p);

@@ -533,7 +533,7 @@ int probes__attach_dl(struct probes *p, const char *path)
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
 void probes__detach_all(struct probes *p)
 {
-	int fds[(LANES + 1) * p->nr_attached + 3];
+	int fds[(LANES + 1) * p->nr_attached + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++) {
@@ -549,6 +549,8 @@ void probes__detach_all(struct probes *p)
 	}
 	if (p->dl_fd >= 0)
 		fds[n++] = p->dl_fd;
-	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = -1;
+	if (p->exit_stop_fd >= 0)
+		fds[n++] = p->exit_stop_fd;
+	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;
 	probes__close_links(fds, n);
 }

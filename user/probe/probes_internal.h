@@ -46,6 +46,10 @@ struct probes {
 	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
 	int py_exit_files[2];	/* --follow: their files (O_PATH) and offsets, for children */
 	__u64 py_exit_offsets[2];
+	int exit_stop_fd;	/* -c --reach: link on _exit (probes_reach.c) */
+	pid_t exit_stop_pid;
+	uint64_t exit_stop_offset;
+	char *exit_stop_path;
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
 	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;

@@ -151,6 +151,7 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len)
 void report__frame_free(struct report_frame *f)
 {
 	free(f->function);
+	free(f->symbol);
 	free(f->module);
 	free(f->file);
 }

@@ -20,7 +20,8 @@ enum report_language {
 
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
-	char *function;		/* demangled; NULL when unknown */
+	char *function;		/* as the source names it, demangled; NULL when unknown */
+	char *symbol;		/* the ELF symbol (a clone's: foo.part.0), as is; NULL: none */
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */

@@ -100,6 +100,8 @@ static void put_frame(const struct report_frame *fr, FILE *f)
 {
 	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
 	put_string(fr->function, f);
+	fputs(", \"symbol\": ", f);
+	put_string(fr->symbol, f);
 	fputs(", \"module\": ", f);
 	put_string(fr->module, f);
 	/* An offset means nothing without the module it is in. */

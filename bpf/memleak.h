@@ -181,6 +181,7 @@ enum memleak_event_kind {
 struct memleak_event {
 	__u32 tgid;
 	__u32 kind;		/* enum memleak_event_kind */
+	__u32 finalize;		/* EVENT_PY_EXIT, _EXITING: 1 at Py_FinalizeEx, 0 at _exit */
 };
 
 /* Address range of code whose own mmap/munmap calls are the allocator's. */

@@ -73,10 +73,10 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}

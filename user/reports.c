@@ -560,7 +560,7 @@ static bool yield_job(struct tracer *tr)
 	return was != PHASE_ALL;
 }
 
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped)
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
 {
 	struct timespec t0 = tr->awake;	/* as a stop's (tracer.c) */
 	double ms;
@@ -572,7 +572,7 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped)
 	 */
 	if (!yield_job(tr))
 		finish_job(tr, true);
-	pytrace__on_exit(tr->py, pid, stopped);
+	pytrace__on_exit(tr->py, pid, stopped, finalize);
 	ms = tracer__since(&t0) * 1e3;
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (stopped && ms > tr->py_exit_ms)

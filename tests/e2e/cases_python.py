@@ -149,7 +149,21 @@ def check_py_sites(rep, truth):
 	return errs
 
 
-def check_py_report(work, rep, truth, malloc, version="3.11"):
+SHUTDOWN_NOTE = "Shown at the start of the interpreter's shutdown (Py_FinalizeEx)"
+
+
+def check_shutdown(py, text, shutdown):
+	"""The report says it shows the program as its shutdown began, iff it did
+	(a victim that ends with os._exit never shuts down)."""
+	errs = []
+	if py.get("shutdown") is not shutdown:
+		errs.append("python.shutdown is %r, expected %r" % (py.get("shutdown"), shutdown))
+	if (SHUTDOWN_NOTE in text) != shutdown:
+		errs.append("the text report %s the shutdown note" % ("lacks" if shutdown else "has"))
+	return errs
+
+
+def check_py_report(work, rep, truth, malloc, version="3.11", shutdown=True):
 	errs = check_py_sites(rep, truth)
 	if rep.get("version") != 1:
 		errs.append("version is %r, not 1" % rep.get("version"))
@@ -164,6 +178,7 @@ def check_py_report(work, rep, truth, malloc, version="3.11"):
 	text = work.read("tracer.stdout")
 	if "Python %s" % py.get("version") not in text:
 		errs.append("the text report does not name the interpreter")
+	errs += check_shutdown(py, text, shutdown)
 	for t in truth:
 		errs += check_py_site(t, py_site_stacks(rep, t), malloc, text)
 	return errs
@@ -186,7 +201,8 @@ def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11", tr
 		env = py_env(work)
 		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
 		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
-		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version,
+				       "--os-exit" not in args)
 		common_checks(work, rc, 0, errs)
 		return errs
 	return run
@@ -213,7 +229,8 @@ def py_attach_case(victim, malloc=False, args=()):
 		if wait_exit(v, deadline, victim):
 			raise CaseFailed("%s exited %s" % (victim, v.returncode))
 		rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
-		errs = check_py_report(work, load_report(js), py_truth(work), malloc)
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc,
+				       shutdown="--os-exit" not in args)
 		rep = load_report(js)
 		if (rep.get("target") or {}).get("pid") != pid:
 			errs.append("target.pid is not %d" % pid)

@@ -194,6 +194,12 @@ struct report_python {
 	const char *path;	/* the object holding the interpreter, as the target sees it */
 	const char *malloc;	/* who serves objects: "pymalloc" or "malloc" */
 	const char *malloc_why;	/* "by default", "PYTHONMALLOC=malloc", ... */
+	/*
+	 * The interpreter began to shut down (Py_FinalizeEx), where tracing
+	 * stopped: the figures are the program's at that moment, not at its
+	 * exit (shutdown frees nearly everything, which would hide every leak).
+	 */
+	bool shutdown;
 };
 
 struct maps;

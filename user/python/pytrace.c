@@ -240,10 +240,12 @@ void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
 		t->ops.each_stack(t->ops.ctx, snap, read_stack, t);
 }
 
-void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped)
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize)
 {
 	int err = stopped ? target__wait_stopped(pid, STOP_WAIT_MS) : 0;
 
+	if (finalize && t->py)
+		t->report.shutdown = true;
 	if (err == -ESRCH)
 		return;
 	if (!err)

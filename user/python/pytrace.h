@@ -80,9 +80,10 @@ void pytrace__refresh(struct pytrace *t, const struct snapshot *snap);
 /*
  * EVENT_PY_EXIT: pid is stopping at Py_FinalizeEx or _exit (stopped); read
  * every code object its stacks name, then let it go on. EVENT_PY_EXITING
- * (-p, not stopped): read what can be read before it is gone.
+ * (-p, not stopped): read what can be read before it is gone. finalize: at
+ * Py_FinalizeEx, where BPF stopped tracing (the report says so).
  */
-void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped);
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize);
 /* For report_meta: the code objects read, and the interpreter; NULL when not Python. */
 const struct pycode *pytrace__code(const struct pytrace *t);
 const struct report_python *pytrace__report(const struct pytrace *t);

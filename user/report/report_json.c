@@ -133,7 +133,7 @@ static void put_python(const struct report_python *py, FILE *f)
 	put_string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
 	put_string(py->malloc_why, f);
-	fputs("},\n", f);
+	fprintf(f, ", \"shutdown\": %s},\n", py->shutdown ? "true" : "false");
 }
 
 /* ------------------------------------------------ the analysis (insight.c) */

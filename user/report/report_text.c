@@ -337,6 +337,10 @@ static void print_python(const struct report *r, FILE *f)
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
+	if (py->shutdown)
+		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
+		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "
+		      "those frees are not counted\n", f);
 }
 
 int report_text__write(const struct report *r, FILE *f)

@@ -282,6 +282,51 @@ def py_outputs_case(work):
 	return errs
 
 
+def mallocstats(text):
+	"""sys._debugmallocstats()'s figures: {"arenas allocated current": 63, ...}."""
+	out = {}
+	for line in text.splitlines():
+		if line.startswith("# ") and "=" in line:
+			k, v = line[2:].split("=", 1)
+			out[k.strip()] = int(v.strip().replace(",", ""))
+	return out
+
+
+def py_arenas_case(work):
+	"""arenas.py frees 90% of 400,000 small objects: pymalloc's arenas, read at
+	Py_FinalizeEx, against the interpreter's own account of them just before
+	(sys._debugmallocstats: the same arenas; the bytes in allocated blocks
+	within 0.5%, what the end of main frees), and the verdict: fragmentation."""
+	js = work.path("report.json")
+	p = work.start([TRACER, "--json", js, "-c", "%s %s" % (PY, os.path.join(PYVICTIMS, "arenas.py"))],
+		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python arenas.py")
+	rep, text, errs = load_report(js), work.read("tracer.stdout"), []
+	truth = work.read("truth.txt")
+	stats = mallocstats(truth)
+	left = int(truth.split("LEFT ", 1)[1].split()[0]) if "LEFT " in truth else 0
+	a = (rep.get("python") or {}).get("arenas") or {}
+	if not stats.get("arenas allocated current") or not left:
+		raise CaseFailed("arenas.py wrote no malloc stats to its truth")
+	if a.get("arenas") != stats["arenas allocated current"]:
+		errs.append("python.arenas.arenas %r, the interpreter says %d" % (
+			a.get("arenas"), stats["arenas allocated current"]))
+	want = stats["bytes in allocated blocks"]
+	if not (left <= (a.get("used_bytes") or 0) and abs(a["used_bytes"] - want) <= want // 200):
+		errs.append("python.arenas.used_bytes %r, the interpreter says %d (kept %d)" % (
+			a.get("used_bytes"), want, left))
+	if a.get("bytes") != (a.get("arenas") or 0) << 20 or a.get("skipped"):
+		errs.append("python.arenas: %r" % a)
+	mem = rep.get("memory") or {}
+	if mem.get("verdict") != "fragmentation" or mem.get("pymalloc") is not True:
+		errs.append("memory.verdict %r, pymalloc %r: expected fragmentation, true" % (
+			mem.get("verdict"), mem.get("pymalloc")))
+	if "Verdict: fragmentation" not in text or "pymalloc's arenas hold" not in text:
+		errs.append("the text's verdict does not blame pymalloc's arenas")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
 	python = pyenv_python("3.10")
@@ -324,6 +369,7 @@ CASES = [
 	("py_cycles_p_malloc", TRACE, [PY], py_attach_case("cycles.py", malloc=True)),
 	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
+	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
 	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
 	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],

@@ -163,6 +163,7 @@ struct report_memory {
 	struct report_growth live;	/* of the live total */
 	size_t growing;		/* stacks growing */
 	struct report_startup startup;
+	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
 };
 
 /* The live-heap high-water mark, sampled (user/history.c). */
@@ -188,6 +189,16 @@ struct report_analysis {
 	size_t nr_samples;
 };
 
+/* How full pymalloc's arenas are (python/pyarena.h), read from the target. */
+struct report_pyarenas {
+	bool known;		/* read at least once */
+	double t_s;		/* when, since tracing began */
+	uint64_t arenas, bytes;	/* arenas counted, and their 1 MiB each */
+	uint64_t pools, used_pools;	/* their 16 KiB pools, and those handing out blocks */
+	uint64_t used_blocks, used_bytes;	/* blocks handed out, by their size class */
+	uint64_t skipped;	/* 1 MiB mmaps not counted: no pymalloc block in them */
+};
+
 /* The target's Python interpreter (user/pytrace.c). */
 struct report_python {
 	const char *version;	/* "3.11.2" */
@@ -200,6 +211,7 @@ struct report_python {
 	 * exit (shutdown frees nearly everything, which would hide every leak).
 	 */
 	bool shutdown;
+	struct report_pyarenas arenas;	/* pymalloc only */
 };
 
 struct maps;
@@ -297,6 +309,10 @@ void report_text__growth(const struct report_stack *s, FILE *f);
 /* " (the 2nd under Growing)" for a growing site, nothing for another. */
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
+/* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
+void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
+void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
+void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */
 int report_timeline_csv__write(const struct report *r, FILE *f);

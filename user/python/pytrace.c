@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "pyarena.h"
 #include "python.h"
 #include "pytrace.h"
 #include "target/target.h"
@@ -24,6 +25,7 @@ struct pytrace {
 	struct pycode *code;
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
 	struct report_python report;
+	bool exiting;		/* at Py_FinalizeEx or _exit: the arenas are read no more */
 	char **scanned;		/* objects found not to be Python: not opened again */
 	size_t nr_scanned, cap_scanned;
 };
@@ -202,6 +204,7 @@ void pytrace__forget(struct pytrace *t)
 	t->code = NULL;
 	t->memfd = -1;
 	t->looked = false;
+	t->exiting = false;
 }
 
 /* Is the target gone (or a zombie, whose memory is)? */
@@ -240,10 +243,14 @@ void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
 		t->ops.each_stack(t->ops.ctx, snap, read_stack, t);
 }
 
-void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize)
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize, double t_s)
 {
 	int err = stopped ? target__wait_stopped(pid, STOP_WAIT_MS) : 0;
 
+	/* Held at its exit: the arenas as the final report counts them. */
+	if (!err && stopped)
+		pytrace__read_arenas(t, t_s);
+	t->exiting = true;
 	if (finalize && t->py)
 		t->report.shutdown = true;
 	if (err == -ESRCH)
@@ -253,6 +260,24 @@ void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize)
 	/* Even after a timeout: SIGCONT also drops a SIGSTOP still pending. */
 	if (stopped)
 		target__continue(pid);
+}
+
+void pytrace__read_arenas(struct pytrace *t, double t_s)
+{
+	struct report_pyarenas a;
+	uint64_t *bases;
+	size_t nr;
+
+	/* Once it exits (BPF no longer follows the arenas shutdown frees), the last reading stands. */
+	if (!t || !t->py || t->py->malloc != PY_MALLOC_PYMALLOC || t->memfd < 0 || t->exiting ||
+	    !t->ops.blocks ||
+	    t->ops.blocks(t->ops.ctx, API_MMAP, PYARENA_SIZE, &bases, &nr))
+		return;
+	if (!pyarena__read(bases, nr, read_target, t, &a)) {
+		a.t_s = t_s;
+		t->report.arenas = a;
+	}
+	free(bases);
 }
 
 const struct pycode *pytrace__code(const struct pytrace *t)

@@ -133,7 +133,9 @@ static void put_python(const struct report_python *py, FILE *f)
 	put_string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
 	put_string(py->malloc_why, f);
-	fprintf(f, ", \"shutdown\": %s},\n", py->shutdown ? "true" : "false");
+	fprintf(f, ", \"shutdown\": %s, \"arenas\": ", py->shutdown ? "true" : "false");
+	report_json__pyarenas(&py->arenas, f);
+	fputs("},\n", f);
 }
 
 /* ------------------------------------------------ the analysis (insight.c) */
@@ -370,6 +372,7 @@ static void put_memory(const struct report_memory *m, FILE *f)
 {
 	fputs("  \"memory\": {\"verdict\": ", f);
 	put_string(verdict__name(m->verdict), f);
+	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
 		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,

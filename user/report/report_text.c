@@ -337,6 +337,7 @@ static void print_python(const struct report *r, FILE *f)
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
+	report_text__pyarenas(&py->arenas, f);
 	if (py->shutdown)
 		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
 		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "

@@ -9,8 +9,7 @@ inlined calls (v_inline), dlopen'd plugins, one dlclose'd before the report
 --debug-dir (v_debug_*), a stripped binary as module+offset (offsets from
 objdump on the unstripped v_debug), PIE and non-PIE, a target gone within
 milliseconds (v_quick), a binary deleted while traced with -p (a copy of
-v_wait), C++ names (v_cxxsym), clones named at their source (v_clones: foo for
-foo.part.0, the symbol kept beside, with debug info and without) and JIT code named by /tmp/perf-PID.map
+v_wait), C++ names (v_cxxsym) and JIT code named by /tmp/perf-PID.map
 (v_jit, under -c, -p and in a container of its own). attach_lazy_tables:
 a plugin mapped before -p attaches, no allocator's, gets its unwind table
 after the tracing line, and once -v says every table is in, its stacks are
@@ -284,8 +283,6 @@ NOPIE = "tests/victims/v_nopie.c"
 QUICK = "tests/victims/v_quick.c"
 CXX = "tests/victims/v_cxxsym.cc"
 JIT = "tests/victims/v_jit.c"
-CLONES = "tests/victims/v_clones.c"
-OBJCOPY = shutil.which("objcopy") or "objcopy (binutils: not on PATH)"
 WAIT = "tests/victims/v_wait.c"
 
 
@@ -401,66 +398,6 @@ def jit_specs(b):
 			F("make_stub", JIT, "@make_calls_page", False, b),
 			F("main", JIT, "@main_jit", False, b)]),
 	]
-
-
-def clones_specs(b, source=CLONES):
-	"""Each clone's site frame, at its source name; source None: no debug info."""
-	line = "truth" if source else None
-	return [S(site, api, [F(site, source, line, False, b)])
-		for site, api in (("site_isra", "malloc"), ("site_constprop", "malloc"),
-				  ("site_part", "malloc"), ("site_cold", "malloc"))]
-
-
-def clone_symbols(binary):
-	"""The victim's own clones' symbols, per nm: {source name: symbol}."""
-	out = subprocess.run(["nm", binary], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-			     check=True).stdout.decode()
-	syms = {}
-	for line in out.splitlines():
-		name = line.split()[-1]
-		if name.startswith("site_") and "." in name:
-			syms.setdefault(name.split(".")[0], set()).add(name)
-	return syms
-
-
-def check_clone_symbols(binary, glibc):
-	"""Each site frame's symbol is its clone's, as nm has it; glibc's clones
-	(libc6-dbg) named at their source too (glibc: check them)."""
-	def check(work, rep, truth):
-		errs, syms, libc = [], clone_symbols(binary), {}
-		if len(syms) != 4:
-			return ["nm finds clones of %s only: the case proves nothing" % sorted(syms)]
-		for s in rep["stacks"]:
-			f0 = s["frames"][0] if s["frames"] else {}
-			if f0.get("function") in syms and f0.get("symbol") not in syms[f0["function"]]:
-				errs.append("%s: symbol %r, not one of %s" % (
-					f0["function"], f0.get("symbol"), sorted(syms[f0["function"]])))
-			for f in s["frames"]:
-				if (f.get("module") or "").endswith("/libc.so.6") and not f["inlined"]:
-					libc[f.get("function")] = f.get("symbol")
-		want = {"set_binding_values": "set_binding_values.part.0",
-			"_nl_make_l10nflist": "_nl_make_l10nflist.localalias"} if glibc else {}
-		for fn, sym in want.items():
-			if libc.get(fn) != sym:
-				errs.append("libc's %s: symbol %r, not %r" % (fn, libc.get(fn), sym))
-		named = [fn for fn in libc if fn and (".part." in fn or fn.endswith(".localalias"))]
-		if glibc and named:
-			errs.append("libc frames named with a clone's suffix: %s" % sorted(named))
-		return errs
-	return check
-
-
-def case_clones_nodebug(work):
-	"""v_clones without its debug info: only the known clone suffixes are cut."""
-	binary = work.path("v_clones")
-	subprocess.run([OBJCOPY, "--strip-debug", victim("v_clones"), binary], check=True)
-	rc, rep = sym_trace(work, ["-c", binary])
-	errs = sym_check(rep, read_truth(work), clones_specs(binary, None),
-			 {os.path.realpath(binary)}, work.read("tracer.stdout"),
-			 work.read("report.folded"))
-	errs += check_clone_symbols(binary, False)(work, rep, None)
-	common_checks(work, rc, 0, errs)
-	return errs
 
 
 def check_unmapped(work, rep, truth):
@@ -679,9 +616,6 @@ CASES = [
 	("sym_deleted_p", TRACE, [], case_deleted_p),
 	("attach_lazy_tables", TRACE, [], case_attach_lazy_tables),
 	("sym_cxx", TRACE, [], sym_case("v_cxxsym", cxx_specs)),
-	("sym_clones", TRACE, [],
-	 sym_case("v_clones", clones_specs, extra=check_clone_symbols(victim("v_clones"), True))),
-	("sym_clones_nodebug", TRACE, [OBJCOPY], case_clones_nodebug),
 	("sym_jit_c", TRACE, [], sym_case("v_jit", jit_specs)),
 	("sym_jit_p", TRACE, [], case_jit_p),
 	("sym_jit_container", TRACE, [UNSHARE], case_jit_container),

@@ -13,13 +13,15 @@ struct fake {
 	unsigned char *mem;
 };
 
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int fake_read(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out)
 {
 	const struct fake *f = ctx;
 
-	if (addr < f->base || addr + len > f->base + PYARENA_SIZE)
-		return -EFAULT;
-	memcpy(buf, f->mem + (addr - f->base), len);
+	for (size_t i = 0; i < n; i++) {
+		if (addrs[i] < f->base || addrs[i] + len > f->base + PYARENA_SIZE)
+			return -EFAULT;
+		memcpy((char *)out + i * len, f->mem + (addrs[i] - f->base), len);
+	}
 	return 0;
 }
 

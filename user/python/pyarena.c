@@ -44,21 +44,24 @@ static int count_pool(const struct pool_header *h, struct arena_count *c)
 	return 0;
 }
 
-/* The pools of the arena at base: its first at the next 16 KiB boundary. */
+/* The pools of the arena at base, their headers read at once: the first at the next 16 KiB. */
 static int read_arena(uint64_t base, pyarena_read_fn *read, void *ctx, struct arena_count *c)
 {
 	uint64_t pool = (base + PYARENA_POOL_SIZE - 1) & ~(PYARENA_POOL_SIZE - 1);
+	struct pool_header h[PYARENA_MAX_POOLS];
+	uint64_t addrs[PYARENA_MAX_POOLS] = { 0 };
+	size_t n = 0;
+	int err;
 
 	memset(c, 0, sizeof(*c));
-	for (; pool + PYARENA_POOL_SIZE <= base + PYARENA_SIZE; pool += PYARENA_POOL_SIZE) {
-		struct pool_header h;
-		int err = read(ctx, pool, &h, sizeof(h));
-
-		if (err)
-			return err;
-		if (count_pool(&h, c))
+	for (; pool + PYARENA_POOL_SIZE <= base + PYARENA_SIZE; pool += PYARENA_POOL_SIZE)
+		addrs[n++] = pool;
+	err = read(ctx, addrs, n, sizeof(*h), h);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (count_pool(&h[i], c))
 			return 1;
-	}
 	return c->used_pools ? 0 : 1;
 }
 

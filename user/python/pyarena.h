@@ -18,8 +18,14 @@
 #define PYARENA_SIZE (1ULL << 20)	/* ARENA_BITS 20 */
 #define PYARENA_POOL_SIZE (1ULL << 14)	/* POOL_BITS 14 */
 
-/* Read len bytes at addr of the target: 0, or -errno. */
-typedef int pyarena_read_fn(void *ctx, uint64_t addr, void *buf, size_t len);
+#define PYARENA_MAX_POOLS (PYARENA_SIZE / PYARENA_POOL_SIZE)
+
+/*
+ * Read len bytes at each of addrs[0..n) of the target into out (n of them,
+ * one after the other), in as few system calls as it can: 0, -EFAULT when
+ * one cannot be read, or another -errno.
+ */
+typedef int pyarena_read_fn(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out);
 
 /*
  * Read the arenas at bases[0..nr) (mmap addresses) into *out. A block whose

@@ -377,6 +377,7 @@ static struct pytrace *new_pytrace(const struct opts *o)
 		.spawned = o->command != NULL,
 		.python_malloc = o->python_malloc,
 		.no_frames = o->bench_no_python,
+		.objects = o->py_objects,
 	};
 
 	return pytrace__new(&s);

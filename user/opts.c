@@ -38,6 +38,7 @@ enum {
 	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
+	OPT_PY_OBJECTS,
 };
 
 static const struct option long_options[] = {
@@ -63,6 +64,7 @@ static const struct option long_options[] = {
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
+	{ "py-objects", no_argument, NULL, OPT_PY_OBJECTS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -105,6 +107,7 @@ static const char usage_text[] =
 "      --stack-storage-size N distinct stacks kept (default 262144)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
+"      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
@@ -338,6 +341,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 			o->stack_storage_given = true;
 		}
 		return ret;
+	case OPT_PY_OBJECTS:
+		o->py_objects = true;
+		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
 		return 0;

@@ -327,6 +327,66 @@ def py_arenas_case(work):
 	return errs
 
 
+def objects_truth(work):
+	line = [l for l in work.read("truth.txt").splitlines() if l.startswith("OBJECTS ")]
+	if not line:
+		raise CaseFailed("small_leak.py wrote no OBJECTS line")
+	kv = dict(f.split("=", 1) for f in line[0].split()[1:])
+	return {k: (int(v) if v.isdigit() else v) for k, v in kv.items()}
+
+
+def py_objects_run(work, python):
+	js = work.path("report.json")
+	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks", "-c", "%s %s" % (
+		python, os.path.join(PYVICTIMS, "small_leak.py"))], env=py_env(work),
+		stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --py-objects")
+	return rc, load_report(js)
+
+
+def at_line(rep, t, line):
+	"""Outstanding (bytes, blocks) of the stacks whose innermost Python frame is that line."""
+	got = [s for s in rep.get("stacks") or [] if (lambda f: f and (f.get("file"), f.get("line"),
+		f.get("function")) == (t["file"], line, t["function"]))(py_site(s)[1])]
+	return sum(s["bytes"] for s in got), sum(s["allocs"] for s in got)
+
+
+def py_objects_case(work):
+	"""--py-objects on an interpreter whose objects all go through PyObject_Malloc
+	(pyenv's 3.11, built without LTO and PGO), default pymalloc, no restart: the
+	20,000 small objects of small_leak.py at the line that keeps them, exactly,
+	and none at the line that makes and drops as many."""
+	rc, rep = py_objects_run(work, pyenv_python("3.11"))
+	t, errs = objects_truth(work), []
+	py = rep.get("python") or {}
+	if py.get("objects") is not True or py.get("malloc") != "pymalloc":
+		errs.append("python.objects %r, malloc %r" % (py.get("objects"), py.get("malloc")))
+	got = at_line(rep, t, t["leak_line"])
+	if got != (t["bytes"], t["allocs"]):
+		errs.append("line %d holds %d bytes in %d blocks, truth %d in %d" % (
+			t["leak_line"], got[0], got[1], t["bytes"], t["allocs"]))
+	churn = at_line(rep, t, t["churn_line"])
+	if churn[1] > 1:
+		errs.append("the churning line %d holds %d blocks" % (t["churn_line"], churn[1]))
+	errs += dropped_errs(rep.get("totals") or {}, also=lambda k: k.startswith("py_"))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def py_objects_refused_case(work):
+	"""--py-objects on Debian's python3.11 (LTO and PGO: pymalloc compiled into
+	its callers): one line says why, and the run goes on with the arenas."""
+	rc, rep = py_objects_run(work, PY)
+	errs = []
+	said = [l for l in work.read("tracer.stderr").splitlines() if l.startswith("memleakbpf: --py-objects: ")]
+	if len(said) != 1 or "not a plain call through its allocator table" not in said[0]:
+		errs.append("stderr says %r about --py-objects" % said)
+	if (rep.get("python") or {}).get("objects") is not False:
+		errs.append("python.objects is %r" % (rep.get("python") or {}).get("objects"))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
 	python = pyenv_python("3.10")
@@ -370,6 +430,8 @@ CASES = [
 	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
+	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
+	("py_objects_refused", TRACE, [PY], py_objects_refused_case),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
 	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
 	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],

@@ -211,6 +211,7 @@ struct report_python {
 	 * exit (shutdown frees nearly everything, which would hide every leak).
 	 */
 	bool shutdown;
+	bool objects;		/* --py-objects: pymalloc's API probed, every object a block */
 	struct report_pyarenas arenas;	/* pymalloc only */
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/uio.h>
 #include "pyarena.h"
+#include "pyobjects.h"
 #include "python.h"
 #include "pytrace.h"
 #include "target/target.h"
@@ -22,6 +23,9 @@ struct pytrace {
 	bool spawned;		/* -c: ours to stop at its exit */
 	bool looked;		/* this image was found to be Python, or not walkable */
 	bool no_frames;		/* pytrace_settings */
+	bool objects;		/* pytrace_settings: --py-objects */
+	bool objects_said;	/* why --py-objects cannot be had, said once */
+	bool objects_checked;	/* ... or this image's code was found fit for it */
 	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
 	struct pycode *code;
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
@@ -40,6 +44,7 @@ struct pytrace *pytrace__new(const struct pytrace_settings *s)
 	t->memfd = -1;
 	t->spawned = s->spawned;
 	t->no_frames = s->no_frames;
+	t->objects = s->objects;
 	/* The command inherits it; Python reads it once, at its start. */
 	if (s->spawned && s->python_malloc && setenv("PYTHONMALLOC", s->python_malloc, 1)) {
 		free(t);
@@ -188,6 +193,35 @@ int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 	return 0;
 }
 
+int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, struct allocator *a)
+{
+	char msg[512] = "";
+	int err = -ENOTSUP;
+
+	if (!t->objects || !t->py || t->objects_said)
+		return 0;
+	if (t->py->malloc != PY_MALLOC_PYMALLOC)
+		snprintf(msg, sizeof(msg), "Python serves its objects from malloc (%s): each is a block already",
+			 t->py->malloc_why);
+	for (size_t i = 0; i < lo->nr && !msg[0]; i++)
+		if (!strcmp(lo->objects[i].path, t->py->path))
+			err = pyobjects__add(a, &lo->objects[i], t->objects_checked, msg,
+					     sizeof(msg));
+	if (!err) {
+		if (!t->objects_checked)
+			fprintf(stderr, "memleakbpf: --py-objects: every object of pid %d at its line: PyObject_Malloc, PyMem_Malloc and their kin probed in %s\n",
+				t->pid, t->py->path);
+		t->report.objects = t->objects_checked = true;
+		return 0;
+	}
+	if (err == -ENOMEM)
+		return err;
+	t->objects_said = true;
+	fprintf(stderr, "memleakbpf: --py-objects: %s; small objects stay in pymalloc's arenas\n",
+		msg[0] ? msg : "the interpreter's file is not among the target's objects");
+	return 0;
+}
+
 void pytrace__forget(struct pytrace *t)
 {
 	if (t->py)
@@ -206,6 +240,7 @@ void pytrace__forget(struct pytrace *t)
 	t->memfd = -1;
 	t->looked = false;
 	t->exiting = false;
+	t->objects_said = t->objects_checked = false;
 }
 
 /* Is the target gone (or a zombie, whose memory is)? */

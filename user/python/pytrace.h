@@ -25,6 +25,7 @@ struct pytrace_settings {
 	bool spawned;			/* -c: the target is ours to stop at its exit */
 	const char *python_malloc;	/* --python-malloc: "pymalloc", "malloc"; NULL: unset */
 	bool no_frames;			/* benchmarking: what the Python frames cost (opts.h) */
+	bool objects;			/* --py-objects: probe pymalloc's API (pyobjects.h) */
 };
 
 /* What pytrace asks of BPF; each gets ctx back. */
@@ -76,6 +77,13 @@ void pytrace__set_ops(struct pytrace *t, const struct pytrace_ops *ops);
  */
 int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 		    const struct lookup_order *lo);
+/*
+ * --py-objects, once pytrace__attach found Python with pymalloc: add its
+ * object allocator's API to a's probes (lo: where its file is open), if
+ * that is exact; else one line says why, and its objects stay in arenas.
+ * 0 or -ENOMEM.
+ */
+int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, struct allocator *a);
 /* The target exec'd: the new image is looked at afresh. */
 void pytrace__forget(struct pytrace *t);
 /*

@@ -133,7 +133,8 @@ static void put_python(const struct report_python *py, FILE *f)
 	put_string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
 	put_string(py->malloc_why, f);
-	fprintf(f, ", \"shutdown\": %s, \"arenas\": ", py->shutdown ? "true" : "false");
+	fprintf(f, ", \"objects\": %s, \"shutdown\": %s, \"arenas\": ",
+		py->objects ? "true" : "false", py->shutdown ? "true" : "false");
 	report_json__pyarenas(&py->arenas, f);
 	fputs("},\n", f);
 }

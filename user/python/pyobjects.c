@@ -7,14 +7,19 @@
 #include "pyobjects.h"
 #include "util/elfsym.h"
 
+/*
+ * The frees as operator delete is: a release that may free() the same
+ * block in turn (blocks over 512 bytes), which is then that one release
+ * seen twice, not a free of a block never tracked (bpf/memleak.bpf.c).
+ */
 static const struct {
 	const char *name;
 	uint32_t api;
 } functions[] = {
 	{ "PyObject_Malloc", API_MALLOC }, { "PyObject_Calloc", API_CALLOC },
-	{ "PyObject_Realloc", API_REALLOC }, { "PyObject_Free", API_FREE },
+	{ "PyObject_Realloc", API_REALLOC }, { "PyObject_Free", API_DELETE },
 	{ "PyMem_Malloc", API_MALLOC }, { "PyMem_Calloc", API_CALLOC },
-	{ "PyMem_Realloc", API_REALLOC }, { "PyMem_Free", API_FREE },
+	{ "PyMem_Realloc", API_REALLOC }, { "PyMem_Free", API_DELETE },
 };
 
 #define NR_FUNCTIONS (sizeof(functions) / sizeof(functions[0]))

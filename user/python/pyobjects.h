@@ -3,7 +3,7 @@
  * --py-objects: every Python object a block of its own, at its line, without
  * a restart: uprobes on pymalloc's API (PyObject_Malloc, _Calloc, _Realloc,
  * _Free and PyMem_*, which pymalloc serves too), counted as malloc, calloc,
- * realloc and free. Their calls to malloc (blocks over 512 bytes) and mmap
+ * realloc and free (released as operator delete is). Their calls to malloc (blocks over 512 bytes) and mmap
  * (new arenas) are nested in them, so counted once.
  *
  * Exact only where every object goes through those functions. A build with

@@ -326,12 +326,15 @@ void pytrace__read_arenas(struct pytrace *t, double t_s)
 	uint64_t *bases;
 	size_t nr;
 
-	/* Once it exits (BPF no longer follows the arenas shutdown frees), the last reading stands. */
+	/*
+	 * Once it exits (BPF no longer follows the arenas shutdown frees), the
+	 * last reading stands. Under --py-objects the arenas are not blocks.
+	 */
 	if (!t || !t->py || t->py->malloc != PY_MALLOC_PYMALLOC || t->memfd < 0 || t->exiting ||
-	    !t->ops.blocks ||
+	    t->report.objects || !t->ops.blocks ||
 	    t->ops.blocks(t->ops.ctx, API_MMAP, PYARENA_SIZE, &bases, &nr))
 		return;
-	if (!pyarena__read(bases, nr, read_pieces, t, &a)) {
+	if (nr && !pyarena__read(bases, nr, read_pieces, t, &a)) {
 		a.t_s = t_s;
 		t->report.arenas = a;
 	}

@@ -107,7 +107,7 @@ $(OUTPUT)/unit/%.o: tests/unit/%.c | $(OUTPUT)/unit
 
 $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lelf -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lelf -lz -lm -o $@
 
 $(OUTPUT)/victims/%: tests/victims/%.c tests/victims/truth.h | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
@@ -170,7 +170,7 @@ $(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c | $(OUTPUT)/unit/symboliz
 
 $(OUTPUT)/symbolize_tests: $(OUTPUT)/unit/main.o $(SYM_TEST_OBJS) $(SYM_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -ldw -lelf -lstdc++ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -ldw -lelf -lz -lstdc++ -lm -o $@
 
 unit: $(OUTPUT)/unit_tests $(OUTPUT)/symbolize_tests victims
 	$(Q)$(OUTPUT)/unit_tests
@@ -212,7 +212,7 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 BENCH_SYM_OBJS := $(SYM_OBJS) $(OUTPUT)/user/symbolize/report_build.o
 $(OUTPUT)/bench/symbolize: tests/bench/symbolize.c $(BENCH_SYM_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lstdc++ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(BENCH_SYM_OBJS) -ldw -lelf -lz -lstdc++ -lm -o $@
 
 # --unwind's cost per frame: pairs made deep in the stack, with and without frame pointers.
 $(OUTPUT)/bench/deep: tests/bench/deep.c | $(OUTPUT)/bench
@@ -271,11 +271,11 @@ $(SAN_DIR)/unit/%.o: tests/unit/%.c
 
 $(SAN_DIR)/unit_tests: $(SAN_UNIT_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -lelf -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -lelf -lz -lm -o $@
 
 $(SAN_DIR)/symbolize_tests: $(SAN_SYM_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf -lstdc++ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -ldw -lelf -lz -lstdc++ -lm -o $@
 
 unit-san: $(SAN_DIR)/unit_tests $(SAN_DIR)/symbolize_tests victims
 	$(Q)$(SAN_ENV) $(SAN_DIR)/unit_tests > $(SAN_DIR)/unit_tests.log 2>&1 || \
@@ -304,7 +304,7 @@ $(FUZZ_DIR)/user/%.o: user/%.c
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lelf -lm -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lelf -lz -lm -o $@
 
 fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZERS))
 	$(Q)/usr/bin/python3 scripts/fuzz.py --runs $(FUZZ_RUNS) --time $(FUZZ_TIME) $(FUZZERS)

@@ -39,6 +39,7 @@ enum {
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
 	OPT_PY_OBJECTS,
+	OPT_PPROF_FORMAT,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +58,7 @@ static const struct option long_options[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
+	{ "pprof-format", required_argument, NULL, OPT_PPROF_FORMAT },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
@@ -98,9 +100,12 @@ static const char usage_text[] =
 "      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
 "      --all-stacks           every stack in the JSON and folded files, not the\n"
 "                             biggest of each site\n"
-"      --pprof FILE           write the final report as a gperftools heap profile\n"
+"      --pprof FILE           write the final report as a pprof profile (gzipped\n"
+"                             profile.proto with our names, for go tool pprof)\n"
 "      --flamegraph FILE      write the final report as an SVG flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
+"      --pprof-format F       proto (default) or gperftools (legacy text, for\n"
+"                             google-pprof): --pprof's and the snapshots' format\n"
 "      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
 "      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
 "      --max-allocs N         room for at least N live blocks (default 1048576)\n"
@@ -244,6 +249,15 @@ static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int set_pprof_format(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "proto") && strcmp(arg, "gperftools"))
+		return fail(err, errlen, "--pprof-format: '%s' is neither proto nor gperftools", arg);
+	o->pprof_gperftools = !strcmp(arg, "gperftools");
+	o->pprof_format_given = true;
+	return 0;
+}
+
 static int set_unwind(struct opts *o, const char *arg, char *err, size_t errlen)
 {
 	static const char *const names[] = {
@@ -306,6 +320,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_string(c, arg, &o->snapshot_dir, err, errlen);
 	case OPT_FOLDED_WEIGHT:
 		return set_weight(o, arg, err, errlen);
+	case OPT_PPROF_FORMAT:
+		return set_pprof_format(o, arg, err, errlen);
 	case OPT_DEBUG_DIR:
 		return add_debug_dir(o, arg, err, errlen);
 	case OPT_PYTHON_MALLOC:
@@ -443,6 +459,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
 	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
+	if (o->pprof_format_given && !o->pprof_path && !o->snapshot_dir)
+		return fail(err, errlen, "--pprof-format needs --pprof or --snapshot-dir: it is their format");
 	if (o->all_stacks && !o->json_path && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
 	if (o->min_size > o->max_size)

@@ -38,6 +38,8 @@ struct opts {
 	const char *flamegraph_path;	/* --flamegraph FILE */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
+	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
+	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;

@@ -236,6 +236,17 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
+/* --pprof-format: the heap profile's writer, and its extension in --snapshot-dir. */
+static int (*profile_writer(const struct tracer *tr))(const struct report *, FILE *)
+{
+	return tr->opts->pprof_gperftools ? report_gperftools__write : report_pprof__write;
+}
+
+static const char *profile_ext(const struct tracer *tr)
+{
+	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
+}
+
 /*
  * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
  * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
@@ -262,10 +273,10 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 
 	do {
 		++*n;
-		snapshot_name(tr, asked, *n, "heap", heap, sizeof(heap));
+		snapshot_name(tr, asked, *n, profile_ext(tr), heap, sizeof(heap));
 		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
 		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
-		      -EEXIST : outfile__write_new(dirfd, heap, report_pprof__write, r);
+		      -EEXIST : outfile__write_new(dirfd, heap, profile_writer(tr), r);
 	} while (err == -EEXIST);
 	if (!err) {
 		failed = folded;
@@ -286,7 +297,7 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 	if (job->final) {
 		write_file(tr, tr->opts->json_path, report_json__write, r);
 		write_file(tr, tr->opts->folded_path, report_folded__write, r);
-		write_file(tr, tr->opts->pprof_path, report_pprof__write, r);
+		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
 		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
 		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
 		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
@@ -299,18 +310,22 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 static int produce(struct tracer *tr, struct report_job *job)
 {
 	struct built b = { 0 };
-	struct timespec t0;
+	struct timespec t0, cpu0, cpu1;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	err = build(tr, job, &b);
 	if (err && err != -ECANCELED)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
+	/* The CPU time beside the wall time: on a busy machine the two part. */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	if (!err && tr->opts->verbose)
-		fprintf(stderr, "memleakbpf: %s built in %.0f ms (reading the maps %.0f ms, the frames %.0f ms), %zu stacks\n",
+		fprintf(stderr, "memleakbpf: %s built in %.0f ms, %.0f ms on the CPU (reading the maps %.0f ms, the frames %.0f ms), %zu stacks\n",
 			job->final ? "final report" : "report", tracer__since(&t0) * 1e3,
+			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6,
 			b.maps_s * 1e3, b.frames_s * 1e3, b.r->nr_stacks);
 	built_free(&b);
 	return err;

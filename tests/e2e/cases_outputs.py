@@ -119,23 +119,33 @@ def check_pprof_file(name, phases=None, alloc=None):
 
 GO = shutil.which("go") or "go (golang-go, for Go's pprof: not on PATH)"
 GO_ROW = re.compile(r"^\s*(-?\d+)B\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?\d+)B\s+-?[\d.]+%\s+(\S.*)$")
+NOWHERE = "/nonexistent-memleakbpf-pprof-binaries"
 
 
-def go_pprof_flat(work, binary, profile, index, tag):
-	"""go tool pprof -text: {function: flat bytes} for sample index (inuse_space, ...)."""
-	argv = [GO, "tool", "pprof", "-text", "-sample_index=" + index, "-unit=B", "-nodefraction=0",
-		"-nodecount=1000000", binary, profile]
-	env = dict(os.environ, HOME=work.dir, GOCACHE=work.path("gocache"))
+def go_pprof(work, args, tag, binary_path=NOWHERE):
+	"""go tool pprof ARGS: its standard output; it may look for binaries only in binary_path."""
+	argv = [GO, "tool", "pprof"] + args
+	env = dict(os.environ, HOME=work.dir, GOCACHE=work.path("gocache"),
+		   GOPATH=work.path("gopath"), PPROF_BINARY_PATH=binary_path,
+		   PPROF_TMPDIR=work.path("pprof-tmp"))
+	log("  run: " + " ".join(argv))
 	try:
 		r = subprocess.run(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
 				   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=lib.STEP_TIMEOUT)
 	except subprocess.TimeoutExpired:
-		raise CaseFailed("go tool pprof timed out on %s" % profile)
+		raise CaseFailed("go tool pprof timed out (%s)" % tag)
 	out = r.stdout.decode("utf-8", "replace")
 	with open(work.path(tag + ".txt"), "w") as f:
 		f.write(" ".join(argv) + "\n" + out + r.stderr.decode("utf-8", "replace"))
 	if r.returncode:
-		raise CaseFailed("go tool pprof exited %d on %s (see %s.txt)" % (r.returncode, profile, tag))
+		raise CaseFailed("go tool pprof exited %d (see %s.txt)" % (r.returncode, tag))
+	return out
+
+
+def go_pprof_flat(work, binary, profile, index, tag):
+	"""go tool pprof -text: {function: flat bytes} for sample index (inuse_space, ...)."""
+	out = go_pprof(work, ["-text", "-sample_index=" + index, "-unit=B", "-nodefraction=0",
+			      "-nodecount=1000000", binary, profile], tag)
 	flat = {}
 	for line in out.splitlines():
 		m = GO_ROW.match(line)
@@ -277,7 +287,7 @@ def case_snapshot_sigusr1(work):
 	with open(squatter, "w") as f:
 		f.write("not ours\n")
 	t = start_tracing(work, ["--json", work.path("report.json"), "--snapshot-dir", snaps,
-				 "-p", str(pid), "3600"], step())
+				 "--pprof-format", "gperftools", "-p", str(pid), "3600"], step())
 	taken = []
 	for k in range(1, len(PHASES) + 1):
 		go_until(v, out, "PHASE %d" % k, step())
@@ -336,7 +346,7 @@ def case_snapshot_interval(work):
 	snaps = work.path("snaps")
 	os.makedirs(snaps)
 	errs = command_case("{V}/v_phases auto 1500", "v_phases", "v_phases.c",
-			    extra_args=["--snapshot-dir", snaps, "0.4"])(work)
+			    extra_args=["--snapshot-dir", snaps, "--pprof-format", "gperftools", "0.4"])(work)
 	truth = read_truth(work)
 	names = sorted(os.listdir(snaps))
 	heaps = [n for n in names if n.endswith(".heap")]
@@ -510,17 +520,18 @@ def case_man_page(work):
 
 CASES = [
 	("pprof_c", TRACE, [PPROF],
-	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap"],
+	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
 		     check_pprof_file("final.heap"))),
 	("pprof_alloc_space", TRACE, [PPROF],
 	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
-		     ["--pprof", "{W}/final.heap"], check_pprof_file("final.heap", alloc=phases_alloc))),
+		     ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
+		     check_pprof_file("final.heap", alloc=phases_alloc))),
 	("pprof_cxx", TRACE, [PPROF],
-	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--pprof", "{W}/final.heap"],
+	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
 		     check_pprof_file("final.heap"))),
 	("pprof_go", TRACE, [GO],
 	 output_case("{V}/v_phases auto 0", "v_phases", "v_phases.c",
-		     ["--pprof", "{W}/final.heap"], check_go_pprof("final.heap"))),
+		     ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"], check_go_pprof("final.heap"))),
 	("snapshot_sigusr1", TRACE, [PPROF], case_snapshot_sigusr1),
 	("snapshot_interval", TRACE, [PPROF], case_snapshot_interval),
 	("flamegraph_c", TRACE, [],

@@ -58,11 +58,11 @@ def output_symlinks(work, sticky):
 			raise CaseFailed("as uid %d: %s: %s" % (NOBODY, " ".join(argv), r.stdout))
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	t = work.start([TRACER, "--json", p("j.json"), "--folded", p("f.folded"), "--flamegraph",
-			p("g.svg"), "--pprof", p("p.heap"), "-c", victim("v_wait")],
+			p("g.svg"), "--pprof", p("p.pb.gz"), "-c", victim("v_wait")],
 		       env=tracer_env(work), stdin=subprocess.PIPE, tag="tracer")
 	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
 		 "READY from v_wait", alive=t)
-	r = as_nobody(["ln", "-s", secret, p("p.heap")])	# after the checks at the start
+	r = as_nobody(["ln", "-s", secret, p("p.pb.gz")])	# after the checks at the start
 	if r.returncode:
 		raise CaseFailed("as uid %d: ln -s: %s" % (NOBODY, r.stdout))
 	t.stdin.write(b"go\nexit\n")
@@ -72,7 +72,7 @@ def output_symlinks(work, sticky):
 		errs.append("the root file a planted symlink pointed to was written")
 	if os.path.lexists(p("created")):
 		errs.append("a dangling symlink's target was created")
-	for name, head in (("j.json", "{"), ("f.folded", ""), ("g.svg", "<?xml"), ("p.heap", "heap profile:")):
+	for name, head in (("j.json", "{"), ("f.folded", ""), ("g.svg", "<?xml"), ("p.pb.gz", "\x1f\ufffd")):
 		st = os.lstat(p(name))
 		if not stat_is_reg(st) or st.st_uid != 0:
 			errs.append("%s: not a regular file of root's (mode %o, uid %d)" % (
@@ -170,7 +170,7 @@ def swapped_dir(work, etc):
 	rc = wait_exit(t, deadline, "memleakbpf with its snapshot directory swapped")
 	errs = []
 	common_checks(work, rc, 0, errs)
-	if not any(n.endswith(".heap") for n in os.listdir(moved)):
+	if not any(n.endswith(".pb.gz") for n in os.listdir(moved)):
 		errs.append("no snapshot in the directory opened at the start: %s" % os.listdir(moved))
 	return errs
 

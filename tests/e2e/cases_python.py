@@ -270,7 +270,7 @@ def check_py_outputs(work, truth):
 def py_outputs_case(work):
 	js = work.path("report.json")
 	argv = [TRACER, "--json", js, "--all-stacks", "--folded", work.path("report.folded"), "--flamegraph",
-		work.path("report.svg"), "--pprof", work.path("report.heap"), "-c",
+		work.path("report.svg"), "--pprof", work.path("report.heap"), "--pprof-format", "gperftools", "-c",
 		"%s %s" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))]
 	env = py_env(work)
 	p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")

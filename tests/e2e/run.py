@@ -34,8 +34,10 @@ Where things are, in tests/e2e/:
                        truth, check_report, command_case, error_case
   cases_basics.py      every API, threads, C++, static, preloaded allocators,
                        exit statuses, shell commands, -p, signals; usage errors
-  cases_outputs.py     pprof files and snapshots, flame graphs, sites and what the
-                       files leave out, --help, man page
+  cases_outputs.py     gperftools heap profiles and snapshots, flame graphs, sites
+                       and what the files leave out, --help, man page
+  cases_pprof.py       pprof's profile.proto read by go tool pprof: names, lines,
+                       C++, Python, stripped programs, -diff_base of snapshots
   cases_placement.py   probes past the entry against probes at the entry
   cases_symbols.py     exact frames: inlined, dlopen, debug info, stripped,
                        PIE, C++, JIT
@@ -63,6 +65,7 @@ import tempfile
 import lib
 import cases_basics
 import cases_outputs
+import cases_pprof
 import cases_placement
 import cases_symbols
 import cases_clones
@@ -78,8 +81,8 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
-MODULES = (cases_basics, cases_outputs, cases_placement, cases_symbols, cases_clones,
-	   cases_unwinding,
+MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
+	   cases_clones, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
 	   cases_privileges, cases_limits)
 CASES = [case for m in MODULES for case in m.CASES]

@@ -5,9 +5,11 @@
  * characters, invalid UTF-8. Whatever the names, the text report must be
  * printable UTF-8 on one line per frame, every folded line must be
  * "frame;...;frame COUNT" with exactly its stack's frames, the JSON must
- * parse, and the SVG must be well-formed XML.
+ * parse, the SVG must be well-formed XML, and the pprof profile must
+ * gunzip to well-formed protobuf whose strings are UTF-8, the first "".
  */
 #include <ctype.h>
+#include <zlib.h>
 #include "fuzz.h"
 #include "analyze/sites.h"
 #include "model/report.h"
@@ -428,6 +430,51 @@ static void check_svg(const char *s, size_t len)
 	FUZZ_CHECK(depth == 0 && roots == 1);
 }
 
+/* A varint at *p (before end), or false. */
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The profile's top level: varints and length-delimited fields only; strings UTF-8. */
+static void check_pprof(const char *gz, size_t len)
+{
+	static uint8_t raw[1 << 22];
+	z_stream z = { .next_in = (Bytef *)gz, .avail_in = (uInt)len, .next_out = raw,
+		       .avail_out = sizeof(raw) };
+	const uint8_t *p = raw, *end;
+	size_t strings = 0;
+	uint64_t key, n;
+
+	FUZZ_CHECK(inflateInit2(&z, 15 + 16) == Z_OK);
+	FUZZ_CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	end = raw + z.total_out;
+	inflateEnd(&z);
+	while (p < end) {
+		FUZZ_CHECK(pb_varint(&p, end, &key));
+		FUZZ_CHECK((key & 7) == 0 || (key & 7) == 2);
+		FUZZ_CHECK(pb_varint(&p, end, &n));
+		if ((key & 7) == 0)
+			continue;
+		FUZZ_CHECK(n <= (uint64_t)(end - p));
+		if (key >> 3 == 6) {
+			FUZZ_CHECK(strings++ || n == 0);
+			FUZZ_CHECK(!memchr(p, '\0', n));
+			check_utf8((const char *)p, n);
+		}
+		p += n;
+	}
+	FUZZ_CHECK(strings > 0);
+}
+
 /* ------------------------------------------------------------ driver */
 
 typedef int writer_fn(const struct report *r, FILE *f);
@@ -466,7 +513,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = render(report_svg__write, &r, &len);
 	check_svg(out, len);
 	free(out);
+	out = render(report_gperftools__write, &r, &len);
+	free(out);
 	out = render(report_pprof__write, &r, &len);
+	check_pprof(out, len);
 	free(out);
 	unbuild(&r);
 	return 0;

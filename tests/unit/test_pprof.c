@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * report_pprof.c (the gperftools heap profile), the --snapshot-dir file
+ * report_gperftools.c (the gperftools heap profile), the --snapshot-dir file
  * helpers of outfile.c, --folded-weight, and the options of these outputs.
  */
 #include <errno.h>
@@ -90,7 +90,7 @@ TEST(pprof_exact_text)
 
 	ASSERT_EQ_U64(maps__parse(pp_maps_text, &maps), 0);
 	r.maps = maps;
-	text = unit__render(report_pprof__write, &r, NULL);
+	text = unit__render(report_gperftools__write, &r, NULL);
 	ok = same_text(text, pp_expected);
 	free(text);
 	maps__free(maps);
@@ -100,7 +100,7 @@ TEST(pprof_exact_text)
 TEST(pprof_empty_report)
 {
 	struct report r = { .pid = 1 };
-	char *text = unit__render(report_pprof__write, &r, NULL);
+	char *text = unit__render(report_gperftools__write, &r, NULL);
 	bool ok = same_text(text, "heap profile:      0:        0 [     0:        0] @ heapprofile\n"
 				  "\nMAPPED_LIBRARIES:\n");
 
@@ -155,7 +155,7 @@ TEST(pprof_lines_match_the_readers_grammar)
 	}
 	ASSERT_EQ_U64(maps__parse(pp_maps_text, &maps), 0);
 	r.maps = maps;
-	text = unit__render(report_pprof__write, &r, NULL);
+	text = unit__render(report_gperftools__write, &r, NULL);
 	maps__free(maps);
 	ASSERT(text && mkdtemp(dir));
 	snprintf(py, sizeof(py), "%s/check.py", dir);

@@ -21,7 +21,13 @@ enum report_language {
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
 	char *function;		/* as the source names it, demangled; NULL when unknown */
-	char *symbol;		/* the ELF symbol (a clone's: foo.part.0), as is; NULL: none */
+	/*
+	 * The linker symbol (pprof's system_name, JSON's symbol): for a
+	 * function's frame the ELF symbol covering it, as is (a clone's:
+	 * foo.part.0; mangled); else the mangled name function demangles.
+	 * NULL: none.
+	 */
+	char *symbol;
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -247,7 +253,7 @@ struct report {
 	size_t *site_stacks;	/* what sites[].stacks point into */
 	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
-	const struct maps *maps;	/* the target's code mappings: pprof's MAPPED_LIBRARIES */
+	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
@@ -290,7 +296,9 @@ void report__free(struct report *r);
 int report_text__write(const struct report *r, FILE *f);
 int report_json__write(const struct report *r, FILE *f);
 int report_folded__write(const struct report *r, FILE *f);
+/* pprof's profile.proto, gzipped (report_pprof.c); gperftools' legacy text heap profile. */
 int report_pprof__write(const struct report *r, FILE *f);
+int report_gperftools__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set

@@ -250,6 +250,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->tgid = cfg->tgid;
 	pthread_mutex_init(&p->tables_lock, NULL);
 	pthread_mutex_init(&p->retired_lock, NULL);
+	pthread_mutex_init(&p->stacks_lock, NULL);
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
 	p->skel = memleak_bpf__open();
@@ -441,6 +442,7 @@ void probes__free(struct probes *p)
 	reclaim__free(p);
 	pthread_mutex_destroy(&p->tables_lock);
 	pthread_mutex_destroy(&p->retired_lock);
+	pthread_mutex_destroy(&p->stacks_lock);
 	unmap_tables(p);
 	memleak_bpf__destroy(p->skel);
 	free(p);

@@ -17,6 +17,7 @@ struct attachment;
 struct clock_feed;
 struct reclaim;
 struct retired;
+struct stackcache;
 struct ring_buffer;
 
 #define PROBES_MAX_EVENTS 64
@@ -67,6 +68,9 @@ struct probes {
 	 */
 	pthread_mutex_t tables_lock;
 	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
+	/* Copies of the stacks the last reading found (snapshot.c), under stacks_lock. */
+	struct stackcache *stacks;
+	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 };
 
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */

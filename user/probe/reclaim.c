@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "probes_internal.h"
 #include "model/retired.h"
+#include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
 
@@ -104,7 +105,8 @@ int reclaim__new(struct probes *p)
 {
 	p->reclaim = calloc(1, sizeof(*p->reclaim));
 	p->retired = retired__new();
-	if (!p->reclaim || !p->retired)
+	p->stacks = stackcache__new();
+	if (!p->reclaim || !p->retired || !p->stacks)
 		return -ENOMEM;
 	pthread_mutex_init(&p->reclaim->mu, NULL);
 	pthread_cond_init(&p->reclaim->cond, NULL);
@@ -133,8 +135,10 @@ void reclaim__free(struct probes *p)
 	}
 	free(p->reclaim);
 	retired__free(p->retired);
+	stackcache__free(p->stacks);
 	p->reclaim = NULL;
 	p->retired = NULL;
+	p->stacks = NULL;
 }
 
 static void sweep(struct probes *p);

@@ -10,6 +10,7 @@
 #include "probes_internal.h"
 #include "snapshot.h"
 #include "model/retired.h"
+#include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
 
@@ -158,54 +159,85 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
+/* What a reading of the stacks needs besides the site: room for one of each. */
+struct stack_buf {
+	struct stack_trace native;
+	struct py_stack py;
+};
+
 /*
  * In a Python target a stack id may stand for a pair (native stack, Python
- * frames): keep the Python frames, and return the native stack's id. The
- * BPF maps hold what live sites name; the rest is in the retired store.
+ * frames): the Python frames into *py (NULL when none), and the native
+ * stack's id returned. The retired store is asked first: it costs no
+ * system call, and an id names the same frames wherever it is kept.
  */
-static uint64_t read_python(struct probes *p, struct snap_site *s)
+static uint64_t read_python(struct probes *p, uint64_t id, struct py_stack *buf,
+			    struct py_stack **py)
 {
 	struct stack_pair pair;
-	struct py_stack *py;
 
-	if (!p->py_used || s->stack_id == MEMLEAK_NO_STACK)
-		return s->stack_id;
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &s->stack_id, &pair) &&
-	    !retired__pair(p->retired, s->stack_id, &pair))
-		return s->stack_id;
-	py = malloc(sizeof(*py));
-	if (py && (!bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, py) ||
-		   retired__python(p->retired, pair.python, py)))
-		s->py = py;
-	else
-		free(py);
+	*py = NULL;
+	if (!p->py_used)
+		return id;
+	if (!retired__pair(p->retired, id, &pair) &&
+	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, &pair))
+		return id;
+	if (retired__python(p->retired, pair.python, buf) ||
+	    !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, buf))
+		*py = buf;
 	return pair.native;
 }
 
-static void take_frames(struct snap_site *s, const uint64_t *ips, uint32_t nr, uint32_t flags)
-{
-	nr = nr < MEMLEAK_MAX_STACK_DEPTH ? nr : MEMLEAK_MAX_STACK_DEPTH;
-	s->ips = malloc(nr * sizeof(*s->ips) ?: 1);
-	if (!s->ips)
-		return;	/* reported as a stack that could not be read */
-	s->nr_ips = nr;
-	s->stack_flags = flags;
-	memcpy(s->ips, ips, nr * sizeof(*s->ips));
-}
-
-static void read_stack(struct probes *p, struct snap_site *s, struct stack_trace *st)
+/*
+ * The stack of the site's id, from the retired store or the maps (*fresh:
+ * from the maps, worth keeping for the next reading, as the store may
+ * forget it). false: neither has it.
+ */
+static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
+			    struct stack_copy *out, bool *fresh)
 {
 	int fd = bpf_map__fd(p->skel->maps.stack_traces);
-	uint64_t id = read_python(p, s);
-	const uint64_t *ips;
-	uint32_t nr, flags;
+	uint64_t native = read_python(p, id, &b->py, &out->py);
+	const uint64_t *ips = retired__native(p->retired, native, &out->nr_ips, &out->flags);
 
-	if (id == MEMLEAK_NO_STACK)
+	*fresh = false;
+	if (!ips && !bpf_map_lookup_elem(fd, &native, &b->native)) {
+		ips = (const uint64_t *)b->native.ips;
+		out->nr_ips = b->native.nr;
+		out->flags = b->native.flags;
+		*fresh = true;
+	}
+	if (!ips)
+		return false;
+	out->ips = (uint64_t *)ips;
+	out->nr_ips = out->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? out->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+	return true;
+}
+
+/* The site's stack, held by the site: the stack cache's, or read (and kept there). */
+static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *b)
+{
+	struct stack_blob *blob;
+	struct stack_copy found = { 0 };
+	bool fresh;
+
+	if (s->stack_id == MEMLEAK_NO_STACK)
 		return;
-	if (!bpf_map_lookup_elem(fd, &id, st))
-		take_frames(s, (const uint64_t *)st->ips, st->nr, st->flags);
-	else if ((ips = retired__native(p->retired, id, &nr, &flags)))
-		take_frames(s, ips, nr, flags);
+	blob = stackcache__get(p->stacks, s->stack_id);
+	if (!blob && read_stack_once(p, s->stack_id, b, &found, &fresh)) {
+		blob = stack_blob__new(&found);
+		/* A failure costs the next reading a lookup again: no more. */
+		if (blob && fresh)
+			(void)stackcache__put(p->stacks, s->stack_id, blob);
+	}
+	/* Without memory it is reported as a stack that could not be read. */
+	if (!blob)
+		return;
+	s->stack = blob;
+	s->ips = blob->s.ips;
+	s->nr_ips = blob->s.nr_ips;
+	s->stack_flags = blob->s.flags;
+	s->py = blob->s.py;
 }
 
 /* With -o the per-site figures are recounted during the walk, from the old blocks. */
@@ -307,16 +339,20 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
  */
 static int read_stacks(struct probes *p, struct snapshot *snap)
 {
-	struct stack_trace *st = malloc(sizeof(*st));
+	struct stack_buf *b = malloc(sizeof(*b));
 
-	if (!st)
+	if (!b)
 		return -ENOMEM;
+	pthread_mutex_lock(&p->stacks_lock);
+	stackcache__begin(p->stacks);
 	for (size_t i = 0; i < snap->nr; i++) {
 		pthread_mutex_lock(&p->retired_lock);
-		read_stack(p, &snap->sites[i], st);
+		read_stack(p, &snap->sites[i], b);
 		pthread_mutex_unlock(&p->retired_lock);
 	}
-	free(st);
+	stackcache__end(p->stacks);
+	pthread_mutex_unlock(&p->stacks_lock);
+	free(b);
 	return 0;
 }
 
@@ -385,8 +421,7 @@ void snapshot__free(struct snapshot *snap)
 	if (!snap)
 		return;
 	for (size_t i = 0; i < snap->nr; i++) {
-		free(snap->sites[i].py);
-		free(snap->sites[i].ips);
+		stack_blob__put(snap->sites[i].stack);
 	}
 	free(snap->sites);
 	free(snap->site_of_slot);

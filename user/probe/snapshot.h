@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include "memleak.h"
 
+struct stack_blob;
+
 struct snap_site {
 	uint64_t stack_id;	/* hash of the stack; MEMLEAK_NO_STACK when unknown */
 	uint32_t api;		/* enum memleak_api */
@@ -19,8 +21,9 @@ struct snap_site {
 	uint64_t oldest_ns;	/* timestamp of its oldest live block; 0: none */
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
-	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (owned) */
-	struct py_stack *py;	/* its Python frames (owned); NULL when none */
+	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (in stack) */
+	struct py_stack *py;	/* its Python frames (in stack); NULL when none */
+	struct stack_blob *stack;	/* holds ips and py; NULL when none */
 };
 
 struct snapshot {

@@ -1,130 +1,348 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A gperftools heap profile in its legacy text format, the one its pprof
- * (Debian's google-pprof) and Go's pprof both read:
+ * A heap profile in pprof's own format: profile.proto (github.com/google/
+ * pprof, proto/profile.proto), gzipped, as `go tool pprof`, Pyroscope and
+ * Parca read it. It carries our names, so that no reader needs the
+ * binaries or guesses a static function's name from an exported neighbour:
  *
- *   heap profile: <n>: <bytes> [<n>: <bytes>] @ heapprofile
- *   <in use n>: <in use bytes> [<allocated n>: <allocated bytes>] @ 0xa 0xb ...
- *   ...
+ * - a function per name we give a frame (demangled, its linker symbol as the
+ *   system name), with its source file; a frame we could not name is the
+ *   function "module+0xoffset" (or "0xaddress"), as the text report says;
+ * - a location per captured address in a mapping, its inlined calls as
+ *   more lines of it, innermost first; Python frames are locations of
+ *   their own in no mapping, at address 0 (they are no machine code);
+ * - a mapping per executable mapping, with its file and build id, each
+ *   marked as symbolized (has_functions, ...), so that readers leave the
+ *   names alone;
+ * - a sample per stack: inuse_objects, inuse_space, alloc_objects,
+ *   alloc_space, exact (the stacks with nothing outstanding add their
+ *   alloc figures), and the allocation function as the label "api". The
+ *   allocation function itself is no frame: a stack's leaf is its caller,
+ *   as in the JSON report.
  *
- *   MAPPED_LIBRARIES:
- *   <the target's executable mappings, as /proc/PID/maps lines>
- *
- * Both readers want whitespace after each ':' and before '[', so a number
- * wider than its column still gets a blank. "@ heapprofile" tells them the
- * figures are exact: any other tag makes them scale the figures up as if
- * the profile were sampled.
+ * A location's address is the call instruction's: the captured return
+ * address minus 1, as pprof writes its non-leaf addresses.
  */
 #include <errno.h>
-#include <sys/sysmacros.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gzip.h"
 #include "model/report.h"
+#include "pprof_tables.h"
 #include "util/procmaps.h"
+#include "util/protobuf.h"
+#include "util/vec.h"
 
-/* Where the kernel starts the path in /proc/PID/maps (on 64-bit). */
-#define MAPS_PATH_COLUMN 73
+/* profile.proto's field numbers. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION,
+	PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS,
+	PROFILE_PERIOD_TYPE, PROFILE_PERIOD, PROFILE_COMMENT, PROFILE_DEFAULT_SAMPLE_TYPE,
+};
+enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT };
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL };
+enum { LABEL_KEY = 1, LABEL_STR };
+enum {
+	MAPPING_ID = 1, MAPPING_MEMORY_START, MAPPING_MEMORY_LIMIT, MAPPING_FILE_OFFSET,
+	MAPPING_FILENAME, MAPPING_BUILD_ID, MAPPING_HAS_FUNCTIONS, MAPPING_HAS_FILENAMES,
+	MAPPING_HAS_LINE_NUMBERS, MAPPING_HAS_INLINE_FRAMES,
+};
+enum { LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE };
+enum { LINE_FUNCTION_ID = 1, LINE_LINE };
+enum { FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME };
 
-struct figures {
-	uint64_t allocs, bytes, total_allocs, total_bytes;
+/* Each sample's values, in this order. */
+static const char *const sample_types[][2] = {
+	{ "inuse_objects", "count" },
+	{ "inuse_space", "bytes" },
+	{ "alloc_objects", "count" },
+	{ "alloc_space", "bytes" },
+};
+#define NR_VALUES (sizeof(sample_types) / sizeof(sample_types[0]))
+#define DEFAULT_SAMPLE_TYPE "inuse_space"
+
+/* Where a stack ends short of its root: its outermost location (as the folded file says). */
+#define NO_STACK "[stack unavailable]"
+#define TRUNCATED "[truncated]"
+#define UNWIND_PENDING "[unwind table loading]"
+
+/* "module+0x...": a file name (NAME_MAX bytes at most) and an offset */
+#define NAME_LEN (NAME_MAX + 32)
+
+struct writer {
+	const struct report *r;
+	struct pprof_tables t;
+	struct pb out, msg, sub;	/* the profile; a message, and one inside it, being built */
+	uint64_t *locs;			/* the sample being built: its location ids */
+	size_t nr_locs, cap_locs;
+	struct pprof_line *lines;	/* the location being built */
+	size_t cap_lines;
+	int err;
 };
 
-static void add_stacks(struct figures *t, const struct report *r)
+static void fail(struct writer *w, int err)
 {
-	for (size_t i = 0; r && i < r->nr_stacks; i++) {
-		t->allocs += r->stacks[i].allocs;
-		t->bytes += r->stacks[i].bytes;
-		t->total_allocs += r->stacks[i].total_allocs;
-		t->total_bytes += r->stacks[i].total_bytes;
-	}
+	if (!w->err)
+		w->err = err;
 }
 
-static void put_figures(const struct figures *t, FILE *f)
+/* What the text report calls a frame it has no function name for. */
+static const char *unnamed(const struct report_frame *fr, char *buf)
 {
-	fprintf(f, "%6llu: %8llu [%6llu: %8llu] @", (unsigned long long)t->allocs,
-		(unsigned long long)t->bytes, (unsigned long long)t->total_allocs,
-		(unsigned long long)t->total_bytes);
+	const char *slash = fr->module ? strrchr(fr->module, '/') : NULL;
+
+	if (fr->module)
+		snprintf(buf, NAME_LEN, "%s+0x%llx", slash ? slash + 1 : fr->module,
+			 (unsigned long long)fr->module_offset);
+	else
+		snprintf(buf, NAME_LEN, "0x%llx", (unsigned long long)fr->address);
+	return buf;
+}
+
+/* Could name be a linker symbol ("memcpy@GLIBC_2.14"), not only a demangled name? */
+static bool is_symbol(const char *name)
+{
+	return name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789_.$@")] == '\0';
 }
 
 /*
- * One address per captured address, innermost first. An inlined frame shares
- * its address with the frame after it, so only that one is written. The
- * readers take the first address for a program counter and subtract 1 from
- * every other one to land on the call. Ours are all return addresses, the
- * first one too (it is where the allocation call returns to), so it is
- * written minus 1 to land on its call like the others. A stack that could
- * not be captured gets the address 0, which names nothing: its bytes still
- * count, under an unknown frame.
+ * The system name is the linker symbol: the mangled one, or a C name. A name
+ * that can be none (Python's, a demangled one whose symbol is unknown) has
+ * none, which also tells readers it is final: pprof would "simplify" a name
+ * equal to its system name ("<module>" to nothing, "f(int)" to "f").
  */
-static void put_stack(const struct report_stack *s, FILE *f)
+static uint64_t function_of(struct writer *w, const struct report_frame *fr)
 {
-	struct figures t = { s->allocs, s->bytes, s->total_allocs, s->total_bytes };
-	size_t written = 0;
+	struct pprof_function fn = { 0 };
+	char buf[NAME_LEN];
 
-	put_figures(&t, f);
-	for (size_t i = 0; i < s->nr_frames; i++) {
-		uint64_t a = s->frames[i].address;
-
-		/* Python frames are no machine code: the readers could not name them. */
-		if (s->frames[i].inlined || s->frames[i].language == FRAME_PYTHON)
-			continue;
-		fprintf(f, " 0x%llx", (unsigned long long)(written || !a ? a : a - 1));
-		written++;
-	}
-	if (!written)
-		fputs(" 0x0", f);
-	fputc('\n', f);
+	fn.name = pprof_tables__string(&w->t, fr->function ?: unnamed(fr, buf));
+	if (fr->symbol && fr->language == FRAME_NATIVE)
+		fn.system_name = pprof_tables__string(&w->t, fr->symbol);
+	else if (fr->function && fr->language == FRAME_NATIVE && is_symbol(fr->function))
+		fn.system_name = fn.name;
+	if (fr->file)
+		fn.filename = pprof_tables__string(&w->t, fr->file);
+	return pprof_tables__function(&w->t, &fn);
 }
 
-/* The kernel escapes a newline in a path as "\012"; a hand-made path may not. */
-static void put_path(const char *s, FILE *f)
+/* The mapping of a native frame's address: its index in r->maps plus 1, or 0. */
+static uint64_t mapping_of(const struct writer *w, const struct report_frame *fr, uint64_t address)
 {
-	for (; *s; s++) {
-		if (*s == '\n')
-			fputs("\\012", f);
-		else
-			fputc(*s, f);
+	const struct map_entry *e;
+
+	if (fr->language != FRAME_NATIVE || !fr->module || !w->r->maps)
+		return 0;
+	e = maps__find(w->r->maps, address);
+	return e ? (uint64_t)(e - w->r->maps->entries) + 1 : 0;
+}
+
+/* The frames that share frames[0]'s address: its inlined calls, then their caller. */
+static size_t frames_at(const struct report_frame *frames, size_t nr)
+{
+	size_t n = 1;
+
+	while (n < nr && frames[n - 1].inlined && frames[n].address == frames[0].address &&
+	       frames[n].language == FRAME_NATIVE)
+		n++;
+	return n;
+}
+
+/* The location of frames[0..n), which frames_at says share one address. */
+static uint64_t location_of(struct writer *w, const struct report_frame *frames, size_t n)
+{
+	const struct report_frame *fr = &frames[0];
+	uint64_t address = 0;
+
+	if (vec__reserve(&w->lines, &w->cap_lines, n, sizeof(*w->lines))) {
+		fail(w, -ENOMEM);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		w->lines[i] = (struct pprof_line){ function_of(w, &frames[i]), frames[i].line };
+	if (fr->language == FRAME_NATIVE && fr->address)
+		address = fr->address - 1;
+	return pprof_tables__location(&w->t, mapping_of(w, fr, address), address, w->lines, n);
+}
+
+/* A location of a name alone, in no mapping: where a stack ends short. */
+static uint64_t marker(struct writer *w, const char *name)
+{
+	struct pprof_function fn = { .name = pprof_tables__string(&w->t, name) };
+	struct pprof_line line = { pprof_tables__function(&w->t, &fn), 0 };
+
+	return pprof_tables__location(&w->t, 0, 0, &line, 1);
+}
+
+static void push_location(struct writer *w, uint64_t id)
+{
+	if (vec__reserve(&w->locs, &w->cap_locs, w->nr_locs + 1, sizeof(*w->locs)))
+		fail(w, -ENOMEM);
+	else
+		w->locs[w->nr_locs++] = id;
+}
+
+/* A stack's locations, leaf first. */
+static void stack_locations(struct writer *w, const struct report_stack *s)
+{
+	w->nr_locs = 0;
+	if (s->no_stack)
+		push_location(w, marker(w, NO_STACK));
+	for (size_t i = 0, n; i < s->nr_frames; i += n) {
+		n = frames_at(&s->frames[i], s->nr_frames - i);
+		push_location(w, location_of(w, &s->frames[i], n));
+	}
+	if (s->truncated)
+		push_location(w, marker(w, TRUNCATED));
+	else if (s->unwind_pending)
+		push_location(w, marker(w, UNWIND_PENDING));
+}
+
+static void put_sample(struct writer *w, const struct report_stack *s)
+{
+	const int64_t values[NR_VALUES] = {
+		(int64_t)s->allocs, (int64_t)s->bytes, (int64_t)s->total_allocs,
+		(int64_t)s->total_bytes,
+	};
+
+	stack_locations(w, s);
+	pb__reset(&w->msg);
+	pb__reset(&w->sub);
+	pb__packed_uint(&w->msg, SAMPLE_LOCATION_ID, w->locs, w->nr_locs);
+	pb__packed_int(&w->msg, SAMPLE_VALUE, values, NR_VALUES);
+	pb__int(&w->sub, LABEL_KEY, (int64_t)pprof_tables__string(&w->t, "api"));
+	pb__int(&w->sub, LABEL_STR, (int64_t)pprof_tables__string(&w->t, report__api_name(s->api)));
+	pb__message(&w->msg, SAMPLE_LABEL, &w->sub);
+	pb__message(&w->out, PROFILE_SAMPLE, &w->msg);
+}
+
+static void put_value_type(struct writer *w, uint32_t field, const char *type, const char *unit)
+{
+	pb__reset(&w->msg);
+	pb__int(&w->msg, VALUE_TYPE_TYPE, (int64_t)pprof_tables__string(&w->t, type));
+	pb__int(&w->msg, VALUE_TYPE_UNIT, (int64_t)pprof_tables__string(&w->t, unit));
+	pb__message(&w->out, field, &w->msg);
+}
+
+/* Every mapping is symbolized already: the flags keep readers from doing it again. */
+static void put_mappings(struct writer *w)
+{
+	for (size_t i = 0; w->r->maps && i < w->r->maps->nr; i++) {
+		const struct map_entry *e = &w->r->maps->entries[i];
+
+		pb__reset(&w->msg);
+		pb__uint(&w->msg, MAPPING_ID, i + 1);
+		pb__uint(&w->msg, MAPPING_MEMORY_START, e->start);
+		pb__uint(&w->msg, MAPPING_MEMORY_LIMIT, e->end);
+		pb__uint(&w->msg, MAPPING_FILE_OFFSET, e->offset);
+		pb__int(&w->msg, MAPPING_FILENAME,
+			(int64_t)pprof_tables__string(&w->t, e->path ? e->path : ""));
+		if (e->build_id)
+			pb__int(&w->msg, MAPPING_BUILD_ID,
+				(int64_t)pprof_tables__string(&w->t, e->build_id));
+		pb__bool(&w->msg, MAPPING_HAS_FUNCTIONS, true);
+		pb__bool(&w->msg, MAPPING_HAS_FILENAMES, true);
+		pb__bool(&w->msg, MAPPING_HAS_LINE_NUMBERS, true);
+		pb__bool(&w->msg, MAPPING_HAS_INLINE_FRAMES, true);
+		pb__message(&w->out, PROFILE_MAPPING, &w->msg);
 	}
 }
 
-/* Only executable mappings: neither reader looks at the others. */
-static void put_maps(const struct maps *maps, FILE *f)
+static void put_locations(struct writer *w)
 {
-	for (size_t i = 0; maps && i < maps->nr; i++) {
-		const struct map_entry *e = &maps->entries[i];
-		int n;
+	for (size_t i = 0; i < w->t.nr_locations; i++) {
+		const struct pprof_location *l = &w->t.locations[i];
 
-		if (!e->executable)
-			continue;
-		n = fprintf(f, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu",
-			    (unsigned long long)e->start, (unsigned long long)e->end,
-			    e->readable ? 'r' : '-', e->writable ? 'w' : '-', 'x',
-			    e->shared ? 's' : 'p', (unsigned long long)e->offset,
-			    major(e->dev), minor(e->dev), (unsigned long long)e->inode);
-		if (e->path && e->path[0]) {
-			int pad = n > 0 && n < MAPS_PATH_COLUMN ? MAPS_PATH_COLUMN - n : 1;
-
-			fprintf(f, "%*s", pad, "");
-			put_path(e->path, f);
-			if (e->deleted)
-				fputs(" (deleted)", f);
+		pb__reset(&w->msg);
+		pb__uint(&w->msg, LOCATION_ID, i + 1);
+		pb__uint(&w->msg, LOCATION_MAPPING_ID, l->mapping);
+		pb__uint(&w->msg, LOCATION_ADDRESS, l->address);
+		for (size_t k = 0; k < l->nr_lines; k++) {
+			pb__reset(&w->sub);
+			pb__uint(&w->sub, LINE_FUNCTION_ID, w->t.lines[l->line + k].function);
+			pb__int(&w->sub, LINE_LINE, w->t.lines[l->line + k].line);
+			pb__message(&w->msg, LOCATION_LINE, &w->sub);
 		}
-		fputc('\n', f);
+		pb__message(&w->out, PROFILE_LOCATION, &w->msg);
 	}
+}
+
+static void put_functions(struct writer *w)
+{
+	for (size_t i = 0; i < w->t.nr_functions; i++) {
+		const struct pprof_function *fn = &w->t.functions[i];
+
+		pb__reset(&w->msg);
+		pb__uint(&w->msg, FUNCTION_ID, i + 1);
+		pb__int(&w->msg, FUNCTION_NAME, (int64_t)fn->name);
+		pb__int(&w->msg, FUNCTION_SYSTEM_NAME, (int64_t)fn->system_name);
+		pb__int(&w->msg, FUNCTION_FILENAME, (int64_t)fn->filename);
+		pb__message(&w->out, PROFILE_FUNCTION, &w->msg);
+	}
+}
+
+/* What the profile says beside its samples; the strings last, once all are in. */
+static void put_header(struct writer *w, int64_t time_ns)
+{
+	const struct report *r = w->r;
+	char comment[256];
+
+	for (size_t i = 0; i < NR_VALUES; i++)
+		put_value_type(w, PROFILE_SAMPLE_TYPE, sample_types[i][0], sample_types[i][1]);
+	/* Every allocation counts, none is sampled: a period of one byte. */
+	put_value_type(w, PROFILE_PERIOD_TYPE, "space", "bytes");
+	pb__int(&w->out, PROFILE_PERIOD, 1);
+	pb__int(&w->out, PROFILE_TIME_NANOS, time_ns);
+	pb__int(&w->out, PROFILE_DURATION_NANOS, (int64_t)(r->duration_s * 1e9));
+	snprintf(comment, sizeof(comment), "memleakbpf: pid %d%s%.200s", r->pid,
+		 r->command ? ": " : "", r->command ? r->command : "");
+	pb__int(&w->out, PROFILE_COMMENT, (int64_t)pprof_tables__string(&w->t, comment));
+	pb__int(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+		(int64_t)pprof_tables__string(&w->t, DEFAULT_SAMPLE_TYPE));
+}
+
+static void encode(struct writer *w, int64_t time_ns)
+{
+	const struct report *freed = w->r->freed;
+
+	put_header(w, time_ns);
+	for (size_t i = 0; i < w->r->nr_stacks; i++)
+		put_sample(w, &w->r->stacks[i]);
+	for (size_t i = 0; freed && i < freed->nr_stacks; i++)
+		put_sample(w, &freed->stacks[i]);
+	put_mappings(w);
+	put_locations(w);
+	put_functions(w);
+	for (size_t i = 0; i < w->t.nr_strings; i++)
+		pb__string(&w->out, PROFILE_STRING_TABLE, w->t.strings[i]);
+	fail(w, w->t.err ?: w->msg.err ?: w->sub.err ?: w->out.err);
+}
+
+static void writer_free(struct writer *w)
+{
+	pprof_tables__free(&w->t);
+	pb__free(&w->out);
+	pb__free(&w->msg);
+	pb__free(&w->sub);
+	free(w->locs);
+	free(w->lines);
 }
 
 int report_pprof__write(const struct report *r, FILE *f)
 {
-	struct figures t = { 0 };
+	struct writer w = { .r = r };
+	struct timespec now;
 
-	add_stacks(&t, r);
-	add_stacks(&t, r->freed);
-	fputs("heap profile: ", f);
-	put_figures(&t, f);
-	fputs(" heapprofile\n", f);
-	for (size_t i = 0; i < r->nr_stacks; i++)
-		put_stack(&r->stacks[i], f);
-	for (size_t i = 0; r->freed && i < r->freed->nr_stacks; i++)
-		put_stack(&r->freed->stacks[i], f);
-	fputs("\nMAPPED_LIBRARIES:\n", f);
-	put_maps(r->maps, f);
-	return ferror(f) ? -EIO : 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	w.err = pprof_tables__init(&w.t);
+	if (!w.err)
+		encode(&w, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	if (!w.err)
+		w.err = gzip__write(w.out.buf, w.out.len, f);
+	writer_free(&w);
+	return w.err;
 }

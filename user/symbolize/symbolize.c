@@ -117,9 +117,14 @@ int sym_frame_push(struct frame_buf *b, const char *function, const char *file, 
 	f = &b->v[b->nr];
 	memset(f, 0, sizeof(*f));
 	f->function = function ? sym_demangle(function) : NULL;
+	/* Kept only when demangling changed it: most names are C's, the same. */
+	if (f->function && strcmp(f->function, function))
+		f->symbol = strdup(function);
 	f->file = file ? strdup(file) : NULL;
-	if ((function && !f->function) || (file && !f->file)) {
+	if ((function && !f->function) || (file && !f->file) ||
+	    (f->function && strcmp(f->function, function) && !f->symbol)) {
 		free(f->function);
+		free(f->symbol);
 		free(f->file);
 		return -ENOMEM;
 	}

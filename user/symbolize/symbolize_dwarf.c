@@ -268,20 +268,22 @@ static int source_name(const char *sym, Dwarf_Die *func, char **out)
 	return (sym || dw) && !*out ? -ENOMEM : 0;
 }
 
-/* The function's frame, named at its source, its symbol kept beside. */
+/* The function's frame, named at its source, its ELF symbol kept beside. */
 static int push_function(struct frame_buf *b, const char *sym, Dwarf_Die *func,
 			 const char *file, int line)
 {
+	struct report_frame *f;
 	char *name;
 	int err = source_name(sym, func, &name);
 
 	err = err ?: sym_frame_push(b, name, file, line, false);
 	free(name);
-	if (!err && sym) {
-		b->v[b->nr - 1].symbol = strdup(sym);
-		err = b->v[b->nr - 1].symbol ? 0 : -ENOMEM;
-	}
-	return err;
+	if (err || !sym)
+		return err;
+	f = &b->v[b->nr - 1];
+	free(f->symbol);	/* the mangled name it demangled: the symbol's is the one */
+	f->symbol = strdup(sym);
+	return f->symbol ? 0 : -ENOMEM;
 }
 
 /*

@@ -212,6 +212,15 @@ static bool has_elf_magic(int fd)
 }
 
 /* The PT_LOAD segments, from the program headers. */
+static void read_build_id(Elf *elf, struct mod *m)
+{
+	uint8_t id[MODULE_BUILD_ID_MAX];
+	int len = elf__build_id(elf, id, sizeof(id));
+
+	for (int i = 0; i < len; i++)
+		snprintf(m->pub.build_id + 2 * i, 3, "%02x", id[i]);
+}
+
 static int read_segs(int fd, struct mod *m)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -219,6 +228,8 @@ static int read_segs(int fd, struct mod *m)
 
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		err = elf__load_segments(elf, &m->segs, &m->nr_segs);
+	if (!err)
+		read_build_id(elf, m);
 	if (elf)
 		elf_end(elf);
 	return err;
@@ -444,8 +455,11 @@ int modules__code_maps(const struct modules *mods, struct maps **out)
 			.start = m->code_start, .end = m->code_end, .offset = m->code_offset,
 			.dev = m->dev, .inode = m->inode, .readable = true, .executable = true,
 			.path = strdup(m->path),
+			.build_id = m->build_id[0] ? strdup(m->build_id) : NULL,
 		};
-		if (!e->path) {
+		if (!e->path || (m->build_id[0] && !e->build_id)) {
+			free(e->path);
+			free(e->build_id);
 			maps__free(maps);
 			return -ENOMEM;
 		}

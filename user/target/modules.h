@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include "util/procmaps.h"
 
+#define MODULE_BUILD_ID_MAX 64	/* bytes; GNU ld writes 20 (sha1) */
+
 struct module {
 	char *path;		/* the path the target sees, as in its maps */
 	uint64_t start, end;	/* lowest start and highest end of its mappings */
@@ -19,8 +21,10 @@ struct module {
 	dev_t dev;
 	ino_t inode;
 	int fd;			/* the file, opened while the target was alive; -1 if not */
-	/* Its executable mapping(s), for --pprof's MAPPED_LIBRARIES; code_end 0: none seen. */
+	/* Its executable mapping(s), for the heap profiles' mappings; code_end 0: none seen. */
 	uint64_t code_start, code_end, code_offset;
+	/* Its GNU build id in hex, for --pprof's mappings; "" without one. */
+	char build_id[2 * MODULE_BUILD_ID_MAX + 1];
 };
 
 struct modules;

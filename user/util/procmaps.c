@@ -175,8 +175,10 @@ void maps__free(struct maps *maps)
 {
 	if (!maps)
 		return;
-	for (size_t i = 0; i < maps->nr; i++)
+	for (size_t i = 0; i < maps->nr; i++) {
 		free(maps->entries[i].path);
+		free(maps->entries[i].build_id);
+	}
 	free(maps->entries);
 	free(maps);
 }

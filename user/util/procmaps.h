@@ -17,6 +17,7 @@ struct map_entry {
 	bool readable, writable, executable, shared;
 	bool deleted;		/* path ended in " (deleted)"; suffix stripped */
 	char *path;		/* "" for anonymous; "[heap]", "[stack]", "[vdso]"... */
+	char *build_id;		/* the file's GNU build id in hex, or NULL: modules__code_maps' only */
 };
 
 struct maps {

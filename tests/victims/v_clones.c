@@ -9,7 +9,7 @@
  * clones, from libc6-dbg: bindtextdomain allocates in
  * set_binding_values.part.0, and a message lookup under LANGUAGE in
  * _nl_make_l10nflist.localalias (glibc keeps both for the whole run).
- * tests/e2e/cases_symbols.py checks the names and the symbols beside them.
+ * tests/e2e/cases_clones.py checks the names and the symbols beside them.
  * Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout; exit status 0.
  *
  * Truth: 4 TRUTH lines; heap 4,554 bytes in 7 blocks of its own (valgrind agrees),

@@ -67,6 +67,24 @@ int py_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * -c --reach: the command at _exit (exit() has run its handlers, exit_group
+ * has not torn its memory down): stop it for the reachability scan, where
+ * memcheck makes its leak check. A Python target stops at py_exit instead.
+ */
+SEC("uprobe")
+int exit_stop(struct pt_regs *ctx)
+{
+	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_EXIT_STOP };
+
+	if (!is_target(bpf_get_current_task_btf()) || (py_enabled && py_exit_stop))
+		return 0;
+	count(CNT_STOP_REQUESTS);
+	bpf_send_signal(SIGSTOP);
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+	return 0;
+}
+
 /* Stop a traced command right after exec, before its first instruction. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)

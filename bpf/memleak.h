@@ -176,6 +176,7 @@ enum memleak_event_kind {
 	EVENT_PY_EXIT,		/* a Python target is stopped at its exit: read its code, then resume */
 	EVENT_PY_EXITING,	/* -p: a Python target is exiting, not stopped: read what can be */
 	EVENT_RECLAIM,		/* a table reached its mark (memleak_fill): sweep it now */
+	EVENT_EXIT_STOP,	/* -c --reach: stopped at _exit, its memory whole: scan it, resume */
 };
 
 struct memleak_event {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "analyze/insight.h"
+#include "analyze/reach_sum.h"
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
@@ -72,7 +73,11 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
+		} else if (evs[i].kind == EVENT_EXIT_STOP) {
+			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
+			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
+			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
@@ -103,6 +108,8 @@ static void on_signal(struct tracer *tr)
 			tr->done |= target__reap(tr->target);
 		else if (si.ssi_signo == SIGUSR1)
 			tracer__on_snapshot_signal(tr);
+		else if (si.ssi_signo == SIGUSR2)
+			tracer__on_reach_signal(tr);
 		else
 			on_interrupt(tr, (int)si.ssi_signo);
 	}
@@ -189,6 +196,7 @@ static void signal_set(sigset_t *set, bool interrupts)
 	sigemptyset(set);
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
 	if (interrupts) {
 		sigaddset(set, SIGINT);
 		sigaddset(set, SIGTERM);
@@ -422,6 +430,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	run(&tr);
 	tracer__finish_jobs(&tr);
+	tracer__reach_final(&tr);
 	if (tr.tracing)
 		tracer__report(&tr, true);
 	else if (tr.target->exited)
@@ -443,6 +452,7 @@ cleanup:
 	insight__free(tr.ins);
 	free(tr.live);
 	pytrace__free(tr.py);
+	reach_sum__free(tr.reach);
 	target__free(tr.target);
 	if (tr.epfd >= 0)
 		close(tr.epfd);

@@ -39,6 +39,7 @@ enum {
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
 	OPT_PY_OBJECTS,
+	OPT_REACH,
 	OPT_PPROF_FORMAT,
 };
 
@@ -67,6 +68,7 @@ static const struct option long_options[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "py-objects", no_argument, NULL, OPT_PY_OBJECTS },
+	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -114,6 +116,8 @@ static const char usage_text[] =
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
+"      --reach                the final report says which blocks are lost or\n"
+"                             still reachable (as memcheck); SIGUSR2: now\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -362,6 +366,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
+		return 0;
+	case OPT_REACH:
+		o->reach = true;
 		return 0;
 	case 'v':
 		o->verbose++;

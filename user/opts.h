@@ -41,6 +41,7 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
+	bool reach;			/* --reach: the final report scans for reachability */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:

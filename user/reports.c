@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/reach_sum.h"
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
@@ -178,6 +179,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+	if (!err)
+		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
@@ -345,6 +348,9 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
 	job->pycode = pytrace__code(tr->py);
+	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
+	if ((final && tr->reach_final) || (asked && tr->reach_due))
+		job->reach = tr->reach;
 	tracer__refresh_modules(tr);
 }
 
@@ -386,13 +392,17 @@ static void start(struct tracer *tr)
 /* The next job asked for, if none runs: a snapshot or a report. */
 static void start_due(struct tracer *tr)
 {
-	bool asked = tr->snapshot_due;
+	bool asked = tr->snapshot_due || tr->reach_due;
 
 	if (worker__busy(tr->worker))
 		return;
 	if (tr->report_due || asked) {
-		report_job(tr, &tr->job, false, !asked || !tr->opts->snapshot_dir, asked);
-		if (asked)
+		/* SIGUSR2's report is text, snapshot directory or not. */
+		report_job(tr, &tr->job, false,
+			   !asked || !tr->opts->snapshot_dir || tr->reach_due, asked);
+		if (tr->reach_due)
+			tr->reach_due = false;
+		else if (asked)
 			tr->snapshot_due = false;
 		else
 			tr->report_due = false;
@@ -412,7 +422,9 @@ static void finish_job(struct tracer *tr, bool cancel)
 	if (cancel)
 		atomic_store(&tr->job.cancel, true);
 	if (worker__wait(tr->worker) == -ECANCELED) {
-		if (tr->job.asked)
+		if (tr->job.asked && tr->job.reach)
+			tr->reach_due = true;
+		else if (tr->job.asked)
 			tr->snapshot_due = true;
 		else
 			tr->report_due = true;
@@ -477,7 +489,7 @@ void tracer__finish_jobs(struct tracer *tr)
 	 * report, right after, says all it would have.
 	 */
 	tr->report_due &= tr->opts->count > 0;
-	while (tr->report_due || tr->snapshot_due) {
+	while (tr->report_due || tr->snapshot_due || tr->reach_due) {
 		start_due(tr);
 		finish_job(tr, false);
 	}

@@ -19,14 +19,17 @@
 #include <time.h>
 #include "allocator/allocator.h"
 #include "analyze/insight.h"
+#include "analyze/reach_run.h"
 #include "opts.h"
 #include "probe/probes.h"
+#include "probe/probes_reach.h"
 #include "python/pytrace.h"
 #include "symbolize/symbolize.h"
 #include "target/modules.h"
 #include "target/target.h"
 #include "tracer.h"
 #include "unwind/unwind.h"
+#include "util/elfsym.h"
 #include "util/procmaps.h"
 #include "util/vec.h"
 
@@ -237,6 +240,31 @@ static int build_core_tables(struct tracer *tr, const struct maps *maps,
 	return err;
 }
 
+/*
+ * -c --reach: a stop at _exit, in the first object of the lookup order that
+ * defines it (the C library; the executable when static). Without it the
+ * final report has no scan, and says nothing of reachability: not fatal.
+ */
+static void attach_exit_stop(struct tracer *tr, const struct lookup_order *lo)
+{
+	for (size_t i = 0; i < lo->nr; i++) {
+		struct elf_file *ef;
+		uint64_t vaddr, off;
+		int err;
+
+		if (!lo->objects[i].open_path || elf_file__open(lo->objects[i].open_path, &ef))
+			continue;
+		err = elf_file__find_func(ef, "_exit", false, &vaddr, &off);
+		elf_file__close(ef);
+		if (!err) {
+			probes__attach_exit_stop(tr->probes, lo->objects[i].open_path, off);
+			return;
+		}
+	}
+	fprintf(stderr, "memleakbpf: --reach: no _exit in pid %d's objects: no scan at its exit\n",
+		tr->target->pid);
+}
+
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			    const struct lookup_order *lo)
@@ -268,6 +296,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	}
 	if (err >= 0)
 		take_wrappers(tr, a);
+	if (err >= 0 && tr->opts->reach && tr->target->spawned)
+		attach_exit_stop(tr, lo);
 	allocator__free(a);
 	return err < 0 ? err : 0;
 }
@@ -485,6 +515,83 @@ void tracer__say_holds(const struct tracer *tr)
 	if (tr->py_exit_ms > 0)
 		fprintf(stderr, "; at Python's exit %.1f ms", tr->py_exit_ms);
 	fputc('\n', stderr);
+}
+
+/* ---------------------------------------------------------------- reachability */
+
+static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
+{
+	return probes__blocks(ctx, out, nr);
+}
+
+static void say_reach(const struct tracer *tr, const struct report_reach *h)
+{
+	fprintf(stderr, "memleakbpf: reachability of pid %d%s: held %.1f ms (the scan %.1f ms), %u thread%s, %.1f MiB of roots and %.1f MiB of blocks read\n",
+		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms,
+		h->threads, h->threads == 1 ? "" : "s", (double)h->root_bytes / (1 << 20),
+		(double)h->block_bytes / (1 << 20));
+}
+
+/* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
+static void reach_now(struct tracer *tr, pid_t pid, bool final)
+{
+	struct reach_run_ops ops = { tr->probes, live_blocks };
+	struct reach_sum *s;
+	char err[256];
+
+	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
+		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);
+		return;
+	}
+	s->head.at_exit = final && tr->target->spawned;
+	s->head.t_s = tracer__since(&tr->start);
+	reach_sum__free(tr->reach);
+	tr->reach = s;
+	tr->reach_final = final;
+	say_reach(tr, &s->head);
+}
+
+void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
+{
+	/* Once: Python stops at Py_FinalizeEx and at _exit, and its figures froze at the first. */
+	bool scan = tr->opts->reach && !tr->reach_final && pid == tr->target->pid;
+	struct timespec t0 = tr->awake;	/* as a stop's: the latest it can have begun */
+
+	if (scan)
+		tracer__settle_jobs(tr);
+	if (scan && !target__wait_stopped(pid, STOP_WAIT_MS))
+		reach_now(tr, pid, true);
+	if (python)
+		return;	/* tracer__on_python_exit goes on, and resumes it */
+	target__continue(pid);
+	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
+	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
+	if (scan)
+		tracer__resume_jobs(tr);
+}
+
+void tracer__on_reach_signal(struct tracer *tr)
+{
+	if (!tr->tracing || tr->target->exited || tr->image_gone || tr->reach_final ||
+	    target__gone(tr->target)) {
+		/* After the scan at exit, the blocks of a Python shutting down are frozen: no other. */
+		fprintf(stderr, "memleakbpf: SIGUSR2: %s: no reachability scan\n",
+			!tr->tracing ? "not tracing yet" :
+			tr->reach_final ? "the target's exit was scanned already" : "the target is gone");
+		return;
+	}
+	tracer__settle_jobs(tr);
+	reach_now(tr, tr->target->pid, false);
+	tr->reach_due = tr->reach != NULL;
+	tracer__resume_jobs(tr);
+}
+
+void tracer__reach_final(struct tracer *tr)
+{
+	if (!tr->opts->reach || tr->reach_final || !tr->tracing || tr->image_gone ||
+	    target__gone(tr->target))
+		return;
+	reach_now(tr, tr->target->pid, true);
 }
 
 void tracer__free(struct tracer *tr)

@@ -30,6 +30,7 @@ struct maps;
 struct alloc_wrapper;
 struct worker;
 struct tracer;
+struct reach_sum;
 
 /* A job for the worker (reports.c): what was asked, and what it took from the loop's side. */
 enum job_kind { JOB_REPORT, JOB_TICK };
@@ -52,6 +53,7 @@ struct report_job {
 	pid_t pid;		/* the target's memory to read; 0 once it has exited */
 	const struct report_python *python;	/* NULL: no Python known when it began */
 	const struct pycode *pycode;
+	const struct reach_sum *reach;	/* the scan it shows; NULL: none */
 	atomic_bool cancel;	/* an exec, Python's exit: the loop needs what it holds */
 	atomic_int phase;	/* enum job_phase */
 };
@@ -124,6 +126,10 @@ struct tracer {
 	unsigned asked_snapshots;	/* the same for SIGUSR1's */
 	int snapshot_dirfd;	/* --snapshot-dir, opened once before tracing */
 	int sigfd, timerfd, epfd;
+	/* Reachability (analyze/reach_run.h): replaced only while no job runs. */
+	struct reach_sum *reach;	/* the last scan */
+	bool reach_final;	/* it is the end's (-c at _exit): the final report shows it */
+	bool reach_due;		/* SIGUSR2: a report that shows it, once no job runs */
 };
 
 /* Probing the allocator. */
@@ -136,6 +142,14 @@ void tracer__refresh_modules(struct tracer *tr);
 /* -p: unwind tables still to load for the target (a slice at a time, between events). */
 bool tracer__tables_pending(const struct tracer *tr);
 void tracer__build_tables(struct tracer *tr);
+
+/* Reachability scans (tracer_reach in tracer.c). */
+/* -c --reach: BPF stopped pid at _exit, or Python at its exit: scan it, then resume. */
+void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python);
+/* SIGUSR2: scan now, the target held for it; a report shows it. */
+void tracer__on_reach_signal(struct tracer *tr);
+/* --reach, the end of -p (or -c ended otherwise): scan while the target still lives. */
+void tracer__reach_final(struct tracer *tr);
 
 /* What stops learned while a job ran, taken in now that it is done. */
 void tracer__catch_up(struct tracer *tr);

@@ -77,6 +77,7 @@ import cases_stress
 import cases_faults
 import cases_privileges
 import cases_limits
+import cases_reach
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
@@ -84,7 +85,7 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
 	   cases_clones, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits)
+	   cases_privileges, cases_limits, cases_reach)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

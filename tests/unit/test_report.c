@@ -445,9 +445,10 @@ static int python_check(const char *script, const char *json)
 static const char sample_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'totals', 'sites', 'left_out',\n"
-	"                   'stacks'], list(d)\n"
+	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'reach', 'totals', 'sites',\n"
+	"                   'left_out', 'stacks'], list(d)\n"
 	"assert d['python'] is None\n"
+	"assert d['reach'] is None\n"
 	"assert d['version'] == 1\n"
 	"assert d['target'] == {'pid': 1234, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
 	"assert d['duration_s'] == 12.5\n"

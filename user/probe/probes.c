@@ -253,6 +253,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
+	p->exit_stop_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -272,6 +273,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, PROBES_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.exit_stop, PROBES_UPROBE_MULTI);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
@@ -436,6 +438,7 @@ void probes__free(struct probes *p)
 	probes__unwind_release(p);
 	probes__detach_all(p);
 	free(p->attached);
+	free(p->exit_stop_path);
 	ring_buffer__free(p->events_rb);
 	clock_feed__stop(p->clock);
 	reclaim__stop_thread(p);

@@ -424,7 +424,7 @@ int probes__attach_dl(struct probes *p, const char *path)
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
 void probes__detach_all(struct probes *p)
 {
-	int fds[(LANES + 1) * p->nr_attached + 3];
+	int fds[(LANES + 1) * p->nr_attached + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++)
@@ -434,6 +434,8 @@ void probes__detach_all(struct probes *p)
 			fds[n++] = p->py_exit_fds[i];
 	if (p->dl_fd >= 0)
 		fds[n++] = p->dl_fd;
-	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = -1;
+	if (p->exit_stop_fd >= 0)
+		fds[n++] = p->exit_stop_fd;
+	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;
 	close_links(fds, n);
 }

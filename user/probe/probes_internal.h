@@ -43,6 +43,10 @@ struct probes {
 	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
 	size_t nr_events;
 	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
+	int exit_stop_fd;	/* -c --reach: link on _exit (probes_reach.c) */
+	pid_t exit_stop_pid;
+	uint64_t exit_stop_offset;
+	char *exit_stop_path;
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
 	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;

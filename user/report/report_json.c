@@ -217,6 +217,7 @@ static void put_stack(const struct report_stack *s, enum stack_extra extra, size
 	fprintf(f, " \"unwind_pending\": %s", s->unwind_pending ? "true" : "false");
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
+	report_json__reach_stack(s, f);
 	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
@@ -416,6 +417,7 @@ int report_json__write(const struct report *r, FILE *f)
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
 	put_python(r->python, f);
+	report_json__reach(r, f);
 	put_totals(&r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;

@@ -177,6 +177,7 @@ static void print_stack(const struct report_stack *s, FILE *f)
 	put_amount(s->bytes, s->allocs, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
 	report_text__growth(s, f);
+	report_text__reach_stack(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
@@ -351,6 +352,7 @@ int report_text__write(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
+	report_text__reach_head(r, f);
 	print_python(r, f);
 	report_text__insight_head(r, f);
 	print_sites(r, f);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live blocks sorted by address, and which of them a word points into
+ * (reach.c): clusters of blocks (regions), each indexed by page, so that a
+ * lookup is a range check, a region, a page and a short binary search.
+ */
+#ifndef REACH_INDEX_H
+#define REACH_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "reach.h"
+
+struct reach_index_block {
+	uint64_t start, end;	/* end: start + size, at least start + 1 (a 0-byte block has one) */
+	uint64_t size;
+	uint32_t orig;		/* its index in the caller's array */
+};
+
+struct reach_region {
+	uint64_t start, end;
+	uint32_t first, last;	/* its blocks: [first, last) */
+	unsigned shift;		/* page size of its index: about a block's worth of bytes */
+	uint32_t *page_first;	/* per page: the first block that ends after the page starts */
+	size_t pages;
+};
+
+struct reach_index {
+	struct reach_index_block *blocks;	/* by address */
+	/* blocks[i]'s start and end: all a lookup reads, one cache line for 4 blocks */
+	struct reach_index_span {
+		uint64_t start, end;
+	} *spans;
+	uint32_t nr;
+	uint64_t lo, hi;	/* no block outside [lo, hi) */
+	struct reach_region *regions;
+	size_t nr_regions;
+};
+
+/* Sort and index the blocks. 0, or -ENOMEM (-E2BIG beyond 2^32 blocks). */
+int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr);
+/* The block v points into (its first byte or any other): true and its index in *at. */
+bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at);
+/*
+ * reach_index__find for n words at once, into at[i] (REACH_INDEX_NONE
+ * when v[i] points into no block): the lookups' memory is fetched ahead,
+ * many at a time, not one cache miss after the other.
+ */
+#define REACH_INDEX_NONE UINT32_MAX
+void reach_index__find_many(const struct reach_index *x, const uint64_t *v, size_t n,
+			    uint32_t *at);
+/* The first block that ends after addr (x->nr if none). */
+uint32_t reach_index__first_after(const struct reach_index *x, uint64_t addr);
+void reach_index__free(struct reach_index *x);
+
+#endif

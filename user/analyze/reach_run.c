@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One reachability scan of a held target (reach_run.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "memleak.h"
+#include "reach.h"
+#include "reach_roots.h"
+#include "reach_run.h"
+#include "target/reach_hold.h"
+#include "target/reach_pagemap.h"
+#include "util/proc.h"
+#include "util/procmaps.h"
+
+/* The heap blocks: tracked mmaps are no blocks to memcheck, and are scanned as roots. */
+static bool heap_block(const struct live_block *b)
+{
+	return b->api != API_MMAP && b->api != API_MREMAP;
+}
+
+/* What the hold and the blocks give the classifier. */
+struct scan {
+	struct reach_hold *hold;
+	struct live_block *blocks;
+	size_t nr_blocks;
+	struct reach_block *heap;	/* the heap blocks, in blocks' order */
+	size_t *heap_of;		/* heap[j] is blocks[heap_of[j]] */
+	size_t nr_heap;
+	uint64_t *regs, *sps, *tps;
+	struct reach_range *roots;
+	size_t nr_roots;
+	uint8_t *kinds;			/* per block of blocks */
+};
+
+static int split_blocks(struct scan *s)
+{
+	s->heap = calloc(s->nr_blocks ?: 1, sizeof(*s->heap));
+	s->heap_of = calloc(s->nr_blocks ?: 1, sizeof(*s->heap_of));
+	s->kinds = malloc(s->nr_blocks ?: 1);
+	if (!s->heap || !s->heap_of || !s->kinds)
+		return -ENOMEM;
+	memset(s->kinds, REACH_SUM_NONE, s->nr_blocks);
+	for (size_t i = 0; i < s->nr_blocks; i++) {
+		if (!heap_block(&s->blocks[i]))
+			continue;
+		s->heap[s->nr_heap] = (struct reach_block){ s->blocks[i].addr, s->blocks[i].size };
+		s->heap_of[s->nr_heap++] = i;
+	}
+	return 0;
+}
+
+static int take_registers(struct scan *s)
+{
+	const struct reach_hold *h = s->hold;
+
+	s->regs = calloc(h->nr ? h->nr * REACH_HOLD_REGS : 1, sizeof(*s->regs));
+	s->sps = calloc(h->nr ?: 1, sizeof(*s->sps));
+	s->tps = calloc(h->nr ?: 1, sizeof(*s->tps));
+	if (!s->regs || !s->sps || !s->tps)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->nr; i++) {
+		memcpy(s->regs + i * REACH_HOLD_REGS, h->threads[i].regs, sizeof(h->threads[i].regs));
+		s->sps[i] = h->threads[i].sp;
+		s->tps[i] = h->threads[i].tp;
+	}
+	return 0;
+}
+
+/* The roots less the pages of large ones that were never touched (reach_pagemap.h). */
+static int only_present(struct scan *s)
+{
+	int fd = proc__open(s->hold->pid, "pagemap", O_RDONLY);
+	struct reach_range *roots;
+	struct mem_run *runs = NULL;
+	size_t nr = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < s->nr_roots && !err; i++)
+		err = reach_pagemap__runs(fd, s->roots[i].start, s->roots[i].end, &runs, &nr, &cap);
+	if (fd >= 0)
+		close(fd);
+	roots = err ? NULL : calloc(nr ?: 1, sizeof(*roots));
+	for (size_t i = 0; roots && i < nr; i++)
+		roots[i] = (struct reach_range){ runs[i].start, runs[i].end };
+	free(runs);
+	if (!roots)
+		return err ?: -ENOMEM;
+	free(s->roots);
+	s->roots = roots;
+	s->nr_roots = nr;
+	return 0;
+}
+
+static int choose_roots(struct scan *s)
+{
+	struct reach_roots_info info;
+	struct maps *m;
+	int err = maps__read(s->hold->pid, &m);
+
+	if (err)
+		return err;
+	err = reach_roots__choose(m, s->sps, s->tps, s->hold->nr, &s->roots, &s->nr_roots, &info);
+	maps__free(m);
+	return err ?: only_present(s);
+}
+
+static int classify(struct scan *s, struct reach_stats *st)
+{
+	uint8_t *k = malloc(s->nr_heap ?: 1);
+	struct reach_input in = {
+		.blocks = s->heap, .nr_blocks = s->nr_heap,
+		.roots = s->roots, .nr_roots = s->nr_roots,
+		.regs = s->regs, .nr_regs = s->hold->nr * REACH_HOLD_REGS,
+		.read = reach_hold__read, .ctx = s->hold,
+	};
+	int err = k ? reach__classify(&in, k, st) : -ENOMEM;
+
+	for (size_t j = 0; !err && j < s->nr_heap; j++)
+		s->kinds[s->heap_of[j]] = k[j];
+	free(k);
+	return err;
+}
+
+/* Everything while the target is held. */
+static int scan_held(struct scan *s, const struct reach_run_ops *ops, struct reach_stats *st)
+{
+	int err = ops->blocks(ops->ctx, &s->blocks, &s->nr_blocks);
+
+	err = err ?: split_blocks(s) ?: take_registers(s) ?: choose_roots(s);
+	return err ?: classify(s, st);
+}
+
+static void scan_free(struct scan *s)
+{
+	free(s->blocks);
+	free(s->heap);
+	free(s->heap_of);
+	free(s->regs);
+	free(s->sps);
+	free(s->tps);
+	free(s->roots);
+	free(s->kinds);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum **out,
+		    char *err, size_t errlen)
+{
+	struct scan s = { 0 };
+	struct reach_stats st = { 0 };
+	struct timespec t0;
+	unsigned threads = 0;
+	double held_ms, scan_ms;
+	int e;
+
+	*out = NULL;
+	e = reach_hold__take(pid, REACH_RUN_STOP_MS, &s.hold, err, errlen);
+	if (e)
+		return e;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	threads = (unsigned)s.hold->nr;
+	e = scan_held(&s, ops, &st);
+	scan_ms = ms_since(&t0);
+	held_ms = reach_hold__release(s.hold);
+	if (!e)
+		e = reach_sum__build(s.blocks, s.kinds, s.nr_blocks, out);
+	if (e) {
+		snprintf(err, errlen, "reachability scan of pid %d failed: %s", pid, strerror(-e));
+	} else {
+		(*out)->head.held_ms = held_ms;
+		(*out)->head.scan_ms = scan_ms;
+		(*out)->head.threads = threads;
+		(*out)->head.root_bytes = st.root_bytes;
+		(*out)->head.block_bytes = st.block_bytes;
+		(*out)->head.unread_bytes = st.unread_bytes;
+	}
+	scan_free(&s);
+	return e;
+}

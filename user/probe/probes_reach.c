@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The live blocks one by one, and the stop at _exit, for the reachability scan. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "probes_internal.h"
+#include "probes_reach.h"
+#include "util/vec.h"
+
+/* The blocks of the table as they are (the target is held while this runs). */
+static int read_blocks(struct probes *p, struct live_block **out, size_t *nr)
+{
+	size_t cap = 0;
+
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		const struct alloc_bucket *bucket = &p->alloc_table[b];
+
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bucket->info[i];
+			const struct site_slot *slot;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
+				continue;
+			slot = &p->site_table[info.site];
+			if (vec__reserve_min(out, &cap, *nr + 1, sizeof(**out), 4096))
+				return -ENOMEM;
+			(*out)[(*nr)++] = (struct live_block){ addr, info.size, slot->stack_id,
+							       slot->api };
+		}
+	}
+	return 0;
+}
+
+int probes__blocks(struct probes *p, struct live_block **out, size_t *nr)
+{
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	/* A block's site is never reclaimed while it lives; the lock keeps a clear away. */
+	pthread_mutex_lock(&p->tables_lock);
+	err = read_blocks(p, out, nr);
+	pthread_mutex_unlock(&p->tables_lock);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*nr = 0;
+	}
+	return err;
+}
+
+int probes__attach_exit_stop(struct probes *p, const char *path, uint64_t offset)
+{
+	__u64 off = offset, cookie = 0;
+	char *copy;
+	int fd;
+
+	if (p->exit_stop_fd >= 0 && p->exit_stop_pid == p->tgid && p->exit_stop_offset == offset &&
+	    p->exit_stop_path && !strcmp(p->exit_stop_path, path))
+		return 0;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.exit_stop), path, &off,
+				  &cookie, 1, false);
+	if (fd < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe _exit in %s for --reach: %s\n", path,
+			strerror(-fd));
+		free(copy);
+		return fd;
+	}
+	if (p->exit_stop_fd >= 0)
+		close(p->exit_stop_fd);
+	free(p->exit_stop_path);
+	p->exit_stop_fd = fd;
+	p->exit_stop_pid = p->tgid;
+	p->exit_stop_offset = offset;
+	p->exit_stop_path = copy;
+	return 0;
+}

@@ -66,8 +66,10 @@ int py_exit(struct pt_regs *ctx)
 			child->frozen = 1;
 		return 0;
 	}
-	if (bpf_get_attach_cookie(ctx))
+	if (bpf_get_attach_cookie(ctx)) {
 		py_frozen = 1;
+		ev.finalize = 1;
+	}
 	if (py_exit_stop) {
 		ev.kind = EVENT_PY_EXIT;
 		count(CNT_STOP_REQUESTS);

@@ -43,7 +43,8 @@ static __always_inline struct memleak_proc *followed(__u32 tgid)
 
 static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 ppid, __u32 proc)
 {
-	struct memleak_event ev = { tgid, kind, ppid, proc, bpf_ktime_get_ns() };
+	struct memleak_event ev = { .tgid = tgid, .kind = kind, .ppid = ppid, .proc = proc,
+				    .time_ns = bpf_ktime_get_ns() };
 
 	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 }
@@ -81,7 +82,8 @@ static __always_inline void follow_child(struct task_struct *parent, struct task
 		return;
 	}
 	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
-	*ev = (struct memleak_event){ tgid, EVENT_FORK, parent->tgid, e.tag, bpf_ktime_get_ns() };
+	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FORK, .ppid = parent->tgid,
+				      .proc = e.tag, .time_ns = bpf_ktime_get_ns() };
 	bpf_ringbuf_submit(ev, 0);
 }
 

@@ -189,8 +189,10 @@ enum memleak_event_kind {
 struct memleak_event {
 	__u32 tgid;
 	__u32 kind;		/* enum memleak_event_kind */
+	__u32 finalize;		/* EVENT_PY_EXIT, _EXITING: 1 at Py_FinalizeEx, 0 at _exit */
 	__u32 ppid;		/* EVENT_FORK: the parent's tgid */
 	__u32 proc;		/* EVENT_FORK and after: the process's tag (memleak_proc) */
+	__u32 pad;
 	__u64 time_ns;		/* EVENT_FORK: bpf_ktime_get_ns() at the fork */
 };
 

@@ -81,10 +81,10 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
 			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
@@ -415,6 +415,7 @@ static struct pytrace *new_pytrace(const struct opts *o)
 		.spawned = o->command != NULL,
 		.python_malloc = o->python_malloc,
 		.no_frames = o->bench_no_python,
+		.objects = o->py_objects,
 	};
 
 	return pytrace__new(&s);

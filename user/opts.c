@@ -39,6 +39,7 @@ enum {
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
 	OPT_FOLDED_BY_PROCESS,
+	OPT_PY_OBJECTS,
 	OPT_REACH,
 	OPT_PPROF_FORMAT,
 };
@@ -69,6 +70,7 @@ static const struct option long_options[] = {
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
+	{ "py-objects", no_argument, NULL, OPT_PY_OBJECTS },
 	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -118,6 +120,7 @@ static const char usage_text[] =
 "      --stack-storage-size N distinct stacks kept (default 262144)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
+"      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
 "      --reach                the final report says which blocks are lost or\n"
 "                             still reachable (as memcheck); SIGUSR2: now\n"
@@ -364,6 +367,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 			o->stack_storage_given = true;
 		}
 		return ret;
+	case OPT_PY_OBJECTS:
+		o->py_objects = true;
+		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
 		return 0;

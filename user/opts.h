@@ -48,6 +48,7 @@ struct opts {
 	size_t nr_debug_dirs;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
+	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */
 	const char *timeline_path;	/* --timeline FILE (CSV) */
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */

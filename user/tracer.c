@@ -281,6 +281,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	/* Python frames from the first allocation on. */
 	err = pytrace__attach(tr->py, tr->target->pid, maps, lo);
 	if (!err)
+		err = pytrace__probe_objects(tr->py, lo, a);
+	if (!err)
 		err = build_core_tables(tr, maps, lo, a);
 	if (!err)
 		err = probes__attach_allocator(tr->probes, a);

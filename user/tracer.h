@@ -177,8 +177,11 @@ bool tracer__working(const struct tracer *tr);
 /* An exec: cancel the job running and wait for it; resume starts what is due. */
 void tracer__settle_jobs(struct tracer *tr);
 void tracer__resume_jobs(struct tracer *tr);
-/* Python is exiting: its code read while the target lives (stopped: -c holds it meanwhile). */
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped);
+/*
+ * Python is exiting: its code read while the target lives (stopped: -c holds
+ * it meanwhile). finalize: at Py_FinalizeEx, where tracing ended.
+ */
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize);
 /* Python's code objects through tr->relay: ops are the probes', changed in place. */
 void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops);
 /* The end: the job running, and the reports asked for, done. */

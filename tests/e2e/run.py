@@ -41,6 +41,7 @@ Where things are, in tests/e2e/:
   cases_placement.py   probes past the entry against probes at the entry
   cases_symbols.py     exact frames: inlined, dlopen, debug info, stripped,
                        PIE, C++, JIT
+  cases_clones.py      compiler clones named as the source names them
   cases_unwinding.py   CFI unwinding, with and without frame pointers
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_python.py      Python frames, under -c and -p, pymalloc and malloc
@@ -68,6 +69,7 @@ import cases_outputs
 import cases_pprof
 import cases_placement
 import cases_symbols
+import cases_clones
 import cases_unwinding
 import cases_insight
 import cases_python
@@ -82,7 +84,8 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
-MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols, cases_unwinding,
+MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
+	   cases_clones, cases_unwinding,
 	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
 	   cases_privileges, cases_limits, cases_reach, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]

@@ -20,8 +20,8 @@
 
 /* A hand-made report exercising every kind of frame and stack. */
 static struct report_frame frames_leak[] = {
-	{ .address = 0x55d0c2a4b3b2, .function = "leak_site", .module = "/srv/app",
-	  .module_offset = 0x13b2, .file = "app.c", .line = 42 },
+	{ .address = 0x55d0c2a4b3b2, .function = "leak_site", .symbol = "leak_site.part.0",
+	  .module = "/srv/app", .module_offset = 0x13b2, .file = "app.c", .line = 42 },
 	{ .address = 0x55d0c2a4b480, .function = "main", .module = "/srv/app",
 	  .module_offset = 0x1480, .file = "app.c", .line = 90 },
 	{ .address = 0x7f00000271ca, .function = "__libc_start_call_main",
@@ -469,16 +469,17 @@ static const char sample_check[] =
 	"assert [x['truncated'] for x in s] == [False, False, False, True]\n"
 	"assert [x['unwind_pending'] for x in s] == [False, False, False, False]\n"
 	"assert s[0]['total_bytes'] == 4194304 and s[0]['total_allocs'] == 1024 and s[0]['allocs'] == 512\n"
-	"assert s[0]['frames'][0] == {'address': '0x55d0c2a4b3b2', 'function': 'leak_site', 'module': '/srv/app',\n"
+	"assert s[0]['frames'][0] == {'address': '0x55d0c2a4b3b2', 'function': 'leak_site', 'symbol': 'leak_site.part.0',\n"
+	"    'module': '/srv/app',\n"
 	"    'offset': '0x13b2', 'file': 'app.c', 'line': 42, 'inlined': False,\n"
 	"    'language': 'native'}, s[0]['frames'][0]\n"
 	"f = s[1]['frames']\n"
 	"assert f[0]['inlined'] is True and f[0]['file'] == 'util.h'\n"
 	"assert f[2]['file'] is None and f[2]['line'] is None and f[2]['function'] == 'nolines'\n"
-	"assert f[3] == {'address': '0x7f1200001a2b', 'function': None, 'module': '/opt/lib/libfoo.so',\n"
+	"assert f[3] == {'address': '0x7f1200001a2b', 'function': None, 'symbol': None, 'module': '/opt/lib/libfoo.so',\n"
 	"    'offset': '0x1a2b', 'file': None, 'line': None, 'inlined': False,\n"
 	"    'language': 'native'}, f[3]\n"
-	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'module': None,\n"
+	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'symbol': None, 'module': None,\n"
 	"    'offset': None, 'file': None, 'line': None, 'inlined': False,\n"
 	"    'language': 'native'}, f[4]\n"
 	"assert s[2]['frames'] == []\n"

@@ -286,5 +286,6 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,
 		       in->attached, &a->memory);
 	a->memory.startup = *history__startup(in->h);
+	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
 	return err;
 }

@@ -20,8 +20,14 @@ enum report_language {
 
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
-	char *function;		/* demangled; NULL when unknown */
-	char *symbol;		/* the mangled name function demangles, or NULL (pprof's system_name) */
+	char *function;		/* as the source names it, demangled; NULL when unknown */
+	/*
+	 * The linker symbol (pprof's system_name, JSON's symbol): for a
+	 * function's frame the ELF symbol covering it, as is (a clone's:
+	 * foo.part.0; mangled); else the mangled name function demangles.
+	 * NULL: none.
+	 */
+	char *symbol;
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -187,6 +193,7 @@ struct report_memory {
 	struct report_growth live;	/* of the live total */
 	size_t growing;		/* stacks growing */
 	struct report_startup startup;
+	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
 };
 
 /* The live-heap high-water mark, sampled (user/history.c). */
@@ -212,12 +219,30 @@ struct report_analysis {
 	size_t nr_samples;
 };
 
+/* How full pymalloc's arenas are (python/pyarena.h), read from the target. */
+struct report_pyarenas {
+	bool known;		/* read at least once */
+	double t_s;		/* when, since tracing began */
+	uint64_t arenas, bytes;	/* arenas counted, and their 1 MiB each */
+	uint64_t pools, used_pools;	/* their 16 KiB pools, and those handing out blocks */
+	uint64_t used_blocks, used_bytes;	/* blocks handed out, by their size class */
+	uint64_t skipped;	/* 1 MiB mmaps not counted: no pymalloc block in them */
+};
+
 /* The target's Python interpreter (user/pytrace.c). */
 struct report_python {
 	const char *version;	/* "3.11.2" */
 	const char *path;	/* the object holding the interpreter, as the target sees it */
 	const char *malloc;	/* who serves objects: "pymalloc" or "malloc" */
 	const char *malloc_why;	/* "by default", "PYTHONMALLOC=malloc", ... */
+	/*
+	 * The interpreter began to shut down (Py_FinalizeEx), where tracing
+	 * stopped: the figures are the program's at that moment, not at its
+	 * exit (shutdown frees nearly everything, which would hide every leak).
+	 */
+	bool shutdown;
+	bool objects;		/* --py-objects: pymalloc's API probed, every object a block */
+	struct report_pyarenas arenas;	/* pymalloc only */
 };
 
 /* --follow: one traced process's share of the report (analyze/per_process.h). */
@@ -346,6 +371,10 @@ void report_text__growth(const struct report_stack *s, FILE *f);
 /* " (the 2nd under Growing)" for a growing site, nothing for another. */
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
+/* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
+void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
+void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
+void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* Reachability (report_reach.c): the totals after the headline, a stack's line, JSON fields. */
 void report_text__reach_head(const struct report *r, FILE *f);

@@ -109,6 +109,8 @@ static void put_frame(const struct report_frame *fr, FILE *f)
 {
 	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
 	put_string(fr->function, f);
+	fputs(", \"symbol\": ", f);
+	put_string(fr->symbol, f);
 	fputs(", \"module\": ", f);
 	put_string(fr->module, f);
 	/* An offset means nothing without the module it is in. */
@@ -140,6 +142,9 @@ static void put_python(const struct report_python *py, FILE *f)
 	put_string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
 	put_string(py->malloc_why, f);
+	fprintf(f, ", \"objects\": %s, \"shutdown\": %s, \"arenas\": ",
+		py->objects ? "true" : "false", py->shutdown ? "true" : "false");
+	report_json__pyarenas(&py->arenas, f);
 	fputs("},\n", f);
 }
 
@@ -378,6 +383,7 @@ static void put_memory(const struct report_memory *m, FILE *f)
 {
 	fputs("  \"memory\": {\"verdict\": ", f);
 	put_string(verdict__name(m->verdict), f);
+	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
 		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,

@@ -370,12 +370,20 @@ static void print_python(const struct report *r, FILE *f)
 		return;
 	fprintf(f, "Python %s (%s), objects from %s (%s): ", py->version, py->path, py->malloc,
 		py->malloc_why);
-	if (!strcmp(py->malloc, "pymalloc"))
+	if (py->objects)
+		fputs("every object is a block of its own, at its line (--py-objects: pymalloc's API probed)\n",
+		      f);
+	else if (!strcmp(py->malloc, "pymalloc"))
 		fputs("blocks over 512 bytes are exact;\n  smaller objects are in pymalloc's 1 MiB "
 		      "arenas, each under the stack that needed it (--python-malloc malloc: every "
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
+	report_text__pyarenas(&py->arenas, f);
+	if (py->shutdown)
+		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
+		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "
+		      "those frees are not counted\n", f);
 }
 
 int report_text__write(const struct report *r, FILE *f)

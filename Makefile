@@ -229,6 +229,7 @@ bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/wl_cxx $(OUTPUT)/bench/stam
 	$(Q)/usr/bin/python3 scripts/bench_symbolize.py
 	$(Q)/usr/bin/python3 scripts/bench_redis.py
 	$(Q)/usr/bin/python3 scripts/bench_reach.py
+	$(Q)/usr/bin/python3 scripts/bench_follow.py
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory memleakbpf $(OUTPUT)/victims/demo_leaky

@@ -31,8 +31,8 @@ int dl_debug_state(struct pt_regs *ctx)
 {
 	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_LIBRARIES };
 
-	if (!is_target(bpf_get_current_task_btf()))
-		return 0;
+	if (proc_of(bpf_get_current_task_btf()))
+		return 0;	/* not the target (a followed child has no link here) */
 	if (stop_on_dl)
 		stop_current();
 	else if (notify_dl)
@@ -51,11 +51,25 @@ SEC("uprobe")
 int py_exit(struct pt_regs *ctx)
 {
 	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_PY_EXITING };
+	struct memleak_proc *child;
+	__s64 proc;
 
-	if (!py_enabled || !is_target(bpf_get_current_task_btf()))
+	if (!py_enabled)
 		return 0;
-	if (bpf_get_attach_cookie(ctx))
+	proc = proc_of(bpf_get_current_task_btf());
+	if (proc < 0)
+		return 0;
+	if (proc) {
+		/* A followed child: frozen on its own; what it copied of its code is enough. */
+		child = followed(ev.tgid);
+		if (child && bpf_get_attach_cookie(ctx))
+			child->frozen = 1;
+		return 0;
+	}
+	if (bpf_get_attach_cookie(ctx)) {
 		py_frozen = 1;
+		ev.finalize = 1;
+	}
 	if (py_exit_stop) {
 		ev.kind = EVENT_PY_EXIT;
 		count(CNT_STOP_REQUESTS);
@@ -87,8 +101,10 @@ int exit_stop(struct pt_regs *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (p->tgid != targ_tgid && (!handoff_tgid || p->tgid != handoff_tgid))
+	if (p->tgid != targ_tgid && (!handoff_tgid || p->tgid != handoff_tgid)) {
+		follow_release(p->tgid, true);
 		return 0;
+	}
 	count(CNT_EXECS);
 	if (stop_on_exec) {
 		stop_current();
@@ -107,16 +123,27 @@ int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binpr
 }
 
 /*
- * `sh -c './app'`: the shell forks and the child execs the program. The
- * first child a traced shell forks is the one to follow.
+ * A process the target starts: `sh -c './app'` forks and the child execs the
+ * program, so the first child a traced shell forks is the one to follow;
+ * with --follow any other is traced too, as are those of followed
+ * processes; without, it is counted, for the report to say that it was not.
  */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_follow, struct task_struct *parent, struct task_struct *child)
 {
-	if (!follow_shell || handoff_tgid || parent->tgid != targ_tgid ||
-	    child->pid != child->tgid)
+	if (child->pid != child->tgid)
+		return 0;	/* a thread */
+	if (parent->tgid != targ_tgid) {
+		if (followed(parent->tgid))
+			follow_child(parent, child);
 		return 0;
-	handoff_tgid = child->tgid;
+	}
+	if (follow_shell && !handoff_tgid)
+		handoff_tgid = child->tgid;
+	else if (follow)
+		follow_child(parent, child);
+	else
+		count(CNT_UNTRACED_CHILDREN);
 	return 0;
 }
 

@@ -78,7 +78,7 @@ struct {
 /* Events for user space: struct memleak_event. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 65536);	/* --follow: a burst of forks, an event each */
 } events SEC(".maps");
 
 /* Entries in the tables reclaiming empties, and the marks (memleak.h). */
@@ -106,6 +106,7 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 #include "tables.bpf.h"
 #include "peak.bpf.h"
 #include "stack.bpf.h"
+#include "follow.bpf.h"
 
 #define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
 #define CALL_HAVE_OLD	2	/* `old` holds the record of the block being resized */
@@ -122,7 +123,7 @@ struct call_state {
 	__u32 api;
 	__u32 flags;
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
-	__u32 pad;
+	__u32 proc;		/* its process's tag (memleak_proc) */
 	__u64 released;		/* the block this thread's last free/delete released */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
@@ -140,12 +141,24 @@ __u32 py_frozen;
 __u32 py_exit_stop;	/* -c: stop it at its exit; -p only tells user space */
 
 /*
- * The programs take the current task once and read its tgid: every helper
- * call costs its own return thunk on this machine's CPUs.
+ * The tag of the traced process task belongs to: 0 for the target, its own
+ * for a followed one; -1 for any other. The programs take the current task
+ * once and read its tgid: every helper call costs its own return thunk on
+ * this machine's CPUs.
  */
+static __always_inline __s64 proc_of(struct task_struct *task)
+{
+	struct memleak_proc *e;
+
+	if (task->tgid == targ_tgid)
+		return py_frozen ? -1 : 0;
+	e = followed(task->tgid);
+	return e && !e->frozen ? e->tag : -1;
+}
+
 static __always_inline bool is_target(struct task_struct *task)
 {
-	return task->tgid == targ_tgid && !py_frozen;
+	return proc_of(task) >= 0;
 }
 
 static __always_inline struct call_state *call_state(struct task_struct *task, bool create)
@@ -187,9 +200,10 @@ static __always_inline bool called_from_allocator(__u64 sp)
 static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
 						     __u32 api, __u64 size, __u64 ptr)
 {
+	__s64 proc = proc_of(task);
 	struct call_state *st;
 
-	if (!is_target(task))
+	if (proc < 0)
 		return NULL;
 	st = call_state(task, true);
 	if (!st) {
@@ -213,6 +227,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 	st->size = size;
 	st->ptr = ptr;
 	st->flags = 0;
+	st->proc = proc;
 	return st;
 }
 
@@ -224,20 +239,24 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 	struct site_slot *s = site_at(info->site);
 	struct site_counts *c;
 
-	live_sub(info->kind, bytes);
 	if (!s)
 		return;
+	/*
+	 * Its site's API says its kind: a block's site stays while the block
+	 * lives. Under --follow, every traced process counts, as in the totals.
+	 */
+	live_sub(MEMLEAK_KIND_OF(s->api), bytes);
 	c = site_shard(s);
 	__sync_fetch_and_add(&c->freed_bytes, bytes);
 	__sync_fetch_and_add(&c->freed_allocs, allocs);
 }
 
 /* A tracked block leaves the table and its site's figures; false if untracked. */
-static __always_inline bool release_tracked(__u64 addr)
+static __always_inline bool release_tracked(__u64 addr, __u32 proc)
 {
 	struct alloc_info old;
 
-	if (!forget(addr, &old))
+	if (!forget(addr, proc, &old))
 		return false;
 	site_sub(&old, old.size, 1);
 	return true;
@@ -247,15 +266,15 @@ static __always_inline bool release_tracked(__u64 addr)
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr)
 {
 	__u64 size = st->size;
-	struct alloc_info info = { .size = size, .kind = MEMLEAK_KIND_OF(st->api) };
+	struct alloc_info info = { .size = size, .proc = st->proc };
 	struct site_slot *s;
 	int err;
 
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx))), st->api,
-		       size, &info.site);
+	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx)), st->proc),
+		       st->api, size, &info.site);
 	if (!s)
 		return;
 	/*
@@ -267,7 +286,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		err = alloc_insert(addr, &info);
 		if (err != -EEXIST || i)
 			break;
-		release_tracked(addr);
+		release_tracked(addr, st->proc);
 		count(CNT_REPLACED);
 	}
 	if (err) {
@@ -277,7 +296,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		return;
 	}
 	/* After a resize's old block was taken off (call_end): massif's order too. */
-	live_add(info.kind, size);
+	live_add(MEMLEAK_KIND_OF(st->api), size);
 }
 
 /*
@@ -291,9 +310,9 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
  * through free() when the thread exits) are not the program's.
  */
 static __always_inline void release(struct task_struct *task, __u64 addr, __u64 sp,
-				    struct call_state *st)
+				    struct call_state *st, __u32 proc)
 {
-	if (!release_tracked(addr) && (!st || st->released != addr) &&
+	if (!release_tracked(addr, proc) && (!st || st->released != addr) &&
 	    !called_from_allocator(sp))
 		count(CNT_UNTRACKED_FREES);
 	if (!st)
@@ -303,12 +322,13 @@ static __always_inline void release(struct task_struct *task, __u64 addr, __u64 
 }
 
 /* Any other free or delete: the call state tells nested and repeated releases. */
-static __always_inline void release_unknown(struct task_struct *task, __u64 addr, __u64 sp)
+static __always_inline void release_unknown(struct task_struct *task, __u64 addr, __u64 sp,
+					    __u32 proc)
 {
 	struct call_state *st = call_state(task, false);
 
 	if (!nested(sp, st))
-		release(task, addr, sp, st);
+		release(task, addr, sp, st, proc);
 }
 
 /*
@@ -317,7 +337,7 @@ static __always_inline void release_unknown(struct task_struct *task, __u64 addr
  */
 static __always_inline void resize_begin(struct call_state *st, __u64 old_addr)
 {
-	if (old_addr && forget(old_addr, &st->old))
+	if (old_addr && forget(old_addr, st->proc, &st->old))
 		st->flags |= CALL_HAVE_OLD;
 }
 
@@ -427,16 +447,18 @@ static __always_inline int call_end(struct pt_regs *ctx)
 /* Entry-only probes (free, delete, munmap): skip calls the allocator makes. */
 static __always_inline bool user_release(struct task_struct *task, __u64 sp)
 {
-	return is_target(task) && !nested(sp, call_state(task, false));
+	return !nested(sp, call_state(task, false));
 }
 
 static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u64 start,
 					__u64 length)
 {
+	__s64 proc = proc_of(task);
 	__u64 len, rest;
 	struct alloc_info old;
 
-	if (!user_release(task, sp) || called_from_allocator(sp) || !forget(start, &old))
+	if (proc < 0 || !user_release(task, sp) || called_from_allocator(sp) ||
+	    !forget(start, proc, &old))
 		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
 	if (len >= old.size) {
@@ -552,13 +574,15 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct call_state *st;
 	__u64 size, ptr;
+	__s64 proc;
 
 	switch (api) {
 	case API_FREE:		/* api_free's, on its own link */
 	case API_DELETE:
 	case API_DELETE_ARRAY:
-		if (a1 && is_target(task))
-			release_unknown(task, a1, entry_sp(ctx, cookie));
+		proc = a1 ? proc_of(task) : -1;
+		if (proc >= 0)
+			release_unknown(task, a1, entry_sp(ctx, cookie), proc);
 		return 0;
 	case API_MUNMAP:
 		munmap_user(task, entry_sp(ctx, cookie), a1, a2);
@@ -594,13 +618,15 @@ int api_free(struct pt_regs *ctx)
 {
 	__u64 a1 = PT_REGS_PARM1(ctx);
 	struct task_struct *task;
+	__s64 proc;
 
 	if (bench_floor || !a1)
 		return 0;
 	/* A handed-over shell's links stay (probes.c): their pid filter is not ours. */
 	task = bpf_get_current_task_btf();
-	if (is_target(task) && !release_tracked(a1))
-		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)));
+	proc = proc_of(task);
+	if (proc >= 0 && !release_tracked(a1, proc))
+		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)), proc);
 	return 0;
 }
 

@@ -70,6 +70,10 @@ enum memleak_counter {
 	CNT_PY_STACK_ERRORS,	/* Python frames unreadable or colliding: tracked, without them */
 	CNT_UNWIND_PENDING,	/* CFI unwinding met a module whose rows were not loaded yet (-p,
 				   just after attaching): stack cut short there, marked */
+	CNT_UNTRACED_CHILDREN,	/* processes the target started, not traced (no --follow);
+				   informational, not a drop */
+	CNT_PROCS_MAP_FULL,	/* --follow: a child not followed, the process table full */
+	CNT_FOLLOW_EXECS,	/* --follow: a followed child ran exec: not traced from there */
 	CNT__COUNT,
 };
 
@@ -90,7 +94,7 @@ struct alloc_info {
 	__u64 size;
 	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/clock.c) when the call returned */
 	__u32 site;		/* index of its site in the site table */
-	__u32 kind;		/* enum memleak_kind: which live total it is in */
+	__u32 proc;		/* --follow: the process's tag (0: the target); part of the key */
 };
 
 struct alloc_bucket {
@@ -207,12 +211,34 @@ enum memleak_event_kind {
 	EVENT_PY_EXITING,	/* -p: a Python target is exiting, not stopped: read what can be */
 	EVENT_RECLAIM,		/* a table reached its mark (memleak_fill): sweep it now */
 	EVENT_EXIT_STOP,	/* -c --reach: stopped at _exit, its memory whole: scan it, resume */
+	EVENT_FORK,		/* --follow: a traced process started tgid, stopped: probe it, resume */
+	EVENT_GONE,		/* --follow: a followed process exited */
+	EVENT_FOLLOW_EXEC,	/* --follow: a followed process ran exec: not traced from there */
 	EVENT_PEAK,		/* the heap's peak reached its mark: sample the sites now */
 };
 
 struct memleak_event {
 	__u32 tgid;
 	__u32 kind;		/* enum memleak_event_kind */
+	__u32 finalize;		/* EVENT_PY_EXIT, _EXITING: 1 at Py_FinalizeEx, 0 at _exit */
+	__u32 ppid;		/* EVENT_FORK: the parent's tgid */
+	__u32 proc;		/* EVENT_FORK and after: the process's tag (memleak_proc) */
+	__u32 pad;
+	__u64 time_ns;		/* EVENT_FORK: bpf_ktime_get_ns() at the fork */
+};
+
+/*
+ * --follow: each traced process other than the target has a tag, given in
+ * order from 1 and never reused (a pid may be): blocks are keyed by (tag,
+ * address), and the stacks of a tagged process are pairs (struct
+ * stack_pair) that carry it, so that its sites are its own.
+ */
+#define MEMLEAK_MAX_PROCS 65536	/* followed processes alive at once */
+#define MEMLEAK_HELD 64		/* children held at their fork, for the watchdog (a ring) */
+
+struct memleak_proc {
+	__u32 tag;
+	__u32 frozen;		/* Python's shutdown began: not traced from then on */
 };
 
 /* Address range of code whose own mmap/munmap calls are the allocator's. */
@@ -359,7 +385,8 @@ struct py_code {
 /* The stack id of an allocation with Python frames stands for this pair. */
 struct stack_pair {
 	__u64 native;		/* key in the stack map */
-	__u64 python;		/* key in the Python stack map */
+	__u64 python;		/* key in the Python stack map; 0: no Python frames */
+	__u64 proc;		/* --follow: the tag of the process that allocated (0: the target) */
 };
 
 #endif /* MEMLEAK_H */

@@ -338,24 +338,27 @@ static __always_inline __u64 capture_python(void)
 }
 
 /*
- * The id of the pair (native stack, Python frames), stored once; the native
- * id alone when the thread runs no Python or its frames could not be kept.
- * A global function: the verifier checks it once, not at every record().
+ * The id of the triple (native stack, Python frames, process), stored once;
+ * the native id alone for the target (process 0) when the thread runs no
+ * Python or its frames could not be kept. A global function: the verifier
+ * checks it once, not at every record().
  */
-__noinline __u64 py_pair_id(__u64 native)
+__noinline __u64 py_pair_id(__u64 native, __u32 proc)
 {
-	struct stack_pair pair = { .native = native }, *old;
+	struct stack_pair pair = { .native = native, .proc = proc }, *old;
 	__u64 id;
 
-	if (!py_walk)
+	if (py_walk && py_enabled && native != MEMLEAK_NO_STACK)
+		pair.python = capture_python();
+	if (!pair.python && !proc)
 		return native;
-	pair.python = capture_python();
-	if (!pair.python)
-		return native;
-	id = mix(mix(0x94d049bb133111ebULL, native), pair.python) ?: 1;
+	id = mix(mix(0x94d049bb133111ebULL, native), pair.python);
+	if (proc)
+		id = mix(id, proc);
+	id = id ?: 1;
 	old = bpf_map_lookup_elem(&stack_pairs, &id);
 	if (old) {
-		if (old->native == native && old->python == pair.python)
+		if (old->native == native && old->python == pair.python && old->proc == proc)
 			return id;
 		count(CNT_PY_STACK_ERRORS);
 		return native;
@@ -370,11 +373,11 @@ __noinline __u64 py_pair_id(__u64 native)
 }
 
 /* An allocation's stack id: for a thread running Python, with its frames. */
-static __always_inline __u64 with_python(__u64 native)
+static __always_inline __u64 with_python(__u64 native, __u32 proc)
 {
-	if (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK)
+	if (!proc && (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK))
 		return native;
-	return py_pair_id(native);
+	return py_pair_id(native, proc);
 }
 
 #endif

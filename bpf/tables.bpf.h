@@ -41,10 +41,14 @@ struct {
 	__uint(max_entries, 1 << 16);	/* 1.5 x --stack-storage-size */
 } sites SEC(".maps");
 
-/* Fibonacci hashing: the top bits of the product spread aligned addresses. */
-static __always_inline __u32 alloc_home(__u64 addr)
+/*
+ * Fibonacci hashing: the top bits of the product spread aligned addresses.
+ * The process's tag moves the home too: a thousand children of one parent
+ * allocate at the same addresses (0 for the target: as without --follow).
+ */
+static __always_inline __u32 alloc_home(__u64 addr, __u32 proc)
 {
-	return (addr * 0x9e3779b97f4a7c15ULL) >> alloc_bucket_shift;
+	return ((addr ^ ((__u64)proc << 47)) * 0x9e3779b97f4a7c15ULL) >> alloc_bucket_shift;
 }
 
 static __always_inline struct alloc_bucket *bucket_at(__u32 idx)
@@ -53,10 +57,15 @@ static __always_inline struct alloc_bucket *bucket_at(__u32 idx)
 	return bpf_map_lookup_elem(&allocs, &idx);
 }
 
-/* The bucket holding addr and its slot in *slot, its distance from home in *dist. */
-static __always_inline struct alloc_bucket *alloc_find(__u64 addr, __u32 *slot, __u32 *dist)
+/*
+ * The bucket holding process proc's block at addr, its slot in *slot, its
+ * distance from home in *dist. A child and its parent may hold blocks at one
+ * address (--follow: the child's copy of an inherited block): each its own.
+ */
+static __always_inline struct alloc_bucket *alloc_find(__u64 addr, __u32 proc, __u32 *slot,
+						       __u32 *dist)
 {
-	__u32 home = alloc_home(addr);
+	__u32 home = alloc_home(addr, proc);
 	struct alloc_bucket *b;
 
 	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
@@ -64,7 +73,7 @@ static __always_inline struct alloc_bucket *alloc_find(__u64 addr, __u32 *slot, 
 		if (!b)
 			return NULL;
 		for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			if (b->addr[i] == addr) {
+			if (b->addr[i] == addr && b->info[i].proc == proc) {
 				*slot = i;
 				*dist = d;
 				return b;
@@ -91,10 +100,10 @@ static __always_inline void spill_add(__u32 home, __u32 dist, __s32 delta)
 }
 
 /* Remove a block's record into *out; false when it was not tracked. */
-static __always_inline bool forget(__u64 addr, struct alloc_info *out)
+static __always_inline bool forget(__u64 addr, __u32 proc, struct alloc_info *out)
 {
 	__u32 slot, dist;
-	struct alloc_bucket *b = alloc_find(addr, &slot, &dist);
+	struct alloc_bucket *b = alloc_find(addr, proc, &slot, &dist);
 
 	if (!b)
 		return false;
@@ -104,7 +113,7 @@ static __always_inline bool forget(__u64 addr, struct alloc_info *out)
 	/* Two threads freeing one block (a double free): only one wins. */
 	if (__sync_val_compare_and_swap(&b->addr[slot], addr, 0) != addr)
 		return false;
-	spill_add(alloc_home(addr), dist, -1);
+	spill_add(alloc_home(addr, proc), dist, -1);
 	return true;
 }
 
@@ -115,10 +124,10 @@ static __always_inline bool forget(__u64 addr, struct alloc_info *out)
  */
 static __always_inline int alloc_insert(__u64 addr, const struct alloc_info *info)
 {
-	__u32 home = alloc_home(addr), slot, dist;
+	__u32 home = alloc_home(addr, info->proc), slot, dist;
 	struct alloc_bucket *b;
 
-	if (alloc_find(addr, &slot, &dist))
+	if (alloc_find(addr, info->proc, &slot, &dist))
 		return -EEXIST;
 	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
 		b = bucket_at(home + d);

@@ -5,7 +5,8 @@
 Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--no-unwind] [--only NAME,...]
 
 --only runs only what it names: workloads of the table below, and the parts
-after it: scale, unwind, python, torch (the PyTorch job, scripts/bench_torch.py).
+after it: scale, unwind, python, python-objects (--py-objects on pyenv's 3.11),
+torch (the PyTorch job, scripts/bench_torch.py).
 
 Every workload runs untraced and under every tracer, interleaved: round after
 round, each (workload, tracer) once, so that drift of the machine spreads over
@@ -71,7 +72,7 @@ TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
 RUN_TIMEOUT = 120
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-PARTS = ("scale", "unwind", "python", "torch")	# what runs after the table
+PARTS = ("scale", "unwind", "python", "python-objects", "torch")	# what runs after the table
 
 # name: (argv, how it is timed[, the allocator LD_PRELOADed])
 WORKLOADS = {
@@ -666,19 +667,19 @@ PY_MODES = [
 ]
 
 
-def py_run(workload, mode, work):
+def py_run(workload, mode, work, python=PYTHON, objects=False):
 	"""(ms from the interpreter's start to its exit, allocations memleakbpf counted)."""
 	name, alloc, traced, frames = mode
 	out = os.path.join(work, "%s.%s" % (workload, name.replace(" ", "-").replace(",", "")))
 	env = dict(os.environ, BENCH_STAMP=out + ".result",
-		   BENCH_STAMP_EXE=os.path.realpath(PYTHON), PYTHONHASHSEED="0")
+		   BENCH_STAMP_EXE=os.path.realpath(python), PYTHONHASHSEED="0")
 	for k in ("LD_PRELOAD", "PYTHONMALLOC", "MEMLEAKBPF_BENCH_FLOOR",
 		  "MEMLEAKBPF_PROBE_AT_ENTRY", "MEMLEAKBPF_BENCH_NO_PYTHON"):
 		env.pop(k, None)
-	argv = ["/usr/bin/env", "LD_PRELOAD=" + STAMP] + PY_WORKLOADS[workload]
+	argv = ["/usr/bin/env", "LD_PRELOAD=" + STAMP, python] + PY_WORKLOADS[workload][1:]
 	if traced:
-		argv = [TRACER, "--json", out + ".json", "--python-malloc", alloc, "-c",
-			" ".join(argv), "3600"]
+		argv = [TRACER, "--json", out + ".json", "--python-malloc", alloc] + (
+			["--py-objects"] if objects else []) + ["-c", " ".join(argv), "3600"]
 		if not frames:
 			env["MEMLEAKBPF_BENCH_NO_PYTHON"] = "1"
 	elif alloc == "malloc":
@@ -758,6 +759,47 @@ def python_bench(runs, doc):
 	if doc and runs >= 5:
 		py_doc(rows, runs)
 
+# What --py-objects costs (issue 18), on an interpreter it can be exact on:
+# pyenv's 3.11 (built without LTO and PGO; Debian's refuses it). Against
+# the same interpreter untraced, traced with pymalloc (objects unseen) and
+# with malloc (every object a block, at a restart). Printed, not written.
+PYOBJ_PYTHON = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
+PYOBJ_MODES = [  # (name, allocator, traced, frames), --py-objects
+	(("untraced", "pymalloc", False, False), False),
+	(("pymalloc (default)", "pymalloc", True, True), False),
+	(("pymalloc, --py-objects", "pymalloc", True, True), True),
+	(("malloc", "malloc", True, True), False),
+]
+
+
+def pyobjects_bench(runs):
+	if not os.path.exists(PYOBJ_PYTHON):
+		say("python-objects: %s is missing, skipped" % PYOBJ_PYTHON)
+		return
+	vals, work = {}, tempfile.mkdtemp(prefix="memleakbpf-pyobjects-")
+	try:
+		for r in range(runs):
+			say("python-objects: round %d of %d" % (r + 1, runs))
+			for w in PY_WORKLOADS:
+				for mode, objects in PYOBJ_MODES:
+					ms, n = py_run(w, mode, work, PYOBJ_PYTHON, objects)
+					v = vals.setdefault((w, mode[0]), ([], []))
+					v[0].append(ms)
+					v[1].extend([n] if n is not None else [])
+	finally:
+		shutil.rmtree(work, ignore_errors=True)
+	rows = [("workload", "%s: objects from" % os.path.basename(PYOBJ_PYTHON), "ms (min..max)",
+		 "x untraced", "allocations traced", "us added per allocation")]
+	for w in PY_WORKLOADS:
+		base = statistics.median(vals[(w, "untraced")][0])
+		for (name, _, _, _), _ in PYOBJ_MODES:
+			ms, ns = vals[(w, name)]
+			m, n = statistics.median(ms), int(statistics.median(ns)) if ns else None
+			rows.append((w, name, "%.1f (%.1f..%.1f)" % (m, min(ms), max(ms)),
+				     "%.1f" % (m / base), "%d" % n if n else "",
+				     "%.2f" % ((m - base) * 1000 / n) if n else ""))
+	print(plain(rows))
+
 # ================================================================ end of Python's allocator (issue 9)
 
 
@@ -827,6 +869,8 @@ def main(argv):
 		unwind_bench(runs, doc)
 	if chosen("python"):
 		python_bench(runs, doc)
+	if chosen("python-objects"):
+		pyobjects_bench(runs)
 	if chosen("torch"):
 		bench_torch.bench(min(runs, bench_torch.ROUNDS), doc=doc)
 	return 0

@@ -67,6 +67,9 @@ static void on_events(struct tracer *tr)
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
+	probes__follow_events(tr->probes, &tr->procs, tr->opts->verbose);	/* a child waits, stopped */
+	if (tr->target_ended && !probes__following(tr->probes))
+		tr->done = true;
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
 			tracer__on_stopped(tr, (pid_t)evs[i].tgid);
@@ -78,16 +81,38 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
 			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false);
+			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
 		} else if (evs[i].kind == EVENT_PEAK) {
 			tracer__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
 	}
+}
+
+/*
+ * The target ended. So does the run, but with --follow not before the
+ * processes followed have ended too (a daemon's parent exits at once).
+ */
+static void target_ended(struct tracer *tr)
+{
+	size_t n;
+
+	if (tr->target_ended)
+		return;
+	tr->target_ended = true;
+	on_events(tr);	/* the fork of a child may still wait in the ring */
+	n = probes__following(tr->probes);
+	if (n)
+		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
+			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
+	/* -p: its pidfd stays readable: no more waking for it. */
+	if (!tr->target->spawned)
+		epoll_ctl(tr->epfd, EPOLL_CTL_DEL, tr->target->pidfd, NULL);
+	tr->done |= !n;
 }
 
 /* Ctrl-C on -c: the command gets the signal too; give it a moment to end. */
@@ -106,14 +131,16 @@ static void on_signal(struct tracer *tr)
 	struct signalfd_siginfo si;
 
 	while (read(tr->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			tr->done |= target__reap(tr->target);
-		else if (si.ssi_signo == SIGUSR1)
+		if (si.ssi_signo == SIGCHLD) {
+			if (target__reap(tr->target))
+				target_ended(tr);
+		} else if (si.ssi_signo == SIGUSR1) {
 			tracer__on_snapshot_signal(tr);
-		else if (si.ssi_signo == SIGUSR2)
+		} else if (si.ssi_signo == SIGUSR2) {
 			tracer__on_reach_signal(tr);
-		else
+		} else {
 			on_interrupt(tr, (int)si.ssi_signo);
+		}
 	}
 }
 
@@ -189,7 +216,7 @@ static void run(struct tracer *tr)
 		else if (ev.data.fd == worker__fd(tr->worker))
 			tracer__job_done(tr);
 		else if (target__gone(tr->target))
-			tr->done = true;
+			target_ended(tr);
 	}
 }
 
@@ -310,6 +337,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,
+		.follow = o->follow,
 		.verbose = o->verbose,
 	};
 }
@@ -374,10 +402,12 @@ static int begin(struct tracer *tr)
 	err = hold_interrupts();
 	if (err)
 		return err;
+	/* -c, and -p --follow (children held at their fork): resumed if we die. */
+	probes__stop_view(tr->probes, &view);
+	if (tr->target->spawned || tr->opts->follow)
+		tr->wd = watchdog__start(&view);
 	if (!tr->target->spawned)
 		return tracer__attach_pid(tr);
-	probes__stop_view(tr->probes, &view);
-	tr->wd = watchdog__start(&view);
 	return target__release(tr->target);
 }
 
@@ -387,6 +417,7 @@ static struct pytrace *new_pytrace(const struct opts *o)
 		.spawned = o->command != NULL,
 		.python_malloc = o->python_malloc,
 		.no_frames = o->bench_no_python,
+		.objects = o->py_objects,
 	};
 
 	return pytrace__new(&s);
@@ -399,6 +430,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
+	processes__init(&tr.procs);
 	int e = opts__parse(argc, argv, &opts, err, sizeof(err));
 	if (e > 0)
 		return 0;
@@ -437,6 +469,8 @@ int main(int argc, char **argv)
 	else if (tr.target->exited)
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	tracer__say_holds(&tr);
+	if (opts.verbose)
+		probes__follow_say(tr.probes, &tr.procs);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
 	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
@@ -455,6 +489,7 @@ cleanup:
 	pytrace__free(tr.py);
 	reach_sum__free(tr.reach);
 	target__free(tr.target);
+	processes__free(&tr.procs);
 	if (tr.epfd >= 0)
 		close(tr.epfd);
 	if (tr.timerfd >= 0)

@@ -38,6 +38,8 @@ enum {
 	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
+	OPT_FOLDED_BY_PROCESS,
+	OPT_PY_OBJECTS,
 	OPT_REACH,
 	OPT_PPROF_FORMAT,
 };
@@ -66,6 +68,9 @@ static const struct option long_options[] = {
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
+	{ "py-objects", no_argument, NULL, OPT_PY_OBJECTS },
 	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -77,7 +82,7 @@ static const struct option long_options[] = {
  * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
  * ':': a missing argument is reported as ':' rather than '?'.
  */
-static const char short_options[] = "-:p:c:u:O:T:o:z:Z:vh";
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:fvh";
 
 static const char usage_text[] =
 "Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
@@ -90,6 +95,8 @@ static const char usage_text[] =
 "  -p, --pid PID              trace the running process PID\n"
 "  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
 "  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
+"  -f, --follow               trace the processes the target starts too, each\n"
+"                             on its own\n"
 "  -O, --obj PATH             trace the allocator in PATH, not the detected one\n"
 "  -T, --top N                show the N sites holding most bytes (default 10)\n"
 "  -o, --older MS             count only allocations older than MS milliseconds\n"
@@ -98,6 +105,7 @@ static const char usage_text[] =
 "      --json FILE            write the final report as JSON to FILE\n"
 "      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
 "      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
+"      --folded-by-process    root each folded stack at its process (--follow)\n"
 "      --all-stacks           every stack in the JSON and folded files, not the\n"
 "                             biggest of each site\n"
 "      --pprof FILE           write the final report as a pprof profile (gzipped\n"
@@ -112,6 +120,7 @@ static const char usage_text[] =
 "      --stack-storage-size N distinct stacks kept (default 262144)\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
+"      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
 "      --reach                the final report says which blocks are lost or\n"
 "                             still reachable (as memcheck); SIGUSR2: now\n"
@@ -358,8 +367,17 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 			o->stack_storage_given = true;
 		}
 		return ret;
+	case OPT_PY_OBJECTS:
+		o->py_objects = true;
+		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
+		return 0;
+	case 'f':
+		o->follow = true;
+		return 0;
+	case OPT_FOLDED_BY_PROCESS:
+		o->folded_by_process = true;
 		return 0;
 	case OPT_REACH:
 		o->reach = true;

@@ -41,11 +41,14 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
+	bool follow;			/* -f/--follow: trace the processes the target starts */
+	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
+	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */
 	const char *timeline_path;	/* --timeline FILE (CSV) */
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */

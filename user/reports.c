@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
 #include "opts.h"
 #include "probe/probes.h"
@@ -179,6 +180,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+	if (!err && tr->opts->follow)
+		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command, b->r);
 	if (!err)
 		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Before the frames: the text prints the growing stacks too. */
@@ -212,6 +215,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.wrappers = tr->wrappers,
 		.nr_wrappers = tr->nr_wrappers,
 		.all_stacks = tr->opts->all_stacks,
+		.folded_by_process = tr->opts->folded_by_process,
 		/* A periodic text report: its sites show no stacks (report.h). */
 		.brief = job->text && !job->final && !job->asked,
 	};
@@ -344,6 +348,8 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 				    .asked = asked };
 	job->pid = tr->target->exited ? 0 : tr->target->pid;
 	/* Python found later is the next report's: attach writes it meanwhile. */
+	if (job->pid)
+		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
 	job->pycode = pytrace__code(tr->py);
 	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
@@ -588,6 +594,13 @@ static int relay_each_stack(void *ctx, const struct snapshot *snap,
 	return r->inner.each_stack(r->inner.ctx, snap, fn, arg);
 }
 
+static int relay_blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.blocks(r->inner.ctx, api, size, addrs, nr);
+}
+
 void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
 {
 	tr->relay.inner = *ops;
@@ -598,6 +611,7 @@ void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
 		.on_code = relay_on_code,
 		.attach_exit = relay_attach_exit,
 		.each_stack = relay_each_stack,
+		.blocks = relay_blocks,
 	};
 }
 
@@ -613,7 +627,7 @@ static bool yield_job(struct tracer *tr)
 	return was != PHASE_ALL;
 }
 
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped)
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
 {
 	struct timespec t0 = tr->awake;	/* as a stop's (tracer.c) */
 	double ms;
@@ -625,7 +639,7 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped)
 	 */
 	if (!yield_job(tr))
 		finish_job(tr, true);
-	pytrace__on_exit(tr->py, pid, stopped);
+	pytrace__on_exit(tr->py, pid, stopped, finalize, tracer__since(&tr->start));
 	ms = tracer__since(&t0) * 1e3;
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (stopped && ms > tr->py_exit_ms)

@@ -281,6 +281,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	/* Python frames from the first allocation on. */
 	err = pytrace__attach(tr->py, tr->target->pid, maps, lo);
 	if (!err)
+		err = pytrace__probe_objects(tr->py, lo, a);
+	if (!err)
 		err = build_core_tables(tr, maps, lo, a);
 	if (!err)
 		err = probes__attach_allocator(tr->probes, a);
@@ -418,6 +420,17 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 	return err;
 }
 
+/* -p --follow: the descendants found running are followed from now on. */
+static void say_running(const struct tracer *tr, int n)
+{
+	if (n < 0)
+		fprintf(stderr, "memleakbpf: cannot list the processes pid %d started: %s\n",
+			tr->target->pid, strerror(-n));
+	else if (n)
+		fprintf(stderr, "memleakbpf: following %d %s pid %d started before the attach too (what they allocated before is unknown)\n",
+			n, n == 1 ? "process" : "processes", tr->target->pid);
+}
+
 int tracer__attach_pid(struct tracer *tr)
 {
 	struct lookup_order *lo = NULL;
@@ -441,6 +454,8 @@ int tracer__attach_pid(struct tracer *tr)
 		err = attach_allocator(tr, maps, lo);
 	if (!err)
 		modules__update(tr->mods, maps);
+	if (!err && tr->opts->follow)
+		say_running(tr, probes__follow_running(tr->probes, &tr->procs, tr->target->pid));
 	lookup_order__free(lo);
 	maps__free(maps);
 	return err;

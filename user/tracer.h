@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include "model/processes.h"
 #include "python/pytrace.h"
 #include "target/holds.h"
 
@@ -88,12 +89,14 @@ struct tracer {
 	bool tracing;		/* allocator probes attached */
 	bool done;
 	bool image_gone;	/* -p: the target ran exec; its old image is what we report */
+	bool target_ended;	/* --follow: the run goes on while followed processes run */
 	bool output_failed;	/* a report could not be written: exit status 1 */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
 	char **link_paths;	/* the link map at the last stop, sorted: the others are new */
 	size_t nr_link_paths;
 	struct holds holds;	/* how long the stops held the target */
+	struct processes procs;	/* --follow: the processes traced besides the target */
 	/*
 	 * When the loop last came out of an idle wait, or resumed the target:
 	 * a stop it sees has waited since then at most. Measured from there,
@@ -176,8 +179,11 @@ bool tracer__working(const struct tracer *tr);
 /* An exec: cancel the job running and wait for it; resume starts what is due. */
 void tracer__settle_jobs(struct tracer *tr);
 void tracer__resume_jobs(struct tracer *tr);
-/* Python is exiting: its code read while the target lives (stopped: -c holds it meanwhile). */
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped);
+/*
+ * Python is exiting: its code read while the target lives (stopped: -c holds
+ * it meanwhile). finalize: at Py_FinalizeEx, where tracing ended.
+ */
+void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize);
 /* Python's code objects through tr->relay: ops are the probes', changed in place. */
 void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops);
 /* The end: the job running, and the reports asked for, done. */

@@ -9,6 +9,11 @@
  *                         (16 to 527 bytes), so the tracer's map holds LIVE
  *                         entries and the allocator does real work
  *   wl threads N T        T threads, each making N malloc(64)/free pairs
+ *   wl forks N PAIRS      N children in a row (fork, then wait), each making
+ *                         PAIRS malloc(64)/free pairs and _exiting; prints
+ *                         "ns_per_fork=F ns_per_pair=X pairs=P": the loop's
+ *                         time per child, and the children's pairs timed in
+ *                         the children (--follow's costs, scripts/bench_follow.py)
  *   wl live N DEPTH       N blocks of 32 bytes, all kept, allocated from
  *                         (DEPTH + 1)^3 distinct stacks (three recursive
  *                         functions nested 0..DEPTH deep each); prints
@@ -26,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 /* Keep gcc from folding malloc/free pairs away. */
 #define ESCAPE(p) asm volatile("" : : "r"(p) : "memory")
@@ -163,9 +170,37 @@ static uint64_t run_ws(uint64_t n, uint64_t nlive)
 	return dt;
 }
 
+/* Total ns of the children's pairs into *pair_ns; the loop's ns returned. */
+static uint64_t run_forks(uint64_t n, uint64_t npairs, uint64_t *pair_ns)
+{
+	uint64_t t0 = now_ns(), dt;
+	int fds[2];
+
+	*pair_ns = 0;
+	if (pipe(fds))
+		return 0;
+	for (uint64_t i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 0;
+		if (!pid) {
+			uint64_t c0 = now_ns();
+
+			pairs(npairs, 64);
+			dt = now_ns() - c0;
+			_exit(write(fds[1], &dt, sizeof(dt)) != sizeof(dt));
+		}
+		waitpid(pid, NULL, 0);
+		if (read(fds[0], &dt, sizeof(dt)) == sizeof(dt))
+			*pair_ns += dt;
+	}
+	return now_ns() - t0;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: wl loop N SIZE | wl ws N LIVE | wl threads N T | wl live N DEPTH\n");
+	fprintf(stderr, "usage: wl loop N SIZE | wl ws N LIVE | wl threads N T | wl forks N PAIRS | wl live N DEPTH\n");
 	return 2;
 }
 
@@ -189,6 +224,16 @@ int main(int argc, char **argv)
 		dt = run_ws(n, arg);
 	} else if (!strcmp(argv[1], "threads") && arg <= 64) {
 		dt = run_threads(n, (unsigned)arg);
+	} else if (!strcmp(argv[1], "forks")) {
+		uint64_t pair_ns;
+
+		dt = run_forks(n, arg, &pair_ns);
+		f = out ? fopen(out, "w") : stderr;
+		if (!f || !dt)
+			return 1;
+		fprintf(f, "ns_per_fork=%.0f ns_per_pair=%.2f pairs=%llu\n", (double)dt / (double)n,
+			(double)pair_ns / (double)(n * arg), (unsigned long long)(n * arg));
+		return f == stderr ? 0 : fclose(f) != 0;
 	} else if (!strcmp(argv[1], "live") && arg < 64) {
 		run_live(n, (unsigned)arg);
 		f = out ? fopen(out, "w") : stderr;

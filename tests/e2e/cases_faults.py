@@ -257,23 +257,31 @@ def case_tracer_kill_stopped(work):
 	out = LineReader(t.stdout)
 	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
 	work.pids.append((pid, "v_life"))
+	return kill_while_stopped(work, t, out, pid, b"dlopen\n", lambda: proc_state(pid) == "T",
+				  "v_life to be stopped at its dlopen", "LOADED", "resumed it", step)
+
+
+def kill_while_stopped(work, t, out, pid, trigger, stopped, what, after, said, step):
+	"""The tracer, itself stopped, is killed once the victim (told trigger)
+	has a process stopped for it: the watchdog resumes that process (saying
+	said), the victim goes on (its line after), and no BPF object is left."""
 	ids = bpf_ids(t.pid)
 	os.kill(t.pid, signal.SIGSTOP)	# it cannot resume anything now
-	t.stdin.write(b"dlopen\n")
+	t.stdin.write(trigger)
 	t.stdin.flush()
-	wait_for(lambda: proc_state(pid) == "T", step(), "v_life to be stopped at its dlopen")
+	wait_for(stopped, step(), what)
 	t.send_signal(signal.SIGKILL)
 	t.wait(5)
-	out.expect("LOADED", step())
+	out.expect(after, step())
 	errs = []
 	left = wait_bpf_gone(ids, time.monotonic() + 5)
 	if left:
 		errs.append("left behind after SIGKILL: %s" % ", ".join(left))
-	if "resumed it" not in work.read("tracer.stderr"):
-		errs.append("the watchdog did not say it resumed the command")
+	if said not in work.read("tracer.stderr"):
+		errs.append("the watchdog did not say %r" % said)
 	t.stdin.write(b"exit\n")
 	t.stdin.flush()
-	wait_for(lambda: gone(pid), step(), "v_life to exit")
+	wait_for(lambda: gone(pid), step(), "the victim to exit")
 	return errs
 
 

@@ -149,7 +149,21 @@ def check_py_sites(rep, truth):
 	return errs
 
 
-def check_py_report(work, rep, truth, malloc, version="3.11"):
+SHUTDOWN_NOTE = "Shown at the start of the interpreter's shutdown (Py_FinalizeEx)"
+
+
+def check_shutdown(py, text, shutdown):
+	"""The report says it shows the program as its shutdown began, iff it did
+	(a victim that ends with os._exit never shuts down)."""
+	errs = []
+	if py.get("shutdown") is not shutdown:
+		errs.append("python.shutdown is %r, expected %r" % (py.get("shutdown"), shutdown))
+	if (SHUTDOWN_NOTE in text) != shutdown:
+		errs.append("the text report %s the shutdown note" % ("lacks" if shutdown else "has"))
+	return errs
+
+
+def check_py_report(work, rep, truth, malloc, version="3.11", shutdown=True):
 	errs = check_py_sites(rep, truth)
 	if rep.get("version") != 1:
 		errs.append("version is %r, not 1" % rep.get("version"))
@@ -164,6 +178,7 @@ def check_py_report(work, rep, truth, malloc, version="3.11"):
 	text = work.read("tracer.stdout")
 	if "Python %s" % py.get("version") not in text:
 		errs.append("the text report does not name the interpreter")
+	errs += check_shutdown(py, text, shutdown)
 	for t in truth:
 		errs += check_py_site(t, py_site_stacks(rep, t), malloc, text)
 	return errs
@@ -186,7 +201,8 @@ def py_command_case(victim, args=(), malloc=False, python=PY, version="3.11", tr
 		env = py_env(work)
 		p = work.start(argv, env=env, stdin=subprocess.DEVNULL, tag="tracer")
 		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
-		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version)
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc, version,
+				       "--os-exit" not in args)
 		common_checks(work, rc, 0, errs)
 		return errs
 	return run
@@ -213,7 +229,8 @@ def py_attach_case(victim, malloc=False, args=()):
 		if wait_exit(v, deadline, victim):
 			raise CaseFailed("%s exited %s" % (victim, v.returncode))
 		rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
-		errs = check_py_report(work, load_report(js), py_truth(work), malloc)
+		errs = check_py_report(work, load_report(js), py_truth(work), malloc,
+				       shutdown="--os-exit" not in args)
 		rep = load_report(js)
 		if (rep.get("target") or {}).get("pid") != pid:
 			errs.append("target.pid is not %d" % pid)
@@ -265,6 +282,114 @@ def py_outputs_case(work):
 	return errs
 
 
+def mallocstats(text):
+	"""sys._debugmallocstats()'s figures: {"arenas allocated current": 63, ...}."""
+	out = {}
+	for line in text.splitlines():
+		if line.startswith("# ") and "=" in line:
+			k, v = line[2:].split("=", 1)
+			out[k.strip()] = int(v.strip().replace(",", ""))
+	return out
+
+
+def py_arenas_case(work):
+	"""arenas.py frees 90% of 400,000 small objects: pymalloc's arenas, read at
+	Py_FinalizeEx, against the interpreter's own account of them just before
+	(sys._debugmallocstats: the same arenas; the bytes in allocated blocks
+	within 0.5%, what the end of main frees), and the verdict: fragmentation."""
+	js = work.path("report.json")
+	p = work.start([TRACER, "--json", js, "-c", "%s %s" % (PY, os.path.join(PYVICTIMS, "arenas.py"))],
+		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python arenas.py")
+	rep, text, errs = load_report(js), work.read("tracer.stdout"), []
+	truth = work.read("truth.txt")
+	stats = mallocstats(truth)
+	left = int(truth.split("LEFT ", 1)[1].split()[0]) if "LEFT " in truth else 0
+	a = (rep.get("python") or {}).get("arenas") or {}
+	if not stats.get("arenas allocated current") or not left:
+		raise CaseFailed("arenas.py wrote no malloc stats to its truth")
+	if a.get("arenas") != stats["arenas allocated current"]:
+		errs.append("python.arenas.arenas %r, the interpreter says %d" % (
+			a.get("arenas"), stats["arenas allocated current"]))
+	want = stats["bytes in allocated blocks"]
+	if not (left <= (a.get("used_bytes") or 0) and abs(a["used_bytes"] - want) <= want // 200):
+		errs.append("python.arenas.used_bytes %r, the interpreter says %d (kept %d)" % (
+			a.get("used_bytes"), want, left))
+	if a.get("bytes") != (a.get("arenas") or 0) << 20 or a.get("skipped"):
+		errs.append("python.arenas: %r" % a)
+	mem = rep.get("memory") or {}
+	if mem.get("verdict") != "fragmentation" or mem.get("pymalloc") is not True:
+		errs.append("memory.verdict %r, pymalloc %r: expected fragmentation, true" % (
+			mem.get("verdict"), mem.get("pymalloc")))
+	if "Verdict: fragmentation" not in text or "pymalloc's arenas hold" not in text:
+		errs.append("the text's verdict does not blame pymalloc's arenas")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def objects_truth(work):
+	line = [l for l in work.read("truth.txt").splitlines() if l.startswith("OBJECTS ")]
+	if not line:
+		raise CaseFailed("small_leak.py wrote no OBJECTS line")
+	kv = dict(f.split("=", 1) for f in line[0].split()[1:])
+	return {k: (int(v) if v.isdigit() else v) for k, v in kv.items()}
+
+
+def py_objects_run(work, python):
+	js = work.path("report.json")
+	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks", "-c", "%s %s" % (
+		python, os.path.join(PYVICTIMS, "small_leak.py"))], env=py_env(work),
+		stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --py-objects")
+	return rc, load_report(js)
+
+
+def at_line(rep, t, line):
+	"""Outstanding (bytes, blocks) of the stacks whose innermost Python frame is that line."""
+	got = [s for s in rep.get("stacks") or [] if (lambda f: f and (f.get("file"), f.get("line"),
+		f.get("function")) == (t["file"], line, t["function"]))(py_site(s)[1])]
+	return sum(s["bytes"] for s in got), sum(s["allocs"] for s in got)
+
+
+def py_objects_case(work):
+	"""--py-objects on an interpreter whose objects all go through PyObject_Malloc
+	(pyenv's 3.11, built without LTO and PGO), default pymalloc, no restart: the
+	20,000 small objects of small_leak.py at the line that keeps them, exactly,
+	and none at the line that makes and drops as many."""
+	rc, rep = py_objects_run(work, pyenv_python("3.11"))
+	t, errs = objects_truth(work), []
+	py = rep.get("python") or {}
+	if py.get("objects") is not True or py.get("malloc") != "pymalloc":
+		errs.append("python.objects %r, malloc %r" % (py.get("objects"), py.get("malloc")))
+	got = at_line(rep, t, t["leak_line"])
+	if got != (t["bytes"], t["allocs"]):
+		errs.append("line %d holds %d bytes in %d blocks, truth %d in %d" % (
+			t["leak_line"], got[0], got[1], t["bytes"], t["allocs"]))
+	churn = at_line(rep, t, t["churn_line"])
+	if churn[1] > 1:
+		errs.append("the churning line %d holds %d blocks" % (t["churn_line"], churn[1]))
+	errs += dropped_errs(rep.get("totals") or {}, also=lambda k: k.startswith("py_"))
+	# Under -c every block is seen allocated: a free of one never tracked is a miscount.
+	if (rep.get("totals") or {}).get("untracked_frees"):
+		errs.append("%d frees of blocks never tracked" % rep["totals"]["untracked_frees"])
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def py_objects_refused_case(work):
+	"""--py-objects on Debian's python3.11 (LTO and PGO: pymalloc compiled into
+	its callers): one line says why, and the run goes on with the arenas."""
+	rc, rep = py_objects_run(work, PY)
+	errs = []
+	said = [l for l in work.read("tracer.stderr").splitlines() if l.startswith("memleakbpf: --py-objects: ")]
+	if len(said) != 1 or "not a plain call through its allocator table" not in said[0]:
+		errs.append("stderr says %r about --py-objects" % said)
+	if (rep.get("python") or {}).get("objects") is not False:
+		errs.append("python.objects is %r" % (rep.get("python") or {}).get("objects"))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
 	python = pyenv_python("3.10")
@@ -307,6 +432,9 @@ CASES = [
 	("py_cycles_p_malloc", TRACE, [PY], py_attach_case("cycles.py", malloc=True)),
 	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
+	("py_arenas_c", TRACE, [PY], py_arenas_case),
+	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
+	("py_objects_refused", TRACE, [PY], py_objects_refused_case),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
 	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
 	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],

@@ -33,7 +33,7 @@ from lib import (CaseFailed, ERROR, LineReader, PLUGINS, ROOT, TRACE, TRACER, UN
 
 DEBUG_ROOT = os.path.join(ROOT, ".output", "debug-root")
 OBJDUMP = shutil.which("objdump") or "objdump (binutils: not on PATH)"
-FRAME_KEYS = {"address", "function", "module", "offset", "file", "line", "inlined", "language"}
+FRAME_KEYS = {"address", "function", "symbol", "module", "offset", "file", "line", "inlined", "language"}
 PERF_MAP = "{PERF_MAP}"		# a frame's module: the target's /tmp/perf-PID.map
 
 # "  2.2 KiB (2,304 bytes) in 1 allocation from malloc", "  100 bytes in 1 allocation from new[]"

@@ -37,6 +37,7 @@ import time
 import lib
 from lib import (CaseFailed, LineReader, Skip, TRACE, TRACER, common_checks, dropped_errs,
 	load_report, start_tracing, wait_exit, wait_for)
+from cases_follow import case_torch_loader_follow
 from cases_python import PY, PYVICTIMS, py_env
 
 
@@ -311,4 +312,6 @@ CASES = [
 	("torch_fixed_c", TRACE, [PY], command_case(job(), fixed_check)),
 	("torch_leak_c", TRACE, [PY], leak_stopped),
 	("torch_leak_p", TRACE, [PY], leak_attach),
+	# --follow: a DataLoader's workers, each exact at its __getitem__ line.
+	("torch_loader_follow", TRACE, [PY], case_torch_loader_follow),
 ]

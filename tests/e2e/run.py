@@ -41,6 +41,7 @@ Where things are, in tests/e2e/:
   cases_placement.py   probes past the entry against probes at the entry
   cases_symbols.py     exact frames: inlined, dlopen, debug info, stripped,
                        PIE, C++, JIT
+  cases_clones.py      compiler clones named as the source names them
   cases_unwinding.py   CFI unwinding, with and without frame pointers
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_peak.py        the exact peak against massif, heap and mmaps apart, the
@@ -54,6 +55,7 @@ Where things are, in tests/e2e/:
                        outputs that cannot be written
   cases_privileges.py  planted symlinks, sudo, capabilities, containers
   cases_limits.py      tables too big, interrupts while loading, refusals at once
+  cases_follow.py      processes the target starts: --follow, and the count without it
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
 run.py runs them module by module in the order of its MODULES.
 """
@@ -69,6 +71,7 @@ import cases_outputs
 import cases_pprof
 import cases_placement
 import cases_symbols
+import cases_clones
 import cases_unwinding
 import cases_insight
 import cases_peak
@@ -79,13 +82,15 @@ import cases_faults
 import cases_privileges
 import cases_limits
 import cases_reach
+import cases_follow
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
 # Every area's cases, in this order: the order of a run (and of --list).
-MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols, cases_unwinding,
+MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
+	   cases_clones, cases_unwinding,
 	   cases_insight, cases_peak, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits, cases_reach)
+	   cases_privileges, cases_limits, cases_reach, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

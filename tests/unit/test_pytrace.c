@@ -147,7 +147,7 @@ TEST(pytrace_native_target_left_alone)
 	ASSERT_EQ_U64(pytrace__attach(t, getpid(), o.maps, o.lo), 0);
 	ASSERT_EQ_U64(pytrace__attach(t, getpid(), o.maps, o.lo), 0);	/* scanned: not opened again */
 	pytrace__refresh(t, some_snapshot);
-	pytrace__on_exit(t, getpid(), false);
+	pytrace__on_exit(t, getpid(), false, true, 1.0);
 	pytrace__forget(t);
 	ASSERT(!pytrace__report(t) && !pytrace__code(t));
 	/* BPF was asked nothing: no walk, no stacks read, nothing turned off. */
@@ -272,8 +272,10 @@ static bool follows(struct fake_bpf *f, struct pytrace *t, pid_t pid)
 	/* Gone: the walk ends at the first stack, and nothing is learnt. */
 	stop_python(pid);
 	bogus_stacks(stacks, 0x2000);
-	pytrace__on_exit(t, pid, false);
+	ASSERT(!pytrace__report(t)->shutdown);
+	pytrace__on_exit(t, pid, false, true, 1.0);
 	ASSERT(f->walks == 2 && !f->walked && f->visits == 3);
+	ASSERT(pytrace__report(t)->shutdown);	/* the report says where it stopped */
 	ASSERT_EQ_U64(pycode__count(pytrace__code(t)), 3);
 	return true;
 }

@@ -20,8 +20,8 @@
 
 /* A hand-made report exercising every kind of frame and stack. */
 static struct report_frame frames_leak[] = {
-	{ .address = 0x55d0c2a4b3b2, .function = "leak_site", .module = "/srv/app",
-	  .module_offset = 0x13b2, .file = "app.c", .line = 42 },
+	{ .address = 0x55d0c2a4b3b2, .function = "leak_site", .symbol = "leak_site.part.0",
+	  .module = "/srv/app", .module_offset = 0x13b2, .file = "app.c", .line = 42 },
 	{ .address = 0x55d0c2a4b480, .function = "main", .module = "/srv/app",
 	  .module_offset = 0x1480, .file = "app.c", .line = 90 },
 	{ .address = 0x7f00000271ca, .function = "__libc_start_call_main",
@@ -454,14 +454,14 @@ static const char sample_check[] =
 	"assert d['duration_s'] == 12.5\n"
 	"t = d['totals']\n"
 	"assert list(t) == ['outstanding_bytes', 'outstanding_allocs', 'allocs', 'frees', 'untracked_frees',\n"
-	"                   'dropped', 'heap_bytes', 'heap_allocs', 'mmap_bytes', 'mmap_allocs',\n"
-	"                   'peak_heap_bytes', 'peak_mmap_bytes']\n"
+	"                   'untraced_children', 'followed_execs', 'dropped', 'heap_bytes', 'heap_allocs',\n"
+	"                   'mmap_bytes', 'mmap_allocs', 'peak_heap_bytes', 'peak_mmap_bytes']\n"
 	"assert (t['outstanding_bytes'], t['outstanding_allocs'], t['allocs'], t['frees']) == (2101358, 516, 56010, 55494)\n"
 	"assert t['dropped'] == {'allocs_map_full': 12, 'stack_errors': 1, 'missed_returns': 0,\n"
 	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3,\n"
 	"                        'stacks_map_full': 0, 'stack_collisions': 0, 'unwind_stops': 0,\n"
 	"                        'py_stacks_map_full': 0, 'py_stack_errors': 0,\n"
-	"                        'unwind_pending': 0}, t['dropped']\n"
+	"                        'unwind_pending': 0, 'procs_map_full': 0}, t['dropped']\n"
 	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
 	"s = d['stacks']\n"
 	"assert len(s) == 4\n"
@@ -470,16 +470,17 @@ static const char sample_check[] =
 	"assert [x['truncated'] for x in s] == [False, False, False, True]\n"
 	"assert [x['unwind_pending'] for x in s] == [False, False, False, False]\n"
 	"assert s[0]['total_bytes'] == 4194304 and s[0]['total_allocs'] == 1024 and s[0]['allocs'] == 512\n"
-	"assert s[0]['frames'][0] == {'address': '0x55d0c2a4b3b2', 'function': 'leak_site', 'module': '/srv/app',\n"
+	"assert s[0]['frames'][0] == {'address': '0x55d0c2a4b3b2', 'function': 'leak_site', 'symbol': 'leak_site.part.0',\n"
+	"    'module': '/srv/app',\n"
 	"    'offset': '0x13b2', 'file': 'app.c', 'line': 42, 'inlined': False,\n"
 	"    'language': 'native'}, s[0]['frames'][0]\n"
 	"f = s[1]['frames']\n"
 	"assert f[0]['inlined'] is True and f[0]['file'] == 'util.h'\n"
 	"assert f[2]['file'] is None and f[2]['line'] is None and f[2]['function'] == 'nolines'\n"
-	"assert f[3] == {'address': '0x7f1200001a2b', 'function': None, 'module': '/opt/lib/libfoo.so',\n"
+	"assert f[3] == {'address': '0x7f1200001a2b', 'function': None, 'symbol': None, 'module': '/opt/lib/libfoo.so',\n"
 	"    'offset': '0x1a2b', 'file': None, 'line': None, 'inlined': False,\n"
 	"    'language': 'native'}, f[3]\n"
-	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'module': None,\n"
+	"assert f[4] == {'address': '0x7f12deadbeef', 'function': None, 'symbol': None, 'module': None,\n"
 	"    'offset': None, 'file': None, 'line': None, 'inlined': False,\n"
 	"    'language': 'native'}, f[4]\n"
 	"assert s[2]['frames'] == []\n"

@@ -382,6 +382,27 @@ static int resolve_one(struct allocator *a, struct elf_file **elves, const struc
 	return -ENOENT;
 }
 
+int allocator__add(struct allocator *a, const struct lookup_object *obj, const char *symbol,
+		   uint32_t api, uint64_t vaddr, uint64_t offset, uint64_t size)
+{
+	struct alloc_probe *v;
+	int idx = provider_index(a, obj);
+
+	if (idx < 0)
+		return idx;
+	if (probed_at(a, idx, offset))
+		return 0;
+	v = realloc(a->probes, (a->nr + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	a->probes = v;
+	v[a->nr++] = (struct alloc_probe){
+		.api = api, .symbol = symbol, .object = idx, .offset = offset, .vaddr = vaddr,
+		.size = size, .path = a->objects[idx].path, .open_path = a->objects[idx].open_path,
+	};
+	return 0;
+}
+
 void allocator__free_wrappers(struct alloc_wrapper *w, size_t nr)
 {
 	for (size_t i = 0; w && i < nr; i++)

@@ -86,6 +86,13 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
  */
 size_t allocator__internal_ranges(const struct allocator *a, const struct maps *maps,
 				  struct addr_range *ranges, size_t max);
+/*
+ * Probe one more function, symbol (a static string) at offset in obj, as
+ * api: an allocator of another layer (Python's PyObject_Malloc as malloc).
+ * Its nested calls to the others are then its own. 0 or -ENOMEM.
+ */
+int allocator__add(struct allocator *a, const struct lookup_object *obj, const char *symbol,
+		   uint32_t api, uint64_t vaddr, uint64_t offset, uint64_t size);
 void allocator__free(struct allocator *a);
 void allocator__free_wrappers(struct alloc_wrapper *w, size_t nr);
 /* The enum memleak_api of an API function's symbol name, or -ENOENT. */

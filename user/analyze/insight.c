@@ -311,5 +311,6 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 		       in->attached, &a->memory);
 	a->memory.startup = *history__startup(in->h);
 	a->memory.exited = in->exited;
+	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
 	return err;
 }

@@ -87,6 +87,24 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 		m->verdict = VERDICT_NO_LEAK;
 }
 
+bool verdict__retained(const struct report_memory *m)
+{
+	return m->reports && m->base.mem && fragmented(m);
+}
+
+void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a)
+{
+	uint64_t free = a && a->known && a->bytes > a->used_bytes ? a->bytes - a->used_bytes : 0;
+
+	if (free < VERDICT_MIN_RETAINED || 2 * free < a->bytes)
+		return;
+	m->pymalloc = true;
+	if (m->verdict == VERDICT_LEAK || m->verdict == VERDICT_LEAK_AND_FRAGMENTATION)
+		m->verdict = VERDICT_LEAK_AND_FRAGMENTATION;
+	else
+		m->verdict = VERDICT_FRAGMENTATION;
+}
+
 const char *verdict__name(enum report_verdict v)
 {
 	static const char *const names[] = {

@@ -25,6 +25,17 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 		    size_t nr, const struct report_growth *live, size_t growing, bool attached,
 		    struct report_memory *m);
 
+/*
+ * pymalloc's arenas (a Python target's, read from its memory) that are at
+ * least half free, by VERDICT_MIN_RETAINED or more, are fragmentation too:
+ * they count as live mmaps, but most of them holds no object. Sets
+ * m->pymalloc and makes the verdict say fragmentation, whatever the trends.
+ */
+void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a);
+
+/* Does the anonymous memory hold VERDICT_MIN_RETAINED without live blocks (glibc's kind)? */
+bool verdict__retained(const struct report_memory *m);
+
 /* "leak", "fragmentation", ...: the JSON value. */
 const char *verdict__name(enum report_verdict v);
 

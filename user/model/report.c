@@ -41,6 +41,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PY_STACKS_MAP_FULL] = "py_stacks_map_full",
 	[CNT_PY_STACK_ERRORS] = "py_stack_errors",
 	[CNT_UNWIND_PENDING] = "unwind_pending",
+	[CNT_PROCS_MAP_FULL] = "procs_map_full",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -192,6 +193,7 @@ void report__free(struct report *r)
 	stacks_free(r->stacks, r->nr_stacks);
 	free(r->sites);
 	free(r->site_stacks);
+	free(r->processes);
 	analysis_free(r->analysis);
 	free(r);
 }

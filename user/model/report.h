@@ -20,8 +20,14 @@ enum report_language {
 
 struct report_frame {
 	uint64_t address;	/* as captured: a return address for all but frames[0]'s origin */
-	char *function;		/* demangled; NULL when unknown */
-	char *symbol;		/* the mangled name function demangles, or NULL (pprof's system_name) */
+	char *function;		/* as the source names it, demangled; NULL when unknown */
+	/*
+	 * The linker symbol (pprof's system_name, JSON's symbol): for a
+	 * function's frame the ELF symbol covering it, as is (a clone's:
+	 * foo.part.0; mangled); else the mangled name function demangles.
+	 * NULL: none.
+	 */
+	char *symbol;
 	char *module;		/* object path; NULL when the address is in no known module */
 	uint64_t module_offset;	/* address - module load bias, for module+0xoffset */
 	char *file;		/* source file; NULL without line info */
@@ -106,6 +112,7 @@ struct report_stack {
 	struct report_frame *site_frame;
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
 };
 
@@ -195,6 +202,7 @@ struct report_memory {
 	struct report_growth live;	/* of the live total */
 	size_t growing;		/* stacks growing */
 	struct report_startup startup;
+	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
 	/* The target had exited by this report: what is outstanding was never freed. */
 	bool exited;
 };
@@ -233,12 +241,42 @@ struct report_analysis {
 	size_t nr_samples;
 };
 
+/* How full pymalloc's arenas are (python/pyarena.h), read from the target. */
+struct report_pyarenas {
+	bool known;		/* read at least once */
+	double t_s;		/* when, since tracing began */
+	uint64_t arenas, bytes;	/* arenas counted, and their 1 MiB each */
+	uint64_t pools, used_pools;	/* their 16 KiB pools, and those handing out blocks */
+	uint64_t used_blocks, used_bytes;	/* blocks handed out, by their size class */
+	uint64_t skipped;	/* 1 MiB mmaps not counted: no pymalloc block in them */
+};
+
 /* The target's Python interpreter (user/pytrace.c). */
 struct report_python {
 	const char *version;	/* "3.11.2" */
 	const char *path;	/* the object holding the interpreter, as the target sees it */
 	const char *malloc;	/* who serves objects: "pymalloc" or "malloc" */
 	const char *malloc_why;	/* "by default", "PYTHONMALLOC=malloc", ... */
+	/*
+	 * The interpreter began to shut down (Py_FinalizeEx), where tracing
+	 * stopped: the figures are the program's at that moment, not at its
+	 * exit (shutdown frees nearly everything, which would hide every leak).
+	 */
+	bool shutdown;
+	bool objects;		/* --py-objects: pymalloc's API probed, every object a block */
+	struct report_pyarenas arenas;	/* pymalloc only */
+};
+
+/* --follow: one traced process's share of the report (analyze/per_process.h). */
+struct report_process {
+	uint32_t tag;		/* 0: the target */
+	int pid, ppid;		/* ppid 0: unknown (the target's is not asked) */
+	const char *command;	/* borrowed from the tracer's table; may be NULL */
+	bool exited;
+	bool execed;		/* ran exec: traced until then */
+	bool traced;		/* its probes were in place before it ran */
+	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
+	struct report_totals totals;	/* counters left 0: they are the run's */
 };
 
 struct maps;
@@ -276,8 +314,12 @@ struct report {
 	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
+	bool folded_by_process;	/* --folded-by-process: each folded stack rooted at its process */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
+	/* --follow: the target first, then the others in the order they began; owned. */
+	struct report_process *processes;
+	size_t nr_processes;
 	const struct report_reach *reach;	/* the last reachability scan; borrowed; NULL: none */
 };
 
@@ -333,12 +375,28 @@ void report_text__insight_shown(const struct report *r, bool *shown);
 void report_text__frames(const struct report_stack *s, FILE *f);
 /* A site's frame, on the current line: "func (file:line) [module]". */
 void report_text__site_frame(const struct report_site *site, FILE *f);
+/* s on one line, control characters as '?'; "2.0 MiB (2,097,152 bytes) in 512 allocations". */
+void report_text__oneline(const char *s, FILE *f);
+void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f);
+/* A stack's site frame ("[stack unavailable]" without). */
+void report_text__stack_site(const struct report_stack *s, FILE *f);
+/* --follow (report_processes.c): each process's figures and top stacks; JSON processes[]. */
+void report_text__processes(const struct report *r, FILE *f);
+/* --follow: " in 3 processes" when a site's stacks are of more than one. */
+void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f);
+void report_json__processes(const struct report *r, FILE *f);
+/* A JSON string (null for NULL), any bytes made valid UTF-8. */
+void report_json__string(const char *s, FILE *f);
 /* "  and N more WHAT: SIZE in N allocations", a line. */
 void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__growth(const struct report_stack *s, FILE *f);
 /* " (the 2nd under Growing)" for a growing site, nothing for another. */
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
+/* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
+void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
+void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
+void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* Reachability (report_reach.c): the totals after the headline, a stack's line, JSON fields. */
 void report_text__reach_head(const struct report *r, FILE *f);

@@ -41,7 +41,7 @@ struct stack_blob *stack_blob__new(const struct stack_copy *s)
 	if (!b)
 		return NULL;
 	b->refs = 1;
-	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags };
+	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags, .proc = s->proc };
 	/* The frames right after the header, then the Python frames: all 8-byte aligned. */
 	b->s.ips = (uint64_t *)(b + 1);
 	memcpy(b->s.ips, s->ips, ips);

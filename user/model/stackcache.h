@@ -23,6 +23,7 @@ struct stack_copy {
 	uint64_t *ips;		/* nr_ips frames, innermost first */
 	uint32_t nr_ips;
 	uint32_t flags;		/* STACK_* */
+	uint32_t proc;		/* --follow: the tag of the process whose stack it is */
 	struct py_stack *py;	/* frames[0..nr) only (stackcache__py_size); NULL: none */
 };
 

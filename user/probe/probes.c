@@ -27,16 +27,23 @@ static int verbosity;
 /* Ring buffer callback: queue an event for probes__take_events. */
 static int on_event(void *ctx, void *data, size_t len)
 {
+	const struct memleak_event *ev = data;
 	struct probes *p = ctx;
 
-	if (len < sizeof(struct memleak_event) || p->nr_events == PROBES_MAX_EVENTS)
+	if (len < sizeof(*ev))
 		return 0;
 	/* A table reached its mark: the sweeper's business, not the loop's. */
-	if (((const struct memleak_event *)data)->kind == EVENT_RECLAIM) {
+	if (ev->kind == EVENT_RECLAIM) {
 		probes__reclaim_kick(p);
 		return 0;
 	}
-	memcpy(&p->events[p->nr_events++], data, sizeof(struct memleak_event));
+	/* --follow's, never dropped: a child is stopped until its fork is seen to. */
+	if (ev->kind == EVENT_FORK || ev->kind == EVENT_GONE || ev->kind == EVENT_FOLLOW_EXEC) {
+		follow__queue(p, ev);
+		return 0;
+	}
+	if (p->nr_events < PROBES_MAX_EVENTS)
+		p->events[p->nr_events++] = *ev;
 	return 0;
 }
 
@@ -253,6 +260,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	p->dl_fd = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
+	p->py_exit_files[0] = p->py_exit_files[1] = -1;
+	p->follow = cfg->follow;
 	p->exit_stop_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
@@ -266,6 +275,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->bench_floor = cfg->bench_floor;
 	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
+	p->skel->rodata->follow = cfg->follow;
+	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
+	p->py_used = cfg->follow;
+	bpf_program__set_autoload(p->skel->progs.exit_follow, cfg->follow);
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_free, PROBES_UPROBE_MULTI);
@@ -280,7 +293,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p);
 	if (err)
 		goto fail;
 	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -301,7 +314,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
-	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow) {
+	if (cfg->follow)
+		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
+	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	    (cfg->follow && !p->skel->links.exit_follow)) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
 			strerror(-err));
@@ -380,6 +396,8 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 	v->pids[0] = &p->skel->bss->targ_tgid;
 	v->pids[1] = &p->skel->bss->handoff_tgid;
 	v->stops = (const volatile uint64_t *)&p->skel->bss->counters[CNT_STOP_REQUESTS];
+	v->held = p->skel->bss->held;
+	v->nr_held = MEMLEAK_HELD;
 }
 
 /* Delete every key of a map; the target is stopped, so nothing races. */
@@ -439,6 +457,7 @@ void probes__free(struct probes *p)
 	if (!p)
 		return;
 	probes__unwind_release(p);
+	follow__free(p);
 	probes__detach_all(p);
 	free(p->attached);
 	free(p->exit_stop_path);

@@ -23,6 +23,7 @@ struct probes_config {
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
 	bool bench_floor;	/* BPF programs return at once (opts.h) */
 	bool probe_at_entry;	/* every probe at its function's entry (opts.h) */
+	bool follow;		/* --follow: trace the processes the target starts */
 	int verbose;
 };
 
@@ -80,6 +81,23 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v);
  * 100 ms by itself; BPF's EVENT_RECLAIM calls this.
  */
 void probes__reclaim_kick(struct probes *p);
+struct processes;
+/*
+ * --follow (follow.c): the forks and ends BPF told of, in order, none
+ * dropped. Each new child (stopped at its fork) gets the target's uprobe
+ * links, filtered by its pid, joins ps, and is resumed; a child that ends
+ * or execs has its links closed, on a thread of their own.
+ */
+void probes__follow_events(struct probes *p, struct processes *ps, int verbose);
+/*
+ * -p: pid's descendants running now, followed from now on (not stopped: what
+ * they allocated before is unknown, as for pid). How many, or -errno.
+ */
+int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid);
+/* Followed processes still running (or forked and not yet taken in). */
+size_t probes__following(const struct probes *p);
+/* -v: how many were followed, the longest hold at a fork, what is left of their links. */
+void probes__follow_say(struct probes *p, struct processes *ps);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
 /* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */

@@ -5,6 +5,7 @@
  * dynamic linker, and their release, side by side.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -48,6 +49,12 @@ struct uprobe_multi_attr {
  */
 enum lane { LANE_FREE, LANE_OTHER, LANE_MALLOC, LANES };
 
+/* What one link was made of, to make it again for a followed child (follow.c). */
+struct recipe {
+	__u64 *offsets, *cookies;
+	__u32 cnt;
+};
+
 /* The probes on one object in one process: an entry link per lane, one return link. */
 struct attachment {
 	pid_t pid;
@@ -57,10 +64,18 @@ struct attachment {
 	int entry_fds[LANES];
 	int exit_fd;
 	bool wanted;
+	int file_fd;		/* O_PATH of the object: a child's links name it as /proc/self/fd/N */
+	struct recipe entry[LANES], exit;
 };
 
 int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 			 const __u64 *cookies, __u32 cnt, bool ret)
+{
+	return probes__link_uprobes_pid(p, p->tgid, prog_fd, path, offsets, cookies, cnt, ret);
+}
+
+int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
+			     const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool ret)
 {
 	struct uprobe_multi_attr attr = {
 		.prog_fd = (__u32)prog_fd,
@@ -70,7 +85,7 @@ int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const 
 		.cookies = (__u64)(unsigned long)cookies,
 		.cnt = cnt,
 		.multi_flags = ret ? UPROBE_MULTI_RETURN : 0,
-		.pid = (__u32)p->tgid,
+		.pid = (__u32)pid,
 	};
 	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
@@ -175,6 +190,52 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
+static int keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt)
+{
+	r->cnt = cnt;
+	r->offsets = malloc(cnt * sizeof(*offsets) ?: 1);
+	r->cookies = malloc(cnt * sizeof(*cookies) ?: 1);
+	if (!r->offsets || !r->cookies)
+		return -ENOMEM;
+	memcpy(r->offsets, offsets, cnt * sizeof(*offsets));
+	memcpy(r->cookies, cookies, cnt * sizeof(*cookies));
+	return 0;
+}
+
+static void free_recipes(struct attachment *at)
+{
+	for (int l = 0; l < LANES; l++) {
+		free(at->entry[l].offsets);
+		free(at->entry[l].cookies);
+	}
+	free(at->exit.offsets);
+	free(at->exit.cookies);
+	if (at->file_fd >= 0)
+		close(at->file_fd);
+	at->file_fd = -1;
+}
+
+/*
+ * --follow: what the links of at were made of, kept to make them again for
+ * each child, on the same file (held open: the target may be gone by then).
+ */
+static int keep_recipes(struct probes *p, struct attachment *at, const char *path,
+			__u64 (*offsets)[], __u64 (*cookies)[], const __u32 *n, size_t stride,
+			const __u64 *ret_offsets, const __u64 *ret_cookies, __u32 nret)
+{
+	int err = 0;
+
+	if (!p->follow)
+		return 0;
+	at->file_fd = open(path, O_PATH | O_CLOEXEC);
+	if (at->file_fd < 0)
+		return -errno;
+	for (int l = 0; l < LANES && !err; l++)
+		err = keep_recipe(&at->entry[l], (const __u64 *)offsets + l * stride,
+				  (const __u64 *)cookies + l * stride, n[l]);
+	return err ?: keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
+}
+
 /* Entry probes on every API function of one object, returns on the allocating ones. */
 static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
 			 struct attachment *at)
@@ -234,7 +295,54 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	for (int l = 0; l < LANES; l++)
 		if (at->entry_fds[l] < 0 && n[l])
 			return at->entry_fds[l];
+	return keep_recipes(p, at, path, offsets, cookies, n, a->nr, ret_offsets, ret_cookies,
+			    nret);
+}
+
+/* One recipe's link for pid into fds[*n], unless it has no probe. */
+static int link_again(struct probes *p, pid_t pid, int prog_fd, const char *path,
+		      const struct recipe *r, bool ret, int *fds, size_t *n)
+{
+	int fd;
+
+	if (!r->cnt)
+		return 0;
+	fd = probes__link_uprobes_pid(p, pid, prog_fd, path, r->offsets, r->cookies, r->cnt, ret);
+	if (fd < 0)
+		return fd;
+	fds[(*n)++] = fd;
 	return 0;
+}
+
+/* The links of one object, made again for a followed child: returns first, as at attach. */
+static int link_object(struct probes *p, const struct attachment *at, pid_t pid, int *fds,
+		       size_t *n)
+{
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", at->file_fd);
+	err = link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), path, &at->exit, true,
+			 fds, n);
+	for (int l = 0; l < LANES && !err; l++)
+		err = link_again(p, pid, lane_prog(p, l), path, &at->entry[l], false, fds, n);
+	return err;
+}
+
+size_t probes__child_links_max(const struct probes *p)
+{
+	return p->nr_attached * (LANES + 1);
+}
+
+int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
+{
+	int err = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < p->nr_attached && !err; i++)
+		if (p->attached[i].pid == p->tgid && p->attached[i].file_fd >= 0)
+			err = link_object(p, &p->attached[i], pid, fds, n);
+	return err;
 }
 
 static uint64_t object_signature(const struct allocator *a, size_t obj)
@@ -261,7 +369,7 @@ static void *close_fd(void *arg)
  * grace period (30 to 80 ms here), and waits that run side by side end
  * together. Falls back to closing in turn.
  */
-static void close_links(const int *fds, size_t n)
+void probes__close_links(const int *fds, size_t n)
 {
 	pthread_t threads[n ?: 1];
 	bool started[n ?: 1];
@@ -300,7 +408,8 @@ static void detach(struct attachment *at)
 {
 	int fds[LANES + 1];
 
-	close_links(fds, take_links(at, fds));
+	probes__close_links(fds, take_links(at, fds));
+	free_recipes(at);
 }
 
 static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
@@ -325,7 +434,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		return -ENOMEM;
 	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
-				   .signature = sig, .wanted = true };
+				   .signature = sig, .wanted = true, .file_fd = -1 };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -427,15 +536,21 @@ void probes__detach_all(struct probes *p)
 	int fds[(LANES + 1) * p->nr_attached + 4];
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->nr_attached; i++)
+	for (size_t i = 0; i < p->nr_attached; i++) {
 		n += take_links(&p->attached[i], fds + n);
-	for (int i = 0; i < 2; i++)
+		free_recipes(&p->attached[i]);
+	}
+	for (int i = 0; i < 2; i++) {
 		if (p->py_exit_fds[i] >= 0)
 			fds[n++] = p->py_exit_fds[i];
+		if (p->py_exit_files[i] >= 0)
+			close(p->py_exit_files[i]);
+		p->py_exit_files[i] = -1;
+	}
 	if (p->dl_fd >= 0)
 		fds[n++] = p->dl_fd;
 	if (p->exit_stop_fd >= 0)
 		fds[n++] = p->exit_stop_fd;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;
-	close_links(fds, n);
+	probes__close_links(fds, n);
 }

@@ -14,6 +14,7 @@
 #include "memleak.skel.h"
 
 struct attachment;
+struct follow;
 struct clock_feed;
 struct reclaim;
 struct retired;
@@ -43,6 +44,8 @@ struct probes {
 	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
 	size_t nr_events;
 	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
+	int py_exit_files[2];	/* --follow: their files (O_PATH) and offsets, for children */
+	__u64 py_exit_offsets[2];
 	int exit_stop_fd;	/* -c --reach: link on _exit (probes_reach.c) */
 	pid_t exit_stop_pid;
 	uint64_t exit_stop_offset;
@@ -75,6 +78,8 @@ struct probes {
 	/* Copies of the stacks the last reading found (snapshot.c), under stacks_lock. */
 	struct stackcache *stacks;
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
+	bool follow;		/* --follow: links are kept as recipes, made again per child */
+	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
 };
 
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */
@@ -98,6 +103,24 @@ bool snapshot__slot_live(const struct site_slot *slot);
  */
 int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 			 const __u64 *cookies, __u32 cnt, bool ret);
+/* The same, in process pid (a followed child). */
+int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
+			     const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool ret);
+/* Room for the allocator's links of one child (probes__link_child). */
+size_t probes__child_links_max(const struct probes *p);
+/*
+ * --follow: the allocator's links of the target made again for pid, into
+ * fds (room for probes__child_links_max), their number in *n: 0 or -errno
+ * (the links made are in fds all the same).
+ */
+int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n);
+/* Close link fds side by side: each waits for a grace period. */
+void probes__close_links(const int *fds, size_t n);
+/* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
+int follow__new(struct probes *p);
+void follow__free(struct probes *p);
+/* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for probes__take_follow. */
+void follow__queue(struct probes *p, const struct memleak_event *ev);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
 void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */

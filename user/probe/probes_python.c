@@ -4,8 +4,10 @@
  * the probes on its exit, and the code objects BPF copies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -13,13 +15,16 @@
 #include "probes_internal.h"
 #include "python/pytrace.h"
 #include "snapshot.h"
+#include "util/vec.h"
 
 static void close_python_exits(struct probes *p)
 {
 	for (int i = 0; i < 2; i++) {
 		if (p->py_exit_fds[i] >= 0)
 			close(p->py_exit_fds[i]);
-		p->py_exit_fds[i] = -1;
+		if (p->py_exit_files[i] >= 0)
+			close(p->py_exit_files[i]);
+		p->py_exit_fds[i] = p->py_exit_files[i] = -1;
 	}
 }
 
@@ -71,6 +76,13 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 	if (p->py_exit_fds[finalize] >= 0)
 		close(p->py_exit_fds[finalize]);
 	p->py_exit_fds[finalize] = fd;
+	if (!p->follow)
+		return 0;
+	/* --follow: its children get the same links (follow.c), on this file. */
+	if (p->py_exit_files[finalize] >= 0)
+		close(p->py_exit_files[finalize]);
+	p->py_exit_files[finalize] = open(path, O_PATH | O_CLOEXEC);
+	p->py_exit_offsets[finalize] = (__u64)offset;
 	return 0;
 }
 
@@ -93,6 +105,40 @@ static int each_stack(void *ctx, const struct snapshot *snap,
 	return err;
 }
 
+/* The live blocks of exactly size bytes from api (pymalloc's arenas: 1 MiB mmaps). */
+static int blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
+{
+	struct probes *p = ctx;
+	size_t cap = 0;
+
+	*addrs = NULL;
+	*nr = 0;
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		const struct alloc_bucket *bucket = &p->alloc_table[b];
+
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bucket->info[i];
+			const struct site_slot *slot;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.size != size ||
+			    info.site >= p->site_slots)
+				continue;
+			slot = &p->site_table[info.site];
+			if (!snapshot__slot_live(slot) || slot->api != api)
+				continue;
+			if (vec__reserve(addrs, &cap, *nr + 1, sizeof(**addrs))) {
+				free(*addrs);
+				*addrs = NULL;
+				*nr = 0;
+				return -ENOMEM;
+			}
+			(*addrs)[(*nr)++] = addr;
+		}
+	}
+	return 0;
+}
+
 void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
 {
 	*ops = (struct pytrace_ops){
@@ -101,5 +147,6 @@ void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
 		.on_code = on_code,
 		.attach_exit = attach_exit,
 		.each_stack = each_stack,
+		.blocks = blocks,
 	};
 }

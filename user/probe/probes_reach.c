@@ -26,6 +26,9 @@ static int read_blocks(struct probes *p, struct live_block **out, size_t *nr)
 
 			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
 				continue;
+			/* --follow: another process's block; the scan reads the target's memory. */
+			if (info.proc)
+				continue;
 			slot = &p->site_table[info.site];
 			if (vec__reserve_min(out, &cap, *nr + 1, sizeof(**out), 4096))
 				return -ENOMEM;

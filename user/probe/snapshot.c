@@ -168,23 +168,27 @@ struct stack_buf {
 
 /*
  * In a Python target a stack id may stand for a pair (native stack, Python
- * frames): the Python frames into *py (NULL when none), and the native
+ * frames), and under --follow for a followed process's stack (its tag in
+ * *proc): the Python frames into *py (NULL when none), and the native
  * stack's id returned. The retired store is asked first: it costs no
  * system call, and an id names the same frames wherever it is kept.
  */
 static uint64_t read_python(struct probes *p, uint64_t id, struct py_stack *buf,
-			    struct py_stack **py)
+			    struct py_stack **py, uint32_t *proc)
 {
 	struct stack_pair pair;
 
 	*py = NULL;
+	*proc = 0;
 	if (!p->py_used)
 		return id;
 	if (!retired__pair(p->retired, id, &pair) &&
 	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, &pair))
 		return id;
-	if (retired__python(p->retired, pair.python, buf) ||
-	    !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &pair.python, buf))
+	*proc = (uint32_t)pair.proc;
+	if (pair.python && (retired__python(p->retired, pair.python, buf) ||
+			    !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks),
+						 &pair.python, buf)))
 		*py = buf;
 	return pair.native;
 }
@@ -198,10 +202,17 @@ static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
 			    struct stack_copy *out, bool *fresh)
 {
 	int fd = bpf_map__fd(p->skel->maps.stack_traces);
-	uint64_t native = read_python(p, id, &b->py, &out->py);
+	uint64_t native = read_python(p, id, &b->py, &out->py, &out->proc);
 	const uint64_t *ips = retired__native(p->retired, native, &out->nr_ips, &out->flags);
 
 	*fresh = false;
+	if (native == MEMLEAK_NO_STACK && out->proc) {
+		/* A followed process's allocation without a stack: its tag is all there is. */
+		out->ips = (uint64_t *)b->native.ips;
+		out->nr_ips = out->flags = 0;
+		*fresh = true;
+		return true;
+	}
 	if (!ips && !bpf_map_lookup_elem(fd, &native, &b->native)) {
 		ips = (const uint64_t *)b->native.ips;
 		out->nr_ips = b->native.nr;
@@ -239,6 +250,7 @@ static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *
 	s->nr_ips = blob->s.nr_ips;
 	s->stack_flags = blob->s.flags;
 	s->py = blob->s.py;
+	s->proc = blob->s.proc;
 }
 
 /* With -o the per-site figures are recounted during the walk, from the old blocks. */

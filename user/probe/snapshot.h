@@ -24,6 +24,7 @@ struct snap_site {
 	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (in stack) */
 	struct py_stack *py;	/* its Python frames (in stack); NULL when none */
 	struct stack_blob *stack;	/* holds ips and py; NULL when none */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 };
 
 struct snapshot {

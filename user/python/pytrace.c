@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
+#include "pyarena.h"
+#include "pyobjects.h"
 #include "python.h"
 #include "pytrace.h"
 #include "target/target.h"
@@ -20,10 +23,14 @@ struct pytrace {
 	bool spawned;		/* -c: ours to stop at its exit */
 	bool looked;		/* this image was found to be Python, or not walkable */
 	bool no_frames;		/* pytrace_settings */
+	bool objects;		/* pytrace_settings: --py-objects */
+	bool objects_said;	/* why --py-objects cannot be had, said once */
+	bool objects_checked;	/* ... or this image's code was found fit for it */
 	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
 	struct pycode *code;
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
 	struct report_python report;
+	bool exiting;		/* at Py_FinalizeEx or _exit: the arenas are read no more */
 	char **scanned;		/* objects found not to be Python: not opened again */
 	size_t nr_scanned, cap_scanned;
 };
@@ -37,6 +44,7 @@ struct pytrace *pytrace__new(const struct pytrace_settings *s)
 	t->memfd = -1;
 	t->spawned = s->spawned;
 	t->no_frames = s->no_frames;
+	t->objects = s->objects;
 	/* The command inherits it; Python reads it once, at its start. */
 	if (s->spawned && s->python_malloc && setenv("PYTHONMALLOC", s->python_malloc, 1)) {
 		free(t);
@@ -185,6 +193,35 @@ int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 	return 0;
 }
 
+int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, struct allocator *a)
+{
+	char msg[512] = "";
+	int err = -ENOTSUP;
+
+	if (!t->objects || !t->py || t->objects_said)
+		return 0;
+	if (t->py->malloc != PY_MALLOC_PYMALLOC)
+		snprintf(msg, sizeof(msg), "Python serves its objects from malloc (%s): each is a block already",
+			 t->py->malloc_why);
+	for (size_t i = 0; i < lo->nr && !msg[0]; i++)
+		if (!strcmp(lo->objects[i].path, t->py->path))
+			err = pyobjects__add(a, &lo->objects[i], t->objects_checked, msg,
+					     sizeof(msg));
+	if (!err) {
+		if (!t->objects_checked)
+			fprintf(stderr, "memleakbpf: --py-objects: every object of pid %d at its line: PyObject_Malloc, PyMem_Malloc and their kin probed in %s\n",
+				t->pid, t->py->path);
+		t->report.objects = t->objects_checked = true;
+		return 0;
+	}
+	if (err == -ENOMEM)
+		return err;
+	t->objects_said = true;
+	fprintf(stderr, "memleakbpf: --py-objects: %s; small objects stay in pymalloc's arenas\n",
+		msg[0] ? msg : "the interpreter's file is not among the target's objects");
+	return 0;
+}
+
 void pytrace__forget(struct pytrace *t)
 {
 	if (t->py)
@@ -202,6 +239,8 @@ void pytrace__forget(struct pytrace *t)
 	t->code = NULL;
 	t->memfd = -1;
 	t->looked = false;
+	t->exiting = false;
+	t->objects_said = t->objects_checked = false;
 }
 
 /* Is the target gone (or a zombie, whose memory is)? */
@@ -240,10 +279,16 @@ void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
 		t->ops.each_stack(t->ops.ctx, snap, read_stack, t);
 }
 
-void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped)
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize, double t_s)
 {
 	int err = stopped ? target__wait_stopped(pid, STOP_WAIT_MS) : 0;
 
+	/* Held at its exit: the arenas as the final report counts them. */
+	if (!err && stopped)
+		pytrace__read_arenas(t, t_s);
+	t->exiting = true;
+	if (finalize && t->py)
+		t->report.shutdown = true;
 	if (err == -ESRCH)
 		return;
 	if (!err)
@@ -251,6 +296,49 @@ void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped)
 	/* Even after a timeout: SIGCONT also drops a SIGSTOP still pending. */
 	if (stopped)
 		target__continue(pid);
+}
+
+/*
+ * pyarena_read_fn: n pieces of the target's memory in one process_vm_readv
+ * (pool headers are 16 KiB apart: one pread each costs 40 times more), or,
+ * where it fails, one read_target each, which tells a target gone (-ESRCH).
+ */
+static int read_pieces(void *ctx, const uint64_t *addrs, size_t n, size_t len, void *out)
+{
+	const struct pytrace *t = ctx;
+	struct iovec local = { out, n * len }, remote[PYARENA_MAX_POOLS] = { { 0 } };
+	int err = 0;
+
+	if (n <= PYARENA_MAX_POOLS) {
+		for (size_t i = 0; i < n; i++)
+			remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[i], len };
+		if (process_vm_readv(t->pid, &local, 1, remote, n, 0) == (ssize_t)(n * len))
+			return 0;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		err = read_target(ctx, addrs[i], (char *)out + i * len, len);
+	return err;
+}
+
+void pytrace__read_arenas(struct pytrace *t, double t_s)
+{
+	struct report_pyarenas a;
+	uint64_t *bases;
+	size_t nr;
+
+	/*
+	 * Once it exits (BPF no longer follows the arenas shutdown frees), the
+	 * last reading stands. Under --py-objects the arenas are not blocks.
+	 */
+	if (!t || !t->py || t->py->malloc != PY_MALLOC_PYMALLOC || t->memfd < 0 || t->exiting ||
+	    t->report.objects || !t->ops.blocks ||
+	    t->ops.blocks(t->ops.ctx, API_MMAP, PYARENA_SIZE, &bases, &nr))
+		return;
+	if (nr && !pyarena__read(bases, nr, read_pieces, t, &a)) {
+		a.t_s = t_s;
+		t->report.arenas = a;
+	}
+	free(bases);
 }
 
 const struct pycode *pytrace__code(const struct pytrace *t)

@@ -25,6 +25,7 @@ struct pytrace_settings {
 	bool spawned;			/* -c: the target is ours to stop at its exit */
 	const char *python_malloc;	/* --python-malloc: "pymalloc", "malloc"; NULL: unset */
 	bool no_frames;			/* benchmarking: what the Python frames cost (opts.h) */
+	bool objects;			/* --py-objects: probe pymalloc's API (pyobjects.h) */
 };
 
 /* What pytrace asks of BPF; each gets ctx back. */
@@ -53,6 +54,12 @@ struct pytrace_ops {
 	 */
 	int (*each_stack)(void *ctx, const struct snapshot *snap,
 			  int (*fn)(void *arg, const struct py_stack *py), void *arg);
+	/*
+	 * The addresses of the live blocks of exactly size bytes allocated
+	 * through api (enum memleak_api), in *addrs (the caller frees it).
+	 * 0 or -ENOMEM.
+	 */
+	int (*blocks)(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr);
 };
 
 /*
@@ -70,6 +77,13 @@ void pytrace__set_ops(struct pytrace *t, const struct pytrace_ops *ops);
  */
 int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 		    const struct lookup_order *lo);
+/*
+ * --py-objects, once pytrace__attach found Python with pymalloc: add its
+ * object allocator's API to a's probes (lo: where its file is open), if
+ * that is exact; else one line says why, and its objects stay in arenas.
+ * 0 or -ENOMEM.
+ */
+int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, struct allocator *a);
 /* The target exec'd: the new image is looked at afresh. */
 void pytrace__forget(struct pytrace *t);
 /*
@@ -80,9 +94,17 @@ void pytrace__refresh(struct pytrace *t, const struct snapshot *snap);
 /*
  * EVENT_PY_EXIT: pid is stopping at Py_FinalizeEx or _exit (stopped); read
  * every code object its stacks name, then let it go on. EVENT_PY_EXITING
- * (-p, not stopped): read what can be read before it is gone.
+ * (-p, not stopped): read what can be read before it is gone. finalize: at
+ * Py_FinalizeEx, where BPF stopped tracing (the report says so). t_s: since
+ * tracing began (stopped: pymalloc's arenas are read then).
  */
-void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped);
+void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize, double t_s);
+/*
+ * pymalloc's arenas read from the target's memory (while it lives; at a
+ * stop at its exit, the figures of the final report), seconds t_s into the
+ * trace. A reading that fails keeps the one before.
+ */
+void pytrace__read_arenas(struct pytrace *t, double t_s);
 /* For report_meta: the code objects read, and the interpreter; NULL when not Python. */
 const struct pycode *pytrace__code(const struct pytrace *t);
 const struct report_python *pytrace__report(const struct pytrace *t);

@@ -72,7 +72,29 @@ static void put_frame(const struct report_frame *fr, FILE *f)
  * not reach its root, so it hangs under a marker rather than passing its
  * outermost kept frame off as a root.
  */
-static char *fold_stack(const struct report_stack *s)
+/* --folded-by-process: "pid 1234 (./server --port 80)", the root of its process's stacks. */
+static void put_process(const struct report *r, const struct report_stack *s, FILE *f)
+{
+	const char *command = r->command;
+	int pid = r->pid;
+
+	for (size_t i = 0; i < r->nr_processes; i++) {
+		if (r->processes[i].tag == s->proc) {
+			pid = r->processes[i].pid;
+			command = r->processes[i].command;
+			break;
+		}
+	}
+	fprintf(f, "pid %d", pid);
+	if (command) {
+		fputs(" (", f);
+		put_name(command, f);
+		fputc(')', f);
+	}
+	fputc(';', f);
+}
+
+static char *fold_stack(const struct report *r, const struct report_stack *s)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -80,6 +102,8 @@ static char *fold_stack(const struct report_stack *s)
 
 	if (!f)
 		return NULL;
+	if (r->folded_by_process)
+		put_process(r, s, f);
 	if (s->no_stack)
 		fputs("[stack unavailable];", f);
 	else if (s->truncated)
@@ -159,7 +183,7 @@ int report_folded__write(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nr_stacks; i++) {
 		if (r->stacks[i].left_out)
 			continue;
-		lines[nr].text = fold_stack(&r->stacks[i]);
+		lines[nr].text = fold_stack(r, &r->stacks[i]);
 		lines[nr].bytes = r->folded_allocs ? r->stacks[i].allocs : r->stacks[i].bytes;
 		if (!lines[nr++].text) {
 			err = -ENOMEM;

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "analyze/history.h"
+#include "analyze/verdict.h"
 #include "model/report.h"
 
 #define SIZE_LEN 64
@@ -126,6 +127,17 @@ static void print_fragmentation(const struct report_memory *m, FILE *f)
 	fputs("  What helps: malloc_trim(0) after freeing much; MALLOC_ARENA_MAX=2 (fewer per-thread arenas);\n"
 	      "  a lower trim threshold (mallopt M_TRIM_THRESHOLD, or MALLOC_TRIM_THRESHOLD_=131072);\n"
 	      "  or tcmalloc or jemalloc, which return freed memory on their own.\n", f);
+}
+
+/* pymalloc's (a Python target's arenas), glibc's, or both. */
+static void print_fragmentations(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+
+	if (m->pymalloc && r->python)
+		report_text__pymalloc_verdict(&r->python->arenas, f);
+	if (!m->pymalloc || verdict__retained(m))
+		print_fragmentation(m, f);
 }
 
 static size_t growing_sites(const struct report *r)
@@ -292,14 +304,15 @@ static void print_verdict(const struct report *r, FILE *f)
 		fputs(".\n", f);
 		break;
 	case VERDICT_FRAGMENTATION:
-		fputs("fragmentation, not a leak: the allocator holds memory that no live block uses.\n", f);
-		print_fragmentation(m, f);
+		fprintf(f, "fragmentation, not a leak: the allocator holds memory that no live %s uses.\n",
+			m->pymalloc ? "object" : "block");
+		print_fragmentations(r, f);
 		break;
 	case VERDICT_LEAK_AND_FRAGMENTATION:
 		fputs("leak and fragmentation: ", f);
 		print_leak(r, f);
 		fputs(";\n  and the allocator holds memory that no live block uses.\n", f);
-		print_fragmentation(m, f);
+		print_fragmentations(r, f);
 		break;
 	}
 	print_at_exit(r, f);

@@ -20,6 +20,7 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
 	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS, CNT_UNWIND_STOPS,
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
+	CNT_PROCS_MAP_FULL,
 };
 
 /* Bytes from s on that go out as they are: printable ASCII and valid UTF-8. */
@@ -72,6 +73,11 @@ static void put_string(const char *str, FILE *f)
 	fputc('"', f);
 }
 
+void report_json__string(const char *s, FILE *f)
+{
+	put_string(s, f);
+}
+
 static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 {
 	if (known)
@@ -96,10 +102,13 @@ static void put_kinds(const struct report_totals *t, FILE *f)
 static void put_totals(const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
-		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu,\n             \"dropped\": {",
+		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu, "
+		"\"untraced_children\": %llu, \"followed_execs\": %llu,\n             \"dropped\": {",
 		(unsigned long long)t->outstanding_bytes,
 		(unsigned long long)t->outstanding_allocs, (unsigned long long)t->allocs,
-		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES]);
+		(unsigned long long)t->frees, (unsigned long long)t->counters[CNT_UNTRACKED_FREES],
+		(unsigned long long)t->counters[CNT_UNTRACED_CHILDREN],
+		(unsigned long long)t->counters[CNT_FOLLOW_EXECS]);
 	for (size_t i = 0; i < sizeof(dropped_order) / sizeof(dropped_order[0]); i++) {
 		enum memleak_counter c = dropped_order[i];
 
@@ -115,6 +124,8 @@ static void put_frame(const struct report_frame *fr, FILE *f)
 {
 	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
 	put_string(fr->function, f);
+	fputs(", \"symbol\": ", f);
+	put_string(fr->symbol, f);
 	fputs(", \"module\": ", f);
 	put_string(fr->module, f);
 	/* An offset means nothing without the module it is in. */
@@ -146,6 +157,9 @@ static void put_python(const struct report_python *py, FILE *f)
 	put_string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
 	put_string(py->malloc_why, f);
+	fprintf(f, ", \"objects\": %s, \"shutdown\": %s, \"arenas\": ",
+		py->objects ? "true" : "false", py->shutdown ? "true" : "false");
+	report_json__pyarenas(&py->arenas, f);
 	fputs("},\n", f);
 }
 
@@ -413,6 +427,7 @@ static void put_memory(const struct report *r, FILE *f)
 
 	fputs("  \"memory\": {\"verdict\": ", f);
 	put_string(verdict__name(m->verdict), f);
+	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
 		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,
@@ -462,6 +477,7 @@ int report_json__write(const struct report *r, FILE *f)
 	put_totals(&r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
+	report_json__processes(r, f);
 	if (r->analysis)
 		put_analysis(r, f);
 	fputs("\n}\n", f);

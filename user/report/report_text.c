@@ -39,6 +39,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				  "without Python frames: they could not be read" },
 	[CNT_UNWIND_PENDING] = { "allocation", "allocations",
 				 "with a stack cut short: an unwind table was still loading (-p, just after attaching)" },
+	[CNT_PROCS_MAP_FULL] = { "process", "processes",
+				 "not followed: 65,536 followed at once, the event ring full, or the kernel cannot hold a child at its fork (Linux 6.13)" },
 };
 
 static const char *basename_of(const char *path)
@@ -101,6 +103,22 @@ static void print_untracked(const struct report *r, FILE *f)
 			report__count(v, n), report__plural(v, "free", "frees"));
 }
 
+/* Not a drop either: the processes the target started are not the target. */
+static void print_children(const struct report *r, FILE *f)
+{
+	uint64_t v = r->totals.counters[CNT_UNTRACED_CHILDREN];
+	char n[COUNT_LEN];
+
+	if (v)
+		fprintf(f, "Not traced: %s %s started by pid %d (--follow traces them)\n",
+			report__count(v, n), report__plural(v, "process", "processes"), r->pid);
+	v = r->totals.counters[CNT_FOLLOW_EXECS];
+	if (v)
+		fprintf(f, "Not traced: %s followed %s after %s exec (--follow does not follow exec yet: run the program with -c, or -p its pid)\n",
+			report__count(v, n), report__plural(v, "process", "processes"),
+			report__plural(v, "its", "their"));
+}
+
 /*
  * Mmaps (a program's mapped files, its own regions) are not heap: when
  * there are any, the heap blocks, which heap tools count, come apart.
@@ -136,6 +154,7 @@ static void print_totals(const struct report *r, FILE *f)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
 			report__count(r->older_ms, all));
 	print_untracked(r, f);
+	print_children(r, f);
 }
 
 /*
@@ -221,6 +240,24 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
+void report_text__oneline(const char *s, FILE *f)
+{
+	put_oneline(s, f);
+}
+
+void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f)
+{
+	put_amount(bytes, allocs, f);
+}
+
+void report_text__stack_site(const struct report_stack *s, FILE *f)
+{
+	if (s->site_frame)
+		put_frame(s->site_frame, true, f);
+	else
+		fputs("[stack unavailable]", f);
+}
+
 void report_text__site_frame(const struct report_site *site, FILE *f)
 {
 	if (site->frame)
@@ -272,6 +309,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	put_amount(site->bytes, site->allocs, f);
 	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
 		report__plural(site->nr_stacks, "stack", "stacks"));
+	report_text__site_processes(r, site, f);
 	report_text__site_rank(site, f);
 	fputs(", at ", f);
 	report_text__site_frame(site, f);
@@ -350,12 +388,20 @@ static void print_python(const struct report *r, FILE *f)
 		return;
 	fprintf(f, "Python %s (%s), objects from %s (%s): ", py->version, py->path, py->malloc,
 		py->malloc_why);
-	if (!strcmp(py->malloc, "pymalloc"))
+	if (py->objects)
+		fputs("every object is a block of its own, at its line (--py-objects: pymalloc's API probed)\n",
+		      f);
+	else if (!strcmp(py->malloc, "pymalloc"))
 		fputs("blocks over 512 bytes are exact;\n  smaller objects are in pymalloc's 1 MiB "
 		      "arenas, each under the stack that needed it (--python-malloc malloc: every "
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
+	report_text__pyarenas(&py->arenas, f);
+	if (py->shutdown)
+		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
+		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "
+		      "those frees are not counted\n", f);
 }
 
 int report_text__write(const struct report *r, FILE *f)
@@ -366,6 +412,7 @@ int report_text__write(const struct report *r, FILE *f)
 	print_python(r, f);
 	report_text__insight_head(r, f);
 	print_sites(r, f);
+	report_text__processes(r, f);
 	report_text__insight_tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;

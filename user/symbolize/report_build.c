@@ -122,7 +122,8 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->allocs = site->stats.outstanding_allocs;
 	st->total_bytes = site->stats.total_bytes;
 	st->total_allocs = site->stats.total_allocs;
-	st->no_stack = site->stack_id == MEMLEAK_NO_STACK;
+	st->no_stack = site->stack_id == MEMLEAK_NO_STACK || (site->proc && !site->nr_ips);
+	st->proc = site->proc;
 	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
 	st->truncated = site->stack_flags & STACK_TRUNCATED;
 	/* Cut at a file whose unwind table was not loaded yet: not the root either. */
@@ -158,6 +159,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->maps = meta->maps;
 	r->freed = meta->freed;
 	r->folded_allocs = meta->folded_allocs;
+	r->folded_by_process = meta->folded_by_process;
 	r->python = meta->python;
 	r->brief = meta->brief;
 }

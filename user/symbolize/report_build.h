@@ -29,6 +29,7 @@ struct report_meta {
 	const struct alloc_wrapper *wrappers;	/* operator new seen at malloc; borrowed */
 	size_t nr_wrappers;
 	bool all_stacks;	/* --all-stacks: the files get every stack */
+	bool folded_by_process;	/* --folded-by-process: folded stacks rooted at their process */
 	bool brief;		/* a periodic text report (report.brief) */
 };
 

@@ -12,8 +12,8 @@
  * debug info keeps failing is given up after SYM_FAIL_LIMIT failed lookups.
  *
  * Function names come from the symbol table (sorted once per file: libdwfl
- * would scan it whole for every address), lines and inlined frames from
- * DWARF. Addresses in no file are looked up in the target's perf map (JIT).
+ * would scan it whole for every address), a clone's from DWARF (foo for
+ * foo.part.0), lines and inlined frames from DWARF. Addresses in no file are looked up in the target's perf map (JIT).
  *
  * This file holds the API, the frames it returns and the JIT lookups;
  * symbolize_file.c reads the files, symbolize_names.c their symbol tables,
@@ -101,12 +101,8 @@ struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debu
 
 void sym_frames_free(struct report_frame *frames, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		free(frames[i].function);
-		free(frames[i].symbol);
-		free(frames[i].module);
-		free(frames[i].file);
-	}
+	for (size_t i = 0; i < nr; i++)
+		report__frame_free(&frames[i]);
 	free(frames);
 }
 
@@ -174,12 +170,8 @@ static int frames_append(const struct report_frame *src, size_t n, const char *m
 		f->file = strdup_or_null(src[i].file, &failed);
 	}
 	if (failed) {
-		for (size_t i = 0; i < n; i++) {
-			free(v[*nr + i].function);
-			free(v[*nr + i].symbol);
-			free(v[*nr + i].module);
-			free(v[*nr + i].file);
-		}
+		for (size_t i = 0; i < n; i++)
+			report__frame_free(&v[*nr + i]);
 		return -ENOMEM;
 	}
 	*nr += n;

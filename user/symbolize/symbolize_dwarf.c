@@ -246,6 +246,47 @@ static int scopes_at(struct sym_file *f, uint64_t pc, Dwarf_Die *chain, int max)
 }
 
 /*
+ * The name of the function whose symbol is sym (NULL: none) and whose DWARF
+ * is func (NULL: none), as its source spells it. A clone's symbol
+ * (foo.part.0, foo.isra.0, foo.cold) is the name the DWARF gives when it is
+ * that name and a suffix; without DWARF, only the suffixes gcc and clang give
+ * clones are cut (sym_source_len). An alias of another name altogether
+ * (malloc for glibc's __libc_malloc) keeps the symbol's: it is what the
+ * program called. *out NULL: no name.
+ */
+static int source_name(const char *sym, Dwarf_Die *func, char **out)
+{
+	const char *dw = func ? die_name(func) : NULL;
+	size_t len = dw ? strlen(dw) : 0;
+
+	if (sym && dw && !strncmp(sym, dw, len) && sym[len] == '.')
+		*out = strdup(dw);
+	else if (sym)
+		*out = strndup(sym, sym_source_len(sym));
+	else
+		*out = dw ? strdup(dw) : NULL;
+	return (sym || dw) && !*out ? -ENOMEM : 0;
+}
+
+/* The function's frame, named at its source, its ELF symbol kept beside. */
+static int push_function(struct frame_buf *b, const char *sym, Dwarf_Die *func,
+			 const char *file, int line)
+{
+	struct report_frame *f;
+	char *name;
+	int err = source_name(sym, func, &name);
+
+	err = err ?: sym_frame_push(b, name, file, line, false);
+	free(name);
+	if (err || !sym)
+		return err;
+	f = &b->v[b->nr - 1];
+	free(f->symbol);	/* the mangled name it demangled: the symbol's is the one */
+	f->symbol = strdup(sym);
+	return f->symbol ? 0 : -ENOMEM;
+}
+
+/*
  * One frame per inlined subroutine around pc, innermost first, then the
  * function they were inlined into. The innermost line is pc's; every outer
  * frame is at the call site of the inlined subroutine it contains.
@@ -286,9 +327,8 @@ int sym_describe(struct sym_file *f, uint64_t pc, struct frame_buf *b)
 		err = sym_frame_push(b, die_name(&scopes[i]), file, line, true);
 		call_site(&scopes[i], &file, &line);
 	}
-	/* The symbol table names clones (foo.cold, foo.constprop.0) precisely. */
 	if (!err)
-		err = sym_frame_push(b, sym ?: (func ? die_name(func) : NULL), file, line, false);
+		err = push_function(b, sym, func, file, line);
 	free(sym);
 	return err;
 }

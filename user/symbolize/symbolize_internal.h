@@ -3,7 +3,8 @@
  * What the symbolizer's files share: the files read, their symbol and
  * DWARF function indexes, and the cache of answers. symbolize.c holds the
  * public API; symbolize_file.c finds and reads each object file once,
- * symbolize_names.c names functions from the symbol table,
+ * symbolize_names.c names functions from the symbol table (and cuts
+ * clones' suffixes),
  * symbolize_dwarf.c finds lines and inlined frames, symbolize_cache.c keeps
  * the answers per (file, address), symbolize_calls.c says which function a
  * call instruction imported.
@@ -121,6 +122,7 @@ void sym_file_free(struct sym_file *f);
 int sym_read_funcs(struct sym_file *f);
 const struct sym_func *sym_func_at(const struct sym_file *f, uint64_t pc);
 uint64_t sym_lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address);
+size_t sym_source_len(const char *name);
 char *sym_demangle(const char *name);
 
 /* symbolize_dwarf.c: the frames of pc, inlined ones first. */

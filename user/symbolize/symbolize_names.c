@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Function names from a file's symbol table, sorted once per file (libdwfl
- * would scan it whole for every address), aliases ranked; and C++ names
- * demangled.
+ * would scan it whole for every address), aliases ranked; the source name
+ * of a compiler's clone; and C++ names demangled.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,54 @@ uint64_t sym_lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_add
 	if (!sym_func_at(f, vaddr - 1) && (fn = sym_func_at(f, vaddr)) && fn->start == vaddr)
 		return vaddr;
 	return vaddr - 1;
+}
+
+/*
+ * The suffixes gcc (and clang) give the clones and parts of one source
+ * function: foo.part.0, foo.isra.0, foo.constprop.0, foo.cold,
+ * foo.lto_priv.0, foo.localalias, foo.llvm.123, chained as in
+ * foo.constprop.0.isra.0. Only these: a dot is part of other names (Go's
+ * main.main, OpenMP's foo._omp_fn.0, which is code of its own).
+ */
+static const char *const clone_words[] = {
+	"part", "isra", "constprop", "cold", "lto_priv", "localalias", "clone", "llvm",
+	"specialized",
+};
+
+static bool is_number(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return len > 0;
+}
+
+static bool is_clone_word(const char *s, size_t len)
+{
+	for (size_t i = 0; i < sizeof(clone_words) / sizeof(clone_words[0]); i++)
+		if (strlen(clone_words[i]) == len && !memcmp(clone_words[i], s, len))
+			return true;
+	return false;
+}
+
+/* The length of name without its trailing clone suffixes (all of it when none). */
+size_t sym_source_len(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (;;) {
+		const char *dot = memrchr(name, '.', len);
+		size_t word_end = len;
+
+		/* A number ends foo.part.0 and foo.llvm.123; foo.cold and foo.localalias have none. */
+		if (dot && dot > name && is_number(dot + 1, len - (dot + 1 - name))) {
+			word_end = dot - name;
+			dot = memrchr(name, '.', word_end);
+		}
+		if (!dot || dot == name || !is_clone_word(dot + 1, word_end - (dot + 1 - name)))
+			return len;
+		len = dot - name;
+	}
 }
 
 char *sym_demangle(const char *name)

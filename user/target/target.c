@@ -30,7 +30,7 @@ struct creds {
 	char home[PATH_MAX];
 };
 
-static int read_cmdline(pid_t pid, char **out)
+int target__cmdline(pid_t pid, char **out)
 {
 	char buf[4096];
 	ssize_t n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
@@ -109,7 +109,7 @@ int target__attach(pid_t pid, struct target **out, char *err, size_t errlen)
 	if (!t)
 		return -ENOMEM;
 	t->pidfd = pidfd_open(tgid, 0);
-	if (t->pidfd < 0 || read_cmdline(tgid, &t->command)) {
+	if (t->pidfd < 0 || target__cmdline(tgid, &t->command)) {
 		e = -errno;
 		snprintf(err, errlen, "-p %d: cannot open the process: %s", pid, strerror(errno));
 		target__free(t);
@@ -342,6 +342,21 @@ int target__wait_stopped(pid_t pid, int timeout_ms)
 			return -ETIMEDOUT;
 		usleep(100);
 	}
+}
+
+bool target__stop_queued(pid_t pid)
+{
+	char value[32];
+	unsigned long long mask;
+	char state = proc__state(pid);
+
+	if (state == 'T' || state == 't')
+		return true;
+	/* A SIGSTOP sent to the process, not yet taken. */
+	if (proc__status(pid, "ShdPnd", value, sizeof(value)) ||
+	    sscanf(value, "%llx", &mask) != 1)
+		return false;
+	return mask & (1ull << (SIGSTOP - 1));
 }
 
 int target__continue(pid_t pid)

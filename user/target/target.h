@@ -35,6 +35,14 @@ int target__release(struct target *t);
 int target__wait_stopped(pid_t pid, int timeout_ms);
 /* Resume a process we stopped (the target or a shell's child taking over). */
 int target__continue(pid_t pid);
+/*
+ * pid is stopped, or has a SIGSTOP queued that it takes before it runs
+ * again (a child stopped at its fork, not yet scheduled): its SIGCONT will
+ * cancel a stop it has not taken.
+ */
+bool target__stop_queued(pid_t pid);
+/* pid's command line, its arguments joined by blanks (owned): 0 or -errno. */
+int target__cmdline(pid_t pid, char **out);
 /* Deliver sig to the traced process and, under -c, to the one we started. */
 int target__signal(struct target *t, int sig);
 /* Deliver sig as target__signal does, and continue what is stopped so that it acts. */

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,25 @@ static void wait_tracer(int fd, int tracer)
 		;
 }
 
+/* --follow: the children held at their fork that the tracer did not resume. */
+static bool resume_held(const struct watchdog_view *v)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < v->nr_held; i++) {
+		pid_t pid = (pid_t)v->held[i];
+
+		if (pid <= 0)
+			continue;
+		any = true;
+		if (proc__state(pid) != 'T' || kill(pid, SIGCONT))
+			continue;
+		fprintf(stderr, "memleakbpf: the tracer ended while pid %d was held at its fork: resumed it\n",
+			(int)pid);
+	}
+	return any;
+}
+
 static void resume(const struct watchdog_view *v, volatile uint64_t *handled)
 {
 	for (int ms = 0; ms < SETTLE_MS; ms += 10) {
@@ -115,6 +135,9 @@ static __attribute__((noreturn)) void watch(int fd, int tracer, const struct wat
 	wait_tracer(fd, tracer);
 	if (*v->stops > *handled)
 		resume(v, handled);
+	/* A child held: its stop may still be landing, as the target's above. */
+	for (int ms = 0; ms < SETTLE_MS && resume_held(v); ms += 10)
+		usleep(10000);
 	_exit(0);
 }
 

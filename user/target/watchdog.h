@@ -13,6 +13,8 @@
 struct watchdog_view {
 	const volatile uint32_t *pids[2];	/* the processes it may stop (0: none) */
 	const volatile uint64_t *stops;		/* SIGSTOPs it has sent */
+	const volatile uint32_t *held;		/* --follow: children stopped at their fork (0: none) */
+	uint32_t nr_held;
 };
 
 struct watchdog;

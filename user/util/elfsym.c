@@ -449,6 +449,17 @@ static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size
 	return pread(ef->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
 }
 
+int elf_file__read(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	return read_vaddr(ef, vaddr, buf, len);
+}
+
+const struct elf_segment *elf_file__segments(const struct elf_file *ef, size_t *nr)
+{
+	*nr = ef->nr_segs;
+	return ef->segs;
+}
+
 static int32_t rel32(const unsigned char *p)
 {
 	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |

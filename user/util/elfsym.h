@@ -63,6 +63,11 @@ int elf_file__find_func_size(const struct elf_file *ef, const char *name, bool d
 /* Same for a data object (STT_OBJECT), e.g. _r_debug; returns its vaddr. */
 int elf_file__find_object(const struct elf_file *ef, const char *name, uint64_t *vaddr);
 
+/* len bytes of the file at its virtual address vaddr: 0, -ENOENT outside its segments, -EIO. */
+int elf_file__read(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
+/* Its PT_LOAD segments (owned by ef). */
+const struct elf_segment *elf_file__segments(const struct elf_file *ef, size_t *nr);
+
 /* Load bias of the object, given a mapping of it at start with file offset off. */
 int elf_file__load_bias(const struct elf_file *ef, uint64_t start, uint64_t off, uint64_t *bias);
 

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --follow, for memleak.bpf.c, which includes this once, before the
+ * programs: the processes the target starts, and theirs, traced from their
+ * first instruction. A child is tagged in the fork tracepoint, before it
+ * runs, and stopped there until user space has given it uprobe links of
+ * its own (a link filtered by pid never fires in another process, even one
+ * that shares its file); at its exit its tag goes, and user space closes
+ * its links. Without --follow (a const) the lookups fold away.
+ */
+#ifndef FOLLOW_BPF_H
+#define FOLLOW_BPF_H
+
+const volatile bool follow = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* entries only for processes alive */
+	__type(key, __u32);			/* tgid */
+	__type(value, struct memleak_proc);
+	__uint(max_entries, MEMLEAK_MAX_PROCS);
+} procs SEC(".maps");
+
+__u32 last_proc;	/* the last tag given */
+/*
+ * The children stopped at their fork, by tag in a ring, until user space
+ * resumes them and clears their slot: if the tracer dies meanwhile, its
+ * watchdog resumes them (user/target/watchdog.c).
+ */
+__u32 held[MEMLEAK_HELD];
+
+/* Linux 6.13; without it (a weak symbol, then NULL) no child can be held: none is followed. */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
+/* A followed process's entry; NULL for any other (and always without --follow). */
+static __always_inline struct memleak_proc *followed(__u32 tgid)
+{
+	if (!follow)
+		return NULL;
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 ppid, __u32 proc)
+{
+	struct memleak_event ev = { .tgid = tgid, .kind = kind, .ppid = ppid, .proc = proc,
+				    .time_ns = bpf_ktime_get_ns() };
+
+	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+}
+
+/*
+ * A traced process started child: tag it and stop it before its first
+ * instruction (a signal queued now is taken on its way to user mode). The
+ * event that tells user space is reserved first: a child stopped without
+ * one would stay stopped.
+ */
+static __always_inline void follow_child(struct task_struct *parent, struct task_struct *child)
+{
+	struct memleak_proc e = { __sync_fetch_and_add(&last_proc, 1) + 1 };
+	struct memleak_event *ev;
+	__u32 tgid = child->tgid;
+
+	if (!bpf_send_signal_task) {
+		count(CNT_PROCS_MAP_FULL);
+		return;
+	}
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(CNT_PROCS_MAP_FULL);
+		return;
+	}
+	if (bpf_map_update_elem(&procs, &tgid, &e, BPF_NOEXIST)) {
+		count(CNT_PROCS_MAP_FULL);
+		bpf_ringbuf_discard(ev, 0);
+		return;
+	}
+	if (bpf_send_signal_task(child, SIGSTOP, PIDTYPE_TGID, 0)) {
+		bpf_map_delete_elem(&procs, &tgid);
+		count(CNT_PROCS_MAP_FULL);
+		bpf_ringbuf_discard(ev, 0);
+		return;
+	}
+	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
+	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FORK, .ppid = parent->tgid,
+				      .proc = e.tag, .time_ns = bpf_ktime_get_ns() };
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* A followed process ends (exit), or becomes another program (exec): let it go. */
+static __always_inline bool follow_release(__u32 tgid, bool exec)
+{
+	struct memleak_proc *e = followed(tgid);
+
+	if (!e)
+		return false;
+	if (exec)
+		count(CNT_FOLLOW_EXECS);
+	follow_event(tgid, exec ? EVENT_FOLLOW_EXEC : EVENT_GONE, 0, e->tag);
+	bpf_map_delete_elem(&procs, &tgid);
+	return true;
+}
+
+/* The last thread of a process exits (only attached with --follow). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_follow, struct task_struct *p)
+{
+	if (!p->signal->live.counter)
+		follow_release(p->tgid, false);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Processes the target starts: --follow, and the count without it.
+
+children_not_traced: v_fork's three workers under -c without --follow: the
+parent's figures exact (its children's frees of their copies of its blocks
+are not its frees), and the report says that 3 processes were not traced,
+naming --follow, in the text and in the JSON (totals.untraced_children).
+
+follow_workers: the same with --follow: each worker's figures exact and its
+own (processes[] in the JSON, a line each in the text, --folded-by-process
+lines rooted at it), the parent's exact too, the top-level totals their
+sum. follow_many: 1,000 short children in a
+row, each exact, and nothing left of them at the end (-v: links made and
+closed, BPF's table of processes empty, no fd per child); follow_burst: 300
+forked at once, each held until the tracer comes to it. follow_vfork: a
+vfork+exec and a posix_spawn child, followed until their exec and marked
+so. follow_prefork: -p --follow of a master whose two workers run already
+(taken in at the attach) and which starts a third after it: each worker's
+leak after the attach exact. follow_daemon: a child that outlives the
+target: tracing goes on until it has ended, its leak counted.
+follow_tracer_killed: the tracer is killed
+while it holds a child at its fork: the watchdog resumes the child, and no
+link is left. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
+each worker's blocks exact at the Python line that allocated them.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import lib
+from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
+	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
+from cases_faults import kill_while_stopped
+from cases_python import PY, PYVICTIMS
+
+
+def run_tracer(work, command, extra=()):
+	"""memleakbpf --json J [extra] -c COMMAND to completion: (rc, report)."""
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js] + list(extra) + ["-c", command]
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, deadline, "memleakbpf -c " + command)
+	return rc, load_report(js)
+
+
+def run_fork_victim(work, mode, n, extra=()):
+	rc, rep = run_tracer(work, "%s %s %d" % (victim("v_fork"), mode, n), extra)
+	return rc, rep, read_truth(work)
+
+
+def text_lines(work, prefix):
+	return [l for l in work.read("tracer.stdout").splitlines() if l.startswith(prefix)]
+
+
+def totals_of(p):
+	t = p["totals"]
+	return t["outstanding_bytes"], t["outstanding_allocs"]
+
+
+def check_sum(rep):
+	"""The top-level outstanding figures are the processes' sum."""
+	ps = rep.get("processes") or []
+	got = (sum(totals_of(p)[0] for p in ps), sum(totals_of(p)[1] for p in ps))
+	want = totals_of(rep)
+	return [] if got == want else ["processes sum to %r, the totals say %r" % (got, want)]
+
+
+def check_parent(rep, truth):
+	"""processes[0] is the target, with the victim's own truth."""
+	ps = rep.get("processes") or []
+	if not ps or not ps[0].get("target"):
+		return ["processes[0] is not the target: %r" % ps[:1]]
+	want = (sum(t["bytes"] for t in truth), sum(t["allocs"] for t in truth))
+	if totals_of(ps[0]) != want:
+		return ["the target holds %r, its truth says %r" % (totals_of(ps[0]), want)]
+	if ps[0]["totals"]["frees"]:
+		return ["the target freed %d blocks: its children's frees counted as its own" %
+			ps[0]["totals"]["frees"]]
+	return []
+
+
+def first_fn(rep, pos):
+	frames = rep["stacks"][pos]["frames"]
+	return frames[0].get("function") if frames else None
+
+
+def check_child(rep, p, want_bytes, want_allocs):
+	errs = []
+	if totals_of(p) != (want_bytes, want_allocs):
+		errs.append("pid %d holds %r, expected %r" % (p["pid"], totals_of(p),
+							      (want_bytes, want_allocs)))
+	if p["ppid"] != rep["target"]["pid"] or not p["exited"] or not p["traced"]:
+		errs.append("pid %d: ppid %r exited %r traced %r" % (p["pid"], p["ppid"], p["exited"],
+								    p["traced"]))
+	fns = set(first_fn(rep, pos) for pos in p["stacks"])
+	if fns != {"site_child_leak"}:
+		errs.append("pid %d's stacks begin at %r, expected site_child_leak" % (p["pid"], fns))
+	return errs
+
+
+def case_children_not_traced(work):
+	rc, rep, truth = run_fork_victim(work, "workers", 3)
+	errs = check_report(rep, truth, victim("v_fork"), "v_fork.c")
+	n = rep["totals"].get("untraced_children")
+	if n != 3:
+		errs.append("totals.untraced_children %r, expected 3" % n)
+	lines = text_lines(work, "Not traced: 3 processes started by pid ")
+	if len(lines) != 1 or "--follow" not in lines[0]:
+		errs.append("no line 'Not traced: 3 processes started by pid' naming --follow")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def children_of(work):
+	notes = [l for l in work.read("truth.txt").splitlines() if l.startswith("# children: ")]
+	if not notes:
+		raise lib.CaseFailed("the victim did not say its children's pids")
+	return [int(x) for x in notes[0].split(": ", 1)[1].split(",")]
+
+
+def folded_by_pid(work):
+	"""pid -> the bytes of the folded lines rooted at it (--folded-by-process)."""
+	got = {}
+	for line in work.read("folded.txt").splitlines():
+		m = re.match(r"pid (\d+) \(.*?\);.* (\d+)$", line)
+		if m:
+			got[int(m.group(1))] = got.get(int(m.group(1)), 0) + int(m.group(2))
+	return got
+
+
+def case_follow_workers(work):
+	rc, rep, truth = run_fork_victim(work, "workers", 3, [
+		"--follow", "--folded", work.path("folded.txt"), "--folded-by-process"])
+	errs = check_parent(rep, truth) + check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	for i, pid in enumerate(children_of(work)):
+		if pid not in ps:
+			errs.append("worker %d (pid %d) is not in processes[]" % (i, pid))
+			continue
+		errs += check_child(rep, ps[pid], 1000 * (i + 1), i + 1)
+	if len(ps) != 4:
+		errs.append("%d processes, expected the target and 3 workers" % len(ps))
+	folded = folded_by_pid(work)
+	want = {pid: totals_of(p)[0] for pid, p in ps.items()}
+	if folded != want:
+		errs.append("folded lines by process %r, expected %r" % (folded, want))
+	if rep["totals"].get("untraced_children"):
+		errs.append("untraced_children %r with --follow" % rep["totals"]["untraced_children"])
+	if not text_lines(work, "Processes: the target and 3 it started"):
+		errs.append("no 'Processes:' section in the text report")
+	if not [l for l in text_lines(work, "Site ") if "from 3 stacks in 3 processes, at "
+		"site_child_leak" in l]:
+		errs.append("no site line 'from 3 stacks in 3 processes, at site_child_leak'")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+FOLLOW_SAY = re.compile(r"followed (\d+) processes \((\d+) exited.*links made (\d+), closed (\d+); "
+			r"processes with links now (\d+), in BPF's table (\d+); our fds (-?\d+) at the "
+			r"first fork, (-?\d+) now")
+
+
+def case_follow_many(work, mode="many", n=1000):
+	rc, rep, truth = run_fork_victim(work, mode, n, ["--follow", "-v", "--all-stacks"])
+	errs = check_parent(rep, truth) + check_sum(rep)
+	ps = rep.get("processes") or []
+	if len(ps) != n + 1:
+		errs.append("%d processes, expected %d" % (len(ps), n + 1))
+	for p in ps[1:]:
+		errs += check_child(rep, p, 100, 1)
+		if len(errs) > 5:
+			break
+	m = FOLLOW_SAY.search(work.read("tracer.stderr"))
+	if not m:
+		errs.append("no -v line on the processes followed")
+	else:
+		followed, exited, made, closed, held, table, before, now = (int(x) for x in m.groups())
+		if (followed, exited) != (n, n):
+			errs.append("followed %d, %d exited: expected %d" % (followed, exited, n))
+		if made != closed or held or table:
+			errs.append("left behind: links made %d closed %d, %d processes with links, "
+				    "%d in BPF's table" % (made, closed, held, table))
+		if now - before > 32:
+			errs.append("our fds went from %d to %d over %d children" % (before, now, n))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_follow_vfork(work):
+	rc, rep, truth = run_fork_victim(work, "vfork", 0, ["--follow"])
+	errs = check_parent(rep, truth) + check_sum(rep)
+	ps = rep.get("processes") or []
+	kids = [p for p in ps[1:]]
+	if len(kids) != 2 or not all(p["execed"] and p["traced"] for p in kids):
+		errs.append("children %r: expected 2, traced and marked execed" %
+			    [(p["pid"], p["execed"], p["traced"]) for p in kids])
+	if rep["totals"].get("followed_execs") != 2:
+		errs.append("totals.followed_execs %r, expected 2" % rep["totals"].get("followed_execs"))
+	if not text_lines(work, "Not traced: 2 followed processes after their exec"):
+		errs.append("no 'Not traced: 2 followed processes after their exec' line")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def python_site(rep, pos):
+	py = [f for f in rep["stacks"][pos]["frames"] if f.get("language") == "python"]
+	return (py[0].get("function"), py[0].get("line")) if py else None
+
+
+def case_follow_daemon(work):
+	rc, rep, truth = run_fork_victim(work, "daemon", 0, ["--follow"])
+	errs = check_parent(rep, truth) + check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	kid = children_of(work)[0]
+	if kid not in ps:
+		errs.append("the child %d is not in processes[]" % kid)
+	else:
+		errs += check_child(rep, ps[kid], 2000, 2)
+	if "tracing goes on until the 1 process followed has ended" not in \
+			work.read("tracer.stderr"):
+		errs.append("no line saying tracing goes on after the target")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_follow_python_pool(work):
+	rc, rep = run_tracer(work, "%s %s" % (PY, os.path.join(PYVICTIMS, "pool_leak.py")),
+			     ["--follow"])
+	return check_workers(work, rc, rep)
+
+
+def case_torch_loader_follow(work):
+	"""A DataLoader's workers (make e2e-torch: cases_torch.py lists it)."""
+	import cases_torch	# not at the top: cases_torch imports this module
+
+	cases_torch.torch_missing()
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--follow", "-c",
+		"%s %s" % (PY, os.path.join(PYVICTIMS, "torch_loader.py"))]
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, cases_torch.deadline(), "memleakbpf --follow -c torch_loader.py")
+	return check_workers(work, rc, load_report(js))
+
+
+def check_workers(work, rc, rep):
+	"""Each WORKER line of the truth: its process holds exactly that at its line."""
+	errs = check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	workers = [dict(kv.split("=", 1) for kv in l.split()[1:])
+		   for l in work.read("truth.txt").splitlines() if l.startswith("WORKER ")]
+	if not workers:
+		raise lib.CaseFailed("the victim wrote no WORKER lines")
+	for w in workers:
+		p = ps.get(int(w["pid"]))
+		if not p:
+			errs.append("worker %s is not in processes[]" % w["pid"])
+			continue
+		at = (w["function"], int(w["line"]))
+		got = [rep["stacks"][pos] for pos in p["stacks"] if python_site(rep, pos) == at]
+		figures = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
+		if figures != (int(w["bytes"]), int(w["allocs"])):
+			errs.append("worker %s holds %r at %s:%d, expected %s, %s" % (
+				w["pid"], figures, at[0], at[1], w["bytes"], w["allocs"]))
+	target = [p for p in ps.values() if p["target"]]
+	at = (workers[0]["function"], int(workers[0]["line"]))
+	if target and any(python_site(rep, pos) == at for pos in target[0]["stacks"]):
+		errs.append("the parent holds blocks of its workers' line")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_follow_prefork(work):
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	v = work.start([victim("v_fork"), "prefork"], env=tracer_env(work), stdin=subprocess.PIPE,
+		       stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	pid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
+	t = start_tracing(work, ["--json", js, "--follow", "-p", str(pid)], deadline)
+	go_until(v, out, "LEAKED", deadline)
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p --follow")
+	rep = load_report(js)
+	errs = check_sum(rep)
+	ps = {p["pid"]: p for p in rep.get("processes") or []}
+	kids = children_of(work)
+	if len(ps) != 4:
+		errs.append("%d processes, expected the master and 3 workers" % len(ps))
+	for i, kid in enumerate(kids):
+		if kid not in ps:
+			errs.append("worker %d (pid %d) is not in processes[]" % (i, kid))
+			continue
+		errs += check_child(rep, ps[kid], 1000 * (i + 1), i + 1)
+		if ps[kid]["attached"] != (i < 2):
+			errs.append("worker %d: attached %r" % (i, ps[kid]["attached"]))
+	if pid in ps and totals_of(ps[pid]) != (3000, 1):
+		errs.append("the master holds %r, expected its one block after the attach (3000, 1)" %
+			    (totals_of(ps[pid]),))
+	if "following 2 processes pid %d started before the attach" % pid not in \
+			work.read("tracer.stderr"):
+		errs.append("no line saying the 2 running workers are followed")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_follow_tracer_killed(work):
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--follow", "-c", "%s prefork" % victim("v_fork")],
+		       env=tracer_env(work), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+		       tag="tracer")
+	out = LineReader(t.stdout)
+	pid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
+	work.pids.append((pid, "v_fork"))
+	held = lambda: [c for c in lib.children(pid) if lib.proc_state(c) == "T"]
+	# LEAKED: the held worker ran and ended, and the victim went on.
+	return kill_while_stopped(work, t, out, pid, b"go\n", held,
+				  "the third worker to be held at its fork", "LEAKED",
+				  "was held at its fork: resumed it", lambda: deadline)
+
+
+CASES = [
+	# (name, kind, needs extra files, function)
+	("children_not_traced", TRACE, [], case_children_not_traced),
+	("follow_workers", TRACE, [], case_follow_workers),
+	("follow_many", TRACE, [], case_follow_many),
+	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
+	("follow_vfork", TRACE, [], case_follow_vfork),
+	("follow_prefork", TRACE, [], case_follow_prefork),
+	("follow_daemon", TRACE, [], case_follow_daemon),
+	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
+	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
+]

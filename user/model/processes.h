@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --follow: the processes traced besides the target, by tag (bpf/memleak.h:
+ * struct memleak_proc), as the tracer learns of them; the reports read
+ * them while the loop adds more, so every access takes the table's lock.
+ */
+#ifndef PROCESSES_H
+#define PROCESSES_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct process_info {
+	uint32_t tag;		/* 1, 2, ...: never reused */
+	pid_t pid, ppid;
+	char *command;		/* its command line when it was forked (its parent's, then) */
+	bool exited;
+	bool execed;		/* ran exec: not traced from there (--follow does not follow exec yet) */
+	bool traced;		/* its probes were in place before it ran (or -p: when found) */
+	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
+	double hold_ms;		/* from its fork to its probes in place and its resumption */
+};
+
+struct processes {
+	pthread_mutex_t lock;
+	struct process_info *v;	/* by tag, ascending */
+	size_t nr, cap;
+	size_t held;		/* of them, those stopped at their fork (not -p's running ones) */
+	double max_hold_ms, total_hold_ms;
+	uint32_t max_hold_tag;
+};
+
+void processes__init(struct processes *ps);
+/* A new process (tags come in ascending order); command is copied. 0 or -ENOMEM. */
+int processes__add(struct processes *ps, const struct process_info *info);
+/* The process of tag gone: exited, or exec'd. */
+void processes__gone(struct processes *ps, uint32_t tag, bool exec);
+/*
+ * A copy of the process of tag into *out (command borrowed until the table
+ * is freed: entries are never removed): false when unknown.
+ */
+bool processes__get(struct processes *ps, uint32_t tag, struct process_info *out);
+void processes__free(struct processes *ps);
+
+#endif

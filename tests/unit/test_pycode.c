@@ -242,6 +242,15 @@ TEST(pycode_from_bpf_copy)
 	ASSERT(pycode__where(pc, &f, &w));
 	ASSERT_EQ_STR(w.function, "<module>");
 	ASSERT_EQ_U64(w.line, 14);
+	/* Every offset, through the table decoded once, on CPython's own lines; past it none. */
+	for (size_t i = 0; i < sizeof(lines_f) / sizeof(lines_f[0]); i++)
+		for (int off = lines_f[i][0]; off < lines_f[i][1]; off += 2) {
+			f.instr = CODE + 0xb8 + off;
+			ASSERT(pycode__where(pc, &f, &w));
+			ASSERT_EQ_U64(w.line, lines_f[i][2]);
+		}
+	f.instr = CODE + 0xb8 + 146;
+	ASSERT(pycode__where(pc, &f, &w) && w.line == 0);
 	/* Cut names: the target's are better while it lives. */
 	make_code(&s);
 	copy->linetable = f.linetable = TABLE + 32;

@@ -24,7 +24,23 @@ struct code {
 	int firstlineno, firsttraceable;
 	uint8_t *linetable;
 	size_t linetable_len;
+	/*
+	 * The location table decoded once: a report names the line of every
+	 * stack's frames, and decoding a module's table from its start for
+	 * each cost more than the rest of the report. NULL: decode each time.
+	 */
+	struct line_run *lines;
+	size_t nr_lines;
 };
+
+/* Code units [previous end, end) of a code object are on line (0: none). */
+struct line_run {
+	uint32_t end;
+	int32_t line;
+};
+
+static void index_lines(struct code *c);
+static int code_line(const struct code *c, uint64_t offset);
 
 struct pycode {
 	struct py_layout layout;
@@ -201,9 +217,12 @@ static void code_clear(struct code *c)
 	free(c->function);
 	free(c->file);
 	free(c->linetable);
+	free(c->lines);
 	c->function = c->file = NULL;
 	c->linetable = NULL;
 	c->linetable_len = 0;
+	c->lines = NULL;
+	c->nr_lines = 0;
 }
 
 int pycode__add(struct pycode *pc, const struct py_frame *f, pycode_read_fn read, void *ctx)
@@ -221,6 +240,8 @@ int pycode__add(struct pycode *pc, const struct py_frame *f, pycode_read_fn read
 	err = read_code(pc, c, read, ctx);
 	if (err)
 		code_clear(c);
+	else
+		index_lines(c);
 	c->valid = !err;
 	if (err == -ESRCH) {
 		/* The target is gone, not the code: it stays unknown, not unreadable.
@@ -274,6 +295,8 @@ int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_
 	}
 	if (err)
 		code_clear(c);
+	else
+		index_lines(c);
 	c->valid = !err;
 	return err == -ENOMEM ? err : 0;
 }
@@ -293,9 +316,7 @@ bool pycode__where(const struct pycode *pc, const struct py_frame *f, struct pyc
 	out->function = c->function;
 	out->file = c->file;
 	out->offset = instr >= start ? instr - start : 0;
-	out->line = instr >= start ? pycode__line(c->linetable, c->linetable_len, c->firstlineno,
-						   out->offset)
-				   : 0;
+	out->line = instr >= start ? code_line(c, out->offset) : 0;
 	/* Before its first instruction (3.12: prev_instr starts one unit early), or
 	 * before the first traceable one: the frame has not started. */
 	out->setup = instr < start ||
@@ -341,30 +362,80 @@ static uint32_t varint(const uint8_t *t, size_t len, size_t *i)
 	return v;
 }
 
-int pycode__line(const uint8_t *table, size_t len, int firstlineno, uint64_t offset)
+/*
+ * The next entry of the table from *i: the code units it covers end at
+ * *end (in bytes from the code's start), on *line (updated; *none: no
+ * location). false at the table's end.
+ */
+static bool next_entry(const uint8_t *t, size_t len, size_t *i, uint64_t *end, int *line,
+		       bool *none)
 {
-	uint64_t end = 0;
-	int line = firstlineno;
-	size_t i = 0;
-
-	while (i < len) {
-		uint8_t b = table[i++];
+	while (*i < len) {
+		uint8_t b = t[(*i)++];
 		unsigned form = b >> 3 & 15;
 		uint32_t u;
 
 		if (!(b & 0x80))
 			continue;	/* not an entry's first byte: the table is damaged */
-		end += ((b & 7) + 1) * 2;
+		*end += ((b & 7) + 1) * 2;
 		if (form == 13 || form == 14) {
-			u = varint(table, len, &i);
-			line += u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
+			u = varint(t, len, i);
+			*line += u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
 		} else if (form >= 10 && form <= 12) {
-			line += (int)form - 10;
+			*line += (int)form - 10;
 		}
-		if (offset < end)
-			return form == 15 || line < 0 ? 0 : line;
-		while (i < len && !(table[i] & 0x80))
-			i++;
+		*none = form == 15 || *line < 0;
+		while (*i < len && !(t[*i] & 0x80))
+			(*i)++;
+		return true;
 	}
+	return false;
+}
+
+int pycode__line(const uint8_t *table, size_t len, int firstlineno, uint64_t offset)
+{
+	uint64_t end = 0;
+	int line = firstlineno;
+	size_t i = 0;
+	bool none;
+
+	while (next_entry(table, len, &i, &end, &line, &none))
+		if (offset < end)
+			return none ? 0 : line;
 	return 0;
+}
+
+static void index_lines(struct code *c)
+{
+	uint64_t end = 0;
+	int line = c->firstlineno;
+	size_t i = 0, n = 0;
+	bool none;
+
+	/* An entry takes at least a byte: the table's length bounds their number. */
+	c->lines = malloc((c->linetable_len ?: 1) * sizeof(*c->lines));
+	if (!c->lines)
+		return;		/* decoded at each lookup instead */
+	while (next_entry(c->linetable, c->linetable_len, &i, &end, &line, &none) &&
+	       end <= UINT32_MAX)
+		c->lines[n++] = (struct line_run){ (uint32_t)end, none ? 0 : line };
+	c->nr_lines = n;
+}
+
+/* The line of the code unit at offset: a binary search of the decoded table. */
+static int code_line(const struct code *c, uint64_t offset)
+{
+	size_t lo = 0, hi = c->nr_lines;
+
+	if (!c->lines)
+		return pycode__line(c->linetable, c->linetable_len, c->firstlineno, offset);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (offset < c->lines[mid].end)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < c->nr_lines ? c->lines[lo].line : 0;
 }

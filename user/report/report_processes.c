@@ -26,8 +26,10 @@ static void put_process_head(const struct report_process *p, FILE *f)
 		fprintf(f, "parent %d", p->ppid);
 	if (p->exited)
 		fputs(", exited", f);
+	if (p->after_exec)
+		fputs(", after its exec", f);
 	if (p->execed)
-		fputs(", ran exec: traced until then", f);
+		fputs(", ran exec: this image's figures end there", f);
 	if (!p->traced)
 		fputs(", could not be probed", f);
 	if (p->attached)
@@ -166,9 +168,10 @@ static void put_json_process(const struct report *r, const struct report_process
 		fputs("null", f);
 	fputs(", \"command\": ", f);
 	report_json__string(p->command, f);
-	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"traced\": %s, "
-		"\"attached\": %s,\n", p->tag ? "false" : "true", p->exited ? "true" : "false",
-		p->execed ? "true" : "false", p->traced ? "true" : "false",
+	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"after_exec\": %s, "
+		"\"traced\": %s, \"attached\": %s,\n", p->tag ? "false" : "true",
+		p->exited ? "true" : "false", p->execed ? "true" : "false",
+		p->after_exec ? "true" : "false", p->traced ? "true" : "false",
 		p->attached ? "true" : "false");
 	fprintf(f, "     \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
 		"\"allocs\": %llu, \"frees\": %llu},\n     \"stacks\": [",

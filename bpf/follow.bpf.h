@@ -21,6 +21,15 @@ struct {
 	__uint(max_entries, MEMLEAK_MAX_PROCS);
 } procs SEC(".maps");
 
+/* The allocator code of each process that exec'd (its addresses are its own). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct internal_set);
+	__uint(max_entries, MEMLEAK_MAX_PROCS);
+} own_internal SEC(".maps");
+
 __u32 last_proc;	/* the last tag given */
 /*
  * The children stopped at their fork, by tag in a ring, until user space

@@ -189,13 +189,29 @@ static __always_inline bool nested(__u64 sp, struct call_state *st)
 	return st && st->sp && sp <= st->sp;
 }
 
-/* Does the caller's return address (at the entry sp) lie in the allocator's own code? */
+/*
+ * Does the caller's return address (at the entry sp) lie in the allocator's
+ * own code? The target's ranges serve it and the children that share its
+ * image; a process that exec'd has its own.
+ */
 static __always_inline bool called_from_allocator(__u64 sp)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct internal_set *own = follow && tgid != targ_tgid ?
+				   bpf_map_lookup_elem(&own_internal, &tgid) : NULL;
 	__u64 ret_addr;
 
 	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)sp))
 		return false;
+	if (own) {
+		for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
+			if (i >= own->nr)
+				break;
+			if (ret_addr >= own->r[i].start && ret_addr < own->r[i].end)
+				return true;
+		}
+		return false;
+	}
 	for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
 		if (i >= nr_internal)
 			break;

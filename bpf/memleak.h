@@ -222,6 +222,13 @@ struct addr_range {
 	__u64 end;
 };
 
+/* --follow: an exec'd process's own allocator code (addr_range), by tgid. */
+struct internal_set {
+	__u32 nr;
+	__u32 pad;
+	struct addr_range r[MEMLEAK_MAX_INTERNAL];
+};
+
 /*
  * CFI unwinding (--unwind). User space turns each module's call-frame
  * information into rows (user/cfi.c), loads them once per build id into

@@ -15,8 +15,9 @@ closed, BPF's table of processes empty, no fd per child); follow_burst: 300
 forked at once, each held until the tracer comes to it. follow_vfork: a
 vfork+exec and a posix_spawn child of /bin/true, followed through their
 exec (an entry before it, marked execed, and one after). follow_exec_child:
-a forked child execs v_basic: its image's figures exact under the child's
-pid, its frames named (its own files), -v's exec-to-probed delay;
+a forked child allocates a block and execs v_basic: the block freed by the
+exec, the image's figures exact under the child's pid, its frames named
+(its own files), -v's exec-to-probed delay;
 follow_spawn_exec: the same by vfork+exec and by posix_spawn;
 follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
 the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
@@ -251,6 +252,12 @@ def case_follow_exec_child(work):
 	truth = read_truth(work)
 	errs = check_parent(rep, truth) + check_sum(rep)
 	errs += check_exec_images(work, rep, 1, "v_basic")
+	# Its block from before the exec: gone with the old image, freed by the exec.
+	old = [p for p in rep.get("processes") or [] if p.get("execed")]
+	if len(old) != 1 or totals_of(old[0]) != (0, 0) or \
+	   (old[0].get("exec_freed_bytes"), old[0].get("exec_freed_allocs")) != (1000, 1):
+		errs.append("the child before its exec %r: expected 1,000 bytes in 1 block freed by "
+			    "the exec, none held" % old)
 	if not EXEC_SAY.search(work.read("tracer.stderr")):
 		errs.append("no -v line on the exec'd images probed")
 	common_checks(work, rc, 0, errs)

@@ -16,8 +16,9 @@
  *                      Notes "# children: pid".
  *   v_fork vfork       a vfork child that execs /bin/true, then a
  *                      posix_spawn'ed /bin/true.
- *   v_fork exec PROG   a forked child that execs PROG (no arguments), with
- *                      $VICTIM_TRUTH.1 as PROG's $VICTIM_TRUTH.
+ *   v_fork exec PROG   a forked child that allocates a block of 1,000 bytes
+ *                      at site_child_leak and execs PROG (no arguments),
+ *                      with $VICTIM_TRUTH.1 as PROG's $VICTIM_TRUTH.
  *   v_fork spawn PROG  a vfork child that execs PROG ($VICTIM_TRUTH.1),
  *                      then a posix_spawn'ed PROG ($VICTIM_TRUTH.2).
  *   v_fork prefork     for -p: forks 2 workers that wait, says "READY
@@ -232,6 +233,8 @@ static void exec_prog(const char *prog, bool spawn)
 	if (pid < 0)
 		tr_die("fork");
 	if (!pid) {
+		if (!spawn)
+			site_child_leak(1000);	/* held at the exec: its image's, freed by it */
 		execve(prog, argv, child_env(1));
 		_exit(127);
 	}

@@ -84,6 +84,20 @@ void processes__probed(struct processes *ps, uint32_t tag, double ms)
 	pthread_mutex_unlock(&ps->lock);
 }
 
+void processes__execed(struct processes *ps, uint32_t tag, uint64_t bytes, uint64_t blocks)
+{
+	struct process_info *p;
+
+	pthread_mutex_lock(&ps->lock);
+	p = find(ps, tag);
+	if (p) {
+		p->execed = true;
+		p->exec_freed_bytes += bytes;
+		p->exec_freed_blocks += blocks;
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
 bool processes__get(struct processes *ps, uint32_t tag, struct process_info *out)
 {
 	struct process_info *p;

@@ -22,6 +22,8 @@ struct process_info {
 	uint32_t exec_of;	/* its tag before the exec that started this image; 0: none */
 	bool probed;		/* exec_of: its new image's allocator was found and probed */
 	uint64_t exec_ns;	/* exec_of: when it exec'd (bpf_ktime_get_ns()) */
+	/* execed: the blocks its image held at the exec, freed by it (gone with the image). */
+	uint64_t exec_freed_bytes, exec_freed_blocks;
 	bool traced;		/* its probes were in place before it ran (or -p: when found) */
 	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
 	double hold_ms;		/* from its fork to its probes in place and its resumption */
@@ -45,6 +47,8 @@ void processes__init(struct processes *ps);
 int processes__add(struct processes *ps, const struct process_info *info);
 /* An exec'd image (tag) probed ms after its exec. */
 void processes__probed(struct processes *ps, uint32_t tag, double ms);
+/* The image of tag replaced by an exec, which freed what it held (bytes in blocks). */
+void processes__execed(struct processes *ps, uint32_t tag, uint64_t bytes, uint64_t blocks);
 /* The process of tag gone: exited, or exec'd. */
 void processes__gone(struct processes *ps, uint32_t tag, bool exec);
 /*

@@ -7,9 +7,11 @@
  * as the target's is under -c (allocator/), probed for its pid alone, its
  * files remembered for its stacks' names (target/images.h), and it runs on,
  * no call of its new image unseen. Its old image's links are closed at the
- * exec, before the new image maps anything.
+ * exec, before the new image maps anything, and the blocks the old image
+ * held are freed by the exec: gone with its address space, not leaked.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,26 @@ static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
 }
 
+void follow_exec__forget(struct probes *p, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
+}
+
+/* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
+static int set_internal(struct probes *p, pid_t pid, const struct allocator *a,
+			const struct maps *maps)
+{
+	struct internal_set set = {};
+	__u32 key = (__u32)pid;
+
+	set.nr = (__u32)allocator__internal_ranges(a, maps, set.r, MEMLEAK_MAX_INTERNAL);
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.own_internal), &key, &set, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
 {
 	int fd = probes__link_dl_pid(p, lo->ldso_open_path, pid);
@@ -64,8 +86,12 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	size_t n = 0;
 	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static, &a);
 
-	if (err)
+	if (!err)
+		err = set_internal(p, pid, a, maps);
+	if (err) {
+		allocator__free(a);
 		return err;
+	}
 	fds = calloc(probes__allocator_links_max(a) ?: 1, sizeof(*fds));
 	err = fds ? probes__link_allocator_pid(p, a, pid, fds, &n) : -ENOMEM;
 	if (fds) {
@@ -117,9 +143,55 @@ static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t t
 		loaded(p, pid, tag);
 }
 
+/* The buckets before dist from addr's home no longer count it as stored past them. */
+static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
+{
+	size_t mask = p->alloc_buckets - 1;
+	size_t home = (size_t)(((addr ^ ((uint64_t)tag << 47)) * 0x9e3779b97f4a7c15ULL) >>
+			       p->skel->rodata->alloc_bucket_shift);
+	size_t dist = (at - home) & mask;
+
+	for (size_t d = 0; d < dist; d++)
+		__sync_fetch_and_sub(&p->alloc_table[(home + d) & mask].spill, 1);
+}
+
+/*
+ * The blocks of tag, whose image an exec replaced: gone with its address
+ * space, as a free would take them out of the table (bpf/tables.bpf.h:
+ * forget) and of their sites' figures (site_sub). No program touches tag
+ * any more: the process has a new one, and its other threads are gone.
+ */
+static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
+{
+	pthread_mutex_lock(&p->tables_lock);	/* not while a site is retired */
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		struct alloc_bucket *bk = &p->alloc_table[b];
+
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bk->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bk->info[i];
+			struct site_counts *c;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.proc != tag ||
+			    !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
+				continue;
+			unspill(p, addr, tag, b);
+			if (info.site < p->site_slots) {
+				c = &p->site_table[info.site].counts[0];
+				__sync_fetch_and_add(&c->freed_bytes, info.size);
+				__sync_fetch_and_add(&c->freed_allocs, 1);
+			}
+			*bytes += info.size;
+			(*blocks)++;
+		}
+	}
+	pthread_mutex_unlock(&p->tables_lock);
+}
+
 void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
 			  int verbose, const struct memleak_event *ev)
 {
+	uint64_t gone_bytes = 0, gone_blocks = 0;
 	struct process_info old = {}, info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
 					       .exec_of = ev->prev, .traced = true,
 					       .exec_ns = ev->time_ns };
@@ -127,8 +199,10 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 		  target__wait_stopped(info.pid, EXEC_STOP_WAIT_MS);
 
 	follow__close_now(p, info.pid);
+	follow_exec__forget(p, info.pid);	/* the old image's ranges */
 	processes__get(ps, ev->prev, &old);
-	processes__gone(ps, ev->prev, true);
+	free_image(p, ev->prev, &gone_bytes, &gone_blocks);
+	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
 	info.ppid = old.ppid;
 	target__cmdline(info.pid, &info.command);
 	/* Named before it runs, as at a fork. */

@@ -104,6 +104,7 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 }
 
 #include "tables.bpf.h"
+#include "peak.bpf.h"
 #include "stack.bpf.h"
 #include "follow.bpf.h"
 
@@ -268,6 +269,11 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 
 	if (!s)
 		return;
+	/*
+	 * Its site's API says its kind: a block's site stays while the block
+	 * lives. Under --follow, every traced process counts, as in the totals.
+	 */
+	live_sub(MEMLEAK_KIND_OF(s->api), bytes);
 	c = site_shard(s);
 	__sync_fetch_and_add(&c->freed_bytes, bytes);
 	__sync_fetch_and_add(&c->freed_allocs, allocs);
@@ -317,7 +323,10 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		/* Not tracked: the site does not count it either. */
 		site_count(s, -(__s64)size, -1);
 		count(CNT_ALLOCS_MAP_FULL);
+		return;
 	}
+	/* After a resize's old block was taken off (call_end): massif's order too. */
+	live_add(MEMLEAK_KIND_OF(st->api), size);
 }
 
 /*

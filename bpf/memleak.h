@@ -39,6 +39,18 @@ enum memleak_api {
 
 #define API__ALLOCATING API_FREE
 
+/*
+ * Heap blocks and mmaps are counted apart: a program's mapped files (git's
+ * pack files) are not heap, and heap tools (massif) count only blocks.
+ */
+enum memleak_kind {
+	KIND_HEAP,
+	KIND_MMAP,		/* mmap and mremap regions */
+	KIND__COUNT,
+};
+
+#define MEMLEAK_KIND_OF(api) ((api) == API_MMAP || (api) == API_MREMAP ? KIND_MMAP : KIND_HEAP)
+
 /* Drop and anomaly counters, indexed in the BPF .bss array `counters`. */
 enum memleak_counter {
 	CNT_ALLOCS_MAP_FULL,	/* live-allocation map full: allocation not tracked */
@@ -172,6 +184,24 @@ struct memleak_fill {
 	__u64 site_slots;	/* slots of sites that are not EMPTY */
 };
 
+/*
+ * The live bytes of one kind and their exact high-water mark, kept by BPF
+ * (bpf/peak.bpf.h): an atomic add per allocation and per free, and a
+ * compare-and-swap only when the peak rises. A cache line each, apart from
+ * what the programs only read.
+ */
+struct memleak_live {
+	__u64 bytes;		/* live now */
+	__u64 peak;		/* the most live at once since tracing began */
+	__u64 peak_ns;		/* now_ns when the peak was last raised */
+	/*
+	 * When the peak reaches this, BPF sends EVENT_PEAK once and sets it
+	 * to 0 (off); user space samples the sites and sets it again.
+	 */
+	__u64 mark;
+	__u64 pad[4];
+};
+
 /* What the BPF side tells user space through its ring buffer. */
 enum memleak_event_kind {
 	EVENT_STOPPED,		/* the process is being stopped for us: attach, then resume */
@@ -184,6 +214,7 @@ enum memleak_event_kind {
 	EVENT_FORK,		/* --follow: a traced process started tgid, stopped: probe it, resume */
 	EVENT_GONE,		/* --follow: a followed process exited */
 	EVENT_FOLLOW_EXEC,	/* --follow: a followed process ran exec, stopped: probe its image */
+	EVENT_PEAK,		/* the heap's peak reached its mark: sample the sites now */
 };
 
 struct memleak_event {

@@ -86,6 +86,8 @@ static void on_events(struct tracer *tr)
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
 			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
+		} else if (evs[i].kind == EVENT_PEAK) {
+			tracer__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}

@@ -375,6 +375,9 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	/* A failed sample only costs precision: the next one comes soon. */
 	if (job->sample && !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
 		insight__tick(tr->ins, &job->at, tr->live, nr);
+	/* The next rise of the heap's peak asks for a sample at once (main.c). */
+	if (job->sample)
+		probes__peak_arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
 	return 0;
@@ -440,7 +443,14 @@ static void finish_job(struct tracer *tr, bool cancel)
 
 bool tracer__working(const struct tracer *tr)
 {
-	return tr->worker && worker__busy(tr->worker);
+	/*
+	 * A sample alone reads only the BPF tables and the history: the loop
+	 * may take in maps meanwhile. Samples come often (at every rise of the
+	 * peak): held back behind one, a library's mappings could be learnt
+	 * only after the target exited, too late to open its file.
+	 */
+	return tr->worker && worker__busy(tr->worker) &&
+	       (tr->job.kind == JOB_REPORT || tr->job.warm_addr);
 }
 
 bool tracer__report_due(struct tracer *tr)
@@ -452,7 +462,8 @@ bool tracer__report_due(struct tracer *tr)
 	return true;
 }
 
-void tracer__tick(struct tracer *tr)
+/* A sample of the sites, and with warm the symbols to read ahead, unless a job runs. */
+static void tick_job(struct tracer *tr, bool warm)
 {
 	struct timespec now;
 
@@ -461,12 +472,27 @@ void tracer__tick(struct tracer *tr)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	tr->job = (struct report_job){ .kind = JOB_TICK, .sample = true, .at = now };
-	if (tr->warm_addr) {
+	if (warm && tr->warm_addr) {
 		tracer__refresh_modules(tr);
 		tr->job.warm_addr = tr->warm_addr;
 		tr->warm_addr = 0;
 	}
 	start(tr);
+}
+
+void tracer__tick(struct tracer *tr)
+{
+	tick_job(tr, true);
+}
+
+/*
+ * No symbols read ahead here: the first rise of the peak comes with the
+ * first allocations, and a long read then would hold back the maps the
+ * loop learns meanwhile (learn_maps), a library's among them.
+ */
+void tracer__sample_peak(struct tracer *tr)
+{
+	tick_job(tr, false);
 }
 
 void tracer__job_done(struct tracer *tr)

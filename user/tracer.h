@@ -171,9 +171,11 @@ bool tracer__report_due(struct tracer *tr);
 void tracer__on_snapshot_signal(struct tracer *tr);
 /* The insight timer: a sample of the peak (and symbols read ahead), unless a job runs. */
 void tracer__tick(struct tracer *tr);
+/* BPF says the heap's peak rose: a sample of the sites, unless a job runs. */
+void tracer__sample_peak(struct tracer *tr);
 /* The worker's descriptor was readable: take the job's end, start the next one due. */
 void tracer__job_done(struct tracer *tr);
-/* A job runs: the loop keeps off its state (reports.c). */
+/* A job that reads the loop's state runs (a report, symbols read ahead): the loop keeps off it. */
 bool tracer__working(const struct tracer *tr);
 /* An exec: cancel the job running and wait for it; resume starts what is due. */
 void tracer__settle_jobs(struct tracer *tr);

@@ -44,6 +44,8 @@ Where things are, in tests/e2e/:
   cases_clones.py      compiler clones named as the source names them
   cases_unwinding.py   CFI unwinding, with and without frame pointers
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
+  cases_peak.py        the exact peak against massif, heap and mmaps apart, the
+                       verdict at exit
   cases_python.py      Python frames, under -c and -p, pymalloc and malloc
   cases_torch.py       a PyTorch training job (run by name, or `make e2e-torch`:
                        not in the default run, its start-up checks depend on the
@@ -72,6 +74,7 @@ import cases_symbols
 import cases_clones
 import cases_unwinding
 import cases_insight
+import cases_peak
 import cases_python
 import cases_torch
 import cases_stress
@@ -86,7 +89,7 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
 	   cases_clones, cases_unwinding,
-	   cases_insight, cases_python, cases_torch, cases_stress, cases_faults,
+	   cases_insight, cases_peak, cases_python, cases_torch, cases_stress, cases_faults,
 	   cases_privileges, cases_limits, cases_reach, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]
 

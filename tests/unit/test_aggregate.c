@@ -97,3 +97,31 @@ TEST(aggregate_frees_never_wrap)
 	aggregate__free(agg);
 	return true;
 }
+
+/* Heap blocks and mmaps apart; the probes' exact peaks, never below what the sites hold. */
+TEST(aggregate_kinds_and_peaks)
+{
+	struct snap_site sites[] = {
+		site(1, API_MALLOC, 100, 2, 1000, 20),
+		site(2, API_MMAP, 8192, 1, 8192, 1),
+		site(3, API_MREMAP, 4096, 1, 4096, 1),
+		site(4, API_NEW, 50, 1, 50, 1),
+	};
+	struct snapshot snap = { .sites = sites, .nr = 4, .time_ns = 9000 };
+	struct aggregate *agg;
+
+	snap.live[KIND_HEAP] = (struct memleak_live){ .bytes = 150, .peak = 5000, .peak_ns = 700 };
+	snap.live[KIND_MMAP] = (struct memleak_live){ .bytes = 12288, .peak = 10000, .peak_ns = 800 };
+	ASSERT(aggregate__build(&snap, &agg) == 0);
+	ASSERT_EQ_U64(agg->totals.kind_bytes[KIND_HEAP], 150);
+	ASSERT_EQ_U64(agg->totals.kind_allocs[KIND_HEAP], 3);
+	ASSERT_EQ_U64(agg->totals.kind_bytes[KIND_MMAP], 12288);
+	ASSERT_EQ_U64(agg->totals.kind_allocs[KIND_MMAP], 2);
+	ASSERT_EQ_U64(agg->totals.peak_bytes[KIND_HEAP], 5000);
+	ASSERT_EQ_U64(agg->totals.peak_ns[KIND_HEAP], 700);
+	/* Read a little before the sites: what they hold is the peak, now. */
+	ASSERT_EQ_U64(agg->totals.peak_bytes[KIND_MMAP], 12288);
+	ASSERT_EQ_U64(agg->totals.peak_ns[KIND_MMAP], 9000);
+	aggregate__free(agg);
+	return true;
+}

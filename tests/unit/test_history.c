@@ -54,6 +54,8 @@ static const struct snapshot *snap_of(struct world *w)
 		w->totals.outstanding_bytes += w->sites[i].stats.outstanding_bytes;
 		w->totals.outstanding_allocs += w->sites[i].stats.outstanding_allocs;
 		w->totals.allocs += w->sites[i].stats.total_allocs;
+		w->totals.kind_bytes[MEMLEAK_KIND_OF(w->sites[i].api)] +=
+			w->sites[i].stats.outstanding_bytes;
 	}
 	w->totals.frees = w->totals.allocs - w->totals.outstanding_allocs;
 	w->totals.counters[CNT_STACKS_MAP_FULL] = w->map_full;
@@ -159,6 +161,42 @@ TEST(history_too_early_then_known)
 					      k == HISTORY_MIN_POINTS ? TREND_STARTUP : TREND_GROWING));
 	}
 	history__free(h);
+	return true;
+}
+
+/*
+ * make demo in miniature: a leak grows at three reports, then the target
+ * stops allocating and exits: the final interval is flat. The exit does not
+ * erase the trend; a stack still active in that interval is judged on all.
+ */
+static enum report_trend demo_trend(bool exited, bool active_at_end)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+	enum report_trend t;
+
+	if (!h)
+		return TREND_UNKNOWN;
+	for (int k = 1; k <= 3; k++) {
+		churn(&w, LEAK, 100, 512, 0);
+		add(h, &w, k, NULL);
+	}
+	if (active_at_end)
+		churn(&w, LEAK, 1, 512, 1);
+	if (exited)
+		history__exited(h);
+	add(h, &w, 3.6, NULL);
+	t = trend(h, LEAK, &g);
+	history__free(h);
+	return t;
+}
+
+TEST(history_exit_keeps_the_trend)
+{
+	ASSERT(demo_trend(true, false) == TREND_GROWING);
+	ASSERT(demo_trend(false, false) == TREND_STABLE);
+	ASSERT(demo_trend(true, true) == TREND_STABLE);
 	return true;
 }
 

@@ -73,7 +73,8 @@ static struct report_analysis analysis(void)
 		.churn = churn_stacks, .nr_churn = 1,
 		.peak = { .known = true, .t_s = 0.7, .bytes = 1000 * MiB, .allocs = 60000,
 			  .sample_s = 0.1, .stacks = peak_stacks, .nr_stacks = 1,
-			  .other_bytes = 936 * MiB, .other_allocs = 59996 },
+			  .other_bytes = 936 * MiB, .other_allocs = 59996,
+			  .stacks_t_s = 0.8, .stacks_bytes = 990 * MiB, .exact = true },
 		.samples = samples, .nr_samples = 4,
 		.memory = { .verdict = VERDICT_FRAGMENTATION, .released = true, .reports = 3,
 			    .base = { .mem = true, .rss = 1 * MiB, .anon = 128 * 1024 },
@@ -91,7 +92,8 @@ static struct report sample(struct report_analysis *a)
 	struct report r = {
 		.pid = 4242, .command = "./app <x> & \"y\" \xff\x01", .duration_s = 2.3,
 		.final = true, .top = 10, .stacks = stacks, .nr_stacks = 2, .analysis = a,
-		.totals = { .outstanding_bytes = 32 * MiB + 245760, .outstanding_allocs = 8312 },
+		.totals = { .outstanding_bytes = 32 * MiB + 245760, .outstanding_allocs = 8312,
+			    .kind_bytes = { 32 * MiB + 245760 }, .kind_allocs = { 8312 } },
 	};
 
 	return r;
@@ -220,6 +222,8 @@ static const char json_check[] =
 	"assert (p['bytes'], p['allocs'], p['t_s'], p['sample_interval_s']) == (1000 << 20, 60000, 0.7, 0.1)\n"
 	"assert p['stacks'][0]['bytes'] == 64 << 20 and p['stacks'][0]['api'] == 'mmap'\n"
 	"assert 'trend' not in p['stacks'][0]\n"
+	"assert (p['exact'], p['stacks_bytes'], p['stacks_t_s'], p['mmap_bytes'], p['mmap_t_s']) == \\\n"
+	"    (True, 990 << 20, 0.8, 0, None), p\n"
 	"assert p['other_bytes'] == 936 << 20\n"
 	"m = d['memory']\n"
 	"assert (m['verdict'], m['released'], m['attached'], m['reports']) == ('fragmentation', True, False, 3)\n"
@@ -266,7 +270,9 @@ TEST(timeline_text_sections)
 			    "  1. 40,000 calls/s, 2.4 MiB/s from malloc (240,000 calls, 14.6 MiB since"
 			    " tracing began; last interval 39,990 calls/s); 0 B outstanding\n"
 			    "      at site_leak (app.c:42) <- via_tick <- main <- ...\n");
-	peak = strstr(out, "\nPeak: 1000.0 MiB live in 60,000 allocations at 0.7 s");
+	peak = strstr(out, "\nPeak: 1000.0 MiB (1,048,576,000 bytes) of heap blocks at 0.7 s, exact"
+			   " (the probes keep the high-water mark); mmaps apart: none\n"
+			   "  The stacks as sampled at 0.8 s, holding 990.0 MiB (99% of the peak;");
 	ASSERT(verdict && grow && list && churn && peak);
 	ASSERT(verdict < grow && grow < list && list < churn && churn < peak);
 	ASSERT(strstr(out, "Memory: RSS 240.0 MiB, anonymous 230.0 MiB ([heap] 132.0 KiB, 17 thread-arena"
@@ -304,7 +310,14 @@ TEST(timeline_text_verdicts)
 
 	a.memory.verdict = VERDICT_LEAK;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack), +40.0 KiB/s in all"));
+	ASSERT(out && strstr(out, "\nVerdict: leak: 1 site grows steadily (1 stack), +40.0 KiB/s in all"
+				  " (under Growing"));
+	free(out);
+	/* A growing mmap is named apart in the verdict. */
+	stacks[1].api = API_MMAP;
+	out = render(report_text__write, &r);
+	stacks[1].api = API_MALLOC;
+	ASSERT(out && strstr(out, "+40.0 KiB/s in all (mmaps +40.0 KiB/s of it) (under Growing"));
 	free(out);
 	a.memory.verdict = VERDICT_UNKNOWN;
 	a.nr_samples = 2;
@@ -320,7 +333,21 @@ TEST(timeline_text_verdicts)
 	a.memory.verdict = VERDICT_NO_LEAK;
 	out = render(report_text__write, &r);
 	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; live blocks stable,"
-				  " +102.0 MiB since tracing began\n"));
+				  " heap blocks +32.2 MiB since tracing began\n"));
+	ASSERT(!strstr(out, "at exit"));
+	free(out);
+	/* The target exited: what it left is named whatever the verdict, unless a leak is. */
+	a.memory.exited = true;
+	r.totals.kind_bytes[KIND_MMAP] = 4096;
+	r.totals.kind_allocs[KIND_MMAP] = 1;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "heap blocks +32.2 MiB, mmaps +4.0 KiB since tracing began\n"
+				  "  32.2 MiB in 8,312 heap blocks still outstanding at exit (and 4.0 KiB"
+				  " in 1 mmap): never freed; see the sites below\n"));
+	free(out);
+	a.memory.verdict = VERDICT_LEAK;
+	out = render(report_text__write, &r);
+	ASSERT(out && !strstr(out, "at exit"));
 	free(out);
 	return true;
 }

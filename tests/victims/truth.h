@@ -286,6 +286,15 @@ static void tr_note(const char *key, const char *value)
 	snprintf(tr_notes + n, sizeof(tr_notes) - n, "# %s: %s\n", key, value);
 }
 
+/* A "# key: N" line for the report. */
+static void tr_note_u64(const char *key, unsigned long long v)
+{
+	char line[32];
+
+	snprintf(line, sizeof(line), "%llu", v);
+	tr_note(key, line);
+}
+
 /* Blocks allocated from now on belong to this phase ("pre", "post"). */
 static void tr_set_phase(const char *phase)
 {

@@ -79,14 +79,6 @@ static void say(const char *what)
 	tr_write_all(1, line, n);
 }
 
-static void note_u64(const char *key, unsigned long long v)
-{
-	char line[32];
-
-	snprintf(line, sizeof(line), "%llu", v);
-	tr_note(key, line);
-}
-
 int main(void)
 {
 	struct timespec wait = { WAIT_S, 0 }, hold = { HOLD_MS / 1000, HOLD_MS % 1000 * 1000000L };
@@ -117,8 +109,8 @@ int main(void)
 	pthread_mutex_unlock(&lock);
 	for (k = 0; k < NTHREADS; k++)
 		pthread_join(t[k], NULL);
-	note_u64("allocated_bytes", NTHREADS * PER_THREAD);
-	note_u64("live_bytes", (unsigned long long)NTHREADS * ((NBLOCKS + KEEP_EVERY - 1) / KEEP_EVERY) * BLOCK);
+	tr_note_u64("allocated_bytes", NTHREADS * PER_THREAD);
+	tr_note_u64("live_bytes", (unsigned long long)NTHREADS * ((NBLOCKS + KEEP_EVERY - 1) / KEEP_EVERY) * BLOCK);
 	tr_note("trimmed", "yes");
 	tr_report();
 	TR_LEAVE();

@@ -68,14 +68,6 @@ static void give_back(void **v, int n)
 	}
 }
 
-static void note_u64(const char *key, unsigned long long v)
-{
-	char line[32];
-
-	snprintf(line, sizeof(line), "%llu", v);
-	tr_note(key, line);
-}
-
 VIA void via_run(void)
 {
 	int i;
@@ -100,9 +92,9 @@ int main(void)
 {
 	TR_ENTER();
 	via_run();
-	note_u64("peak_small_bytes", SMALL_N * 1024ull);
-	note_u64("peak_ramp_bytes", (unsigned long long)RAMP_N * RAMP_SIZE);
-	note_u64("peak_peak_bytes", (unsigned long long)PEAK_N * PEAK_SIZE);
+	tr_note_u64("peak_small_bytes", SMALL_N * 1024ull);
+	tr_note_u64("peak_ramp_bytes", (unsigned long long)RAMP_N * RAMP_SIZE);
+	tr_note_u64("peak_peak_bytes", (unsigned long long)PEAK_N * PEAK_SIZE);
 	tr_report();
 	TR_LEAVE();
 	return 0;

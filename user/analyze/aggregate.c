@@ -27,20 +27,44 @@ static int site_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * The peaks BPF keeps. The live figures are read while the target runs, a
+ * little after the sites: a peak is never below what they hold.
+ */
+static void add_peaks(struct report_totals *t, const struct snapshot *snap)
+{
+	for (int k = 0; k < KIND__COUNT; k++) {
+		const struct memleak_live *l = &snap->live[k];
+
+		bool probes = l->peak >= t->kind_bytes[k];
+
+		t->peak_bytes[k] = probes ? l->peak : t->kind_bytes[k];
+		t->peak_ns[k] = !t->peak_bytes[k] ? 0 : probes ? l->peak_ns : snap->time_ns;
+	}
+}
+
 static void add_totals(struct report_totals *t, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nr; i++) {
 		const struct site_stats *s = &snap->sites[i].stats;
+		int k = MEMLEAK_KIND_OF(snap->sites[i].api);
 
 		t->outstanding_bytes += s->outstanding_bytes;
 		t->outstanding_allocs += s->outstanding_allocs;
+		t->kind_bytes[k] += s->outstanding_bytes;
+		t->kind_allocs[k] += s->outstanding_allocs;
 		t->allocs += s->total_allocs;
 	}
 	t->allocs += snap->forgotten_allocs;
 	if (snap->older) {
 		t->outstanding_bytes = snap->all_outstanding_bytes;
 		t->outstanding_allocs = snap->all_outstanding_allocs;
+		t->kind_bytes[KIND_MMAP] = snap->all_mmap_bytes;
+		t->kind_allocs[KIND_MMAP] = snap->all_mmap_allocs;
+		t->kind_bytes[KIND_HEAP] = t->outstanding_bytes - snap->all_mmap_bytes;
+		t->kind_allocs[KIND_HEAP] = t->outstanding_allocs - snap->all_mmap_allocs;
 	}
+	add_peaks(t, snap);
 	/*
 	 * Every tracked allocation is either still outstanding or was freed
 	 * (a realloc frees one block and allocates another). The maps are read

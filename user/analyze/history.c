@@ -30,6 +30,7 @@ struct hstack {
 	uint32_t api;
 	uint32_t first;		/* its first kept point, or NONE */
 	uint32_t grew, shrank, intervals;
+	bool idle;		/* it neither allocated nor freed in the last interval */
 	uint64_t bytes;		/* outstanding at the last report */
 	uint64_t total_allocs, total_bytes;	/* at the last report */
 	double last_allocs_per_s, last_bytes_per_s;
@@ -55,6 +56,7 @@ struct history {
 	bool peak_known;
 	struct report_startup startup;
 	uint64_t prev_map_full;	/* stacks_map_full at the last report */
+	bool exited;		/* the last report was made after the target exited */
 };
 
 static int key_cmp(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api)
@@ -126,6 +128,7 @@ void history__reset(struct history *h)
 	h->peak.nr = 0;
 	h->startup = (struct report_startup){ .end_s = t };
 	h->prev_map_full = 0;	/* the counters restart with the new image */
+	h->exited = false;
 }
 
 static void set_memory(struct report_sample *r, const struct memstat *ms, double t_s,
@@ -199,6 +202,7 @@ static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t 
 {
 	double dt = t_s - h->t_last;
 
+	s->idle = bytes == s->bytes && allocs == s->total_allocs;
 	if (dt > 0) {
 		s->last_allocs_per_s = allocs > s->total_allocs ? (allocs - s->total_allocs) / dt : 0;
 		s->last_bytes_per_s = total > s->total_bytes ? (total - s->total_bytes) / dt : 0;
@@ -353,7 +357,7 @@ static int keep_peak(struct history *h, double t_s, uint64_t bytes, const struct
 		return -ENOMEM;
 	h->peak.allocs = 0;
 	for (size_t i = 0; i < nr; i++) {
-		if (!live[i].bytes)
+		if (!live[i].bytes || MEMLEAK_KIND_OF(live[i].api) != KIND_HEAP)
 			continue;
 		h->peak_sites[n++] = live[i];
 		h->peak.allocs += live[i].allocs;
@@ -371,7 +375,8 @@ int history__tick(struct history *h, double t_s, const struct snap_live *live, s
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < nr; i++)
-		bytes += live[i].bytes;
+		if (MEMLEAK_KIND_OF(live[i].api) == KIND_HEAP)
+			bytes += live[i].bytes;
 	if (h->peak_known && bytes <= h->peak.bytes)
 		return 0;
 	return keep_peak(h, t_s, bytes, live, nr);
@@ -381,10 +386,11 @@ int history__tick(struct history *h, double t_s, const struct snap_live *live, s
 static int report_peak(struct history *h, double t_s, const struct snapshot *snap,
 		       const struct report_totals *totals)
 {
+	uint64_t heap = totals->kind_bytes[KIND_HEAP];
 	struct snap_live *live;
 	int err;
 
-	if (snap->older || (h->peak_known && totals->outstanding_bytes <= h->peak.bytes))
+	if (snap->older || (h->peak_known && heap <= h->peak.bytes))
 		return 0;
 	live = malloc((snap->nr ?: 1) * sizeof(*live));
 	if (!live)
@@ -395,7 +401,7 @@ static int report_peak(struct history *h, double t_s, const struct snapshot *sna
 		live[i] = (struct snap_live){ s->stack_id, s->api, s->stats.outstanding_bytes,
 					      s->stats.outstanding_allocs };
 	}
-	err = keep_peak(h, t_s, totals->outstanding_bytes, live, snap->nr);
+	err = keep_peak(h, t_s, heap, live, snap->nr);
 	free(live);
 	return err;
 }
@@ -442,12 +448,18 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 
 /* ------------------------------------------------------------ trends */
 
+void history__classify(const double *t, const double *y, size_t n, struct report_growth *g)
+{
+	history__classify_until(t, y, n, n, g);
+}
+
 /*
  * Steady growth: a rising least-squares line that fits well, still rising
- * over the last third of the points (a cache that grew early and stopped
- * fits a line too, but is flat by then).
+ * over the last third of the first `active` points (a cache that grew early
+ * and stopped fits a line too, but is flat by then).
  */
-void history__classify(const double *t, const double *y, size_t n, struct report_growth *g)
+void history__classify_until(const double *t, const double *y, size_t n, size_t active,
+			     struct report_growth *g)
 {
 	double mt = 0, my = 0, sxx = 0, sxy = 0, syy = 0, last, mid;
 
@@ -468,8 +480,10 @@ void history__classify(const double *t, const double *y, size_t n, struct report
 		return;
 	g->slope = sxy / sxx;
 	g->r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 0;
-	last = y[n - 1];
-	mid = y[2 * (n - 1) / 3];
+	if (!active || active > n)
+		active = n;
+	last = y[active - 1];
+	mid = y[2 * (active - 1) / 3];
 	if (g->slope > 0 && g->r2 >= HISTORY_MIN_R2 && last > mid)
 		g->trend = TREND_GROWING;
 	else if (g->slope < 0 && g->r2 >= HISTORY_MIN_R2 && last < mid)
@@ -523,8 +537,15 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
 	size_t all = points_of(h, s, -INFINITY, t, y);
 	size_t n = points_of(h, s, h->startup.end_s, t, y);
+	/*
+	 * The interval in which the target exited, if the stack did nothing in
+	 * it, says only that it stopped when the program did: its exact final
+	 * figures are fitted, but whether it was still rising is told by the
+	 * points while it ran.
+	 */
+	size_t active = h->exited && s->idle && n > HISTORY_MIN_POINTS - 1 ? n - 1 : n;
 
-	history__classify(t, y, n, g);
+	history__classify_until(t, y, n, active, g);
 	if (all >= HISTORY_MIN_POINTS && n < HISTORY_MIN_POINTS)
 		g->trend = TREND_STARTUP;
 }
@@ -617,6 +638,11 @@ int history__churn(const struct history *h, const struct snapshot *snap,
 	}
 	free(v);
 	return (int)n;
+}
+
+void history__exited(struct history *h)
+{
+	h->exited = true;
 }
 
 const struct report_startup *history__startup(const struct history *h)

@@ -39,9 +39,10 @@
 
 struct history;
 
+/* The sample of the live figures that held the most heap blocks (mmaps apart). */
 struct history_peak {
 	double t_s;
-	uint64_t bytes, allocs;		/* the live total */
+	uint64_t bytes, allocs;		/* the heap blocks */
 	const struct snap_live *sites;	/* the stacks then, with outstanding bytes */
 	size_t nr;
 };
@@ -88,13 +89,22 @@ int history__churn(const struct history *h, const struct snapshot *snap,
 		   const struct snap_site **out, struct report_rate *rates, size_t max);
 /* Start-up (above) as of the last report. */
 const struct report_startup *history__startup(const struct history *h);
-/* The high-water mark of the live total; NULL before any sample. */
+/* The sample that held the most heap blocks; NULL before any sample. */
 const struct history_peak *history__peak(const struct history *h);
 /* One row per report, in order, and the figures at the start. */
 const struct report_sample *history__samples(const struct history *h, size_t *nr);
 const struct report_sample *history__base(const struct history *h);
 
+/*
+ * The last report (history__add) was made after the target exited: a stack
+ * idle in that last interval is judged rising or not on the points before.
+ */
+void history__exited(struct history *h);
+
 /* Least-squares fit and trend of the points (t, y); exported for the verdict. */
 void history__classify(const double *t, const double *y, size_t n, struct report_growth *g);
+/* The same, whether it still rises told by the first active points of the n fitted. */
+void history__classify_until(const double *t, const double *y, size_t n, size_t active,
+			     struct report_growth *g);
 
 #endif

@@ -2,11 +2,10 @@
 /*
  * The run's history, fed and read out (see insight.h).
  *
- * The peak is sampled, not tracked: an exact high-water mark would need a
- * counter shared by every allocation and free of every thread in the BPF
- * hot path. Reading the per-site map every INSIGHT_TICK_MS costs one batched
- * lookup per thousand sites instead, and gives the per-stack breakdown of
- * the best sample for free; a peak that lasts less than a tick can be missed.
+ * The peak's bytes are exact: the probes keep the high-water mark
+ * (bpf/peak.bpf.h). Its stacks are sampled: the per-site figures are read
+ * every INSIGHT_TICK_MS and whenever BPF says the peak rose by a 64th, and
+ * the sample that held the most gives them, with what it held and when.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@ struct insight {
 	unsigned ticks;
 	struct mem_reading last;	/* the target's memory, read now and then */
 	bool have_last;
+	bool exited;		/* the last report was made after the target exited */
 };
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -99,6 +99,7 @@ void insight__start(struct insight *in, pid_t pid, const struct timespec *start)
 void insight__reset(struct insight *in, pid_t pid)
 {
 	in->pid = pid;
+	in->exited = false;
 	history__reset(in->h);
 	take_base(in, pid);
 }
@@ -142,6 +143,10 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
 	const struct mem_reading *mem = NULL;
 
+	if (pid <= 0) {
+		in->exited = true;
+		history__exited(in->h);
+	}
 	if (pid > 0 && !memstat__read(pid, &now.ms)) {
 		mem = &now;
 		in->last = now;
@@ -234,11 +239,21 @@ static struct snap_site site_at_peak(const struct snapshot *snap, const struct s
 	return s;
 }
 
-/* The biggest stacks at the peak; the sites hold their stacks in snap (sites never leave). */
-static int peak(struct insight *in, const struct snapshot *snap, insight_stacks_fn *stacks,
-		void *ctx, struct report_analysis *a)
+/* seconds() of a peak's time, which the probes keep to 5 ms; < 0 for none. */
+static double peak_time(const struct insight *in, uint64_t ns)
+{
+	return ns ? seconds(in, ns) : -1;
+}
+
+/*
+ * The exact peaks, from agg's totals; the biggest stacks of the best
+ * sample. The sites hold their stacks in snap (sites never leave).
+ */
+static int peak(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		insight_stacks_fn *stacks, void *ctx, struct report_analysis *a)
 {
 	const struct history_peak *hp = history__peak(in->h);
+	const struct report_totals *t = &agg->totals;
 	struct snap_site copies[INSIGHT_PEAK];
 	const struct snap_site *sites[INSIGHT_PEAK];
 	struct snap_live *v;
@@ -254,7 +269,16 @@ static int peak(struct insight *in, const struct snapshot *snap, insight_stacks_
 	n = hp->nr < INSIGHT_PEAK ? hp->nr : INSIGHT_PEAK;
 	a->peak = (struct report_peak){ .known = true, .t_s = hp->t_s, .bytes = hp->bytes,
 					.allocs = hp->allocs, .sample_s = INSIGHT_TICK_MS / 1000.0,
-					.other_bytes = hp->bytes, .other_allocs = hp->allocs };
+					.stacks_t_s = hp->t_s, .stacks_bytes = hp->bytes,
+					.other_bytes = hp->bytes, .other_allocs = hp->allocs,
+					.mmap_bytes = t->peak_bytes[KIND_MMAP],
+					.mmap_t_s = peak_time(in, t->peak_ns[KIND_MMAP]) };
+	/* A sample is never above the peak the probes kept, read after it. */
+	if (t->peak_bytes[KIND_HEAP] >= hp->bytes) {
+		a->peak.bytes = t->peak_bytes[KIND_HEAP];
+		a->peak.t_s = peak_time(in, t->peak_ns[KIND_HEAP]);
+		a->peak.exact = true;
+	}
 	for (size_t i = 0; i < n; i++) {
 		copies[i] = site_at_peak(snap, &v[i]);
 		sites[i] = &copies[i];
@@ -280,12 +304,13 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	if (!err)
 		err = churn(in, snap, stacks, ctx, a);
 	if (!err)
-		err = peak(in, snap, stacks, ctx, a);
+		err = peak(in, snap, agg, stacks, ctx, a);
 	a->samples = history__samples(in->h, &a->nr_samples);
 	history__live_growth(in->h, &live);
 	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,
 		       in->attached, &a->memory);
 	a->memory.startup = *history__startup(in->h);
+	a->memory.exited = in->exited;
 	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
 	return err;
 }

@@ -140,6 +140,15 @@ struct report_totals {
 	uint64_t allocs;	/* tracked allocations since tracing began */
 	uint64_t frees;		/* of those, freed (realloc counts as free + alloc) */
 	uint64_t counters[CNT__COUNT];
+	/* The outstanding figures of each enum memleak_kind: heap blocks and mmaps apart. */
+	uint64_t kind_bytes[KIND__COUNT], kind_allocs[KIND__COUNT];
+	/*
+	 * The most live at once since tracing began, of each kind: exact,
+	 * kept by the probes (bpf/peak.bpf.h); and when (CLOCK_MONOTONIC,
+	 * to 5 ms; 0: never).
+	 */
+	uint64_t peak_bytes[KIND__COUNT];
+	uint64_t peak_ns[KIND__COUNT];
 };
 
 /* One row of the timeline: the figures at one report. */
@@ -194,17 +203,30 @@ struct report_memory {
 	size_t growing;		/* stacks growing */
 	struct report_startup startup;
 	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
+	/* The target had exited by this report: what is outstanding was never freed. */
+	bool exited;
 };
 
-/* The live-heap high-water mark, sampled (user/history.c). */
+/*
+ * The high-water mark of heap blocks: exact, kept by the probes
+ * (bpf/peak.bpf.h); mmaps apart. Its stacks are those of the sample of the
+ * sites that held the most (analyze/history.c): taken when the peak rose
+ * by a 64th (BPF asks for it), every sample_s, and at each report.
+ */
 struct report_peak {
 	bool known;
-	double t_s;
-	uint64_t bytes, allocs;	/* live total then */
-	double sample_s;	/* the sampling period: its precision */
+	bool exact;		/* bytes are the probes' (else the best sample's) */
+	double t_s;		/* when the peak was reached (to 5 ms) */
+	uint64_t bytes;		/* the peak of heap blocks */
+	uint64_t allocs;	/* blocks in the stacks' sample */
+	double sample_s;	/* the period of the samples when the peak does not rise */
+	double stacks_t_s;	/* when the stacks below were read */
+	uint64_t stacks_bytes;	/* what they held then: at most bytes */
 	struct report_stack *stacks;	/* at that moment, bytes descending */
 	size_t nr_stacks;
 	uint64_t other_bytes, other_allocs;	/* of the stacks not listed */
+	uint64_t mmap_bytes;	/* the peak of mmaps, apart (exact too) */
+	double mmap_t_s;	/* when; < 0: no mmap traced */
 };
 
 /* What the run's history adds to a report (user/insight.c). */

@@ -304,6 +304,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
+	probes__peak_arm(p);
 	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
 	/* Copies of Python code objects come in with the events, in the same consume. */
 	if (p->events_rb &&
@@ -429,6 +430,8 @@ static int clear_tables(struct probes *p)
 	if (!err)
 		err = clear_map(p->skel->maps.py_codes_sent);
 	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
+	memset(p->skel->bss->live, 0, sizeof(p->skel->bss->live));
+	probes__peak_arm(p);
 	if (!err)
 		err = reclaim__reset(p);
 	/* Stacks the threads remember are gone from the map. */

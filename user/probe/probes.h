@@ -64,6 +64,13 @@ int probes__events_fd(const struct probes *p);
 /* The events since the last call. */
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
 uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
+/* The live bytes and exact peaks BPF keeps (bpf/peak.bpf.h), heap blocks and mmaps apart. */
+void probes__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
+/*
+ * Have BPF send EVENT_PEAK when the heap's peak next rises by a 64th over what it is now: the sites are sampled then (reports.c), so
+ * that the stacks of a peak shorter than a tick are seen too.
+ */
+void probes__peak_arm(struct probes *p);
 struct watchdog_view;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "clock.h"
+#include "probes.h"
 #include "probes_internal.h"
 #include "snapshot.h"
 #include "model/retired.h"
@@ -261,6 +262,10 @@ static void start_recount(struct snapshot *snap)
 
 		snap->all_outstanding_bytes += st->outstanding_bytes;
 		snap->all_outstanding_allocs += st->outstanding_allocs;
+		if (MEMLEAK_KIND_OF(snap->sites[i].api) == KIND_MMAP) {
+			snap->all_mmap_bytes += st->outstanding_bytes;
+			snap->all_mmap_allocs += st->outstanding_allocs;
+		}
 		st->outstanding_bytes = st->outstanding_allocs = 0;
 	}
 }
@@ -330,6 +335,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 		return -ENOMEM;
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
+	probes__live(p, snap->live);
 	snap->time_ns = clock__now_ns();
 	err = read_sites(p, snap);
 	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))

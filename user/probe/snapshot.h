@@ -38,6 +38,9 @@ struct snapshot {
 	bool older;
 	uint64_t all_outstanding_bytes;
 	uint64_t all_outstanding_allocs;
+	uint64_t all_mmap_bytes, all_mmap_allocs;	/* of those, mmaps' */
+	/* The live bytes and exact peaks BPF keeps, heap blocks and mmaps apart. */
+	struct memleak_live live[KIND__COUNT];
 	uint64_t time_ns;	/* CLOCK_MONOTONIC when read, the clock of the timestamps */
 	/*
 	 * For each slot of the BPF site table, 1 + the index in sites of the

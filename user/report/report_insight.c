@@ -149,12 +149,17 @@ static size_t growing_sites(const struct report *r)
 	return n;
 }
 
-static double growing_slope(const struct report *r)
+/* The growing stacks' slopes added up: of every kind (kind < 0), or of one. */
+static double growing_slope(const struct report *r, int kind)
 {
 	double sum = 0;
 
-	for (size_t i = 0; i < r->analysis->nr_growing; i++)
-		sum += r->stacks[r->analysis->growing[i]].growth.slope;
+	for (size_t i = 0; i < r->analysis->nr_growing; i++) {
+		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
+
+		if (kind < 0 || (int)MEMLEAK_KIND_OF(s->api) == kind)
+			sum += s->growth.slope;
+	}
 	return sum;
 }
 
@@ -184,8 +189,10 @@ static void print_leak(const struct report *r, FILE *f)
 		report__plural(sites, "site grows", "sites grow"), n,
 		report__plural(n, "stack", "stacks"));
 	print_since_startup(r, f);
-	fprintf(f, ", %s/s in all (under Growing, the most leak-like first)",
-		signed_size(growing_slope(r), a));
+	fprintf(f, ", %s/s in all", signed_size(growing_slope(r, -1), a));
+	if (growing_slope(r, KIND_MMAP) != 0)
+		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
+	fputs(" (under Growing, the most leak-like first)", f);
 }
 
 /* Reports after the one that ended start-up: the points a trend has. */
@@ -228,6 +235,44 @@ static void print_startup(const struct report *r, FILE *f)
 			st->end_s, HISTORY_MIN_POINTS, ordinal(reports_after(r, st->end_s), a));
 }
 
+/*
+ * "heap blocks +100.0 KiB, mmaps +2.0 MiB since tracing began": the exact
+ * totals of this report (nothing is live when tracing begins).
+ */
+static void print_kinds_since(const struct report *r, FILE *f)
+{
+	const struct report_totals *t = &r->totals;
+	char a[SIZE_LEN];
+
+	fprintf(f, "heap blocks %s", signed_size((double)t->kind_bytes[KIND_HEAP], a));
+	if (t->kind_allocs[KIND_MMAP])
+		fprintf(f, ", mmaps %s", signed_size((double)t->kind_bytes[KIND_MMAP], a));
+	fputs(" since tracing began\n", f);
+}
+
+/*
+ * The target exited with blocks outstanding and no leak was named: they
+ * were never freed, and whatever the trends say, the reader hears of them.
+ */
+static void print_at_exit(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+	const struct report_totals *t = &r->totals;
+	char a[SIZE_LEN], n[COUNT_LEN];
+
+	if (!m->exited || !t->outstanding_allocs || m->verdict == VERDICT_LEAK ||
+	    m->verdict == VERDICT_LEAK_AND_FRAGMENTATION)
+		return;
+	fprintf(f, "  %s in %s heap %s still outstanding at exit", size_str(t->kind_bytes[KIND_HEAP], a),
+		report__count(t->kind_allocs[KIND_HEAP], n),
+		report__plural(t->kind_allocs[KIND_HEAP], "block", "blocks"));
+	if (t->kind_allocs[KIND_MMAP])
+		fprintf(f, " (and %s in %s %s)", size_str(t->kind_bytes[KIND_MMAP], a),
+			report__count(t->kind_allocs[KIND_MMAP], n),
+			report__plural(t->kind_allocs[KIND_MMAP], "mmap", "mmaps"));
+	fputs(": never freed; see the sites below\n", f);
+}
+
 static void print_verdict(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
@@ -242,12 +287,13 @@ static void print_verdict(const struct report *r, FILE *f)
 		else
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
+		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
 		fputs("no leak seen: no stack grows steadily", f);
 		print_since_startup(r, f);
-		fprintf(f, "; live blocks %s, %s since tracing began\n", trend_word(m->live.trend),
-			signed_size((double)m->now.live - (double)m->base.live, a));
+		fprintf(f, "; live blocks %s, ", trend_word(m->live.trend));
+		print_kinds_since(r, f);
 		break;
 	case VERDICT_STARTUP:
 		print_startup(r, f);
@@ -269,6 +315,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		print_fragmentations(r, f);
 		break;
 	}
+	print_at_exit(r, f);
 	if (m->attached)
 		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",
 			size_str(m->base.rss, a), size_str(m->base.anon, b));
@@ -478,6 +525,29 @@ static void print_churn(const struct report *r, FILE *f)
 	}
 }
 
+/*
+ * "Peak: 48.0 MiB (50,331,648 bytes) of heap blocks at 1.2 s, exact; mmaps apart: ..."
+ * and where its stacks come from: a sample, maybe a little after the peak.
+ */
+static void print_peak_head(const struct report_peak *p, FILE *f)
+{
+	char b[SIZE_LEN], e[COUNT_LEN];
+
+	fprintf(f, "\nPeak: %s (%s bytes) of heap blocks", size_str(p->bytes, b),
+		report__count(p->bytes, e));
+	if (p->t_s >= 0)
+		fprintf(f, " at %.1f s", p->t_s);
+	fputs(p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
+	      ", the best sample; mmaps apart: ", f);
+	if (p->mmap_bytes && p->mmap_t_s >= 0)
+		fprintf(f, "peak %s at %.1f s\n", size_str(p->mmap_bytes, b), p->mmap_t_s);
+	else
+		fputs("none\n", f);
+	fprintf(f, "  The stacks as sampled at %.1f s, holding %s (%u%% of the peak; sampled when the peak rises by a 64th, every %.1f s, and at each report):\n",
+		p->stacks_t_s, size_str(p->stacks_bytes, b), percent(p->stacks_bytes, p->bytes),
+		p->sample_s);
+}
+
 static void print_peak(const struct report *r, FILE *f)
 {
 	const struct report_peak *p = &r->analysis->peak;
@@ -487,10 +557,7 @@ static void print_peak(const struct report *r, FILE *f)
 
 	if (!p->known || !r->final)
 		return;
-	fprintf(f, "\nPeak: %s live in %s %s at %.1f s (the highest of samples every %.1f s and at each report:\n"
-		"  a peak shorter than that can be missed); the stacks then:\n",
-		size_str(p->bytes, b), report__count(p->allocs, n),
-		report__plural(p->allocs, "allocation", "allocations"), p->t_s, p->sample_s);
+	print_peak_head(p, f);
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct report_stack *s = &p->stacks[i];
 

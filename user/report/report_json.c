@@ -86,6 +86,19 @@ static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 		fputs("null", f);
 }
 
+/* Heap blocks and mmaps apart, and the exact peak of each (bpf/peak.bpf.h). */
+static void put_kinds(const struct report_totals *t, FILE *f)
+{
+	fprintf(f, "\"heap_bytes\": %llu, \"heap_allocs\": %llu, \"mmap_bytes\": %llu, "
+		"\"mmap_allocs\": %llu, \"peak_heap_bytes\": %llu, \"peak_mmap_bytes\": %llu",
+		(unsigned long long)t->kind_bytes[KIND_HEAP],
+		(unsigned long long)t->kind_allocs[KIND_HEAP],
+		(unsigned long long)t->kind_bytes[KIND_MMAP],
+		(unsigned long long)t->kind_allocs[KIND_MMAP],
+		(unsigned long long)t->peak_bytes[KIND_HEAP],
+		(unsigned long long)t->peak_bytes[KIND_MMAP]);
+}
+
 static void put_totals(const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
@@ -102,7 +115,9 @@ static void put_totals(const struct report_totals *t, FILE *f)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", report__counter_name(c),
 			(unsigned long long)t->counters[c]);
 	}
-	fputs("}},\n", f);
+	fputs("},\n             ", f);
+	put_kinds(t, f);
+	fputs("},\n", f);
 }
 
 static void put_frame(const struct report_frame *fr, FILE *f)
@@ -256,11 +271,17 @@ static void put_peak(const struct report_peak *p, FILE *f)
 	}
 	fprintf(f, "  \"peak\": {\"bytes\": %llu, \"allocs\": %llu, \"t_s\": ",
 		(unsigned long long)p->bytes, (unsigned long long)p->allocs);
-	put_num(p->t_s, f);
+	put_num(p->t_s < 0 ? NAN : p->t_s, f);
 	fputs(", \"sample_interval_s\": ", f);
 	put_num(p->sample_s, f);
 	fprintf(f, ", \"other_bytes\": %llu, \"other_allocs\": %llu,\n           ",
 		(unsigned long long)p->other_bytes, (unsigned long long)p->other_allocs);
+	fprintf(f, "\"exact\": %s, \"stacks_bytes\": %llu, \"stacks_t_s\": ",
+		p->exact ? "true" : "false", (unsigned long long)p->stacks_bytes);
+	put_num(p->stacks_t_s, f);
+	fprintf(f, ", \"mmap_bytes\": %llu, \"mmap_t_s\": ", (unsigned long long)p->mmap_bytes);
+	put_num(!p->mmap_bytes || p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);
+	fputs(",\n           ", f);
 	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
 	fputc('}', f);
 }
@@ -379,8 +400,31 @@ static void put_startup(const struct report_startup *st, FILE *f)
 	fputs("},\n", f);
 }
 
-static void put_memory(const struct report_memory *m, FILE *f)
+/*
+ * What the target left outstanding when it exited (never freed), whatever
+ * the verdict; null when it had not exited by this report.
+ */
+static void put_at_exit(const struct report *r, FILE *f)
 {
+	const struct report_totals *t = &r->totals;
+
+	fputs("             \"at_exit\": ", f);
+	if (!r->analysis->memory.exited) {
+		fputs("null,\n", f);
+		return;
+	}
+	fprintf(f, "{\"heap_bytes\": %llu, \"heap_allocs\": %llu, \"mmap_bytes\": %llu, "
+		"\"mmap_allocs\": %llu},\n",
+		(unsigned long long)t->kind_bytes[KIND_HEAP],
+		(unsigned long long)t->kind_allocs[KIND_HEAP],
+		(unsigned long long)t->kind_bytes[KIND_MMAP],
+		(unsigned long long)t->kind_allocs[KIND_MMAP]);
+}
+
+static void put_memory(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+
 	fputs("  \"memory\": {\"verdict\": ", f);
 	put_string(verdict__name(m->verdict), f);
 	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
@@ -400,6 +444,7 @@ static void put_memory(const struct report_memory *m, FILE *f)
 		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
 		      "\"max_retained_in_heap_bytes\": null,\n", f);
 	put_startup(&m->startup, f);
+	put_at_exit(r, f);
 	put_sample("baseline", &m->base, f);
 	fputs(",\n", f);
 	put_sample("max_retained_at", &m->worst, f);
@@ -408,14 +453,16 @@ static void put_memory(const struct report_memory *m, FILE *f)
 	fputc('}', f);
 }
 
-static void put_analysis(const struct report_analysis *a, FILE *f)
+static void put_analysis(const struct report *r, FILE *f)
 {
+	const struct report_analysis *a = r->analysis;
+
 	fputs(",\n  ", f);
 	put_stacks("churn", a->churn, a->nr_churn, EXTRA_RATE, "  ", f);
 	fputs(",\n", f);
 	put_peak(&a->peak, f);
 	fputs(",\n", f);
-	put_memory(&a->memory, f);
+	put_memory(r, f);
 }
 
 int report_json__write(const struct report *r, FILE *f)
@@ -432,7 +479,7 @@ int report_json__write(const struct report *r, FILE *f)
 		return -ENOMEM;
 	report_json__processes(r, f);
 	if (r->analysis)
-		put_analysis(r->analysis, f);
+		put_analysis(r, f);
 	fputs("\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -114,6 +114,23 @@ static void print_children(const struct report *r, FILE *f)
 			report__count(v, n), report__plural(v, "process", "processes"), r->pid);
 }
 
+/*
+ * Mmaps (a program's mapped files, its own regions) are not heap: when
+ * there are any, the heap blocks, which heap tools count, come apart.
+ */
+static void print_kinds(const struct report_totals *t, FILE *f)
+{
+	char h[SIZE_LEN], m[SIZE_LEN], n[COUNT_LEN], k[COUNT_LEN];
+
+	if (!t->kind_allocs[KIND_MMAP])
+		return;
+	fprintf(f, "  of which heap blocks %s in %s, mmaps %s in %s (not heap: mapped files and regions)\n",
+		report__human_size(t->kind_bytes[KIND_HEAP], h, sizeof(h)),
+		report__count(t->kind_allocs[KIND_HEAP], n),
+		report__human_size(t->kind_bytes[KIND_MMAP], m, sizeof(m)),
+		report__count(t->kind_allocs[KIND_MMAP], k));
+}
+
 static void print_totals(const struct report *r, FILE *f)
 {
 	const struct report_totals *t = &r->totals;
@@ -127,6 +144,7 @@ static void print_totals(const struct report *r, FILE *f)
 		report__plural(t->outstanding_allocs, "allocation", "allocations"), all,
 		report__plural(t->allocs, "allocation", "allocations"), frees,
 		report__plural(t->frees, "free", "frees"));
+	print_kinds(t, f);
 	if (r->older_ms)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
 			report__count(r->older_ms, all));

@@ -215,14 +215,14 @@ static void peak_mark(const struct report *r, const struct scale *x, const struc
 	char a[64];
 	double px;
 
-	if (!p->known || p->t_s > x->max)
+	if (!p->known || p->t_s < 0 || p->t_s > x->max)
 		return;
 	px = px_x(x, p->t_s);
 	fprintf(f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px, TOP, px,
 		TOP + PLOT_H);
 	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%.1f\">peak %s live</text>\n", px + 4,
 		fmax(px_y(y, (double)p->bytes) - 6, TOP + 12), report__human_size(p->bytes, a, sizeof(a)));
-	/* Sampled between reports too: it may lie above the line through them. */
+	/* Reached between reports: it may lie above the line through them. */
 	fprintf(f, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak at %.1f s: %s live</title></circle>\n",
 		px, px_y(y, (double)p->bytes), p->t_s, a);
 }

@@ -158,7 +158,7 @@ static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
 /*
  * The blocks of tag, whose image an exec replaced: gone with its address
  * space, as a free would take them out of the table (bpf/tables.bpf.h:
- * forget) and of their sites' figures (site_sub). No program touches tag
+ * forget), of their sites' figures and of the live bytes (site_sub). No program touches tag
  * any more: the process has a new one, and its other threads are gone.
  */
 static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
@@ -177,7 +177,11 @@ static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t
 				continue;
 			unspill(p, addr, tag, b);
 			if (info.site < p->site_slots) {
+				const struct site_slot *slot = &p->site_table[info.site];
+
 				c = &p->site_table[info.site].counts[0];
+				__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
+						     info.size);
 				__sync_fetch_and_add(&c->freed_bytes, info.size);
 				__sync_fetch_and_add(&c->freed_allocs, 1);
 			}

@@ -158,8 +158,10 @@ static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
 /*
  * The blocks of tag, whose image an exec replaced: gone with its address
  * space, as a free would take them out of the table (bpf/tables.bpf.h:
- * forget), of their sites' figures and of the live bytes (site_sub). No program touches tag
- * any more: the process has a new one, and its other threads are gone.
+ * forget), of their sites' figures and of the live bytes (site_sub). No
+ * program touches tag any more: the process has a new one, and its other
+ * threads are gone. A walk of the whole table, so made once the process
+ * runs on.
  */
 static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
 {
@@ -205,8 +207,6 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 	follow__close_now(p, info.pid);
 	follow_exec__forget(p, info.pid);	/* the old image's ranges */
 	processes__get(ps, ev->prev, &old);
-	free_image(p, ev->prev, &gone_bytes, &gone_blocks);
-	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
 	info.ppid = old.ppid;
 	target__cmdline(info.pid, &info.command);
 	/* Named before it runs, as at a fork. */
@@ -219,6 +219,8 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 		fprintf(stderr, "memleakbpf: pid %d exec'd: %s\n", info.pid,
 			res > 0 ? "probed" : res ? "untraced" : "held at its libraries' loads");
 	target__continue(info.pid);
+	free_image(p, ev->prev, &gone_bytes, &gone_blocks);
+	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
 }
 
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,

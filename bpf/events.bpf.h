@@ -31,8 +31,16 @@ int dl_debug_state(struct pt_regs *ctx)
 {
 	struct memleak_event ev = { bpf_get_current_pid_tgid() >> 32, EVENT_LIBRARIES };
 
+	struct memleak_proc *child = followed(ev.tgid);
+
+	if (child) {
+		/* A followed process loading the image it exec'd: hold it until probed. */
+		if (child->loading)
+			stop_current();
+		return 0;
+	}
 	if (proc_of(bpf_get_current_task_btf()))
-		return 0;	/* not the target (a followed child has no link here) */
+		return 0;	/* not the target */
 	if (stop_on_dl)
 		stop_current();
 	else if (notify_dl)
@@ -102,7 +110,9 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_stop, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	if (p->tgid != targ_tgid && (!handoff_tgid || p->tgid != handoff_tgid)) {
-		follow_release(p->tgid, true);
+		/* What its threads remember (stacks, a call in flight) is the old image's. */
+		if (follow_exec(p->tgid))
+			bpf_task_storage_delete(&calls, p);
 		return 0;
 	}
 	count(CNT_EXECS);

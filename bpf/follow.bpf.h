@@ -5,8 +5,8 @@
  * first instruction. A child is tagged in the fork tracepoint, before it
  * runs, and stopped there until user space has given it uprobe links of
  * its own (a link filtered by pid never fires in another process, even one
- * that shares its file); at its exit its tag goes, and user space closes
- * its links. Without --follow (a const) the lookups fold away.
+ * that shares its file); at its exec it is held again until its new image
+ * is probed; at its exit its tag goes, and user space closes its links. Without --follow (a const) the lookups fold away.
  */
 #ifndef FOLLOW_BPF_H
 #define FOLLOW_BPF_H
@@ -20,6 +20,15 @@ struct {
 	__type(value, struct memleak_proc);
 	__uint(max_entries, MEMLEAK_MAX_PROCS);
 } procs SEC(".maps");
+
+/* The allocator code of each process that exec'd (its addresses are its own). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct internal_set);
+	__uint(max_entries, MEMLEAK_MAX_PROCS);
+} own_internal SEC(".maps");
 
 __u32 last_proc;	/* the last tag given */
 /*
@@ -87,17 +96,51 @@ static __always_inline void follow_child(struct task_struct *parent, struct task
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* A followed process ends (exit), or becomes another program (exec): let it go. */
-static __always_inline bool follow_release(__u32 tgid, bool exec)
+/* A followed process ends (exit), or cannot be held at its exec: let it go. */
+static __always_inline bool follow_release(__u32 tgid)
 {
 	struct memleak_proc *e = followed(tgid);
 
 	if (!e)
 		return false;
-	if (exec)
-		count(CNT_FOLLOW_EXECS);
-	follow_event(tgid, exec ? EVENT_FOLLOW_EXEC : EVENT_GONE, 0, e->tag);
+	follow_event(tgid, EVENT_GONE, 0, e->tag);
 	bpf_map_delete_elem(&procs, &tgid);
+	return true;
+}
+
+/*
+ * A followed process (the current one) ran exec: from now on it is a process
+ * of a new tag, with an image of its own, stopped before its first
+ * instruction and then at each of its dynamic linker's events until user
+ * space has found and probed its allocator (as -c does for the target). What
+ * its old image held stays under the old tag. Without an event to tell user
+ * space, it is let go (counted) rather than left stopped.
+ */
+static __always_inline bool follow_exec(__u32 tgid)
+{
+	struct memleak_proc *e = followed(tgid);
+	struct memleak_event *ev;
+	__u32 old;
+
+	if (!e)
+		return false;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(CNT_PROCS_MAP_FULL);
+		follow_release(tgid);
+		return true;
+	}
+	old = e->tag;
+	e->tag = __sync_fetch_and_add(&last_proc, 1) + 1;
+	e->frozen = 0;
+	e->own_image = 1;
+	e->loading = 1;
+	count(CNT_FOLLOW_EXECS);
+	bpf_send_signal(SIGSTOP);	/* the held ring, not CNT_STOP_REQUESTS: the watchdog's */
+	held[e->tag & (MEMLEAK_HELD - 1)] = tgid;
+	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FOLLOW_EXEC, .proc = e->tag,
+				      .prev = old, .time_ns = bpf_ktime_get_ns() };
+	bpf_ringbuf_submit(ev, 0);
 	return true;
 }
 
@@ -106,7 +149,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_follow, struct task_struct *p)
 {
 	if (!p->signal->live.counter)
-		follow_release(p->tgid, false);
+		follow_release(p->tgid);
 	return 0;
 }
 

@@ -124,6 +124,7 @@ struct call_state {
 	__u32 flags;
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
 	__u32 proc;		/* its process's tag (memleak_proc) */
+	__u32 own_image;	/* its process exec'd: frame pointers, no Python (memleak_proc) */
 	__u64 released;		/* the block this thread's last free/delete released */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
@@ -146,14 +147,23 @@ __u32 py_exit_stop;	/* -c: stop it at its exit; -p only tells user space */
  * once and read its tgid: every helper call costs its own return thunk on
  * this machine's CPUs.
  */
-static __always_inline __s64 proc_of(struct task_struct *task)
+static __always_inline __s64 proc_image_of(struct task_struct *task, __u32 *own_image)
 {
 	struct memleak_proc *e;
 
 	if (task->tgid == targ_tgid)
 		return py_frozen ? -1 : 0;
 	e = followed(task->tgid);
-	return e && !e->frozen ? e->tag : -1;
+	if (!e || e->frozen)
+		return -1;
+	if (own_image)
+		*own_image = e->own_image;
+	return e->tag;
+}
+
+static __always_inline __s64 proc_of(struct task_struct *task)
+{
+	return proc_image_of(task, NULL);
 }
 
 static __always_inline bool is_target(struct task_struct *task)
@@ -180,13 +190,29 @@ static __always_inline bool nested(__u64 sp, struct call_state *st)
 	return st && st->sp && sp <= st->sp;
 }
 
-/* Does the caller's return address (at the entry sp) lie in the allocator's own code? */
+/*
+ * Does the caller's return address (at the entry sp) lie in the allocator's
+ * own code? The target's ranges serve it and the children that share its
+ * image; a process that exec'd has its own.
+ */
 static __always_inline bool called_from_allocator(__u64 sp)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct internal_set *own = follow && tgid != targ_tgid ?
+				   bpf_map_lookup_elem(&own_internal, &tgid) : NULL;
 	__u64 ret_addr;
 
 	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)sp))
 		return false;
+	if (own) {
+		for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
+			if (i >= own->nr)
+				break;
+			if (ret_addr >= own->r[i].start && ret_addr < own->r[i].end)
+				return true;
+		}
+		return false;
+	}
 	for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
 		if (i >= nr_internal)
 			break;
@@ -200,7 +226,8 @@ static __always_inline bool called_from_allocator(__u64 sp)
 static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
 						     __u32 api, __u64 size, __u64 ptr)
 {
-	__s64 proc = proc_of(task);
+	__u32 own_image = 0;
+	__s64 proc = proc_image_of(task, &own_image);
 	struct call_state *st;
 
 	if (proc < 0)
@@ -228,6 +255,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 	st->ptr = ptr;
 	st->flags = 0;
 	st->proc = proc;
+	st->own_image = own_image;
 	return st;
 }
 
@@ -273,7 +301,9 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (size < min_size || size > max_size)
 		return;
 	info.timestamp_ns = now_ns;
-	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx)), st->proc),
+	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
+						 st->own_image),
+				   st->proc, st->own_image),
 		       st->api, size, &info.site);
 	if (!s)
 		return;

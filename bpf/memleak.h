@@ -73,7 +73,7 @@ enum memleak_counter {
 	CNT_UNTRACED_CHILDREN,	/* processes the target started, not traced (no --follow);
 				   informational, not a drop */
 	CNT_PROCS_MAP_FULL,	/* --follow: a child not followed, the process table full */
-	CNT_FOLLOW_EXECS,	/* --follow: a followed child ran exec: not traced from there */
+	CNT_FOLLOW_EXECS,	/* --follow: a followed process ran exec: traced on in its new image */
 	CNT__COUNT,
 };
 
@@ -213,7 +213,7 @@ enum memleak_event_kind {
 	EVENT_EXIT_STOP,	/* -c --reach: stopped at _exit, its memory whole: scan it, resume */
 	EVENT_FORK,		/* --follow: a traced process started tgid, stopped: probe it, resume */
 	EVENT_GONE,		/* --follow: a followed process exited */
-	EVENT_FOLLOW_EXEC,	/* --follow: a followed process ran exec: not traced from there */
+	EVENT_FOLLOW_EXEC,	/* --follow: a followed process ran exec, stopped: probe its image */
 	EVENT_PEAK,		/* the heap's peak reached its mark: sample the sites now */
 };
 
@@ -223,8 +223,8 @@ struct memleak_event {
 	__u32 finalize;		/* EVENT_PY_EXIT, _EXITING: 1 at Py_FinalizeEx, 0 at _exit */
 	__u32 ppid;		/* EVENT_FORK: the parent's tgid */
 	__u32 proc;		/* EVENT_FORK and after: the process's tag (memleak_proc) */
-	__u32 pad;
-	__u64 time_ns;		/* EVENT_FORK: bpf_ktime_get_ns() at the fork */
+	__u32 prev;		/* EVENT_FOLLOW_EXEC: its tag before the exec (proc: after) */
+	__u64 time_ns;		/* EVENT_FORK, _FOLLOW_EXEC: bpf_ktime_get_ns() at the event */
 };
 
 /*
@@ -239,12 +239,25 @@ struct memleak_event {
 struct memleak_proc {
 	__u32 tag;
 	__u32 frozen;		/* Python's shutdown began: not traced from then on */
+	/*
+	 * It ran exec: an image of its own, whose stacks are walked by frame
+	 * pointers (the CFI rows and Python's offsets are the target's) ...
+	 */
+	__u32 own_image;
+	__u32 loading;		/* ... stopped at its dynamic linker's events until probed */
 };
 
 /* Address range of code whose own mmap/munmap calls are the allocator's. */
 struct addr_range {
 	__u64 start;
 	__u64 end;
+};
+
+/* --follow: an exec'd process's own allocator code (addr_range), by tgid. */
+struct internal_set {
+	__u32 nr;
+	__u32 pad;
+	struct addr_range r[MEMLEAK_MAX_INTERNAL];
 };
 
 /*

@@ -343,12 +343,13 @@ static __always_inline __u64 capture_python(void)
  * Python or its frames could not be kept. A global function: the verifier
  * checks it once, not at every record().
  */
-__noinline __u64 py_pair_id(__u64 native, __u32 proc)
+__noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 own_image)
 {
 	struct stack_pair pair = { .native = native, .proc = proc }, *old;
 	__u64 id;
 
-	if (py_walk && py_enabled && native != MEMLEAK_NO_STACK)
+	/* own_image: an exec'd process, whose interpreter (if any) is not the target's. */
+	if (py_walk && py_enabled && native != MEMLEAK_NO_STACK && !own_image)
 		pair.python = capture_python();
 	if (!pair.python && !proc)
 		return native;
@@ -373,11 +374,11 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc)
 }
 
 /* An allocation's stack id: for a thread running Python, with its frames. */
-static __always_inline __u64 with_python(__u64 native, __u32 proc)
+static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 own_image)
 {
 	if (!proc && (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK))
 		return native;
-	return py_pair_id(native, proc);
+	return py_pair_id(native, proc, own_image);
 }
 
 #endif

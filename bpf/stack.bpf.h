@@ -78,7 +78,8 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
  * The caller's user stack, by the thread's stack cache (a set of two ways)
  * or a walk that refills it: its id in the stack map, or MEMLEAK_NO_STACK.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set)
+static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set,
+					   bool fp_only)
 {
 	__u64 gen = stack_cache_gen(), id;
 	bool match;
@@ -103,7 +104,8 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	}
 	st->flags = 0;
 	stack_cache_start(c, ctx);
-	if (unwind_mode == UNWIND_MODE_TABLES)
+	/* fp_only: an exec'd image, which the CFI rows (the target's files) do not describe. */
+	if (unwind_mode == UNWIND_MODE_TABLES && !fp_only)
 		unwind_user_stack(ctx, st, &r);
 	else
 		walk_user_stack(ctx, st, &r);

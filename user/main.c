@@ -26,6 +26,7 @@
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "symbolize/symbolize.h"
+#include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
 #include "target/watchdog.h"
@@ -67,7 +68,7 @@ static void on_events(struct tracer *tr)
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
-	probes__follow_events(tr->probes, &tr->procs, tr->opts->verbose);	/* a child waits, stopped */
+	probes__follow_events(tr->probes, &tr->procs, tr->images, tr->opts->verbose);	/* a child waits, stopped */
 	if (tr->target_ended && !probes__following(tr->probes))
 		tr->done = true;
 	for (size_t i = 0; i < n; i++) {
@@ -454,9 +455,10 @@ int main(int argc, char **argv)
 	    watch(tr.epfd, probes__events_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
+	tr.images = images__new();
 	tr.ins = insight__new(!tr.target->spawned);
 	tr.worker = worker__new();
-	if (!tr.mods || !tr.ins || !tr.worker || watch(tr.epfd, insight__fd(tr.ins)) ||
+	if (!tr.mods || !tr.images || !tr.ins || !tr.worker || watch(tr.epfd, insight__fd(tr.ins)) ||
 	    watch(tr.epfd, worker__fd(tr.worker)))
 		goto cleanup;
 	if (begin(&tr))
@@ -484,6 +486,7 @@ cleanup:
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */
 	symbolizer__free(tr.sym);
 	modules__free(tr.mods);
+	images__free(tr.images);
 	insight__free(tr.ins);
 	free(tr.live);
 	pytrace__free(tr.py);

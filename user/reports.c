@@ -218,6 +218,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.folded_by_process = tr->opts->folded_by_process,
 		/* A periodic text report: its sites show no stacks (report.h). */
 		.brief = job->text && !job->final && !job->asked,
+		.images = tr->images,
 	};
 	struct timespec t0;
 	int err;

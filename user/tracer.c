@@ -25,6 +25,7 @@
 #include "probe/probes_reach.h"
 #include "python/pytrace.h"
 #include "symbolize/symbolize.h"
+#include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
 #include "tracer.h"
@@ -391,7 +392,9 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = forget_image(tr);
 		if (err)
 			return err;
-		probes__set_follow_shell(tr->probes, target__runs_shell_command(tr->target->pid));
+		/* --follow traces the shell's children, each through its exec, instead. */
+		probes__set_follow_shell(tr->probes, !tr->opts->follow &&
+					 target__runs_shell_command(tr->target->pid));
 	}
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
@@ -494,6 +497,10 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 	double ms;
 	int err;
 
+	/* A followed process loading the image it exec'd: its own stop. */
+	if (pid != tr->target->pid && pid != probes__handoff(tr->probes) &&
+	    probes__follow_stopped(tr->probes, &tr->procs, tr->images, pid))
+		return;
 	if (image)
 		tracer__settle_jobs(tr);
 	if (target__wait_stopped(pid, STOP_WAIT_MS))

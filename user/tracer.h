@@ -78,6 +78,7 @@ struct tracer {
 	struct target *target;
 	struct probes *probes;
 	struct modules *mods;
+	struct images *images;	/* --follow: the files of the processes that exec'd */
 	struct symbolizer *sym;
 	struct insight *ins;	/* growth, churn, peak, memory verdict, timeline */
 	struct snap_live *live;	/* insight's samples, read into this buffer (grown) */

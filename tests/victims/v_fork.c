@@ -16,6 +16,11 @@
  *                      Notes "# children: pid".
  *   v_fork vfork       a vfork child that execs /bin/true, then a
  *                      posix_spawn'ed /bin/true.
+ *   v_fork exec PROG   a forked child that allocates a block of 1,000 bytes
+ *                      at site_child_leak and execs PROG (no arguments),
+ *                      with $VICTIM_TRUTH.1 as PROG's $VICTIM_TRUTH.
+ *   v_fork spawn PROG  a vfork child that execs PROG ($VICTIM_TRUTH.1),
+ *                      then a posix_spawn'ed PROG ($VICTIM_TRUTH.2).
  *   v_fork prefork     for -p: forks 2 workers that wait, says "READY
  *                      pid=N" and reads a line (memleakbpf attaches
  *                      meanwhile); then worker i leaks i + 1 blocks of
@@ -202,6 +207,42 @@ static void spawns(void)
 	wait_all();
 }
 
+/* environ, with $VICTIM_TRUTH.n for $VICTIM_TRUTH: the exec'd victim's own truth. */
+static char **child_env(int n)
+{
+	static char *env[256], truth[4200];
+	const char *t = getenv("VICTIM_TRUTH");
+	size_t k = 0;
+
+	for (char **e = environ; *e && k < 254; e++)
+		if (strncmp(*e, "VICTIM_TRUTH=", 13))
+			env[k++] = *e;
+	if (t) {
+		snprintf(truth, sizeof(truth), "VICTIM_TRUTH=%s.%d", t, n);
+		env[k++] = truth;
+	}
+	env[k] = NULL;
+	return env;
+}
+
+static void exec_prog(const char *prog, bool spawn)
+{
+	char *argv[] = { (char *)prog, NULL };
+	pid_t pid = spawn ? vfork() : fork();
+
+	if (pid < 0)
+		tr_die("fork");
+	if (!pid) {
+		if (!spawn)
+			site_child_leak(1000);	/* held at the exec: its image's, freed by it */
+		execve(prog, argv, child_env(1));
+		_exit(127);
+	}
+	if (spawn && posix_spawn(&pid, prog, NULL, NULL, argv, child_env(2)))
+		tr_die("posix_spawn");
+	wait_all();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "workers";
@@ -215,12 +256,14 @@ int main(int argc, char **argv)
 		many(n, !strcmp(mode, "burst"));
 	else if (!strcmp(mode, "vfork"))
 		spawns();
+	else if ((!strcmp(mode, "exec") || !strcmp(mode, "spawn")) && argc > 2)
+		exec_prog(argv[2], !strcmp(mode, "spawn"));
 	else if (!strcmp(mode, "prefork"))
 		prefork();
 	else if (!strcmp(mode, "daemon"))
 		daemon_child();
 	else
-		tr_die("mode: workers, many, burst, vfork, prefork or daemon");
+		tr_die("mode: workers, many, burst, vfork, exec, spawn, prefork or daemon");
 	site_parent_after(3000);
 	tr_report();
 	if (!strcmp(mode, "prefork")) {

@@ -38,7 +38,11 @@ static void copy_processes(struct processes *ps, size_t n, struct report *r)
 
 		r->processes[r->nr_processes++] = (struct report_process){
 			.tag = p->tag, .pid = p->pid, .ppid = p->ppid, .command = p->command,
-			.exited = p->exited, .execed = p->execed, .traced = p->traced,
+			.exited = p->exited, .execed = p->execed, .after_exec = p->exec_of != 0,
+			.exec_freed_bytes = p->exec_freed_bytes,
+			.exec_freed_allocs = p->exec_freed_blocks,
+			/* An exec'd image is traced once its allocator is probed. */
+			.traced = p->traced && (!p->exec_of || p->probed),
 			.attached = p->attached,
 		};
 	}

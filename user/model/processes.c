@@ -26,6 +26,8 @@ int processes__add(struct processes *ps, const struct process_info *info)
 	*p = *info;
 	p->command = info->command ? strdup(info->command) : NULL;
 	ps->nr++;
+	if (info->exec_of)
+		goto out;	/* not forked: its hold is its exec's (processes__probed) */
 	ps->held += !info->attached;
 	ps->total_hold_ms += info->hold_ms;
 	if (!info->attached && info->hold_ms >= ps->max_hold_ms) {
@@ -59,6 +61,39 @@ void processes__gone(struct processes *ps, uint32_t tag, bool exec)
 	if (p) {
 		p->exited |= !exec;
 		p->execed |= exec;
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
+void processes__probed(struct processes *ps, uint32_t tag, double ms)
+{
+	struct process_info *p;
+
+	pthread_mutex_lock(&ps->lock);
+	p = find(ps, tag);
+	if (p) {
+		p->probed = true;
+		p->hold_ms = ms;
+		ps->execs_probed++;
+		ps->total_exec_ms += ms;
+		if (ms >= ps->max_exec_ms) {
+			ps->max_exec_ms = ms;
+			ps->max_exec_tag = tag;
+		}
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
+void processes__execed(struct processes *ps, uint32_t tag, uint64_t bytes, uint64_t blocks)
+{
+	struct process_info *p;
+
+	pthread_mutex_lock(&ps->lock);
+	p = find(ps, tag);
+	if (p) {
+		p->execed = true;
+		p->exec_freed_bytes += bytes;
+		p->exec_freed_blocks += blocks;
 	}
 	pthread_mutex_unlock(&ps->lock);
 }

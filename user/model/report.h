@@ -273,7 +273,9 @@ struct report_process {
 	int pid, ppid;		/* ppid 0: unknown (the target's is not asked) */
 	const char *command;	/* borrowed from the tracer's table; may be NULL */
 	bool exited;
-	bool execed;		/* ran exec: traced until then */
+	bool execed;		/* ran exec: this image's figures end there */
+	uint64_t exec_freed_bytes, exec_freed_allocs;	/* execed: what its image held then, freed by the exec */
+	bool after_exec;	/* an image a followed process exec'd (its pid's earlier image: another entry) */
 	bool traced;		/* its probes were in place before it ran */
 	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
 	struct report_totals totals;	/* counters left 0: they are the run's */

@@ -344,7 +344,7 @@ static void follow_stats(struct probes *p, struct follow_stats *st)
 
 #define FORK_STOP_WAIT_MS 1000
 
-static double ms_since_ns(uint64_t t_ns)
+double follow__ms_since_ns(uint64_t t_ns)
 {
 	struct timespec now;
 	uint64_t n;
@@ -377,7 +377,7 @@ static void on_fork(struct probes *p, struct processes *ps, int verbose,
 	info.traced = !err;
 	target__cmdline(info.pid, &info.command);
 	/* Named before it runs: a report never meets a site of a process it does not know. */
-	info.hold_ms = ms_since_ns(ev->time_ns);
+	info.hold_ms = follow__ms_since_ns(ev->time_ns);
 	processes__add(ps, &info);
 	target__continue(info.pid);
 	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
@@ -392,10 +392,12 @@ static void on_fork(struct probes *p, struct processes *ps, int verbose,
 static void on_gone(struct probes *p, struct processes *ps, const struct memleak_event *ev)
 {
 	let_go(p, (pid_t)ev->tgid);
-	processes__gone(ps, ev->proc, ev->kind == EVENT_FOLLOW_EXEC);
+	follow_exec__forget(p, (pid_t)ev->tgid);
+	processes__gone(ps, ev->proc, false);
 }
 
-void probes__follow_events(struct probes *p, struct processes *ps, int verbose)
+void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
+			   int verbose)
 {
 	struct memleak_event evs[64];
 	size_t n;
@@ -404,10 +406,57 @@ void probes__follow_events(struct probes *p, struct processes *ps, int verbose)
 		for (size_t i = 0; i < n; i++) {
 			if (evs[i].kind == EVENT_FORK)
 				on_fork(p, ps, verbose, &evs[i]);
+			else if (evs[i].kind == EVENT_FOLLOW_EXEC)
+				follow_exec__on_exec(p, ps, im, verbose, &evs[i]);
 			else
 				on_gone(p, ps, &evs[i]);
 		}
 	}
+}
+
+/*
+ * pid ran exec: its links, on its old image's files, are closed now, and
+ * waited for: the same library mapped again would trap into them as well
+ * as into the new ones.
+ */
+void follow__close_now(struct probes *p, pid_t pid)
+{
+	struct follow *f = p->follow_state;
+
+	for (size_t i = 0; f && i < f->nr_children; i++) {
+		if (f->children[i].pid != pid)
+			continue;
+		probes__close_links(f->children[i].fds, f->children[i].nr);
+		pthread_mutex_lock(&f->lock);
+		f->links_closed += f->children[i].nr;
+		pthread_mutex_unlock(&f->lock);
+		f->children[i].nr = 0;
+		return;
+	}
+}
+
+/* More links of pid (its new image's), closed with the others at its end. */
+int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n)
+{
+	struct follow *f = p->follow_state;
+	struct child_links *c = NULL;
+	int *grown;
+
+	for (size_t i = 0; f && i < f->nr_children && !c; i++)
+		if (f->children[i].pid == pid)
+			c = &f->children[i];
+	if (f)
+		f->links_made += n;
+	grown = c ? realloc(c->fds, (c->nr + n) * sizeof(*grown) ?: 1) : NULL;
+	if (!grown) {
+		if (f)
+			close_later(f, fds, n);
+		return c ? -ENOMEM : -ESRCH;	/* ESRCH: it was never probed */
+	}
+	memcpy(grown + c->nr, fds, n * sizeof(*fds));
+	c->fds = grown;
+	c->nr += n;
+	return 0;
 }
 
 /* The children of every thread of pid, appended to *kids. */
@@ -528,6 +577,13 @@ void probes__follow_say(struct probes *p, struct processes *ps)
 	processes__get(ps, ps->max_hold_tag, &worst);
 	fprintf(stderr, "memleakbpf: followed %zu processes (%zu exited, %zu ran exec)", ps->nr,
 		exited, execed);
+	if (ps->execs_probed) {
+		processes__get(ps, ps->max_exec_tag, &worst);
+		fprintf(stderr, "; %zu exec'd images probed, each from its exec until its allocator's probes were in place: at most %.1f ms (pid %d), %.2f ms on average",
+			ps->execs_probed, ps->max_exec_ms, worst.pid,
+			ps->total_exec_ms / (double)ps->execs_probed);
+		processes__get(ps, ps->max_hold_tag, &worst);
+	}
 	if (ps->held)
 		fprintf(stderr, "; each held from its fork until its probes were in place: at most %.1f ms (pid %d), %.2f ms on average",
 			ps->max_hold_ms, worst.pid, ps->total_hold_ms / (double)ps->held);

@@ -86,9 +86,19 @@ struct processes;
  * --follow (follow.c): the forks and ends BPF told of, in order, none
  * dropped. Each new child (stopped at its fork) gets the target's uprobe
  * links, filtered by its pid, joins ps, and is resumed; a child that ends
- * or execs has its links closed, on a thread of their own.
+ * has its links closed, on a thread of their own; one that execs is held
+ * until its new image is probed (a new tag in ps, its files in im).
  */
-void probes__follow_events(struct probes *p, struct processes *ps, int verbose);
+struct images;
+void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
+			   int verbose);
+/*
+ * A followed process that exec'd, stopped by BPF at its dynamic linker's
+ * event (follow_exec.c): probe its allocator once its libraries are all
+ * mapped (its files into im), and resume it. False when pid is not one.
+ */
+bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
+			    pid_t pid);
 /*
  * -p: pid's descendants running now, followed from now on (not stopped: what
  * they allocated before is unknown, as for pid). How many, or -errno.

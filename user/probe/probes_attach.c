@@ -236,23 +236,20 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
 	return err ?: keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
 }
 
-/* Entry probes on every API function of one object, returns on the allocating ones. */
-static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
-			 struct attachment *at)
+/*
+ * The probe points of one object, by lane, and the returns of the
+ * allocating ones. The kernel places a link's probes in array order, and
+ * the links come in lane order. Releasing functions first, then the
+ * resizing ones (which release the old block), then the rest: attaching to
+ * a running process, a block allocated before its allocator's probe is in
+ * place is merely unknown (its free counts as untracked), while a free or
+ * realloc missed after its allocation was seen would leave a block
+ * outstanding that is not.
+ */
+static void plan_object(const struct probes *p, const struct allocator *a, size_t obj,
+			__u64 (*offsets)[a->nr], __u64 (*cookies)[a->nr], __u32 *n,
+			__u64 *ret_offsets, __u64 *ret_cookies, __u32 *nret)
 {
-	__u64 offsets[LANES][a->nr], cookies[LANES][a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
-	__u32 n[LANES] = { 0 }, nret = 0;
-	const char *path = a->objects[obj].open_path;
-
-	/*
-	 * The kernel places a link's probes in array order, and the links
-	 * come in lane order. Releasing functions first, then the resizing
-	 * ones (which release the old block), then the rest: attaching to a
-	 * running process, a block allocated before its allocator's probe is
-	 * in place is merely unknown (its free counts as untracked), while a
-	 * free or realloc missed after its allocation was seen would leave a
-	 * block outstanding that is not.
-	 */
 	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; i < a->nr; i++) {
 			const struct alloc_probe *ap = &a->probes[i];
@@ -262,12 +259,23 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 				continue;
 			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
 			if (ap->api < API__ALLOCATING) {
-				ret_offsets[nret] = offsets[l][n[l]];
-				ret_cookies[nret++] = ap->api;
+				ret_offsets[*nret] = offsets[l][n[l]];
+				ret_cookies[(*nret)++] = ap->api;
 			}
 			n[l]++;
 		}
 	}
+}
+
+/* Entry probes on every API function of one object, returns on the allocating ones. */
+static int attach_object(struct probes *p, const struct allocator *a, size_t obj,
+			 struct attachment *at)
+{
+	__u64 offsets[LANES][a->nr], cookies[LANES][a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
+	__u32 n[LANES] = { 0 }, nret = 0;
+	const char *path = a->objects[obj].open_path;
+
+	plan_object(p, a, obj, offsets, cookies, n, ret_offsets, ret_cookies, &nret);
 	at->exit_fd = -1;
 	for (int l = 0; l < LANES; l++)
 		at->entry_fds[l] = -1;
@@ -343,6 +351,67 @@ int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 		if (p->attached[i].pid == p->tgid && p->attached[i].file_fd >= 0)
 			err = link_object(p, &p->attached[i], pid, fds, n);
 	return err;
+}
+
+size_t probes__allocator_links_max(const struct allocator *a)
+{
+	return a->nr_objects * (LANES + 1);
+}
+
+/* One object's links for pid: returns first, as at attach (the process is stopped). */
+static int link_object_pid(struct probes *p, const struct allocator *a, size_t obj, pid_t pid,
+			   int *fds, size_t *nfds)
+{
+	__u64 offsets[LANES][a->nr], cookies[LANES][a->nr], ret_offsets[a->nr], ret_cookies[a->nr];
+	__u32 n[LANES] = { 0 }, nret = 0;
+	const char *path = a->objects[obj].open_path;
+	struct recipe r = { .offsets = ret_offsets, .cookies = ret_cookies, .cnt = nret };
+	int err;
+
+	plan_object(p, a, obj, offsets, cookies, n, ret_offsets, ret_cookies, &nret);
+	r.cnt = nret;
+	err = link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), path, &r, true, fds,
+			 nfds);
+	for (int l = 0; l < LANES && !err; l++) {
+		r = (struct recipe){ .offsets = offsets[l], .cookies = cookies[l], .cnt = n[l] };
+		err = link_again(p, pid, lane_prog(p, l), path, &r, false, fds, nfds);
+	}
+	return err;
+}
+
+int probes__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
+			       size_t *n)
+{
+	int err = 0;
+
+	for (size_t obj = 0; obj < a->nr_objects && !err; obj++)
+		err = link_object_pid(p, a, obj, pid, fds, n);
+	return err;
+}
+
+/* _dl_debug_state's offset in the dynamic linker at path. */
+static int dl_debug_offset(const char *path, __u64 *off)
+{
+	struct elf_file *ef;
+	uint64_t vaddr, offset;
+	int err = elf_file__open(path, &ef);
+
+	if (!err)
+		err = elf_file__find_func(ef, "_dl_debug_state", true, &vaddr, &offset);
+	elf_file__close(ef);
+	*off = offset;
+	return err;
+}
+
+int probes__link_dl_pid(struct probes *p, const char *path, pid_t pid)
+{
+	__u64 off = 0, cookie = 0;
+	int err = dl_debug_offset(path, &off);
+
+	if (err)
+		return err;
+	return probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
+					path, &off, &cookie, 1, false);
 }
 
 static uint64_t object_signature(const struct allocator *a, size_t obj)
@@ -496,8 +565,6 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 
 int probes__attach_dl(struct probes *p, const char *path)
 {
-	struct elf_file *ef;
-	uint64_t vaddr, offset;
 	struct stat st;
 	__u64 off, cookie = 0;
 	int err;
@@ -507,12 +574,8 @@ int probes__attach_dl(struct probes *p, const char *path)
 	if (p->dl_fd >= 0 && p->dl_pid == p->tgid && p->dl_dev == st.st_dev &&
 	    p->dl_ino == st.st_ino)
 		return 0;
-	err = elf_file__open(path, &ef);
-	if (!err)
-		err = elf_file__find_func(ef, "_dl_debug_state", true, &vaddr, &offset);
-	elf_file__close(ef);
+	err = dl_debug_offset(path, &off);
 	if (!err) {
-		off = offset;
 		err = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.dl_debug_state), path,
 					   &off, &cookie, 1, false);
 	}

@@ -7,12 +7,16 @@
 #define PROBES_INTERNAL_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "memleak.h"
 #include "memleak.skel.h"
 
+struct allocator;
+struct images;
+struct processes;
 struct attachment;
 struct follow;
 struct clock_feed;
@@ -114,6 +118,17 @@ size_t probes__child_links_max(const struct probes *p);
  * (the links made are in fds all the same).
  */
 int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n);
+/* Room for the links of allocator a in one process (probes__link_allocator_pid). */
+size_t probes__allocator_links_max(const struct allocator *a);
+/*
+ * --follow, an exec'd process: allocator a's links for pid into fds (room
+ * for probes__allocator_links_max), adding to *n: 0 or -errno (the links
+ * made are in fds all the same).
+ */
+int probes__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
+			       size_t *n);
+/* A link of the dynamic linker's _dl_debug_state at path, in pid only: its fd, or -errno. */
+int probes__link_dl_pid(struct probes *p, const char *path, pid_t pid);
 /* Close link fds side by side: each waits for a grace period. */
 void probes__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
@@ -121,6 +136,17 @@ int follow__new(struct probes *p);
 void follow__free(struct probes *p);
 /* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for probes__take_follow. */
 void follow__queue(struct probes *p, const struct memleak_event *ev);
+/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
+double follow__ms_since_ns(uint64_t t_ns);
+/* pid exec'd: close its links now, and wait (follow.c). */
+void follow__close_now(struct probes *p, pid_t pid);
+/* Links of pid's new image, closed at its end: 0, or -ENOMEM (then closed already). */
+int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n);
+/* EVENT_FOLLOW_EXEC: probe the new image of a followed process, stopped (follow_exec.c). */
+void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
+			  int verbose, const struct memleak_event *ev);
+/* pid's own allocator ranges gone from BPF (it exec'd again, or ended). */
+void follow_exec__forget(struct probes *p, pid_t pid);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
 void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */

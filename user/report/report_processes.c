@@ -26,8 +26,13 @@ static void put_process_head(const struct report_process *p, FILE *f)
 		fprintf(f, "parent %d", p->ppid);
 	if (p->exited)
 		fputs(", exited", f);
-	if (p->execed)
-		fputs(", ran exec: traced until then", f);
+	if (p->after_exec)
+		fputs(", after its exec", f);
+	if (p->execed) {
+		fputs(", ran exec: ", f);
+		report_text__amount(p->exec_freed_bytes, p->exec_freed_allocs, f);
+		fputs(" freed by it", f);
+	}
 	if (!p->traced)
 		fputs(", could not be probed", f);
 	if (p->attached)
@@ -166,10 +171,15 @@ static void put_json_process(const struct report *r, const struct report_process
 		fputs("null", f);
 	fputs(", \"command\": ", f);
 	report_json__string(p->command, f);
-	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"traced\": %s, "
-		"\"attached\": %s,\n", p->tag ? "false" : "true", p->exited ? "true" : "false",
-		p->execed ? "true" : "false", p->traced ? "true" : "false",
+	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"after_exec\": %s, "
+		"\"traced\": %s, \"attached\": %s,\n", p->tag ? "false" : "true",
+		p->exited ? "true" : "false", p->execed ? "true" : "false",
+		p->after_exec ? "true" : "false", p->traced ? "true" : "false",
 		p->attached ? "true" : "false");
+	if (p->execed)
+		fprintf(f, "     \"exec_freed_bytes\": %llu, \"exec_freed_allocs\": %llu,\n",
+			(unsigned long long)p->exec_freed_bytes,
+			(unsigned long long)p->exec_freed_allocs);
 	fprintf(f, "     \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
 		"\"allocs\": %llu, \"frees\": %llu},\n     \"stacks\": [",
 		(unsigned long long)t->outstanding_bytes, (unsigned long long)t->outstanding_allocs,

@@ -112,11 +112,6 @@ static void print_children(const struct report *r, FILE *f)
 	if (v)
 		fprintf(f, "Not traced: %s %s started by pid %d (--follow traces them)\n",
 			report__count(v, n), report__plural(v, "process", "processes"), r->pid);
-	v = r->totals.counters[CNT_FOLLOW_EXECS];
-	if (v)
-		fprintf(f, "Not traced: %s followed %s after %s exec (--follow does not follow exec yet: run the program with -c, or -p its pid)\n",
-			report__count(v, n), report__plural(v, "process", "processes"),
-			report__plural(v, "its", "their"));
 }
 
 /*

@@ -6,6 +6,7 @@
 #include "allocator/allocator.h"
 #include "python/pystack.h"
 #include "report_build.h"
+#include "target/images.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
 static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)
@@ -185,7 +186,8 @@ int report__build_figures(const struct aggregate *agg, const struct modules *mod
 	/* operator new's frames off every stack: its site begins after them (report_sites.c). */
 	for (size_t i = 0; i < agg->nr; i++) {
 		stack_figures(agg->sites[i], &r->stacks[i]);
-		unwrap(agg->sites[i], mods, meta, &r->stacks[i]);
+		unwrap(agg->sites[i], images__of(meta->images, agg->sites[i]->proc, mods), meta,
+		       &r->stacks[i]);
 	}
 	r->nr_stacks = agg->nr;
 	*out = r;
@@ -200,7 +202,9 @@ int report__symbolize(struct report *r, const struct aggregate *agg, struct symb
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
 		if (!want || want[i])
-			err = stack_frames(agg->sites[i], sym, mods, meta, &r->stacks[i]);
+			err = stack_frames(agg->sites[i], sym,
+					   images__of(meta->images, agg->sites[i]->proc, mods),
+					   meta, &r->stacks[i]);
 	return err;
 }
 

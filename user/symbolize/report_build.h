@@ -31,6 +31,7 @@ struct report_meta {
 	bool all_stacks;	/* --all-stacks: the files get every stack */
 	bool folded_by_process;	/* --folded-by-process: folded stacks rooted at their process */
 	bool brief;		/* a periodic text report (report.brief) */
+	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
 };
 
 /*

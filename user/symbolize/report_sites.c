@@ -12,6 +12,7 @@
 #include "analyze/sites.h"
 #include "python/pystack.h"
 #include "report_build.h"
+#include "target/images.h"
 
 /* The innermost of ip's frames (the inlined call's, when it is one): *out, or -ENOMEM. */
 static int innermost_frame(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
@@ -118,7 +119,9 @@ int report__sites(struct report *r, const struct aggregate *agg, struct symboliz
 	int err = 0;
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
-		err = site_frame(agg->sites[i], sym, mods, meta, &r->stacks[i]);
+		err = site_frame(agg->sites[i], sym,
+				 images__of(meta->images, agg->sites[i]->proc, mods), meta,
+				 &r->stacks[i]);
 	if (!err)
 		err = sites__group(r, all ?: SITES_FILE_SITES, all ?: SITES_FILE_STACKS);
 	return err;

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --follow through exec: a followed process that runs exec is stopped by
+ * BPF before the new image's first instruction, under a new tag
+ * (bpf/follow.bpf.h: follow_exec), and again at each event of its dynamic
+ * linker until its link map is complete; then its allocator is looked up
+ * as the target's is under -c (allocator/), probed for its pid alone, its
+ * files remembered for its stacks' names (target/images.h), and it runs on,
+ * no call of its new image unseen. Its old image's links are closed at the
+ * exec, before the new image maps anything, and the blocks the old image
+ * held are freed by the exec: gone with its address space, not leaked.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "probes.h"
+#include "probes_internal.h"
+#include "allocator/allocator.h"
+#include "model/processes.h"
+#include "target/images.h"
+#include "target/modules.h"
+#include "target/target.h"
+#include "util/procmaps.h"
+
+#define EXEC_STOP_WAIT_MS 1000
+
+/* pid's entry in BPF's table of followed processes: false when it has none. */
+static bool proc_entry(struct probes *p, pid_t pid, struct memleak_proc *e)
+{
+	__u32 key = (__u32)pid;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.procs), &key, e);
+}
+
+/* Its image is probed (or cannot be): its dynamic linker's events no longer stop it. */
+static void loaded(struct probes *p, pid_t pid, uint32_t tag)
+{
+	struct memleak_proc e;
+	__u32 key = (__u32)pid;
+
+	if (proc_entry(p, pid, &e) && e.tag == tag) {
+		e.loading = 0;
+		bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_EXIST);
+	}
+	/* Not the watchdog's any more (unless a later event took the slot). */
+	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
+}
+
+void follow_exec__forget(struct probes *p, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
+}
+
+/* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
+static int set_internal(struct probes *p, pid_t pid, const struct allocator *a,
+			const struct maps *maps)
+{
+	struct internal_set set = {};
+	__u32 key = (__u32)pid;
+
+	set.nr = (__u32)allocator__internal_ranges(a, maps, set.r, MEMLEAK_MAX_INTERNAL);
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.own_internal), &key, &set, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
+{
+	int fd = probes__link_dl_pid(p, lo->ldso_open_path, pid);
+
+	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
+}
+
+/* The allocator of pid's complete image, probed for pid; its files kept for the names. */
+static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t tag,
+		       const struct maps *maps, const struct lookup_order *lo)
+{
+	struct allocator *a;
+	struct modules *mods;
+	size_t n = 0;
+	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static, &a);
+
+	if (!err)
+		err = set_internal(p, pid, a, maps);
+	if (err) {
+		allocator__free(a);
+		return err;
+	}
+	fds = calloc(probes__allocator_links_max(a) ?: 1, sizeof(*fds));
+	err = fds ? probes__link_allocator_pid(p, a, pid, fds, &n) : -ENOMEM;
+	if (fds) {
+		int added = follow__add_links(p, pid, fds, n);
+
+		err = err ?: added;
+	}
+	free(fds);
+	allocator__free(a);
+	mods = err ? NULL : modules__new(pid);
+	if (!err && !mods)
+		err = -ENOMEM;
+	if (!err && (err = modules__update(mods, maps)))
+		modules__free(mods);
+	return err ?: images__add(im, tag, mods);
+}
+
+/*
+ * pid, stopped, at its exec (first) or at a dynamic-linker event: probe its
+ * allocator once the link map is complete. 1 when probed, 0 when it is to
+ * be stopped again, or -errno.
+ */
+static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bool first)
+{
+	struct lookup_order *lo = NULL;
+	struct maps *maps = NULL;
+	int err = maps__read(pid, &maps);
+
+	if (!err)
+		err = lookup_order__read(pid, maps, &lo);
+	if (!err && first && !lo->is_static)
+		err = link_dl(p, pid, lo);
+	if (!err && (lo->complete || lo->is_static))
+		err = probe_image(p, im, pid, tag, maps, lo) ?: 1;
+	lookup_order__free(lo);
+	maps__free(maps);
+	return err;
+}
+
+static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t tag,
+		   uint64_t exec_ns, int res)
+{
+	if (res > 0)
+		processes__probed(ps, tag, follow__ms_since_ns(exec_ns));
+	if (res < 0)
+		fprintf(stderr, "memleakbpf: cannot probe the image pid %d exec'd: %s: it runs untraced from there\n",
+			pid, strerror(-res));
+	if (res)
+		loaded(p, pid, tag);
+}
+
+/* The buckets before dist from addr's home no longer count it as stored past them. */
+static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
+{
+	size_t mask = p->alloc_buckets - 1;
+	size_t home = (size_t)(((addr ^ ((uint64_t)tag << 47)) * 0x9e3779b97f4a7c15ULL) >>
+			       p->skel->rodata->alloc_bucket_shift);
+	size_t dist = (at - home) & mask;
+
+	for (size_t d = 0; d < dist; d++)
+		__sync_fetch_and_sub(&p->alloc_table[(home + d) & mask].spill, 1);
+}
+
+/*
+ * The blocks of tag, whose image an exec replaced: gone with its address
+ * space, as a free would take them out of the table (bpf/tables.bpf.h:
+ * forget), of their sites' figures and of the live bytes (site_sub). No
+ * program touches tag any more: the process has a new one, and its other
+ * threads are gone. A walk of the whole table, so made once the process
+ * runs on.
+ */
+static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
+{
+	pthread_mutex_lock(&p->tables_lock);	/* not while a site is retired */
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		struct alloc_bucket *bk = &p->alloc_table[b];
+
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bk->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bk->info[i];
+			struct site_counts *c;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.proc != tag ||
+			    !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
+				continue;
+			unspill(p, addr, tag, b);
+			if (info.site < p->site_slots) {
+				const struct site_slot *slot = &p->site_table[info.site];
+
+				c = &p->site_table[info.site].counts[0];
+				__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
+						     info.size);
+				__sync_fetch_and_add(&c->freed_bytes, info.size);
+				__sync_fetch_and_add(&c->freed_allocs, 1);
+			}
+			*bytes += info.size;
+			(*blocks)++;
+		}
+	}
+	pthread_mutex_unlock(&p->tables_lock);
+}
+
+void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
+			  int verbose, const struct memleak_event *ev)
+{
+	uint64_t gone_bytes = 0, gone_blocks = 0;
+	struct process_info old = {}, info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
+					       .exec_of = ev->prev, .traced = true,
+					       .exec_ns = ev->time_ns };
+	int res = target__stop_queued(info.pid) ? 0 :
+		  target__wait_stopped(info.pid, EXEC_STOP_WAIT_MS);
+
+	follow__close_now(p, info.pid);
+	follow_exec__forget(p, info.pid);	/* the old image's ranges */
+	processes__get(ps, ev->prev, &old);
+	info.ppid = old.ppid;
+	target__cmdline(info.pid, &info.command);
+	/* Named before it runs, as at a fork. */
+	processes__add(ps, &info);
+	free(info.command);
+	if (!res)
+		res = look(p, im, info.pid, info.tag, true);
+	looked(p, ps, info.pid, info.tag, ev->time_ns, res);
+	if (verbose > 1)
+		fprintf(stderr, "memleakbpf: pid %d exec'd: %s\n", info.pid,
+			res > 0 ? "probed" : res ? "untraced" : "held at its libraries' loads");
+	target__continue(info.pid);
+	free_image(p, ev->prev, &gone_bytes, &gone_blocks);
+	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
+}
+
+bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
+			    pid_t pid)
+{
+	struct memleak_proc e;
+	struct process_info info;
+	int res;
+
+	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
+		return false;
+	res = e.loading ? target__wait_stopped(pid, EXEC_STOP_WAIT_MS) : 1;
+	if (!res)
+		res = look(p, im, pid, e.tag, false);
+	if (e.loading && processes__get(ps, e.tag, &info))
+		looked(p, ps, pid, e.tag, info.exec_ns, res);
+	target__continue(pid);
+	return true;
+}

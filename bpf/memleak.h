@@ -325,6 +325,12 @@ struct unwind_mapping {
  */
 #define MEMLEAK_PY_MAX_FRAMES 64	/* Python frames kept per stack, innermost first */
 #define MEMLEAK_PY_PATH 4		/* pointers followed at most to reach a state */
+/*
+ * --follow: interpreters of exec'd images walked at once (bpf/python.bpf.h:
+ * py_images), and where their frames' linetables carry their process's tag.
+ */
+#define MEMLEAK_PY_IMAGES 256
+#define MEMLEAK_PY_TAG_SHIFT 47
 #define MEMLEAK_PY_FRAME_HEAD 72	/* bytes of _PyInterpreterFrame read per frame */
 #define MEMLEAK_PY_NONE 0xffffffffu	/* an offset the interpreter does not have */
 

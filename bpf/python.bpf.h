@@ -16,6 +16,21 @@ struct py_offsets py;
 /* The kernel has bpf_loop (5.17): without it the walk is left out, unverified. */
 const volatile bool py_walk = false;
 
+/*
+ * --follow: the interpreter of each process that exec'd one, by its tag
+ * (user/probe/probes_python.c: set_image). Its frames' linetables carry the
+ * tag above the user half of the address space, so that its code objects
+ * are told from another process's at the same addresses.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct py_offsets);
+	__uint(max_entries, MEMLEAK_PY_IMAGES);
+} py_images SEC(".maps");
+
+#define PY_LINETABLE_TAGS (~0ULL << MEMLEAK_PY_TAG_SHIFT)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* only Python targets use it */
@@ -74,12 +89,13 @@ static __always_inline __u64 py_follow(__u64 addr, const __u32 *path, __u32 nr)
  */
 #define PY_STATE_SPAN 128
 
-static __always_inline bool py_state_head(__u64 ts, __u64 *tid, __u64 *hop)
+static __always_inline bool py_state_head(const struct py_offsets *o, __u64 ts, __u64 *tid,
+					  __u64 *hop)
 {
-	__u32 a = py.thread_id, b = py.frame[0], lo = a < b ? a : b, n;
+	__u32 a = o->thread_id, b = o->frame[0], lo = a < b ? a : b, n;
 	__u64 buf[PY_STATE_SPAN / 8];
 
-	if (!ts || !py.nr_frame)
+	if (!ts || !o->nr_frame)
 		return false;
 	n = (a < b ? b : a) + 8 - lo;
 	if ((a | b) & 7 || n > PY_STATE_SPAN) {
@@ -103,17 +119,17 @@ static __always_inline bool py_state_head(__u64 ts, __u64 *tid, __u64 *hop)
  * code is. Only the thread itself changes its frames, so they are
  * consistent here.
  */
-static __always_inline __u64 py_thread_state(__u64 *hop)
+static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *hop)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 self = task->thread.fsbase, ts, tid, *seen;
 
 	/* The state it last ran with, while still its own: one read, not the path's. */
 	seen = bpf_task_storage_get(&py_threads, task, NULL, 0);
-	if (seen && *seen && py_state_head(*seen, &tid, hop) && tid == self)
+	if (seen && *seen && py_state_head(o, *seen, &tid, hop) && tid == self)
 		return *seen;
-	ts = py_follow(py.runtime, py.holder, py.nr_holder);
-	if (!py_state_head(ts, &tid, hop) || tid != self)
+	ts = py_follow(o->runtime, o->holder, o->nr_holder);
+	if (!py_state_head(o, ts, &tid, hop) || tid != self)
 		return 0;
 	seen = bpf_task_storage_get(&py_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (seen)
@@ -122,6 +138,8 @@ static __always_inline __u64 py_thread_state(__u64 *hop)
 }
 
 struct py_walk {
+	const struct py_offsets *o;	/* the interpreter's: the target's, or an exec'd image's */
+	__u64 tag;		/* or'd into each linetable: its process's (PY_LINETABLE_TAG) */
 	__u64 frame;		/* the next _PyInterpreterFrame */
 	struct py_stack *st;
 	struct stack_window *win;	/* the native walk's, free by now */
@@ -160,6 +178,7 @@ static long py_step(__u32 i, void *ctx)
 {
 	__u64 head[MEMLEAK_PY_FRAME_HEAD / 8] = {};
 	struct py_walk *w = ctx;
+	const struct py_offsets *o = w->o;
 	struct py_stack *st = w->st;
 	__u32 n = st->nr;
 	__u64 code;
@@ -170,14 +189,14 @@ static long py_step(__u32 i, void *ctx)
 		w->fault = true;
 		return 1;
 	}
-	w->frame = head_u64(head, py.previous);
+	w->frame = head_u64(head, o->previous);
 	/* 3.12+: a shim frame on the C stack ends the evaluation above it. */
-	if (head_u8(head, py.owner) == py.owner_cstack) {
+	if (head_u8(head, o->owner) == o->owner_cstack) {
 		if (n)
 			st->entries |= 1ULL << ((n - 1) & 63);
 		return 0;
 	}
-	code = head_u64(head, py.code);
+	code = head_u64(head, o->code);
 	if (!code)
 		return 1;
 	if (n >= MEMLEAK_PY_MAX_FRAMES) {
@@ -185,10 +204,10 @@ static long py_step(__u32 i, void *ctx)
 		return 1;
 	}
 	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].code = code;
-	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].instr = head_u64(head, py.instr);
-	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].linetable = py_read(code, py.code_linetable);
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].instr = head_u64(head, o->instr);
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].linetable = py_read(code, o->code_linetable) | w->tag;
 	/* 3.11: the frame an evaluation loop was entered with. */
-	if (py.is_entry != MEMLEAK_PY_NONE && head_u8(head, py.is_entry))
+	if (o->is_entry != MEMLEAK_PY_NONE && head_u8(head, o->is_entry))
 		st->entries |= 1ULL << (n & 63);
 	st->nr = n + 1;
 	return 0;
@@ -215,7 +234,7 @@ struct {
 } py_codes SEC(".maps");
 
 /* A compact ASCII str's text into buf, whole; false for anything else. */
-static __always_inline bool py_ascii(__u64 str, char *buf, __u32 len)
+static __always_inline bool py_ascii(const struct py_offsets *o, __u64 str, char *buf, __u32 len)
 {
 	__u32 state;
 	long n;
@@ -225,16 +244,19 @@ static __always_inline bool py_ascii(__u64 str, char *buf, __u32 len)
 		return false;
 	if ((state & 0x60) != 0x60)	/* PyASCIIObject.state: compact, ascii */
 		return false;
-	n = bpf_probe_read_user_str(buf, len, (void *)(str + py.ascii_size));
+	n = bpf_probe_read_user_str(buf, len, (void *)(str + o->ascii_size));
 	return n > 0 && n < len;
 }
 
 /* Copy what names frame i's code object, unless that was done already. */
 static long py_send_code(__u32 i, void *ctx)
 {
-	struct py_stack *st = *(struct py_stack **)ctx;
+	struct py_walk *w = ctx;
+	const struct py_offsets *o = w->o;
+	struct py_stack *st = w->st;
 	struct py_frame *f = &st->frames[i & (MEMLEAK_PY_MAX_FRAMES - 1)];
 	struct py_code_key key = { f->code, f->linetable };
+	__u64 table = f->linetable & ~PY_LINETABLE_TAGS;
 	static const __u8 one = 1;
 	struct py_code *c;
 	__u64 n;
@@ -255,20 +277,20 @@ static long py_send_code(__u32 i, void *ctx)
 	c->code = key.code;
 	c->linetable = key.linetable;
 	c->flags = 0;
-	c->firstlineno = (__s32)py_read(key.code, py.code_firstlineno);
-	c->firsttraceable = (__s32)py_read(key.code, py.code_firsttraceable);
+	c->firstlineno = (__s32)py_read(key.code, o->code_firstlineno);
+	c->firsttraceable = (__s32)py_read(key.code, o->code_firsttraceable);
 	/* Both, even when the first fails: user space takes what it can. */
-	if (!py_ascii(py_read(key.code, py.code_qualname), c->qualname, sizeof(c->qualname)))
+	if (!py_ascii(o, py_read(key.code, o->code_qualname), c->qualname, sizeof(c->qualname)))
 		c->flags |= PY_CODE_NAMES_UNREAD;
-	if (!py_ascii(py_read(key.code, py.code_filename), c->filename, sizeof(c->filename)))
+	if (!py_ascii(o, py_read(key.code, o->code_filename), c->filename, sizeof(c->filename)))
 		c->flags |= PY_CODE_NAMES_UNREAD;
-	n = py_read(key.linetable, 16);		/* PyVarObject.ob_size */
+	n = py_read(table, 16);		/* PyVarObject.ob_size */
 	if (n > MEMLEAK_PY_TABLE_LEN) {
 		n = MEMLEAK_PY_TABLE_LEN;
 		c->flags |= PY_CODE_TABLE_CUT;
 	}
 	c->table_len = 0;
-	if (n && !bpf_probe_read_user(c->table, n, (void *)(key.linetable + py.bytes_data)))
+	if (n && !bpf_probe_read_user(c->table, n, (void *)(table + o->bytes_data)))
 		c->table_len = n;
 	bpf_ringbuf_submit(c, 0);
 	return 0;
@@ -284,24 +306,26 @@ static __always_inline bool same_py_stack(const struct py_stack *a, const struct
 }
 
 /* The calling thread's Python frames, stored once; their hash, or 0 for none. */
-static __always_inline __u64 capture_python(void)
+static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag)
 {
 	struct py_walk w = {};
 	struct py_stack *st, *old;
 	__u32 zero = 0;
 	__u64 ts, h, hop = 0;
 
-	ts = py_thread_state(&hop);
+	ts = py_thread_state(o, &hop);
 	st = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ts || !st)
 		return 0;
 	st->nr = st->flags = 0;
 	st->entries = 0;
+	w.o = o;
+	w.tag = tag;
 	w.st = st;
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
 	if (w.win)
 		w.win->len = 0;
-	w.frame = py_follow(hop, &py.frame[1], py.nr_frame - 1);
+	w.frame = py_follow(hop, &o->frame[1], o->nr_frame - 1);
 	/* Twice the frames: from 3.12 on, each evaluation adds a shim frame. */
 	bpf_loop(2 * MEMLEAK_PY_MAX_FRAMES, py_step, &w, 0);
 	if (w.fault) {
@@ -333,7 +357,7 @@ static __always_inline __u64 capture_python(void)
 	}
 	fill_add(&fill.py_stacks, &fill_mark.py_stacks);
 	/* A new stack: its code objects may be new too, and alive now. */
-	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, &st, 0);
+	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, &w, 0);
 	return h;
 }
 
@@ -348,9 +372,16 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 own_image)
 	struct stack_pair pair = { .native = native, .proc = proc }, *old;
 	__u64 id;
 
+	const struct py_offsets *o = py_enabled ? &py : NULL;
+	__u64 tag = 0;
+
 	/* own_image: an exec'd process, whose interpreter (if any) is not the target's. */
-	if (py_walk && py_enabled && native != MEMLEAK_NO_STACK && !own_image)
-		pair.python = capture_python();
+	if (follow && own_image) {
+		o = bpf_map_lookup_elem(&py_images, &proc);
+		tag = (__u64)proc << MEMLEAK_PY_TAG_SHIFT;
+	}
+	if (py_walk && o && native != MEMLEAK_NO_STACK)
+		pair.python = capture_python(o, tag);
 	if (!pair.python && !proc)
 		return native;
 	id = mix(mix(0x94d049bb133111ebULL, native), pair.python);

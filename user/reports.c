@@ -580,6 +580,23 @@ static int relay_set_python(void *ctx, const struct py_offsets *py, bool stop_at
 	return r->inner.set_python(r->inner.ctx, py, stop_at_exit);
 }
 
+static int relay_set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.set_image(r->inner.ctx, tag, py);
+}
+
+/* On the loop's thread, as the copies: no job is reading what it adds to. */
+static void relay_on_exec(void *ctx, void (*fn)(void *arg, pid_t pid, uint32_t tag,
+						const struct maps *maps,
+						const struct lookup_order *lo), void *arg)
+{
+	struct code_relay *r = ctx;
+
+	r->inner.on_exec(r->inner.ctx, fn, arg);
+}
+
 static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
 {
 	struct code_relay *r = ctx;
@@ -609,6 +626,8 @@ void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
 	*ops = (struct pytrace_ops){
 		.ctx = &tr->relay,
 		.set_python = relay_set_python,
+		.set_image = relay_set_image,
+		.on_exec = relay_on_exec,
 		.on_code = relay_on_code,
 		.attach_exit = relay_attach_exit,
 		.each_stack = relay_each_stack,

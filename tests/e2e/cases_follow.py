@@ -28,6 +28,9 @@ follow_tracer_killed: the tracer is killed
 while it holds a child at its fork: the watchdog resumes the child, and no
 link is left. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
 each worker's blocks exact at the Python line that allocated them.
+follow_exec_python: -c --follow of a shell that runs a leaking Python
+victim (exec'd, not forked): its blocks exact at its Python line, with
+its callers, under the child's pid, as under -c.
 """
 
 import os
@@ -39,7 +42,7 @@ import lib
 from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
 	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
 from cases_faults import kill_while_stopped
-from cases_python import PY, PYVICTIMS
+from cases_python import PY, PYVICTIMS, check_py_site, py_site_stacks, py_truth
 
 
 def run_tracer(work, command, extra=()):
@@ -321,6 +324,32 @@ def case_follow_python_pool(work):
 	return check_workers(work, rc, rep)
 
 
+def case_follow_exec_python(work):
+	"""A shell's child execs Python: its frames, from its own interpreter, exact."""
+	vic = os.path.join(PYVICTIMS, "grow_list.py")
+	# --os-exit: an exec'd interpreter is not stopped at its shutdown, which frees the list.
+	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s --os-exit; true"' % (work.path("truth.txt"), PY, vic)
+	rc, rep = run_tracer(work, cmd, ["--follow", "--all-stacks"])
+	text = work.read("tracer.stdout")
+	ps = [p for p in rep.get("processes") or [] if p.get("after_exec") and
+	      (p.get("command") or "").startswith(PY + " " + vic)]
+	if len(ps) != 1:
+		return ["%d exec'd images of %s, expected 1" % (len(ps), vic)]
+	p = ps[0]
+	errs = check_sum(rep)
+	mine = dict(rep, stacks=[rep["stacks"][pos] for pos in p["stacks"]])
+	for t in py_truth(work):
+		stacks = py_site_stacks(rep, t)
+		if not stacks or len(stacks) != len(py_site_stacks(mine, t)):
+			errs.append("%s:%d: %d stacks, %d of them pid %d's" % (
+				t["file"], t["line"], len(stacks), len(py_site_stacks(mine, t)), p["pid"]))
+		errs += check_py_site(t, py_site_stacks(mine, t), False, text)
+	if "pid %d exec'd Python" % p["pid"] not in work.read("tracer.stderr"):
+		errs.append("no line saying pid %d exec'd Python" % p["pid"])
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_torch_loader_follow(work):
 	"""A DataLoader's workers (make e2e-torch: cases_torch.py lists it)."""
 	import cases_torch	# not at the top: cases_torch imports this module
@@ -424,4 +453,5 @@ CASES = [
 	("follow_daemon", TRACE, [], case_follow_daemon),
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
+	("follow_exec_python", TRACE, [PY], case_follow_exec_python),
 ]

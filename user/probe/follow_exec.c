@@ -126,6 +126,9 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 		err = link_dl(p, pid, lo);
 	if (!err && (lo->complete || lo->is_static))
 		err = probe_image(p, im, pid, tag, maps, lo) ?: 1;
+	/* A Python interpreter in it: its frames, before it runs any (python/pytrace.c). */
+	if (err > 0 && p->py_exec_fn)
+		p->py_exec_fn(p->py_exec_ctx, pid, tag, maps, lo);
 	lookup_order__free(lo);
 	maps__free(maps);
 	return err;

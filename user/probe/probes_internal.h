@@ -14,6 +14,9 @@
 #include "memleak.h"
 #include "memleak.skel.h"
 
+struct maps;
+struct lookup_order;
+
 struct allocator;
 struct images;
 struct processes;
@@ -57,6 +60,10 @@ struct probes {
 	bool py_used;		/* a Python target was seen: stack ids may be pairs */
 	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *py_code_ctx;
+	/* pytrace_ops.on_exec: follow_exec.c hands it each exec'd image. */
+	void (*py_exec_fn)(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
+			   const struct lookup_order *lo);
+	void *py_exec_ctx;
 	/* CFI rows: chunks created, rows used, the chunk being filled (mmap'ed), the live half. */
 	uint32_t unwind_chunks;
 	uint32_t unwind_rows;

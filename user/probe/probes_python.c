@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
@@ -50,6 +51,29 @@ static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 	__sync_synchronize();
 	bss->py_enabled = 1;
 	return 0;
+}
+
+static int set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
+{
+	struct probes *p = ctx;
+	__u32 key = tag;
+
+	if (!p->skel->rodata->py_walk)
+		return -EOPNOTSUPP;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.py_images), &key, py, BPF_ANY))
+		return errno == E2BIG ? -E2BIG : -errno;
+	p->py_used = true;
+	return 0;
+}
+
+static void on_exec(void *ctx, void (*fn)(void *arg, pid_t pid, uint32_t tag,
+					  const struct maps *maps, const struct lookup_order *lo),
+		    void *arg)
+{
+	struct probes *p = ctx;
+
+	p->py_exec_fn = fn;
+	p->py_exec_ctx = arg;
 }
 
 /* The events' ring buffer hands the copies to fn (probes.c: on_py_code). */
@@ -144,6 +168,8 @@ void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
 	*ops = (struct pytrace_ops){
 		.ctx = p,
 		.set_python = set_python,
+		.set_image = set_image,
+		.on_exec = on_exec,
 		.on_code = on_code,
 		.attach_exit = attach_exit,
 		.each_stack = each_stack,

@@ -27,7 +27,8 @@ struct pytrace {
 	bool objects_said;	/* why --py-objects cannot be had, said once */
 	bool objects_checked;	/* ... or this image's code was found fit for it */
 	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
-	struct pycode *code;
+	struct pycode *code;	/* the target's code objects, and exec'd images' */
+	struct py_layout code_layout;	/* its interpreters' */
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
 	struct report_python report;
 	bool exiting;		/* at Py_FinalizeEx or _exit: the arenas are read no more */
@@ -53,9 +54,14 @@ struct pytrace *pytrace__new(const struct pytrace_settings *s)
 	return t;
 }
 
+static void on_exec(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
+		    const struct lookup_order *lo);
+
 void pytrace__set_ops(struct pytrace *t, const struct pytrace_ops *ops)
 {
 	t->ops = *ops;
+	if (ops->on_exec && !t->no_frames)
+		ops->on_exec(ops->ctx, on_exec, t);
 }
 
 static bool was_scanned(const struct pytrace *t, const char *path)
@@ -118,6 +124,50 @@ static void take_copy(void *arg, const struct py_code *copy)
 		pycode__add_copy(t->code, copy, read_target, t);
 }
 
+/*
+ * Code objects of several interpreters in one table: an exec'd image's
+ * linetables carry its process's tag (bpf/python.bpf.h), so only their
+ * layout has to be the same, as it is for one version.
+ */
+static int code_for(struct pytrace *t, const struct python *py)
+{
+	if (t->code)
+		return memcmp(&t->code_layout, &py->layout, sizeof(py->layout)) ? -EXDEV : 0;
+	t->code = pycode__new(&py->layout, py->code_type);
+	if (!t->code)
+		return -ENOMEM;
+	t->code_layout = py->layout;
+	t->ops.on_code(t->ops.ctx, take_copy, t);
+	return 0;
+}
+
+/* --follow: a followed process exec'd pid's image; if it is a Python we walk, its frames too. */
+static void on_exec(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
+		    const struct lookup_order *lo)
+{
+	struct pytrace *t = arg;
+	struct python *py = NULL;
+	char msg[512] = "";
+	int err = python__detect(pid, maps, lo, &py, msg, sizeof(msg));
+
+	if (err == -ENOENT)
+		return;
+	if (!err)
+		err = code_for(t, py);
+	if (!err)
+		err = t->ops.set_image(t->ops.ctx, tag, &py->bpf);
+	if (!err)
+		fprintf(stderr, "memleakbpf: pid %d exec'd Python %s (%s): its stacks show its frames\n",
+			pid, py->version, py->path);
+	else if (err == -EXDEV)
+		fprintf(stderr, "memleakbpf: pid %d exec'd Python %s, whose code objects are laid out unlike the first interpreter's: its stacks stay native\n",
+			pid, py->version);
+	else
+		fprintf(stderr, "memleakbpf: pid %d exec'd Python, whose frames cannot be followed: %s: its stacks stay native\n",
+			pid, msg[0] ? msg : strerror(-err));
+	python__free(py);
+}
+
 /* BPF walks the frames; the target stops at Py_FinalizeEx and _exit. */
 static int start(struct pytrace *t)
 {
@@ -126,10 +176,11 @@ static int start(struct pytrace *t)
 	int err = 0;
 
 	t->memfd = proc__open(t->pid, "mem", O_RDONLY);
-	t->code = pycode__new(&py->layout, py->code_type);
-	if (t->memfd < 0 || !t->code)
-		return t->memfd < 0 ? t->memfd : -ENOMEM;
-	ops->on_code(ops->ctx, take_copy, t);
+	if (t->memfd < 0)
+		return t->memfd;
+	err = code_for(t, py);
+	if (err)
+		return err;
 	err = ops->set_python(ops->ctx, &py->bpf, t->spawned);
 	if (!err && py->finalize_path)
 		err = ops->attach_exit(ops->ctx, py->finalize_path, py->finalize_offset, true);

@@ -39,6 +39,18 @@ struct pytrace_ops {
 	 * the walk (no bpf_loop: Linux 5.17).
 	 */
 	int (*set_python)(void *ctx, const struct py_offsets *py, bool stop_at_exit);
+	/*
+	 * --follow: the interpreter of the image a followed process (tag)
+	 * exec'd. 0, -EOPNOTSUPP as above, or -errno (-E2BIG: too many).
+	 */
+	int (*set_image)(void *ctx, uint32_t tag, const struct py_offsets *py);
+	/*
+	 * --follow: fn(arg, pid, tag, maps, lo) with each image a followed
+	 * process exec'd, once its objects are loaded and before it runs on.
+	 */
+	void (*on_exec)(void *ctx, void (*fn)(void *arg, pid_t pid, uint32_t tag,
+					     const struct maps *maps,
+					     const struct lookup_order *lo), void *arg);
 	/* fn(arg, copy) for every copy of a code object BPF sends; fn NULL: dropped. */
 	void (*on_code)(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg);
 	/*

@@ -50,11 +50,14 @@ static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
 }
 
-void follow_exec__forget(struct probes *p, pid_t pid)
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag)
 {
 	__u32 key = (__u32)pid;
 
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
+	/* Its interpreter, if it exec'd one (probes_python.c: set_image). */
+	key = tag;
+	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.py_images), &key);
 }
 
 /* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
@@ -208,7 +211,7 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 		  target__wait_stopped(info.pid, EXEC_STOP_WAIT_MS);
 
 	follow__close_now(p, info.pid);
-	follow_exec__forget(p, info.pid);	/* the old image's ranges */
+	follow_exec__forget(p, info.pid, ev->prev);	/* the old image's ranges */
 	processes__get(ps, ev->prev, &old);
 	info.ppid = old.ppid;
 	target__cmdline(info.pid, &info.command);

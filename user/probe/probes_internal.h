@@ -152,8 +152,11 @@ int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n);
 /* EVENT_FOLLOW_EXEC: probe the new image of a followed process, stopped (follow_exec.c). */
 void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
 			  int verbose, const struct memleak_event *ev);
-/* pid's own allocator ranges gone from BPF (it exec'd again, or ended). */
-void follow_exec__forget(struct probes *p, pid_t pid);
+/*
+ * pid's own allocator ranges, and the interpreter of its image tag, gone
+ * from BPF (it exec'd again, or ended).
+ */
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
 void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */

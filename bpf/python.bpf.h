@@ -362,6 +362,21 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 }
 
 /*
+ * The calling thread's Python frames (0: none). own_image: an exec'd
+ * process, whose interpreter (if any) is its own. The target's is walked
+ * by a copy of the walk of its own, where &py is a constant.
+ */
+static __always_inline __u64 python_of(__u32 proc, __u32 own_image)
+{
+	const struct py_offsets *o;
+
+	if (!follow || !own_image)
+		return py_enabled ? capture_python(&py, 0) : 0;
+	o = bpf_map_lookup_elem(&py_images, &proc);
+	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT) : 0;
+}
+
+/*
  * The id of the triple (native stack, Python frames, process), stored once;
  * the native id alone for the target (process 0) when the thread runs no
  * Python or its frames could not be kept. A global function: the verifier
@@ -372,16 +387,8 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 own_image)
 	struct stack_pair pair = { .native = native, .proc = proc }, *old;
 	__u64 id;
 
-	const struct py_offsets *o = py_enabled ? &py : NULL;
-	__u64 tag = 0;
-
-	/* own_image: an exec'd process, whose interpreter (if any) is not the target's. */
-	if (follow && own_image) {
-		o = bpf_map_lookup_elem(&py_images, &proc);
-		tag = (__u64)proc << MEMLEAK_PY_TAG_SHIFT;
-	}
-	if (py_walk && o && native != MEMLEAK_NO_STACK)
-		pair.python = capture_python(o, tag);
+	if (py_walk && native != MEMLEAK_NO_STACK)
+		pair.python = python_of(proc, own_image);
 	if (!pair.python && !proc)
 		return native;
 	id = mix(mix(0x94d049bb133111ebULL, native), pair.python);

@@ -2,6 +2,7 @@
 /* history.c and verdict.c: trends, churn, peak, timeline rows, the memory verdict. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "analyze/history.h"
 #include "unit.h"
 #include "analyze/verdict.h"
@@ -141,6 +142,58 @@ TEST(history_churn_order_and_rates)
 	ASSERT(rates[1].last_allocs_per_s == 0);
 	ASSERT(history__churn(h, &w.snap, out, rates, 1) == 1);
 	history__free(h);
+	return true;
+}
+
+/* The order a full sort gives: most calls, then most bytes, then by key. */
+static int by_churn(const void *a, const void *b)
+{
+	const struct snap_site *x = a, *y = b;
+
+	if (x->stats.total_allocs != y->stats.total_allocs)
+		return x->stats.total_allocs > y->stats.total_allocs ? -1 : 1;
+	if (x->stats.total_bytes != y->stats.total_bytes)
+		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return x->api < y->api ? -1 : x->api > y->api;
+}
+
+TEST(history_churn_top_is_a_full_sorts_top)
+{
+	enum { N = 5000, MAX = 20 };
+	struct snap_site *sites = calloc(N, sizeof(*sites)), *sorted = calloc(N, sizeof(*sorted));
+	struct snapshot snap = { .sites = sites, .nr = N };
+	struct history *h = history__new();
+	const struct snap_site *out[MAX];
+	struct report_rate rates[MAX];
+	unsigned seed = 7;
+
+	ASSERT(sites && sorted && h);
+	/* Few distinct counts, so that ties on calls and bytes decide by key. */
+	for (size_t i = 0; i < N; i++) {
+		seed = seed * 1103515245 + 12345;
+		sites[i] = (struct snap_site){ .stack_id = 1 + (seed >> 8) % 100000,
+					       .api = (seed >> 4) % 3 };
+		sites[i].stats.total_allocs = (seed >> 16) % 40;
+		sites[i].stats.total_bytes = 64 * ((seed >> 20) % 4);
+	}
+	memcpy(sorted, sites, N * sizeof(*sites));
+	qsort(sorted, N, sizeof(*sorted), by_churn);
+	ASSERT(history__churn(h, &snap, out, rates, MAX) == MAX);
+	for (size_t i = 0; i < MAX; i++) {
+		ASSERT_EQ_U64(out[i]->stack_id, sorted[i].stack_id);
+		ASSERT_EQ_U64(out[i]->api, sorted[i].api);
+		ASSERT_EQ_U64(out[i]->stats.total_allocs, sorted[i].stats.total_allocs);
+	}
+	/* Sites that allocated nothing are no churn, however few the others. */
+	for (size_t i = 3; i < N; i++)
+		sites[i].stats.total_allocs = 0;
+	ASSERT(history__churn(h, &snap, out, rates, MAX) == 3);
+	ASSERT(history__churn(h, &snap, out, rates, 0) == 0);
+	history__free(h);
+	free(sites);
+	free(sorted);
 	return true;
 }
 

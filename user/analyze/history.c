@@ -614,29 +614,48 @@ static int churn_cmp(const void *a, const void *b)
 	return site_ptr_cmp(a, b);
 }
 
+/*
+ * Keep site among the best max so far in v (n of them, best first), by
+ * churn_cmp: a report asks for a few of hundreds of thousands of sites, so
+ * a pass with an insertion each beats sorting them all.
+ */
+static size_t keep_best(const struct snap_site **v, size_t n, size_t max,
+			const struct snap_site *site)
+{
+	size_t i = n < max ? n++ : max;
+
+	if (i == max && churn_cmp(&site, &v[max - 1]) >= 0)
+		return n;
+	if (i == max)
+		i = max - 1;
+	for (; i > 0 && churn_cmp(&site, &v[i - 1]) < 0; i--)
+		v[i] = v[i - 1];
+	v[i] = site;
+	return n;
+}
+
 int history__churn(const struct history *h, const struct snapshot *snap,
 		   const struct snap_site **out, struct report_rate *rates, size_t max)
 {
-	const struct snap_site **v = sorted_sites(snap);
+	double t = h->t_last > 0 ? h->t_last : 1;
 	size_t n = 0;
 
-	if (!v)
-		return -ENOMEM;
+	if (!max)
+		return 0;
 	/* Calls since tracing began, over the same time for all: the order of the rates. */
-	qsort(v, snap->nr, sizeof(*v), churn_cmp);
-	for (size_t i = 0; i < snap->nr && n < max && v[i]->stats.total_allocs; i++, n++) {
-		const struct hstack *s = find(h, v[i]->stack_id, v[i]->api);
-		double t = h->t_last > 0 ? h->t_last : 1;
+	for (size_t i = 0; i < snap->nr; i++)
+		if (snap->sites[i].stats.total_allocs)
+			n = keep_best(out, n, max, &snap->sites[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct hstack *s = find(h, out[i]->stack_id, out[i]->api);
 
-		out[n] = v[i];
-		rates[n] = (struct report_rate){
-			.allocs_per_s = v[i]->stats.total_allocs / t,
-			.bytes_per_s = v[i]->stats.total_bytes / t,
+		rates[i] = (struct report_rate){
+			.allocs_per_s = out[i]->stats.total_allocs / t,
+			.bytes_per_s = out[i]->stats.total_bytes / t,
 			.last_allocs_per_s = s ? s->last_allocs_per_s : 0,
 			.last_bytes_per_s = s ? s->last_bytes_per_s : 0,
 		};
 	}
-	free(v);
 	return (int)n;
 }
 

@@ -169,35 +169,43 @@ static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
  * threads are gone. A walk of the whole table, so made once the process
  * runs on.
  */
+struct image_blocks {
+	struct probes *p;
+	uint32_t tag;
+	uint64_t bytes, blocks;
+};
+
+static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint64_t addr,
+		      const struct alloc_info *info)
+{
+	struct image_blocks *im = arg;
+	struct probes *p = im->p;
+	struct site_slot *slot;
+
+	if (info->proc != im->tag || !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
+		return 0;
+	unspill(p, addr, im->tag, b);
+	if (info->site < p->site_slots) {
+		slot = &p->site_table[info->site];
+		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
+				     info->size);
+		__sync_fetch_and_add(&slot->counts[0].freed_bytes, info->size);
+		__sync_fetch_and_add(&slot->counts[0].freed_allocs, 1);
+	}
+	im->bytes += info->size;
+	im->blocks++;
+	return 0;
+}
+
 static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
 {
+	struct image_blocks im = { .p = p, .tag = tag };
+
 	pthread_mutex_lock(&p->tables_lock);	/* not while a site is retired */
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		struct alloc_bucket *bk = &p->alloc_table[b];
-
-		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			uint64_t addr = __atomic_load_n(&bk->addr[i], __ATOMIC_ACQUIRE);
-			struct alloc_info info = bk->info[i];
-			struct site_counts *c;
-
-			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.proc != tag ||
-			    !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
-				continue;
-			unspill(p, addr, tag, b);
-			if (info.site < p->site_slots) {
-				const struct site_slot *slot = &p->site_table[info.site];
-
-				c = &p->site_table[info.site].counts[0];
-				__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
-						     info.size);
-				__sync_fetch_and_add(&c->freed_bytes, info.size);
-				__sync_fetch_and_add(&c->freed_allocs, 1);
-			}
-			*bytes += info.size;
-			(*blocks)++;
-		}
-	}
+	snapshot__each_block(p, free_block, &im);
 	pthread_mutex_unlock(&p->tables_lock);
+	*bytes += im.bytes;
+	*blocks += im.blocks;
 }
 
 void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,

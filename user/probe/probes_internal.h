@@ -107,6 +107,16 @@ void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum
 /* Does the slot hold a site whose stack and API are written? */
 bool snapshot__slot_live(const struct site_slot *slot);
 
+/*
+ * Each block of the live-block table whose record is written (a slot with
+ * the busy bit is an allocation still returning: passed over), with its
+ * bucket and slot for a caller that takes it out; fn's non-zero return
+ * ends the walk and is returned (snapshot.c).
+ */
+typedef int (*block_fn)(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
+			const struct alloc_info *info);
+int snapshot__each_block(struct probes *p, block_fn fn, void *arg);
+
 /* Is the knob (probes.c says which) set, and not to "0"? */
 /*
  * A multi-uprobe link of prog_fd on cnt offsets of the file at path, in the

@@ -130,37 +130,44 @@ static int each_stack(void *ctx, const struct snapshot *snap,
 }
 
 /* The live blocks of exactly size bytes from api (pymalloc's arenas: 1 MiB mmaps). */
+struct sized_blocks {
+	struct probes *p;
+	uint32_t api;
+	uint64_t size;
+	uint64_t *addrs;
+	size_t nr, cap;
+};
+
+static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
+		     const struct alloc_info *info)
+{
+	struct sized_blocks *s = arg;
+	const struct site_slot *slot;
+
+	if (info->size != s->size || info->site >= s->p->site_slots)
+		return 0;
+	slot = &s->p->site_table[info->site];
+	if (!snapshot__slot_live(slot) || slot->api != s->api)
+		return 0;
+	if (vec__reserve(&s->addrs, &s->cap, s->nr + 1, sizeof(*s->addrs)))
+		return -ENOMEM;
+	s->addrs[s->nr++] = addr;
+	return 0;
+}
+
 static int blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
 {
-	struct probes *p = ctx;
-	size_t cap = 0;
+	struct sized_blocks s = { .p = ctx, .api = api, .size = size };
+	int err = snapshot__each_block(ctx, add_sized, &s);
 
-	*addrs = NULL;
-	*nr = 0;
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		const struct alloc_bucket *bucket = &p->alloc_table[b];
-
-		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
-			struct alloc_info info = bucket->info[i];
-			const struct site_slot *slot;
-
-			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.size != size ||
-			    info.site >= p->site_slots)
-				continue;
-			slot = &p->site_table[info.site];
-			if (!snapshot__slot_live(slot) || slot->api != api)
-				continue;
-			if (vec__reserve(addrs, &cap, *nr + 1, sizeof(**addrs))) {
-				free(*addrs);
-				*addrs = NULL;
-				*nr = 0;
-				return -ENOMEM;
-			}
-			(*addrs)[(*nr)++] = addr;
-		}
+	if (err) {
+		free(s.addrs);
+		s.addrs = NULL;
+		s.nr = 0;
 	}
-	return 0;
+	*addrs = s.addrs;
+	*nr = s.nr;
+	return err;
 }
 
 void probes__python_ops(struct probes *p, struct pytrace_ops *ops)

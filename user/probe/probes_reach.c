@@ -12,31 +12,31 @@
 #include "util/vec.h"
 
 /* The blocks of the table as they are (the target is held while this runs). */
+struct block_list {
+	struct probes *p;
+	struct live_block **out;
+	size_t *nr, cap;
+};
+
+static int add_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
+		     const struct alloc_info *info)
+{
+	struct block_list *l = arg;
+	const struct site_slot *slot;
+
+	/* --follow: another process's block; the scan reads the target's memory. */
+	if (info->site >= l->p->site_slots || info->proc)
+		return 0;
+	slot = &l->p->site_table[info->site];
+	if (vec__reserve_min(l->out, &l->cap, *l->nr + 1, sizeof(**l->out), 4096))
+		return -ENOMEM;
+	(*l->out)[(*l->nr)++] = (struct live_block){ addr, info->size, slot->stack_id, slot->api };
+	return 0;
+}
+
 static int read_blocks(struct probes *p, struct live_block **out, size_t *nr)
 {
-	size_t cap = 0;
-
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		const struct alloc_bucket *bucket = &p->alloc_table[b];
-
-		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
-			struct alloc_info info = bucket->info[i];
-			const struct site_slot *slot;
-
-			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
-				continue;
-			/* --follow: another process's block; the scan reads the target's memory. */
-			if (info.proc)
-				continue;
-			slot = &p->site_table[info.site];
-			if (vec__reserve_min(out, &cap, *nr + 1, sizeof(**out), 4096))
-				return -ENOMEM;
-			(*out)[(*nr)++] = (struct live_block){ addr, info.size, slot->stack_id,
-							       slot->api };
-		}
-	}
-	return 0;
+	return snapshot__each_block(p, add_block, &(struct block_list){ .p = p, .out = out, .nr = nr });
 }
 
 int probes__blocks(struct probes *p, struct live_block **out, size_t *nr)

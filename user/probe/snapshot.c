@@ -289,27 +289,49 @@ static void account(struct snapshot *snap, struct snap_site *s, const struct all
  * written (the busy bit) is an allocation still returning: left for the
  * next snapshot.
  */
+int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
+{
+	for (size_t b = 0; b < p->alloc_buckets; b++) {
+		struct alloc_bucket *bucket = &p->alloc_table[b];
+
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
+			struct alloc_info info = bucket->info[i];
+			int ret;
+
+			if (!addr || addr & MEMLEAK_ADDR_BUSY)
+				continue;
+			ret = fn(arg, bucket, b, i, addr, &info);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+struct walk {
+	struct probes *p;
+	struct snapshot *snap;
+	uint64_t older_ns;
+};
+
+static int account_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
+			 const struct alloc_info *info)
+{
+	struct walk *w = arg;
+	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
+
+	if (at)
+		account(w->snap, &w->snap->sites[at - 1], info, w->older_ns);
+	return 0;
+}
+
 static int walk_allocs(struct probes *p, struct snapshot *snap, uint64_t older_ns)
 {
 	if (older_ns)
 		start_recount(snap);
 	snap->ages = true;
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		const struct alloc_bucket *bucket = &p->alloc_table[b];
-
-		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
-			struct alloc_info info = bucket->info[i];
-			uint32_t at;
-
-			if (!addr || addr & MEMLEAK_ADDR_BUSY || info.site >= p->site_slots)
-				continue;
-			at = snap->site_of_slot[info.site];
-			if (at)
-				account(snap, &snap->sites[at - 1], &info, older_ns);
-		}
-	}
-	return 0;
+	return snapshot__each_block(p, account_block, &(struct walk){ p, snap, older_ns });
 }
 
 static uint64_t live_blocks(const struct snapshot *snap)

@@ -456,7 +456,8 @@ void history__classify(const double *t, const double *y, size_t n, struct report
 /*
  * Steady growth: a rising least-squares line that fits well, still rising
  * over the last third of the first `active` points (a cache that grew early
- * and stopped fits a line too, but is flat by then).
+ * and stopped fits a line too, but is flat by then), by HISTORY_MIN_GROWTH
+ * at least over them all.
  */
 void history__classify_until(const double *t, const double *y, size_t n, size_t active,
 			     struct report_growth *g)
@@ -484,7 +485,9 @@ void history__classify_until(const double *t, const double *y, size_t n, size_t 
 		active = n;
 	last = y[active - 1];
 	mid = y[2 * (active - 1) / 3];
-	if (g->slope > 0 && g->r2 >= HISTORY_MIN_R2 && last > mid)
+	if (fabs(g->slope) * (t[n - 1] - t[0]) < HISTORY_MIN_GROWTH)
+		g->trend = TREND_STABLE;
+	else if (g->slope > 0 && g->r2 >= HISTORY_MIN_R2 && last > mid)
 		g->trend = TREND_GROWING;
 	else if (g->slope < 0 && g->r2 >= HISTORY_MIN_R2 && last < mid)
 		g->trend = TREND_SHRINKING;

@@ -24,6 +24,16 @@
 #define HISTORY_MIN_POINTS 3	/* a trend needs this many reports */
 #define HISTORY_MIN_R2 0.8	/* a steady trend: its line fits at least this well */
 /*
+ * A steady trend moves its stack by at least this many bytes over the
+ * points fitted (by its line). A line fits a few blocks as well as a
+ * leak: a stack that gains a 16-byte block now and then (a thread's state,
+ * a table filled lazily) over four reports fits with R² 1.00 at +2 B/s.
+ * Bytes rather than blocks: under pymalloc one block is a 1 MiB arena of
+ * objects. A floor on the growth, not on the rate: a slow leak crosses it
+ * as the points span more time.
+ */
+#define HISTORY_MIN_GROWTH 1024
+/*
  * Start-up. Code that runs for the first time (imports, library loads, a
  * first request) allocates from stacks never seen before, and what it builds
  * (modules, tables, caches) grows the heap for as long as it runs, a leak's
@@ -103,7 +113,10 @@ void history__exited(struct history *h);
 
 /* Least-squares fit and trend of the points (t, y); exported for the verdict. */
 void history__classify(const double *t, const double *y, size_t n, struct report_growth *g);
-/* The same, whether it still rises told by the first active points of the n fitted. */
+/*
+ * The same, whether it still rises told by the first active points of the n
+ * fitted; by less than HISTORY_MIN_GROWTH over them, stable.
+ */
 void history__classify_until(const double *t, const double *y, size_t n, size_t active,
 			     struct report_growth *g);
 

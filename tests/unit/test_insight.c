@@ -85,8 +85,9 @@ static void finish(struct run *w)
 }
 
 /*
- * Report k, k seconds in: the leak holds k KiB more each time, the cache
- * 5 KiB from the start, the churn site frees all of its 1000 calls a second.
+ * Report k, k seconds in: the leak holds k KiB more each time (4 blocks),
+ * the cache 5 KiB in 50 from the start, the churn site frees all of its 1000
+ * calls a second.
  */
 static int report_at(struct run *w, unsigned k, pid_t pid)
 {
@@ -94,9 +95,9 @@ static int report_at(struct run *w, unsigned k, pid_t pid)
 	struct site_stats *leak = &w->sites[0].stats, *churn = &w->sites[2].stats;
 
 	leak->outstanding_bytes = leak->total_bytes = k * 1024ull;
-	leak->outstanding_allocs = leak->total_allocs = k;
-	w->sites[1].stats = (struct site_stats){ .outstanding_bytes = 5120, .outstanding_allocs = 5,
-						 .total_bytes = 5120, .total_allocs = 5 };
+	leak->outstanding_allocs = leak->total_allocs = 4 * k;
+	w->sites[1].stats = (struct site_stats){ .outstanding_bytes = 5120, .outstanding_allocs = 50,
+						 .total_bytes = 5120, .total_allocs = 50 };
 	churn->total_allocs = k * 1000ull;
 	churn->total_bytes = k * 64000ull;
 	w->snap = (struct snapshot){ .sites = w->sites, .nr = 3,
@@ -151,7 +152,7 @@ TEST(insight_growth_churn_and_peak)
 	ASSERT(w.r->stacks[1].growth.trend == TREND_GROWING && w.r->stacks[1].growth.rank == 1);
 	ASSERT(w.r->stacks[0].growth.trend == TREND_STABLE && !w.r->stacks[0].growth.rank);
 	ASSERT(a->nr_growing == 1 && a->growing[0] == 1);
-	/* Churn: most calls first (1000 a second, then the cache's 5, the leak's 4). */
+	/* Churn: most calls first (1000 a second, then the cache's 50, the leak's 16). */
 	ASSERT(b.calls == 2 && b.nr[0] == 3 && a->nr_churn == 3);
 	ASSERT(b.ids[0][0] == CHURN && b.ids[0][1] == CACHE && b.ids[0][2] == LEAK);
 	ASSERT(a->churn[0].rate.allocs_per_s == 1000 && a->churn[0].total_allocs == 4000);

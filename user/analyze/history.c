@@ -32,6 +32,7 @@ struct hstack {
 	uint32_t grew, shrank, intervals;
 	bool idle;		/* it neither allocated nor freed in the last interval */
 	uint64_t bytes;		/* outstanding at the last report */
+	uint64_t blocks;	/* the same, in blocks (not kept for the live total) */
 	uint64_t total_allocs, total_bytes;	/* at the last report */
 	double last_allocs_per_s, last_bytes_per_s;
 	double t_zero;		/* it held nothing at this report: its life starts here */
@@ -233,6 +234,7 @@ static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t 
 static int update_site(struct history *h, struct hstack *s, const struct site_stats *st,
 		       double t_s, uint32_t point)
 {
+	s->blocks = st ? st->outstanding_allocs : 0;
 	if (!st)
 		return update(h, s, 0, s->total_allocs, s->total_bytes, t_s, point);
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
@@ -528,6 +530,13 @@ static double score(const struct report_growth *g, double life_s)
 	return g->trend == TREND_GROWING ? g->r2 * (grew + age) / 2 : 0;
 }
 
+/* Is a growth of `grown` bytes fewer than HISTORY_MIN_GROWTH_BLOCKS of the stack's heap blocks? */
+static bool few_blocks(const struct hstack *s, double grown)
+{
+	return s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
+	       fabs(grown) < HISTORY_MIN_GROWTH_BLOCKS * ((double)s->bytes / s->blocks);
+}
+
 /*
  * The trend over the reports after the one that ended start-up: every
  * point measured in steady state, none at the boundary, where the first
@@ -549,6 +558,8 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 	size_t active = h->exited && s->idle && n > HISTORY_MIN_POINTS - 1 ? n - 1 : n;
 
 	history__classify_until(t, y, n, active, g);
+	if (g->trend != TREND_UNKNOWN && few_blocks(s, g->slope * (t[n - 1] - t[0])))
+		g->trend = TREND_STABLE;
 	if (all >= HISTORY_MIN_POINTS && n < HISTORY_MIN_POINTS)
 		g->trend = TREND_STARTUP;
 }

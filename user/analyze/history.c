@@ -31,8 +31,7 @@ struct hstack {
 	uint32_t first;		/* its first kept point, or NONE */
 	uint32_t grew, shrank, intervals;
 	bool idle;		/* it neither allocated nor freed in the last interval */
-	uint64_t bytes;		/* outstanding at the last report */
-	uint64_t blocks;	/* the same, in blocks (not kept for the live total) */
+	uint64_t bytes, blocks;	/* outstanding at the last report (blocks: not the live total's) */
 	uint64_t total_allocs, total_bytes;	/* at the last report */
 	double last_allocs_per_s, last_bytes_per_s;
 	double t_zero;		/* it held nothing at this report: its life starts here */
@@ -530,13 +529,6 @@ static double score(const struct report_growth *g, double life_s)
 	return g->trend == TREND_GROWING ? g->r2 * (grew + age) / 2 : 0;
 }
 
-/* Is a growth of `grown` bytes fewer than HISTORY_MIN_GROWTH_BLOCKS of the stack's heap blocks? */
-static bool few_blocks(const struct hstack *s, double grown)
-{
-	return s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
-	       fabs(grown) < HISTORY_MIN_GROWTH_BLOCKS * ((double)s->bytes / s->blocks);
-}
-
 /*
  * The trend over the reports after the one that ended start-up: every
  * point measured in steady state, none at the boundary, where the first
@@ -558,7 +550,10 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 	size_t active = h->exited && s->idle && n > HISTORY_MIN_POINTS - 1 ? n - 1 : n;
 
 	history__classify_until(t, y, n, active, g);
-	if (g->trend != TREND_UNKNOWN && few_blocks(s, g->slope * (t[n - 1] - t[0])))
+	/* By fewer than HISTORY_MIN_GROWTH_BLOCKS of its heap blocks (their mean size): none. */
+	if (g->trend != TREND_UNKNOWN && s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
+	    fabs(g->slope) * (t[n - 1] - t[0]) <
+		    HISTORY_MIN_GROWTH_BLOCKS * s->bytes / (double)s->blocks)
 		g->trend = TREND_STABLE;
 	if (all >= HISTORY_MIN_POINTS && n < HISTORY_MIN_POINTS)
 		g->trend = TREND_STARTUP;

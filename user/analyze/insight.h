@@ -2,7 +2,8 @@
 /*
  * Leak, cache, churn, peak, fragmentation: what the run's history says,
  * added to each report. Owns the history (history.c), keeps the live
- * figures its caller samples every INSIGHT_TICK_MS for the peak, reads the
+ * figures its caller samples (at most every INSIGHT_TICK_MS, when the heap
+ * passed the peak sampled so far) for the peak, reads the
  * target's memory at each report (memstat.c) and judges it (verdict.c).
  * It reads no BPF map and symbolizes nothing: the caller hands it the
  * figures, and the stacks of the sites it picks (insight_stacks_fn), so

@@ -604,6 +604,13 @@ static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool 
 	return r->inner.attach_exit(r->inner.ctx, path, offset, finalize);
 }
 
+static int relay_attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t offset)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.attach_image_exit(r->inner.ctx, pid, path, offset);
+}
+
 static int relay_each_stack(void *ctx, const struct snapshot *snap,
 			    int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
@@ -630,6 +637,7 @@ void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
 		.on_exec = relay_on_exec,
 		.on_code = relay_on_code,
 		.attach_exit = relay_attach_exit,
+		.attach_image_exit = relay_attach_image_exit,
 		.each_stack = relay_each_stack,
 		.blocks = relay_blocks,
 	};

@@ -30,7 +30,11 @@ link is left. follow_python_pool: a multiprocessing pool (fork) whose workers le
 each worker's blocks exact at the Python line that allocated them.
 follow_exec_python: -c --follow of a shell that runs a leaking Python
 victim (exec'd, not forked): its blocks exact at its Python line, with
-its callers, under the child's pid, as under -c.
+its callers, under the child's pid, as under -c (--os-exit: no shutdown);
+follow_exec_python_finalize: the same through Py_FinalizeEx, which frees
+the list: the child's figures end where they begin, as a Python target's.
+follow_exec_python_pool: the exec'd Python's pool workers (its forks, of
+its image, not the target's) exact at their Python line.
 """
 
 import os
@@ -324,11 +328,10 @@ def case_follow_python_pool(work):
 	return check_workers(work, rc, rep)
 
 
-def case_follow_exec_python(work):
+def case_follow_exec_python(work, exit_arg=" --os-exit"):
 	"""A shell's child execs Python: its frames, from its own interpreter, exact."""
 	vic = os.path.join(PYVICTIMS, "grow_list.py")
-	# --os-exit: an exec'd interpreter is not stopped at its shutdown, which frees the list.
-	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s --os-exit; true"' % (work.path("truth.txt"), PY, vic)
+	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s%s; true"' % (work.path("truth.txt"), PY, vic, exit_arg)
 	rc, rep = run_tracer(work, cmd, ["--follow", "--all-stacks"])
 	text = work.read("tracer.stdout")
 	ps = [p for p in rep.get("processes") or [] if p.get("after_exec") and
@@ -348,6 +351,19 @@ def case_follow_exec_python(work):
 		errs.append("no line saying pid %d exec'd Python" % p["pid"])
 	common_checks(work, rc, 0, errs)
 	return errs
+
+
+def case_follow_exec_python_finalize(work):
+	"""The same, exiting through Py_FinalizeEx, which frees the list: its figures end there."""
+	return case_follow_exec_python(work, "")
+
+
+def case_follow_exec_python_pool(work):
+	"""A shell's child execs Python, whose pool workers (its forks) leak: named in its image."""
+	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s; true"' % (work.path("truth.txt"), PY,
+						      os.path.join(PYVICTIMS, "pool_leak.py"))
+	rc, rep = run_tracer(work, cmd, ["--follow"])
+	return check_workers(work, rc, rep)
 
 
 def case_torch_loader_follow(work):
@@ -454,4 +470,6 @@ CASES = [
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
 	("follow_exec_python", TRACE, [PY], case_follow_exec_python),
+	("follow_exec_python_finalize", TRACE, [PY], case_follow_exec_python_finalize),
+	("follow_exec_python_pool", TRACE, [PY], case_follow_exec_python_pool),
 ]

@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "images.h"
 #include "util/vec.h"
 
 struct image {
 	uint32_t tag;
 	struct modules *mods;
+	bool shared;		/* another tag's (images__share): freed with that one */
 };
 
 struct images {
@@ -26,26 +28,55 @@ struct images *images__new(void)
 	return im;
 }
 
+static int by_tag(const void *key, const void *elem)
+{
+	uint32_t tag = *(const uint32_t *)key, other = ((const struct image *)elem)->tag;
+
+	return tag < other ? -1 : tag > other;
+}
+
+/* Kept in tag order (events may come a little out of it), the lock held. */
+static int insert(struct images *im, const struct image *e)
+{
+	size_t at = im->nr;
+
+	if (vec__reserve_min(&im->v, &im->cap, im->nr + 1, sizeof(*im->v), 16))
+		return -ENOMEM;
+	while (at && im->v[at - 1].tag > e->tag)
+		at--;
+	memmove(im->v + at + 1, im->v + at, (im->nr - at) * sizeof(*im->v));
+	im->v[at] = *e;
+	im->nr++;
+	return 0;
+}
+
 int images__add(struct images *im, uint32_t tag, struct modules *mods)
 {
-	int err = 0;
+	struct image e = { tag, mods, false };
+	int err;
 
 	pthread_mutex_lock(&im->lock);
-	if (vec__reserve_min(&im->v, &im->cap, im->nr + 1, sizeof(*im->v), 16))
-		err = -ENOMEM;
-	else
-		im->v[im->nr++] = (struct image){ tag, mods };
+	err = insert(im, &e);
 	pthread_mutex_unlock(&im->lock);
 	if (err)
 		modules__free(mods);
 	return err;
 }
 
-static int by_tag(const void *key, const void *elem)
+int images__share(struct images *im, uint32_t tag, uint32_t of)
 {
-	uint32_t tag = *(const uint32_t *)key, other = ((const struct image *)elem)->tag;
+	const struct image *e;
+	int err = -ENOENT;
 
-	return tag < other ? -1 : tag > other;
+	pthread_mutex_lock(&im->lock);
+	e = im->nr ? bsearch(&of, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+	if (e) {
+		struct image copy = { tag, e->mods, true };
+
+		err = insert(im, &copy);
+	}
+	pthread_mutex_unlock(&im->lock);
+	return err;
 }
 
 const struct modules *images__of(struct images *im, uint32_t tag,
@@ -66,7 +97,8 @@ void images__free(struct images *im)
 	if (!im)
 		return;
 	for (size_t i = 0; i < im->nr; i++)
-		modules__free(im->v[i].mods);
+		if (!im->v[i].shared)
+			modules__free(im->v[i].mods);
 	free(im->v);
 	pthread_mutex_destroy(&im->lock);
 	free(im);

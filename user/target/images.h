@@ -17,6 +17,11 @@ struct images;
 struct images *images__new(void);
 /* The modules of process tag (taken over, freed with the set, even on error). 0 or -ENOMEM. */
 int images__add(struct images *im, uint32_t tag, struct modules *mods);
+/*
+ * Process tag runs the image of process of (it forked from it): the same
+ * modules. 0, -ENOENT (of has none: it was not probed), or -ENOMEM.
+ */
+int images__share(struct images *im, uint32_t tag, uint32_t of);
 /* The modules of process tag, or fallback (the target's) when it has none of its own. */
 const struct modules *images__of(struct images *im, uint32_t tag,
 				 const struct modules *fallback);

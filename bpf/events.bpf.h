@@ -34,8 +34,13 @@ int dl_debug_state(struct pt_regs *ctx)
 	struct memleak_proc *child = followed(ev.tgid);
 
 	if (child) {
-		/* A followed process loading the image it exec'd: hold it until probed. */
-		if (child->loading)
+		/*
+		 * A followed process of an exec'd image: held while it loads
+		 * the image until probed, then at each change of its
+		 * libraries until user space has read its maps (their names:
+		 * a library dlclose'd before a report is named all the same).
+		 */
+		if (child->loading || child->image)
 			stop_current();
 		return 0;
 	}

@@ -18,6 +18,9 @@ exec (an entry before it, marked execed, and one after). follow_exec_child:
 a forked child allocates a block and execs v_basic: the block freed by the
 exec, the image's figures exact under the child's pid, its frames named
 (its own files), -v's exec-to-probed delay;
+follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
+after its image was probed (one dlclose'd before the end), are named
+with their lines and callers, their figures exact;
 follow_spawn_exec: the same by vfork+exec and by posix_spawn;
 follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
 the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
@@ -275,6 +278,35 @@ EXEC_SAY = re.compile(r"1 exec'd images probed, each from its exec until its all
 		      r"probes were in place: at most [0-9.]+ ms")
 
 
+def case_follow_exec_dlopen(work):
+	"""A forked child execs v_dlopen, whose plugins come after its image was probed."""
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_dlopen")),
+			     ["--follow"])
+	truth = lib.parse_truth(work.read("truth.txt.1"))
+	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
+	if len(ps) != 1:
+		return ["%d exec'd images, expected 1" % len(ps)]
+	errs = check_sum(rep)
+	if "# closed: unmapped" not in work.read("truth.txt.1"):
+		errs.append("libp_closed.so was still mapped at the end: the case proves nothing")
+	for t in truth:
+		got = [rep["stacks"][pos] for pos in ps[0]["stacks"]
+		       if first_fn(rep, pos) == t["site"]]
+		figures = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
+		if figures != (t["bytes"], t["allocs"]):
+			errs.append("%s: pid %d holds %r there, truth %d, %d" % (
+				t["site"], ps[0]["pid"], figures, t["bytes"], t["allocs"]))
+		for s in got:
+			f = s["frames"][0]
+			callers = [g.get("function") for g in s["frames"][1:1 + len(t["callers"])]]
+			if (f.get("line"), callers) != (t["line"], t["callers"]) or \
+			   not f.get("module", "").endswith("/libp_%s.so" % t["site"].split("_")[-1]):
+				errs.append("%s: frames %r, expected line %d of its plugin, then %r" % (
+					t["site"], s["frames"][:3], t["line"], t["callers"]))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_follow_spawn_exec(work):
 	"""vfork+exec, then posix_spawn, of v_basic: each image exact under its own pid."""
 	rc, rep = run_tracer(work, "%s spawn %s" % (victim("v_fork"), victim("v_basic")),
@@ -463,6 +495,7 @@ CASES = [
 	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
+	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_spawn_exec", TRACE, [], case_follow_spawn_exec),
 	("follow_shell_script", TRACE, [], case_follow_shell_script),
 	("follow_prefork", TRACE, [], case_follow_prefork),

@@ -243,14 +243,21 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 }
 
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
-			    pid_t pid)
+			    pid_t pid, uint32_t *image, struct maps **libs)
 {
 	struct memleak_proc e;
 	struct process_info info;
 	int res;
 
+	*libs = NULL;
 	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
 		return false;
+	*image = e.image;
+	/* Probed: a library comes or goes; the caller opens its files while it is mapped. */
+	if (!e.loading && e.image && !target__wait_stopped(pid, EXEC_STOP_WAIT_MS) &&
+	    !maps__read(pid, libs))
+		return true;
+	*libs = NULL;
 	res = e.loading ? target__wait_stopped(pid, EXEC_STOP_WAIT_MS) : 1;
 	if (!res)
 		res = look(p, im, pid, e.tag, false);

@@ -92,6 +92,24 @@ const struct modules *images__of(struct images *im, uint32_t tag,
 	return e ? e->mods : fallback;
 }
 
+void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps)
+{
+	const struct image *e;
+	pid_t was;
+
+	pthread_mutex_lock(&im->lock);
+	e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+	pthread_mutex_unlock(&im->lock);
+	if (!e)
+		return;
+	/* Its files, opened through pid's /proc (its maps': the exec'd one may be gone). */
+	was = modules__pid(e->mods);
+	modules__set_pid(e->mods, pid);
+	/* A library unread (no memory, or gone) stays unnamed: nothing else to do. */
+	modules__update(e->mods, maps);
+	modules__set_pid(e->mods, was);
+}
+
 void images__free(struct images *im)
 {
 	if (!im)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --follow: the files of each followed process that exec'd, by its tag
- * (bpf/memleak.h: struct memleak_proc): its stacks are symbolized among
- * its own modules, not the target's. The loop adds while a report reads,
- * so each access takes the set's lock; a module set, once added, is never
- * changed or freed until the end.
+ * (bpf/memleak.h: struct memleak_proc), shared with its forks: its stacks
+ * are symbolized among its own modules, not the target's. The loop adds
+ * while a report reads, so each access takes the set's lock; a module set,
+ * once added, is changed only between reports (images__update) and freed
+ * at the end.
  */
 #ifndef IMAGES_H
 #define IMAGES_H
@@ -25,6 +26,12 @@ int images__share(struct images *im, uint32_t tag, uint32_t of);
 /* The modules of process tag, or fallback (the target's) when it has none of its own. */
 const struct modules *images__of(struct images *im, uint32_t tag,
 				 const struct modules *fallback);
+/*
+ * The libraries the processes of image tag map now, added to its modules
+ * (maps: pid's, one of them, at a change of its libraries). Not while a
+ * report reads them: the caller waits for it (tracer.c: learn_maps).
+ */
+void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps);
 void images__free(struct images *im);
 
 #endif

@@ -21,6 +21,9 @@ exec, the image's figures exact under the child's pid, its frames named
 follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
 after its image was probed (one dlclose'd before the end), are named
 with their lines and callers, their figures exact;
+follow_pprof: --pprof of a child that execs v_basic: each process's
+blocks at their sites (go tool pprof), and each location in its own
+image's mapping (its executable's, not the target's);
 follow_spawn_exec: the same by vfork+exec and by posix_spawn;
 follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
 the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
@@ -49,6 +52,7 @@ import lib
 from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
 	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
 from cases_faults import kill_while_stopped
+from cases_outputs import GO, compare_sites, go_pprof, go_pprof_flat, site_bytes
 from cases_python import PY, PYVICTIMS, check_py_site, py_site_stacks, py_truth
 
 
@@ -307,6 +311,36 @@ def case_follow_exec_dlopen(work):
 	return errs
 
 
+RAW_LOCATION = re.compile(r"^\s*\d+: 0x[0-9a-f]+ (?:M=(\d+) )?\S+ (\S+):\d+")
+RAW_MAPPING = re.compile(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)")
+
+
+def case_follow_pprof(work):
+	"""--pprof of a child that execs v_basic: its locations in its own image's mappings."""
+	profile = work.path("final.pb.gz")
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_basic")),
+			     ["--follow", "--pprof", profile])
+	truth = read_truth(work) + lib.parse_truth(work.read("truth.txt.1"))
+	errs = compare_sites(go_pprof_flat(work, victim("v_fork"), profile, "inuse_space",
+					   "go_inuse"), site_bytes(truth), "go tool pprof inuse_space")
+	raw = go_pprof(work, ["-raw", profile], "go_raw").splitlines()
+	maps = dict(m.groups() for m in map(RAW_MAPPING.match, raw) if m)
+	seen = 0
+	for m in filter(None, map(RAW_LOCATION.match, raw)):
+		mapping, source = m.groups()
+		for vic in ("v_fork", "v_basic"):
+			if source != "tests/victims/%s.c" % vic:
+				continue
+			seen += 1
+			if not maps.get(mapping, "").endswith("/" + vic):
+				errs.append("a location of %s is in mapping %s (%s), not %s's" % (
+					source, mapping, maps.get(mapping), vic))
+	if not seen:
+		errs.append("no location of either victim in the profile")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_follow_spawn_exec(work):
 	"""vfork+exec, then posix_spawn, of v_basic: each image exact under its own pid."""
 	rc, rep = run_tracer(work, "%s spawn %s" % (victim("v_fork"), victim("v_basic")),
@@ -496,6 +530,7 @@ CASES = [
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
+	("follow_pprof", TRACE, [GO], case_follow_pprof),
 	("follow_spawn_exec", TRACE, [], case_follow_spawn_exec),
 	("follow_shell_script", TRACE, [], case_follow_shell_script),
 	("follow_prefork", TRACE, [], case_follow_prefork),

@@ -110,6 +110,59 @@ void images__update(struct images *im, uint32_t tag, pid_t pid, const struct map
 	modules__set_pid(e->mods, was);
 }
 
+/* The maps of an earlier entry of the same image, or new ones. */
+static int code_maps(const struct images *im, size_t i, struct report_image_maps *v,
+		     struct maps **maps)
+{
+	for (size_t k = 0; k < i; k++) {
+		if (im->v[k].mods == im->v[i].mods) {
+			*maps = (struct maps *)v[k].maps;
+			return 0;
+		}
+	}
+	return modules__code_maps(im->v[i].mods, maps);
+}
+
+int images__code_maps(struct images *im, struct report_image_maps **out, size_t *nr)
+{
+	struct report_image_maps *v;
+	struct maps *maps;
+	int err = 0;
+
+	*out = NULL;
+	*nr = 0;
+	pthread_mutex_lock(&im->lock);
+	v = calloc(im->nr ?: 1, sizeof(*v));
+	for (size_t i = 0; v && !err && i < im->nr; i++) {
+		err = code_maps(im, i, v, &maps);
+		if (!err)
+			v[(*nr)++] = (struct report_image_maps){ im->v[i].tag, maps };
+	}
+	pthread_mutex_unlock(&im->lock);
+	if (!v)
+		return -ENOMEM;
+	*out = v;
+	if (err)
+		images__free_code_maps(out, nr);
+	return err;
+}
+
+void images__free_code_maps(struct report_image_maps **v, size_t *nr)
+{
+	/* Each image's once: its processes' entries share its maps, and come after it. */
+	for (size_t i = 0; *v && i < *nr; i++) {
+		bool first = true;
+
+		for (size_t k = 0; k < i && first; k++)
+			first = (*v)[k].maps != (*v)[i].maps;
+		if (first)
+			maps__free((struct maps *)(*v)[i].maps);
+	}
+	free(*v);
+	*v = NULL;
+	*nr = 0;
+}
+
 void images__free(struct images *im)
 {
 	if (!im)

@@ -11,6 +11,7 @@
 #define IMAGES_H
 
 #include <stdint.h>
+#include "model/report.h"
 #include "modules.h"
 
 struct images;
@@ -32,6 +33,13 @@ const struct modules *images__of(struct images *im, uint32_t tag,
  * report reads them: the caller waits for it (tracer.c: learn_maps).
  */
 void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps);
+/*
+ * The code mappings of each process of an exec'd image (modules__code_maps),
+ * by tag, ascending: one maps per image, shared by its processes' entries
+ * (--pprof). 0 or -errno; free with images__free_code_maps (also on error).
+ */
+int images__code_maps(struct images *im, struct report_image_maps **out, size_t *nr);
+void images__free_code_maps(struct report_image_maps **v, size_t *nr);
 void images__free(struct images *im);
 
 #endif

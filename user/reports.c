@@ -378,11 +378,22 @@ int tracer__report(struct tracer *tr, bool final)
 /* A sample of the peak, symbols read ahead. */
 static int tick(struct tracer *tr, const struct report_job *job)
 {
+	struct memleak_live live[KIND__COUNT];
+	uint64_t all = 0;
 	size_t nr;
 
-	/* A failed sample only costs precision: the next one comes soon. */
-	if (job->sample && !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
-		insight__tick(tr->ins, &job->at, tr->live, nr);
+	probes__live(tr->probes, live);
+	for (int k = 0; k < KIND__COUNT; k++)
+		all += live[k].bytes;
+	insight__tick(tr->ins, &job->at, all);
+	/*
+	 * A scan of every site (a torch job's 400,000 slots) only when the heap
+	 * passed the peak sampled so far: not 10 times a second for nothing.
+	 * A failed sample only costs precision: the next one comes soon.
+	 */
+	if (job->sample && insight__peak_due(tr->ins, live[KIND_HEAP].bytes) &&
+	    !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
+		insight__sample(tr->ins, &job->at, tr->live, nr);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
 	if (job->sample)
 		probes__peak_arm(tr->probes);

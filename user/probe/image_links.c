@@ -145,8 +145,8 @@ int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_
 	int fd;
 
 	*n = 0;
-	if (!im)
-		return -ENOENT;
+	if (!im || !im->nr)
+		return -ENOENT;	/* its image could not be probed: neither can it */
 	/* In the order they were made: returns before entries. */
 	for (size_t i = 0; i < im->nr; i++) {
 		const struct image_link *l = &im->r[i];

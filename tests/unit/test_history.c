@@ -112,6 +112,18 @@ TEST(history_leak_cache_churn_pool)
 	ASSERT(fabs(g.slope + 20 * 4096 / 0.5) < 1);
 	history__live_growth(h, &g);
 	ASSERT(g.trend == TREND_SHRINKING);	/* the pool drains faster than the leak grows */
+	/* Asked in key order with a cursor (a report's pass): the same answers, unknown keys too. */
+	{
+		size_t at = 0;
+		struct report_growth one;
+
+		for (uint64_t id = 0; id <= LATE + 1; id++) {
+			history__growth_at(h, &at, id, API_MALLOC, -1, &g);
+			history__growth(h, id, API_MALLOC, -1, &one);
+			ASSERT(g.trend == one.trend && g.slope == one.slope && g.grew == one.grew);
+		}
+		ASSERT(at == 4);	/* past the four stacks */
+	}
 	history__free(h);
 	return true;
 }

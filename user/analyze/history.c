@@ -453,52 +453,6 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 
 /* ------------------------------------------------------------ trends */
 
-void history__classify(const double *t, const double *y, size_t n, struct report_growth *g)
-{
-	history__classify_until(t, y, n, n, g);
-}
-
-/*
- * Steady growth: a rising least-squares line that fits well, still rising
- * over the last third of the first `active` points (a cache that grew early
- * and stopped fits a line too, but is flat by then), by HISTORY_MIN_GROWTH
- * at least over them all.
- */
-void history__classify_until(const double *t, const double *y, size_t n, size_t active,
-			     struct report_growth *g)
-{
-	double mt = 0, my = 0, sxx = 0, sxy = 0, syy = 0, last, mid;
-
-	g->trend = TREND_UNKNOWN;
-	g->slope = g->r2 = 0;
-	if (n < HISTORY_MIN_POINTS)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		mt += t[i] / n;
-		my += y[i] / n;
-	}
-	for (size_t i = 0; i < n; i++) {
-		sxx += (t[i] - mt) * (t[i] - mt);
-		sxy += (t[i] - mt) * (y[i] - my);
-		syy += (y[i] - my) * (y[i] - my);
-	}
-	if (sxx <= 0)
-		return;
-	g->slope = sxy / sxx;
-	g->r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 0;
-	if (!active || active > n)
-		active = n;
-	last = y[active - 1];
-	mid = y[2 * (active - 1) / 3];
-	if (fabs(g->slope) * (t[n - 1] - t[0]) < HISTORY_MIN_GROWTH)
-		g->trend = TREND_STABLE;
-	else if (g->slope > 0 && g->r2 >= HISTORY_MIN_R2 && last > mid)
-		g->trend = TREND_GROWING;
-	else if (g->slope < 0 && g->r2 >= HISTORY_MIN_R2 && last < mid)
-		g->trend = TREND_SHRINKING;
-	else
-		g->trend = TREND_STABLE;
-}
 
 /* The stack's points after since: the kept ones, and the last report's. */
 static size_t points_of(const struct history *h, const struct hstack *s, double since, double *t,
@@ -578,33 +532,59 @@ static void growth_of(const struct history *h, const struct hstack *s, double ag
 	g->score = score(g, h->t_last - s->t_zero);
 }
 
-static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
+/*
+ * The stack of (stack_id, api), found from *at on, which moves to where it
+ * is (or would be): galloping, so that keys asked in order cost a step or
+ * two each, and one asked alone a binary search. NULL when none.
+ */
+static const struct hstack *find_from(const struct history *h, size_t *at, uint64_t stack_id,
+				      uint32_t api)
 {
-	size_t lo = 0, hi = h->nr;
+	size_t lo = *at, hi = lo, step = 1;
 
+	while (hi < h->nr && key_cmp(h->stacks[hi].stack_id, h->stacks[hi].api, stack_id, api) < 0) {
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	hi = hi < h->nr ? hi + 1 : h->nr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = key_cmp(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api);
 
-		if (!c)
-			return &h->stacks[mid];
-		if (c < 0)
+		if (key_cmp(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	*at = lo;
+	return lo < h->nr && !key_cmp(h->stacks[lo].stack_id, h->stacks[lo].api, stack_id, api) ?
+		       &h->stacks[lo] : NULL;
 }
 
-void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
-		     struct report_growth *g)
+static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
 {
-	const struct hstack *s = find(h, stack_id, api);
+	size_t at = 0;
+
+	return find_from(h, &at, stack_id, api);
+}
+
+void history__growth_at(const struct history *h, size_t *at, uint64_t stack_id, uint32_t api,
+			double age_s, struct report_growth *g)
+{
+	const struct hstack *s = find_from(h, at, stack_id, api);
 
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
 		growth_of(h, s, age_s, g);
+}
+
+void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
+		     struct report_growth *g)
+{
+	size_t at = 0;
+
+	history__growth_at(h, &at, stack_id, api, age_s, g);
 }
 
 void history__live_growth(const struct history *h, struct report_growth *g)

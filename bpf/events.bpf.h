@@ -34,8 +34,13 @@ int dl_debug_state(struct pt_regs *ctx)
 	struct memleak_proc *child = followed(ev.tgid);
 
 	if (child) {
-		/* A followed process loading the image it exec'd: hold it until probed. */
-		if (child->loading)
+		/*
+		 * A followed process of an exec'd image: held while it loads
+		 * the image until probed, then at each change of its
+		 * libraries until user space has read its maps (their names:
+		 * a library dlclose'd before a report is named all the same).
+		 */
+		if (child->loading || child->image)
 			stop_current();
 		return 0;
 	}
@@ -62,18 +67,22 @@ int py_exit(struct pt_regs *ctx)
 	struct memleak_proc *child;
 	__s64 proc;
 
-	if (!py_enabled)
-		return 0;
 	proc = proc_of(bpf_get_current_task_btf());
 	if (proc < 0)
 		return 0;
 	if (proc) {
-		/* A followed child: frozen on its own; what it copied of its code is enough. */
+		/*
+		 * A followed child (of the target's Python, or one that
+		 * exec'd its own): frozen on its own; what it copied of its
+		 * code is enough.
+		 */
 		child = followed(ev.tgid);
 		if (child && bpf_get_attach_cookie(ctx))
 			child->frozen = 1;
 		return 0;
 	}
+	if (!py_enabled)
+		return 0;
 	if (bpf_get_attach_cookie(ctx)) {
 		py_frozen = 1;
 		ev.finalize = 1;
@@ -144,14 +153,16 @@ int BPF_PROG(fork_follow, struct task_struct *parent, struct task_struct *child)
 	if (child->pid != child->tgid)
 		return 0;	/* a thread */
 	if (parent->tgid != targ_tgid) {
-		if (followed(parent->tgid))
-			follow_child(parent, child);
+		struct memleak_proc *from = followed(parent->tgid);
+
+		if (from)
+			follow_child(parent, child, from);
 		return 0;
 	}
 	if (follow_shell && !handoff_tgid)
 		handoff_tgid = child->tgid;
 	else if (follow)
-		follow_child(parent, child);
+		follow_child(parent, child, NULL);
 	else
 		count(CNT_UNTRACED_CHILDREN);
 	return 0;

@@ -21,7 +21,10 @@ struct {
 	__uint(max_entries, MEMLEAK_MAX_PROCS);
 } procs SEC(".maps");
 
-/* The allocator code of each process that exec'd (its addresses are its own). */
+/*
+ * The allocator code of each process that runs an image of its own (its
+ * addresses are its own): its exec's, copied to its forks.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -50,21 +53,40 @@ static __always_inline struct memleak_proc *followed(__u32 tgid)
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
-static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 ppid, __u32 proc)
+static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 proc, __u32 image)
 {
-	struct memleak_event ev = { .tgid = tgid, .kind = kind, .ppid = ppid, .proc = proc,
+	struct memleak_event ev = { .tgid = tgid, .kind = kind, .proc = proc, .image = image,
 				    .time_ns = bpf_ktime_get_ns() };
 
 	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 }
 
 /*
+ * The child of a process that runs an image of its own runs it too: its
+ * allocator's code, copied (the child's entry goes with it at its exit or
+ * exec); user space gives it the image's links and names (follow_images.c).
+ */
+static __always_inline void inherit_image(const struct memleak_proc *from, __u32 parent,
+					  __u32 child, struct memleak_proc *e)
+{
+	struct internal_set *set;
+
+	if (!from || !from->image)
+		return;
+	e->image = from->image;
+	set = bpf_map_lookup_elem(&own_internal, &parent);
+	if (set && bpf_map_update_elem(&own_internal, &child, set, BPF_ANY))
+		count(CNT_PROCS_MAP_FULL);
+}
+
+/*
  * A traced process started child: tag it and stop it before its first
  * instruction (a signal queued now is taken on its way to user mode). The
  * event that tells user space is reserved first: a child stopped without
- * one would stay stopped.
+ * one would stay stopped. from: the parent's entry, NULL for the target.
  */
-static __always_inline void follow_child(struct task_struct *parent, struct task_struct *child)
+static __always_inline void follow_child(struct task_struct *parent, struct task_struct *child,
+					 const struct memleak_proc *from)
 {
 	struct memleak_proc e = { __sync_fetch_and_add(&last_proc, 1) + 1 };
 	struct memleak_event *ev;
@@ -79,20 +101,24 @@ static __always_inline void follow_child(struct task_struct *parent, struct task
 		count(CNT_PROCS_MAP_FULL);
 		return;
 	}
+	inherit_image(from, parent->tgid, tgid, &e);
 	if (bpf_map_update_elem(&procs, &tgid, &e, BPF_NOEXIST)) {
 		count(CNT_PROCS_MAP_FULL);
+		bpf_map_delete_elem(&own_internal, &tgid);
 		bpf_ringbuf_discard(ev, 0);
 		return;
 	}
 	if (bpf_send_signal_task(child, SIGSTOP, PIDTYPE_TGID, 0)) {
 		bpf_map_delete_elem(&procs, &tgid);
+		bpf_map_delete_elem(&own_internal, &tgid);
 		count(CNT_PROCS_MAP_FULL);
 		bpf_ringbuf_discard(ev, 0);
 		return;
 	}
 	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
 	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FORK, .ppid = parent->tgid,
-				      .proc = e.tag, .time_ns = bpf_ktime_get_ns() };
+				      .proc = e.tag, .image = e.image,
+				      .time_ns = bpf_ktime_get_ns() };
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -103,7 +129,7 @@ static __always_inline bool follow_release(__u32 tgid)
 
 	if (!e)
 		return false;
-	follow_event(tgid, EVENT_GONE, 0, e->tag);
+	follow_event(tgid, EVENT_GONE, e->tag, e->image);
 	bpf_map_delete_elem(&procs, &tgid);
 	return true;
 }
@@ -131,15 +157,17 @@ static __always_inline bool follow_exec(__u32 tgid)
 		return true;
 	}
 	old = e->tag;
+	ev->image = e->image;
 	e->tag = __sync_fetch_and_add(&last_proc, 1) + 1;
 	e->frozen = 0;
-	e->own_image = 1;
+	e->image = e->tag;
 	e->loading = 1;
 	count(CNT_FOLLOW_EXECS);
 	bpf_send_signal(SIGSTOP);	/* the held ring, not CNT_STOP_REQUESTS: the watchdog's */
 	held[e->tag & (MEMLEAK_HELD - 1)] = tgid;
 	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FOLLOW_EXEC, .proc = e->tag,
-				      .prev = old, .time_ns = bpf_ktime_get_ns() };
+				      .prev = old, .image = ev->image,
+				      .time_ns = bpf_ktime_get_ns() };
 	bpf_ringbuf_submit(ev, 0);
 	return true;
 }

@@ -124,7 +124,7 @@ struct call_state {
 	__u32 flags;
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
 	__u32 proc;		/* its process's tag (memleak_proc) */
-	__u32 own_image;	/* its process exec'd: frame pointers, no Python (memleak_proc) */
+	__u32 image;		/* its process's own image: frame pointers, its Python (memleak_proc) */
 	__u64 released;		/* the block this thread's last free/delete released */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
@@ -147,7 +147,7 @@ __u32 py_exit_stop;	/* -c: stop it at its exit; -p only tells user space */
  * once and read its tgid: every helper call costs its own return thunk on
  * this machine's CPUs.
  */
-static __always_inline __s64 proc_image_of(struct task_struct *task, __u32 *own_image)
+static __always_inline __s64 proc_image_of(struct task_struct *task, __u32 *image)
 {
 	struct memleak_proc *e;
 
@@ -156,8 +156,8 @@ static __always_inline __s64 proc_image_of(struct task_struct *task, __u32 *own_
 	e = followed(task->tgid);
 	if (!e || e->frozen)
 		return -1;
-	if (own_image)
-		*own_image = e->own_image;
+	if (image)
+		*image = e->image;
 	return e->tag;
 }
 
@@ -226,8 +226,8 @@ static __always_inline bool called_from_allocator(__u64 sp)
 static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
 						     __u32 api, __u64 size, __u64 ptr)
 {
-	__u32 own_image = 0;
-	__s64 proc = proc_image_of(task, &own_image);
+	__u32 image = 0;
+	__s64 proc = proc_image_of(task, &image);
 	struct call_state *st;
 
 	if (proc < 0)
@@ -255,7 +255,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 	st->ptr = ptr;
 	st->flags = 0;
 	st->proc = proc;
-	st->own_image = own_image;
+	st->image = image;
 	return st;
 }
 
@@ -302,8 +302,8 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		return;
 	info.timestamp_ns = now_ns;
 	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
-						 st->own_image),
-				   st->proc, st->own_image),
+						 st->image),
+				   st->proc, st->image),
 		       st->api, size, &info.site);
 	if (!s)
 		return;

@@ -224,6 +224,12 @@ struct memleak_event {
 	__u32 ppid;		/* EVENT_FORK: the parent's tgid */
 	__u32 proc;		/* EVENT_FORK and after: the process's tag (memleak_proc) */
 	__u32 prev;		/* EVENT_FOLLOW_EXEC: its tag before the exec (proc: after) */
+	/*
+	 * EVENT_FORK: the image the child runs (its parent's: memleak_proc);
+	 * EVENT_GONE, _FOLLOW_EXEC: the image it ran until then.
+	 */
+	__u32 image;
+	__u32 pad;
 	__u64 time_ns;		/* EVENT_FORK, _FOLLOW_EXEC: bpf_ktime_get_ns() at the event */
 };
 
@@ -240,10 +246,12 @@ struct memleak_proc {
 	__u32 tag;
 	__u32 frozen;		/* Python's shutdown began: not traced from then on */
 	/*
-	 * It ran exec: an image of its own, whose stacks are walked by frame
-	 * pointers (the CFI rows and Python's offsets are the target's) ...
+	 * Not 0: it runs an image of its own, whose stacks are walked by frame
+	 * pointers (the CFI rows and Python's offsets are the target's): the
+	 * tag of the exec that started it, which its forks share (its
+	 * interpreter, its files) ...
 	 */
-	__u32 own_image;
+	__u32 image;
 	__u32 loading;		/* ... stopped at its dynamic linker's events until probed */
 };
 

@@ -17,10 +17,11 @@ struct py_offsets py;
 const volatile bool py_walk = false;
 
 /*
- * --follow: the interpreter of each process that exec'd one, by its tag
- * (user/probe/probes_python.c: set_image). Its frames' linetables carry the
- * tag above the user half of the address space, so that its code objects
- * are told from another process's at the same addresses.
+ * --follow: the interpreter of each image exec'd, by its tag (memleak_proc:
+ * image; user/probe/probes_python.c: set_image), which its forks share. The
+ * frames' linetables carry the process's own tag above the user half of the
+ * address space, so that its code objects are told from another process's
+ * at the same addresses.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -362,17 +363,17 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 }
 
 /*
- * The calling thread's Python frames (0: none). own_image: an exec'd
- * process, whose interpreter (if any) is its own. The target's is walked
- * by a copy of the walk of its own, where &py is a constant.
+ * The calling thread's Python frames (0: none). image: an exec'd image,
+ * whose interpreter (if any) is its own. The target's is walked by a copy
+ * of the walk of its own, where &py is a constant.
  */
-static __always_inline __u64 python_of(__u32 proc, __u32 own_image)
+static __always_inline __u64 python_of(__u32 proc, __u32 image)
 {
 	const struct py_offsets *o;
 
-	if (!follow || !own_image)
+	if (!follow || !image)
 		return py_enabled ? capture_python(&py, 0) : 0;
-	o = bpf_map_lookup_elem(&py_images, &proc);
+	o = bpf_map_lookup_elem(&py_images, &image);
 	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT) : 0;
 }
 
@@ -382,13 +383,13 @@ static __always_inline __u64 python_of(__u32 proc, __u32 own_image)
  * Python or its frames could not be kept. A global function: the verifier
  * checks it once, not at every record().
  */
-__noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 own_image)
+__noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
 {
 	struct stack_pair pair = { .native = native, .proc = proc }, *old;
 	__u64 id;
 
 	if (py_walk && native != MEMLEAK_NO_STACK)
-		pair.python = python_of(proc, own_image);
+		pair.python = python_of(proc, image);
 	if (!pair.python && !proc)
 		return native;
 	id = mix(mix(0x94d049bb133111ebULL, native), pair.python);
@@ -412,11 +413,11 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 own_image)
 }
 
 /* An allocation's stack id: for a thread running Python, with its frames. */
-static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 own_image)
+static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 image)
 {
 	if (!proc && (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK))
 		return native;
-	return py_pair_id(native, proc, own_image);
+	return py_pair_id(native, proc, image);
 }
 
 #endif

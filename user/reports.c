@@ -42,6 +42,7 @@
 #include "report/outfile.h"
 #include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
+#include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
 #include "tracer.h"
@@ -86,6 +87,8 @@ struct built {
 	struct snapshot *snap;
 	struct aggregate *agg;
 	struct maps *maps;	/* the target's code mappings */
+	struct report_image_maps *image_maps;	/* --follow: those of exec'd images' processes */
+	size_t nr_image_maps;
 	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
 	struct report *r;
 	double maps_s;		/* reading the maps took this long */
@@ -173,9 +176,13 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
 	if (!err && pprof)
 		err = modules__code_maps(tr->mods, &b->maps);
+	if (!err && pprof && tr->opts->follow)
+		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
 	if (!err && pprof)
 		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
+	meta->image_maps = b->image_maps;
+	meta->nr_image_maps = b->nr_image_maps;
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
@@ -240,6 +247,7 @@ static void built_free(struct built *b)
 	report__free(b->r);
 	report__free(b->freed);
 	maps__free(b->maps);
+	images__free_code_maps(&b->image_maps, &b->nr_image_maps);
 	aggregate__free(b->agg);
 	snapshot__free(b->snap);
 }
@@ -370,11 +378,22 @@ int tracer__report(struct tracer *tr, bool final)
 /* A sample of the peak, symbols read ahead. */
 static int tick(struct tracer *tr, const struct report_job *job)
 {
+	struct memleak_live live[KIND__COUNT];
+	uint64_t all = 0;
 	size_t nr;
 
-	/* A failed sample only costs precision: the next one comes soon. */
-	if (job->sample && !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
-		insight__tick(tr->ins, &job->at, tr->live, nr);
+	probes__live(tr->probes, live);
+	for (int k = 0; k < KIND__COUNT; k++)
+		all += live[k].bytes;
+	insight__tick(tr->ins, &job->at, all);
+	/*
+	 * A scan of every site (a torch job's 400,000 slots) only when the heap
+	 * passed the peak sampled so far: not 10 times a second for nothing.
+	 * A failed sample only costs precision: the next one comes soon.
+	 */
+	if (job->sample && insight__peak_due(tr->ins, live[KIND_HEAP].bytes) &&
+	    !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
+		insight__sample(tr->ins, &job->at, tr->live, nr);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
 	if (job->sample)
 		probes__peak_arm(tr->probes);
@@ -604,6 +623,13 @@ static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool 
 	return r->inner.attach_exit(r->inner.ctx, path, offset, finalize);
 }
 
+static int relay_attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t offset)
+{
+	struct code_relay *r = ctx;
+
+	return r->inner.attach_image_exit(r->inner.ctx, pid, path, offset);
+}
+
 static int relay_each_stack(void *ctx, const struct snapshot *snap,
 			    int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
@@ -630,6 +656,7 @@ void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
 		.on_exec = relay_on_exec,
 		.on_code = relay_on_code,
 		.attach_exit = relay_attach_exit,
+		.attach_image_exit = relay_attach_image_exit,
 		.each_stack = relay_each_stack,
 		.blocks = relay_blocks,
 	};

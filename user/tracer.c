@@ -74,15 +74,26 @@ void tracer__build_tables(struct tracer *tr)
 }
 
 /*
- * The target's mappings, for the reports' modules: taken in now, or kept
+ * The mappings of the target, or of a process of an image it exec'd
+ * (--follow), for the reports' modules: taken in now, or kept
  * until the job running is done (reports.c: the modules are its). Kept in
  * order, they make the same modules as if taken in one by one.
  */
-static void learn_maps(struct tracer *tr, struct maps *maps)
+static void take_maps(struct tracer *tr, const struct learned_maps *l)
 {
+	if (l->image)
+		images__update(tr->images, l->image, l->pid, l->maps);
+	else
+		modules__update(tr->mods, l->maps);
+	maps__free(l->maps);
+}
+
+static void learn_maps(struct tracer *tr, uint32_t image, pid_t pid, struct maps *maps)
+{
+	struct learned_maps l = { image, pid, maps };
+
 	if (!tracer__working(tr)) {
-		modules__update(tr->mods, maps);
-		maps__free(maps);
+		take_maps(tr, &l);
 		return;
 	}
 	if (vec__reserve(&tr->learned, &tr->cap_learned, tr->nr_learned + 1,
@@ -90,7 +101,7 @@ static void learn_maps(struct tracer *tr, struct maps *maps)
 		maps__free(maps);	/* a library unloaded before the next report stays unnamed */
 		return;
 	}
-	tr->learned[tr->nr_learned++] = maps;
+	tr->learned[tr->nr_learned++] = l;
 }
 
 static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
@@ -102,10 +113,8 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 
 void tracer__catch_up(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->nr_learned; i++) {
-		modules__update(tr->mods, tr->learned[i]);
-		maps__free(tr->learned[i]);
-	}
+	for (size_t i = 0; i < tr->nr_learned; i++)
+		take_maps(tr, &tr->learned[i]);
 	tr->nr_learned = 0;
 	if (tr->wrappers_learned)
 		set_wrappers(tr, tr->next_wrappers, tr->nr_next_wrappers);
@@ -123,7 +132,7 @@ void tracer__refresh_modules(struct tracer *tr)
 	if (tr->image_gone || tr->target->exited || maps__read(tr->target->pid, &maps))
 		return;
 	unwind__update(tr->unw, tr->target->pid, maps);
-	learn_maps(tr, maps);
+	learn_maps(tr, 0, 0, maps);
 }
 
 /* The objects to search: the target's lookup order, or -O's one object. */
@@ -413,7 +422,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = attach_allocator(tr, maps, lo);
 	if (!err) {
 		unwind__update(tr->unw, tr->target->pid, maps);
-		learn_maps(tr, maps);
+		learn_maps(tr, 0, 0, maps);
 		maps = NULL;
 	} else if (err != -ENOENT)
 		fprintf(stderr, "memleakbpf: cannot inspect pid %d: %s\n", tr->target->pid,
@@ -493,14 +502,24 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 {
 	char what[HOLD_WHAT_LEN] = "?";
 	bool image = new_image(tr, pid);
+	struct maps *libs;
+	uint32_t img;
 	struct timespec t0 = tr->awake;
 	double ms;
 	int err;
 
-	/* A followed process loading the image it exec'd: its own stop. */
+	/* A followed process of an image it exec'd: its own stop. */
 	if (pid != tr->target->pid && pid != probes__handoff(tr->probes) &&
-	    probes__follow_stopped(tr->probes, &tr->procs, tr->images, pid))
+	    probes__follow_stopped(tr->probes, &tr->procs, tr->images, pid, &img, &libs)) {
+		if (!libs)
+			return;
+		/* Its files, opened while the library is mapped: not after a job. */
+		tracer__settle_jobs(tr);
+		learn_maps(tr, img, pid, libs);
+		target__continue(pid);
+		tracer__resume_jobs(tr);
 		return;
+	}
 	if (image)
 		tracer__settle_jobs(tr);
 	if (target__wait_stopped(pid, STOP_WAIT_MS))
@@ -617,7 +636,7 @@ void tracer__reach_final(struct tracer *tr)
 void tracer__free(struct tracer *tr)
 {
 	for (size_t i = 0; i < tr->nr_learned; i++)
-		maps__free(tr->learned[i]);
+		maps__free(tr->learned[i].maps);
 	free(tr->learned);
 	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 	forget_paths(tr);

@@ -73,6 +73,13 @@ struct code_relay {
 	size_t nr_kept, cap_kept;
 };
 
+/* Maps of the target (image 0) or of an exec'd image's process (--follow: its tag). */
+struct learned_maps {
+	uint32_t image;
+	pid_t pid;		/* image: the process whose maps they are */
+	struct maps *maps;
+};
+
 struct tracer {
 	const struct opts *opts;
 	struct target *target;
@@ -111,7 +118,7 @@ struct tracer {
 	struct code_relay relay;
 	bool report_due, snapshot_due;	/* asked for while a job ran */
 	/* What stops learned while a job ran (tracer__catch_up). */
-	struct maps **learned;
+	struct learned_maps *learned;
 	size_t nr_learned, cap_learned;
 	struct alloc_wrapper *next_wrappers;
 	size_t nr_next_wrappers;

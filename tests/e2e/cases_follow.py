@@ -18,6 +18,12 @@ exec (an entry before it, marked execed, and one after). follow_exec_child:
 a forked child allocates a block and execs v_basic: the block freed by the
 exec, the image's figures exact under the child's pid, its frames named
 (its own files), -v's exec-to-probed delay;
+follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
+after its image was probed (one dlclose'd before the end), are named
+with their lines and callers, their figures exact;
+follow_pprof: --pprof of a child that execs v_basic: each process's
+blocks at their sites (go tool pprof), and each location in its own
+image's mapping (its executable's, not the target's);
 follow_spawn_exec: the same by vfork+exec and by posix_spawn;
 follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
 the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
@@ -30,7 +36,11 @@ link is left. follow_python_pool: a multiprocessing pool (fork) whose workers le
 each worker's blocks exact at the Python line that allocated them.
 follow_exec_python: -c --follow of a shell that runs a leaking Python
 victim (exec'd, not forked): its blocks exact at its Python line, with
-its callers, under the child's pid, as under -c.
+its callers, under the child's pid, as under -c (--os-exit: no shutdown);
+follow_exec_python_finalize: the same through Py_FinalizeEx, which frees
+the list: the child's figures end where they begin, as a Python target's.
+follow_exec_python_pool: the exec'd Python's pool workers (its forks, of
+its image, not the target's) exact at their Python line.
 """
 
 import os
@@ -42,6 +52,7 @@ import lib
 from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
 	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
 from cases_faults import kill_while_stopped
+from cases_outputs import GO, compare_sites, go_pprof, go_pprof_flat, site_bytes
 from cases_python import PY, PYVICTIMS, check_py_site, py_site_stacks, py_truth
 
 
@@ -271,6 +282,65 @@ EXEC_SAY = re.compile(r"1 exec'd images probed, each from its exec until its all
 		      r"probes were in place: at most [0-9.]+ ms")
 
 
+def case_follow_exec_dlopen(work):
+	"""A forked child execs v_dlopen, whose plugins come after its image was probed."""
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_dlopen")),
+			     ["--follow"])
+	truth = lib.parse_truth(work.read("truth.txt.1"))
+	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
+	if len(ps) != 1:
+		return ["%d exec'd images, expected 1" % len(ps)]
+	errs = check_sum(rep)
+	if "# closed: unmapped" not in work.read("truth.txt.1"):
+		errs.append("libp_closed.so was still mapped at the end: the case proves nothing")
+	for t in truth:
+		got = [rep["stacks"][pos] for pos in ps[0]["stacks"]
+		       if first_fn(rep, pos) == t["site"]]
+		figures = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
+		if figures != (t["bytes"], t["allocs"]):
+			errs.append("%s: pid %d holds %r there, truth %d, %d" % (
+				t["site"], ps[0]["pid"], figures, t["bytes"], t["allocs"]))
+		for s in got:
+			f = s["frames"][0]
+			callers = [g.get("function") for g in s["frames"][1:1 + len(t["callers"])]]
+			if (f.get("line"), callers) != (t["line"], t["callers"]) or \
+			   not f.get("module", "").endswith("/libp_%s.so" % t["site"].split("_")[-1]):
+				errs.append("%s: frames %r, expected line %d of its plugin, then %r" % (
+					t["site"], s["frames"][:3], t["line"], t["callers"]))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+RAW_LOCATION = re.compile(r"^\s*\d+: 0x[0-9a-f]+ (?:M=(\d+) )?\S+ (\S+):\d+")
+RAW_MAPPING = re.compile(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)")
+
+
+def case_follow_pprof(work):
+	"""--pprof of a child that execs v_basic: its locations in its own image's mappings."""
+	profile = work.path("final.pb.gz")
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_basic")),
+			     ["--follow", "--pprof", profile])
+	truth = read_truth(work) + lib.parse_truth(work.read("truth.txt.1"))
+	errs = compare_sites(go_pprof_flat(work, victim("v_fork"), profile, "inuse_space",
+					   "go_inuse"), site_bytes(truth), "go tool pprof inuse_space")
+	raw = go_pprof(work, ["-raw", profile], "go_raw").splitlines()
+	maps = dict(m.groups() for m in map(RAW_MAPPING.match, raw) if m)
+	seen = 0
+	for m in filter(None, map(RAW_LOCATION.match, raw)):
+		mapping, source = m.groups()
+		for vic in ("v_fork", "v_basic"):
+			if source != "tests/victims/%s.c" % vic:
+				continue
+			seen += 1
+			if not maps.get(mapping, "").endswith("/" + vic):
+				errs.append("a location of %s is in mapping %s (%s), not %s's" % (
+					source, mapping, maps.get(mapping), vic))
+	if not seen:
+		errs.append("no location of either victim in the profile")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_follow_spawn_exec(work):
 	"""vfork+exec, then posix_spawn, of v_basic: each image exact under its own pid."""
 	rc, rep = run_tracer(work, "%s spawn %s" % (victim("v_fork"), victim("v_basic")),
@@ -324,11 +394,10 @@ def case_follow_python_pool(work):
 	return check_workers(work, rc, rep)
 
 
-def case_follow_exec_python(work):
+def case_follow_exec_python(work, exit_arg=" --os-exit"):
 	"""A shell's child execs Python: its frames, from its own interpreter, exact."""
 	vic = os.path.join(PYVICTIMS, "grow_list.py")
-	# --os-exit: an exec'd interpreter is not stopped at its shutdown, which frees the list.
-	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s --os-exit; true"' % (work.path("truth.txt"), PY, vic)
+	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s%s; true"' % (work.path("truth.txt"), PY, vic, exit_arg)
 	rc, rep = run_tracer(work, cmd, ["--follow", "--all-stacks"])
 	text = work.read("tracer.stdout")
 	ps = [p for p in rep.get("processes") or [] if p.get("after_exec") and
@@ -348,6 +417,19 @@ def case_follow_exec_python(work):
 		errs.append("no line saying pid %d exec'd Python" % p["pid"])
 	common_checks(work, rc, 0, errs)
 	return errs
+
+
+def case_follow_exec_python_finalize(work):
+	"""The same, exiting through Py_FinalizeEx, which frees the list: its figures end there."""
+	return case_follow_exec_python(work, "")
+
+
+def case_follow_exec_python_pool(work):
+	"""A shell's child execs Python, whose pool workers (its forks) leak: named in its image."""
+	cmd = 'sh -c "VICTIM_TRUTH=%s %s %s; true"' % (work.path("truth.txt"), PY,
+						      os.path.join(PYVICTIMS, "pool_leak.py"))
+	rc, rep = run_tracer(work, cmd, ["--follow"])
+	return check_workers(work, rc, rep)
 
 
 def case_torch_loader_follow(work):
@@ -447,6 +529,8 @@ CASES = [
 	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
+	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
+	("follow_pprof", TRACE, [GO], case_follow_pprof),
 	("follow_spawn_exec", TRACE, [], case_follow_spawn_exec),
 	("follow_shell_script", TRACE, [], case_follow_shell_script),
 	("follow_prefork", TRACE, [], case_follow_prefork),
@@ -454,4 +538,6 @@ CASES = [
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),
 	("follow_exec_python", TRACE, [PY], case_follow_exec_python),
+	("follow_exec_python_finalize", TRACE, [PY], case_follow_exec_python_finalize),
+	("follow_exec_python_pool", TRACE, [PY], case_follow_exec_python_pool),
 ]

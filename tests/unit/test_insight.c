@@ -124,11 +124,17 @@ static void tick(struct run *w, double t_s, uint64_t scale)
 {
 	struct snap_live live[CROWD_NR];
 	struct timespec t = at(w, t_s);
+	uint64_t bytes = 0;
 
-	for (size_t i = 0; i < CROWD_NR; i++)
+	for (size_t i = 0; i < CROWD_NR; i++) {
 		live[i] = (struct snap_live){ .stack_id = CROWD + i, .api = API_MALLOC,
 					      .bytes = (i + 1) * scale, .allocs = i + 1 };
-	insight__tick(w->in, &t, live, CROWD_NR);
+		bytes += live[i].bytes;
+	}
+	insight__tick(w->in, &t, bytes);
+	/* As reports.c does: the sites are scanned only when the heap passed the peak. */
+	if (insight__peak_due(w->in, bytes))
+		insight__sample(w->in, &t, live, CROWD_NR);
 }
 
 /* Leak, cache and churn told apart; the peak from the best tick, its biggest stacks listed. */
@@ -141,8 +147,12 @@ TEST(insight_growth_churn_and_peak)
 	start(&w, 0);	/* no target to read: the verdict stays unknown */
 	ASSERT(w.in);
 	ASSERT(!insight__due(w.in));	/* the timer is 0.1 s away */
+	ASSERT(insight__peak_due(w.in, 1));	/* no sample yet */
 	tick(&w, 0.5, 1000);
 	tick(&w, 0.7, 10);
+	/* Another scan is due only past the sampled peak by a 64th. */
+	ASSERT(!insight__peak_due(w.in, 1000ull * CROWD_NR * (CROWD_NR + 1) / 2 * 65 / 64));
+	ASSERT(insight__peak_due(w.in, 1000ull * CROWD_NR * (CROWD_NR + 1) / 2 * 65 / 64 + 1));
 	for (unsigned k = 1; k <= 4; k++)
 		ASSERT(!report_at(&w, k, 0));
 	ASSERT(!fill(&w, &b));

@@ -204,21 +204,27 @@ static size_t sample_run(const struct pt_profile *p, size_t i, uint32_t num, uin
 	return n;
 }
 
-static bool render_profile(struct pt_profile *p)
+static bool render_report(struct pt_profile *p, const struct report *r)
 {
-	struct report r, freed;
 	char *gz = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&gz, &len);
 	bool ok;
 
-	pt_report(&r, &freed);
 	if (!f)
 		return false;
-	ok = !report_pprof__write(&r, f);
+	ok = !report_pprof__write(r, f);
 	ok = !fclose(f) && ok && read_profile(p, gz, len);
 	free(gz);
 	return ok;
+}
+
+static bool render_profile(struct pt_profile *p)
+{
+	struct report r, freed;
+
+	pt_report(&r, &freed);
+	return render_report(p, &r);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -361,6 +367,46 @@ TEST(pprof_proto_mappings)
 }
 
 /* Entered once each; hash collisions told apart by content. */
+/*
+ * --follow: the target's mappings, then an exec'd image's once (process 5
+ * exec'd it, 7 is its fork): a location of theirs is in the image's
+ * mapping, even at an address the target's mappings hold too.
+ */
+TEST(pprof_proto_image_mappings)
+{
+	static struct map_entry other_entries[] = {
+		{ .start = 0x55d0c2a4b000, .end = 0x55d0c2a4d000, .offset = 0x1000,
+		  .executable = true, .path = "/srv/other" },
+	};
+	static const struct maps other = { other_entries, 1 };
+	static const struct report_image_maps images[] = { { 5, &other }, { 7, &other } };
+	struct report_stack stacks[3];
+	uint64_t ids[16];
+	struct pt_profile p;
+	struct report r;
+
+	for (int i = 0; i < 3; i++)
+		stacks[i] = (struct report_stack){ .api = API_MALLOC, .bytes = 8, .allocs = 1,
+						   .frames = pt_frames_leak, .nr_frames = 1,
+						   .proc = (uint32_t[]){ 0, 5, 7 }[i] };
+	r = (struct report){ .pid = 42, .stacks = stacks, .nr_stacks = 3, .maps = &pt_maps,
+			     .image_maps = images, .nr_image_maps = 2 };
+	ASSERT(render_report(&p, &r));
+	ASSERT_EQ_U64(p.nr_mappings, 3);
+	ASSERT_EQ_U64(pb_read__uint(p.mappings[2], 1), 3);
+	ASSERT_EQ_STR(str(&p, pb_read__uint(p.mappings[2], 5)), "/srv/other");
+	for (size_t i = 0; i < 3; i++) {
+		const struct pt_location *l;
+
+		ASSERT_EQ_U64(sample_run(&p, i, 1, ids), 1);
+		l = location(&p, ids[0]);
+		ASSERT(l && l->address == 0x55d0c2a4b3b1);
+		ASSERT_EQ_U64(l->mapping, i ? 3 : 1);
+	}
+	free_profile(&p);
+	return true;
+}
+
 TEST(pprof_tables_intern)
 {
 	struct pprof_tables t;

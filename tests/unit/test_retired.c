@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/retired.h"
+#include "model/stackcache.h"
 #include "util/idmap.h"
 #include "unit.h"
 
@@ -42,11 +43,10 @@ TEST(retired_sites_add_up_and_stacks_read_back)
 {
 	struct retired *r = retired__new();
 	struct stack_trace *st = native(5, 0x1000);
-	struct py_stack *py = calloc(1, sizeof(*py)), back;
+	struct py_stack *py = calloc(1, sizeof(*py));
 	struct stack_pair pair = { 11, 22 }, got;
 	const struct retired_site *s;
-	const uint64_t *ips;
-	uint32_t nr, flags;
+	struct stack_blob *b, *shared;
 
 	/* One site reclaimed twice: its figures add up. */
 	ASSERT(retired__add_site(r, 11, API_MALLOC, 480, 10) == 0);
@@ -56,22 +56,30 @@ TEST(retired_sites_add_up_and_stacks_read_back)
 	ASSERT(s && s->total_allocs == 11 && s->total_bytes == 528);
 	ASSERT(retired__nr_sites(r) == 2 && !retired__site(r, 12, API_MALLOC));
 	/* Stacks by kind: a native stack, a Python one, a pair. */
-	ASSERT(retired__keep_native(r, 11, st) == 0);
+	ASSERT(retired__keep_native(r, 11, st, NULL) == 0);
 	py->nr = 2;
 	py->entries = 2;
 	py->frames[1].code = 0xc0de;
-	ASSERT(retired__keep_python(r, 22, py) == 0);
+	ASSERT(retired__keep_python(r, 22, py, NULL) == 0);
 	ASSERT(retired__keep_pair(r, 33, &pair) == 0);
-	ips = retired__native(r, 11, &nr, &flags);
-	ASSERT(ips && nr == 5 && ips[4] == 0x1004 && flags == 0);
-	ASSERT(!retired__native(r, 22, &nr, &flags));	/* a Python id is not a native one */
-	ASSERT(retired__python(r, 22, &back) && back.nr == 2 && back.entries == 2 &&
-	       back.frames[1].code == 0xc0de);
+	b = retired__native(r, 11);
+	ASSERT(b && b->id == 11 && b->s.nr_ips == 5 && b->s.ips[4] == 0x1004 && b->s.flags == 0);
+	ASSERT(!retired__native(r, 22));	/* a Python id is not a native one */
+	b = retired__python(r, 22);
+	ASSERT(b && b->s.py && b->s.py->nr == 2 && b->s.py->entries == 2 &&
+	       b->s.py->frames[1].code == 0xc0de);
 	ASSERT(retired__pair(r, 33, &got) && got.native == 11 && got.python == 22);
 	ASSERT(retired__nr_stacks(r) == 2);
+	/* A blob the stack cache has is shared, not copied: held once more, let go of with the store. */
+	shared = stack_blob__new(44, &(struct stack_copy){ .ips = (uint64_t *)st->ips, .nr_ips = 5 });
+	ASSERT(retired__keep_native(r, 44, st, shared) == 0);
+	ASSERT(retired__native(r, 44) == shared && shared->refs == 2);
+	ASSERT(retired__keep_native(r, 44, st, shared) == 0 && shared->refs == 2);	/* once */
 	free(st);
 	free(py);
 	retired__free(r);
+	ASSERT(shared->refs == 1);
+	stack_blob__put(shared);
 	return true;
 }
 
@@ -79,14 +87,13 @@ TEST(retired_trim_forgets_the_least_used_frames_and_keeps_the_figures)
 {
 	struct retired *r = retired__new();
 	uint64_t sites, allocs, bytes, kept = 0;
-	uint32_t nr, flags;
 
 	/* 100 stacks of 100 frames, one sweep each, one allocation each... */
 	for (uint64_t id = 1; id <= 100; id++) {
 		struct stack_trace *st = native(100, id << 16);
 
 		retired__next_sweep(r);
-		ASSERT(retired__keep_native(r, id, st) == 0);
+		ASSERT(retired__keep_native(r, id, st, NULL) == 0);
 		ASSERT(retired__add_site(r, id, API_MALLOC, 10, 1) == 0);
 		free(st);
 	}
@@ -97,9 +104,9 @@ TEST(retired_trim_forgets_the_least_used_frames_and_keeps_the_figures)
 	ASSERT(retired__trim(r, 40 * 830) == 0);
 	ASSERT(retired__nr_stacks(r) < 40 && retired__nr_stacks(r) >= 25);
 	for (uint64_t id = 1; id <= 10; id++)
-		ASSERT(retired__native(r, id, &nr, &flags) && retired__site(r, id, API_MALLOC));
-	ASSERT(retired__native(r, 100, &nr, &flags));	/* then the latest of the rest */
-	ASSERT(!retired__native(r, 11, &nr, &flags) && !retired__site(r, 11, API_MALLOC));
+		ASSERT(retired__native(r, id) && retired__site(r, id, API_MALLOC));
+	ASSERT(retired__native(r, 100));	/* then the latest of the rest */
+	ASSERT(!retired__native(r, 11) && !retired__site(r, 11, API_MALLOC));
 	/* What was forgotten is in the figures still: 10,100 allocations in all. */
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	for (size_t i = 0; i < retired__nr_sites(r); i++)

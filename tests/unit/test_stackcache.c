@@ -13,6 +13,18 @@ static struct stack_copy stack_of(uint64_t *ips, uint32_t nr, struct py_stack *p
 	return (struct stack_copy){ .ips = ips, .nr_ips = nr, .flags = STACK_TRUNCATED, .py = py };
 }
 
+/* The cache's ref of site id (the cache holding it, the caller not). */
+static struct stack_ref put(struct stackcache *c, uint64_t id, struct stack_blob *native,
+			    struct stack_blob *python)
+{
+	struct stack_ref ref = { .native = native, .python = python, .proc = (uint32_t)id };
+
+	if (stackcache__put(c, id, &ref))
+		ref.native = NULL;
+	stack_ref__put(&ref);
+	return ref;
+}
+
 TEST(stack_blob_copies_right_sized_and_is_shared)
 {
 	struct py_stack *py = calloc(1, sizeof(*py));
@@ -22,8 +34,8 @@ TEST(stack_blob_copies_right_sized_and_is_shared)
 
 	py->nr = 3;
 	py->frames[2].code = 0xc0de;
-	b = stack_blob__new(&s);
-	ASSERT(b);
+	b = stack_blob__new(5, &s);
+	ASSERT(b && b->id == 5);
 	memset(ips, 0, sizeof(ips));	/* the blob has its own copy */
 	py->frames[2].code = 0;
 	ASSERT(b->s.nr_ips == 8 && b->s.flags == STACK_TRUNCATED);
@@ -47,32 +59,74 @@ TEST(stackcache_lends_and_lets_go_what_a_reading_did_not_use)
 	struct stackcache *c = stackcache__new();
 	uint64_t ips[4];
 	struct stack_copy s = stack_of(ips, 4, NULL);
-	struct stack_blob *b, *lent;
+	struct stack_ref lent, ref;
 
 	stackcache__begin(c);
-	for (uint64_t id = 1; id <= 1000; id++) {
-		b = stack_blob__new(&s);
-		ASSERT(b && stackcache__put(c, id, b) == 0);
-		stack_blob__put(b);
-	}
-	ASSERT(stackcache__put(c, 7, b) == 0 && stackcache__nr(c) == 1000);	/* kept once */
+	for (uint64_t id = 1; id <= 1000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	ASSERT(stackcache__get(c, 7, &ref) && ref.proc == 7);
+	ASSERT(stackcache__put(c, 7, &ref) == 0 && stackcache__nr(c) == 1000);	/* kept once */
+	stack_ref__put(&ref);
 	stackcache__end(c);
 	ASSERT_EQ_U64(stackcache__nr(c), 1000);
 	/* The next reading uses the even ids only: the odd ones go. */
 	stackcache__begin(c);
-	for (uint64_t id = 2; id <= 1000; id += 2)
-		stack_blob__put(stackcache__get(c, id));
-	lent = stackcache__get(c, 998);
-	ASSERT(lent && lent->refs == 2);
+	for (uint64_t id = 2; id <= 1000; id += 2) {
+		ASSERT(stackcache__get(c, id, &ref));
+		stack_ref__put(&ref);
+	}
+	ASSERT(stackcache__get(c, 998, &lent) && lent.native->refs == 2 && !lent.python);
 	stackcache__end(c);
 	ASSERT_EQ_U64(stackcache__nr(c), 500);
-	ASSERT(stackcache__get(c, 3) == NULL);
+	ASSERT(!stackcache__get(c, 3, &ref) && !stackcache__native(c, 3));
+	ASSERT(stackcache__native(c, 4) && stackcache__native(c, 4)->id == 4);
 	/* A reading that uses none lets go of all; a lent copy outlives the cache's hold. */
 	stackcache__begin(c);
 	stackcache__end(c);
 	ASSERT_EQ_U64(stackcache__nr(c), 0);
-	ASSERT(lent->refs == 1 && lent->s.nr_ips == 4 && lent->s.ips[3] == 0x400000 + 48);
-	stack_blob__put(lent);
+	ASSERT(!stackcache__native(c, 998));
+	ASSERT(lent.native->refs == 1 && lent.native->s.nr_ips == 4 &&
+	       lent.native->s.ips[3] == 0x400000 + 48);
+	stack_ref__put(&lent);
 	stackcache__free(c);
+	return true;
+}
+
+TEST(stackcache_shares_frames_between_sites)
+{
+	struct stackcache *c = stackcache__new();
+	struct py_stack *py = calloc(1, sizeof(*py));
+	uint64_t ips[4];
+	struct stack_copy s = stack_of(ips, 4, NULL);
+	struct stack_blob *native, *python;
+	size_t one;
+
+	py->nr = 2;
+	stackcache__begin(c);
+	native = stack_blob__new(40, &s);
+	python = stack_blob__new(50, &(struct stack_copy){ .py = py });
+	/* Three sites of one native stack, the last two with the same Python frames. */
+	put(c, 100, stack_blob__hold(native), NULL);
+	put(c, 101, stack_blob__hold(native), stack_blob__hold(python));
+	one = stackcache__bytes(c);
+	put(c, 102, native, python);
+	ASSERT(stackcache__native(c, 40) == native && stackcache__python(c, 50) == python);
+	ASSERT(native->refs == 3 && python->refs == 2);
+	/* The frames are counted once: a third site adds no blob's bytes. */
+	ASSERT_EQ_U64(stackcache__bytes(c), one);
+	stackcache__end(c);
+	/* A reading using only the second keeps the native frames, still indexed. */
+	stackcache__begin(c);
+	{
+		struct stack_ref ref;
+
+		ASSERT(stackcache__get(c, 101, &ref));
+		stack_ref__put(&ref);
+	}
+	stackcache__end(c);
+	ASSERT(stackcache__nr(c) == 1 && stackcache__native(c, 40) == native && native->refs == 1);
+	ASSERT(stackcache__python(c, 50) == python && python->refs == 1);
+	stackcache__free(c);
+	free(py);
 	return true;
 }

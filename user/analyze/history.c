@@ -21,6 +21,7 @@
 #include <string.h>
 #include "history.h"
 #include "memleak.h"
+#include "util/keysort.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX		/* hstack.first: has never held bytes */
@@ -40,7 +41,10 @@ struct hstack {
 
 struct history {
 	struct hstack *stacks;	/* sorted by key */
-	size_t nr;
+	size_t nr, cap;
+	/* The next merge's room, kept: 70 MiB fresh from the kernel at every report otherwise. */
+	struct hstack *spare;
+	size_t cap_spare;
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
 	uint32_t npoints;
@@ -96,8 +100,9 @@ static void free_stacks(struct history *h)
 	for (size_t i = 0; i < h->nr; i++)
 		free(h->stacks[i].vals);
 	free(h->stacks);
-	h->stacks = NULL;
-	h->nr = 0;
+	free(h->spare);
+	h->stacks = h->spare = NULL;
+	h->nr = h->cap = h->cap_spare = 0;
 }
 
 void history__free(struct history *h)
@@ -238,24 +243,22 @@ static int update_site(struct history *h, struct hstack *s, const struct site_st
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
 }
 
-static int site_ptr_cmp(const void *a, const void *b)
-{
-	const struct snap_site *x = *(const struct snap_site *const *)a;
-	const struct snap_site *y = *(const struct snap_site *const *)b;
-
-	return key_cmp(x->stack_id, x->api, y->stack_id, y->api);
-}
-
 /* The snapshot's sites sorted by key, to merge with ours. */
 static const struct snap_site **sorted_sites(const struct snapshot *snap)
 {
 	const struct snap_site **v = malloc((snap->nr ?: 1) * sizeof(*v));
+	struct keyed *keys = malloc((snap->nr ?: 1) * sizeof(*keys));
 
-	if (!v)
+	for (size_t i = 0; keys && i < snap->nr; i++)
+		keys[i] = (struct keyed){ snap->sites[i].stack_id, snap->sites[i].api, (uint32_t)i };
+	if (!v || !keys || keysort(keys, snap->nr)) {
+		free(v);
+		free(keys);
 		return NULL;
+	}
 	for (size_t i = 0; i < snap->nr; i++)
-		v[i] = &snap->sites[i];
-	qsort(v, snap->nr, sizeof(*v), site_ptr_cmp);
+		v[i] = &snap->sites[keys[i].index];
+	free(keys);
 	return v;
 }
 
@@ -295,14 +298,14 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 {
 	const struct snap_site **v = sorted_sites(snap);
 	struct hstack *out;
-	size_t i = 0, j = 0, n = 0;
+	size_t i = 0, j = 0, n = 0, n_cap;
 	int err = 0;
 
-	out = v ? malloc((h->nr + snap->nr + 1) * sizeof(*out)) : NULL;
-	if (!out) {
+	if (!v || vec__reserve(&h->spare, &h->cap_spare, h->nr + snap->nr + 1, sizeof(*out))) {
 		free(v);
 		return -ENOMEM;
 	}
+	out = h->spare;
 	while (i < h->nr || j < snap->nr) {
 		/* < 0: only ours; > 0: only the snapshot's; 0: both. */
 		int c = i == h->nr ? 1 : j == snap->nr ? -1 :
@@ -321,8 +324,9 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 			j++;
 	}
 	free(v);
-	free(h->stacks);
+	h->spare = h->stacks;
 	h->stacks = out;
+	n_cap = h->cap, h->cap = h->cap_spare, h->cap_spare = n_cap;
 	h->nr = n;
 	return err;
 }
@@ -611,7 +615,7 @@ static int churn_cmp(const void *a, const void *b)
 		return x->stats.total_allocs > y->stats.total_allocs ? -1 : 1;
 	if (x->stats.total_bytes != y->stats.total_bytes)
 		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
-	return site_ptr_cmp(a, b);
+	return key_cmp(x->stack_id, x->api, y->stack_id, y->api);
 }
 
 /*

@@ -108,15 +108,13 @@ void insight__reset(struct insight *in, pid_t pid)
  * Every INSIGHT_MEM_TICKS, the target's memory: when it has exited by the
  * final report, the last of these readings stands for its end.
  */
-static void read_memory(struct insight *in, double t_s, const struct snap_live *live, size_t nr)
+static void read_memory(struct insight *in, double t_s, uint64_t live_bytes)
 {
 	struct memstat ms;
 
 	if (in->ticks++ % INSIGHT_MEM_TICKS || !in->pid || memstat__read(in->pid, &ms))
 		return;
-	in->last = (struct mem_reading){ .ms = ms, .t_s = t_s };
-	for (size_t i = 0; i < nr; i++)
-		in->last.live += live[i].bytes;
+	in->last = (struct mem_reading){ .ms = ms, .t_s = t_s, .live = live_bytes };
 	in->have_last = true;
 }
 
@@ -127,13 +125,22 @@ bool insight__due(struct insight *in)
 	return read(in->timerfd, &ticks, sizeof(ticks)) == sizeof(ticks) && in->started;
 }
 
-void insight__tick(struct insight *in, const struct timespec *now, const struct snap_live *live,
-		   size_t nr)
+void insight__tick(struct insight *in, const struct timespec *now, uint64_t live_bytes)
 {
-	double t_s = seconds(in, ns_of(now));
+	read_memory(in, seconds(in, ns_of(now)), live_bytes);
+}
 
-	history__tick(in->h, t_s, live, nr);
-	read_memory(in, t_s, live, nr);
+bool insight__peak_due(const struct insight *in, uint64_t heap_bytes)
+{
+	const struct history_peak *pk = history__peak(in->h);
+
+	return !pk || heap_bytes > pk->bytes + (pk->bytes >> 6);
+}
+
+void insight__sample(struct insight *in, const struct timespec *now,
+		     const struct snap_live *live, size_t nr)
+{
+	history__tick(in->h, seconds(in, ns_of(now)), live, nr);
 }
 
 int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,

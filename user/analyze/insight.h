@@ -2,7 +2,8 @@
 /*
  * Leak, cache, churn, peak, fragmentation: what the run's history says,
  * added to each report. Owns the history (history.c), keeps the live
- * figures its caller samples every INSIGHT_TICK_MS for the peak, reads the
+ * figures its caller samples (at most every INSIGHT_TICK_MS, when the heap
+ * passed the peak sampled so far) for the peak, reads the
  * target's memory at each report (memstat.c) and judges it (verdict.c).
  * It reads no BPF map and symbolizes nothing: the caller hands it the
  * figures, and the stacks of the sites it picks (insight_stacks_fn), so
@@ -43,11 +44,19 @@ int insight__fd(const struct insight *in);
 void insight__start(struct insight *in, pid_t pid, const struct timespec *start);
 /* pid is a new image (exec): what the old one held is gone. */
 void insight__reset(struct insight *in, pid_t pid);
-/* The timer fired: true when a sample is due (snapshot__live, then insight__tick). */
+/* The timer fired: true when a tick is due (insight__tick). */
 bool insight__due(struct insight *in);
-/* The live figures of every site (nr of them) at now, CLOCK_MONOTONIC. */
-void insight__tick(struct insight *in, const struct timespec *now, const struct snap_live *live,
-		   size_t nr);
+/* A tick at now (CLOCK_MONOTONIC), live_bytes live (BPF's counters, every kind). */
+void insight__tick(struct insight *in, const struct timespec *now, uint64_t live_bytes);
+/*
+ * Is a sample of every site's figures worth its scan of the site table:
+ * the heap, at heap_bytes now, past the peak sampled so far by a 64th (the
+ * rise BPF is armed to tell of), or no sample yet?
+ */
+bool insight__peak_due(const struct insight *in, uint64_t heap_bytes);
+/* The live figures of every site (nr of them) at now: a sample of the peak. */
+void insight__sample(struct insight *in, const struct timespec *now,
+		     const struct snap_live *live, size_t nr);
 /* A report's snapshot and totals, and the memory of pid now (0: gone). 0 or -errno. */
 int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 		 const struct aggregate *agg);

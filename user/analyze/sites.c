@@ -44,11 +44,15 @@ bool sites__own_module(const char *module, const char *interp)
 	return !report__is_shared_object(slash + 1) || !is_library_path(module);
 }
 
+bool sites__own_python_file(const char *file)
+{
+	return !(file && report__starts(file, IMPORTLIB_FILE));
+}
+
 bool sites__own_frame(const struct report_frame *f, bool python, const char *interp)
 {
 	if (python)
-		return f->language == FRAME_PYTHON &&
-		       !(f->file && report__starts(f->file, IMPORTLIB_FILE));
+		return f->language == FRAME_PYTHON && sites__own_python_file(f->file);
 	return f->language == FRAME_NATIVE && sites__own_module(f->module, interp);
 }
 
@@ -86,13 +90,70 @@ static int cmp_in_site(const struct report_stack *stacks, size_t a, size_t b)
 	return a < b ? -1 : a > b;
 }
 
+/* What cmp_frame compares, hashed: equal frames hash alike. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return (h ^ (s ? 1 : 2)) * 0x100000001b3ULL;
+}
+
+static uint64_t hash_frame(const struct report_frame *f)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (!f)
+		return h;
+	h = hash_str(hash_str(hash_str(h ^ f->language, f->module), f->function), f->file);
+	h = (h ^ (uint32_t)f->line) * 0x100000001b3ULL;
+	if (!(f->file && f->line > 0))
+		h = (h ^ (f->module ? f->module_offset : f->address)) * 0x100000001b3ULL;
+	return h ^ h >> 31;
+}
+
+/*
+ * Each stack's group: the first stack whose site frame equals its own, by
+ * a hash table checked with cmp_frame. One comparison of names per stack,
+ * where sorting 200,000 stacks by their names took 18 each.
+ */
+static int group_stacks(const struct report *r, size_t *group)
+{
+	size_t cap = 64, mask;
+	size_t *slots;
+
+	while (cap < 2 * r->nr_stacks)
+		cap *= 2;
+	mask = cap - 1;
+	slots = calloc(cap, sizeof(*slots));	/* a stack's index + 1; 0: free */
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_stacks; i++) {
+		const struct report_frame *f = r->stacks[i].site_frame;
+		size_t at = hash_frame(f) & mask;
+
+		while (slots[at] && cmp_frame(r->stacks[slots[at] - 1].site_frame, f))
+			at = (at + 1) & mask;
+		if (!slots[at])
+			slots[at] = i + 1;
+		group[i] = slots[at] - 1;
+	}
+	free(slots);
+	return 0;
+}
+
+struct by_group {
+	const struct report_stack *stacks;
+	const size_t *group;
+};
+
 static int cmp_stack(const void *pa, const void *pb, void *arg)
 {
-	const struct report_stack *stacks = arg;
+	const struct by_group *g = arg;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int c = cmp_frame(stacks[a].site_frame, stacks[b].site_frame);
 
-	return c ? c : cmp_in_site(stacks, a, b);
+	if (g->group[a] != g->group[b])
+		return g->group[a] < g->group[b] ? -1 : 1;
+	return cmp_in_site(g->stacks, a, b);
 }
 
 /* The biggest first; the tie-breakers keep two reports of one snapshot equal. */
@@ -145,20 +206,18 @@ static void sum_site(const struct report *r, struct report_site *site)
 	site->frame = r->stacks[site->stacks[0]].site_frame;
 }
 
-/* Runs of order (sorted by site frame) into sites: 0 or -ENOMEM. */
-static int make_sites(struct report *r, size_t *order)
+/* Runs of order (sorted by group) into sites: 0 or -ENOMEM. */
+static int make_sites(struct report *r, size_t *order, const size_t *group)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nr_stacks; i++)
-		n += !i || cmp_frame(r->stacks[order[i - 1]].site_frame,
-				     r->stacks[order[i]].site_frame);
+		n += !i || group[order[i - 1]] != group[order[i]];
 	r->sites = calloc(n ?: 1, sizeof(*r->sites));
 	if (!r->sites)
 		return -ENOMEM;
 	for (size_t i = 0, start = 0; i < r->nr_stacks; i++) {
-		if (i + 1 < r->nr_stacks && !cmp_frame(r->stacks[order[i]].site_frame,
-						       r->stacks[order[i + 1]].site_frame))
+		if (i + 1 < r->nr_stacks && group[order[i]] == group[order[i + 1]])
 			continue;
 		r->sites[r->nr_sites] = (struct report_site){ .stacks = &order[start],
 							      .nr_stacks = i + 1 - start };
@@ -204,15 +263,21 @@ static void keep(struct report *r, size_t file_sites, size_t file_stacks)
 int sites__group(struct report *r, size_t file_sites, size_t file_stacks)
 {
 	size_t *order = malloc((r->nr_stacks ?: 1) * sizeof(*order));
-	int err;
+	size_t *group = malloc((r->nr_stacks ?: 1) * sizeof(*group));
+	int err = order && group ? group_stacks(r, group) : -ENOMEM;
 
-	if (!order)
-		return -ENOMEM;
+	if (err) {
+		free(order);
+		free(group);
+		return err;
+	}
 	for (size_t i = 0; i < r->nr_stacks; i++)
 		order[i] = i;
-	qsort_r(order, r->nr_stacks, sizeof(*order), cmp_stack, r->stacks);
+	qsort_r(order, r->nr_stacks, sizeof(*order), cmp_stack,
+		&(struct by_group){ r->stacks, group });
 	r->site_stacks = order;
-	err = make_sites(r, order);
+	err = make_sites(r, order, group);
+	free(group);
 	if (err)
 		return err;
 	qsort(r->sites, r->nr_sites, sizeof(*r->sites), cmp_site);

@@ -54,6 +54,9 @@
  */
 bool sites__own_module(const char *module, const char *interp);
 
+/* Is a Python frame of this source file the program's own (NULL: unknown code, which is)? */
+bool sites__own_python_file(const char *file);
+
 /*
  * Is f the program's own code, for a stack with Python frames (python) or
  * without? See above: with them only Python frames count.

@@ -283,6 +283,15 @@ struct report_process {
 
 struct maps;
 
+/*
+ * --follow: the code mappings of a process that runs an image of its own
+ * (one it exec'd, or its parent's), for the heap profiles' mappings.
+ */
+struct report_image_maps {
+	uint32_t proc;			/* its tag */
+	const struct maps *maps;	/* its image's: the same pointer for each of its processes */
+};
+
 struct report {
 	int pid;
 	const char *command;	/* command line (-c) or /proc/PID/cmdline (-p); may be NULL */
@@ -314,6 +323,8 @@ struct report {
 	bool all_stacks;	/* --all-stacks: the files hold every stack */
 	/* For some writers only; borrowed (the caller frees them after the report), may be NULL. */
 	const struct maps *maps;	/* the target's code mappings: the heap profiles' mappings */
+	const struct report_image_maps *image_maps;	/* --follow: other images' (tag order) */
+	size_t nr_image_maps;
 	const struct report *freed;	/* stacks with nothing outstanding: pprof's alloc totals */
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	bool folded_by_process;	/* --folded-by-process: each folded stack rooted at its process */

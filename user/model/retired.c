@@ -4,22 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "retired.h"
+#include "stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
 
-/* A native stack or a Python one, trimmed to its frames. */
+/* A native stack or a Python one: its frames, in a blob it may share with the stack cache. */
 struct kept {
 	uint64_t id;
-	uint32_t nr;
-	uint32_t flags;
-	uint64_t entries;	/* Python: py_stack.entries */
 	uint32_t sweep;		/* when it was last let go of */
 	bool python;
 	uint64_t weight;	/* allocations of the retired sites it stands in (trim) */
-	union {
-		uint64_t ips[0];
-		struct py_frame frames[0];
-	};
+	struct stack_blob *blob;
 };
 
 struct retired {
@@ -46,6 +41,18 @@ uint64_t retired__site_key(uint64_t stack_id, uint32_t api)
 	return h ^ h >> 29 ?: 1;
 }
 
+/* What a kept stack counts for: its blob, shared or not (the store's budget is its own). */
+static size_t size_of(const struct kept *k)
+{
+	return sizeof(*k) + stack_blob__size(k->blob);
+}
+
+static void let_go(struct kept *k)
+{
+	stack_blob__put(k->blob);
+	free(k);
+}
+
 struct retired *retired__new(void)
 {
 	return calloc(1, sizeof(struct retired));
@@ -56,7 +63,7 @@ void retired__free(struct retired *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nr_kept; i++)
-		free(r->kept[i]);
+		let_go(r->kept[i]);
 	free(r->kept);
 	free(r->sites);
 	free(r->pairs);
@@ -105,67 +112,55 @@ const struct retired_site *retired__site_at(const struct retired *r, size_t i)
 	return i < r->nr_sites ? &r->sites[i] : NULL;
 }
 
-/* Keep a copy of size bytes of k under id in map. */
-static int keep(struct retired *r, struct idmap *map, uint64_t id, const struct kept *k,
-		size_t size)
+/*
+ * Keep blob (held: shared, or made for it) under id in map; a stack let go
+ * of again (a thread's stack cache handed its id out again) is still in use.
+ */
+static int keep(struct retired *r, struct idmap *map, uint64_t id, struct stack_blob *blob)
 {
-	struct kept *copy;
+	struct kept *k;
 	uint32_t i;
 
 	if (idmap__get(map, id, &i)) {
-		r->kept[i]->sweep = r->sweep;	/* let go of again: still in use */
+		r->kept[i]->sweep = r->sweep;
+		stack_blob__put(blob);
 		return 0;
 	}
 	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)))
-		return -ENOMEM;
-	copy = malloc(size);
-	if (!copy || idmap__put(map, id, (uint32_t)r->nr_kept)) {
-		free(copy);
-		return -ENOMEM;
+		goto nomem;
+	k = malloc(sizeof(*k));
+	if (!k || idmap__put(map, id, (uint32_t)r->nr_kept)) {
+		free(k);
+		goto nomem;
 	}
-	memcpy(copy, k, size);
-	copy->id = id;
-	copy->sweep = r->sweep;
-	copy->python = map == &r->python_of;
-	r->kept[r->nr_kept++] = copy;
-	r->kept_bytes += size;
+	*k = (struct kept){ .id = id, .sweep = r->sweep, .python = map == &r->python_of,
+			    .blob = blob };
+	r->kept[r->nr_kept++] = k;
+	r->kept_bytes += size_of(k);
 	return 0;
+nomem:
+	stack_blob__put(blob);
+	return -ENOMEM;
 }
 
-int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st)
+int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st,
+			 struct stack_blob *shared)
 {
-	uint32_t nr = st->nr < MEMLEAK_MAX_STACK_DEPTH ? st->nr : MEMLEAK_MAX_STACK_DEPTH;
-	size_t size = offsetof(struct kept, ips) + nr * sizeof(uint64_t);
-	struct kept *k = malloc(size);
-	int err;
+	struct stack_copy c = { .ips = (uint64_t *)st->ips, .flags = st->flags,
+				.nr_ips = st->nr < MEMLEAK_MAX_STACK_DEPTH ? st->nr
+									  : MEMLEAK_MAX_STACK_DEPTH };
+	struct stack_blob *b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
 
-	if (!k)
-		return -ENOMEM;
-	k->nr = nr;
-	k->flags = st->flags;
-	k->entries = 0;
-	memcpy(k->ips, st->ips, nr * sizeof(uint64_t));
-	err = keep(r, &r->native_of, id, k, size);
-	free(k);
-	return err;
+	return b ? keep(r, &r->native_of, id, b) : -ENOMEM;
 }
 
-int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st)
+int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st,
+			 struct stack_blob *shared)
 {
-	uint32_t nr = st->nr < MEMLEAK_PY_MAX_FRAMES ? st->nr : MEMLEAK_PY_MAX_FRAMES;
-	size_t size = offsetof(struct kept, frames) + nr * sizeof(struct py_frame);
-	struct kept *k = malloc(size);
-	int err;
+	struct stack_copy c = { .py = (struct py_stack *)st };
+	struct stack_blob *b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
 
-	if (!k)
-		return -ENOMEM;
-	k->nr = nr;
-	k->flags = st->flags;
-	k->entries = st->entries;
-	memcpy(k->frames, st->frames, nr * sizeof(struct py_frame));
-	err = keep(r, &r->python_of, id, k, size);
-	free(k);
-	return err;
+	return b ? keep(r, &r->python_of, id, b) : -ENOMEM;
 }
 
 int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair)
@@ -181,16 +176,11 @@ int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *
 	return 0;
 }
 
-const uint64_t *retired__native(const struct retired *r, uint64_t id, uint32_t *nr,
-				uint32_t *flags)
+struct stack_blob *retired__native(const struct retired *r, uint64_t id)
 {
 	uint32_t i;
 
-	if (!idmap__get(&r->native_of, id, &i))
-		return NULL;
-	*nr = r->kept[i]->nr;
-	*flags = r->kept[i]->flags;
-	return r->kept[i]->ips;
+	return idmap__get(&r->native_of, id, &i) ? r->kept[i]->blob : NULL;
 }
 
 bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
@@ -203,19 +193,11 @@ bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
 	return true;
 }
 
-bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out)
+struct stack_blob *retired__python(const struct retired *r, uint64_t id)
 {
-	const struct kept *k;
 	uint32_t i;
 
-	if (!idmap__get(&r->python_of, id, &i))
-		return false;
-	k = r->kept[i];
-	out->nr = k->nr;
-	out->flags = k->flags;
-	out->entries = k->entries;
-	memcpy(out->frames, k->frames, k->nr * sizeof(struct py_frame));
-	return true;
+	return idmap__get(&r->python_of, id, &i) ? r->kept[i]->blob : NULL;
 }
 
 size_t retired__nr_stacks(const struct retired *r)
@@ -288,11 +270,10 @@ static int keep_latest(struct retired *r, size_t max_bytes)
 	idmap__clear(&r->python_of);
 	for (size_t i = 0; i < r->nr_kept; i++) {
 		struct kept *k = r->kept[i];
-		size_t size = k->python ? offsetof(struct kept, frames) + k->nr * sizeof(struct py_frame)
-					: offsetof(struct kept, ips) + k->nr * sizeof(uint64_t);
+		size_t size = size_of(k);
 
 		if (bytes + size > max_bytes) {
-			free(k);
+			let_go(k);
 			continue;
 		}
 		bytes += size;

@@ -16,6 +16,8 @@
 #include <linux/types.h>
 #include "memleak.h"
 
+struct stack_blob;
+
 struct retired_site {
 	uint64_t stack_id;
 	uint32_t api;
@@ -39,16 +41,19 @@ const struct retired_site *retired__site(const struct retired *r, uint64_t stack
 size_t retired__nr_sites(const struct retired *r);
 const struct retired_site *retired__site_at(const struct retired *r, size_t i);
 
-/* Keep a stack the BPF map lets go of (once per id). 0 or -ENOMEM. */
-int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st);
+/*
+ * Keep a stack the BPF map lets go of (once per id): shared, the blob the
+ * stack cache has of it (held here too), else a copy of st. 0 or -ENOMEM.
+ */
+int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st,
+			 struct stack_blob *shared);
 int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair);
-int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st);
-/* A kept stack: its frames (nr in *nr, flags in *flags), or NULL. */
-const uint64_t *retired__native(const struct retired *r, uint64_t id, uint32_t *nr,
-				uint32_t *flags);
+int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st,
+			 struct stack_blob *shared);
+/* A kept stack's blob, not held for the caller (valid under the store's lock), or NULL. */
+struct stack_blob *retired__native(const struct retired *r, uint64_t id);
+struct stack_blob *retired__python(const struct retired *r, uint64_t id);
 bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out);
-/* A kept Python stack into *out (frames past nr left alone); false when not kept. */
-bool retired__python(const struct retired *r, uint64_t id, struct py_stack *out);
 
 /* A sweep begins: stacks let go of from now on are the latest. */
 void retired__next_sweep(struct retired *r);

@@ -10,15 +10,17 @@
 struct entry {
 	uint64_t id;
 	uint32_t gen;		/* the last reading that used it */
-	struct stack_blob *blob;
+	struct stack_ref ref;
 };
 
 struct stackcache {
 	struct entry *entries;
 	size_t nr, cap;
-	struct idmap index;	/* id -> its entry in entries */
+	struct idmap index;	/* site stack id -> its entry in entries */
+	/* Native and Python stack id -> an entry holding its blob. */
+	struct idmap natives, pythons;
 	uint32_t gen;
-	size_t bytes;		/* of the blobs */
+	size_t bytes;		/* of the blobs indexed: each once, however many hold it */
 };
 
 size_t stackcache__py_size(uint32_t nr)
@@ -27,24 +29,31 @@ size_t stackcache__py_size(uint32_t nr)
 	return offsetof(struct py_stack, frames) + nr * sizeof(struct py_frame);
 }
 
-static size_t blob_size(const struct stack_copy *s)
+static size_t copy_size(const struct stack_copy *s)
 {
 	return sizeof(struct stack_blob) + s->nr_ips * sizeof(*s->ips) +
 	       (s->py ? stackcache__py_size(s->py->nr) : 0);
 }
 
-struct stack_blob *stack_blob__new(const struct stack_copy *s)
+size_t stack_blob__size(const struct stack_blob *b)
 {
-	struct stack_blob *b = malloc(blob_size(s));
+	return b ? copy_size(&b->s) : 0;
+}
+
+struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
+{
+	struct stack_blob *b = malloc(copy_size(s));
 	size_t ips = s->nr_ips * sizeof(*s->ips);
 
 	if (!b)
 		return NULL;
 	b->refs = 1;
-	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags, .proc = s->proc };
+	b->id = id;
+	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags };
 	/* The frames right after the header, then the Python frames: all 8-byte aligned. */
 	b->s.ips = (uint64_t *)(b + 1);
-	memcpy(b->s.ips, s->ips, ips);
+	if (ips)
+		memcpy(b->s.ips, s->ips, ips);
 	if (s->py) {
 		b->s.py = (struct py_stack *)((char *)b->s.ips + ips);
 		memcpy(b->s.py, s->py, stackcache__py_size(s->py->nr));
@@ -54,7 +63,8 @@ struct stack_blob *stack_blob__new(const struct stack_copy *s)
 
 struct stack_blob *stack_blob__hold(struct stack_blob *b)
 {
-	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+	if (b)
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 	return b;
 }
 
@@ -62,6 +72,18 @@ void stack_blob__put(struct stack_blob *b)
 {
 	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
 		free(b);
+}
+
+void stack_ref__hold(const struct stack_ref *r)
+{
+	stack_blob__hold(r->native);
+	stack_blob__hold(r->python);
+}
+
+void stack_ref__put(const struct stack_ref *r)
+{
+	stack_blob__put(r->native);
+	stack_blob__put(r->python);
 }
 
 struct stackcache *stackcache__new(void)
@@ -74,9 +96,11 @@ void stackcache__free(struct stackcache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr; i++)
-		stack_blob__put(c->entries[i].blob);
+		stack_ref__put(&c->entries[i].ref);
 	free(c->entries);
 	idmap__free(&c->index);
+	idmap__free(&c->natives);
+	idmap__free(&c->pythons);
 	free(c);
 }
 
@@ -85,17 +109,38 @@ void stackcache__begin(struct stackcache *c)
 	c->gen++;
 }
 
-struct stack_blob *stackcache__get(struct stackcache *c, uint64_t id)
+bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 {
 	uint32_t at;
 
 	if (!idmap__get(&c->index, id, &at))
-		return NULL;
+		return false;
 	c->entries[at].gen = c->gen;
-	return stack_blob__hold(c->entries[at].blob);
+	*out = c->entries[at].ref;
+	stack_ref__hold(out);
+	return true;
 }
 
-int stackcache__put(struct stackcache *c, uint64_t id, struct stack_blob *b)
+/* Index the blobs of entry at by their own ids, where none is yet. */
+static int index_blobs(struct stackcache *c, uint32_t at)
+{
+	const struct stack_ref *r = &c->entries[at].ref;
+
+	if (r->native && r->native->id != MEMLEAK_NO_STACK &&
+	    !idmap__get(&c->natives, r->native->id, NULL)) {
+		if (idmap__put(&c->natives, r->native->id, at))
+			return -ENOMEM;
+		c->bytes += stack_blob__size(r->native);
+	}
+	if (r->python && !idmap__get(&c->pythons, r->python->id, NULL)) {
+		if (idmap__put(&c->pythons, r->python->id, at))
+			return -ENOMEM;
+		c->bytes += stack_blob__size(r->python);
+	}
+	return 0;
+}
+
+int stackcache__put(struct stackcache *c, uint64_t id, const struct stack_ref *ref)
 {
 	struct entry *e;
 
@@ -104,12 +149,43 @@ int stackcache__put(struct stackcache *c, uint64_t id, struct stack_blob *b)
 	if (vec__reserve_min(&c->entries, &c->cap, c->nr + 1, sizeof(*e), 1024) ||
 	    idmap__put(&c->index, id, (uint32_t)c->nr))
 		return -ENOMEM;
-	c->entries[c->nr++] = (struct entry){ id, c->gen, stack_blob__hold(b) };
-	c->bytes += blob_size(&b->s);
+	e = &c->entries[c->nr];
+	*e = (struct entry){ id, c->gen, *ref };
+	stack_ref__hold(ref);
+	/* Not indexed, its blobs are not shared: the entry itself stands. */
+	(void)index_blobs(c, (uint32_t)c->nr++);
 	return 0;
 }
 
-/* Keep the used copies at the front, and index them again. */
+struct stack_blob *stackcache__native(const struct stackcache *c, uint64_t id)
+{
+	uint32_t at;
+
+	return idmap__get(&c->natives, id, &at) ? c->entries[at].ref.native : NULL;
+}
+
+struct stack_blob *stackcache__python(const struct stackcache *c, uint64_t id)
+{
+	uint32_t at;
+
+	return idmap__get(&c->pythons, id, &at) ? c->entries[at].ref.python : NULL;
+}
+
+/* Index the kept entries again, at their new places. */
+static void reindex(struct stackcache *c)
+{
+	idmap__clear(&c->index);
+	idmap__clear(&c->natives);
+	idmap__clear(&c->pythons);
+	c->bytes = 0;
+	/* Room for them all is there already: idmap__put cannot fail below its size. */
+	for (size_t i = 0; i < c->nr; i++) {
+		(void)idmap__put(&c->index, c->entries[i].id, (uint32_t)i);
+		(void)index_blobs(c, (uint32_t)i);
+	}
+}
+
+/* Keep the used stacks at the front, and index them again. */
 void stackcache__end(struct stackcache *c)
 {
 	size_t kept = 0;
@@ -118,8 +194,7 @@ void stackcache__end(struct stackcache *c)
 		struct entry *e = &c->entries[i];
 
 		if (e->gen != c->gen) {
-			c->bytes -= blob_size(&e->blob->s);
-			stack_blob__put(e->blob);
+			stack_ref__put(&e->ref);
 			continue;
 		}
 		c->entries[kept++] = *e;
@@ -127,10 +202,7 @@ void stackcache__end(struct stackcache *c)
 	if (kept == c->nr)
 		return;
 	c->nr = kept;
-	idmap__clear(&c->index);
-	/* Room for them all is there already: idmap__put cannot fail below its size. */
-	for (size_t i = 0; i < kept; i++)
-		(void)idmap__put(&c->index, c->entries[i].id, (uint32_t)i);
+	reindex(c);
 }
 
 size_t stackcache__nr(const struct stackcache *c)
@@ -140,5 +212,6 @@ size_t stackcache__nr(const struct stackcache *c)
 
 size_t stackcache__bytes(const struct stackcache *c)
 {
-	return c->bytes + c->cap * sizeof(*c->entries) + idmap__bytes(&c->index);
+	return c->bytes + c->cap * sizeof(*c->entries) + idmap__bytes(&c->index) +
+	       idmap__bytes(&c->natives) + idmap__bytes(&c->pythons);
 }

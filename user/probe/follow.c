@@ -22,6 +22,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "model/processes.h"
+#include "target/images.h"
 #include "target/target.h"
 #include "util/proc.h"
 #include "util/vec.h"
@@ -84,8 +85,10 @@ int follow__new(struct probes *p)
 	if (!p->follow)
 		return 0;
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f || image_links__new(p)) {
+		free(f);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->wake, NULL);
 	p->follow_state = f;
@@ -162,6 +165,7 @@ void follow__free(struct probes *p)
 	free(f->events);
 	free(f);
 	p->follow_state = NULL;
+	image_links__free(p);
 }
 
 /*
@@ -228,7 +232,22 @@ static long count_fds(void)
 	return n - 3;	/* ".", ".." and the directory's own */
 }
 
-static int adopt(struct probes *p, pid_t pid)
+/* The target's links, made again for pid (a process of the target's image). */
+static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
+{
+	int err = probes__link_child(p, pid, fds, n);
+
+	if (!err) {
+		size_t more = 0;
+
+		err = link_python(p, pid, fds + *n, &more);
+		*n += more;
+	}
+	return err;
+}
+
+/* pid's links: those of the image it runs (image: an exec'd one's tag; 0: the target's). */
+static int adopt(struct probes *p, pid_t pid, uint32_t image)
 {
 	struct follow *f = p->follow_state;
 	struct child_links c = { .pid = pid };
@@ -238,16 +257,12 @@ static int adopt(struct probes *p, pid_t pid)
 		return -EINVAL;
 	if (!f->fds_before)
 		f->fds_before = count_fds();
-	c.fds = calloc(probes__child_links_max(p) + 2, sizeof(*c.fds));
+	c.fds = calloc((image ? image_links__max(p, image) : probes__child_links_max(p) + 2) ?: 1,
+		       sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
-	err = probes__link_child(p, pid, c.fds, &c.nr);
-	if (!err) {
-		size_t more = 0;
-
-		err = link_python(p, pid, c.fds + c.nr, &more);
-		c.nr += more;
-	}
+	err = image ? image_links__link(p, image, pid, c.fds, &c.nr) :
+		      link_target(p, pid, c.fds, &c.nr);
 	f->links_made += c.nr;
 	if (!err && vec__reserve(&f->children, &f->cap_children, f->nr_children + 1,
 				 sizeof(*f->children)))
@@ -360,16 +375,20 @@ double follow__ms_since_ns(uint64_t t_ns)
  * waiting for it to be scheduled just to stop (the SIGCONT cancels a stop
  * not yet taken).
  */
-static void on_fork(struct probes *p, struct processes *ps, int verbose,
+static void on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
 		    const struct memleak_event *ev)
 {
 	struct process_info info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
 				     .ppid = (pid_t)ev->ppid };
-	int err = target__stop_queued(info.pid) ? 0 :
-		  target__wait_stopped(info.pid, FORK_STOP_WAIT_MS);
+	/* The child of an exec'd image runs it: its links, names and interpreter. */
+	int err = ev->image ? image_links__hold(p, ev->image) : 0;
 
+	if (!err && !target__stop_queued(info.pid))
+		err = target__wait_stopped(info.pid, FORK_STOP_WAIT_MS);
+	if (!err && ev->image)
+		err = images__share(im, info.tag, ev->image);
 	if (!err) {
-		err = adopt(p, info.pid);
+		err = adopt(p, info.pid, ev->image);
 		if (err && !p->follow_state->failed++)
 			fprintf(stderr, "memleakbpf: cannot probe pid %d, started by pid %d: %s: it runs untraced\n",
 				info.pid, info.ppid, strerror(-err));
@@ -392,7 +411,7 @@ static void on_fork(struct probes *p, struct processes *ps, int verbose,
 static void on_gone(struct probes *p, struct processes *ps, const struct memleak_event *ev)
 {
 	let_go(p, (pid_t)ev->tgid);
-	follow_exec__forget(p, (pid_t)ev->tgid, ev->proc);
+	follow_exec__forget(p, (pid_t)ev->tgid, ev->image);
 	processes__gone(ps, ev->proc, false);
 }
 
@@ -405,7 +424,7 @@ void probes__follow_events(struct probes *p, struct processes *ps, struct images
 	while ((n = take_follow(p, evs, 64))) {
 		for (size_t i = 0; i < n; i++) {
 			if (evs[i].kind == EVENT_FORK)
-				on_fork(p, ps, verbose, &evs[i]);
+				on_fork(p, ps, im, verbose, &evs[i]);
 			else if (evs[i].kind == EVENT_FOLLOW_EXEC)
 				follow_exec__on_exec(p, ps, im, verbose, &evs[i]);
 			else
@@ -506,7 +525,7 @@ static void adopt_running(struct probes *p, struct processes *ps, pid_t pid, pid
 	/* Already followed: it was forked by one we took in first, and BPF saw the fork. */
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_NOEXIST))
 		return;
-	err = adopt(p, pid);
+	err = adopt(p, pid, 0);
 	if (err && !p->follow_state->failed++)
 		fprintf(stderr, "memleakbpf: cannot probe pid %d, started by pid %d: %s: it runs untraced\n",
 			pid, ppid, strerror(-err));

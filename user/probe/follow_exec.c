@@ -50,14 +50,14 @@ static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
 }
 
-void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag)
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t image)
 {
 	__u32 key = (__u32)pid;
 
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
-	/* Its interpreter, if it exec'd one (probes_python.c: set_image). */
-	key = tag;
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.py_images), &key);
+	/* Its image's links and interpreter, if no other process runs it (image_links.c). */
+	if (image)
+		image_links__release(p, image);
 }
 
 /* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
@@ -123,6 +123,8 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	struct maps *maps = NULL;
 	int err = maps__read(pid, &maps);
 
+	/* The links made here are the image's: its forks get them too (image_links.c). */
+	image_links__record(p, tag);
 	if (!err)
 		err = lookup_order__read(pid, maps, &lo);
 	if (!err && first && !lo->is_static)
@@ -132,6 +134,7 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	/* A Python interpreter in it: its frames, before it runs any (python/pytrace.c). */
 	if (err > 0 && p->py_exec_fn)
 		p->py_exec_fn(p->py_exec_ctx, pid, tag, maps, lo);
+	image_links__record(p, 0);
 	lookup_order__free(lo);
 	maps__free(maps);
 	return err;
@@ -219,7 +222,9 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 		  target__wait_stopped(info.pid, EXEC_STOP_WAIT_MS);
 
 	follow__close_now(p, info.pid);
-	follow_exec__forget(p, info.pid, ev->prev);	/* the old image's ranges */
+	follow_exec__forget(p, info.pid, ev->image);	/* the old image's ranges */
+	if (image_links__hold(p, info.tag))
+		res = -ENOMEM;
 	processes__get(ps, ev->prev, &old);
 	info.ppid = old.ppid;
 	target__cmdline(info.pid, &info.command);
@@ -238,14 +243,21 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 }
 
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
-			    pid_t pid)
+			    pid_t pid, uint32_t *image, struct maps **libs)
 {
 	struct memleak_proc e;
 	struct process_info info;
 	int res;
 
+	*libs = NULL;
 	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
 		return false;
+	*image = e.image;
+	/* Probed: a library comes or goes; the caller opens its files while it is mapped. */
+	if (!e.loading && e.image && !target__wait_stopped(pid, EXEC_STOP_WAIT_MS) &&
+	    !maps__read(pid, libs))
+		return true;
+	*libs = NULL;
 	res = e.loading ? target__wait_stopped(pid, EXEC_STOP_WAIT_MS) : 1;
 	if (!res)
 		res = look(p, im, pid, e.tag, false);

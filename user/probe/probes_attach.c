@@ -49,12 +49,6 @@ struct uprobe_multi_attr {
  */
 enum lane { LANE_FREE, LANE_OTHER, LANE_MALLOC, LANES };
 
-/* What one link was made of, to make it again for a followed child (follow.c). */
-struct recipe {
-	__u64 *offsets, *cookies;
-	__u32 cnt;
-};
-
 /* The probes on one object in one process: an entry link per lane, one return link. */
 struct attachment {
 	pid_t pid;
@@ -89,7 +83,12 @@ int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const cha
 	};
 	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	/* --follow: an exec'd image's link, made again for each process it forks. */
+	if (pid != p->tgid)
+		image_links__made(p, prog_fd, path, offsets, cookies, cnt, ret);
+	return fd;
 }
 
 /* Is offset the entry of another function probed in the same object? */
@@ -190,7 +189,7 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
-static int keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt)
+int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt)
 {
 	r->cnt = cnt;
 	r->offsets = malloc(cnt * sizeof(*offsets) ?: 1);
@@ -231,9 +230,9 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
 	if (at->file_fd < 0)
 		return -errno;
 	for (int l = 0; l < LANES && !err; l++)
-		err = keep_recipe(&at->entry[l], (const __u64 *)offsets + l * stride,
+		err = probes__keep_recipe(&at->entry[l], (const __u64 *)offsets + l * stride,
 				  (const __u64 *)cookies + l * stride, n[l]);
-	return err ?: keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
+	return err ?: probes__keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
 }
 
 /*

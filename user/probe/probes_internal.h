@@ -22,6 +22,7 @@ struct images;
 struct processes;
 struct attachment;
 struct follow;
+struct image_links;
 struct clock_feed;
 struct reclaim;
 struct retired;
@@ -91,6 +92,7 @@ struct probes {
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 	bool follow;		/* --follow: links are kept as recipes, made again per child */
 	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
+	struct image_links *image_links;	/* exec'd images' links, for their forks */
 };
 
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */
@@ -116,6 +118,15 @@ bool snapshot__slot_live(const struct site_slot *slot);
 typedef int (*block_fn)(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
 			const struct alloc_info *info);
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg);
+
+/* What one link was made of, to make it again for another process (follow.c, image_links.c). */
+struct recipe {
+	__u64 *offsets, *cookies;
+	__u32 cnt;
+};
+
+/* A copy of a link's probe points into r (freed by its owner, even on error): 0 or -ENOMEM. */
+int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
 
 /* Is the knob (probes.c says which) set, and not to "0"? */
 /*
@@ -163,10 +174,30 @@ int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n);
 void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
 			  int verbose, const struct memleak_event *ev);
 /*
- * pid's own allocator ranges, and the interpreter of its image tag, gone
- * from BPF (it exec'd again, or ended).
+ * pid's own allocator ranges gone from BPF (it exec'd again, or ended), and
+ * it from the processes of image (an exec'd one's tag; 0: the target's).
  */
-void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag);
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t image);
+/* --follow: the exec'd images' links (image_links.c): 0 or -ENOMEM. */
+int image_links__new(struct probes *p);
+void image_links__free(struct probes *p);
+/* One more process of image tag (its exec, or a fork): 0 or -ENOMEM. */
+int image_links__hold(struct probes *p, uint32_t tag);
+/* One fewer: with the last, its links' files and its interpreter go. */
+void image_links__release(struct probes *p, uint32_t tag);
+/* The links made from now on are image tag's (0: none's, the end of its probing). */
+void image_links__record(struct probes *p, uint32_t tag);
+/* A link made for a process other than the target (probes__link_uprobes_pid). */
+void image_links__made(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+		       const __u64 *cookies, __u32 cnt, bool ret);
+/* Room for image tag's links in one process. */
+size_t image_links__max(const struct probes *p, uint32_t tag);
+/*
+ * Image tag's links made again for pid, one of its forks, into fds (room
+ * for image_links__max), their number in *n: 0 or -errno (the links made
+ * are in fds all the same).
+ */
+int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
 void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */

@@ -110,6 +110,17 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 	return 0;
 }
 
+/* A link of its own (closed at its end), which its forks get too (image_links.c). */
+static int attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t offset)
+{
+	struct probes *p = ctx;
+	__u64 off = offset, cookie = 1;	/* py_exit's cookie: Py_FinalizeEx */
+	int fd = probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.py_exit), path,
+					  &off, &cookie, 1, false);
+
+	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
+}
+
 static int each_stack(void *ctx, const struct snapshot *snap,
 		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
@@ -179,6 +190,7 @@ void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
 		.on_exec = on_exec,
 		.on_code = on_code,
 		.attach_exit = attach_exit,
+		.attach_image_exit = attach_image_exit,
 		.each_stack = each_stack,
 		.blocks = blocks,
 	};

@@ -302,8 +302,11 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	return n;
 }
 
-/* Copy an entry of a map to the retired store: 0 or -ENOMEM. */
-typedef int (*keep_fn)(struct retired *r, uint64_t id, const void *val);
+/*
+ * Copy an entry of a map to the retired store, sharing the stack cache's
+ * blob of it where there is one (under both locks): 0 or -ENOMEM.
+ */
+typedef int (*keep_fn)(struct probes *p, uint64_t id, const void *val);
 
 /* Entries a batch reads: a few MiB of stacks. */
 #define BATCH 2048
@@ -361,12 +364,15 @@ static int let_go_batch(void *ctx, const uint64_t *keys, const void *vals, uint3
 	uint64_t gone[BATCH];
 	uint32_t nr = 0;
 
+	/* The order every holder of both takes them in (snapshot.c). */
+	pthread_mutex_lock(&p->stacks_lock);
 	pthread_mutex_lock(&p->retired_lock);
 	for (uint32_t i = 0; i < n; i++)
 		if (!idmap__get(lg->named, keys[i], NULL) &&
-		    !lg->keep(p->retired, keys[i], (const char *)vals + i * lg->size))
+		    !lg->keep(p, keys[i], (const char *)vals + i * lg->size))
 			gone[nr++] = keys[i];
 	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_unlock(&p->stacks_lock);
 	/* On an error the kernel says how many it deleted before it. */
 	if (nr)
 		bpf_map_delete_batch(lg->fd, gone, &nr, NULL);
@@ -386,19 +392,19 @@ static size_t let_go(struct probes *p, struct bpf_map *map, enum fill_kind k,
 	return lg.gone;
 }
 
-static int keep_native(struct retired *r, uint64_t id, const void *val)
+static int keep_native(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_native(r, id, val);
+	return retired__keep_native(p->retired, id, val, stackcache__native(p->stacks, id));
 }
 
-static int keep_python(struct retired *r, uint64_t id, const void *val)
+static int keep_python(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_python(r, id, val);
+	return retired__keep_python(p->retired, id, val, stackcache__python(p->stacks, id));
 }
 
-static int keep_pair(struct retired *r, uint64_t id, const void *val)
+static int keep_pair(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_pair(r, id, val);
+	return retired__keep_pair(p->retired, id, val);
 }
 
 /* The stacks a named pair stands for are named too. */

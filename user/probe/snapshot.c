@@ -166,91 +166,101 @@ struct stack_buf {
 	struct py_stack py;
 };
 
-/*
- * In a Python target a stack id may stand for a pair (native stack, Python
- * frames), and under --follow for a followed process's stack (its tag in
- * *proc): the Python frames into *py (NULL when none), and the native
- * stack's id returned. The retired store is asked first: it costs no
- * system call, and an id names the same frames wherever it is kept.
- */
-static uint64_t read_python(struct probes *p, uint64_t id, struct py_stack *buf,
-			    struct py_stack **py, uint32_t *proc)
+/* Is id a native stack's, known here already: then it is no pair's. */
+static bool known_native(struct probes *p, uint64_t id)
 {
-	struct stack_pair pair;
-
-	*py = NULL;
-	*proc = 0;
-	if (!p->py_used)
-		return id;
-	if (!retired__pair(p->retired, id, &pair) &&
-	    bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, &pair))
-		return id;
-	*proc = (uint32_t)pair.proc;
-	if (pair.python && (retired__python(p->retired, pair.python, buf) ||
-			    !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks),
-						 &pair.python, buf)))
-		*py = buf;
-	return pair.native;
+	return stackcache__native(p->stacks, id) || retired__native(p->retired, id);
 }
 
 /*
- * The stack of the site's id, from the retired store or the maps (*fresh:
- * from the maps, worth keeping for the next reading, as the store may
- * forget it). false: neither has it.
+ * In a Python target a stack id may stand for a pair (native stack, Python
+ * frames), and under --follow for a followed process's stack (its tag in
+ * pair->proc). What id stands for, asked of the retired store first: it
+ * costs no system call, and an id names the same frames wherever it is kept.
+ */
+static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
+{
+	*pair = (struct stack_pair){ .native = id };
+	if (!p->py_used || retired__pair(p->retired, id, pair) || known_native(p, id))
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, pair))
+		*pair = (struct stack_pair){ .native = id };
+}
+
+/* The frames of native stack id, held: shared with the cache or the retired store, or read. */
+static struct stack_blob *native_blob(struct probes *p, uint64_t id, struct stack_buf *b)
+{
+	struct stack_blob *blob = stackcache__native(p->stacks, id) ?: retired__native(p->retired, id);
+	struct stack_copy c = { .ips = (uint64_t *)b->native.ips };
+
+	if (blob)
+		return stack_blob__hold(blob);
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_traces), &id, &b->native))
+		return NULL;
+	c.nr_ips = b->native.nr < MEMLEAK_MAX_STACK_DEPTH ? b->native.nr : MEMLEAK_MAX_STACK_DEPTH;
+	c.flags = b->native.flags;
+	return stack_blob__new(id, &c);
+}
+
+static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stack_buf *b)
+{
+	struct stack_blob *blob = stackcache__python(p->stacks, id) ?: retired__python(p->retired, id);
+
+	if (blob)
+		return stack_blob__hold(blob);
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &id, &b->py))
+		return NULL;
+	return stack_blob__new(id, &(struct stack_copy){ .py = &b->py });
+}
+
+/*
+ * The stack of a site's id, held in *out; false when its native frames are
+ * nowhere (reported as a stack that could not be read). Python frames that
+ * cannot be read leave the native ones alone.
  */
 static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
-			    struct stack_copy *out, bool *fresh)
+			    struct stack_ref *out)
 {
-	int fd = bpf_map__fd(p->skel->maps.stack_traces);
-	uint64_t native = read_python(p, id, &b->py, &out->py, &out->proc);
-	const uint64_t *ips = retired__native(p->retired, native, &out->nr_ips, &out->flags);
+	struct stack_pair pair;
 
-	*fresh = false;
-	if (native == MEMLEAK_NO_STACK && out->proc) {
-		/* A followed process's allocation without a stack: its tag is all there is. */
-		out->ips = (uint64_t *)b->native.ips;
-		out->nr_ips = out->flags = 0;
-		*fresh = true;
-		return true;
-	}
-	if (!ips && !bpf_map_lookup_elem(fd, &native, &b->native)) {
-		ips = (const uint64_t *)b->native.ips;
-		out->nr_ips = b->native.nr;
-		out->flags = b->native.flags;
-		*fresh = true;
-	}
-	if (!ips)
+	read_pair(p, id, &pair);
+	out->proc = (uint32_t)pair.proc;
+	/* A followed process's allocation without a stack: its tag is all there is. */
+	if (pair.native == MEMLEAK_NO_STACK && pair.proc)
+		out->native = stack_blob__new(MEMLEAK_NO_STACK, &(struct stack_copy){ 0 });
+	else
+		out->native = native_blob(p, pair.native, b);
+	if (!out->native)
 		return false;
-	out->ips = (uint64_t *)ips;
-	out->nr_ips = out->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? out->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+	out->python = pair.python ? python_blob(p, pair.python, b) : NULL;
 	return true;
 }
 
 /* The site's stack, held by the site: the stack cache's, or read (and kept there). */
 static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *b)
 {
-	struct stack_blob *blob;
-	struct stack_copy found = { 0 };
-	bool fresh;
+	struct stack_ref ref;
 
 	if (s->stack_id == MEMLEAK_NO_STACK)
 		return;
-	blob = stackcache__get(p->stacks, s->stack_id);
-	if (!blob && read_stack_once(p, s->stack_id, b, &found, &fresh)) {
-		blob = stack_blob__new(&found);
+	if (!stackcache__get(p->stacks, s->stack_id, &ref)) {
+		bool found;
+
+		pthread_mutex_lock(&p->retired_lock);
+		found = read_stack_once(p, s->stack_id, b, &ref);
+		pthread_mutex_unlock(&p->retired_lock);
+		if (!found)
+			return;
 		/* A failure costs the next reading a lookup again: no more. */
-		if (blob && fresh)
-			(void)stackcache__put(p->stacks, s->stack_id, blob);
+		(void)stackcache__put(p->stacks, s->stack_id, &ref);
 	}
-	/* Without memory it is reported as a stack that could not be read. */
-	if (!blob)
-		return;
-	s->stack = blob;
-	s->ips = blob->s.ips;
-	s->nr_ips = blob->s.nr_ips;
-	s->stack_flags = blob->s.flags;
-	s->py = blob->s.py;
-	s->proc = blob->s.proc;
+	s->stack = ref.native;
+	s->pystack = ref.python;
+	s->ips = ref.native->s.ips;
+	s->nr_ips = ref.native->s.nr_ips;
+	s->stack_flags = ref.native->s.flags;
+	s->py = ref.python ? ref.python->s.py : NULL;
+	s->proc = ref.proc;
 }
 
 /* With -o the per-site figures are recounted during the walk, from the old blocks. */
@@ -372,10 +382,11 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 
 /*
  * Every site's stack, freed sites too: a heap profile's allocation totals
- * name them. Outside the tables' lock, so that a sweep need not wait for
- * a reading of 200,000 stacks: it copies a stack to the retired store
- * before it deletes it from its map, so one of the two has it, and the
- * store is read under its own lock, a site at a time.
+ * name them. Outside the tables' lock, so that a sweep retiring sites need
+ * not wait for it. A sweep copies a stack to the retired store (sharing
+ * the cache's blob, under the cache's lock) before it deletes it from its
+ * map, so one of the two has it; a stack the cache has is one lookup, and
+ * only the others ask the retired store, under its own lock.
  */
 static int read_stacks(struct probes *p, struct snapshot *snap)
 {
@@ -385,11 +396,8 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->stacks_lock);
 	stackcache__begin(p->stacks);
-	for (size_t i = 0; i < snap->nr; i++) {
-		pthread_mutex_lock(&p->retired_lock);
+	for (size_t i = 0; i < snap->nr; i++)
 		read_stack(p, &snap->sites[i], b);
-		pthread_mutex_unlock(&p->retired_lock);
-	}
 	stackcache__end(p->stacks);
 	pthread_mutex_unlock(&p->stacks_lock);
 	free(b);
@@ -460,9 +468,9 @@ void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
-	for (size_t i = 0; i < snap->nr; i++) {
-		stack_blob__put(snap->sites[i].stack);
-	}
+	for (size_t i = 0; i < snap->nr; i++)
+		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
+						 .python = snap->sites[i].pystack });
 	free(snap->sites);
 	free(snap->site_of_slot);
 	free(snap);

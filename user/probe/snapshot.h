@@ -22,8 +22,9 @@ struct snap_site {
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
 	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (in stack) */
-	struct py_stack *py;	/* its Python frames (in stack); NULL when none */
-	struct stack_blob *stack;	/* holds ips and py; NULL when none */
+	struct py_stack *py;	/* its Python frames (in pystack); NULL when none */
+	struct stack_blob *stack;	/* holds ips; NULL when none */
+	struct stack_blob *pystack;	/* holds py; NULL when none */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 };
 

@@ -156,9 +156,14 @@ static void on_exec(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
 		err = code_for(t, py);
 	if (!err)
 		err = t->ops.set_image(t->ops.ctx, tag, &py->bpf);
+	/* Its shutdown frees what it held: its figures end where the target's would. */
+	if (!err && py->finalize_path)
+		err = t->ops.attach_image_exit(t->ops.ctx, pid, py->finalize_path,
+					       py->finalize_offset);
 	if (!err)
-		fprintf(stderr, "memleakbpf: pid %d exec'd Python %s (%s): its stacks show its frames\n",
-			pid, py->version, py->path);
+		fprintf(stderr, "memleakbpf: pid %d exec'd Python %s (%s): its stacks show its frames%s\n",
+			pid, py->version, py->path,
+			py->finalize_path ? "; its figures end at its Py_FinalizeEx" : "");
 	else if (err == -EXDEV)
 		fprintf(stderr, "memleakbpf: pid %d exec'd Python %s, whose code objects are laid out unlike the first interpreter's: its stacks stay native\n",
 			pid, py->version);

@@ -60,6 +60,12 @@ struct pytrace_ops {
 	 */
 	int (*attach_exit)(void *ctx, const char *path, uint64_t offset, bool finalize);
 	/*
+	 * --follow: pid, which exec'd a Python image, is no longer traced
+	 * from its call of Py_FinalizeEx (at offset in path), nor are its
+	 * forks: its figures end where a Python target's do. 0 or -errno.
+	 */
+	int (*attach_image_exit)(void *ctx, pid_t pid, const char *path, uint64_t offset);
+	/*
 	 * fn(arg, stack) for the Python stack of each site of snap, or of the
 	 * tables as they are now when snap is NULL, until fn returns non-zero:
 	 * that value, 0, or -errno.

@@ -13,7 +13,9 @@
  *   their own in no mapping, at address 0 (they are no machine code);
  * - a mapping per executable mapping, with its file and build id, each
  *   marked as symbolized (has_functions, ...), so that readers leave the
- *   names alone;
+ *   names alone; under --follow, the target's, then each exec'd image's
+ *   (its processes' addresses are their own: a location's mapping is its
+ *   process's image's);
  * - a sample per stack: inuse_objects, inuse_space, alloc_objects,
  *   alloc_space, exact (the stacks with nothing outstanding add their
  *   alloc figures), and the allocation function as the label "api". The
@@ -80,6 +82,10 @@ struct writer {
 	size_t nr_locs, cap_locs;
 	struct pprof_line *lines;	/* the location being built */
 	size_t cap_lines;
+	uint32_t proc;			/* the sample being built's process */
+	/* --follow: the id before the first mapping of each r->image_maps entry's image. */
+	uint64_t *image_base;
+	bool *image_first;		/* the first entry of its image: its mappings are written */
 	int err;
 };
 
@@ -130,15 +136,60 @@ static uint64_t function_of(struct writer *w, const struct report_frame *fr)
 	return pprof_tables__function(&w->t, &fn);
 }
 
-/* The mapping of a native frame's address: its index in r->maps plus 1, or 0. */
+static int by_proc(const void *key, const void *elem)
+{
+	uint32_t proc = *(const uint32_t *)key;
+	uint32_t other = ((const struct report_image_maps *)elem)->proc;
+
+	return proc < other ? -1 : proc > other;
+}
+
+/*
+ * The mapping of a native frame's address in the sample's process: its
+ * index in its image's maps (the target's: r->maps) plus the ids before
+ * them, plus 1; or 0.
+ */
 static uint64_t mapping_of(const struct writer *w, const struct report_frame *fr, uint64_t address)
 {
+	const struct report *r = w->r;
+	const struct report_image_maps *im = NULL;
+	const struct maps *maps = r->maps;
 	const struct map_entry *e;
+	uint64_t base = 0;
 
-	if (fr->language != FRAME_NATIVE || !fr->module || !w->r->maps)
+	if (w->proc && r->nr_image_maps)
+		im = bsearch(&w->proc, r->image_maps, r->nr_image_maps, sizeof(*im), by_proc);
+	if (im) {
+		maps = im->maps;
+		base = w->image_base[im - r->image_maps];
+	}
+	if (fr->language != FRAME_NATIVE || !fr->module || !maps)
 		return 0;
-	e = maps__find(w->r->maps, address);
-	return e ? (uint64_t)(e - w->r->maps->entries) + 1 : 0;
+	e = maps__find(maps, address);
+	return e ? base + (uint64_t)(e - maps->entries) + 1 : 0;
+}
+
+/* Each image's mappings after the target's, in the order of their first process. */
+static int number_images(struct writer *w)
+{
+	const struct report *r = w->r;
+	uint64_t next = r->maps ? r->maps->nr : 0;
+
+	w->image_base = calloc(r->nr_image_maps ?: 1, sizeof(*w->image_base));
+	w->image_first = calloc(r->nr_image_maps ?: 1, sizeof(*w->image_first));
+	if (!w->image_base || !w->image_first)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_image_maps; i++) {
+		size_t k = 0;
+
+		while (k < i && r->image_maps[k].maps != r->image_maps[i].maps)
+			k++;
+		w->image_first[i] = k == i;
+		w->image_base[i] = k < i ? w->image_base[k] : next;
+		if (k == i && r->image_maps[i].maps)
+			next += r->image_maps[i].maps->nr;
+	}
+	return 0;
 }
 
 /* The frames that share frames[0]'s address: its inlined calls, then their caller. */
@@ -190,6 +241,7 @@ static void push_location(struct writer *w, uint64_t id)
 static void stack_locations(struct writer *w, const struct report_stack *s)
 {
 	w->nr_locs = 0;
+	w->proc = s->proc;
 	if (s->no_stack)
 		push_location(w, marker(w, NO_STACK));
 	for (size_t i = 0, n; i < s->nr_frames; i += n) {
@@ -229,13 +281,13 @@ static void put_value_type(struct writer *w, uint32_t field, const char *type, c
 }
 
 /* Every mapping is symbolized already: the flags keep readers from doing it again. */
-static void put_mappings(struct writer *w)
+static void put_maps(struct writer *w, const struct maps *maps, uint64_t base)
 {
-	for (size_t i = 0; w->r->maps && i < w->r->maps->nr; i++) {
-		const struct map_entry *e = &w->r->maps->entries[i];
+	for (size_t i = 0; maps && i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
 
 		pb__reset(&w->msg);
-		pb__uint(&w->msg, MAPPING_ID, i + 1);
+		pb__uint(&w->msg, MAPPING_ID, base + i + 1);
 		pb__uint(&w->msg, MAPPING_MEMORY_START, e->start);
 		pb__uint(&w->msg, MAPPING_MEMORY_LIMIT, e->end);
 		pb__uint(&w->msg, MAPPING_FILE_OFFSET, e->offset);
@@ -250,6 +302,14 @@ static void put_mappings(struct writer *w)
 		pb__bool(&w->msg, MAPPING_HAS_INLINE_FRAMES, true);
 		pb__message(&w->out, PROFILE_MAPPING, &w->msg);
 	}
+}
+
+static void put_mappings(struct writer *w)
+{
+	put_maps(w, w->r->maps, 0);
+	for (size_t i = 0; i < w->r->nr_image_maps; i++)
+		if (w->image_first[i])
+			put_maps(w, w->r->image_maps[i].maps, w->image_base[i]);
 }
 
 static void put_locations(struct writer *w)
@@ -330,6 +390,8 @@ static void writer_free(struct writer *w)
 	pb__free(&w->sub);
 	free(w->locs);
 	free(w->lines);
+	free(w->image_base);
+	free(w->image_first);
 }
 
 int report_pprof__write(const struct report *r, FILE *f)
@@ -338,7 +400,7 @@ int report_pprof__write(const struct report *r, FILE *f)
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	w.err = pprof_tables__init(&w.t);
+	w.err = pprof_tables__init(&w.t) ?: number_images(&w);
 	if (!w.err)
 		encode(&w, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 	if (!w.err)

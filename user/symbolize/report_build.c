@@ -158,6 +158,8 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->older_ms = meta->older_ms;
 	r->top = meta->top;
 	r->maps = meta->maps;
+	r->image_maps = meta->image_maps;
+	r->nr_image_maps = meta->nr_image_maps;
 	r->freed = meta->freed;
 	r->folded_allocs = meta->folded_allocs;
 	r->folded_by_process = meta->folded_by_process;

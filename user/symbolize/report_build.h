@@ -22,6 +22,8 @@ struct report_meta {
 	uint64_t older_ms;
 	size_t top;
 	const struct maps *maps;	/* borrowed by the report, like command; may be NULL */
+	const struct report_image_maps *image_maps;	/* --follow: borrowed too; may be NULL */
+	size_t nr_image_maps;
 	const struct report *freed;	/* borrowed too; may be NULL */
 	bool folded_allocs;
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */

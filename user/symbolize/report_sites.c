@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "analyze/sites.h"
+#include "python/pycode.h"
 #include "python/pystack.h"
 #include "report_build.h"
 #include "target/images.h"
@@ -43,23 +44,35 @@ static void frame_destroy(struct report_frame *f)
 	free(f);
 }
 
+/*
+ * Can Python frame i be a site: not left out, and the program's own? Asked
+ * of the code's table, without building the frame: the library frames a
+ * torch stack passes over would cost three copies of names each.
+ */
+static bool python_own(const struct py_stack *py, uint32_t i, const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	if (!pc || !pycode__where(pc, &py->frames[i], &w))
+		return true;	/* unknown code: still a Python frame, by address */
+	return !w.setup && sites__own_python_file(w.file);
+}
+
 /* The innermost Python frame of the program's own, or none (*out NULL). */
-static int python_site(const struct py_stack *py, const struct pycode *pc, const char *interp,
+static int python_site(const struct py_stack *py, const struct pycode *pc,
 		       struct report_frame **out)
 {
 	struct report_frame f;
 	int ret;
 
 	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
+		if (!python_own(py, i, pc))
+			continue;
 		ret = pystack__frame(py, i, pc, &f);
 		if (ret < 0)
 			return ret;
 		if (ret)
 			continue;
-		if (!sites__own_frame(&f, true, interp)) {
-			report__frame_free(&f);
-			continue;
-		}
 		*out = malloc(sizeof(**out));
 		if (!*out) {
 			report__frame_free(&f);
@@ -103,7 +116,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	int err = 0;
 
 	if (site->py && site->py->nr)
-		err = python_site(site->py, meta->pycode, interp, &st->site_frame);
+		err = python_site(site->py, meta->pycode, &st->site_frame);
 	else
 		err = native_site(site, first, sym, mods, interp, &st->site_frame);
 	/* None of the program's own: where the allocation function was called. */

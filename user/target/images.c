@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "images.h"
 #include "util/vec.h"
 
 struct image {
 	uint32_t tag;
 	struct modules *mods;
+	bool shared;		/* another tag's (images__share): freed with that one */
 };
 
 struct images {
@@ -26,26 +28,55 @@ struct images *images__new(void)
 	return im;
 }
 
+static int by_tag(const void *key, const void *elem)
+{
+	uint32_t tag = *(const uint32_t *)key, other = ((const struct image *)elem)->tag;
+
+	return tag < other ? -1 : tag > other;
+}
+
+/* Kept in tag order (events may come a little out of it), the lock held. */
+static int insert(struct images *im, const struct image *e)
+{
+	size_t at = im->nr;
+
+	if (vec__reserve_min(&im->v, &im->cap, im->nr + 1, sizeof(*im->v), 16))
+		return -ENOMEM;
+	while (at && im->v[at - 1].tag > e->tag)
+		at--;
+	memmove(im->v + at + 1, im->v + at, (im->nr - at) * sizeof(*im->v));
+	im->v[at] = *e;
+	im->nr++;
+	return 0;
+}
+
 int images__add(struct images *im, uint32_t tag, struct modules *mods)
 {
-	int err = 0;
+	struct image e = { tag, mods, false };
+	int err;
 
 	pthread_mutex_lock(&im->lock);
-	if (vec__reserve_min(&im->v, &im->cap, im->nr + 1, sizeof(*im->v), 16))
-		err = -ENOMEM;
-	else
-		im->v[im->nr++] = (struct image){ tag, mods };
+	err = insert(im, &e);
 	pthread_mutex_unlock(&im->lock);
 	if (err)
 		modules__free(mods);
 	return err;
 }
 
-static int by_tag(const void *key, const void *elem)
+int images__share(struct images *im, uint32_t tag, uint32_t of)
 {
-	uint32_t tag = *(const uint32_t *)key, other = ((const struct image *)elem)->tag;
+	const struct image *e;
+	int err = -ENOENT;
 
-	return tag < other ? -1 : tag > other;
+	pthread_mutex_lock(&im->lock);
+	e = im->nr ? bsearch(&of, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+	if (e) {
+		struct image copy = { tag, e->mods, true };
+
+		err = insert(im, &copy);
+	}
+	pthread_mutex_unlock(&im->lock);
+	return err;
 }
 
 const struct modules *images__of(struct images *im, uint32_t tag,
@@ -61,12 +92,84 @@ const struct modules *images__of(struct images *im, uint32_t tag,
 	return e ? e->mods : fallback;
 }
 
+void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps)
+{
+	const struct image *e;
+	pid_t was;
+
+	pthread_mutex_lock(&im->lock);
+	e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+	pthread_mutex_unlock(&im->lock);
+	if (!e)
+		return;
+	/* Its files, opened through pid's /proc (its maps': the exec'd one may be gone). */
+	was = modules__pid(e->mods);
+	modules__set_pid(e->mods, pid);
+	/* A library unread (no memory, or gone) stays unnamed: nothing else to do. */
+	modules__update(e->mods, maps);
+	modules__set_pid(e->mods, was);
+}
+
+/* The maps of an earlier entry of the same image, or new ones. */
+static int code_maps(const struct images *im, size_t i, struct report_image_maps *v,
+		     struct maps **maps)
+{
+	for (size_t k = 0; k < i; k++) {
+		if (im->v[k].mods == im->v[i].mods) {
+			*maps = (struct maps *)v[k].maps;
+			return 0;
+		}
+	}
+	return modules__code_maps(im->v[i].mods, maps);
+}
+
+int images__code_maps(struct images *im, struct report_image_maps **out, size_t *nr)
+{
+	struct report_image_maps *v;
+	struct maps *maps;
+	int err = 0;
+
+	*out = NULL;
+	*nr = 0;
+	pthread_mutex_lock(&im->lock);
+	v = calloc(im->nr ?: 1, sizeof(*v));
+	for (size_t i = 0; v && !err && i < im->nr; i++) {
+		err = code_maps(im, i, v, &maps);
+		if (!err)
+			v[(*nr)++] = (struct report_image_maps){ im->v[i].tag, maps };
+	}
+	pthread_mutex_unlock(&im->lock);
+	if (!v)
+		return -ENOMEM;
+	*out = v;
+	if (err)
+		images__free_code_maps(out, nr);
+	return err;
+}
+
+void images__free_code_maps(struct report_image_maps **v, size_t *nr)
+{
+	/* Each image's once: its processes' entries share its maps, and come after it. */
+	for (size_t i = 0; *v && i < *nr; i++) {
+		bool first = true;
+
+		for (size_t k = 0; k < i && first; k++)
+			first = (*v)[k].maps != (*v)[i].maps;
+		if (first)
+			maps__free((struct maps *)(*v)[i].maps);
+	}
+	free(*v);
+	*v = NULL;
+	*nr = 0;
+}
+
 void images__free(struct images *im)
 {
 	if (!im)
 		return;
 	for (size_t i = 0; i < im->nr; i++)
-		modules__free(im->v[i].mods);
+		if (!im->v[i].shared)
+			modules__free(im->v[i].mods);
 	free(im->v);
 	pthread_mutex_destroy(&im->lock);
 	free(im);

@@ -40,35 +40,27 @@ static void drop_rows(struct table *t)
 }
 
 /*
- * t's rows appended to b: t->first_row is their index in b until they are
- * loaded. On failure t keeps no CFI (cfi NULL) and no rows.
+ * t's packed rows appended to b: t->first_row is their index in b until
+ * they are loaded. On failure t keeps no CFI (cfi NULL) and no rows.
  */
-static int read_rows(struct table *t, struct batch *b)
+static int append_rows(struct table *t, struct unwind_packed *p, struct batch *b)
 {
-	struct unwind_row *rows = NULL;
-	size_t nr = 0;
-	int err = cfi__read_fd(t->fd, &t->cfi);
+	int err = p->err;
 
-	if (!err)
-		err = cfi_table__pack(t->cfi, &rows, &nr);
-	if (!err && nr > MEMLEAK_CFI_MAX_ROWS)
-		err = -ENOSPC;	/* more than BPF's binary search reaches */
-	if (!err && vec__reserve_min(&b->rows, &b->cap, b->nr + nr, sizeof(*rows), 1 << 16))
+	if (!err && vec__reserve_min(&b->rows, &b->cap, b->nr + p->nr, sizeof(*p->rows), 1 << 16))
 		err = -ENOMEM;
 	if (!err) {
-		memcpy(b->rows + b->nr, rows, nr * sizeof(*rows));
+		memcpy(b->rows + b->nr, p->rows, p->nr * sizeof(*p->rows));
 		t->first_row = (uint32_t)b->nr;
-		t->nr_rows = (uint32_t)nr;
-		b->nr += nr;
+		t->nr_rows = (uint32_t)p->nr;
+		b->nr += p->nr;
 		drop_rows(t);
 	} else {
 		cfi_table__free(t->cfi);
 		t->cfi = NULL;
 		t->nr_rows = 0;
 	}
-	free(rows);
-	close(t->fd);
-	t->fd = -1;
+	free(p->rows);
 	return err;
 }
 
@@ -119,17 +111,25 @@ static int load(struct unwind *u, const struct batch *b, const size_t *which, si
 size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 			    uint64_t deadline_ns)
 {
+	struct unwind_packed *packed = deadline_ns ? NULL : calloc(nr ?: 1, sizeof(*packed));
 	struct batch b = { 0 };
 	size_t n = 0;
 	int err;
 
+	/* All of them, as under -c at a stop: read on every core, then in order. */
+	if (packed)
+		unwind_pack__tables(u->tables, which, nr, packed);
 	for (; n < nr && (!n || !deadline_ns || unwind_build__now_ns() < deadline_ns); n++) {
 		struct table *t = &u->tables[which[n]];
+		struct unwind_packed one;
 
-		err = read_rows(t, &b);
+		if (!packed)
+			unwind_pack__one(t, &one);
+		err = append_rows(t, packed ? &packed[n] : &one, &b);
 		if (err)
 			say(u, t, err);
 	}
+	free(packed);
 	u->nr_pending -= n;
 	err = load(u, &b, which, n);
 	/* The tables read (those that failed were said): loaded, or all failed with err. */

@@ -65,4 +65,17 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 			    uint64_t deadline_ns);
 uint64_t unwind_build__now_ns(void);
 
+/* One file's rows, packed (unwind_pack.c); err: none (its table has no CFI then). */
+struct unwind_packed {
+	struct unwind_row *rows;
+	size_t nr;
+	int err;
+};
+
+/* Read and pack t's CFI (t->cfi kept, t->fd closed) into *out. */
+void unwind_pack__one(struct table *t, struct unwind_packed *out);
+/* The same for tables[which[0..nr)] into out[0..nr), on the machine's cores. */
+void unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
+			 struct unwind_packed *out);
+
 #endif

@@ -335,6 +335,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.max_size = o->max_size,
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
+		.prealloc_stacks = o->prealloc_stacks,
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,

@@ -42,6 +42,7 @@ enum {
 	OPT_PY_OBJECTS,
 	OPT_REACH,
 	OPT_PPROF_FORMAT,
+	OPT_PREALLOC_STACKS,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +58,7 @@ static const struct option long_options[] = {
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+	{ "prealloc-stacks", no_argument, NULL, OPT_PREALLOC_STACKS },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
@@ -118,6 +120,8 @@ static const char usage_text[] =
 "      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
 "      --max-allocs N         room for at least N live blocks (default 1048576)\n"
 "      --stack-storage-size N distinct stacks kept (default 262144)\n"
+"      --prealloc-stacks      the stack tables' whole room in kernel memory from\n"
+"                             the start: each new stack is stored faster\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --py-objects           probe pymalloc's API: each object at its line\n"
@@ -369,6 +373,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return ret;
 	case OPT_PY_OBJECTS:
 		o->py_objects = true;
+		return 0;
+	case OPT_PREALLOC_STACKS:
+		o->prealloc_stacks = true;
 		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;

@@ -41,6 +41,7 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
+	bool prealloc_stacks;		/* --prealloc-stacks: stack tables allocated whole at load */
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */

@@ -190,12 +190,17 @@ def note(work, key):
 RECLAIM_ROOM = 16384
 
 
-def case_reclaim_churn(work):
+def reclaim_churn_case(*tracer_args):
 	"""-c v_stacks: twice as many distinct stacks as --stack-storage-size
 	holds, each freed at once and used again eight rounds later. The tables
 	are reclaimed between rounds: nothing dropped, every allocation counted,
 	and each churn stack's figures since tracing began exact across its
-	reclaims (the retired figures and the new ones add up)."""
+	reclaims (the retired figures and the new ones add up). tracer_args:
+	--prealloc-stacks, whose tables reuse an entry as soon as it is let go."""
+	return lambda work: reclaim_churn(work, tracer_args)
+
+
+def reclaim_churn(work, tracer_args):
 	binary = victim("v_stacks")
 
 	def check(work, truth):
@@ -221,7 +226,8 @@ def case_reclaim_churn(work):
 					    % (c["total_allocs"], c["total_bytes"], per, per * 48))
 		return errs + no_losses(rep)
 	return run_command_case(work, "%s 12 16" % binary, binary, "v_stacks.c",
-				extra_args=["--stack-storage-size", str(RECLAIM_ROOM)], check=check)
+				extra_args=["--stack-storage-size", str(RECLAIM_ROOM)] + list(tracer_args),
+				check=check)
 
 
 CASES = [
@@ -229,5 +235,6 @@ CASES = [
 	("stress_p", TRACE, [], case_stress_p),
 	("capacity_drops", TRACE, [], capacity_case(CAPACITY_SMALL, False)),
 	("capacity_raised", TRACE, [], capacity_case(CAPACITY_RAISED, True)),
-	("reclaim_churn", TRACE, [], case_reclaim_churn),
+	("reclaim_churn", TRACE, [], reclaim_churn_case()),
+	("reclaim_churn_prealloc", TRACE, [], reclaim_churn_case("--prealloc-stacks")),
 ]

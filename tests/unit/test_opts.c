@@ -52,6 +52,7 @@ TEST(opts_defaults)
 	ASSERT(o.folded_path == NULL);
 	ASSERT_EQ_U64(o.max_allocs, 1048576);
 	ASSERT_EQ_U64(o.stack_storage_size, 262144);
+	ASSERT(!o.prealloc_stacks);
 	ASSERT(o.user == NULL);
 	return true;
 }
@@ -78,7 +79,7 @@ TEST(opts_long_forms)
 			    "--max-size", "64", "--obj=/x/libc.so.6", "--verbose",
 			    "--json", "r.json", "--folded=l.folded",
 			    "--max-allocs", "100", "--stack-storage-size=200",
-			    NULL), 0);
+			    "--prealloc-stacks", NULL), 0);
 	ASSERT_EQ_STR(o.command, "python3 train.py");
 	ASSERT_EQ_STR(o.user, "nobody");
 	ASSERT_EQ_U64(o.top, 7);
@@ -91,6 +92,7 @@ TEST(opts_long_forms)
 	ASSERT_EQ_STR(o.folded_path, "l.folded");
 	ASSERT_EQ_U64(o.max_allocs, 100);
 	ASSERT_EQ_U64(o.stack_storage_size, 200);
+	ASSERT(o.prealloc_stacks);
 
 	ASSERT_EQ_U64(parse("--pid=9", NULL), 0);
 	ASSERT_EQ_U64(o.pid, 9);
@@ -208,7 +210,7 @@ TEST(opts_usage_lists_everything)
 		"-p, --pid PID", "-c, --command CMD", "-u, --user USER",
 		"-O, --obj PATH", "-T, --top N", "-o, --older MS",
 		"-z, --min-size BYTES", "-Z, --max-size BYTES", "--json FILE",
-		"--folded FILE", "--max-allocs N", "--stack-storage-size N",
+		"--folded FILE", "--max-allocs N", "--stack-storage-size N", "--prealloc-stacks",
 		"-v, --verbose", "-h, --help", "[INTERVAL [COUNT]]",
 		"memleakbpf -p 1234", "memleakbpf -c './server --port 80' 10 6",
 		"memleakbpf --json report.json --folded leaks.folded -c ./server",

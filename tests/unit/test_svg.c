@@ -371,3 +371,52 @@ TEST(svg_merges_narrow_frames)
 	ASSERT(ok);
 	return true;
 }
+
+/*
+ * Many stacks sharing their outer frames, given in any order: one picture,
+ * the same byte for byte, the leaves left to right by name (flamegraph.pl's
+ * order), however the prefix is skipped when sorting.
+ */
+TEST(svg_order_from_the_root_whatever_the_input)
+{
+	enum { N = 64 };
+	static char names[N][16];
+	static struct report_frame fr[N][3];
+	struct report_stack st[N], rev[N];
+	struct report r = sample_svg();
+	char *one, *two;
+	const char *at;
+
+	for (int i = 0; i < N; i++) {
+		/* leaf_00 .. leaf_63, in a scrambled order; every other one unnamed. */
+		int k = (i * 37) % N;
+
+		snprintf(names[i], sizeof(names[i]), "leaf_%02d", k);
+		fr[i][0] = (struct report_frame){ .address = 0x2000 + k, .function = k % 2 ? names[i] : NULL,
+						  .module = "/srv/app", .module_offset = 0x2000 + k };
+		fr[i][1] = sv_a[1];
+		fr[i][2] = sv_a[2];
+		st[i] = (struct report_stack){ .api = API_MALLOC, .bytes = 100 + k, .allocs = 1,
+					       .frames = fr[i], .nr_frames = 3 };
+		rev[N - 1 - i] = st[i];
+	}
+	r.stacks = st;
+	r.nr_stacks = N;
+	one = render_svg(&r);
+	r.stacks = rev;
+	two = render_svg(&r);
+	ASSERT(one && two && !strcmp(one, two));
+	/* The named leaves left to right by name. */
+	at = strstr(one, "leaf_01");
+	for (int k = 3; at && k < N; k += 2) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "leaf_%02d", k);
+		ASSERT(strstr(at, want));
+		at = strstr(at, want);
+	}
+	ASSERT(at);
+	free(one);
+	free(two);
+	return true;
+}

@@ -177,20 +177,110 @@ static int cmp_item(const struct item *a, const struct item *b)
 	return 0;
 }
 
-static int cmp_stack(const void *pa, const void *pb)
+/* ------------------------------------------------------------- order */
+
+/*
+ * Sorting 200,000 torch stacks from the root compared 40 shared items
+ * (names, module kinds) per comparison: 15 s. Each stack's items are
+ * hashed once, so a comparison skips the shared prefix by integers and
+ * compares items (cmp_item, for its order) only where they differ.
+ */
+struct hashed {
+	const struct report_stack *s;
+	uint64_t *h;		/* nr_items(s) hashes, from the root */
+};
+
+static uint64_t mix(uint64_t x)
 {
-	const struct report_stack *a = *(const struct report_stack *const *)pa;
-	const struct report_stack *b = *(const struct report_stack *const *)pb;
-	size_t na = nr_items(a), nb = nr_items(b);
+	x = (x ^ x >> 31) * 0xbf58476d1ce4e5b9ULL;
+	return x ^ x >> 29;
+}
+
+/* A string into h, 8 bytes at a time; NULL apart from "". */
+static uint64_t hash_str(uint64_t h, const char *str)
+{
+	size_t n = str ? strlen(str) : 0;
+	uint64_t w;
+
+	if (!str)
+		return mix(h ^ 0x5bd1e995);
+	for (; n >= 8; n -= 8, str += 8) {
+		memcpy(&w, str, 8);
+		h = mix(h ^ w);
+	}
+	w = 0;
+	memcpy(&w, str, n);
+	return mix(h ^ w ^ (uint64_t)(n + 1) << 56);
+}
+
+/* Equal items (cmp_item) hash alike: what it compares, and no more (kind follows module). */
+static uint64_t hash_item(const struct item *it)
+{
+	const struct report_frame *fr = it->fr;
+	uint64_t h = hash_str(0x9e3779b97f4a7c15ULL, it->name);
+
+	if (!fr)
+		return mix(h ^ it->kind);
+	h = hash_str(h, fr->module);
+	if (fr->language == FRAME_PYTHON)
+		h = mix(hash_str(h, fr->file) ^ (uint32_t)fr->line);
+	if (!it->name)
+		h = mix(h ^ (fr->module ? fr->module_offset : fr->address));
+	return h;
+}
+
+static int hash_stack(struct hashed *x, const struct report_stack *s)
+{
+	size_t n = nr_items(s);
+
+	x->s = s;
+	x->h = malloc(n * sizeof(*x->h));
+	if (!x->h)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct item it = item_at(s, i);
+
+		x->h[i] = hash_item(&it);
+	}
+	return 0;
+}
+
+static int cmp_hashed(const void *pa, const void *pb)
+{
+	const struct hashed *a = pa, *b = pb;
+	size_t na = nr_items(a->s), nb = nr_items(b->s);
 
 	for (size_t i = 0; i < na && i < nb; i++) {
-		struct item x = item_at(a, i), y = item_at(b, i);
-		int c = cmp_item(&x, &y);
+		struct item x, y;
+		int c;
 
-		if (c)
+		if (a->h[i] == b->h[i])
+			continue;
+		x = item_at(a->s, i);
+		y = item_at(b->s, i);
+		if ((c = cmp_item(&x, &y)))
 			return c;
 	}
 	return report__cmp_u64(na, nb);
+}
+
+/* v[0..n) from the root, as cmp_item orders items. 0 or -ENOMEM (v as it was). */
+static int sort_from_root(const struct report_stack **v, size_t n)
+{
+	struct hashed *x = calloc(n ?: 1, sizeof(*x));
+	int err = x ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = hash_stack(&x[i], v[i]);
+	if (!err) {
+		qsort(x, n, sizeof(*x), cmp_hashed);
+		for (size_t i = 0; i < n; i++)
+			v[i] = x[i].s;
+	}
+	for (size_t i = 0; x && i < n; i++)
+		free(x[i].h);
+	free(x);
+	return err;
 }
 
 /* ------------------------------------------------------------- frames */
@@ -429,7 +519,10 @@ static const struct report_stack **sorted_stacks(struct layout *l, size_t *nr)
 		if (nr_items(s) > l->depth)
 			l->depth = nr_items(s);
 	}
-	qsort(v, *nr, sizeof(*v), cmp_stack);
+	if (sort_from_root(v, *nr)) {
+		free(v);
+		return NULL;
+	}
 	return v;
 }
 

@@ -192,3 +192,31 @@ TEST(sym_failure_limit)
 	unlink(copy);
 	return ok;
 }
+
+/*
+ * modules__find through its index: the module over an address, none in
+ * the gaps and at an end, and where two loads overlap (a library loaded
+ * again where another was), the newest.
+ */
+TEST(sym_modules_find_newest_over_an_address)
+{
+	const char *a = fx_victim("v_inline"), *b = fx_victim("v_basic");
+	struct modules *mods = modules__new(getpid());
+	const struct module *ma, *mb, *m;
+
+	ASSERT(mods && !fx_load(mods, a, BIAS_A) && !fx_load(mods, b, BIAS_B));
+	ma = modules__find(mods, BIAS_A + 0x1000);
+	mb = modules__find(mods, BIAS_B + 0x1000);
+	ASSERT(ma && mb && ma != mb && !strcmp(ma->path, a) && !strcmp(mb->path, b));
+	ASSERT(modules__find(mods, ma->start) == ma && !modules__find(mods, ma->end));
+	ASSERT(!modules__find(mods, ma->start - 1) && !modules__find(mods, 0));
+	ASSERT(modules__find(mods, mb->end - 1) == mb && !modules__find(mods, UINT64_MAX));
+	/* b loaded again over a's place: the newest answers there, a where only it is. */
+	ASSERT(!fx_load(mods, b, BIAS_A));
+	m = modules__find(mods, BIAS_A + 0x1000);
+	ASSERT(m && !strcmp(m->path, b) && m->start == BIAS_A);
+	if (ma->end > m->end)
+		ASSERT(modules__find(mods, m->end) == ma);
+	modules__free(mods);
+	return true;
+}

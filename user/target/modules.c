@@ -8,6 +8,7 @@
  * module must not depend on elfsym.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "modules.h"
+#include "util/bound.h"
 #include "util/elfsym.h"
 #include "util/proc.h"
 #include "util/rootpath.h"
@@ -482,20 +484,14 @@ int modules__update(struct modules *mods, const struct maps *maps)
 
 const struct module *modules__find(const struct modules *mods, uint64_t addr)
 {
-	size_t lo = 0, hi = mods->nr_spans;
+	size_t n;
 
 	if (!mods->spans)
 		return scan(mods, addr);
 	/* The last span starting at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (mods->spans[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < mods->spans[lo - 1].end ? mods->spans[lo - 1].m : NULL;
+	n = bound__upper_u64(mods->spans, mods->nr_spans, sizeof(*mods->spans),
+			     offsetof(struct span, start), addr);
+	return n && addr < mods->spans[n - 1].end ? mods->spans[n - 1].m : NULL;
 }
 
 static bool code_overlaps(const struct maps *maps, const struct module *m)

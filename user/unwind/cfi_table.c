@@ -5,8 +5,10 @@
  * into the BPF format.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include "cfi_internal.h"
+#include "util/bound.h"
 #include "util/vec.h"
 
 int cfi_rows_push(struct rows *rs, const struct cfi_row *row)
@@ -116,19 +118,12 @@ int cfi_assemble(struct cfi_table *t, const struct rows *rs, const struct spans 
 
 struct cfi_row cfi_table__find(const struct cfi_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t n = bound__upper_u64(t->rows, t->nr, sizeof(*t->rows), offsetof(struct cfi_row, pc),
+				    pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!n)
 		return (struct cfi_row){ .pc = pc, .cfa = CFI_CFA_NONE };
-	return t->rows[lo - 1];
+	return t->rows[n - 1];
 }
 
 int cfi_table__runtime_base(const struct cfi_table *t, uint64_t start, uint64_t off,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sites.h"
+#include "util/hash.h"
 
 /*
  * Where libraries are installed (the FHS's, and their 32-bit and x32 kin;
@@ -91,24 +92,17 @@ static int cmp_in_site(const struct report_stack *stacks, size_t a, size_t b)
 }
 
 /* What cmp_frame compares, hashed: equal frames hash alike. */
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return (h ^ (s ? 1 : 2)) * 0x100000001b3ULL;
-}
-
 static uint64_t hash_frame(const struct report_frame *f)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
 	if (!f)
 		return h;
-	h = hash_str(hash_str(hash_str(h ^ f->language, f->module), f->function), f->file);
-	h = (h ^ (uint32_t)f->line) * 0x100000001b3ULL;
+	h = hash__str(hash__str(hash__str(h ^ f->language, f->module), f->function), f->file);
+	h = hash__mix(h ^ (uint32_t)f->line);
 	if (!(f->file && f->line > 0))
-		h = (h ^ (f->module ? f->module_offset : f->address)) * 0x100000001b3ULL;
-	return h ^ h >> 31;
+		h = hash__mix(h ^ (f->module ? f->module_offset : f->address));
+	return h;
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/report.h"
+#include "util/hash.h"
 #include "xml.h"
 
 #define SVG_WIDTH 1200
@@ -190,59 +191,41 @@ struct hashed {
 	uint64_t *h;		/* nr_items(s) hashes, from the root */
 };
 
-static uint64_t mix(uint64_t x)
+/*
+ * Item i of s hashed, equal items (cmp_item) alike: what it compares and no
+ * more (a frame's kind follows from its module), without working the kind
+ * out (item_at does, from the module's name: most of a sort's time).
+ */
+static uint64_t hash_at(const struct report_stack *s, size_t i)
 {
-	x = (x ^ x >> 31) * 0xbf58476d1ce4e5b9ULL;
-	return x ^ x >> 29;
-}
+	size_t marker = marker_of(s) != NULL;
+	const struct report_frame *fr;
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
 
-/* A string into h, 8 bytes at a time; NULL apart from "". */
-static uint64_t hash_str(uint64_t h, const char *str)
-{
-	size_t n = str ? strlen(str) : 0;
-	uint64_t w;
-
-	if (!str)
-		return mix(h ^ 0x5bd1e995);
-	for (; n >= 8; n -= 8, str += 8) {
-		memcpy(&w, str, 8);
-		h = mix(h ^ w);
-	}
-	w = 0;
-	memcpy(&w, str, n);
-	return mix(h ^ w ^ (uint64_t)(n + 1) << 56);
-}
-
-/* Equal items (cmp_item) hash alike: what it compares, and no more (kind follows module). */
-static uint64_t hash_item(const struct item *it)
-{
-	const struct report_frame *fr = it->fr;
-	uint64_t h = hash_str(0x9e3779b97f4a7c15ULL, it->name);
-
-	if (!fr)
-		return mix(h ^ it->kind);
-	h = hash_str(h, fr->module);
+	if (i < marker)
+		return hash__mix(hash__str(h, marker_of(s)) ^ K_OTHER);
+	i -= marker;
+	if (i >= s->nr_frames)
+		return hash__mix(hash__str(h, report__api_name(s->api)) ^ K_API);
+	fr = &s->frames[s->nr_frames - 1 - i];
+	h = hash__str(hash__str(h, fr->function), fr->module);
 	if (fr->language == FRAME_PYTHON)
-		h = mix(hash_str(h, fr->file) ^ (uint32_t)fr->line);
-	if (!it->name)
-		h = mix(h ^ (fr->module ? fr->module_offset : fr->address));
+		h = hash__mix(hash__str(h, fr->file) ^ (uint32_t)fr->line);
+	if (!fr->function)
+		h = hash__mix(h ^ (fr->module ? fr->module_offset : fr->address));
 	return h;
 }
 
-static int hash_stack(struct hashed *x, const struct report_stack *s)
+/* The name of item i of s, as item_at gives it, without its kind. */
+static const char *name_at(const struct report_stack *s, size_t i)
 {
-	size_t n = nr_items(s);
+	size_t marker = marker_of(s) != NULL;
 
-	x->s = s;
-	x->h = malloc(n * sizeof(*x->h));
-	if (!x->h)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct item it = item_at(s, i);
-
-		x->h[i] = hash_item(&it);
-	}
-	return 0;
+	if (i < marker)
+		return marker_of(s);
+	i -= marker;
+	return i < s->nr_frames ? s->frames[s->nr_frames - 1 - i].function
+				: report__api_name(s->api);
 }
 
 static int cmp_hashed(const void *pa, const void *pb)
@@ -256,6 +239,9 @@ static int cmp_hashed(const void *pa, const void *pb)
 
 		if (a->h[i] == b->h[i])
 			continue;
+		/* Names first, as cmp_item: they decide nearly always, and cost no kind. */
+		if ((c = report__cmp_name(name_at(a->s, i), name_at(b->s, i))))
+			return c;
 		x = item_at(a->s, i);
 		y = item_at(b->s, i);
 		if ((c = cmp_item(&x, &y)))
@@ -268,19 +254,28 @@ static int cmp_hashed(const void *pa, const void *pb)
 static int sort_from_root(const struct report_stack **v, size_t n)
 {
 	struct hashed *x = calloc(n ?: 1, sizeof(*x));
-	int err = x ? 0 : -ENOMEM;
+	uint64_t *all = NULL;
+	size_t items = 0;
 
-	for (size_t i = 0; !err && i < n; i++)
-		err = hash_stack(&x[i], v[i]);
-	if (!err) {
-		qsort(x, n, sizeof(*x), cmp_hashed);
-		for (size_t i = 0; i < n; i++)
-			v[i] = x[i].s;
+	for (size_t i = 0; i < n; i++)
+		items += nr_items(v[i]);
+	all = x ? malloc((items ?: 1) * sizeof(*all)) : NULL;
+	if (!all) {
+		free(x);
+		return -ENOMEM;
 	}
-	for (size_t i = 0; x && i < n; i++)
-		free(x[i].h);
+	/* One block for every stack's hashes, side by side. */
+	for (size_t i = 0, at = 0; i < n; at += nr_items(v[i]), i++) {
+		x[i] = (struct hashed){ v[i], all + at };
+		for (size_t k = 0; k < nr_items(v[i]); k++)
+			x[i].h[k] = hash_at(v[i], k);
+	}
+	qsort(x, n, sizeof(*x), cmp_hashed);
+	for (size_t i = 0; i < n; i++)
+		v[i] = x[i].s;
+	free(all);
 	free(x);
-	return err;
+	return 0;
 }
 
 /* ------------------------------------------------------------- frames */

@@ -42,7 +42,9 @@
 #define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
 #define MIN_WIDTH 0.1	/* pixels: narrower frames are merged (flamegraph.pl's default) */
 
-enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K__COUNT };
+/* K_NATIVE: a native frame until drawn, when its module gives its kind (module_kind). */
+enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K_NATIVE,
+	    K__COUNT };
 
 /* Colour ranges: a base and how far the name's hash may move each channel. */
 static const struct {
@@ -57,6 +59,7 @@ static const struct {
 	[K_API] = { "allocation function", 205, 45, 45, 40, 30, 30 },
 	[K_PYTHON] = { "Python", 225, 190, 45, 25, 45, 40 },
 	[K_OTHER] = { NULL, 200, 200, 200, 0, 0, 0 },
+	[K_NATIVE] = { NULL, 200, 200, 200, 0, 0, 0 },	/* never drawn as such */
 };
 
 /* One box's identity: a frame, or a synthetic one (root, marker, API). */
@@ -153,7 +156,9 @@ static struct item item_at(const struct report_stack *s, size_t i)
 	if (i < s->nr_frames) {
 		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];
 
-		return (struct item){ fr->language == FRAME_PYTHON ? K_PYTHON : module_kind(fr->module),
+		/* A native frame's kind only when drawn: working it out from the
+		 * module's name for every item compared cost most of a sort. */
+		return (struct item){ fr->language == FRAME_PYTHON ? K_PYTHON : K_NATIVE,
 				      fr->function, fr };
 	}
 	return (struct item){ K_API, report__api_name(s->api), NULL };
@@ -182,7 +187,7 @@ static int cmp_item(const struct item *a, const struct item *b)
 
 /*
  * Sorting 200,000 torch stacks from the root compared 40 shared items
- * (names, module kinds) per comparison: 15 s. Each stack's items are
+ * (names, module kinds) per comparison: 15 s of a final report. Each stack's items are
  * hashed once, so a comparison skips the shared prefix by integers and
  * compares items (cmp_item, for its order) only where they differ.
  */
@@ -191,11 +196,7 @@ struct hashed {
 	uint64_t *h;		/* nr_items(s) hashes, from the root */
 };
 
-/*
- * Item i of s hashed, equal items (cmp_item) alike: what it compares and no
- * more (a frame's kind follows from its module), without working the kind
- * out (item_at does, from the module's name: most of a sort's time).
- */
+/* Item i of s hashed, equal items (cmp_item) alike: what it compares, and no more. */
 static uint64_t hash_at(const struct report_stack *s, size_t i)
 {
 	size_t marker = marker_of(s) != NULL;
@@ -216,18 +217,6 @@ static uint64_t hash_at(const struct report_stack *s, size_t i)
 	return h;
 }
 
-/* The name of item i of s, as item_at gives it, without its kind. */
-static const char *name_at(const struct report_stack *s, size_t i)
-{
-	size_t marker = marker_of(s) != NULL;
-
-	if (i < marker)
-		return marker_of(s);
-	i -= marker;
-	return i < s->nr_frames ? s->frames[s->nr_frames - 1 - i].function
-				: report__api_name(s->api);
-}
-
 static int cmp_hashed(const void *pa, const void *pb)
 {
 	const struct hashed *a = pa, *b = pb;
@@ -239,9 +228,6 @@ static int cmp_hashed(const void *pa, const void *pb)
 
 		if (a->h[i] == b->h[i])
 			continue;
-		/* Names first, as cmp_item: they decide nearly always, and cost no kind. */
-		if ((c = report__cmp_name(name_at(a->s, i), name_at(b->s, i))))
-			return c;
 		x = item_at(a->s, i);
 		y = item_at(b->s, i);
 		if ((c = cmp_item(&x, &y)))
@@ -382,7 +368,8 @@ static void put_frame(const struct layout *l, const struct open_frame *o, unsign
 	put_title(l, o, name, f);
 	fprintf(f, "<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"", x, y, w,
 		FRAME_H - 1);
-	put_fill(depth ? o->it.kind : K_OTHER, name, f);
+	put_fill(!depth ? K_OTHER : o->it.kind == K_NATIVE ? module_kind(o->it.fr->module) : o->it.kind,
+		 name, f);
 	fprintf(f, "\"/><text x=\"%.3f\" y=\"%u\">", x + LABEL_PAD, y + FRAME_H - 4);
 	put_label(name, w, f);
 	fputs("</text></g>\n", f);

@@ -153,6 +153,19 @@ void memstat__add_maps(const struct maps *maps, struct memstat *m)
 	}
 }
 
+/*
+ * Has pid begun to exit? Its mappings are being torn down then, its RSS
+ * not yet: a reading would say its heap is gone ([heap] 0 B) while its
+ * memory is not, and judge from that.
+ */
+static bool exiting(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc__stat(pid, &st) || (st.flags & PROC_PF_EXITING) || st.state == 'Z' ||
+	       st.state == 'X';
+}
+
 int memstat__read(pid_t pid, struct memstat *m)
 {
 	struct maps *maps;
@@ -175,5 +188,5 @@ int memstat__read(pid_t pid, struct memstat *m)
 		memstat__add_maps(maps, m);
 		maps__free(maps);
 	}
-	return 0;
+	return exiting(pid) ? -ESRCH : 0;
 }

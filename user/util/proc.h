@@ -38,6 +38,7 @@ struct proc_stat {
 };
 
 #define PROC_PF_KTHREAD 0x00200000ul	/* PF_KTHREAD: a kernel thread */
+#define PROC_PF_EXITING 0x00000004ul	/* PF_EXITING: it has begun to exit */
 
 /* Read pid's; the command name before them may hold anything. 0 or -errno. */
 int proc__stat(pid_t pid, struct proc_stat *st);

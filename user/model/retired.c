@@ -113,19 +113,24 @@ const struct retired_site *retired__site_at(const struct retired *r, size_t i)
 }
 
 /*
- * Keep blob (held: shared, or made for it) under id in map; a stack let go
- * of again (a thread's stack cache handed its id out again) is still in use.
+ * A stack let go of again (a thread's stack cache handed its id out again)
+ * is still in use: kept already, it is the latest let go of.
  */
+static bool kept_again(struct retired *r, struct idmap *map, uint64_t id)
+{
+	uint32_t i;
+
+	if (!idmap__get(map, id, &i))
+		return false;
+	r->kept[i]->sweep = r->sweep;
+	return true;
+}
+
+/* Keep blob (held: shared, or made for it) under id in map, new there. */
 static int keep(struct retired *r, struct idmap *map, uint64_t id, struct stack_blob *blob)
 {
 	struct kept *k;
-	uint32_t i;
 
-	if (idmap__get(map, id, &i)) {
-		r->kept[i]->sweep = r->sweep;
-		stack_blob__put(blob);
-		return 0;
-	}
 	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)))
 		goto nomem;
 	k = malloc(sizeof(*k));
@@ -149,8 +154,11 @@ int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trac
 	struct stack_copy c = { .ips = (uint64_t *)st->ips, .flags = st->flags,
 				.nr_ips = st->nr < MEMLEAK_MAX_STACK_DEPTH ? st->nr
 									  : MEMLEAK_MAX_STACK_DEPTH };
-	struct stack_blob *b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
+	struct stack_blob *b;
 
+	if (kept_again(r, &r->native_of, id))
+		return 0;
+	b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
 	return b ? keep(r, &r->native_of, id, b) : -ENOMEM;
 }
 
@@ -158,8 +166,11 @@ int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *
 			 struct stack_blob *shared)
 {
 	struct stack_copy c = { .py = (struct py_stack *)st };
-	struct stack_blob *b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
+	struct stack_blob *b;
 
+	if (kept_again(r, &r->python_of, id))
+		return 0;
+	b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
 	return b ? keep(r, &r->python_of, id, b) : -ENOMEM;
 }
 

@@ -87,7 +87,10 @@ struct probes {
 	 */
 	pthread_mutex_t tables_lock;
 	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
-	/* Copies of the stacks the last reading found (snapshot.c), under stacks_lock. */
+	/*
+	 * The stacks the last reading found (snapshot.c), whose blobs a sweep
+	 * shares with the retired store (reclaim.c): both under stacks_lock.
+	 */
 	struct stackcache *stacks;
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 	bool follow;		/* --follow: links are kept as recipes, made again per child */

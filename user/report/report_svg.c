@@ -187,9 +187,10 @@ static int cmp_item(const struct item *a, const struct item *b)
 
 /*
  * Sorting 200,000 torch stacks from the root compared 40 shared items
- * (names, module kinds) per comparison: 15 s of a final report. Each stack's items are
- * hashed once, so a comparison skips the shared prefix by integers and
- * compares items (cmp_item, for its order) only where they differ.
+ * (names, module kinds) per comparison: 15 s of a final report. Each
+ * stack's items are hashed once, so a comparison skips the shared prefix
+ * by integers and compares items (cmp_item, for its order) only where
+ * they differ.
  */
 struct hashed {
 	const struct report_stack *s;

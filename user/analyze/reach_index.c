@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which live block a word points into (reach_index.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "reach_index.h"
+#include "util/bound.h"
 #include "util/vec.h"
 
 #define REGION_GAP (1ull << 20)	/* blocks further apart start a region of their own */
@@ -109,17 +111,10 @@ int reach_index__build(struct reach_index *x, const struct reach_block *blocks, 
 /* The last region that starts at or below v, or NULL. */
 static const struct reach_region *region_of(const struct reach_index *x, uint64_t v)
 {
-	size_t lo = 0, hi = x->nr_regions;
+	size_t n = bound__upper_u64(x->regions, x->nr_regions, sizeof(*x->regions),
+				    offsetof(struct reach_region, start), v);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->regions[mid].start <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &x->regions[lo - 1] : NULL;
+	return n ? &x->regions[n - 1] : NULL;
 }
 
 /* The page of v in its region, or NULL when v is in none. */
@@ -148,14 +143,8 @@ static uint32_t page_end(const struct reach_region *g, size_t p)
 static bool search(const struct reach_index *x, const struct reach_region *g, uint64_t v,
 		   uint32_t lo, uint32_t hi, uint32_t *at)
 {
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (x->spans[mid].start <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo += (uint32_t)bound__upper_u64(x->spans + lo, hi - lo, sizeof(*x->spans),
+					 offsetof(struct reach_index_span, start), v);
 	if (!lo || lo <= g->first || v >= x->spans[lo - 1].end)
 		return false;
 	*at = lo - 1;
@@ -209,18 +198,9 @@ void reach_index__find_many(const struct reach_index *x, const uint64_t *v, size
 
 uint32_t reach_index__first_after(const struct reach_index *x, uint64_t addr)
 {
-	uint32_t lo = 0, hi = x->nr;
-
 	/* Blocks do not overlap: their ends are in order too. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (x->blocks[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)bound__upper_u64(x->blocks, x->nr, sizeof(*x->blocks),
+					  offsetof(struct reach_index_block, end), addr);
 }
 
 void reach_index__free(struct reach_index *x)

@@ -63,13 +63,6 @@ struct history {
 	bool exited;		/* the last report was made after the target exited */
 };
 
-static int key_cmp(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api)
-{
-	if (a_id != b_id)
-		return a_id < b_id ? -1 : 1;
-	return a_api < b_api ? -1 : a_api > b_api;
-}
-
 static void stack_init(struct hstack *s, uint64_t stack_id, uint32_t api)
 {
 	memset(s, 0, sizeof(*s));
@@ -310,7 +303,7 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 	while (i < h->nr || j < snap->nr) {
 		/* < 0: only ours; > 0: only the snapshot's; 0: both. */
 		int c = i == h->nr ? 1 : j == snap->nr ? -1 :
-			key_cmp(h->stacks[i].stack_id, h->stacks[i].api, v[j]->stack_id, v[j]->api);
+			report__cmp_site(h->stacks[i].stack_id, h->stacks[i].api, v[j]->stack_id, v[j]->api);
 		struct hstack *s = &out[n++];
 
 		if (c <= 0)
@@ -542,7 +535,7 @@ static const struct hstack *find_from(const struct history *h, size_t *at, uint6
 {
 	size_t lo = *at, hi = lo, step = 1;
 
-	while (hi < h->nr && key_cmp(h->stacks[hi].stack_id, h->stacks[hi].api, stack_id, api) < 0) {
+	while (hi < h->nr && report__cmp_site(h->stacks[hi].stack_id, h->stacks[hi].api, stack_id, api) < 0) {
 		lo = hi + 1;
 		hi += step;
 		step *= 2;
@@ -551,13 +544,13 @@ static const struct hstack *find_from(const struct history *h, size_t *at, uint6
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (key_cmp(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api) < 0)
+		if (report__cmp_site(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	*at = lo;
-	return lo < h->nr && !key_cmp(h->stacks[lo].stack_id, h->stacks[lo].api, stack_id, api) ?
+	return lo < h->nr && !report__cmp_site(h->stacks[lo].stack_id, h->stacks[lo].api, stack_id, api) ?
 		       &h->stacks[lo] : NULL;
 }
 
@@ -604,7 +597,7 @@ static int churn_cmp(const void *a, const void *b)
 		return x->stats.total_allocs > y->stats.total_allocs ? -1 : 1;
 	if (x->stats.total_bytes != y->stats.total_bytes)
 		return x->stats.total_bytes > y->stats.total_bytes ? -1 : 1;
-	return key_cmp(x->stack_id, x->api, y->stack_id, y->api);
+	return report__cmp_site(x->stack_id, x->api, y->stack_id, y->api);
 }
 
 /*

@@ -8,18 +8,11 @@
 
 _Static_assert(REACH__COUNT == REPORT_REACH_KINDS, "report.h counts the kinds of reach.h");
 
-static int key_cmp(uint64_t sa, uint32_t aa, uint64_t sb, uint32_t ab)
-{
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	return aa < ab ? -1 : aa > ab;
-}
-
 static int site_cmp(const void *a, const void *b)
 {
 	const struct reach_sum_site *x = a, *y = b;
 
-	return key_cmp(x->stack_id, x->api, y->stack_id, y->api);
+	return report__cmp_site(x->stack_id, x->api, y->stack_id, y->api);
 }
 
 static void add(struct report_reach_figures *f, uint8_t kind, uint64_t bytes)
@@ -82,7 +75,7 @@ static const struct reach_sum_site *find(const struct reach_sum *s, uint64_t sta
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = key_cmp(s->sites[mid].stack_id, s->sites[mid].api, stack_id, api);
+		int c = report__cmp_site(s->sites[mid].stack_id, s->sites[mid].api, stack_id, api);
 
 		if (!c)
 			return &s->sites[mid];

@@ -69,6 +69,11 @@ int report__cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
+int report__cmp_site(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api)
+{
+	return report__cmp_u64(a_id, b_id) ?: report__cmp_u64(a_api, b_api);
+}
+
 bool report__is_shared_object(const char *base)
 {
 	for (const char *p = strstr(base, ".so"); p; p = strstr(p + 1, ".so"))

@@ -342,6 +342,8 @@ bool report__starts(const char *s, const char *prefix);
 int report__cmp_name(const char *a, const char *b);
 /* -1, 0 or 1. */
 int report__cmp_u64(uint64_t a, uint64_t b);
+/* Two sites' keys, (stack id, api), in that order: -1, 0 or 1. */
+int report__cmp_site(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api);
 /* A file name ("libfoo.so", "libfoo.so.1.2") that is a shared object's, not a program's. */
 bool report__is_shared_object(const char *base);
 /* "native", "python". */

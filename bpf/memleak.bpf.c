@@ -197,26 +197,22 @@ static __always_inline bool nested(__u64 sp, struct call_state *st)
  */
 static __always_inline bool called_from_allocator(__u64 sp)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct internal_set *own = follow && tgid != targ_tgid ?
-				   bpf_map_lookup_elem(&own_internal, &tgid) : NULL;
+	const struct addr_range *r = internal;
+	__u32 nr = nr_internal, tgid;
+	struct internal_set *own;
 	__u64 ret_addr;
 
+	if (follow && (tgid = bpf_get_current_pid_tgid() >> 32) != targ_tgid &&
+	    (own = bpf_map_lookup_elem(&own_internal, &tgid))) {
+		r = own->r;
+		nr = own->nr;
+	}
 	if (bpf_probe_read_user(&ret_addr, sizeof(ret_addr), (void *)sp))
 		return false;
-	if (own) {
-		for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
-			if (i >= own->nr)
-				break;
-			if (ret_addr >= own->r[i].start && ret_addr < own->r[i].end)
-				return true;
-		}
-		return false;
-	}
 	for (int i = 0; i < MEMLEAK_MAX_INTERNAL; i++) {
-		if (i >= nr_internal)
+		if (i >= nr)
 			break;
-		if (ret_addr >= internal[i].start && ret_addr < internal[i].end)
+		if (ret_addr >= r[i].start && ret_addr < r[i].end)
 			return true;
 	}
 	return false;

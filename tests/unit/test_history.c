@@ -112,17 +112,18 @@ TEST(history_leak_cache_churn_pool)
 	ASSERT(fabs(g.slope + 20 * 4096 / 0.5) < 1);
 	history__live_growth(h, &g);
 	ASSERT(g.trend == TREND_SHRINKING);	/* the pool drains faster than the leak grows */
-	/* Asked in key order with a cursor (a report's pass): the same answers, unknown keys too. */
+	/* Asked by the last snapshot's site (a report's pass): the same answers as by key. */
 	{
-		size_t at = 0;
 		struct report_growth one;
 
-		for (uint64_t id = 0; id <= LATE + 1; id++) {
-			history__growth_at(h, &at, id, API_MALLOC, -1, &g);
-			history__growth(h, id, API_MALLOC, -1, &one);
+		for (size_t i = 0; i < w.nr; i++) {
+			history__growth_site(h, i, -1, &g);
+			history__growth(h, w.sites[i].stack_id, w.sites[i].api, -1, &one);
 			ASSERT(g.trend == one.trend && g.slope == one.slope && g.grew == one.grew);
 		}
-		ASSERT(at == 4);	/* past the four stacks */
+		ASSERT(w.nr == 4);	/* the four stacks */
+		history__growth_site(h, w.nr, -1, &g);	/* past the snapshot: none */
+		ASSERT(g.trend == TREND_UNKNOWN && !g.intervals);
 	}
 	history__free(h);
 	return true;

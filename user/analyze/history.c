@@ -45,6 +45,9 @@ struct history {
 	/* The next merge's room, kept: 70 MiB fresh from the kernel at every report otherwise. */
 	struct hstack *spare;
 	size_t cap_spare;
+	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
+	uint32_t *of_site;
+	size_t nr_of_site, cap_of_site;
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
 	uint32_t npoints;
@@ -94,8 +97,10 @@ static void free_stacks(struct history *h)
 		free(h->stacks[i].vals);
 	free(h->stacks);
 	free(h->spare);
+	free(h->of_site);
 	h->stacks = h->spare = NULL;
-	h->nr = h->cap = h->cap_spare = 0;
+	h->of_site = NULL;
+	h->nr = h->cap = h->cap_spare = h->nr_of_site = h->cap_of_site = 0;
 }
 
 void history__free(struct history *h)
@@ -295,7 +300,9 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 	size_t i = 0, j = 0, n = 0, n_cap;
 	int err = 0;
 
-	if (!v || vec__reserve(&h->spare, &h->cap_spare, h->nr + snap->nr + 1, sizeof(*out))) {
+	h->nr_of_site = 0;
+	if (!v || vec__reserve(&h->spare, &h->cap_spare, h->nr + snap->nr + 1, sizeof(*out)) ||
+	    vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site))) {
 		free(v);
 		return -ENOMEM;
 	}
@@ -303,21 +310,25 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 	while (i < h->nr || j < snap->nr) {
 		/* < 0: only ours; > 0: only the snapshot's; 0: both. */
 		int c = i == h->nr ? 1 : j == snap->nr ? -1 :
-			report__cmp_site(h->stacks[i].stack_id, h->stacks[i].api, v[j]->stack_id, v[j]->api);
+			report__cmp_site(h->stacks[i].stack_id, h->stacks[i].api,
+					 v[j]->stack_id, v[j]->api);
 		struct hstack *s = &out[n++];
 
 		if (c <= 0)
 			*s = h->stacks[i++];
 		else
 			stack_init(s, v[j]->stack_id, v[j]->api);
-		if (c >= 0)
+		if (c >= 0) {
 			count_interval(iv, s, v[j], c > 0);
+			h->of_site[v[j] - snap->sites] = (uint32_t)(n - 1);
+		}
 		if (!err)
 			err = update_site(h, s, c >= 0 ? &v[j]->stats : NULL, t_s, point);
 		if (c >= 0)
 			j++;
 	}
 	free(v);
+	h->nr_of_site = snap->nr;
 	h->spare = h->stacks;
 	h->stacks = out;
 	n_cap = h->cap, h->cap = h->cap_spare, h->cap_spare = n_cap;
@@ -525,47 +536,27 @@ static void growth_of(const struct history *h, const struct hstack *s, double ag
 	g->score = score(g, h->t_last - s->t_zero);
 }
 
-/*
- * The stack of (stack_id, api), found from *at on, which moves to where it
- * is (or would be): galloping, so that keys asked in order cost a step or
- * two each, and one asked alone a binary search. NULL when none.
- */
-static const struct hstack *find_from(const struct history *h, size_t *at, uint64_t stack_id,
-				      uint32_t api)
+static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
 {
-	size_t lo = *at, hi = lo, step = 1;
+	size_t lo = 0, hi = h->nr;
 
-	while (hi < h->nr && report__cmp_site(h->stacks[hi].stack_id, h->stacks[hi].api, stack_id, api) < 0) {
-		lo = hi + 1;
-		hi += step;
-		step *= 2;
-	}
-	hi = hi < h->nr ? hi + 1 : h->nr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		int c = report__cmp_site(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api);
 
-		if (report__cmp_site(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api) < 0)
+		if (!c)
+			return &h->stacks[mid];
+		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*at = lo;
-	return lo < h->nr && !report__cmp_site(h->stacks[lo].stack_id, h->stacks[lo].api, stack_id, api) ?
-		       &h->stacks[lo] : NULL;
+	return NULL;
 }
 
-static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
+static void growth_or_none(const struct history *h, const struct hstack *s, double age_s,
+			   struct report_growth *g)
 {
-	size_t at = 0;
-
-	return find_from(h, &at, stack_id, api);
-}
-
-void history__growth_at(const struct history *h, size_t *at, uint64_t stack_id, uint32_t api,
-			double age_s, struct report_growth *g)
-{
-	const struct hstack *s = find_from(h, at, stack_id, api);
-
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
@@ -575,9 +566,13 @@ void history__growth_at(const struct history *h, size_t *at, uint64_t stack_id, 
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
 		     struct report_growth *g)
 {
-	size_t at = 0;
+	growth_or_none(h, find(h, stack_id, api), age_s, g);
+}
 
-	history__growth_at(h, &at, stack_id, api, age_s, g);
+void history__growth_site(const struct history *h, size_t site, double age_s,
+			  struct report_growth *g)
+{
+	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, g);
 }
 
 void history__live_growth(const struct history *h, struct report_growth *g)

@@ -96,11 +96,12 @@ int history__tick(struct history *h, double t_s, const struct snap_live *live, s
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
 		     struct report_growth *g);
 /*
- * The same for stacks asked in order of (stack_id, api), *at (0 at first)
- * carried from one to the next: a report's 200,000 stacks in one pass.
+ * The same for site i of the snapshot history__add took last (the merge
+ * found each site's stack already): no search for a report's 200,000
+ * stacks. A site past that snapshot's has no growth.
  */
-void history__growth_at(const struct history *h, size_t *at, uint64_t stack_id, uint32_t api,
-			double age_s, struct report_growth *g);
+void history__growth_site(const struct history *h, size_t site, double age_s,
+			  struct report_growth *g);
 /* The growth of the live total. */
 void history__live_growth(const struct history *h, struct report_growth *g);
 /*

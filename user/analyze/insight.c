@@ -15,7 +15,6 @@
 #include "history.h"
 #include "insight.h"
 #include "target/memstat.h"
-#include "util/keysort.h"
 #include "verdict.h"
 
 struct insight {
@@ -183,31 +182,22 @@ static int rank_cmp(const void *a, const void *b, void *stacks)
 static int growth(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		  struct report *r, struct report_analysis *a)
 {
-	size_t n = r->nr_stacks < agg->nr ? r->nr_stacks : agg->nr, at = 0;
-	struct keyed *keys = malloc((n ?: 1) * sizeof(*keys));
+	size_t n = r->nr_stacks < agg->nr ? r->nr_stacks : agg->nr;
 
 	a->growing = calloc(r->nr_stacks ?: 1, sizeof(*a->growing));
-	for (size_t i = 0; keys && i < n; i++)
-		keys[i] = (struct keyed){ agg->sites[i]->stack_id, agg->sites[i]->api, (uint32_t)i };
-	/* In the history's order: one pass over its stacks, not a search for each. */
-	if (!a->growing || !keys || keysort(keys, n)) {
-		free(keys);
+	if (!a->growing)
 		return -ENOMEM;
-	}
-	for (size_t k = 0; k < n; k++) {
-		size_t i = keys[k].index;
+	for (size_t i = 0; i < n; i++) {
 		const struct snap_site *s = agg->sites[i];
 		double age = -1;
 
 		if (s->oldest_ns)
 			age = s->oldest_ns < snap->time_ns ? (snap->time_ns - s->oldest_ns) / 1e9 : 0;
-		history__growth_at(in->h, &at, s->stack_id, s->api, age, &r->stacks[i].growth);
-	}
-	free(keys);
-	/* The growing in the aggregate's order, as before ranking. */
-	for (size_t i = 0; i < n; i++)
+		/* The snapshot insight__add gave the history: its merge found each site's stack. */
+		history__growth_site(in->h, (size_t)(s - snap->sites), age, &r->stacks[i].growth);
 		if (r->stacks[i].growth.trend == TREND_GROWING)
 			a->growing[a->nr_growing++] = i;
+	}
 	qsort_r(a->growing, a->nr_growing, sizeof(*a->growing), rank_cmp, r->stacks);
 	for (size_t i = 0; i < a->nr_growing; i++)
 		r->stacks[a->growing[i]].growth.rank = i + 1;

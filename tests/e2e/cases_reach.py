@@ -139,7 +139,8 @@ def moved(a, b):
 PLACEMENT = {
 	# glibc's _dl_find_object data: the segment starts at the first 128-byte
 	# boundary inside the block (elf/dl-find_object.c); ld.so keeps only that.
-	"_dlfo_mappings_segment_allocate",
+	# Named as first_caller names it: without its leading underscores.
+	"dlfo_mappings_segment_allocate",
 }
 
 

@@ -35,13 +35,13 @@ int dl_debug_state(struct pt_regs *ctx)
 
 	if (child) {
 		/*
-		 * A followed process of an exec'd image: held while it loads
-		 * the image until probed, then at each change of its
-		 * libraries until user space has read its maps (their names:
-		 * a library dlclose'd before a report is named all the same).
+		 * A followed process: one of an exec'd image is held while
+		 * it loads the image until probed; then, as a fork of the
+		 * target always, at each change of its libraries until user
+		 * space has read its maps (their names: a library dlclose'd
+		 * before a report is named all the same).
 		 */
-		if (child->loading || child->image)
-			stop_current();
+		stop_current();
 		return 0;
 	}
 	if (proc_of(bpf_get_current_task_btf()))

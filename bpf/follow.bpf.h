@@ -117,8 +117,8 @@ static __always_inline void follow_child(struct task_struct *parent, struct task
 	}
 	held[e.tag & (MEMLEAK_HELD - 1)] = tgid;
 	*ev = (struct memleak_event){ .tgid = tgid, .kind = EVENT_FORK, .ppid = parent->tgid,
-				      .proc = e.tag, .image = e.image,
-				      .time_ns = bpf_ktime_get_ns() };
+				      .proc = e.tag, .prev = from ? from->tag : 0,
+				      .image = e.image, .time_ns = bpf_ktime_get_ns() };
 	bpf_ringbuf_submit(ev, 0);
 }
 

@@ -223,7 +223,11 @@ struct memleak_event {
 	__u32 finalize;		/* EVENT_PY_EXIT, _EXITING: 1 at Py_FinalizeEx, 0 at _exit */
 	__u32 ppid;		/* EVENT_FORK: the parent's tgid */
 	__u32 proc;		/* EVENT_FORK and after: the process's tag (memleak_proc) */
-	__u32 prev;		/* EVENT_FOLLOW_EXEC: its tag before the exec (proc: after) */
+	/*
+	 * EVENT_FOLLOW_EXEC: its tag before the exec (proc: after); EVENT_FORK:
+	 * the parent's tag (0: the target).
+	 */
+	__u32 prev;
 	/*
 	 * EVENT_FORK: the image the child runs (its parent's: memleak_proc);
 	 * EVENT_GONE, _FOLLOW_EXEC: the image it ran until then.

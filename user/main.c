@@ -486,8 +486,8 @@ cleanup:
 	probes__free(tr.probes);
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */
 	symbolizer__free(tr.sym);
+	images__free(tr.images);	/* a fork's modules may be over the target's */
 	modules__free(tr.mods);
-	images__free(tr.images);
 	insight__free(tr.ins);
 	free(tr.live);
 	pytrace__free(tr.py);

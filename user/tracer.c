@@ -74,15 +74,16 @@ void tracer__build_tables(struct tracer *tr)
 }
 
 /*
- * The mappings of the target, or of a process of an image it exec'd
- * (--follow), for the reports' modules: taken in now, or kept
- * until the job running is done (reports.c: the modules are its). Kept in
- * order, they make the same modules as if taken in one by one.
+ * The mappings of the target, or of a process followed (--follow: of an
+ * image it exec'd, or a fork of the target's that loaded a library), for
+ * the reports' modules: taken in now, or kept until the job running is
+ * done (reports.c: the modules are its). Kept in order, they make the same
+ * modules as if taken in one by one.
  */
 static void take_maps(struct tracer *tr, const struct learned_maps *l)
 {
 	if (l->image)
-		images__update(tr->images, l->image, l->pid, l->maps);
+		images__update(tr->images, l->image, l->pid, l->maps, tr->mods);
 	else
 		modules__update(tr->mods, l->maps);
 	maps__free(l->maps);
@@ -275,6 +276,41 @@ static void attach_exit_stop(struct tracer *tr, const struct lookup_order *lo)
 		tr->target->pid);
 }
 
+/* -p --follow: the descendants found running are followed from now on. */
+static void say_running(const struct tracer *tr, int n)
+{
+	if (n < 0)
+		fprintf(stderr, "memleakbpf: cannot list the processes pid %d started: %s\n",
+			tr->target->pid, strerror(-n));
+	else if (n)
+		fprintf(stderr, "memleakbpf: following %d %s pid %d started before the attach too (what they allocated before is unknown)\n",
+			n, n == 1 ? "process" : "processes", tr->target->pid);
+}
+
+/*
+ * -p --follow: the libraries of the descendants taken in running, those
+ * the target has not loaded itself (images.h), named as if seen loaded.
+ */
+static void learn_running(struct tracer *tr)
+{
+	struct maps *maps;
+
+	/* Only this thread adds processes, and no report runs yet. */
+	for (size_t i = 0; i < tr->procs.nr; i++) {
+		const struct process_info *info = &tr->procs.v[i];
+
+		if (info->attached && !maps__read(info->pid, &maps))
+			take_maps(tr, &(struct learned_maps){ info->tag, info->pid, maps });
+	}
+}
+
+/* -p --follow: the descendants running now, followed from now on, their libraries named. */
+static void follow_running(struct tracer *tr)
+{
+	say_running(tr, probes__follow_running(tr->probes, &tr->procs, tr->target->pid));
+	learn_running(tr);
+}
+
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
 			    const struct lookup_order *lo)
@@ -301,6 +337,9 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		clock_gettime(CLOCK_MONOTONIC, &tr->start);
 		insight__start(tr->ins, tr->target->pid, &tr->start);
 		tr->warm_addr = malloc_address(a, maps);
+		/* Before the line that says tracing began: they are traced too from then. */
+		if (tr->opts->follow && !tr->target->spawned)
+			follow_running(tr);
 		announce(tr, a);
 		err = start_timer(tr);
 	}
@@ -432,17 +471,6 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 	return err;
 }
 
-/* -p --follow: the descendants found running are followed from now on. */
-static void say_running(const struct tracer *tr, int n)
-{
-	if (n < 0)
-		fprintf(stderr, "memleakbpf: cannot list the processes pid %d started: %s\n",
-			tr->target->pid, strerror(-n));
-	else if (n)
-		fprintf(stderr, "memleakbpf: following %d %s pid %d started before the attach too (what they allocated before is unknown)\n",
-			n, n == 1 ? "process" : "processes", tr->target->pid);
-}
-
 int tracer__attach_pid(struct tracer *tr)
 {
 	struct lookup_order *lo = NULL;
@@ -459,15 +487,16 @@ int tracer__attach_pid(struct tracer *tr)
 	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
 	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
 		probes__set_notify_dl(tr->probes, true);
-	/* The tables first: the target runs, and allocates as soon as probed. */
+	/*
+	 * The tables first: the target runs, and allocates as soon as probed.
+	 * The modules too: its running descendants' are set against them.
+	 */
 	if (!err)
 		unwind__update(tr->unw, tr->target->pid, maps);
 	if (!err)
-		err = attach_allocator(tr, maps, lo);
-	if (!err)
 		modules__update(tr->mods, maps);
-	if (!err && tr->opts->follow)
-		say_running(tr, probes__follow_running(tr->probes, &tr->procs, tr->target->pid));
+	if (!err)
+		err = attach_allocator(tr, maps, lo);
 	lookup_order__free(lo);
 	maps__free(maps);
 	return err;

@@ -73,7 +73,10 @@ struct code_relay {
 	size_t nr_kept, cap_kept;
 };
 
-/* Maps of the target (image 0) or of an exec'd image's process (--follow: its tag). */
+/*
+ * Maps of the target (image 0) or of a followed process (--follow: its
+ * exec'd image's tag, or a fork of the target's own tag).
+ */
 struct learned_maps {
 	uint32_t image;
 	pid_t pid;		/* image: the process whose maps they are */

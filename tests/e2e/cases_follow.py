@@ -21,6 +21,8 @@ exec, the image's figures exact under the child's pid, its frames named
 follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
 after its image was probed (one dlclose'd before the end), are named
 with their lines and callers, their figures exact;
+follow_fork_dlopen: the same plugins dlopen'd by a forked child (no
+exec) of a parent that never loads them: named in the child;
 follow_pprof: --pprof of a child that execs v_basic: each process's
 blocks at their sites (go tool pprof), and each location in its own
 image's mapping (its executable's, not the target's);
@@ -28,7 +30,9 @@ follow_spawn_exec: the same by vfork+exec and by posix_spawn;
 follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
 the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
 (taken in at the attach) and which starts a third after it: each worker's
-leak after the attach exact. follow_daemon: a child that outlives the
+leak after the attach exact. follow_running_exec: -p --follow of a shell whose
+child, running before the attach, exec'd v_dlopen: the child's frames are
+named from its own files, not the shell's. follow_daemon: a child that outlives the
 target: tracing goes on until it has ended, its leak counted.
 follow_tracer_killed: the tracer is killed
 while it holds a child at its fork: the watchdog resumes the child, and no
@@ -282,24 +286,15 @@ EXEC_SAY = re.compile(r"1 exec'd images probed, each from its exec until its all
 		      r"probes were in place: at most [0-9.]+ ms")
 
 
-def case_follow_exec_dlopen(work):
-	"""A forked child execs v_dlopen, whose plugins come after its image was probed."""
-	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_dlopen")),
-			     ["--follow"])
-	truth = lib.parse_truth(work.read("truth.txt.1"))
-	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
-	if len(ps) != 1:
-		return ["%d exec'd images, expected 1" % len(ps)]
-	errs = check_sum(rep)
-	if "# closed: unmapped" not in work.read("truth.txt.1"):
-		errs.append("libp_closed.so was still mapped at the end: the case proves nothing")
+def check_plugins(rep, p, truth):
+	"""Process p's plugin blocks exact, each at its plugin's line, module and callers."""
+	errs = []
 	for t in truth:
-		got = [rep["stacks"][pos] for pos in ps[0]["stacks"]
-		       if first_fn(rep, pos) == t["site"]]
+		got = [rep["stacks"][pos] for pos in p["stacks"] if first_fn(rep, pos) == t["site"]]
 		figures = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
 		if figures != (t["bytes"], t["allocs"]):
 			errs.append("%s: pid %d holds %r there, truth %d, %d" % (
-				t["site"], ps[0]["pid"], figures, t["bytes"], t["allocs"]))
+				t["site"], p["pid"], figures, t["bytes"], t["allocs"]))
 		for s in got:
 			f = s["frames"][0]
 			callers = [g.get("function") for g in s["frames"][1:1 + len(t["callers"])]]
@@ -307,8 +302,34 @@ def case_follow_exec_dlopen(work):
 			   not f.get("module", "").endswith("/libp_%s.so" % t["site"].split("_")[-1]):
 				errs.append("%s: frames %r, expected line %d of its plugin, then %r" % (
 					t["site"], s["frames"][:3], t["line"], t["callers"]))
+	return errs
+
+
+def check_dlopen(work, rc, rep, ps, truth_file):
+	"""The one process of ps, whose v_dlopen wrote truth_file, exact at its plugins."""
+	if len(ps) != 1:
+		return ["%d processes that ran v_dlopen, expected 1" % len(ps)]
+	text = work.read(truth_file)
+	errs = check_sum(rep) + check_plugins(rep, ps[0], lib.parse_truth(text))
+	if "# closed: unmapped" not in text:
+		errs.append("libp_closed.so was still mapped at the end: the case proves nothing")
 	common_checks(work, rc, 0, errs)
 	return errs
+
+
+def case_follow_exec_dlopen(work):
+	"""A forked child execs v_dlopen, whose plugins come after its image was probed."""
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("v_dlopen")),
+			     ["--follow"])
+	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
+	return check_dlopen(work, rc, rep, ps, "truth.txt.1")
+
+
+def case_follow_fork_dlopen(work):
+	"""A forked child (no exec) loads plugins its parent never loaded."""
+	rc, rep = run_tracer(work, "%s fork" % victim("v_dlopen"), ["--follow"])
+	ps = [p for p in rep.get("processes") or [] if not p.get("target")]
+	return check_dlopen(work, rc, rep, ps, "truth.txt")
 
 
 RAW_LOCATION = re.compile(r"^\s*\d+: 0x[0-9a-f]+ (?:M=(\d+) )?\S+ (\S+):\d+")
@@ -506,6 +527,27 @@ def case_follow_prefork(work):
 	return errs
 
 
+def case_follow_running_exec(work):
+	"""-p --follow of a shell whose running child exec'd v_dlopen and loaded a plugin."""
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	# "; true": the shell forks the victim instead of exec'ing it.
+	v = work.start(["/bin/sh", "-c", "%s wait; true" % victim("v_dlopen")], env=tracer_env(work),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="victim")
+	out = LineReader(v.stdout)
+	kid = int(out.expect("READY pid=", deadline).split("=", 1)[1])
+	t = start_tracing(work, ["--json", js, "--follow", "-p", str(v.pid)], deadline)
+	go_until(v, out, "LEAKED", deadline)
+	finish_victim(v, deadline)
+	rc = wait_exit(t, deadline, "memleakbpf -p --follow")
+	rep = load_report(js)
+	ps = [p for p in rep.get("processes") or [] if p["pid"] == kid]
+	if len(ps) != 1:
+		return ["the shell's child (pid %d) is not in processes[] once" % kid]
+	errs = check_sum(rep) + check_plugins(rep, ps[0], read_truth(work))
+	common_checks(work, rc, 0, errs)
+	return errs
+
 def case_follow_tracer_killed(work):
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
 	t = work.start([TRACER, "--follow", "-c", "%s prefork" % victim("v_fork")],
@@ -530,10 +572,12 @@ CASES = [
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
+	("follow_fork_dlopen", TRACE, [], case_follow_fork_dlopen),
 	("follow_pprof", TRACE, [GO], case_follow_pprof),
 	("follow_spawn_exec", TRACE, [], case_follow_spawn_exec),
 	("follow_shell_script", TRACE, [], case_follow_shell_script),
 	("follow_prefork", TRACE, [], case_follow_prefork),
+	("follow_running_exec", TRACE, [], case_follow_running_exec),
 	("follow_daemon", TRACE, [], case_follow_daemon),
 	("follow_tracer_killed", TRACE, [], case_follow_tracer_killed),
 	("follow_python_pool", TRACE, [PY], case_follow_python_pool),

@@ -2,9 +2,12 @@
 /*
  * target/images.c (--follow: the files of each exec'd image, by tag): an
  * image's forks share its modules; tags may come a little out of order;
- * a process of no image of its own falls back to the target's.
+ * a process of no image of its own falls back to the target's, until it
+ * loads a library the target has not.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "target/images.h"
 #include "unit.h"
@@ -28,5 +31,69 @@ TEST(images_shared_by_forks)
 	ASSERT(images__of(im, 6, target) == target);	/* a fork of the target */
 	ASSERT(images__of(im, 0, target) == target);
 	images__free(im);	/* each set freed once (unit-san) */
+	return true;
+}
+
+/* self's maps without libc's mappings: what the target had before a fork loaded it. */
+static struct maps without_libc(const struct maps *all)
+{
+	struct maps some = { calloc(all->nr ?: 1, sizeof(*some.entries)), 0 };
+
+	for (size_t i = 0; some.entries && i < all->nr; i++)
+		if (!strstr(all->entries[i].path, "/libc.so"))
+			some.entries[some.nr++] = all->entries[i];	/* borrowed strings */
+	return some;
+}
+
+/* The code mapping of the file whose path contains name, in maps. */
+static const struct map_entry *code_of(const struct maps *maps, const char *name)
+{
+	for (size_t i = 0; i < maps->nr; i++)
+		if (maps->entries[i].executable && strstr(maps->entries[i].path, name))
+			return &maps->entries[i];
+	return NULL;
+}
+
+TEST(images_fork_loads_library)
+{
+	struct images *im = images__new();
+	struct modules *target = modules__new(getpid());
+	struct maps *all = NULL, *code = NULL;
+	struct maps before;
+	const struct modules *own;
+	const struct map_entry *libc, *exe;
+	size_t libcs = 0;
+
+	ASSERT(im && target && maps__read(getpid(), &all) == 0);
+	before = without_libc(all);
+	libc = code_of(all, "/libc.so");
+	exe = code_of(all, "unit_tests");
+	ASSERT(before.entries && libc && exe);
+	ASSERT(modules__update(target, &before) == 0);
+	ASSERT(!modules__find(target, libc->start));
+	ASSERT(!modules__lacks_code(target, &before));
+	ASSERT(modules__lacks_code(target, all));
+	/* A fork that maps nothing new keeps the target's modules. */
+	images__update(im, 8, getpid(), &before, target);
+	ASSERT(images__of(im, 8, target) == target);
+	/* One that loaded libc gets its own, over the target's. */
+	images__update(im, 6, getpid(), all, target);
+	own = images__of(im, 6, target);
+	ASSERT(own != target);
+	ASSERT(modules__find(own, libc->start) && strstr(modules__find(own, libc->start)->path, "/libc.so"));
+	ASSERT(modules__find(own, exe->start) == modules__find(target, exe->start));
+	ASSERT(!modules__find(target, libc->start));
+	ASSERT(images__share(im, 7, 6) == 0);	/* its fork */
+	ASSERT(images__of(im, 7, target) == own);
+	/* Its profile mappings: the target's and its own, each file once. */
+	ASSERT(modules__code_maps(own, &code) == 0);
+	for (size_t i = 0; i < code->nr; i++)
+		libcs += strstr(code->entries[i].path, "/libc.so") != NULL;
+	ASSERT(libcs == 1 && code_of(code, "unit_tests"));
+	maps__free(code);
+	images__free(im);
+	modules__free(target);	/* after the modules over it */
+	free(before.entries);
+	maps__free(all);
 	return true;
 }

@@ -17,10 +17,14 @@
  *                   leaks through it (1 TRUTH line: site_plugin_kept 192
  *                   bytes in 3 blocks), prints "LEAKED", waits for another
  *                   line and exits 0.
+ *   v_dlopen fork   the same as without arguments, in a forked child (the
+ *                   parent loads no plugin; the truth is the child's); the
+ *                   parent waits for it and exits with its status.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <sys/wait.h>
 #include "truth.h"
 #include "plugins/plugin.h"
 
@@ -164,11 +168,29 @@ static void *wait_ready(void)
 	return kept;
 }
 
+/* fork: the parent's part; the child returns to main's plugins (0). */
+static int forked(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		tr_die("fork");
+	if (!pid)
+		return 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			tr_die("waitpid");
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && !strcmp(argv[1], "wait");
 	void *kept = NULL;
 
+	if (argc > 1 && !strcmp(argv[1], "fork"))
+		forked();
 	TR_ENTER();
 	if (wait)
 		kept = wait_ready();

@@ -232,7 +232,10 @@ static long count_fds(void)
 	return n - 3;	/* ".", ".." and the directory's own */
 }
 
-/* The target's links, made again for pid (a process of the target's image). */
+/*
+ * The target's links, made again for pid (a process of the target's
+ * image): its allocator's, Python's exit and its dynamic linker's.
+ */
 static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
 	int err = probes__link_child(p, pid, fds, n);
@@ -243,7 +246,7 @@ static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 		err = link_python(p, pid, fds + *n, &more);
 		*n += more;
 	}
-	return err;
+	return err ?: probes__link_dl_child(p, pid, fds, n);
 }
 
 /* pid's links: those of the image it runs (image: an exec'd one's tag; 0: the target's). */
@@ -257,7 +260,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 		return -EINVAL;
 	if (!f->fds_before)
 		f->fds_before = count_fds();
-	c.fds = calloc((image ? image_links__max(p, image) : probes__child_links_max(p) + 2) ?: 1,
+	c.fds = calloc((image ? image_links__max(p, image) : probes__child_links_max(p) + 3) ?: 1,
 		       sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
@@ -387,6 +390,9 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 		err = target__wait_stopped(info.pid, FORK_STOP_WAIT_MS);
 	if (!err && ev->image)
 		err = images__share(im, info.tag, ev->image);
+	/* A fork of one that loaded its own libraries has them too (if it did). */
+	if (!err && !ev->image && ev->prev && images__share(im, info.tag, ev->prev) == -ENOMEM)
+		err = -ENOMEM;
 	if (!err) {
 		err = adopt(p, info.pid, ev->image);
 		if (err && !p->follow_state->failed++)

@@ -252,10 +252,10 @@ bool probes__follow_stopped(struct probes *p, struct processes *ps, struct image
 	*libs = NULL;
 	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
 		return false;
-	*image = e.image;
+	/* A fork of the target's: its modules are its own once it loads a library. */
+	*image = e.image ?: e.tag;
 	/* Probed: a library comes or goes; the caller opens its files while it is mapped. */
-	if (!e.loading && e.image && !target__wait_stopped(pid, EXEC_STOP_WAIT_MS) &&
-	    !maps__read(pid, libs))
+	if (!e.loading && !target__wait_stopped(pid, EXEC_STOP_WAIT_MS) && !maps__read(pid, libs))
 		return true;
 	*libs = NULL;
 	res = e.loading ? target__wait_stopped(pid, EXEC_STOP_WAIT_MS) : 1;

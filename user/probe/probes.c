@@ -275,7 +275,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	pthread_mutex_init(&p->tables_lock, NULL);
 	pthread_mutex_init(&p->retired_lock, NULL);
 	pthread_mutex_init(&p->stacks_lock, NULL);
-	p->dl_fd = -1;
+	p->dl_fd = p->dl_file = -1;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
 	p->py_exit_files[0] = p->py_exit_files[1] = -1;
 	p->follow = cfg->follow;

@@ -94,12 +94,13 @@ struct images;
 void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
 			   int verbose);
 /*
- * A followed process of an exec'd image, stopped by BPF at its dynamic
- * linker's event (follow_exec.c): probe its allocator once its libraries
- * are all mapped (its files into im), and resume it. Once probed, its maps
- * at the event into *libs (the caller's, for the image *image: a library
- * loaded or about to go), and pid is left stopped for the caller to open
- * their files and resume it; *libs NULL: resumed. False when pid is not one.
+ * A followed process, stopped by BPF at its dynamic linker's event
+ * (follow_exec.c). One of an exec'd image: probe its allocator once its
+ * libraries are all mapped (its files into im), and resume it. Once probed,
+ * or a fork of the target: its maps at the event into *libs (the caller's,
+ * for *image: the image's tag, or the fork's own; a library loaded or about
+ * to go), and pid is left stopped for the caller to open their files and
+ * resume it; *libs NULL: resumed. False when pid is not one.
  */
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
 			    pid_t pid, uint32_t *image, struct maps **libs);

@@ -562,6 +562,21 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 	return (int)a->nr;
 }
 
+/*
+ * --follow: the dynamic linker's file, for its children's links (follow.c):
+ * a fork that loads a library the target has not is held at its events as
+ * well, for the library's names. Without it they go unnamed.
+ */
+static void keep_dl_file(struct probes *p, const char *path, __u64 off)
+{
+	if (!p->follow)
+		return;
+	if (p->dl_file >= 0)
+		close(p->dl_file);
+	p->dl_file = open(path, O_PATH | O_CLOEXEC);
+	p->dl_offset = off;
+}
+
 int probes__attach_dl(struct probes *p, const char *path)
 {
 	struct stat st;
@@ -589,6 +604,24 @@ int probes__attach_dl(struct probes *p, const char *path)
 	p->dl_pid = p->tgid;
 	p->dl_dev = st.st_dev;
 	p->dl_ino = st.st_ino;
+	keep_dl_file(p, path, off);
+	return 0;
+}
+
+int probes__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n)
+{
+	char path[64];
+	__u64 cookie = 0;
+	int fd;
+
+	if (p->dl_file < 0)
+		return 0;	/* a static target, or not followed */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->dl_file);
+	fd = probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state), path,
+				      &p->dl_offset, &cookie, 1, false);
+	if (fd < 0)
+		return fd;
+	fds[(*n)++] = fd;
 	return 0;
 }
 
@@ -611,6 +644,9 @@ void probes__detach_all(struct probes *p)
 	}
 	if (p->dl_fd >= 0)
 		fds[n++] = p->dl_fd;
+	if (p->dl_file >= 0)
+		close(p->dl_file);
+	p->dl_file = -1;
 	if (p->exit_stop_fd >= 0)
 		fds[n++] = p->exit_stop_fd;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;

@@ -48,6 +48,8 @@ struct probes {
 	pid_t dl_pid;
 	dev_t dl_dev;
 	ino_t dl_ino;
+	int dl_file;		/* --follow: its file (O_PATH) and offset, for children */
+	__u64 dl_offset;
 	struct ring_buffer *events_rb;
 	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
 	size_t nr_events;
@@ -160,6 +162,8 @@ int probes__link_allocator_pid(struct probes *p, const struct allocator *a, pid_
 			       size_t *n);
 /* A link of the dynamic linker's _dl_debug_state at path, in pid only: its fd, or -errno. */
 int probes__link_dl_pid(struct probes *p, const char *path, pid_t pid);
+/* The target's dynamic linker's link, for pid (a fork of it), added to fds[*n]. 0 or -errno. */
+int probes__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n);
 /* Close link fds side by side: each waits for a grace period. */
 void probes__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */

@@ -92,7 +92,24 @@ const struct modules *images__of(struct images *im, uint32_t tag,
 	return e ? e->mods : fallback;
 }
 
-void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps)
+/*
+ * A fork of the target (tag, without modules of its own) maps code the
+ * target's modules do not have where it is (a library it dlopen'd itself):
+ * from now on it has modules of its own, over the target's. 0 or -errno.
+ */
+static int own_modules(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps,
+		    const struct modules *target)
+{
+	struct modules *mods;
+
+	if (!target || !modules__lacks_code(target, maps))
+		return 0;
+	mods = modules__new_over(pid, target);
+	return mods ? images__add(im, tag, mods) : -ENOMEM;
+}
+
+void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps,
+		    const struct modules *target)
 {
 	const struct image *e;
 	pid_t was;
@@ -100,8 +117,15 @@ void images__update(struct images *im, uint32_t tag, pid_t pid, const struct map
 	pthread_mutex_lock(&im->lock);
 	e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
 	pthread_mutex_unlock(&im->lock);
-	if (!e)
-		return;
+	if (!e) {
+		if (own_modules(im, tag, pid, maps, target))
+			return;	/* no memory: its libraries stay unnamed */
+		pthread_mutex_lock(&im->lock);
+		e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+		pthread_mutex_unlock(&im->lock);
+		if (!e)
+			return;	/* the target's modules name all it maps */
+	}
 	/* Its files, opened through pid's /proc (its maps': the exec'd one may be gone). */
 	was = modules__pid(e->mods);
 	modules__set_pid(e->mods, pid);

@@ -2,10 +2,11 @@
 /*
  * --follow: the files of each followed process that exec'd, by its tag
  * (bpf/memleak.h: struct memleak_proc), shared with its forks: its stacks
- * are symbolized among its own modules, not the target's. The loop adds
- * while a report reads, so each access takes the set's lock; a module set,
- * once added, is changed only between reports (images__update) and freed
- * at the end.
+ * are symbolized among its own modules, not the target's. So are those of
+ * a fork of the target once it loads a library the target has not. The
+ * loop adds while a report reads, so each access takes the set's lock; a
+ * module set, once added, is changed only between reports (images__update)
+ * and freed at the end.
  */
 #ifndef IMAGES_H
 #define IMAGES_H
@@ -29,10 +30,13 @@ const struct modules *images__of(struct images *im, uint32_t tag,
 				 const struct modules *fallback);
 /*
  * The libraries the processes of image tag map now, added to its modules
- * (maps: pid's, one of them, at a change of its libraries). Not while a
- * report reads them: the caller waits for it (tracer.c: learn_maps).
+ * (maps: pid's, one of them, at a change of its libraries). A fork of the
+ * target (no modules of its own) that maps code target's modules lack gets
+ * its own, over them, from then on (and its forks share them). Not
+ * while a report reads them: the caller waits for it (tracer.c: learn_maps).
  */
-void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps);
+void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps,
+		    const struct modules *target);
 /*
  * The code mappings of each process of an exec'd image (modules__code_maps),
  * by tag, ascending: one maps per image, shared by its processes' entries

@@ -44,6 +44,8 @@ struct span {
 
 struct modules {
 	pid_t pid;
+	/* A fork's: the modules of the process it forked from, for all it did not load itself. */
+	const struct modules *under;
 	size_t page_size;
 	struct mod **mods;		/* oldest first; pointers stay valid until clear */
 	size_t nr, cap;
@@ -61,6 +63,15 @@ struct group {
 	bool executable;
 	uint64_t code_start, code_end, code_offset;	/* its executable mappings */
 };
+
+struct modules *modules__new_over(pid_t pid, const struct modules *under)
+{
+	struct modules *mods = modules__new(pid);
+
+	if (mods)
+		mods->under = under;
+	return mods;
+}
 
 struct modules *modules__new(pid_t pid)
 {
@@ -466,6 +477,14 @@ static void index_spans(struct modules *mods)
 	mods->nr_spans = n;
 }
 
+/* A load the modules below have where the group is: not opened again. */
+static bool below(const struct modules *mods, const struct group *g)
+{
+	const struct module *m = mods->under ? modules__find(mods->under, g->start) : NULL;
+
+	return m && m->dev == g->first->dev && m->inode == g->first->inode;
+}
+
 int modules__update(struct modules *mods, const struct maps *maps)
 {
 	struct group *groups;
@@ -476,13 +495,29 @@ int modules__update(struct modules *mods, const struct maps *maps)
 	if (err)
 		return err;
 	for (size_t i = 0; i < nr && !err; i++)
-		err = modules__add_group(mods, &groups[i]);
+		if (!below(mods, &groups[i]))
+			err = modules__add_group(mods, &groups[i]);
 	free(groups);
 	index_spans(mods);
 	return err;
 }
 
-const struct module *modules__find(const struct modules *mods, uint64_t addr)
+bool modules__lacks_code(const struct modules *mods, const struct maps *maps)
+{
+	for (size_t i = 0; i < maps->nr; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		const struct module *m;
+
+		if (!e->executable || !e->path[0] || !map_entry__is_file(e) || is_not_elf(mods, e))
+			continue;
+		m = modules__find(mods, e->start);
+		if (!m || m->dev != e->dev || m->inode != e->inode)
+			return true;
+	}
+	return false;
+}
+
+static const struct module *find_own(const struct modules *mods, uint64_t addr)
 {
 	size_t n;
 
@@ -492,6 +527,13 @@ const struct module *modules__find(const struct modules *mods, uint64_t addr)
 	n = bound__upper_u64(mods->spans, mods->nr_spans, sizeof(*mods->spans),
 			     offsetof(struct span, start), addr);
 	return n && addr < mods->spans[n - 1].end ? mods->spans[n - 1].m : NULL;
+}
+
+const struct module *modules__find(const struct modules *mods, uint64_t addr)
+{
+	const struct module *m = find_own(mods, addr);
+
+	return m || !mods->under ? m : modules__find(mods->under, addr);
 }
 
 static bool code_overlaps(const struct maps *maps, const struct module *m)
@@ -509,17 +551,9 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int modules__code_maps(const struct modules *mods, struct maps **out)
+/* mods' own code mappings not under one in maps yet, newest first. 0 or -ENOMEM. */
+static int add_code_maps(const struct modules *mods, struct maps *maps)
 {
-	struct maps *maps = calloc(1, sizeof(*maps));
-
-	*out = NULL;
-	if (maps)
-		maps->entries = calloc(mods->nr ?: 1, sizeof(*maps->entries));
-	if (!maps || !maps->entries) {
-		free(maps);
-		return -ENOMEM;
-	}
 	/* Newest first, so that an unloaded library yields to what replaced it. */
 	for (size_t i = mods->nr; i-- > 0;) {
 		const struct module *m = &mods->mods[i]->pub;
@@ -536,10 +570,33 @@ int modules__code_maps(const struct modules *mods, struct maps **out)
 		if (!e->path || (m->build_id[0] && !e->build_id)) {
 			free(e->path);
 			free(e->build_id);
-			maps__free(maps);
 			return -ENOMEM;
 		}
 		maps->nr++;
+	}
+	return 0;
+}
+
+int modules__code_maps(const struct modules *mods, struct maps **out)
+{
+	struct maps *maps = calloc(1, sizeof(*maps));
+	size_t nr = 0;
+
+	*out = NULL;
+	for (const struct modules *m = mods; m; m = m->under)
+		nr += m->nr;
+	if (maps)
+		maps->entries = calloc(nr ?: 1, sizeof(*maps->entries));
+	if (!maps || !maps->entries) {
+		free(maps);
+		return -ENOMEM;
+	}
+	/* A fork's own first, then those it did not load itself. */
+	for (const struct modules *m = mods; m; m = m->under) {
+		if (add_code_maps(m, maps)) {
+			maps__free(maps);
+			return -ENOMEM;
+		}
 	}
 	qsort(maps->entries, maps->nr, sizeof(*maps->entries), by_start);
 	*out = maps;

@@ -8,6 +8,7 @@
 #ifndef MODULES_H
 #define MODULES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "util/procmaps.h"
@@ -32,6 +33,15 @@ struct modules;
 struct modules *modules__new(pid_t pid);
 /* Add the file mappings in maps not seen before. 0 or -errno. */
 int modules__update(struct modules *mods, const struct maps *maps);
+/*
+ * The modules of pid, a fork of under's process, that goes its own way
+ * from there: it has under's loads (found through under, which must
+ * outlive it), and its updates add only what under does not have where
+ * it is (the libraries it loaded itself, each file opened once more).
+ */
+struct modules *modules__new_over(pid_t pid, const struct modules *under);
+/* Does maps have code of an ELF file that mods does not have where it is mapped? */
+bool modules__lacks_code(const struct modules *mods, const struct maps *maps);
 /* The module whose mapped range contains addr (newest first), or NULL. */
 const struct module *modules__find(const struct modules *mods, uint64_t addr);
 /*

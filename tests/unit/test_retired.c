@@ -44,7 +44,7 @@ TEST(retired_sites_add_up_and_stacks_read_back)
 	struct retired *r = retired__new();
 	struct stack_trace *st = native(5, 0x1000);
 	struct py_stack *py = calloc(1, sizeof(*py));
-	struct stack_pair pair = { 11, 22 }, got;
+	struct stack_pair pair = { .native = 11, .python = 22 }, got;
 	const struct retired_site *s;
 	struct stack_blob *b, *shared;
 

@@ -35,7 +35,10 @@ struct {
 /*
  * The target's executable mappings, in two halves: user space fills the one
  * BPF does not read, then switches unwind_active: its generation << 32 |
- * the half << 16 | the count.
+ * the half << 16 | the count. Under --follow, each exec'd image alive has
+ * a slot of its own after the target's (user space sets max_entries to
+ * MEMLEAK_UNWIND_SLOTS slots of two halves): image_unwind_slot gives it,
+ * image_unwind_active[slot] is its unwind_active.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -45,6 +48,14 @@ struct {
 } unwind_mappings SEC(".maps");
 
 __u64 unwind_active;
+__u64 image_unwind_active[MEMLEAK_UNWIND_SLOTS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MEMLEAK_UNWIND_SLOTS);
+	__type(key, __u32);	/* the image's tag (memleak_proc.image) */
+	__type(value, __u32);	/* its slot, 1 .. MEMLEAK_UNWIND_SLOTS - 1 */
+} image_unwind_slot SEC(".maps");
 
 /*
  * Set for a mapping (its index in unwind_mappings) when a walk met it while
@@ -382,20 +393,49 @@ static long unwind_step(__u32 i, void *ctx)
 	return ret ? 1 : 0;
 }
 
+/* unwind_active of the mappings in slot: one load. */
+static __always_inline __u64 unwind_active_of(__u32 slot)
+{
+	if (!slot)
+		return *(volatile __u64 *)&unwind_active;
+	return *(volatile __u64 *)&image_unwind_active[slot & (MEMLEAK_UNWIND_SLOTS - 1)];
+}
+
 /*
- * The user stack by the CFI rows: at the allocation function's return, ip
- * is the return address into its caller, sp and bp that caller's. One frame
- * per bpf_loop round: the verifier checks the step once, not 127 times.
+ * The slot of the mappings of image (0: the target's): false when it has
+ * none (its stacks are walked by frame pointers).
+ */
+static __always_inline bool unwind_slot(__u32 image, __u32 *slot)
+{
+	__u32 *at;
+
+	*slot = 0;
+	if (!image)
+		return true;
+	at = bpf_map_lookup_elem(&image_unwind_slot, &image);
+	if (!at || !*at || *at >= MEMLEAK_UNWIND_SLOTS)
+		return false;
+	*slot = *at;
+	return true;
+}
+
+/*
+ * The user stack by the CFI rows of the mappings in slot: at the allocation
+ * function's return, ip is the return address into its caller, sp and bp
+ * that caller's. One frame per bpf_loop round: the verifier checks the step
+ * once, not 127 times.
  */
 static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st,
-					      const struct stack_reader *r)
+					      const struct stack_reader *r, __u32 slot)
 {
-	__u64 active = *(volatile __u64 *)&unwind_active;	/* one load: all three */
+	__u64 active = unwind_active_of(slot);	/* one load: all three */
 	struct uwalk s = {
 		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
 		.bp_src = BP_FROM_REGISTER,
-		.first = (active >> 16 & 1) * MEMLEAK_UNWIND_MAPPINGS, .nr = (__u16)active,
-		.gen = active >> 32, .st = st, .r = *r,
+		.first = (slot * 2 + (active >> 16 & 1)) * MEMLEAK_UNWIND_MAPPINGS,
+		.nr = (__u16)active,
+		/* The row cache's: each slot's generations apart from the others'. */
+		.gen = (__u32)(active >> 32) ^ slot << 24, .st = st, .r = *r,
 	};
 
 	r->c->bp_used = 0;

@@ -283,6 +283,11 @@ struct internal_set {
 #define MEMLEAK_CFI_CHUNKS 1024		/* 16M rows at most */
 #define MEMLEAK_CFI_MAX_ROWS (1u << 24)	/* per module: 24 binary-search steps */
 #define MEMLEAK_UNWIND_MAPPINGS 512	/* executable mappings, per half (see unwind_active) */
+/*
+ * --follow: the mappings of each exec'd image alive, in slots 1.. of
+ * unwind_mappings (slot 0: the target's), two halves each, as the target's.
+ */
+#define MEMLEAK_UNWIND_SLOTS 32
 
 enum memleak_unwind_mode {
 	UNWIND_MODE_FP,		/* frame pointers only */

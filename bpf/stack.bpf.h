@@ -25,13 +25,14 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
 
 /*
  * What a cached walk depends on besides registers and stack: the unwind
- * rows (their generation) and the stack map (emptied at an exec).
+ * rows of the mappings in slot (their generation) and the stack map
+ * (emptied at an exec).
  */
-static __always_inline __u64 stack_cache_gen(void)
+static __always_inline __u64 stack_cache_gen(__u32 slot)
 {
-	__u64 active = *(volatile __u64 *)&unwind_active;
+	__u64 active = unwind_active_of(slot);
 
-	return (active >> 32) << 32 | (__u32)(stacks_cleared + 1);
+	return ((active >> 32) ^ (__u64)slot << 24) << 32 | (__u32)(stacks_cleared + 1);
 }
 
 struct hash_walk {
@@ -79,9 +80,12 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
  * or a walk that refills it: its id in the stack map, or MEMLEAK_NO_STACK.
  */
 static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set,
-					   bool fp_only)
+					   __u32 image)
 {
-	__u64 gen = stack_cache_gen(), id;
+	__u32 slot = 0;
+	/* An exec'd image: by its own mappings, or frame pointers when it has none. */
+	bool tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, &slot);
+	__u64 gen = stack_cache_gen(slot), id;
 	bool match;
 	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);
 	struct stack_reader r = { .c = c };
@@ -104,9 +108,8 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	}
 	st->flags = 0;
 	stack_cache_start(c, ctx);
-	/* fp_only: an exec'd image, which the CFI rows (the target's files) do not describe. */
-	if (unwind_mode == UNWIND_MODE_TABLES && !fp_only)
-		unwind_user_stack(ctx, st, &r);
+	if (tables)
+		unwind_user_stack(ctx, st, &r, slot);
 	else
 		walk_user_stack(ctx, st, &r);
 	id = store_stack(st);

@@ -387,6 +387,8 @@ static int load_probes(struct tracer *tr)
 		/* -p: the target runs while we load; -c: it waits for every table. */
 		tr->unw = unwind__new(&ops, !o->command, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
+		if (o->follow)
+			probes__on_image(tr->probes, tracer__image_tables, tr);
 	}
 	return err;
 }

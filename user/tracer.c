@@ -82,11 +82,34 @@ void tracer__build_tables(struct tracer *tr)
  */
 static void take_maps(struct tracer *tr, const struct learned_maps *l)
 {
-	if (l->image)
+	int err;
+
+	if (l->image) {
 		images__update(tr->images, l->image, l->pid, l->maps, tr->mods);
-	else
+		/* An exec'd image's libraries: their unwind tables too (a fork's tag has none). */
+		err = unwind__update_image(tr->unw, l->image, l->pid, l->maps, false);
+		if (err)
+			fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s\n",
+				l->pid, strerror(-err));
+	} else {
 		modules__update(tr->mods, l->maps);
+	}
 	maps__free(l->maps);
+}
+
+void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps)
+{
+	struct tracer *tr = ctx;
+	int err;
+
+	if (!maps) {
+		unwind__forget_image(tr->unw, image);
+		return;
+	}
+	err = unwind__update_image(tr->unw, image, pid, maps, true);
+	if (err)
+		fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s: it is walked by frame pointers\n",
+			pid, strerror(-err));
 }
 
 static void learn_maps(struct tracer *tr, uint32_t image, pid_t pid, struct maps *maps)

@@ -156,6 +156,8 @@ void tracer__refresh_modules(struct tracer *tr);
 /* -p: unwind tables still to load for the target (a slice at a time, between events). */
 bool tracer__tables_pending(const struct tracer *tr);
 void tracer__build_tables(struct tracer *tr);
+/* --follow (probes__on_image): an exec'd image's unwind tables, published or forgotten. */
+void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 
 /* Reachability scans (tracer_reach in tracer.c). */
 /* -c --reach: BPF stopped pid at _exit, or Python at its exit: scan it, then resume. */

@@ -18,6 +18,8 @@ exec (an entry before it, marked execed, and one after). follow_exec_child:
 a forked child allocates a block and execs v_basic: the block freed by the
 exec, the image's figures exact under the child's pid, its frames named
 (its own files), -v's exec-to-probed delay;
+follow_exec_nofp: the child execs v_basic built without frame pointers:
+its stacks walked by its own files' CFI, every caller as its truth says;
 follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
 after its image was probed (one dlclose'd before the end), are named
 with their lines and callers, their figures exact;
@@ -278,6 +280,23 @@ def case_follow_exec_child(work):
 			    "the exec, none held" % old)
 	if not EXEC_SAY.search(work.read("tracer.stderr")):
 		errs.append("no -v line on the exec'd images probed")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_follow_exec_nofp(work):
+	"""A forked child execs v_basic built without frame pointers: unwound by its own CFI."""
+	rc, rep = run_tracer(work, "%s exec %s" % (victim("v_fork"), victim("nofp/v_basic")),
+			     ["--follow"])
+	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
+	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
+	for t in lib.parse_truth(work.read("truth.txt.1")) if len(ps) == 1 else []:
+		for pos in ps[0]["stacks"]:
+			frames = rep["stacks"][pos]["frames"]
+			callers = [f.get("function") for f in frames[1:1 + len(t["callers"])]]
+			if first_fn(rep, pos) == t["site"] and callers != t["callers"]:
+				errs.append("%s: callers %r, expected %r" % (t["site"], callers,
+									     t["callers"]))
 	common_checks(work, rc, 0, errs)
 	return errs
 
@@ -571,6 +590,7 @@ CASES = [
 	("follow_burst", TRACE, [], lambda work: case_follow_many(work, "burst", 300)),
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
+	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_fork_dlopen", TRACE, [], case_follow_fork_dlopen),
 	("follow_pprof", TRACE, [GO], case_follow_pprof),

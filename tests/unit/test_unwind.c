@@ -4,7 +4,8 @@
  * --unwind gets, rows loaded once per file (all of one update at once),
  * mappings published only when they change, a file without rows left to
  * frame pointers, and the lazy tables of -p: published pending, built
- * named files first, then those BPF asked for.
+ * named files first, then those BPF asked for; an exec'd image's mappings
+ * (--follow) published apart, on the rows the target's files loaded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +24,11 @@ struct fake_tables {
 	struct unwind_mapping pub[MEMLEAK_UNWIND_MAPPINGS];
 	size_t nr_pub;
 	size_t wanted;		/* the mapping BPF "met" pending, plus one; 0: none */
+	/* --follow's images: the one published (image 0: none), and how many others fit. */
+	uint32_t image, image_room;
+	struct unwind_mapping image_pub[MEMLEAK_UNWIND_MAPPINGS];
+	size_t nr_image_pub;
+	unsigned image_publishes, image_drops;
 };
 
 static int fake_add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
@@ -44,6 +50,26 @@ static int fake_set_mappings(void *ctx, const struct unwind_mapping *m, size_t n
 	f->publishes++;
 	memcpy(f->pub, m, nr * sizeof(*m));
 	f->nr_pub = nr;
+	return 0;
+}
+
+/* One image's slot, as BPF's would hold several. */
+static int fake_set_image(void *ctx, uint32_t image, const struct unwind_mapping *m, size_t nr)
+{
+	struct fake_tables *f = ctx;
+
+	if (!m) {
+		f->image_drops++;
+		if (f->image == image)
+			f->image = 0;
+		return 0;
+	}
+	if (f->image && f->image != image)
+		return -ENOSPC;
+	f->image = image;
+	f->image_publishes++;
+	memcpy(f->image_pub, m, nr * sizeof(*m));
+	f->nr_image_pub = nr;
 	return 0;
 }
 
@@ -148,6 +174,7 @@ static bool fixture__init_lazy(struct fixture *x, bool lazy, int verbose)
 		.ctx = &x->f,
 		.add_rows = fake_add_rows,
 		.set_mappings = fake_set_mappings,
+		.set_image_mappings = fake_set_image,
 		.wanted = fake_wanted,
 		.rows = fake_rows,
 		.bytes = fake_bytes,
@@ -443,6 +470,64 @@ TEST(unwind_lazy_builds_what_bpf_met_first)
 	ASSERT(f->pub[last].first_row != MEMLEAK_ROWS_PENDING);
 	ASSERT(f->pub[0].first_row == MEMLEAK_ROWS_PENDING || f->pub[0].nr_rows == f->pub[last].nr_rows);
 	ASSERT(unwind__pending(x.u));
+	fixture__fini(&x);
+	return true;
+}
+
+/* unwind__update_image, what it says kept in x->said. */
+static int update_image_said(struct fixture *x, uint32_t image, bool add)
+{
+	struct unit_stderr c;
+	int err;
+
+	if (!unit__capture_stderr(&c))
+		return -EBADF;
+	err = unwind__update_image(x->u, image, getpid(), x->maps, add);
+	unit__stderr_text(&c, x->said, sizeof(x->said));
+	return err;
+}
+
+TEST(unwind_images_apart_on_shared_rows)
+{
+	struct fixture x;
+	const struct fake_tables *f = &x.f;
+	unsigned adds, publishes;
+
+	ASSERT(fixture__init_lazy(&x, true, 0));	/* -p: the target's tables pending */
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	ASSERT_EQ_U64(f->adds, 0);
+	publishes = f->publishes;
+	/* An image is built at once, and the target's mappings take the rows too. */
+	ASSERT_EQ_U64(update_image_said(&x, 7, true), 0);
+	ASSERT_EQ_U64(f->image, 7);
+	ASSERT_EQ_U64(f->nr_image_pub, f->nr_pub);
+	ASSERT(!unwind__pending(x.u));
+	ASSERT_EQ_U64(f->publishes, publishes + 1);
+	for (size_t i = 0; i < f->nr_pub; i++) {
+		ASSERT(f->image_pub[i].first_row != MEMLEAK_ROWS_PENDING);
+		ASSERT_EQ_U64(f->image_pub[i].first_row, f->pub[i].first_row);
+		ASSERT_EQ_U64(f->image_pub[i].start, f->pub[i].start);
+	}
+	/* Its library events: published again, nothing loaded twice. */
+	adds = f->adds;
+	ASSERT_EQ_U64(update_image_said(&x, 7, false), 0);
+	ASSERT_EQ_U64(f->image_publishes, 2);
+	ASSERT_EQ_U64(f->adds, adds);
+	/* Not an image (a fork's tag): nothing. */
+	ASSERT_EQ_U64(update_image_said(&x, 9, false), 0);
+	ASSERT_EQ_U64(f->image_publishes, 2);
+	/* No slot left: said once, frame pointers for it, and forgotten. */
+	ASSERT_EQ_U64(update_image_said(&x, 8, true), 0);
+	ASSERT(strstr(x.said, "exec'd images alive at once: the later ones are walked by frame pointers"));
+	ASSERT_EQ_U64(f->image, 7);
+	ASSERT_EQ_U64(update_image_said(&x, 8, false), 0);
+	ASSERT_EQ_U64(f->image_publishes, 2);
+	/* 7's last process gone: its slot is free for the next. */
+	unwind__forget_image(x.u, 7);
+	ASSERT_EQ_U64(f->image, 0);
+	ASSERT_EQ_U64(update_image_said(&x, 8, true), 0);
+	ASSERT_EQ_U64(f->image, 8);
+	ASSERT_EQ_STR(x.said, "");
 	fixture__fini(&x);
 	return true;
 }

@@ -134,6 +134,9 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	/* A Python interpreter in it: its frames, before it runs any (python/pytrace.c). */
 	if (err > 0 && p->py_exec_fn)
 		p->py_exec_fn(p->py_exec_ctx, pid, tag, maps, lo);
+	/* Its unwind tables, before it runs (tracer.c). */
+	if (err > 0 && p->image_fn)
+		p->image_fn(p->image_ctx, tag, pid, maps);
 	image_links__record(p, 0);
 	lookup_order__free(lo);
 	maps__free(maps);
@@ -240,6 +243,14 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 	target__continue(info.pid);
 	free_image(p, ev->prev, &gone_bytes, &gone_blocks);
 	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
+}
+
+void probes__on_image(struct probes *p,
+		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
+		      void *ctx)
+{
+	p->image_fn = fn;
+	p->image_ctx = ctx;
 }
 
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,

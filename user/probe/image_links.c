@@ -88,8 +88,10 @@ void image_links__release(struct probes *p, uint32_t tag)
 
 	if (!im || --im->live)
 		return;
-	/* Its interpreter, if it has one (probes_python.c: set_image). */
+	/* Its interpreter, if it has one (probes_python.c: set_image), and its unwind tables. */
 	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.py_images), &key);
+	if (p->image_fn)
+		p->image_fn(p->image_ctx, tag, 0, NULL);
 	free_image(im);
 	*im = il->v[--il->nr];
 }

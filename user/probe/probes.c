@@ -126,6 +126,10 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 				 cfg->stack_storage_size > (1u << 30) ? (1u << 31)
 								      : 2 * cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
+	/* --follow: a slot of unwind mappings for each exec'd image alive (1 MiB). */
+	if (cfg->follow)
+		bpf_map__set_max_entries(skel->maps.unwind_mappings,
+					 MEMLEAK_UNWIND_SLOTS * 2 * MEMLEAK_UNWIND_MAPPINGS);
 	if (cfg->prealloc_stacks)
 		prealloc_stack_maps(skel);
 }

@@ -105,6 +105,14 @@ void probes__follow_events(struct probes *p, struct processes *ps, struct images
 bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
 			    pid_t pid, uint32_t *image, struct maps **libs);
 /*
+ * --follow: fn is told of each exec'd image once probed (image, pid: a
+ * process of it, held until fn returns, maps: its mappings then), and when
+ * its last process is gone (maps NULL).
+ */
+void probes__on_image(struct probes *p,
+		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
+		      void *ctx);
+/*
  * -p: pid's descendants running now, followed from now on (not stopped: what
  * they allocated before is unknown, as for pid). How many, or -errno.
  */

@@ -67,12 +67,21 @@ struct probes {
 	void (*py_exec_fn)(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
 			   const struct lookup_order *lo);
 	void *py_exec_ctx;
-	/* CFI rows: chunks created, rows used, the chunk being filled (mmap'ed), the live half. */
+	/* probes__on_image's: each exec'd image's maps when probed, NULL when it is gone. */
+	void (*image_fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
+	void *image_ctx;
+	/*
+	 * CFI rows: chunks created, rows used, the chunk being filled
+	 * (mmap'ed); per slot of mappings (0: the target's; --follow: an
+	 * exec'd image's, whose tag holds it), the live half and generation.
+	 */
 	uint32_t unwind_chunks;
 	uint32_t unwind_rows;
 	struct unwind_row *unwind_fill;
-	uint32_t unwind_half;
-	uint32_t unwind_gen;
+	uint32_t unwind_half[MEMLEAK_UNWIND_SLOTS];
+	uint32_t unwind_gen[MEMLEAK_UNWIND_SLOTS];
+	uint32_t unwind_slot_tag[MEMLEAK_UNWIND_SLOTS];
+	uint32_t unwind_slot_next;	/* where the search for a free slot starts */
 	uint64_t unwind_chunk_bytes;
 	/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
 	struct alloc_bucket *alloc_table;

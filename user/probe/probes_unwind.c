@@ -176,26 +176,78 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 	return 0;
 }
 
-static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
+/* Fill the half of slot's mappings BPF does not read, then switch to it with one store. */
+static int publish_slot(struct probes *p, uint32_t slot, const struct unwind_mapping *m, size_t nr)
 {
-	struct probes *p = ctx;
 	int fd = bpf_map__fd(p->skel->maps.unwind_mappings);
-	__u32 half = !p->unwind_half, base = half * MEMLEAK_UNWIND_MAPPINGS;
+	__u32 half = !p->unwind_half[slot], base = (slot * 2 + half) * MEMLEAK_UNWIND_MAPPINGS;
 	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
+	__u64 *active = slot ? &p->skel->bss->image_unwind_active[slot] : &p->skel->bss->unwind_active;
 
 	if (nr > MEMLEAK_UNWIND_MAPPINGS)
 		return -E2BIG;
 	for (__u32 i = 0; i < count; i++)
 		keys[i] = base + i;
-	memset(&p->skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
-	/* Fill the half BPF does not read, then switch with one store. */
+	if (!slot)
+		memset(&p->skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
 	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
 		return -errno;
 	/* A new generation: BPF's row cache forgets the old mappings' rows. */
-	__atomic_store_n(&p->skel->bss->unwind_active,
-			 (__u64)++p->unwind_gen << 32 | (__u64)half << 16 | nr, __ATOMIC_RELEASE);
-	p->unwind_half = half;
+	__atomic_store_n(active, (__u64)++p->unwind_gen[slot] << 32 | (__u64)half << 16 | nr,
+			 __ATOMIC_RELEASE);
+	p->unwind_half[slot] = half;
 	return 0;
+}
+
+static int set_mappings(void *ctx, const struct unwind_mapping *m, size_t nr)
+{
+	return publish_slot(ctx, 0, m, nr);
+}
+
+/* image's slot, or a free one (tag 0) when take: 0 when there is none. */
+static uint32_t image_slot(struct probes *p, uint32_t image, bool take)
+{
+	uint32_t n = MEMLEAK_UNWIND_SLOTS - 1;
+
+	for (uint32_t slot = 1; slot < MEMLEAK_UNWIND_SLOTS; slot++)
+		if (p->unwind_slot_tag[slot] == image)
+			return slot;
+	/* The least lately freed: a walk may still be reading one just let go. */
+	for (uint32_t i = 0; take && i < n; i++) {
+		uint32_t slot = 1 + (p->unwind_slot_next + i) % n;
+
+		if (!p->unwind_slot_tag[slot]) {
+			p->unwind_slot_next = slot % n;
+			return slot;
+		}
+	}
+	return 0;
+}
+
+/* BPF walks the processes of image by its slot's mappings (m), or, m NULL, no longer. */
+static int set_image_mappings(void *ctx, uint32_t image, const struct unwind_mapping *m, size_t nr)
+{
+	struct probes *p = ctx;
+	int fd = bpf_map__fd(p->skel->maps.image_unwind_slot);
+	uint32_t slot = image_slot(p, image, m != NULL);
+	__u32 key = image;
+	int err;
+
+	if (!slot)
+		return m ? -ENOSPC : 0;
+	if (!m) {
+		bpf_map_delete_elem(fd, &key);
+		__atomic_store_n(&p->skel->bss->image_unwind_active[slot], 0, __ATOMIC_RELEASE);
+		p->unwind_slot_tag[slot] = 0;
+		return 0;
+	}
+	err = publish_slot(p, slot, m, nr);
+	/* Named to BPF once its mappings are in place. */
+	if (!err && !p->unwind_slot_tag[slot] && bpf_map_update_elem(fd, &key, &slot, BPF_ANY))
+		err = -errno;
+	if (!err)
+		p->unwind_slot_tag[slot] = image;
+	return err;
 }
 
 static bool wanted(void *ctx, size_t i)
@@ -203,7 +255,7 @@ static bool wanted(void *ctx, size_t i)
 	const struct probes *p = ctx;
 
 	return i < MEMLEAK_UNWIND_MAPPINGS &&
-	       p->skel->bss->unwind_wanted[p->unwind_half * MEMLEAK_UNWIND_MAPPINGS + i];
+	       p->skel->bss->unwind_wanted[p->unwind_half[0] * MEMLEAK_UNWIND_MAPPINGS + i];
 }
 
 static uint64_t rows_loaded(void *ctx)
@@ -226,6 +278,7 @@ void probes__unwind_ops(struct probes *p, struct unwind_ops *ops)
 		.ctx = p,
 		.add_rows = add_rows,
 		.set_mappings = set_mappings,
+		.set_image_mappings = p->follow ? set_image_mappings : NULL,
 		.wanted = wanted,
 		.rows = rows_loaded,
 		.bytes = rows_bytes,

@@ -122,7 +122,7 @@ static size_t table_of(struct unwind *u, pid_t pid, const struct map_entry *e)
 }
 
 /* What BPF is told of a mapping: where its rows are, pending, or none (frame pointers). */
-static struct unwind_mapping mapping_of(const struct unwind *u, const struct published *pb)
+struct unwind_mapping unwind__mapping_of(const struct unwind *u, const struct published *pb)
 {
 	struct unwind_mapping m = { .start = pb->start, .end = pb->end };
 	const struct table *t = pb->table == NO_TABLE ? NULL : &u->tables[pb->table];
@@ -136,7 +136,7 @@ static struct unwind_mapping mapping_of(const struct unwind *u, const struct pub
 }
 
 /* The mappings to BPF, unless they are what it has already: one switch of halves. */
-static int publish(struct unwind *u)
+int unwind__publish(struct unwind *u)
 {
 	struct unwind_mapping *m = calloc(u->nr_pub ? u->nr_pub : 1, sizeof(*m));
 	int err = 0;
@@ -144,7 +144,7 @@ static int publish(struct unwind *u)
 	if (!m)
 		return -ENOMEM;
 	for (size_t i = 0; i < u->nr_pub; i++)
-		m[i] = mapping_of(u, &u->pub[i]);
+		m[i] = unwind__mapping_of(u, &u->pub[i]);
 	if (u->nr_pub == u->nr_sent && !memcmp(m, u->sent, u->nr_pub * sizeof(*m))) {
 		free(m);
 		return 0;
@@ -180,8 +180,8 @@ static int build_all(struct unwind *u)
 }
 
 /* The executable file mappings of maps, each with its table (at most MEMLEAK_UNWIND_MAPPINGS). */
-static void resolve(struct unwind *u, pid_t pid, const struct maps *maps, struct published *pub,
-		    size_t *nr)
+void unwind__resolve(struct unwind *u, pid_t pid, const struct maps *maps, struct published *pub,
+		     size_t *nr)
 {
 	*nr = 0;
 	/* /proc/PID/maps lists mappings by address: the order BPF searches. */
@@ -216,13 +216,13 @@ int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps)
 	pub = calloc(MEMLEAK_UNWIND_MAPPINGS, sizeof(*pub));
 	if (!pub)
 		return -ENOMEM;
-	resolve(u, pid, maps, pub, &nr);
+	unwind__resolve(u, pid, maps, pub, &nr);
 	free(u->pub);
 	u->pub = pub;
 	u->nr_pub = nr;
 	if (!u->lazy && u->nr_pending)
 		err = build_all(u);
-	return err ? err : publish(u);
+	return err ? err : unwind__publish(u);
 }
 
 /* Is table t in which[0..nr)? */
@@ -264,7 +264,7 @@ int unwind__build_now(struct unwind *u, const struct maps *maps, const char *con
 	if (n)
 		unwind_build__tables(u, which, n, 0);
 	free(which);
-	return n ? publish(u) : 0;
+	return n ? unwind__publish(u) : 0;
 }
 
 bool unwind__pending(const struct unwind *u)
@@ -300,7 +300,7 @@ int unwind__build(struct unwind *u, unsigned slice_ms)
 		return -ENOMEM;
 	unwind_build__tables(u, which, build_order(u, which),
 			     unwind_build__now_ns() + slice_ms * 1000000ull);
-	err = publish(u);
+	err = unwind__publish(u);
 	free(which);
 	return err;
 }
@@ -326,5 +326,6 @@ void unwind__free(struct unwind *u)
 	free(u->tables);
 	free(u->pub);
 	free(u->sent);
+	unwind_image__free_all(u);
 	free(u);
 }

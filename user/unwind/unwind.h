@@ -48,6 +48,13 @@ struct unwind_ops {
 	 * pending? (Which tables to build first.) NULL: never asked.
 	 */
 	bool (*wanted)(void *ctx, size_t i);
+	/*
+	 * --follow: publish the executable mappings of the exec'd image tag
+	 * (sorted, at most MEMLEAK_UNWIND_MAPPINGS), or with m NULL forget
+	 * them: 0, -ENOSPC when no slot is free, or -errno. NULL: no images.
+	 */
+	int (*set_image_mappings)(void *ctx, uint32_t image, const struct unwind_mapping *m,
+				  size_t nr);
 	/* Rows loaded, and the kernel memory of the tables holding them (for -v). */
 	uint64_t (*rows)(void *ctx);
 	uint64_t (*bytes)(void *ctx);
@@ -79,6 +86,17 @@ int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps);	/* u N
  */
 int unwind__build_now(struct unwind *u, const struct maps *maps, const char *const *paths,
 		      size_t nr);
+/*
+ * --follow: the mappings of pid, a process of the exec'd image tag, as that
+ * image's (add: a new image; else only an image published before), its
+ * new files' tables built now (it is held meanwhile: its first stacks are
+ * walked by them), shared with the target's and every other image's by
+ * build id. 0 or -errno; u NULL: 0.
+ */
+int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
+			 bool add);
+/* The image's last process is gone: its mappings are forgotten. */
+void unwind__forget_image(struct unwind *u, uint32_t image);	/* u NULL: nothing */
 /* Tables still pending. */
 bool unwind__pending(const struct unwind *u);	/* u NULL: false */
 /*

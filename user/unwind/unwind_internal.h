@@ -36,6 +36,13 @@ struct published {
 	size_t table;		/* index in unwind.tables, or NO_TABLE */
 };
 
+/* An exec'd image's mappings (--follow: unwind_image.c), by its tag. */
+struct image_pub {
+	uint32_t tag;
+	struct published *pub;
+	size_t nr;
+};
+
 struct unwind {
 	struct unwind_ops ops;
 	int verbose;
@@ -48,7 +55,18 @@ struct unwind {
 	struct unwind_mapping *sent;	/* what BPF was last given for them */
 	size_t nr_sent;
 	bool said_too_many;
+	struct image_pub *images;	/* the exec'd images alive */
+	size_t nr_images, cap_images;
+	bool said_no_slot;
 };
+
+/* unwind.c's, for unwind_image.c too. */
+void unwind__resolve(struct unwind *u, pid_t pid, const struct maps *maps, struct published *pub,
+		     size_t *nr);
+struct unwind_mapping unwind__mapping_of(const struct unwind *u, const struct published *pb);
+/* The target's mappings to BPF, unless they are what it has already. 0 or -errno. */
+int unwind__publish(struct unwind *u);
+void unwind_image__free_all(struct unwind *u);
 
 static inline bool table__pending(const struct table *t)
 {

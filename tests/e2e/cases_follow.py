@@ -20,6 +20,9 @@ exec, the image's figures exact under the child's pid, its frames named
 (its own files), -v's exec-to-probed delay;
 follow_exec_nofp: the child execs v_basic built without frame pointers:
 its stacks walked by its own files' CFI, every caller as its truth says;
+follow_exec_memcheck: a shell script's real programs (jq, sqlite3), each
+exec'd by a forked shell: its blocks outstanding at its exit exactly
+those valgrind --trace-children memcheck has in use at that exit;
 follow_exec_dlopen: the child execs v_dlopen, whose plugins, dlopen'd
 after its image was probed (one dlclose'd before the end), are named
 with their lines and callers, their figures exact;
@@ -29,13 +32,16 @@ follow_pprof: --pprof of a child that execs v_basic: each process's
 blocks at their sites (go tool pprof), and each location in its own
 image's mapping (its executable's, not the target's);
 follow_spawn_exec: the same by vfork+exec and by posix_spawn;
-follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by /bin/sh -c):
-the shell is the target (no hand-over), each program exact. follow_prefork: -p --follow of a master whose two workers run already
+follow_shell_script: -c --follow of `v_basic; v_basic; true` (run by
+/bin/sh -c): the shell is the target (no hand-over), each program exact.
+follow_prefork: -p --follow of a master whose two workers run already
 (taken in at the attach) and which starts a third after it: each worker's
-leak after the attach exact. follow_running_exec: -p --follow of a shell whose
-child, running before the attach, exec'd v_dlopen: the child's frames are
-named from its own files, not the shell's. follow_daemon: a child that outlives the
-target: tracing goes on until it has ended, its leak counted.
+leak after the attach exact.
+follow_running_exec: -p --follow of a shell whose child, running before
+the attach, exec'd v_dlopen: the child's frames are named from its own
+files, not the shell's.
+follow_daemon: a child that outlives the target: tracing goes on until it
+has ended, its leak counted.
 follow_tracer_killed: the tracer is killed
 while it holds a child at its fork: the watchdog resumes the child, and no
 link is left. follow_python_pool: a multiprocessing pool (fork) whose workers leak:
@@ -51,12 +57,14 @@ its image, not the target's) exact at their Python line.
 
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import time
 
 import lib
-from lib import (LineReader, TRACE, TRACER, check_report, common_checks, finish_victim, go_until,
-	load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
+from lib import (LineReader, Skip, TRACE, TRACER, check_report, common_checks, finish_victim,
+	go_until, load_report, read_truth, start_tracing, tracer_env, victim, wait_exit)
 from cases_faults import kill_while_stopped
 from cases_outputs import GO, compare_sites, go_pprof, go_pprof_flat, site_bytes
 from cases_python import PY, PYVICTIMS, check_py_site, py_site_stacks, py_truth
@@ -303,6 +311,56 @@ def case_follow_exec_nofp(work):
 
 EXEC_SAY = re.compile(r"1 exec'd images probed, each from its exec until its allocator's "
 		      r"probes were in place: at most [0-9.]+ ms")
+
+
+VG_COMMAND = re.compile(r"^==(\d+)== Command: (\S+)")
+VG_IN_USE = re.compile(r"^==(\d+)==\s+in use at exit: ([\d,]+) bytes in ([\d,]+) blocks")
+
+
+def in_use_by_program(log):
+	"""valgrind --trace-children's log: program's name -> (bytes, blocks) in use at its exit."""
+	commands, out = {}, {}
+	for line in log.splitlines():
+		m = VG_COMMAND.match(line)
+		if m:
+			commands[m.group(1)] = os.path.basename(m.group(2))
+		m = VG_IN_USE.match(line)
+		if m and m.group(1) in commands:
+			out[commands[m.group(1)]] = (int(m.group(2).replace(",", "")),
+						     int(m.group(3).replace(",", "")))
+	return out
+
+
+def case_follow_exec_memcheck(work):
+	"""A shell script's real programs (jq, sqlite3): each exact as memcheck has it at its exit."""
+	for tool in ("valgrind", "jq", "sqlite3"):
+		if not shutil.which(tool):
+			raise Skip("%s is not installed" % tool)
+	doc, sql = work.path("in.json"), work.path("script.sql")
+	with open(doc, "w") as f:
+		f.write('{"a": [1, 2, 3], "b": {"c": "x"}}\n')
+	with open(sql, "w") as f:
+		f.write("create table t(a, b); insert into t values (1, 'x'), (2, 'y'); select * from t;\n")
+	# "; true": the shell forks each program instead of exec'ing the last.
+	script = "jq .b %s; sqlite3 :memory: < %s; true" % (shlex.quote(doc), shlex.quote(sql))
+	# What memleakbpf sees: libc's own blocks not freed for valgrind at each exit.
+	vg = subprocess.run(["valgrind", "--trace-children=yes", "--run-libc-freeres=no",
+			     "--run-cxx-freeres=no", "--leak-check=no", "/bin/sh", "-c", script],
+			    env=tracer_env(work), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			    stderr=subprocess.PIPE, timeout=lib.CASE_TIMEOUT)
+	theirs = in_use_by_program(vg.stderr.decode(errors="replace"))
+	rc, rep = run_tracer(work, shlex.join(["/bin/sh", "-c", script]), ["--follow"])
+	errs = check_sum(rep)
+	for prog in ("jq", "sqlite3"):
+		ps = [p for p in rep.get("processes") or [] if p.get("after_exec") and
+		      os.path.basename((p["command"] or "?").split()[0]) == prog]
+		if len(ps) != 1 or prog not in theirs:
+			errs.append("%s: %d exec'd processes, memcheck %r" % (prog, len(ps), theirs.get(prog)))
+		elif totals_of(ps[0]) != theirs[prog]:
+			errs.append("%s (pid %d): %r outstanding at its exit, memcheck %r" % (
+				prog, ps[0]["pid"], totals_of(ps[0]), theirs[prog]))
+	common_checks(work, rc, 0, errs)
+	return errs
 
 
 def check_plugins(rep, p, truth):
@@ -591,6 +649,7 @@ CASES = [
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
+	("follow_exec_memcheck", TRACE, [], case_follow_exec_memcheck),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_fork_dlopen", TRACE, [], case_follow_fork_dlopen),
 	("follow_pprof", TRACE, [GO], case_follow_pprof),

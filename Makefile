@@ -36,6 +36,7 @@ VICTIM_FLAGS := -O2 -g -fno-omit-frame-pointer -pthread
 # Symbols: dlopen'd plugins, and v_debug with its debug info moved elsewhere.
 PLUGINS    := $(patsubst tests/victims/plugins/%.c,$(OUTPUT)/victims/plugins/lib%.so, \
                          $(wildcard tests/victims/plugins/*.c))
+NOFP_PLUGINS := $(patsubst $(OUTPUT)/victims/%,$(OUTPUT)/victims/nofp/%,$(PLUGINS))
 DEBUG_ROOT := $(OUTPUT)/debug-root
 DEBUG_VICTIMS := $(patsubst %,$(OUTPUT)/victims/v_debug_%,link linkdir id stripped)
 # The symbolizer's own tests: libdw, but no BPF.
@@ -157,12 +158,17 @@ $(OUTPUT)/victims/nofp/%: tests/victims/%.cc tests/victims/truth.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(NOFP_FLAGS) $< -o $@
 
+$(OUTPUT)/victims/nofp/plugins/lib%.so: tests/victims/plugins/%.c tests/victims/plugins/plugin.h
+	$(call msg,PLUGIN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
+
 $(OUTPUT)/victims/dbgframe/%: tests/victims/%.c tests/victims/truth.h
 	$(call msg,VICTIM,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(NOFP_FLAGS) -fno-asynchronous-unwind-tables $< -o $@
 
-victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS) $(NOFP_VICTIMS)
+victims: $(VICTIMS) $(PLUGINS) $(DEBUG_VICTIMS) $(NOFP_VICTIMS) $(NOFP_PLUGINS)
 
 $(OUTPUT)/unit/symbolize/%.o: tests/unit/symbolize/%.c | $(OUTPUT)/unit/symbolize
 	$(call msg,CC,$@)

@@ -53,7 +53,7 @@ __u64 image_unwind_active[MEMLEAK_UNWIND_SLOTS];
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MEMLEAK_UNWIND_SLOTS);
-	__type(key, __u32);	/* the image's tag (memleak_proc.image) */
+	__type(key, __u32);	/* the image's tag (memleak_proc.image), or a fork's own */
 	__type(value, __u32);	/* its slot, 1 .. MEMLEAK_UNWIND_SLOTS - 1 */
 } image_unwind_slot SEC(".maps");
 
@@ -402,19 +402,20 @@ static __always_inline __u64 unwind_active_of(__u32 slot)
 }
 
 /*
- * The slot of the mappings of image (0: the target's): false when it has
- * none (its stacks are walked by frame pointers).
+ * The slot of the mappings a stack of process proc, of image, is walked by:
+ * its exec'd image's (false when it has none: frame pointers), that of a
+ * fork of the target that loaded libraries of its own, or the target's (0).
  */
-static __always_inline bool unwind_slot(__u32 image, __u32 *slot)
+static __always_inline bool unwind_slot(__u32 image, __u32 proc, __u32 *slot)
 {
-	__u32 *at;
+	__u32 key = image ?: proc, *at;
 
 	*slot = 0;
-	if (!image)
+	if (!key)
 		return true;
-	at = bpf_map_lookup_elem(&image_unwind_slot, &image);
+	at = bpf_map_lookup_elem(&image_unwind_slot, &key);
 	if (!at || !*at || *at >= MEMLEAK_UNWIND_SLOTS)
-		return false;
+		return !image;
 	*slot = *at;
 	return true;
 }

@@ -298,7 +298,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		return;
 	info.timestamp_ns = now_ns;
 	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
-						 st->image),
+						 st->image, st->proc),
 				   st->proc, st->image),
 		       st->api, size, &info.site);
 	if (!s)

@@ -80,11 +80,11 @@ static __always_inline __u64 store_stack(struct stack_trace *st)
  * or a walk that refills it: its id in the stack map, or MEMLEAK_NO_STACK.
  */
 static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set,
-					   __u32 image)
+					   __u32 image, __u32 proc)
 {
 	__u32 slot = 0;
 	/* An exec'd image: by its own mappings, or frame pointers when it has none. */
-	bool tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, &slot);
+	bool tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, proc, &slot);
 	__u64 gen = stack_cache_gen(slot), id;
 	bool match;
 	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);

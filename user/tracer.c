@@ -86,8 +86,9 @@ static void take_maps(struct tracer *tr, const struct learned_maps *l)
 
 	if (l->image) {
 		images__update(tr->images, l->image, l->pid, l->maps, tr->mods);
-		/* An exec'd image's libraries: their unwind tables too (a fork's tag has none). */
-		err = unwind__update_image(tr->unw, l->image, l->pid, l->maps, false);
+		/* Its unwind tables too, once it has files of its own (a fork may not). */
+		err = unwind__update_image(tr->unw, l->image, l->pid, l->maps,
+					   images__of(tr->images, l->image, tr->mods) != tr->mods);
 		if (err)
 			fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s\n",
 				l->pid, strerror(-err));

@@ -28,6 +28,8 @@ after its image was probed (one dlclose'd before the end), are named
 with their lines and callers, their figures exact;
 follow_fork_dlopen: the same plugins dlopen'd by a forked child (no
 exec) of a parent that never loads them: named in the child;
+follow_fork_dlopen_nofp: the same, program and plugins built without
+frame pointers: the child unwinds its plugins by their own CFI;
 follow_pprof: --pprof of a child that execs v_basic: each process's
 blocks at their sites (go tool pprof), and each location in its own
 image's mapping (its executable's, not the target's);
@@ -402,11 +404,13 @@ def case_follow_exec_dlopen(work):
 	return check_dlopen(work, rc, rep, ps, "truth.txt.1")
 
 
-def case_follow_fork_dlopen(work):
+def fork_dlopen_case(build):
 	"""A forked child (no exec) loads plugins its parent never loaded."""
-	rc, rep = run_tracer(work, "%s fork" % victim("v_dlopen"), ["--follow"])
-	ps = [p for p in rep.get("processes") or [] if not p.get("target")]
-	return check_dlopen(work, rc, rep, ps, "truth.txt")
+	def run(work):
+		rc, rep = run_tracer(work, "%s fork" % victim(build + "v_dlopen"), ["--follow"])
+		ps = [p for p in rep.get("processes") or [] if not p.get("target")]
+		return check_dlopen(work, rc, rep, ps, "truth.txt")
+	return run
 
 
 RAW_LOCATION = re.compile(r"^\s*\d+: 0x[0-9a-f]+ (?:M=(\d+) )?\S+ (\S+):\d+")
@@ -651,7 +655,8 @@ CASES = [
 	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
 	("follow_exec_memcheck", TRACE, [], case_follow_exec_memcheck),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
-	("follow_fork_dlopen", TRACE, [], case_follow_fork_dlopen),
+	("follow_fork_dlopen", TRACE, [], fork_dlopen_case("")),
+	("follow_fork_dlopen_nofp", TRACE, [], fork_dlopen_case("nofp/")),
 	("follow_pprof", TRACE, [GO], case_follow_pprof),
 	("follow_spawn_exec", TRACE, [], case_follow_spawn_exec),
 	("follow_shell_script", TRACE, [], case_follow_shell_script),

@@ -518,7 +518,7 @@ TEST(unwind_images_apart_on_shared_rows)
 	ASSERT_EQ_U64(f->image_publishes, 2);
 	/* No slot left: said once, frame pointers for it, and forgotten. */
 	ASSERT_EQ_U64(update_image_said(&x, 8, true), 0);
-	ASSERT(strstr(x.said, "exec'd images alive at once: the later ones are walked by frame pointers"));
+	ASSERT(strstr(x.said, "forks with libraries of their own, alive at once: the later ones are walked by frame pointers"));
 	ASSERT_EQ_U64(f->image, 7);
 	ASSERT_EQ_U64(update_image_said(&x, 8, false), 0);
 	ASSERT_EQ_U64(f->image_publishes, 2);

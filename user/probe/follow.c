@@ -417,7 +417,7 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 static void on_gone(struct probes *p, struct processes *ps, const struct memleak_event *ev)
 {
 	let_go(p, (pid_t)ev->tgid);
-	follow_exec__forget(p, (pid_t)ev->tgid, ev->image);
+	follow_exec__forget(p, (pid_t)ev->tgid, ev->proc, ev->image);
 	processes__gone(ps, ev->proc, false);
 }
 

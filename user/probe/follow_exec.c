@@ -50,7 +50,7 @@ static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
 }
 
-void follow_exec__forget(struct probes *p, pid_t pid, uint32_t image)
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag, uint32_t image)
 {
 	__u32 key = (__u32)pid;
 
@@ -58,6 +58,8 @@ void follow_exec__forget(struct probes *p, pid_t pid, uint32_t image)
 	/* Its image's links and interpreter, if no other process runs it (image_links.c). */
 	if (image)
 		image_links__release(p, image);
+	else if (p->image_fn)
+		p->image_fn(p->image_ctx, tag, 0, NULL);
 }
 
 /* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
@@ -225,7 +227,7 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 		  target__wait_stopped(info.pid, EXEC_STOP_WAIT_MS);
 
 	follow__close_now(p, info.pid);
-	follow_exec__forget(p, info.pid, ev->image);	/* the old image's ranges */
+	follow_exec__forget(p, info.pid, ev->prev, ev->image);	/* the old image's ranges */
 	if (image_links__hold(p, info.tag))
 		res = -ENOMEM;
 	processes__get(ps, ev->prev, &old);

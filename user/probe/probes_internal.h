@@ -190,10 +190,11 @@ int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n);
 void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images *im,
 			  int verbose, const struct memleak_event *ev);
 /*
- * pid's own allocator ranges gone from BPF (it exec'd again, or ended), and
- * it from the processes of image (an exec'd one's tag; 0: the target's).
+ * pid, of tag, ended or exec'd again: its own allocator ranges gone from
+ * BPF, it from the processes of image (an exec'd one's tag; 0: the
+ * target's, then its own unwind tables, if it loaded libraries, with it).
  */
-void follow_exec__forget(struct probes *p, pid_t pid, uint32_t image);
+void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag, uint32_t image);
 /* --follow: the exec'd images' links (image_links.c): 0 or -ENOMEM. */
 int image_links__new(struct probes *p);
 void image_links__free(struct probes *p);

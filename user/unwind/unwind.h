@@ -87,8 +87,10 @@ int unwind__update(struct unwind *u, pid_t pid, const struct maps *maps);	/* u N
 int unwind__build_now(struct unwind *u, const struct maps *maps, const char *const *paths,
 		      size_t nr);
 /*
- * --follow: the mappings of pid, a process of the exec'd image tag, as that
- * image's (add: a new image; else only an image published before), its
+ * --follow: the mappings of pid, a process of the exec'd image tag (or a
+ * fork of the target's, tag its own, that loaded libraries the target has
+ * not), as that image's (add: a new image; else only an image published
+ * before), its
  * new files' tables built now (it is held meanwhile: its first stacks are
  * walked by them), shared with the target's and every other image's by
  * build id. 0 or -errno; u NULL: 0.

@@ -3,7 +3,9 @@
  * --follow: the CFI mappings of each exec'd image alive, published apart
  * from the target's (BPF gives each image a slot of its own), so that a
  * program a child exec's is unwound by its own files' rows, not by frame
- * pointers. The rows are the tables unwind.c keeps by build id: libc's,
+ * pointers. So is a fork of the target's that loaded libraries the target
+ * has not (an "image" here, by its own tag). The rows are the tables
+ * unwind.c keeps by build id: libc's,
  * read for the target, serve every image. An image's new files are built
  * at once, while its process is held (at its exec, or at its dynamic
  * linker's event), never left pending.
@@ -93,7 +95,7 @@ int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const stru
 	err = publish_image(u, im);
 	if (err == -ENOSPC) {
 		if (!u->said_no_slot)
-			fprintf(stderr, "memleakbpf: more than %d exec'd images alive at once: the later ones are walked by frame pointers\n",
+			fprintf(stderr, "memleakbpf: more than %d exec'd images, and forks with libraries of their own, alive at once: the later ones are walked by frame pointers\n",
 				MEMLEAK_UNWIND_SLOTS - 1);
 		u->said_no_slot = true;
 		unwind__forget_image(u, image);

@@ -35,8 +35,9 @@ struct {
 /*
  * The target's executable mappings, in two halves: user space fills the one
  * BPF does not read, then switches unwind_active: its generation << 32 |
- * the half << 16 | the count. Under --follow, each exec'd image alive has
- * a slot of its own after the target's (user space sets max_entries to
+ * the half << 16 | the count. Under --follow, each exec'd image alive (and
+ * each fork of the target that loaded libraries of its own) has a slot of
+ * its own after the target's (user space sets max_entries to
  * MEMLEAK_UNWIND_SLOTS slots of two halves): image_unwind_slot gives it,
  * image_unwind_active[slot] is its unwind_active.
  */

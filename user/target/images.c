@@ -98,7 +98,7 @@ const struct modules *images__of(struct images *im, uint32_t tag,
  * from now on it has modules of its own, over the target's. 0 or -errno.
  */
 static int own_modules(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps,
-		    const struct modules *target)
+		       const struct modules *target)
 {
 	struct modules *mods;
 

@@ -49,9 +49,10 @@ struct unwind_ops {
 	 */
 	bool (*wanted)(void *ctx, size_t i);
 	/*
-	 * --follow: publish the executable mappings of the exec'd image tag
-	 * (sorted, at most MEMLEAK_UNWIND_MAPPINGS), or with m NULL forget
-	 * them: 0, -ENOSPC when no slot is free, or -errno. NULL: no images.
+	 * --follow: publish the executable mappings of image tag (sorted, at
+	 * most MEMLEAK_UNWIND_MAPPINGS; unwind__update_image), or with m NULL
+	 * forget them: 0, -ENOSPC when no slot is free, or -errno. NULL: no
+	 * images.
 	 */
 	int (*set_image_mappings)(void *ctx, uint32_t image, const struct unwind_mapping *m,
 				  size_t nr);
@@ -90,10 +91,9 @@ int unwind__build_now(struct unwind *u, const struct maps *maps, const char *con
  * --follow: the mappings of pid, a process of the exec'd image tag (or a
  * fork of the target's, tag its own, that loaded libraries the target has
  * not), as that image's (add: a new image; else only an image published
- * before), its
- * new files' tables built now (it is held meanwhile: its first stacks are
- * walked by them), shared with the target's and every other image's by
- * build id. 0 or -errno; u NULL: 0.
+ * before), its new files' tables built now (it is held meanwhile: its
+ * first stacks are walked by them), shared with the target's and every
+ * other image's by build id. 0 or -errno; u NULL: 0.
  */
 int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
 			 bool add);

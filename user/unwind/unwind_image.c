@@ -5,10 +5,9 @@
  * program a child exec's is unwound by its own files' rows, not by frame
  * pointers. So is a fork of the target's that loaded libraries the target
  * has not (an "image" here, by its own tag). The rows are the tables
- * unwind.c keeps by build id: libc's,
- * read for the target, serve every image. An image's new files are built
- * at once, while its process is held (at its exec, or at its dynamic
- * linker's event), never left pending.
+ * unwind.c keeps by build id: libc's, read for the target, serve every
+ * image. An image's new files are built at once, while its process is held
+ * (at its exec, or at its dynamic linker's event), never left pending.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,7 +80,7 @@ int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const stru
 		return 0;
 	im = find_image(u, image);
 	if (!im && !add)
-		return 0;	/* not an exec'd image, or one without a slot */
+		return 0;	/* not an image (a fork with no library of its own), or no slot */
 	pub = calloc(MEMLEAK_UNWIND_MAPPINGS, sizeof(*pub));
 	if (!pub || (!im && !(im = add_image(u, image)))) {
 		free(pub);

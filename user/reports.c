@@ -27,7 +27,6 @@
  * built on the loop's thread, once no job runs.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 #include "probe/snapshot.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
+#include "report/snapshot_dir.h"
 #include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
 #include "target/images.h"
@@ -263,47 +263,20 @@ static const char *profile_ext(const struct tracer *tr)
 	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
 }
 
-/*
- * The snapshot's name in --snapshot-dir: memleak.PID.NNNN.EXT for those
- * taken every INTERVAL (and the final one), memleak.PID.usr1-NNNN.EXT for
- * those asked for with SIGUSR1, each kind numbered on its own, so that a
- * user finds the ones they asked for by name.
- */
-static void snapshot_name(const struct tracer *tr, bool asked, unsigned n, const char *ext,
-			  char *buf, size_t len)
-{
-	snprintf(buf, len, "memleak.%d.%s%04u.%s", tr->target->pid, asked ? "usr1-" : "", n, ext);
-}
-
-/*
- * --snapshot-dir: the heap profile and the folded stacks under the next free
- * number. Numbers already taken (by an earlier run on the same pid) are
- * skipped, and a file is never replaced.
- */
+/* --snapshot-dir: the heap profile and the folded stacks under the next free number. */
 static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
 {
-	unsigned *n = asked ? &tr->asked_snapshots : &tr->snapshots;
-	char heap[NAME_MAX + 1], folded[NAME_MAX + 1];
-	const char *failed = heap;
-	int dirfd = tr->snapshot_dirfd, err;
+	struct snapshot_files files;
+	int err = snapshot_dir__write(tr->snapshot_dirfd, tr->target->pid, asked,
+				      asked ? &tr->asked_snapshots : &tr->snapshots,
+				      profile_ext(tr), profile_writer(tr), r, &files);
 
-	do {
-		++*n;
-		snapshot_name(tr, asked, *n, profile_ext(tr), heap, sizeof(heap));
-		snapshot_name(tr, asked, *n, "folded", folded, sizeof(folded));
-		err = outfile__exists_at(dirfd, heap) || outfile__exists_at(dirfd, folded) ?
-		      -EEXIST : outfile__write_new(dirfd, heap, profile_writer(tr), r);
-	} while (err == -EEXIST);
-	if (!err) {
-		failed = folded;
-		err = outfile__write_new(dirfd, folded, report_folded__write, r);
-	}
 	if (err)
 		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
-			tr->opts->snapshot_dir, failed, strerror(-err));
+			tr->opts->snapshot_dir, files.failed, strerror(-err));
 	else if (say)
 		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
-			heap, tr->opts->snapshot_dir, folded);
+			files.profile, tr->opts->snapshot_dir, files.folded);
 }
 
 static void write_all(struct tracer *tr, const struct report_job *job, const struct report *r)

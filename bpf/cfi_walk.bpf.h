@@ -422,15 +422,16 @@ static __always_inline bool unwind_slot(__u32 image, __u32 proc, __u32 *slot)
 }
 
 /*
- * The user stack by the CFI rows of the mappings in slot: at the allocation
- * function's return, ip is the return address into its caller, sp and bp
- * that caller's. One frame per bpf_loop round: the verifier checks the step
- * once, not 127 times.
+ * The user stack by the CFI rows of the mappings in slot, whose
+ * unwind_active the caller read (once: the stack cache's generation is
+ * the walk's): at the allocation function's return, ip is the return
+ * address into its caller, sp and bp that caller's. One frame per bpf_loop
+ * round: the verifier checks the step once, not 127 times.
  */
 static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st,
-					      const struct stack_reader *r, __u32 slot)
+					      const struct stack_reader *r, __u32 slot,
+					      __u64 active)
 {
-	__u64 active = unwind_active_of(slot);	/* one load: all three */
 	struct uwalk s = {
 		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
 		.bp_src = BP_FROM_REGISTER,

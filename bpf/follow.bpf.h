@@ -64,7 +64,7 @@ static __always_inline void follow_event(__u32 tgid, __u32 kind, __u32 proc, __u
 /*
  * The child of a process that runs an image of its own runs it too: its
  * allocator's code, copied (the child's entry goes with it at its exit or
- * exec); user space gives it the image's links and names (follow_images.c).
+ * exec); user space gives it the image's links and names (image_links.c).
  */
 static __always_inline void inherit_image(const struct memleak_proc *from, __u32 parent,
 					  __u32 child, struct memleak_proc *e)

@@ -124,7 +124,7 @@ struct call_state {
 	__u32 flags;
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
 	__u32 proc;		/* its process's tag (memleak_proc) */
-	__u32 image;		/* its process's own image: frame pointers, its Python (memleak_proc) */
+	__u32 image;		/* its process's own image: its mappings, its Python (memleak_proc) */
 	__u64 released;		/* the block this thread's last free/delete released */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];

@@ -250,9 +250,9 @@ struct memleak_proc {
 	__u32 tag;
 	__u32 frozen;		/* Python's shutdown began: not traced from then on */
 	/*
-	 * Not 0: it runs an image of its own, whose stacks are walked by frame
-	 * pointers (the CFI rows and Python's offsets are the target's): the
-	 * tag of the exec that started it, which its forks share (its
+	 * Not 0: it runs an image of its own, walked by its own unwind
+	 * mappings and Python offsets (cfi_walk.bpf.h, python.bpf.h): the tag
+	 * of the exec that started it, which its forks share (its
 	 * interpreter, its files) ...
 	 */
 	__u32 image;
@@ -284,8 +284,9 @@ struct internal_set {
 #define MEMLEAK_CFI_MAX_ROWS (1u << 24)	/* per module: 24 binary-search steps */
 #define MEMLEAK_UNWIND_MAPPINGS 512	/* executable mappings, per half (see unwind_active) */
 /*
- * --follow: the mappings of each exec'd image alive, in slots 1.. of
- * unwind_mappings (slot 0: the target's), two halves each, as the target's.
+ * --follow: the mappings of each exec'd image alive, and of each fork with
+ * libraries of its own, in slots 1.. of unwind_mappings (slot 0: the
+ * target's), two halves each, as the target's.
  */
 #define MEMLEAK_UNWIND_SLOTS 32
 

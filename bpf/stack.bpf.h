@@ -25,13 +25,11 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
 
 /*
  * What a cached walk depends on besides registers and stack: the unwind
- * rows of the mappings in slot (their generation) and the stack map
- * (emptied at an exec).
+ * rows of the mappings in slot (their generation, in active) and the stack
+ * map (emptied at an exec).
  */
-static __always_inline __u64 stack_cache_gen(__u32 slot)
+static __always_inline __u64 stack_cache_gen(__u64 active, __u32 slot)
 {
-	__u64 active = unwind_active_of(slot);
-
 	return ((active >> 32) ^ (__u64)slot << 24) << 32 | (__u32)(stacks_cleared + 1);
 }
 
@@ -83,9 +81,12 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 					   __u32 image, __u32 proc)
 {
 	__u32 slot = 0;
-	/* An exec'd image: by its own mappings, or frame pointers when it has none. */
+	/*
+	 * A process of an exec'd image, or a fork with libraries of its own:
+	 * by its own mappings (an image without: frame pointers).
+	 */
 	bool tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, proc, &slot);
-	__u64 gen = stack_cache_gen(slot), id;
+	__u64 active = unwind_active_of(slot), gen = stack_cache_gen(active, slot), id;
 	bool match;
 	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);
 	struct stack_reader r = { .c = c };
@@ -109,7 +110,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (tables)
-		unwind_user_stack(ctx, st, &r, slot);
+		unwind_user_stack(ctx, st, &r, slot, active);
 	else
 		walk_user_stack(ctx, st, &r);
 	id = store_stack(st);

@@ -200,22 +200,17 @@ static size_t take_follow(struct probes *p, struct memleak_event *evs, size_t ma
 /* Python's exit probes, when the target has them, for the child too. */
 static int link_python(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
-	char path[64];
-	__u64 cookie;
-	int fd;
+	int err = 0;
 
-	for (int i = 0; i < 2; i++) {
-		if (p->py_exit_files[i] < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", p->py_exit_files[i]);
-		cookie = (__u64)i;
-		fd = probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.py_exit), path,
-					      &p->py_exit_offsets[i], &cookie, 1, false);
-		if (fd < 0)
-			return fd;
-		fds[(*n)++] = fd;
+	for (int i = 0; i < 2 && !err; i++) {
+		__u64 cookie = (__u64)i;
+		struct recipe r = { &p->py_exit_offsets[i], &cookie, 1 };
+
+		if (p->py_exit_files[i] >= 0)
+			err = probes__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
+						 p->py_exit_files[i], &r, false, fds, n);
 	}
-	return 0;
+	return err;
 }
 
 /* Our open file descriptors. */

@@ -143,24 +143,16 @@ size_t image_links__max(const struct probes *p, uint32_t tag)
 int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n)
 {
 	const struct image *im = find(p->image_links, tag);
-	char path[64];
-	int fd;
+	int err = 0;
 
 	*n = 0;
 	if (!im || !im->nr)
 		return -ENOENT;	/* its image could not be probed: neither can it */
 	/* In the order they were made: returns before entries. */
-	for (size_t i = 0; i < im->nr; i++) {
-		const struct image_link *l = &im->r[i];
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", l->file_fd);
-		fd = probes__link_uprobes_pid(p, pid, l->prog_fd, path, l->r.offsets, l->r.cookies,
-					      l->r.cnt, l->ret);
-		if (fd < 0)
-			return fd;
-		fds[(*n)++] = fd;
-	}
-	return 0;
+	for (size_t i = 0; i < im->nr && !err; i++)
+		err = probes__link_again(p, pid, im->r[i].prog_fd, im->r[i].file_fd, &im->r[i].r,
+					 im->r[i].ret, fds, n);
+	return err;
 }
 
 void image_links__free(struct probes *p)

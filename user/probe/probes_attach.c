@@ -22,6 +22,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "util/elfsym.h"
+#include "util/rootpath.h"
 #include "util/vec.h"
 
 /* Layout of bpf_attr.link_create for multi-uprobe links (probes_internal.h). */
@@ -307,6 +308,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 }
 
 /* One recipe's link for pid into fds[*n], unless it has no probe. */
+/* prog linked at r's points in the file at path, for pid, appended to fds[*n]. */
 static int link_again(struct probes *p, pid_t pid, int prog_fd, const char *path,
 		      const struct recipe *r, bool ret, int *fds, size_t *n)
 {
@@ -321,18 +323,25 @@ static int link_again(struct probes *p, pid_t pid, int prog_fd, const char *path
 	return 0;
 }
 
+int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
+		       const struct recipe *r, bool ret, int *fds, size_t *n)
+{
+	char path[64];
+	int err = rootpath__fd_path(file_fd, path, sizeof(path));
+
+	return err ?: link_again(p, pid, prog_fd, path, r, ret, fds, n);
+}
+
 /* The links of one object, made again for a followed child: returns first, as at attach. */
 static int link_object(struct probes *p, const struct attachment *at, pid_t pid, int *fds,
 		       size_t *n)
 {
-	char path[64];
-	int err;
+	int err = probes__link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), at->file_fd,
+				     &at->exit, true, fds, n);
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", at->file_fd);
-	err = link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), path, &at->exit, true,
-			 fds, n);
 	for (int l = 0; l < LANES && !err; l++)
-		err = link_again(p, pid, lane_prog(p, l), path, &at->entry[l], false, fds, n);
+		err = probes__link_again(p, pid, lane_prog(p, l), at->file_fd, &at->entry[l], false,
+					 fds, n);
 	return err;
 }
 
@@ -610,19 +619,13 @@ int probes__attach_dl(struct probes *p, const char *path)
 
 int probes__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
-	char path[64];
 	__u64 cookie = 0;
-	int fd;
+	struct recipe r = { &p->dl_offset, &cookie, 1 };
 
 	if (p->dl_file < 0)
 		return 0;	/* a static target, or not followed */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->dl_file);
-	fd = probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state), path,
-				      &p->dl_offset, &cookie, 1, false);
-	if (fd < 0)
-		return fd;
-	fds[(*n)++] = fd;
-	return 0;
+	return probes__link_again(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
+				  p->dl_file, &r, false, fds, n);
 }
 
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */

@@ -141,6 +141,13 @@ struct recipe {
 
 /* A copy of a link's probe points into r (freed by its owner, even on error): 0 or -ENOMEM. */
 int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
+/*
+ * --follow: prog linked again at r's points, for pid only, in the file held
+ * open (O_PATH) at file_fd, appended to fds[*n]; r empty: nothing. 0 or
+ * -errno.
+ */
+int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
+		       const struct recipe *r, bool ret, int *fds, size_t *n);
 
 /* Is the knob (probes.c says which) set, and not to "0"? */
 /*

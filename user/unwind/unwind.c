@@ -234,10 +234,10 @@ static bool listed(const size_t *which, size_t nr, size_t t)
 	return false;
 }
 
-/* Add the table of pub[i] to which[] if it is pending and not there yet. */
-static void add_pending(const struct unwind *u, size_t i, size_t *which, size_t *nr)
+void unwind__add_pending(const struct unwind *u, const struct published *pb, size_t *which,
+			 size_t *nr)
 {
-	size_t t = u->pub[i].table;
+	size_t t = pb->table;
 
 	if (t != NO_TABLE && table__pending(&u->tables[t]) && !listed(which, *nr, t))
 		which[(*nr)++] = t;
@@ -259,7 +259,7 @@ int unwind__build_now(struct unwind *u, const struct maps *maps, const char *con
 
 		for (size_t k = 0; pb && k < nr; k++)
 			if (paths[k] && !strcmp(paths[k], e->path))
-				add_pending(u, (size_t)(pb - u->pub), which, &n);
+				unwind__add_pending(u, pb, which, &n);
 	}
 	if (n)
 		unwind_build__tables(u, which, n, 0);
@@ -279,9 +279,9 @@ static size_t build_order(const struct unwind *u, size_t *which)
 
 	for (size_t i = 0; u->ops.wanted && i < u->nr_pub && i < u->nr_sent; i++)
 		if (u->ops.wanted(u->ops.ctx, i))
-			add_pending(u, i, which, &n);
+			unwind__add_pending(u, &u->pub[i], which, &n);
 	for (size_t i = 0; i < u->nr_pub; i++)
-		add_pending(u, i, which, &n);
+		unwind__add_pending(u, &u->pub[i], which, &n);
 	for (size_t t = 0; t < u->nr_tables; t++)
 		if (table__pending(&u->tables[t]) && !listed(which, n, t))
 			which[n++] = t;

@@ -38,17 +38,8 @@ static void build_pending(struct unwind *u, const struct image_pub *im)
 
 	if (!which)
 		return;	/* they stay pending: BPF ends those stacks there, marked */
-	for (size_t i = 0; i < im->nr; i++) {
-		size_t t = im->pub[i].table;
-		bool listed = false;
-
-		if (t == NO_TABLE || !table__pending(&u->tables[t]))
-			continue;
-		for (size_t k = 0; k < n && !listed; k++)
-			listed = which[k] == t;
-		if (!listed)
-			which[n++] = t;
-	}
+	for (size_t i = 0; i < im->nr; i++)
+		unwind__add_pending(u, &im->pub[i], which, &n);
 	if (n)
 		unwind_build__tables(u, which, n, 0);
 	free(which);

@@ -64,6 +64,9 @@ struct unwind {
 void unwind__resolve(struct unwind *u, pid_t pid, const struct maps *maps, struct published *pub,
 		     size_t *nr);
 struct unwind_mapping unwind__mapping_of(const struct unwind *u, const struct published *pb);
+/* Add pb's table to which[0..*nr) if it is pending and not there yet. */
+void unwind__add_pending(const struct unwind *u, const struct published *pb, size_t *which,
+			 size_t *nr);
 /* The target's mappings to BPF, unless they are what it has already. 0 or -errno. */
 int unwind__publish(struct unwind *u);
 void unwind_image__free_all(struct unwind *u);

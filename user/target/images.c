@@ -63,13 +63,32 @@ int images__add(struct images *im, uint32_t tag, struct modules *mods)
 	return err;
 }
 
+/* tag's entry, the lock held. */
+static const struct image *find(const struct images *im, uint32_t tag)
+{
+	return im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+}
+
+/* The modules of tag, or NULL. */
+static struct modules *mods_of(struct images *im, uint32_t tag)
+{
+	const struct image *e;
+	struct modules *mods;
+
+	pthread_mutex_lock(&im->lock);
+	e = find(im, tag);
+	mods = e ? e->mods : NULL;
+	pthread_mutex_unlock(&im->lock);
+	return mods;
+}
+
 int images__share(struct images *im, uint32_t tag, uint32_t of)
 {
 	const struct image *e;
 	int err = -ENOENT;
 
 	pthread_mutex_lock(&im->lock);
-	e = im->nr ? bsearch(&of, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
+	e = find(im, of);
 	if (e) {
 		struct image copy = { tag, e->mods, true };
 
@@ -82,14 +101,9 @@ int images__share(struct images *im, uint32_t tag, uint32_t of)
 const struct modules *images__of(struct images *im, uint32_t tag,
 				 const struct modules *fallback)
 {
-	const struct image *e;
+	const struct modules *mods = im && tag ? mods_of(im, tag) : NULL;
 
-	if (!im || !tag)
-		return fallback;
-	pthread_mutex_lock(&im->lock);
-	e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
-	pthread_mutex_unlock(&im->lock);
-	return e ? e->mods : fallback;
+	return mods ?: fallback;
 }
 
 /*
@@ -111,27 +125,18 @@ static int own_modules(struct images *im, uint32_t tag, pid_t pid, const struct 
 void images__update(struct images *im, uint32_t tag, pid_t pid, const struct maps *maps,
 		    const struct modules *target)
 {
-	const struct image *e;
+	struct modules *mods = mods_of(im, tag);
 	pid_t was;
 
-	pthread_mutex_lock(&im->lock);
-	e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
-	pthread_mutex_unlock(&im->lock);
-	if (!e) {
-		if (own_modules(im, tag, pid, maps, target))
-			return;	/* no memory: its libraries stay unnamed */
-		pthread_mutex_lock(&im->lock);
-		e = im->nr ? bsearch(&tag, im->v, im->nr, sizeof(*im->v), by_tag) : NULL;
-		pthread_mutex_unlock(&im->lock);
-		if (!e)
-			return;	/* the target's modules name all it maps */
-	}
+	/* None: no memory for its own, or the target's modules name all it maps. */
+	if (!mods && (own_modules(im, tag, pid, maps, target) || !(mods = mods_of(im, tag))))
+		return;
 	/* Its files, opened through pid's /proc (its maps': the exec'd one may be gone). */
-	was = modules__pid(e->mods);
-	modules__set_pid(e->mods, pid);
+	was = modules__pid(mods);
+	modules__set_pid(mods, pid);
 	/* A library unread (no memory, or gone) stays unnamed: nothing else to do. */
-	modules__update(e->mods, maps);
-	modules__set_pid(e->mods, was);
+	modules__update(mods, maps);
+	modules__set_pid(mods, was);
 }
 
 /* The maps of an earlier entry of the same image, or new ones. */

@@ -41,6 +41,13 @@ TEST(verdict_fragmentation_then_released)
 	return true;
 }
 
+/* Three reports, 10 MiB more live each second, all of it in anonymous memory. */
+static void rising(struct report_sample *s)
+{
+	for (int i = 0; i < 3; i++)
+		s[i] = mem(i + 1, (i + 1) * 10 * MiB, ((i + 1) * 10 + 2) * MiB, 0);
+}
+
 TEST(verdict_leak_no_leak_unknown)
 {
 	struct report_sample base = { .t_s = 0 }, s[3];
@@ -48,9 +55,7 @@ TEST(verdict_leak_no_leak_unknown)
 	struct report_growth unknown = { .trend = TREND_UNKNOWN };
 	struct report_memory m;
 
-	s[0] = mem(1, 10 * MiB, 12 * MiB, 0);
-	s[1] = mem(2, 20 * MiB, 22 * MiB, 0);
-	s[2] = mem(3, 30 * MiB, 32 * MiB, 0);
+	rising(s);
 	/* No baseline figures: the first report stands for the start. */
 	verdict__judge(&base, s, 3, &up, 1, true, &m);
 	ASSERT(m.verdict == VERDICT_LEAK && m.attached && m.growing == 1);
@@ -73,9 +78,7 @@ TEST(verdict_startup)
 	struct report_growth startup = { .trend = TREND_STARTUP };
 	struct report_memory m;
 
-	s[0] = mem(1, 10 * MiB, 12 * MiB, 0);
-	s[1] = mem(2, 20 * MiB, 22 * MiB, 0);
-	s[2] = mem(3, 30 * MiB, 32 * MiB, 0);
+	rising(s);
 	verdict__judge(&base, s, 3, &startup, 0, false, &m);
 	ASSERT(m.verdict == VERDICT_STARTUP);
 	ASSERT(!strcmp(verdict__name(m.verdict), "startup"));

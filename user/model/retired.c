@@ -148,30 +148,33 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The stack c under id in map: shared's blob, or a copy of c; nothing if kept already. */
+static int keep_stack(struct retired *r, struct idmap *map, uint64_t id,
+		      const struct stack_copy *c, struct stack_blob *shared)
+{
+	struct stack_blob *b;
+
+	if (kept_again(r, map, id))
+		return 0;
+	b = shared ? stack_blob__hold(shared) : stack_blob__new(id, c);
+	return b ? keep(r, map, id, b) : -ENOMEM;
+}
+
 int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st,
 			 struct stack_blob *shared)
 {
 	struct stack_copy c = { .ips = (uint64_t *)st->ips, .flags = st->flags,
 				.nr_ips = st->nr < MEMLEAK_MAX_STACK_DEPTH ? st->nr
 									  : MEMLEAK_MAX_STACK_DEPTH };
-	struct stack_blob *b;
 
-	if (kept_again(r, &r->native_of, id))
-		return 0;
-	b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
-	return b ? keep(r, &r->native_of, id, b) : -ENOMEM;
+	return keep_stack(r, &r->native_of, id, &c, shared);
 }
 
 int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st,
 			 struct stack_blob *shared)
 {
-	struct stack_copy c = { .py = (struct py_stack *)st };
-	struct stack_blob *b;
-
-	if (kept_again(r, &r->python_of, id))
-		return 0;
-	b = shared ? stack_blob__hold(shared) : stack_blob__new(id, &c);
-	return b ? keep(r, &r->python_of, id, b) : -ENOMEM;
+	return keep_stack(r, &r->python_of, id, &(struct stack_copy){ .py = (struct py_stack *)st },
+			  shared);
 }
 
 int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair)

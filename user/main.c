@@ -429,6 +429,7 @@ static struct pytrace *new_pytrace(const struct opts *o)
 
 int main(int argc, char **argv)
 {
+	static char cwd[PATH_MAX];
 	struct tracer tr = { .sigfd = -1, .timerfd = -1, .epfd = -1, .snapshot_dirfd = -1 };
 	struct opts opts;
 	char err[512];
@@ -445,6 +446,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	tr.opts = &opts;
+	tr.cwd = getcwd(cwd, sizeof(cwd));
 	check_outputs(&tr);
 	check_memory(&opts);
 	tr.py = new_pytrace(&opts);	/* before the command starts: PYTHONMALLOC */

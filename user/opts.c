@@ -33,6 +33,7 @@ enum {
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
+	OPT_OWN,
 	OPT_PYTHON_MALLOC,
 	OPT_TIMELINE,
 	OPT_TIMELINE_SVG,
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
 	{ "pprof-format", required_argument, NULL, OPT_PPROF_FORMAT },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "own", required_argument, NULL, OPT_OWN },
 	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
@@ -123,6 +125,8 @@ static const char usage_text[] =
 "      --prealloc-stacks      the stack tables' whole room in kernel memory from\n"
 "                             the start: each new stack is stored faster\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
+"      --own PATH             your code: a directory or glob; sites are its lines\n"
+"                             (default: not system headers, libraries, packages)\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
@@ -307,6 +311,17 @@ static int add_debug_dir(struct opts *o, const char *arg, char *err, size_t errl
 	return 0;
 }
 
+/* Repeatable, like --debug-dir; a directory, a file or a glob, checked when matched. */
+static int add_own(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (o->nr_own == OPTS_MAX_OWN)
+		return fail(err, errlen, "--own: at most %d paths", OPTS_MAX_OWN);
+	if (set_string(OPT_OWN, arg, &o->own[o->nr_own], err, errlen))
+		return -EINVAL;
+	o->nr_own++;
+	return 0;
+}
+
 static int set_option(struct opts *o, int c, const char *arg, char *err,
 		      size_t errlen)
 {
@@ -338,6 +353,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_pprof_format(o, arg, err, errlen);
 	case OPT_DEBUG_DIR:
 		return add_debug_dir(o, arg, err, errlen);
+	case OPT_OWN:
+		return add_own(o, arg, err, errlen);
 	case OPT_PYTHON_MALLOC:
 		return set_python_malloc(o, arg, err, errlen);
 	case OPT_TIMELINE:

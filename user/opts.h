@@ -16,6 +16,7 @@
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 18)
 #define OPTS_MIN_DEFAULT_STACKS (1u << 12)	/* the default shrinks to fit, not below */
 #define OPTS_MAX_DEBUG_DIRS 16
+#define OPTS_MAX_OWN 32
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -47,6 +48,8 @@ struct opts {
 	bool reach;			/* --reach: the final report scans for reachability */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
+	const char *own[OPTS_MAX_OWN];	/* --own PATH, repeatable: the user's code (analyze/sites.h) */
+	size_t nr_own;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
 	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */

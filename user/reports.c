@@ -226,6 +226,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		/* A periodic text report: its sites show no stacks (report.h). */
 		.brief = job->text && !job->final && !job->asked,
 		.images = tr->images,
+		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd },
 	};
 	struct timespec t0;
 	int err;

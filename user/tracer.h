@@ -96,6 +96,7 @@ struct tracer {
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
 	struct pytrace *py;	/* Python frames; idle unless the target is Python */
 	struct alloc_wrapper *wrappers;	/* operator new left unprobed (allocator.h) */
+	const char *cwd;	/* the tracer's, for a relative --own; NULL: unknown */
 	size_t nr_wrappers;
 	bool tracing;		/* allocator probes attached */
 	bool done;

@@ -66,7 +66,11 @@ static struct report_frame *site_frame_of(struct report_stack *s, const char *in
 	for (size_t i = 0; i < s->nr_frames; i++)
 		python |= s->frames[i].language == FRAME_PYTHON;
 	for (size_t i = 0; i < s->nr_frames; i++)
-		if (sites__own_frame(&s->frames[i], python, interp))
+		if (sites__own_frame(&s->frames[i], python, NULL, interp))
+			return &s->frames[i];
+	/* None of the user's: the innermost Python line outside importlib, else frames[0]. */
+	for (size_t i = 0; python && i < s->nr_frames; i++)
+		if (s->frames[i].language == FRAME_PYTHON && !sites__import_file(s->frames[i].file))
 			return &s->frames[i];
 	return s->nr_frames ? &s->frames[0] : NULL;
 }

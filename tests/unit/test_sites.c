@@ -59,20 +59,114 @@ TEST(sites_own_frame)
 					  .language = FRAME_PYTHON };
 	struct report_frame unknown_code = { .address = 0x7f00, .language = FRAME_PYTHON };
 
-	ASSERT(sites__own_frame(&native, false, PY));
-	ASSERT(!sites__own_frame(&native, true, PY));	/* with Python frames, only they count */
-	ASSERT(sites__own_frame(&py, true, PY));
-	ASSERT(!sites__own_frame(&py, false, PY));
-	ASSERT(!sites__own_frame(&import, true, PY));
-	ASSERT(!sites__own_frame(&import_ext, true, PY));
-	ASSERT(sites__own_frame(&frozen_os, true, PY));
-	ASSERT(sites__own_frame(&unknown_code, true, PY));
+	ASSERT(sites__own_frame(&native, false, NULL, PY));
+	ASSERT(!sites__own_frame(&native, true, NULL, PY));	/* with Python frames, only they count */
+	ASSERT(sites__own_frame(&py, true, NULL, PY));
+	ASSERT(!sites__own_frame(&py, false, NULL, PY));
+	ASSERT(!sites__own_frame(&import, true, NULL, PY));
+	ASSERT(!sites__own_frame(&import_ext, true, NULL, PY));
+	ASSERT(!sites__own_frame(&frozen_os, true, NULL, PY));	/* the standard library's */
+	ASSERT(sites__own_frame(&unknown_code, true, NULL, PY));
+	ASSERT(sites__import_file(import.file) && sites__import_file(import_ext.file));
+	ASSERT(!sites__import_file(frozen_os.file) && !sites__import_file(NULL));
+	return true;
+}
+
+/* Python's files: the standard library and packages are not the user's, wherever installed. */
+TEST(sites_own_python_file)
+{
+	static const struct {
+		const char *file;
+		bool own;
+	} cases[] = {
+		{ "/srv/train.py", true },
+		{ "/home/u/proj/lib/model.py", true },
+		{ "<string>", true },
+		{ NULL, true },
+		{ LINEAR, false },
+		{ "/usr/lib/python3.11/json/encoder.py", false },
+		{ "/usr/local/lib/python3.11/dist-packages/numpy/core/numeric.py", false },
+		{ "/home/u/venv/lib/python3.11/site-packages/transformers/trainer.py", false },
+		{ "/root/.pyenv/versions/3.11.7/lib/python3.11/collections/__init__.py", false },
+		{ "/opt/conda/lib/python3.10/copy.py", false },
+		{ "<frozen runpy>", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (sites__own_python_file(cases[i].file, NULL) != cases[i].own) {
+			fprintf(stderr, "  %s: own is %d\n", cases[i].file, !cases[i].own);
+			return false;
+		}
+	}
 	return true;
 }
 
 /*
- * A PyTorch leak: stacks whose native frames (in libtorch) differ, under
- * one Python line, and a second line; a cache under another; a stack that
+ * Native frames: code inlined from the system's or a toolchain's headers
+ * is not the user's, even in the program's own object; its caller is.
+ */
+TEST(sites_own_native)
+{
+	static const struct {
+		const char *module, *file;
+		bool own;
+	} cases[] = {
+		{ "/srv/app", "src/model.cc", true },
+		{ "/srv/app", "/home/u/app/src/model.cc", true },
+		{ "/srv/app", NULL, true },
+		{ "/srv/app", "/usr/include/c++/12/bits/new_allocator.h", false },
+		{ "/srv/app", "/usr/include/c++/12/bits/basic_string.h", false },
+		{ "/srv/app", "/usr/include/x86_64-linux-gnu/bits/string_fortified.h", false },
+		{ "/srv/app", "/usr/lib/gcc/x86_64-linux-gnu/12/include/avxintrin.h", false },
+		{ "/srv/app", "/opt/gcc-13/include/c++/13.2.0/bits/stl_vector.h", false },
+		{ "/srv/app", "/usr/local/include/fst/vector-fst.h", false },
+		{ LIBC, "./malloc/malloc.c", false },
+		{ LIBC, NULL, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct report_frame f = { .module = (char *)cases[i].module,
+					  .file = (char *)cases[i].file };
+
+		if (sites__own_native(&f, NULL, PY) != cases[i].own) {
+			fprintf(stderr, "  %s in %s: own is %d\n", cases[i].file, cases[i].module,
+				!cases[i].own);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* --own: directories (at a '/' boundary), globs, relative paths; the defaults then unused. */
+TEST(sites_own_option)
+{
+	const char *paths[] = { "/srv/app/src", "*/vendor/kaldi/*", "tools" };
+	struct sites_own own = { paths, 3, "/home/u/proj/" };
+	struct report_frame header = { .module = "/srv/app/bin/app",
+				       .file = "/usr/include/c++/12/bits/stl_vector.h" };
+	struct report_frame rel = { .module = "/srv/app/bin/app", .file = "src/main.cc" };
+	struct report_frame lib = { .module = "/usr/lib/libkaldi.so",
+				    .file = "/build/vendor/kaldi/matrix.cc" };
+
+	ASSERT(sites__own_matches(&own, "/srv/app/src/main.cc"));
+	ASSERT(sites__own_matches(&own, "/srv/app/src"));
+	ASSERT(!sites__own_matches(&own, "/srv/app/srcx/main.cc"));
+	ASSERT(sites__own_matches(&own, "/x/vendor/kaldi/lat/lattice.cc"));
+	ASSERT(sites__own_matches(&own, "tools/gen.py"));		/* as written */
+	ASSERT(sites__own_matches(&own, "/home/u/proj/tools/gen.py"));	/* under the cwd */
+	ASSERT(!sites__own_matches(&own, "/home/u/other/tools/gen.py"));
+	ASSERT(!sites__own_matches(&own, NULL));
+	ASSERT(!sites__own_native(&header, &own, NULL));
+	ASSERT(!sites__own_native(&rel, &own, NULL));	/* relative file: its object decides */
+	ASSERT(sites__own_native(&lib, &own, NULL));	/* a library the user names as theirs */
+	ASSERT(!sites__own_python_file("/srv/t.py", &own));	/* the defaults are not used */
+	ASSERT(sites__own_python_file("/srv/app/src/t.py", &own));
+	return true;
+}
+
+/*
+ * A PyTorch leak: stacks whose native frames (in libtorch) and torch's own
+ * Python line differ, under one line of the script, and a second line; a cache under another; a stack that
  * could not be captured.
  */
 static struct report_frame fwd_a[] = {
@@ -96,6 +190,8 @@ static struct report_frame fwd_c[] = {
 	{ .address = 0x1d, .function = "at::t", .module = TORCH },
 	{ .address = 0x2c, .function = "Linear.forward", .module = LINEAR, .file = LINEAR, .line = 114,
 	  .module_offset = 22, .language = FRAME_PYTHON },
+	{ .address = 0x3c, .function = "step", .module = "/srv/t.py", .file = "/srv/t.py", .line = 38,
+	  .language = FRAME_PYTHON },
 };
 
 static struct report_frame loss[] = {
@@ -123,7 +219,7 @@ static struct report_stack torch_stacks[] = {
 	  .frames = loss, .nr_frames = 2,
 	  .growth = { .trend = TREND_GROWING, .slope = 300, .score = 0.991, .rank = 1 } },
 	{ .api = API_POSIX_MEMALIGN, .bytes = 2000, .allocs = 20, .total_bytes = 2000,
-	  .total_allocs = 20, .frames = fwd_c, .nr_frames = 3, .growth = { .trend = TREND_STABLE } },
+	  .total_allocs = 20, .frames = fwd_c, .nr_frames = 4, .growth = { .trend = TREND_STABLE } },
 	{ .api = API_NEW, .bytes = 1000, .allocs = 10, .total_bytes = 1500, .total_allocs = 15,
 	  .frames = fwd_a, .nr_frames = 3,
 	  .growth = { .trend = TREND_GROWING, .slope = 100, .score = 0.989, .rank = 2 } },
@@ -143,9 +239,9 @@ TEST(sites_group_sums_and_order)
 
 	ASSERT(unit__group(&r, SIZE_MAX, SIZE_MAX) == 0);
 	ASSERT_EQ_U64(r.nr_sites, 4);
-	/* Linear.forward: three stacks, the exact sums of theirs. */
+	/* The script's line under torch's Linear.forward: three stacks, the exact sums of theirs. */
 	s = &r.sites[0];
-	ASSERT_EQ_STR(s->frame->function, "Linear.forward");
+	ASSERT_EQ_STR(s->frame->function, "step");
 	ASSERT_EQ_U64(s->nr_stacks, 3);
 	ASSERT_EQ_U64(s->bytes, 8000);
 	ASSERT_EQ_U64(s->allocs, 80);
@@ -172,7 +268,7 @@ TEST(sites_group_sums_and_order)
 
 /*
  * The most leak-like site first; scores equal to two decimals tie, and the
- * faster growth leads: Linear.forward (0.989, +600 B/s) before train
+ * faster growth leads: step (0.989, +600 B/s) before train
  * (0.991, +300 B/s). Apart, the score decides.
  */
 TEST(sites_rank_growing)

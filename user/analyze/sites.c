@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A report's stacks grouped into sites (see sites.h). */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,8 +11,9 @@
 
 /*
  * Where libraries are installed (the FHS's, and their 32-bit and x32 kin;
- * Debian's multiarch folders are under them): a shared object there is a
- * library, however the program uses it.
+ * Debian's multiarch folders and Python's standard library are under them):
+ * a shared object or a Python file there is a library's, however the
+ * program uses it.
  */
 static const char *const library_dirs[] = {
 	"/lib/", "/lib32/", "/lib64/", "/libx32/",
@@ -21,16 +23,100 @@ static const char *const library_dirs[] = {
 /* Python's third-party packages, wherever the environment is (a venv, conda, pyenv). */
 static const char *const package_dirs[] = { "/site-packages/", "/dist-packages/" };
 
+/*
+ * Headers a native frame inlined from is the system's or the compiler's:
+ * the C and C++ libraries' (libstdc++'s containers, strings, allocators),
+ * GCC's and clang's own (intrinsics, stddef.h), wherever a toolchain is
+ * installed (its include/c++/VERSION and lib/gcc/TRIPLE/VERSION/include).
+ * An out-of-line copy of a template has its header's file too.
+ */
+static const char *const header_dirs[] = { "/usr/include/", "/usr/local/include/" };
+static const char *const toolchain_dirs[] = { "/include/c++/", "/lib/gcc/", "/lib/clang/" };
+
 /* importlib's frozen bootstrap: _bootstrap and _bootstrap_external. */
 #define IMPORTLIB_FILE "<frozen importlib._bootstrap"
+/* Python's frozen modules (importlib, os, runpy, ... in 3.11): the standard library's. */
+#define FROZEN_FILE "<frozen "
+
+static bool under_any(const char *path, const char *const *dirs, size_t n, bool anywhere)
+{
+	for (size_t i = 0; i < n; i++)
+		if (anywhere ? strstr(path, dirs[i]) != NULL : report__starts(path, dirs[i]))
+			return true;
+	return false;
+}
+
+#define UNDER(path, dirs, anywhere) under_any(path, dirs, sizeof(dirs) / sizeof(dirs[0]), anywhere)
 
 static bool is_library_path(const char *path)
 {
-	for (size_t i = 0; i < sizeof(library_dirs) / sizeof(library_dirs[0]); i++)
-		if (report__starts(path, library_dirs[i]))
+	return UNDER(path, library_dirs, false) || UNDER(path, package_dirs, true);
+}
+
+/*
+ * A standard library outside the library dirs: .../lib/python3.11/ of a
+ * pyenv or a build in a home (a venv's own files are its site-packages).
+ */
+static bool is_python_stdlib(const char *file)
+{
+	for (const char *p = strstr(file, "/lib/python"); p; p = strstr(p + 1, "/lib/python")) {
+		const char *v = p + strlen("/lib/python");
+
+		if (*v >= '0' && *v <= '9' && strchr(v, '/'))
 			return true;
-	for (size_t i = 0; i < sizeof(package_dirs) / sizeof(package_dirs[0]); i++)
-		if (strstr(path, package_dirs[i]))
+	}
+	return false;
+}
+
+bool sites__system_source(const char *file)
+{
+	return file && file[0] == '/' &&
+	       (UNDER(file, header_dirs, false) || UNDER(file, toolchain_dirs, true));
+}
+
+/* PATH a directory (or file) path is under: at a '/' boundary. */
+static bool under_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * A relative path names a directory under the working directory, and is
+ * also matched as written: the debug information's file names are often
+ * relative to where the program was built (src/model.cc).
+ */
+static bool own_match(const struct sites_own *own, const char *pattern, const char *path)
+{
+	size_t n;
+
+	if (strpbrk(pattern, "*?["))
+		return !fnmatch(pattern, path, 0);
+	while (report__starts(pattern, "./"))
+		pattern += 2;
+	if (*pattern && strcmp(pattern, ".") && under_dir(path, pattern))
+		return true;
+	if (pattern[0] == '/' || path[0] != '/' || !own->cwd)
+		return false;
+	n = strlen(own->cwd);
+	while (n > 1 && own->cwd[n - 1] == '/')
+		n--;
+	if (strncmp(path, own->cwd, n) || path[n] != '/')
+		return false;
+	return !*pattern || !strcmp(pattern, ".") || under_dir(path + n + 1, pattern);
+}
+
+bool sites__own_matches(const struct sites_own *own, const char *path)
+{
+	if (!path)
+		return false;
+	for (size_t i = 0; i < own->nr; i++)
+		if (own_match(own, own->paths[i], path))
 			return true;
 	return false;
 }
@@ -45,16 +131,37 @@ bool sites__own_module(const char *module, const char *interp)
 	return !report__is_shared_object(slash + 1) || !is_library_path(module);
 }
 
-bool sites__own_python_file(const char *file)
+bool sites__own_native(const struct report_frame *f, const struct sites_own *own,
+		       const char *interp)
 {
-	return !(file && report__starts(file, IMPORTLIB_FILE));
+	if (f->language != FRAME_NATIVE)
+		return false;
+	/* --own: the frame's source file names it, else (relative or none) its object. */
+	if (own && own->nr)
+		return sites__own_matches(own, f->file && f->file[0] == '/' ? f->file : f->module);
+	return sites__own_module(f->module, interp) && !sites__system_source(f->file);
 }
 
-bool sites__own_frame(const struct report_frame *f, bool python, const char *interp)
+bool sites__own_frame(const struct report_frame *f, bool python, const struct sites_own *own,
+		      const char *interp)
 {
 	if (python)
-		return f->language == FRAME_PYTHON && sites__own_python_file(f->file);
-	return f->language == FRAME_NATIVE && sites__own_module(f->module, interp);
+		return f->language == FRAME_PYTHON && sites__own_python_file(f->file, own);
+	return sites__own_native(f, own, interp);
+}
+
+bool sites__import_file(const char *file)
+{
+	return file && report__starts(file, IMPORTLIB_FILE);
+}
+
+bool sites__own_python_file(const char *file, const struct sites_own *own)
+{
+	if (own && own->nr)
+		return sites__own_matches(own, file);
+	/* Unknown code (NULL), <string>, <stdin>: the program's. */
+	return !file || !(report__starts(file, FROZEN_FILE) || is_library_path(file) ||
+			  is_python_stdlib(file));
 }
 
 /* ------------------------------------------------------------ grouping */
@@ -198,6 +305,10 @@ static void sum_site(const struct report *r, struct report_site *site)
 			site->score = s->growth.score;
 	}
 	site->frame = r->stacks[site->stacks[0]].site_frame;
+	site->own = r->stacks[site->stacks[0]].site_own;
+	site->import = site->nr_stacks > 0;
+	for (size_t i = 0; i < site->nr_stacks; i++)
+		site->import = site->import && r->stacks[site->stacks[i]].site_import;
 }
 
 /* Runs of order (sorted by group) into sites: 0 or -ENOMEM. */

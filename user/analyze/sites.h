@@ -9,17 +9,27 @@
  * paths, or the callers. Grouped by that frame they are one site, whose
  * figures are the exact sums of its stacks', and the reports lead with it.
  *
- * A stack's site frame is its innermost frame that is the program's own:
- *  - in a stack with Python frames, its innermost Python frame (the line of
- *    Python that allocated, be it in the program's files or a package's),
- *    leaving out importlib's bootstrap (<frozen importlib._bootstrap> and
- *    _bootstrap_external), which is only how an import ran: the line that
- *    imported is the site;
- *  - in a native stack, its innermost frame in an object of the program's
- *    own (sites__own_module): not a library, not the interpreter;
- *  - when it has none of those, its innermost frame (frames[0]: the call of
- *    the allocation function), so that a library's own allocations (a
- *    constructor run by dlopen) are still told apart by where they are made.
+ * A stack's site frame is its innermost frame of the user's own code:
+ *  - in a stack with Python frames, its innermost Python frame in a file of
+ *    the program's: not the standard library (a file under a library
+ *    directory, .../lib/pythonX.Y/, or frozen: "<frozen os>"), not a
+ *    package (site-packages, dist-packages: PyTorch's own Python). The
+ *    importlib bootstrap among them is only how an import ran: the line
+ *    that imported is the site, and the site is marked an import;
+ *  - in a native stack, its innermost frame, inlined ones included, in an
+ *    object of the program's own (sites__own_module: not a library, not
+ *    the interpreter) whose source is not a system or compiler header
+ *    (sites__system_source): a std::vector's storage is sited at the line
+ *    that called the container, not at new_allocator.h;
+ *  - with --own, a frame is the user's when its source file (its object,
+ *    for a native frame whose file is relative or unknown) is under one of
+ *    the --own paths or matches one of them as a glob; the rules above are
+ *    then not used;
+ *  - when it has none of those, as before the rules: its innermost Python
+ *    frame outside importlib's bootstrap, or its innermost native frame
+ *    (frames[0]: the call of the allocation function), so that a library's
+ *    own allocations (a constructor run by dlopen) are still told apart by
+ *    where they are made.
  * A stack that could not be captured has no site frame: all of those are
  * one site. Two frames are one site when they name the same module,
  * function, file and line; without a line, the same instruction.
@@ -41,6 +51,13 @@
 #define SITES_FILE_SITES 50
 #define SITES_FILE_STACKS 5
 
+/* --own PATH...: the user's code, by directory or glob (fnmatch, '*' crossing '/'). */
+struct sites_own {
+	const char *const *paths;
+	size_t nr;
+	const char *cwd;	/* a relative path is also matched under it; may be NULL */
+};
+
 /*
  * Is code in module (a path as the target sees it) the program's own? Not
  * when the address is in no module (NULL) or a pseudo-mapping ("[vdso]"),
@@ -54,14 +71,32 @@
  */
 bool sites__own_module(const char *module, const char *interp);
 
-/* Is a Python frame of this source file the program's own (NULL: unknown code, which is)? */
-bool sites__own_python_file(const char *file);
+/*
+ * Is a native frame's source file a system or compiler header (NULL,
+ * relative: no)? /usr/include, /usr/local/include, and a toolchain's
+ * include/c++, lib/gcc and lib/clang wherever it is installed.
+ */
+bool sites__system_source(const char *file);
+
+/* Is path under one of own's directories, or matched by one of its globs? */
+bool sites__own_matches(const struct sites_own *own, const char *path);
+
+/* Is native frame f the user's code (own NULL or empty: by the default rules)? */
+bool sites__own_native(const struct report_frame *f, const struct sites_own *own,
+		       const char *interp);
+
+/* Is a Python frame of this source file the user's (NULL: unknown code, which is)? */
+bool sites__own_python_file(const char *file, const struct sites_own *own);
 
 /*
- * Is f the program's own code, for a stack with Python frames (python) or
- * without? See above: with them only Python frames count.
+ * Is f the user's code, in a stack with Python frames (python: only they
+ * count) or without?
  */
-bool sites__own_frame(const struct report_frame *f, bool python, const char *interp);
+bool sites__own_frame(const struct report_frame *f, bool python, const struct sites_own *own,
+		      const char *interp);
+
+/* Is file importlib's frozen bootstrap, through which every import runs? */
+bool sites__import_file(const char *file);
 
 /*
  * Group r's stacks (bytes descending, each with its site_frame set, or

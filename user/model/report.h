@@ -33,6 +33,7 @@ struct report_frame {
 	char *file;		/* source file; NULL without line info */
 	int line;		/* 0 when unknown */
 	bool inlined;		/* an inlined call inside the next frame's function */
+	bool own;		/* the user's code, by the sites' rules (analyze/sites.h) */
 	/*
 	 * FRAME_PYTHON (user/pystack.c): function is co_qualname, module and
 	 * file the source file, address the instruction being executed and
@@ -110,6 +111,8 @@ struct report_stack {
 	 * Report stacks only: not those of the churn or the peak.
 	 */
 	struct report_frame *site_frame;
+	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
+	bool site_import;	/* its site frame is a Python line that imported (importlib ran inside it) */
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
@@ -132,6 +135,8 @@ struct report_site {
 	double slope;		/* bytes per second: the sum of its growing stacks' slopes */
 	double score;		/* its most leak-like stack's leak score */
 	unsigned rank;		/* 1: the most leak-like growing site; 0: none of its stacks grows */
+	bool own;		/* its frame is the user's code (analyze/sites.h); false: a fallback */
+	bool import;		/* a Python line that imported: all its blocks are the import's (start-up) */
 };
 
 struct report_totals {

@@ -131,6 +131,19 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->unwind_pending = site->stack_flags & STACK_PENDING;
 }
 
+/* Which frames are the user's code: the sites' rules, for the writers that show it (the flame graph). */
+static void mark_own(struct report_stack *st, const struct report_meta *meta)
+{
+	const char *interp = meta->python ? meta->python->path : NULL;
+
+	for (size_t i = 0; i < st->nr_frames; i++) {
+		struct report_frame *f = &st->frames[i];
+
+		f->own = f->language == FRAME_PYTHON ? sites__own_python_file(f->file, &meta->own) :
+						       sites__own_native(f, &meta->own, interp);
+	}
+}
+
 /* A site's api as its caller named it, and its frames: every ip resolved, then its Python frames merged in. */
 static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
@@ -146,6 +159,8 @@ static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 				     meta->python ? meta->python->path : NULL);
 	if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
 		st->python_arena = pystack__is_arena(st, meta->python->path);
+	if (!err)
+		mark_own(st, meta);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "allocator/allocator.h"
 #include "analyze/aggregate.h"
+#include "analyze/sites.h"
 #include "model/report.h"
 #include "python/pycode.h"
 #include "symbolize.h"
@@ -34,6 +35,7 @@ struct report_meta {
 	bool folded_by_process;	/* --folded-by-process: folded stacks rooted at their process */
 	bool brief;		/* a periodic text report (report.brief) */
 	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
+	struct sites_own own;	/* --own: the user's code (analyze/sites.h); borrowed */
 };
 
 /*

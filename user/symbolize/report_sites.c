@@ -2,9 +2,10 @@
 /*
  * Each stack's site frame (analyze/sites.h), found without symbolizing the
  * whole stack: its Python frames are named from BPF's copy of them, and of
- * its native addresses only those in the program's own objects, innermost
- * first, until one is found. A report of thousands of deep stacks, of which
- * the text prints a few, so costs one lookup per stack, not one per frame.
+ * its native addresses only those in objects that may hold the user's
+ * code, innermost first, until one is found. A report of thousands of deep
+ * stacks, of which the text prints a few, so costs a few lookups per
+ * stack, not one per frame.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,58 +16,97 @@
 #include "report_build.h"
 #include "target/images.h"
 
-/* The innermost of ip's frames (the inlined call's, when it is one): *out, or -ENOMEM. */
-static int innermost_frame(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
-			   struct report_frame **out)
-{
-	struct report_frame *frames = NULL;
-	size_t nr = 0;
-	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
+/* What decides whether a frame is the user's: --own, and the interpreter's object. */
+struct site_rules {
+	const struct sites_own *own;
+	const char *interp;
+};
 
-	/* Any other failure only costs names, as in the report's frames. */
-	*out = err == -ENOMEM ? NULL : calloc(1, sizeof(**out));
-	if (*out && nr) {
-		**out = frames[0];
-		frames[0] = (struct report_frame){ 0 };
-	}
-	if (*out)
-		(*out)->address = ip;	/* the captured address, as every frame shows */
+static void frames_free(struct report_frame *frames, size_t nr)
+{
 	for (size_t i = 0; i < nr; i++)
 		report__frame_free(&frames[i]);
 	free(frames);
+}
+
+/* Frame `at` of frames (moved out of them), in *out: 0 or -ENOMEM. */
+static int take_frame(struct report_frame *frames, size_t nr, size_t at, uint64_t ip,
+		      struct report_frame **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (*out && at < nr) {
+		**out = frames[at];
+		frames[at] = (struct report_frame){ 0 };
+	}
+	if (*out)
+		(*out)->address = ip;	/* the captured address, as every frame shows */
+	frames_free(frames, nr);
 	return *out ? 0 : -ENOMEM;
 }
 
-static void frame_destroy(struct report_frame *f)
+/*
+ * Of ip's frames (its inlined calls' innermost first, then its function's),
+ * the first that is the user's, or with rules NULL the innermost: *out, or
+ * NULL when none is. 0 or -ENOMEM.
+ */
+static int frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
+		    const struct site_rules *rules, struct report_frame **out)
 {
-	if (f)
-		report__frame_free(f);
-	free(f);
+	struct report_frame *frames = NULL;
+	size_t nr = 0, at = 0;
+	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
+
+	*out = NULL;
+	/* Any other failure only costs names, as in the report's frames. */
+	if (err == -ENOMEM) {
+		frames_free(frames, nr);
+		return err;
+	}
+	if (rules) {
+		while (at < nr && !sites__own_native(&frames[at], rules->own, rules->interp))
+			at++;
+		if (at == nr) {	/* none, or not even a name: not the user's */
+			frames_free(frames, nr);
+			return 0;
+		}
+	}
+	return take_frame(frames, nr, at, ip, out);
 }
 
 /*
- * Can Python frame i be a site: not left out, and the program's own? Asked
- * of the code's table, without building the frame: the library frames a
- * torch stack passes over would cost three copies of names each.
+ * Can Python frame i be a site: the user's (strict), or at least not
+ * importlib's bootstrap (the fallback)? Asked of the code's table, without
+ * building the frame: the library frames a torch stack passes over would
+ * cost three copies of names each.
  */
-static bool python_own(const struct py_stack *py, uint32_t i, const struct pycode *pc)
+static bool python_candidate(const struct py_stack *py, uint32_t i, const struct pycode *pc,
+			     const struct site_rules *rules, bool strict, bool *import)
 {
 	struct pycode_where w;
 
 	if (!pc || !pycode__where(pc, &py->frames[i], &w))
 		return true;	/* unknown code: still a Python frame, by address */
-	return !w.setup && sites__own_python_file(w.file);
+	if (sites__import_file(w.file))
+		*import = true;
+	if (w.setup)
+		return false;
+	return strict ? sites__own_python_file(w.file, rules->own) : !sites__import_file(w.file);
 }
 
-/* The innermost Python frame of the program's own, or none (*out NULL). */
+/*
+ * The innermost Python frame the user's (strict), else outside importlib:
+ * *out, or none (NULL). *import: an import ran inside it.
+ */
 static int python_site(const struct py_stack *py, const struct pycode *pc,
-		       struct report_frame **out)
+		       const struct site_rules *rules, bool strict, struct report_frame **out,
+		       bool *import)
 {
 	struct report_frame f;
 	int ret;
 
+	*import = false;
 	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
-		if (!python_own(py, i, pc))
+		if (!python_candidate(py, i, pc, rules, strict, import))
 			continue;
 		ret = pystack__frame(py, i, pc, &f);
 		if (ret < 0)
@@ -81,28 +121,31 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
 		**out = f;
 		return 0;
 	}
+	*import = false;
 	return 0;
 }
 
 /*
- * The innermost native frame of the program's own, or none. Addresses in
- * a module that is not the program's are passed over unresolved; those in
- * none may be a JIT's, named by its perf map.
+ * The innermost native frame of the user's code, or none. Addresses in an
+ * object that holds none of it are passed over unresolved (with --own,
+ * every address is resolved: its source file decides); those in no object
+ * may be a JIT's, named by its perf map.
  */
 static int native_site(const struct snap_site *site, uint32_t first, struct symbolizer *sym,
-		       const struct modules *mods, const char *interp, struct report_frame **out)
+		       const struct modules *mods, const struct site_rules *rules,
+		       struct report_frame **out)
 {
+	bool by_file = rules->own && rules->own->nr;
+
 	for (uint32_t i = first; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {
 		const struct module *m = mods ? modules__find(mods, site->ips[i]) : NULL;
 		int err;
 
-		if (m && !sites__own_module(m->path, interp))
+		if (m && !by_file && !sites__own_module(m->path, rules->interp))
 			continue;
-		err = innermost_frame(sym, mods, site->ips[i], out);
-		if (err || sites__own_frame(*out, false, interp))
+		err = frame_at(sym, mods, site->ips[i], rules, out);
+		if (err || *out)
 			return err;
-		frame_destroy(*out);
-		*out = NULL;
 	}
 	return 0;
 }
@@ -111,17 +154,25 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      struct report_stack *st)
 {
-	const char *interp = meta->python ? meta->python->path : NULL;
+	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
 	uint32_t first = st->wrapper_ips;
 	int err = 0;
 
-	if (site->py && site->py->nr)
-		err = python_site(site->py, meta->pycode, &st->site_frame);
-	else
-		err = native_site(site, first, sym, mods, interp, &st->site_frame);
-	/* None of the program's own: where the allocation function was called. */
+	if (site->py && site->py->nr) {
+		err = python_site(site->py, meta->pycode, &rules, true, &st->site_frame,
+				  &st->site_import);
+		st->site_own = st->site_frame != NULL;
+		/* None of the user's: the innermost Python line, as the rules had it. */
+		if (!err && !st->site_frame)
+			err = python_site(site->py, meta->pycode, &rules, false, &st->site_frame,
+					  &st->site_import);
+	} else {
+		err = native_site(site, first, sym, mods, &rules, &st->site_frame);
+		st->site_own = st->site_frame != NULL;
+	}
+	/* None of the user's: where the allocation function was called. */
 	if (!err && !st->site_frame && first < site->nr_ips)
-		err = innermost_frame(sym, mods, site->ips[first], &st->site_frame);
+		err = frame_at(sym, mods, site->ips[first], NULL, &st->site_frame);
 	return err;
 }
 

@@ -12,21 +12,21 @@
 
 /* Two lines of site_a: one box, both lines in its tooltip. */
 static struct report_frame sv_a[] = {
-	{ .address = 0x1010, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 10 },
-	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50 },
+	{ .address = 0x1010, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 10, .own = true },
+	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50, .own = true },
 	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
 };
 
 static struct report_frame sv_b[] = {
-	{ .address = 0x1011, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 11 },
-	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50 },
+	{ .address = 0x1011, .function = "site_a", .module = "/srv/app", .file = "app.c", .line = 11, .own = true },
+	{ .address = 0x1500, .function = "main", .module = "/srv/app", .file = "app.c", .line = 50, .own = true },
 	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
 };
 
 static struct report_frame sv_cxx[] = {
 	{ .address = 0x9001, .function = "ns::Tpl<int, std::less<int> >::get & \"x\" 'y'",
 	  .module = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6" },
-	{ .address = 0x1600, .function = "main", .module = "/srv/app", .file = "app.c", .line = 60 },
+	{ .address = 0x1600, .function = "main", .module = "/srv/app", .file = "app.c", .line = 60, .own = true },
 	{ .address = 0x7f01, .function = "__libc_start_call_main", .module = LIBC },
 };
 
@@ -257,16 +257,63 @@ static const char xml_check[] =
 	"script = root.find(S + 'script').text\n"
 	"assert 'http' not in script and 'zoom' in script\n";
 
+/* r's flame graph passes the Python script's checks (or Python is missing: skipped). */
+static bool svg_passes(const struct report *r, const char *script)
+{
+	char *text = render_svg(r);
+	int ret;
+
+	if (!text)
+		return false;
+	ret = run_python(script, text);
+	free(text);
+	return ret <= 0;
+}
+
 TEST(svg_is_valid_xml_with_any_name)
 {
 	struct report r = sample_svg();
-	char *text = render_svg(&r);
-	int ret;
 
-	ASSERT(text);
-	ret = run_python(xml_check, text);
-	free(text);
-	ASSERT(ret <= 0);
+	ASSERT(svg_passes(&r, xml_check));
+	return true;
+}
+
+/*
+ * Whose code, as the sites say (frame.own): a container's frames inlined
+ * from libstdc++'s headers into the program are the C++ runtime's colour,
+ * the user's line the program's; Python, the user's or a library's.
+ */
+TEST(svg_colour_is_whose_code)
+{
+	struct report_frame f[] = {
+		{ .address = 0x10, .function = "std::__new_allocator<double>::allocate",
+		  .module = "/srv/app", .file = "/usr/include/c++/12/bits/new_allocator.h",
+		  .line = 137, .inlined = true },
+		{ .address = 0x10, .function = "load_model", .module = "/srv/app", .file = "m.cc",
+		  .line = 58, .own = true },
+		{ .address = 0x20, .function = "Linear.forward", .module = "/usr/lib/python3/t/l.py",
+		  .file = "/usr/lib/python3/t/l.py", .line = 114, .language = FRAME_PYTHON },
+		{ .address = 0x30, .function = "step", .module = "/srv/t.py", .file = "/srv/t.py",
+		  .line = 38, .language = FRAME_PYTHON, .own = true },
+	};
+	struct report_stack s = { .api = API_NEW, .bytes = 64, .allocs = 1, .frames = f,
+				  .nr_frames = 4 };
+	struct report r = { .stacks = &s, .nr_stacks = 1 };
+	static const char check[] =
+		"import sys, xml.etree.ElementTree as E\n"
+		"S = '{http://www.w3.org/2000/svg}'\n"
+		"fill = {g.find(S + 'title').text.split('\\n')[0]: g.find(S + 'rect').get('fill')\n"
+		"        for g in E.parse(sys.argv[1]).getroot().iter(S + 'g') if g.get('class') == 'f'}\n"
+		"def rgb(name):\n"
+		"    return tuple(int(v) for v in fill[name][4:-1].split(','))\n"
+		"def within(c, lo, hi):\n"
+		"    return all(l <= v <= h for v, l, h in zip(c, lo, hi))\n"
+		"assert within(rgb('std::__new_allocator<double>::allocate'), (160, 110, 215), (200, 150, 245))\n"
+		"assert within(rgb('load_model'), (225, 120, 40), (255, 210, 70))\n"
+		"assert within(rgb('Linear.forward (l.py:114)'), (120, 170, 160), (160, 210, 200)), fill\n"
+		"assert within(rgb('step (t.py:38)'), (225, 190, 45), (250, 235, 85)), fill\n";
+
+	ASSERT(svg_passes(&r, check));
 	return true;
 }
 

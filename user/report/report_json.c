@@ -324,7 +324,8 @@ static void put_site(const struct report *r, const struct report_site *site, con
 	fputs("},\n     \"stacks\": [", f);
 	for (size_t j = 0; j < site->kept; j++)
 		fprintf(f, "%s%zu", j ? ", " : "", pos[site->stacks[j]]);
-	fputs("],\n     \"frame\": ", f);
+	fprintf(f, "],\n     \"own\": %s, \"import\": %s, \"frame\": ",
+		site->own ? "true" : "false", site->import ? "true" : "false");
 	if (site->frame)
 		put_frame(site->frame, f);
 	else

@@ -18,9 +18,11 @@
  *   process's image's);
  * - a sample per stack: inuse_objects, inuse_space, alloc_objects,
  *   alloc_space, exact (the stacks with nothing outstanding add their
- *   alloc figures), and the allocation function as the label "api". The
- *   allocation function itself is no frame: a stack's leaf is its caller,
- *   as in the JSON report.
+ *   alloc figures), the allocation function as the label "api", and the
+ *   stack's site (analyze/sites.h: the line of the user's code, as the
+ *   text report names it) as the label "site", for -tagfocus and -tags.
+ *   The allocation function itself is no frame: a stack's leaf is its
+ *   caller, as in the JSON report.
  *
  * A location's address is the call instruction's: the captured return
  * address minus 1, as pprof writes its non-leaf addresses.
@@ -254,8 +256,34 @@ static void stack_locations(struct writer *w, const struct report_stack *s)
 		push_location(w, marker(w, UNWIND_PENDING));
 }
 
+/* "site_load_model (src/model.cc:58)", "app+0x1234": a site as the text report names it. */
+static const char *site_name(const struct report_frame *f, char *buf, size_t len)
+{
+	const char *module = f->module ? strrchr(f->module, '/') : NULL;
+
+	module = module ? module + 1 : f->module;
+	if (f->function && f->file && f->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", f->function, f->file, f->line);
+	else if (f->function)
+		snprintf(buf, len, "%s", f->function);
+	else if (module)
+		snprintf(buf, len, "%s+0x%llx", module, (unsigned long long)f->module_offset);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+	return buf;
+}
+
+static void put_label(struct writer *w, const char *key, const char *value)
+{
+	pb__reset(&w->sub);
+	pb__int(&w->sub, LABEL_KEY, (int64_t)pprof_tables__string(&w->t, key));
+	pb__int(&w->sub, LABEL_STR, (int64_t)pprof_tables__string(&w->t, value));
+	pb__message(&w->msg, SAMPLE_LABEL, &w->sub);
+}
+
 static void put_sample(struct writer *w, const struct report_stack *s)
 {
+	char site[PATH_MAX];
 	const int64_t values[NR_VALUES] = {
 		(int64_t)s->allocs, (int64_t)s->bytes, (int64_t)s->total_allocs,
 		(int64_t)s->total_bytes,
@@ -263,12 +291,12 @@ static void put_sample(struct writer *w, const struct report_stack *s)
 
 	stack_locations(w, s);
 	pb__reset(&w->msg);
-	pb__reset(&w->sub);
 	pb__packed_uint(&w->msg, SAMPLE_LOCATION_ID, w->locs, w->nr_locs);
 	pb__packed_int(&w->msg, SAMPLE_VALUE, values, NR_VALUES);
-	pb__int(&w->sub, LABEL_KEY, (int64_t)pprof_tables__string(&w->t, "api"));
-	pb__int(&w->sub, LABEL_STR, (int64_t)pprof_tables__string(&w->t, report__api_name(s->api)));
-	pb__message(&w->msg, SAMPLE_LABEL, &w->sub);
+	put_label(w, "api", report__api_name(s->api));
+	/* The freed stacks of a diff (meta->freed) are no report's: no site. */
+	if (s->site_frame)
+		put_label(w, "site", site_name(s->site_frame, site, sizeof(site)));
 	pb__message(&w->out, PROFILE_SAMPLE, &w->msg);
 }
 

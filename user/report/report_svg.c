@@ -43,8 +43,8 @@
 #define MIN_WIDTH 0.1	/* pixels: narrower frames are merged (flamegraph.pl's default) */
 
 /* K_NATIVE: a native frame until drawn, when its module gives its kind (module_kind). */
-enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_API, K_OTHER, K_NATIVE,
-	    K__COUNT };
+enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_PYLIB, K_API, K_OTHER,
+	    K_NATIVE, K__COUNT };
 
 /* Colour ranges: a base and how far the name's hash may move each channel. */
 static const struct {
@@ -58,6 +58,7 @@ static const struct {
 	[K_UNKNOWN] = { "unknown module", 165, 165, 165, 25, 25, 25 },
 	[K_API] = { "allocation function", 205, 45, 45, 40, 30, 30 },
 	[K_PYTHON] = { "Python", 225, 190, 45, 25, 45, 40 },
+	[K_PYLIB] = { "Python libraries", 120, 170, 160, 40, 40, 40 },
 	[K_OTHER] = { NULL, 200, 200, 200, 0, 0, 0 },
 	[K_NATIVE] = { NULL, 200, 200, 200, 0, 0, 0 },	/* never drawn as such */
 };
@@ -126,6 +127,28 @@ static enum kind module_kind(const char *module)
 		if (report__starts(base, cxx[i]))
 			return K_CXX;
 	return K_LIB;
+}
+
+/*
+ * A box's colour says whose code it is, as the sites do (frame.own): the
+ * user's native code is the program's, code of the program's file that is
+ * not the user's (inlined from libstdc++'s headers, or outside --own) the
+ * C++ runtime's or a library's; Python, the user's or a library's.
+ */
+static enum kind drawn_kind(const struct item *it)
+{
+	enum kind k;
+
+	if (it->kind == K_PYTHON)
+		return it->fr->own ? K_PYTHON : K_PYLIB;
+	if (it->kind != K_NATIVE)
+		return it->kind;
+	if (it->fr->own)
+		return K_PROGRAM;
+	k = module_kind(it->fr->module);
+	if (k != K_PROGRAM)
+		return k;
+	return it->fr->file && strstr(it->fr->file, "/c++/") ? K_CXX : K_LIB;
 }
 
 /* ------------------------------------------------------------- stacks */
@@ -369,8 +392,7 @@ static void put_frame(const struct layout *l, const struct open_frame *o, unsign
 	put_title(l, o, name, f);
 	fprintf(f, "<rect x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"", x, y, w,
 		FRAME_H - 1);
-	put_fill(!depth ? K_OTHER : o->it.kind == K_NATIVE ? module_kind(o->it.fr->module) : o->it.kind,
-		 name, f);
+	put_fill(!depth ? K_OTHER : drawn_kind(&o->it), name, f);
 	fprintf(f, "\"/><text x=\"%.3f\" y=\"%u\">", x + LABEL_PAD, y + FRAME_H - 4);
 	put_label(name, w, f);
 	fputs("</text></g>\n", f);

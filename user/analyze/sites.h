@@ -15,7 +15,10 @@
  *    directory, .../lib/pythonX.Y/, or frozen: "<frozen os>"), not a
  *    package (site-packages, dist-packages: PyTorch's own Python). The
  *    importlib bootstrap among them is only how an import ran: the line
- *    that imported is the site, and the site is marked an import;
+ *    that imported is the site. A stack with importlib's frames anywhere
+ *    was allocated by an import (start-up), and its site says so. Code the
+ *    interpreter no longer knows (a module's body, freed once it ran) is
+ *    no user's line;
  *  - in a native stack, its innermost frame, inlined ones included, in an
  *    object of the program's own (sites__own_module: not a library, not
  *    the interpreter) whose source is not a system or compiler header

@@ -112,7 +112,7 @@ struct report_stack {
 	 */
 	struct report_frame *site_frame;
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
-	bool site_import;	/* its site frame is a Python line that imported (importlib ran inside it) */
+	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
@@ -136,7 +136,7 @@ struct report_site {
 	double score;		/* its most leak-like stack's leak score */
 	unsigned rank;		/* 1: the most leak-like growing site; 0: none of its stacks grows */
 	bool own;		/* its frame is the user's code (analyze/sites.h); false: a fallback */
-	bool import;		/* a Python line that imported: all its blocks are the import's (start-up) */
+	bool import;		/* every stack of it allocated by an import (start-up) */
 };
 
 struct report_totals {

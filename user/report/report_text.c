@@ -309,7 +309,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	fputs(", at ", f);
 	report_text__site_frame(site, f);
 	if (site->import)
-		fputs(", an import (start-up)", f);
+		fputs(", during an import (start-up)", f);
 	fputc('\n', f);
 	for (size_t j = 0; j < site->nr_stacks; j++) {
 		const struct report_stack *s = &r->stacks[site->stacks[j]];

@@ -77,36 +77,41 @@ static int frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t
  * Can Python frame i be a site: the user's (strict), or at least not
  * importlib's bootstrap (the fallback)? Asked of the code's table, without
  * building the frame: the library frames a torch stack passes over would
- * cost three copies of names each.
+ * cost three copies of names each. Code the table does not know (a
+ * module's body, freed once it ran) is no user's line, but a fallback.
  */
 static bool python_candidate(const struct py_stack *py, uint32_t i, const struct pycode *pc,
-			     const struct site_rules *rules, bool strict, bool *import)
+			     const struct site_rules *rules, bool strict)
 {
 	struct pycode_where w;
 
 	if (!pc || !pycode__where(pc, &py->frames[i], &w))
-		return true;	/* unknown code: still a Python frame, by address */
-	if (sites__import_file(w.file))
-		*import = true;
+		return !strict;
 	if (w.setup)
 		return false;
 	return strict ? sites__own_python_file(w.file, rules->own) : !sites__import_file(w.file);
 }
 
-/*
- * The innermost Python frame the user's (strict), else outside importlib:
- * *out, or none (NULL). *import: an import ran inside it.
- */
+/* Was the stack's allocation made by an import: importlib's bootstrap among its frames? */
+static bool python_import(const struct py_stack *py, const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	for (uint32_t i = 0; pc && i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++)
+		if (pycode__where(pc, &py->frames[i], &w) && sites__import_file(w.file))
+			return true;
+	return false;
+}
+
+/* The innermost Python frame the user's (strict), else outside importlib: *out, or none (NULL). */
 static int python_site(const struct py_stack *py, const struct pycode *pc,
-		       const struct site_rules *rules, bool strict, struct report_frame **out,
-		       bool *import)
+		       const struct site_rules *rules, bool strict, struct report_frame **out)
 {
 	struct report_frame f;
 	int ret;
 
-	*import = false;
 	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
-		if (!python_candidate(py, i, pc, rules, strict, import))
+		if (!python_candidate(py, i, pc, rules, strict))
 			continue;
 		ret = pystack__frame(py, i, pc, &f);
 		if (ret < 0)
@@ -121,7 +126,6 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
 		**out = f;
 		return 0;
 	}
-	*import = false;
 	return 0;
 }
 
@@ -159,13 +163,12 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	int err = 0;
 
 	if (site->py && site->py->nr) {
-		err = python_site(site->py, meta->pycode, &rules, true, &st->site_frame,
-				  &st->site_import);
+		err = python_site(site->py, meta->pycode, &rules, true, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
 		/* None of the user's: the innermost Python line, as the rules had it. */
 		if (!err && !st->site_frame)
-			err = python_site(site->py, meta->pycode, &rules, false, &st->site_frame,
-					  &st->site_import);
+			err = python_site(site->py, meta->pycode, &rules, false, &st->site_frame);
+		st->site_import = python_import(site->py, meta->pycode);
 	} else {
 		err = native_site(site, first, sym, mods, &rules, &st->site_frame);
 		st->site_own = st->site_frame != NULL;

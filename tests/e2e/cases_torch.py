@@ -151,7 +151,7 @@ def check_no_leak(rep, text):
 	return errs
 
 
-def check_leak(rep, text, steps=None):
+def check_leak(rep, text, steps=None, imported=True):
 	"""A leak verdict; every growing stack the loop's, the most leak-like site's first
 	stack at one of its allocating lines; with steps, each holding whole steps.
 
@@ -172,6 +172,7 @@ def check_leak(rep, text, steps=None):
 			    % (m.get("growing_stacks"), counted, len(grow), sites[0]["leak_rank"]))
 	for s in [s for s in grow if not loop_frame(s)][:3]:
 		errs.append("a growing stack outside the loop: %d bytes at %s" % (s["bytes"], where(s)))
+	errs += check_user_sites(rep, sites[0], marks, imported)
 	first = rep["stacks"][sites[0]["stacks"][0]] if sites[0].get("stacks") else {}
 	f = loop_frame(first)
 	if first.get("trend") != "growing" or not f or f.get("line") not in marks:
@@ -188,6 +189,36 @@ def check_leak(rep, text, steps=None):
 			 r"\([^)]*/%s:\d+\) \[python\]\n" % re.escape(VICTIM), text):
 		errs.append("final text: the first growing site's stack does not show step or train of %s"
 			    % VICTIM)
+	return errs
+
+
+def import_line():
+	with open(os.path.join(PYVICTIMS, VICTIM)) as f:
+		for n, line in enumerate(f, 1):
+			if line.rstrip().endswith("# @import"):
+				return n
+	raise CaseFailed("%s has no # @import marker" % VICTIM)
+
+
+def check_user_sites(rep, first, marks, imported):
+	"""Sites at the script's lines (README, Sites): the most leak-like at a loop line,
+	not torch's Linear.forward; `import torch` (when traced) at its line, an import."""
+	errs = []
+	f = first.get("frame") or {}
+	if os.path.basename(f.get("file") or "") != VICTIM or f.get("line") not in marks or \
+	   not first.get("own"):
+		errs.append("the most leak-like site is at %s (%s:%s, own %r), not a loop line of %s" % (
+			f.get("function"), f.get("file"), f.get("line"), first.get("own"), VICTIM))
+	imp = [s for s in rep.get("sites") or [] if (s.get("frame") or {}).get("line") == import_line()
+	       and os.path.basename((s.get("frame") or {}).get("file") or "") == VICTIM]
+	if imported and (len(imp) != 1 or not imp[0].get("import")):
+		errs.append("import torch: %d sites at %s:%d, import %r" % (
+			len(imp), VICTIM, import_line(), [s.get("import") for s in imp]))
+	for s in rep.get("sites") or []:
+		file = (s.get("frame") or {}).get("file") or ""
+		if s.get("own") and ("-packages/" in file or file.startswith("/usr/lib/python3")):
+			errs.append("a site in a library marked own: %s" % file)
+			break
 	return errs
 
 
@@ -303,7 +334,7 @@ def leak_attach(work):
 		raise CaseFailed("%s exited %s" % (VICTIM, v.returncode))
 	rc = wait_exit(t, end, "memleakbpf -p after its target exited")
 	rep = load_report(js)
-	errs = common_errs(rep) + check_leak(rep, final_text(work), STEPS)
+	errs = common_errs(rep) + check_leak(rep, final_text(work), STEPS, imported=False)
 	common_checks(work, rc, 0, errs)
 	return errs
 

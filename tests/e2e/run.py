@@ -43,6 +43,7 @@ Where things are, in tests/e2e/:
                        PIE, C++, JIT
   cases_clones.py      compiler clones named as the source names them
   cases_unwinding.py   CFI unwinding, with and without frame pointers
+  cases_sites.py       sites at the user's line through containers and packages
   cases_insight.py     leak or not: trends, churn, fragmentation, peak, timeline
   cases_peak.py        the exact peak against massif, heap and mmaps apart, the
                        verdict at exit
@@ -73,6 +74,7 @@ import cases_placement
 import cases_symbols
 import cases_clones
 import cases_unwinding
+import cases_sites
 import cases_insight
 import cases_peak
 import cases_python
@@ -88,7 +90,7 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 # Every area's cases, in this order: the order of a run (and of --list).
 MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
-	   cases_clones, cases_unwinding,
+	   cases_clones, cases_unwinding, cases_sites,
 	   cases_insight, cases_peak, cases_python, cases_torch, cases_stress, cases_faults,
 	   cases_privileges, cases_limits, cases_reach, cases_follow)
 CASES = [case for m in MODULES for case in m.CASES]

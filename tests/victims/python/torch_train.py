@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-import torch
+import torch  # @import
 
 
 def make_data(n, d_in, d_out):

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Sites at the user's own line, on leaks made through libraries.
+
+A leak made through a container or a package allocates in the library's
+code: every frame inside the user's line is libstdc++'s (inlined from its
+headers, or in libstdc++.so) or the package's and the standard library's
+Python. The report must site it at the user's line (README, "Sites"):
+
+ - v_containers: std::vector and std::string storage kept by two lines of
+   the victim; each line one site, holding exactly its truth, in the text
+   and the JSON; --own naming a header moves the site there;
+ - pkg_leak.py: buffers made by a package installed under a site-packages
+   path (made here), JSON texts made in json/encoder.py, and the table a
+   package's import allocates: sited at the script's three lines, the
+   import marked as one.
+"""
+
+import os
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+
+import lib
+from cases_outputs import GO, go_pprof
+from lib import (SVG, TRACE, TRACER, check_sites, common_checks, dropped_errs, fn_name, load_report,
+	read_truth, tracer_env, victim, wait_exit)
+from cases_python import PY, PYVICTIMS, PY_HEAP_APIS, PY_LARGE, py_env, py_truth
+
+
+def run_traced(work, command, args=(), env=None):
+	"""memleakbpf --json -c COMMAND to its end: (exit status, report)."""
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000"] + list(args) + ["-c", command]
+	p = work.start(argv, env=env or tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c")
+	if not os.path.exists(js):
+		raise lib.CaseFailed("no JSON report written")
+	return rc, load_report(js)
+
+
+def sites_at(rep, fn, line=None):
+	"""The JSON sites whose frame is function fn (at line, when given)."""
+	return [s for s in rep.get("sites") or [] if fn_name(s.get("frame") or {}) == fn and
+		(line is None or (s.get("frame") or {}).get("line") == line)]
+
+
+def text_site_line(text, where):
+	"""The text report's "Site N: ..." line that ends at where, or None."""
+	for line in text.splitlines():
+		if line.startswith("Site ") and where in line:
+			return line
+	return None
+
+
+def check_container_sites(work, rep, truth):
+	"""Each truth line's blocks are one site at its line: its exact figures, the user's frame."""
+	errs = check_sites(rep) + dropped_errs(rep.get("totals") or {})
+	text = work.read("tracer.stdout")
+	for t in truth:
+		got = sites_at(rep, t["site"], t.get("line"))
+		figs = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
+		if figs != (t["bytes"], t["allocs"]):
+			errs.append("%s line %s: sites hold %d bytes in %d, truth %d in %d (sites: %s)" % (
+				t["site"], t.get("line"), figs[0], figs[1], t["bytes"], t["allocs"],
+				[lib.frame_str([s.get("frame") or {}], 1) for s in rep["sites"][:4]]))
+		if any(not s.get("own") for s in got):
+			errs.append("%s: a site not marked own" % t["site"])
+		if not t.get("line"):
+			continue
+		if len(got) != 1 or not str(got[0]["frame"].get("file")).endswith("v_containers.cc"):
+			errs.append("%s: %d sites at line %d of v_containers.cc" % (t["site"], len(got), t["line"]))
+		where = "at %s (tests/victims/v_containers.cc:%d)" % (t["site"], t["line"])
+		if not text_site_line(text, where):
+			errs.append("the text report has no site %r" % where)
+	for s in rep.get("sites") or []:
+		f = s.get("frame") or {}
+		if str(f.get("file") or "").startswith("/usr/include/"):
+			errs.append("a site in a system header: %s" % lib.frame_str([f], 1))
+	return errs
+
+
+def containers_case(work):
+	rc, rep = run_traced(work, victim("v_containers"))
+	errs = check_container_sites(work, rep, read_truth(work))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def containers_own_case(work):
+	"""--own naming libstdc++'s allocator header: the vectors' storage is sited there."""
+	rc, rep = run_traced(work, victim("v_containers"), ["--own", "*/bits/new_allocator.h"])
+	truth = {t["site"]: t for t in read_truth(work)}
+	errs = check_sites(rep)
+	at = [s for s in rep.get("sites") or [] if
+	      str((s.get("frame") or {}).get("file")).endswith("/bits/new_allocator.h")]
+	# The models' storage, and the two tables' reserved storage: all through new_allocator.
+	want = truth["site_load_model"]["bytes"]
+	if not at or not all(s.get("own") for s in at) or sum(s["bytes"] for s in at) < want:
+		errs.append("--own '*/bits/new_allocator.h': %d bytes at sites in it (own %s), at least %d expected" % (
+			sum(s["bytes"] for s in at), [s.get("own") for s in at], want))
+	if sites_at(rep, "site_load_model"):
+		errs.append("--own given: site_load_model is still a site of its own")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def fills(path):
+	"""{a flame graph box's name: its fill's (r, g, b)}."""
+	out = {}
+	for g in ET.parse(path).getroot().iter(SVG + "g"):
+		if g.get("class") == "f":
+			fill = g.find(SVG + "rect").get("fill")
+			out[g.find(SVG + "title").text.split("\n")[0]] = tuple(
+				int(v) for v in fill[4:-1].split(","))
+	return out
+
+
+def within(c, lo, hi):
+	return c is not None and all(l <= v <= h for v, l, h in zip(c, lo, hi))
+
+
+def containers_outputs_case(work):
+	"""pprof's site label and the flame graph's colours agree with the text's sites."""
+	pb, svg = work.path("r.pb.gz"), work.path("r.svg")
+	rc, rep = run_traced(work, victim("v_containers"), ["--pprof", pb, "--flamegraph", svg])
+	errs = []
+	tags = go_pprof(work, ["-tags", "-sample_index=inuse_space", pb], "tags")
+	for t in read_truth(work):
+		if t.get("line"):
+			name = "%s (tests/victims/v_containers.cc:%d)" % (t["site"], t["line"])
+			if name not in tags:
+				errs.append("go tool pprof -tags has no site %r" % name)
+	f = fills(svg)
+	alloc = [n for n in f if n.startswith("std::__new_allocator<double>::allocate")]
+	# The C++ runtime's colour for what the program inlined from libstdc++; the program's for its line.
+	if not alloc or not within(f[alloc[0]], (160, 110, 215), (200, 150, 245)):
+		errs.append("flame graph: new_allocator's inlined frame %s, not the C++ runtime's colour" % (
+			alloc and f[alloc[0]],))
+	if not within(f.get("site_load_model"), (225, 120, 40), (255, 210, 70)):
+		errs.append("flame graph: site_load_model %s, not the program's colour" % (
+			f.get("site_load_model"),))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+# ---------------------------------------------------------------- Python
+
+LEAKYLIB = '''\
+"""A package of the test's, installed under a site-packages path."""
+
+TABLE = bytearray(3000000)
+
+
+def make_batch(n):
+	return bytearray(n)
+'''
+
+
+def make_package(work):
+	"""leakylib under WORK/env/lib/python3.11/site-packages: the directory."""
+	site = work.path("env/lib/python3.11/site-packages")
+	os.makedirs(os.path.join(site, "leakylib"))
+	with open(os.path.join(site, "leakylib", "__init__.py"), "w") as f:
+		f.write(LEAKYLIB)
+	return site
+
+
+def large_heap(site):
+	"""(bytes, allocs) of the site's stacks' blocks over pymalloc's largest, from malloc."""
+	return site.get("large", (0, 0))
+
+
+def py_sites_of(rep, t):
+	"""Sites at t's line of the script, with their blocks over 512 bytes summed."""
+	out = []
+	for j, s in enumerate(rep.get("sites") or []):
+		f = s.get("frame") or {}
+		if (f.get("file"), f.get("line"), f.get("function")) != (t["file"], t["line"], t["function"]):
+			continue
+		stacks = [rep["stacks"][i] for i in s.get("stacks", [])]
+		large = [x for x in stacks if x["api"] in PY_HEAP_APIS and x["allocs"] and
+			 x["bytes"] > PY_LARGE * x["allocs"]]
+		out.append(dict(s, index=j, large=(sum(x["bytes"] for x in large),
+						   sum(x["allocs"] for x in large))))
+	return out
+
+
+def package_case(work):
+	env = py_env(work)
+	env["LEAKY_SITE"] = make_package(work)
+	rc, rep = run_traced(work, "%s %s" % (PY, os.path.join(PYVICTIMS, "pkg_leak.py")), env=env)
+	errs = check_sites(rep) + dropped_errs(rep.get("totals") or {})
+	text = work.read("tracer.stdout")
+	for t in py_truth(work):
+		got = py_sites_of(rep, t)
+		where = "%s (%s:%d)" % (t["function"], t["file"], t["line"])
+		if len(got) != 1:
+			errs.append("%s: %d sites at %s, expected 1" % (t["site"], len(got), where))
+			continue
+		if large_heap(got[0]) != (t["bytes"], t["allocs"]):
+			errs.append("%s: the site at %s holds %d bytes in %d large blocks, truth %d in %d" % (
+				(t["site"], where) + large_heap(got[0]) + (t["bytes"], t["allocs"])))
+		if not got[0].get("own") or bool(got[0].get("import")) != (t["site"] == "import"):
+			errs.append("%s: own %r, import %r" % (t["site"], got[0].get("own"), got[0].get("import")))
+		line = text_site_line(text, "at %s [python]" % where)
+		if not line:
+			errs.append("the text report has no site at %s" % where)
+		elif (", during an import (start-up)" in line) != (t["site"] == "import"):
+			errs.append("%s: the text's site line %r" % (t["site"], line))
+	for s in rep.get("sites") or []:
+		f = str((s.get("frame") or {}).get("file"))
+		if s.get("own") and ("site-packages" in f or f.startswith("/usr/lib/python")):
+			errs.append("a library's line marked own: %s" % f)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+CASES = [
+	("sites_containers", TRACE, [], containers_case),
+	("sites_containers_own", TRACE, [], containers_own_case),
+	("sites_containers_outputs", TRACE, [GO], containers_outputs_case),
+	("sites_py_package", TRACE, [PY], package_case),
+]

@@ -218,6 +218,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.top = tr->opts->top,
 		.folded_allocs = tr->opts->folded_allocs,
 		.python = job->python,
+		.allocator = job->allocator,
 		.pycode = job->pycode,
 		.wrappers = tr->wrappers,
 		.nr_wrappers = tr->nr_wrappers,
@@ -334,6 +335,7 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 	if (job->pid)
 		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
+	job->allocator = tr->allocator;
 	job->pycode = pytrace__code(tr->py);
 	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
 	if ((final && tr->reach_final) || (asked && tr->reach_due))

@@ -367,8 +367,10 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		announce(tr, a);
 		err = start_timer(tr);
 	}
-	if (err >= 0)
+	if (err >= 0) {
 		take_wrappers(tr, a);
+		tr->allocator = report__allocator_of(a->malloc_path);
+	}
 	if (err >= 0 && tr->opts->reach && tr->target->spawned)
 		attach_exit_stop(tr, lo);
 	allocator__free(a);

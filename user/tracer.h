@@ -53,6 +53,7 @@ struct report_job {
 	bool final, text, asked;
 	pid_t pid;		/* the target's memory to read; 0 once it has exited */
 	const struct report_python *python;	/* NULL: no Python known when it began */
+	enum report_allocator allocator;	/* who served malloc when it began */
 	const struct pycode *pycode;
 	const struct reach_sum *reach;	/* the scan it shows; NULL: none */
 	atomic_bool cancel;	/* an exec, Python's exit: the loop needs what it holds */
@@ -98,6 +99,7 @@ struct tracer {
 	struct alloc_wrapper *wrappers;	/* operator new left unprobed (allocator.h) */
 	const char *cwd;	/* the tracer's, for a relative --own; NULL: unknown */
 	size_t nr_wrappers;
+	enum report_allocator allocator;	/* who serves malloc in the image traced */
 	bool tracing;		/* allocator probes attached */
 	bool done;
 	bool image_gone;	/* -p: the target ran exec; its old image is what we report */

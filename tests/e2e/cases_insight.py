@@ -6,7 +6,11 @@ victims whose behaviour is known: v_trend (a slow leak next to a big stable
 cache, heavy churn and a draining pool), v_frag (glibc fragmentation: 1 GiB
 allocated by 4 threads, 90% freed interleaved; malloc_trim(0) on SIGUSR2)
 and v_peak (a peak mid-run, freed). Reports every 0.5 s, so that trends
-have points.
+have points. And what a verdict may not say: "not a leak" before the live
+blocks' trend is known (v_frag's first reports), or "fragmentation" and
+"no leak" about figures a full block table made incomplete (v_drip: a leak
+of 400,000 blocks under --max-allocs 65536); the advice of the allocator
+in use (v_frag under tcmalloc and jemalloc).
 """
 
 import os
@@ -264,10 +268,15 @@ def check_frag(work, rep, truth):
 		errs.append("memory: %r arena heaps, %r of %r retained in them" % (
 			w.get("arenas"), m.get("max_retained_in_heap_bytes"), m.get("max_retained_bytes")))
 	text = final_text(work)
-	for want in ("\nVerdict: fragmentation, not a leak", "  Given back since: ", "malloc_trim(0)",
-		     "MALLOC_ARENA_MAX"):
+	for want in ("\nVerdict: fragmentation, not a leak", "  Given back since: ",
+		     "What helps (glibc's malloc): ", "MALLOC_ARENA_MAX"):
 		if want not in text:
 			errs.append("final text lacks %r" % want.strip())
+	# Advised while the memory was kept; not once malloc_trim(0) gave it back.
+	if "malloc_trim(0) after freeing much" in text:
+		errs.append("final text advises malloc_trim after it gave the memory back")
+	if "malloc_trim(0) after freeing much" not in work.read("tracer.stdout"):
+		errs.append("no report advised malloc_trim(0) while the memory was kept")
 	return errs + check_frag_timeline(work, live) + check_timeline_svg(work.path("timeline.svg"))
 
 
@@ -310,11 +319,114 @@ def case_trend_attach(work):
 	return errs
 
 
+FRAG_EARLY_INTERVAL = "5"	# v_frag's frees end within the first or second report
+
+
+def frag_early_case(preload, allocator, advice, banned):
+	"""v_frag (under LD_PRELOAD=preload), reports every 5 s: its first reports
+	see the allocator hold memory no live block uses, and say so, but not "not
+	a leak": the live blocks' trend needs 3 reports. The advice is that of the
+	allocator in use, and names nothing of another (banned)."""
+	def run(work):
+		binary = victim("v_frag")
+		js = work.path("report.json")
+		cmd = "env LD_PRELOAD=%s %s" % (preload, binary) if preload else binary
+		deadline = time.monotonic() + lib.CASE_TIMEOUT
+		step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+		t = work.start([TRACER, "--json", js, "-c", cmd, FRAG_EARLY_INTERVAL],
+			       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+		line = wait_for(lambda: find_line(work.read("tracer.stdout"), "FRAGMENTED pid="), step(),
+				"FRAGMENTED from v_frag", alive=t)
+		pid = int(line.split("=", 1)[1])
+		work.pids.append((pid, "v_frag"))
+		after = lambda: work.read("tracer.stdout").split(line, 1)[1]
+		wait_for(lambda: "\nVerdict: " in after(), step(), "a report after FRAGMENTED", alive=t)
+		os.kill(pid, signal.SIGUSR2)
+		rc = wait_exit(t, deadline, "memleakbpf -c v_frag")
+		rep = load_report(js)
+		errs = check_report(rep, read_truth(work), binary, "v_frag.c")
+		errs += check_frag_early(work, rep, after(), allocator, advice, banned)
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
+def check_frag_early(work, rep, after, allocator, advice, banned):
+	out = work.read("tracer.stdout")
+	first = after.split("\nVerdict: ", 1)[1].split("\n\n", 1)[0]
+	m = rep.get("memory") or {}
+	errs = []
+	if "not a leak" in out:
+		errs.append("a report says \"not a leak\" before the live blocks' trend is known")
+	if not first.startswith("fragmentation: the allocator holds memory that no live block uses;\n"
+				"  leak or not is not known yet: "):
+		errs.append("the first report after FRAGMENTED: Verdict: %r" % first[:200])
+	if (m.get("verdict"), m.get("trend_known"), m.get("allocator")) != ("fragmentation", False, allocator):
+		errs.append("JSON memory: verdict %r, trend_known %r, allocator %r; expected "
+			    "fragmentation, False, %s" % (m.get("verdict"), m.get("trend_known"),
+							   m.get("allocator"), allocator))
+	if advice not in first:
+		errs.append("the first report after FRAGMENTED lacks %r" % advice)
+	errs += ["a report names %r under %s" % (b, allocator) for b in banned if b in out]
+	return errs
+
+
+def case_overflow(work):
+	"""v_drip leaks 400,000 blocks of 64 bytes over 4 s into a table of room
+	for 65,536: every block is tracked or counted, and the verdict is a leak
+	on incomplete figures (the untracked allocations grow), with the
+	--max-allocs that holds them all; never fragmentation, "no leak" or
+	"stable" about them."""
+	n = 400000
+	binary = victim("v_drip")
+	js = work.path("report.json")
+	t = work.start([TRACER, "--json", js, "--max-allocs", "65536", "-c",
+			"%s %d 64 4000" % (binary, n), INSIGHT_INTERVAL],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c v_drip")
+	read_truth(work)
+	rep = load_report(js)
+	m = rep.get("memory") or {}
+	dropped = rep["totals"]["dropped"]["allocs_map_full"]
+	tracked = rep["totals"]["outstanding_allocs"]
+	errs = []
+	if tracked + dropped != n or not dropped:
+		errs.append("%d tracked + %d allocs_map_full, truth %d" % (tracked, dropped, n))
+	want = {"verdict": "leak", "incomplete": True, "trend_known": False, "untracked_allocs": dropped,
+		"untracked_growing": True, "suggested_max_allocs": 524288}
+	got = {k: m.get(k) for k in want}
+	if got != want:
+		errs.append("JSON memory %r, expected %r" % (got, want))
+	text = final_text(work)
+	for say in ("\nVerdict: leak: more allocations went untracked in ",
+		    "  The figures are incomplete: %s allocations were not tracked" % format(dropped, ","),
+		    "At most 400,000 blocks were live at once, tracked or not: --max-allocs 524288 holds them"):
+		if say not in text:
+			errs.append("final text lacks %r" % say)
+	verdicts = re.findall(r"\nVerdict: [^\n]*", work.read("tracer.stdout"))
+	errs += ["a report says %r" % v.strip() for v in verdicts
+		 if re.search(r"not a leak|no leak seen|fragmentation|stable", v)]
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+GLIBC_NAMES = ("glibc", "malloc_trim", "MALLOC_ARENA_MAX", "M_TRIM_THRESHOLD")
+
 CASES = [
 	("insight_trend", TRACE, [], insight_case("v_trend", check_trend)),
 	("insight_frag_trim", TRACE, [], case_frag_trim),
 	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
 	("insight_trend_attach", TRACE, [], case_trend_attach),
+	("insight_overflow_verdict", TRACE, [], case_overflow),
+	("insight_frag_early", TRACE, [],
+	 frag_early_case(None, "glibc", "What helps (glibc's malloc): malloc_trim(0)",
+			 ("tcmalloc keeps", "TCMALLOC_", "MALLOC_CONF"))),
+	("insight_frag_tcmalloc", TRACE, [lib.TCMALLOC],
+	 frag_early_case(lib.TCMALLOC, "tcmalloc", "What helps (tcmalloc): MallocExtension::instance()"
+			 "->ReleaseFreeMemory()", GLIBC_NAMES + ("MALLOC_CONF",))),
+	("insight_frag_jemalloc", TRACE, [lib.JEMALLOC],
+	 frag_early_case(lib.JEMALLOC, "jemalloc", "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0",
+			 GLIBC_NAMES + ("TCMALLOC_",))),
 	("err_timeline_dir_missing", ERROR, [],
 	 error_case(lambda: ["--timeline", "/nonexistent-memleakbpf-e2e/t.csv", "-c", "true"])),
 	("err_timeline_svg_is_dir", ERROR, [],

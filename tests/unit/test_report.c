@@ -115,6 +115,37 @@ TEST(report_counter_names_and_fixes)
 	return true;
 }
 
+/* Drops add up; of them, the allocations not tracked; normal events are neither. */
+TEST(report_drops_and_untracked)
+{
+	struct report_totals t = { 0 };
+
+	t.counters[CNT_ALLOCS_MAP_FULL] = 5;
+	t.counters[CNT_MISSED_RETURNS] = 7;
+	t.counters[CNT_STACKS_MAP_FULL] = 11;
+	t.counters[CNT_UNTRACKED_FREES] = 13;
+	t.counters[CNT_EXECS] = 1;
+	ASSERT_EQ_U64(report__drops(&t), 5 + 7 + 11);
+	ASSERT_EQ_U64(report__untracked(&t), 5 + 7);
+	return true;
+}
+
+/* The allocator from the file that provides malloc, as distributions name it. */
+TEST(report_allocator_of)
+{
+	ASSERT(report__allocator_of("/usr/lib/x86_64-linux-gnu/libc.so.6") == ALLOCATOR_GLIBC);
+	ASSERT(report__allocator_of("/lib64/libc-2.17.so") == ALLOCATOR_GLIBC);
+	ASSERT(report__allocator_of("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4") ==
+	       ALLOCATOR_TCMALLOC);
+	ASSERT(report__allocator_of("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2") == ALLOCATOR_JEMALLOC);
+	ASSERT(report__allocator_of("/srv/app") == ALLOCATOR_UNKNOWN);	/* static */
+	ASSERT(report__allocator_of("/lib/ld-musl-x86_64.so.1") == ALLOCATOR_UNKNOWN);
+	ASSERT(report__allocator_of(NULL) == ALLOCATOR_UNKNOWN);
+	ASSERT_EQ_STR(report__allocator_name(ALLOCATOR_TCMALLOC), "tcmalloc");
+	ASSERT(!report__allocator_name(ALLOCATOR_UNKNOWN));
+	return true;
+}
+
 TEST(report_human_size)
 {
 	static const struct {

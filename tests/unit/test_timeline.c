@@ -53,13 +53,13 @@ static struct report_stack peak_stacks[] = {
 
 static struct report_sample samples[] = {
 	{ .t_s = 0.5, .live = 600 * MiB, .allocs = 40000, .frees = 0, .mem = true,
-	  .rss = 640 * MiB, .anon = 620 * MiB, .heap = 132 * 1024, .arena = 600 * MiB,
+	  .mem_t_s = 0.5, .mem_live = 600 * MiB, .rss = 640 * MiB, .anon = 620 * MiB, .heap = 132 * 1024, .arena = 600 * MiB,
 	  .arena_reserved = 640 * MiB, .arenas = 10 },
 	{ .t_s = 1.0, .live = 102 * MiB, .allocs = 65536, .frees = 58982, .mem = true,
-	  .rss = 1040 * MiB, .anon = 1030 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
+	  .mem_t_s = 1.0, .mem_live = 102 * MiB, .rss = 1040 * MiB, .anon = 1030 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
 	  .arena_reserved = 1088 * MiB, .arenas = 17 },
 	{ .t_s = 2.0, .live = 102 * MiB, .allocs = 65536, .frees = 58982, .mem = true,
-	  .rss = 240 * MiB, .anon = 230 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
+	  .mem_t_s = 2.0, .mem_live = 102 * MiB, .rss = 240 * MiB, .anon = 230 * MiB, .heap = 132 * 1024, .arena = 1024 * MiB,
 	  .arena_reserved = 1088 * MiB, .arenas = 17 },
 	{ .t_s = 2.25, .live = 102 * MiB, .allocs = 65536, .frees = 58982 },
 };
@@ -81,7 +81,8 @@ static struct report_analysis analysis(void)
 			    .worst = samples[1], .now = samples[2],
 			    .worst_retained = 1030 * MiB - 128 * 1024 - 102 * MiB,
 			    .now_retained = 230 * MiB - 128 * 1024 - 102 * MiB,
-			    .worst_in_heap = 1024 * MiB, .live = { .trend = TREND_STABLE } },
+			    .worst_in_heap = 1024 * MiB, .live = { .trend = TREND_STABLE },
+			    .trend_known = true },
 	};
 
 	return a;
@@ -92,6 +93,7 @@ static struct report sample(struct report_analysis *a)
 	struct report r = {
 		.pid = 4242, .command = "./app <x> & \"y\" \xff\x01", .duration_s = 2.3,
 		.final = true, .top = 10, .stacks = stacks, .nr_stacks = 2, .analysis = a,
+		.allocator = ALLOCATOR_GLIBC,
 		.totals = { .outstanding_bytes = 32 * MiB + 245760, .outstanding_allocs = 8312,
 			    .kind_bytes = { 32 * MiB + 245760 }, .kind_allocs = { 8312 } },
 	};
@@ -278,10 +280,11 @@ TEST(timeline_text_sections)
 	ASSERT(strstr(out, "Memory: RSS 240.0 MiB, anonymous 230.0 MiB ([heap] 132.0 KiB, 17 thread-arena"
 			   " heaps using 1.0 GiB of 1.1 GiB); live blocks 102.0 MiB (at 2.0 s, its last reading)\n"));
 	ASSERT(strstr(out, "  At 1.0 s: RSS 1.0 GiB (anonymous 1.0 GiB) for 102.0 MiB of live blocks"
-			   " (10% of RSS): 927.9 MiB retained;\n  the live blocks are stable over the run."
-			   " glibc's [heap] and thread arenas grew by 1.0 GiB: freed blocks it keeps.\n"));
+			   " (10% of RSS): 927.9 MiB retained.\n  The live blocks held steady over the run.\n"
+			   "  glibc's [heap] and thread arenas grew by 1.0 GiB: freed blocks it keeps.\n"));
 	ASSERT(strstr(out, "  Given back since: at 2.0 s RSS 240.0 MiB for 102.0 MiB of live blocks"));
-	ASSERT(strstr(out, "malloc_trim(0)") && strstr(out, "MALLOC_ARENA_MAX=2"));
+	/* Given back: no malloc_trim to advise. */
+	ASSERT(!strstr(out, "malloc_trim(0)") && strstr(out, "MALLOC_ARENA_MAX=2"));
 	ASSERT(strstr(out, "\n  1. 64.0 MiB (67,108,864 bytes) in 4 allocations from mmap\n"
 			   "      at site_cache (app.c:30)\n"
 			   "  and other stacks: 936.0 MiB in 59,996 allocations\n"));
@@ -332,8 +335,8 @@ TEST(timeline_text_verdicts)
 	a.memory.reports = 3;
 	a.memory.verdict = VERDICT_NO_LEAK;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; live blocks stable,"
-				  " heap blocks +32.2 MiB since tracing began\n"));
+	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; the live blocks hold"
+				  " steady, heap blocks +32.2 MiB since tracing began\n"));
 	ASSERT(!strstr(out, "at exit"));
 	free(out);
 	/* The target exited: what it left is named whatever the verdict, unless a leak is. */
@@ -388,18 +391,132 @@ TEST(timeline_text_startup)
 	a.memory.verdict = VERDICT_NO_LEAK;
 	out = render(report_text__write, &r);
 	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily since start-up"
-				  " ended at 1.0 s; live blocks stable,"));
+				  " ended at 1.0 s; the live blocks hold steady,"));
 	free(out);
 	/* Start-up that ended with the first report is not worth a word. */
 	a.memory.startup.end_s = samples[0].t_s;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; live blocks"));
+	ASSERT(out && strstr(out, "\nVerdict: no leak seen: no stack grows steadily; the live blocks"));
 	free(out);
 	stacks[0].growth.trend = TREND_STARTUP;
 	out = render(report_text__write, &r);
 	stacks[0].growth.trend = TREND_STABLE;
 	ASSERT(out && strstr(out, "\n  32.0 MiB (33,554,432 bytes) in 8,192 allocations from malloc\n"
 				  "      start-up: grew in 1 of 12 intervals; oldest block 6.1 s old\n"));
+	free(out);
+	return true;
+}
+
+/* Fragmentation before the live blocks' trend is known: measured, never "not a leak". */
+TEST(timeline_text_fragmentation_early)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.trend_known = false;
+	a.memory.live.trend = TREND_UNKNOWN;
+	a.nr_samples = 2;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: fragmentation: the allocator holds memory that no live"
+				  " block uses;\n  leak or not is not known yet: trends need 3 reports,"
+				  " this is the 2nd.\n"));
+	ASSERT(!strstr(out, "not a leak") && !strstr(out, "The live blocks held"));
+	free(out);
+	a.memory.live.trend = TREND_STARTUP;
+	a.memory.startup.end_s = 1.0;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "  leak or not is not known yet: start-up goes on.\n"));
+	free(out);
+	a.memory.startup.end_s = 0.5;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "  leak or not is not known yet: the live blocks' trend needs 3"
+				  " reports after start-up, this is the 1st.\n"));
+	ASSERT(!strstr(out, "not a leak") && !strstr(out, "start-up over the run"));
+	free(out);
+	return true;
+}
+
+/* Retained memory, where and what helps, per allocator; no advice already taken. */
+TEST(timeline_text_advice_per_allocator)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.released = false;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "  What helps (glibc's malloc): malloc_trim(0) after freeing much;\n"
+				  "  MALLOC_ARENA_MAX=2 (fewer per-thread arenas);\n"));
+	free(out);
+	r.allocator = ALLOCATOR_TCMALLOC;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "retained.\n  The live blocks held steady over the run.\n  tcmalloc keeps"));
+	ASSERT(strstr(out, "  What helps (tcmalloc): MallocExtension::instance()->ReleaseFreeMemory()"));
+	ASSERT(strstr(out, "TCMALLOC_RELEASE_RATE=10") && strstr(out, "TCMALLOC_AGGRESSIVE_DECOMMIT"));
+	ASSERT(!strstr(out, "glibc") && !strstr(out, "malloc_trim") && !strstr(out, "MALLOC_ARENA_MAX"));
+	free(out);
+	r.allocator = ALLOCATOR_JEMALLOC;
+	a.memory.released = true;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0") &&
+	       strstr(out, "background_thread:true") && strstr(out, "narenas:2"));
+	ASSERT(!strstr(out, "glibc") && !strstr(out, "purge\", NULL"));	/* given back already */
+	free(out);
+	return true;
+}
+
+/* The retained figure and the live bytes printed beside it are of one moment: the reading's. */
+TEST(timeline_text_retained_one_moment)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.worst.t_s = 2.8;	/* the report, after the target freed everything and exited */
+	a.memory.worst.live = 0;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "  At 1.0 s: RSS 1.0 GiB (anonymous 1.0 GiB) for 102.0 MiB of live"
+				  " blocks (10% of RSS): 927.9 MiB retained."));
+	free(out);
+	return true;
+}
+
+/* Drops: the figures are incomplete, by how much, and the option that fixes it. */
+TEST(timeline_text_incomplete)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory = (struct report_memory){ .verdict = VERDICT_LEAK, .reports = 3, .incomplete = true,
+					   .drops = 285312 + 40, .untracked = 285312,
+					   .untracked_growing = true, .untracked_rose = 6,
+					   .untracked_intervals = 7, .now = samples[2],
+					   .live = { .trend = TREND_STABLE } };
+	a.nr_growing = 0;
+	stacks[1].growth.trend = TREND_STABLE;
+	r.totals.outstanding_allocs = 114688;
+	r.totals.counters[CNT_ALLOCS_MAP_FULL] = 285312;
+	r.totals.counters[CNT_STACKS_MAP_FULL] = 40;
+	out = render(report_text__write, &r);
+	stacks[1].growth.trend = TREND_GROWING;
+	ASSERT(out && strstr(out, "\nVerdict: leak: more allocations went untracked in 6 of 7 intervals"
+				  " (285,312 in all):\n"));
+	ASSERT(strstr(out, "\n  The figures are incomplete: 285,312 allocations were not tracked: their"
+			   " blocks are in no figure here, and 40 other drops (stacks, frees or"
+			   " processes missed); raise --stack-storage-size; see Dropped below.\n"
+			   "  At most 400,000 blocks were live at once, tracked or not: --max-allocs"
+			   " 524288 holds them\n"));
+	ASSERT(strstr(out, "      stable as far as tracked: grew in 1 of 12 intervals"));
+	free(out);
+	/* Nothing grows, nothing went untracked since: no "no leak" on incomplete figures. */
+	a.memory.verdict = VERDICT_INCOMPLETE;
+	a.memory.untracked_growing = false;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "\nVerdict: incomplete figures, no leak in them: no stack grows"
+				  " steadily; the live blocks hold steady,"));
+	ASSERT(!strstr(out, "no leak seen"));
 	free(out);
 	return true;
 }

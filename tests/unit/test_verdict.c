@@ -110,3 +110,86 @@ TEST(verdict_thresholds)
 	ASSERT(m.worst_in_heap == 0);	/* not glibc's heap: said so in the text */
 	return true;
 }
+
+/*
+ * Drops: allocations untracked in most intervals count as growth, a leak
+ * with no growing stack; retention is no verdict while blocks go
+ * untracked (theirs is in the anonymous memory); no "no leak" then.
+ */
+TEST(verdict_drops)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[4];
+	struct report_growth flat = { .trend = TREND_STABLE };
+	struct report_memory m;
+
+	for (int i = 0; i < 4; i++) {
+		s[i] = mem(i + 1, 7 * MiB, (8 + 20 * i) * MiB, 0);
+		s[i].untracked = s[i].drops = 50000 * (uint64_t)i;
+	}
+	verdict__judge(&base, s, 4, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_LEAK && m.incomplete && !m.trend_known);
+	ASSERT(m.untracked_growing && m.untracked_rose == 3 && m.untracked_intervals == 3);
+	ASSERT_EQ_U64(m.untracked, 150000);
+	ASSERT(!verdict__retained(&m) && verdict__unexplained(&m));
+	/* Once, then no more: not growth, but no "no leak" nor fragmentation either. */
+	for (int i = 1; i < 4; i++)
+		s[i].untracked = s[i].drops = 50000;
+	verdict__judge(&base, s, 4, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_INCOMPLETE && !m.untracked_growing);
+	ASSERT(m.untracked_rose == 1 && m.untracked_intervals == 3);
+	ASSERT(!strcmp(verdict__name(m.verdict), "incomplete"));
+	/* Stacks lost, every block tracked: retention stands, "not a leak" does not. */
+	for (int i = 0; i < 4; i++)
+		s[i].untracked = 0;
+	verdict__judge(&base, s, 4, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && m.incomplete && !m.trend_known);
+	ASSERT(verdict__retained(&m) && !verdict__unexplained(&m));
+	return true;
+}
+
+/* Fragmentation before the trend is known: measured, but not "not a leak". */
+TEST(verdict_trend_known)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[3];
+	struct report_growth unknown = { .trend = TREND_UNKNOWN }, flat = { .trend = TREND_STABLE };
+	struct report_growth startup = { .trend = TREND_STARTUP };
+	struct report_memory m;
+
+	s[0] = mem(1, 100 * MiB, 1000 * MiB, 900 * MiB);
+	s[1] = mem(2, 100 * MiB, 1000 * MiB, 900 * MiB);
+	s[2] = mem(3, 100 * MiB, 1000 * MiB, 900 * MiB);
+	verdict__judge(&base, s, 1, &unknown, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && !m.trend_known);
+	verdict__judge(&base, s, 2, &startup, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && !m.trend_known);
+	verdict__judge(&base, s, 3, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && m.trend_known && !m.incomplete);
+	return true;
+}
+
+/* The live total grows with no stack growing: neither "no leak" nor a leak's sites. */
+TEST(verdict_growth_without_stack)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[3];
+	struct report_growth up = { .trend = TREND_GROWING, .slope = 10 * MiB, .r2 = 1 };
+	struct report_memory m;
+
+	rising(s);
+	verdict__judge(&base, s, 3, &up, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_GROWTH && m.trend_known);
+	ASSERT(!strcmp(verdict__name(m.verdict), "growing"));
+	return true;
+}
+
+/* --max-allocs for every block that may have been live: tracked and dropped, a power of two. */
+TEST(verdict_max_allocs_hint)
+{
+	struct report_totals t = { .outstanding_allocs = 114688 };
+
+	ASSERT_EQ_U64(verdict__max_allocs_hint(&t), 0);
+	t.counters[CNT_ALLOCS_MAP_FULL] = 285312;
+	ASSERT_EQ_U64(verdict__max_allocs_hint(&t), 524288);
+	t.counters[CNT_ALLOCS_MAP_FULL] = 262144 - 114688;
+	ASSERT_EQ_U64(verdict__max_allocs_hint(&t), 262144);
+	return true;
+}

@@ -333,15 +333,44 @@ static int tr_is_mapping(const char *api)
 	return !strcmp(api, "mmap") || !strcmp(api, "mremap");
 }
 
+/* Where the truth goes: $VICTIM_TRUTH (truncated), else stdout. */
+static int tr_open(void)
+{
+	const char *path = getenv("VICTIM_TRUTH");
+	int fd = 1;
+
+	if (path && *path) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			tr_die("cannot open $VICTIM_TRUTH");
+	}
+	return fd;
+}
+
+/*
+ * The one TRUTH line of a victim that counts its blocks itself (more than
+ * the registry holds): n mallocs of size bytes at site, through callers,
+ * and "# blocks: n".
+ */
+static void tr_report_counted(const char *site, const char *callers, unsigned long n,
+			      unsigned long size)
+{
+	char line[256];
+	int len = snprintf(line, sizeof(line),
+			   "TRUTH site=%s api=malloc bytes=%lu allocs=%lu callers=%s\n"
+			   "# blocks: %lu\n", site, n * size, n, callers, n);
+
+	tr_write_all(tr_open(), line, len);
+}
+
 /* Print the TRUTH lines (to $VICTIM_TRUTH or stdout). */
 static void tr_report(void)
 {
 	static uint64_t bytes[TR_MAX_SITES], allocs[TR_MAX_SITES];
 	uint64_t heap_bytes = 0, heap_blocks = 0, map_bytes = 0, map_blocks = 0;
-	const char *path = getenv("VICTIM_TRUTH");
 	char line[512];
 	unsigned i, s;
-	int fd = 1, n, k;
+	int fd, n, k;
 
 	pthread_mutex_lock(&tr_lock);
 	for (i = 0; i < TR_CAP; i++) {
@@ -351,11 +380,7 @@ static void tr_report(void)
 		bytes[s] += tr_blocks[i].size;
 		allocs[s]++;
 	}
-	if (path && *path) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			tr_die("cannot open $VICTIM_TRUTH");
-	}
+	fd = tr_open();
 	for (s = 0; s < tr_nsites; s++) {
 		struct tr_site *t = &tr_sites[s];
 

@@ -49,11 +49,8 @@ static void *thr_many(void *arg)
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 0, done = 0;
-	int threads = argc > 2 ? atoi(argv[2]) : 2, fd = 1;
-	const char *path = getenv("VICTIM_TRUTH");
+	int threads = argc > 2 ? atoi(argv[2]) : 2;
 	void **slots;
-	char line[256];
-	int len;
 
 	if (!n || threads < 1 || threads > MAX_THREADS) {
 		tr_say(2, "usage: v_many N [THREADS]\n");
@@ -75,13 +72,6 @@ int main(int argc, char **argv)
 		pthread_join(parts[t].id, NULL);
 	/* The blocks stay allocated; only the list of them goes (a traced mmap). */
 	munmap(slots, n * sizeof(*slots));
-	if (path && *path)
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		tr_die("cannot open $VICTIM_TRUTH");
-	len = snprintf(line, sizeof(line),
-		       "TRUTH site=site_many api=malloc bytes=%lu allocs=%lu callers=thr_many\n"
-		       "# blocks: %lu\n", n * SIZE, n, n);
-	tr_write_all(fd, line, len);
+	tr_report_counted("site_many", "thr_many", n, SIZE);
 	return 0;
 }

@@ -351,6 +351,8 @@ static int add_sample(struct history *h, double t_s, const struct report_totals 
 	r->live = totals->outstanding_bytes;
 	r->allocs = totals->allocs;
 	r->frees = totals->frees;
+	r->untracked = report__untracked(totals);
+	r->drops = report__drops(totals);
 	if (mem)
 		set_memory(r, &mem->ms, mem->t_s, mem->live);
 	return 0;

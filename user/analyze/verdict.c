@@ -44,16 +44,41 @@ static int64_t heap_of(const struct report_sample *s)
 	return (int64_t)(s->heap + s->arena);
 }
 
-void verdict__judge(const struct report_sample *base, const struct report_sample *samples,
-		    size_t nr, const struct report_growth *live, size_t growing, bool attached,
-		    struct report_memory *m)
+/*
+ * Drops. Allocations not tracked that keep coming in most intervals since
+ * the first (at least HISTORY_MIN_POINTS - 1 of them) count as growth: the
+ * block table is full of blocks still live, and the program goes on
+ * allocating more than it frees back.
+ */
+static void judge_drops(const struct report_sample *s, size_t nr, struct report_memory *m)
 {
-	bool frag, leak;
+	uint64_t prev = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->attached = attached;
-	m->live = *live;
-	m->growing = growing;
+	if (!nr)
+		return;
+	m->drops = s[nr - 1].drops;
+	m->untracked = s[nr - 1].untracked;
+	m->incomplete = m->drops > 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (m->untracked_intervals || s[i].untracked > prev)
+			m->untracked_intervals++;
+		m->untracked_rose += s[i].untracked > prev;
+		prev = s[i].untracked;
+	}
+	m->untracked_growing = m->untracked_rose >= VERDICT_MIN_RISES &&
+			       2 * m->untracked_rose >= m->untracked_intervals;
+}
+
+/* Measured: a line was fitted after start-up, and nothing was dropped. */
+static bool trend_known(const struct report_memory *m)
+{
+	return m->live.trend != TREND_UNKNOWN && m->live.trend != TREND_STARTUP && !m->incomplete;
+}
+
+/* The samples' figures: the start, the most retained, the last. */
+static void take_samples(const struct report_sample *base, const struct report_sample *samples,
+			 size_t nr, struct report_memory *m)
+{
 	m->base = start_of(base, samples, nr);
 	for (size_t i = 0; i < nr; i++) {
 		const struct report_sample *s = &samples[i];
@@ -68,28 +93,73 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 		m->now = *s;
 		m->now_retained = r;
 	}
+}
+
+/*
+ * Blocks not tracked are in the anonymous memory but in no live figure:
+ * what looks retained may be theirs, so retention is no verdict then.
+ */
+static enum report_verdict verdict_of(const struct report_memory *m, bool frag)
+{
+	bool leak = m->growing > 0 || m->untracked_growing;
+
+	frag = frag && !m->untracked;
+	if (leak && frag)
+		return VERDICT_LEAK_AND_FRAGMENTATION;
+	if (leak)
+		return VERDICT_LEAK;
+	if (m->live.trend == TREND_GROWING)
+		return VERDICT_GROWTH;
+	if (frag)
+		return VERDICT_FRAGMENTATION;
+	if (m->live.trend == TREND_STARTUP)
+		return VERDICT_STARTUP;
+	if (m->live.trend == TREND_UNKNOWN)
+		return VERDICT_UNKNOWN;
+	return m->incomplete ? VERDICT_INCOMPLETE : VERDICT_NO_LEAK;
+}
+
+void verdict__judge(const struct report_sample *base, const struct report_sample *samples,
+		    size_t nr, const struct report_growth *live, size_t growing, bool attached,
+		    struct report_memory *m)
+{
+	bool frag;
+
+	memset(m, 0, sizeof(*m));
+	m->attached = attached;
+	m->live = *live;
+	m->growing = growing;
+	judge_drops(samples, nr, m);
+	m->trend_known = trend_known(m);
+	take_samples(base, samples, nr, m);
 	if (!m->reports || !m->base.mem)
 		return;
 	m->worst_in_heap = heap_of(&m->worst) - heap_of(&m->base);
 	frag = fragmented(m);
 	/* Given back since: trimmed, or the blocks in the way were freed at last. */
 	m->released = frag && m->now.t_s > m->worst.t_s && 2 * m->now_retained < m->worst_retained;
-	leak = growing > 0;
-	if (leak && frag)
-		m->verdict = VERDICT_LEAK_AND_FRAGMENTATION;
-	else if (leak)
-		m->verdict = VERDICT_LEAK;
-	else if (frag)
-		m->verdict = VERDICT_FRAGMENTATION;
-	else if (live->trend == TREND_STARTUP)
-		m->verdict = VERDICT_STARTUP;
-	else if (live->trend != TREND_UNKNOWN)
-		m->verdict = VERDICT_NO_LEAK;
+	m->verdict = verdict_of(m, frag);
 }
 
 bool verdict__retained(const struct report_memory *m)
 {
-	return m->reports && m->base.mem && fragmented(m);
+	return m->reports && m->base.mem && !m->untracked && fragmented(m);
+}
+
+bool verdict__unexplained(const struct report_memory *m)
+{
+	return m->reports && m->base.mem && m->untracked && fragmented(m);
+}
+
+uint64_t verdict__max_allocs_hint(const struct report_totals *t)
+{
+	uint64_t live = t->outstanding_allocs + t->counters[CNT_ALLOCS_MAP_FULL], n = 1;
+
+	if (!t->counters[CNT_ALLOCS_MAP_FULL])
+		return 0;
+	while (n < live)
+		n <<= 1;
+	return n;
 }
 
 void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a)
@@ -101,7 +171,7 @@ void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a)
 	m->pymalloc = true;
 	if (m->verdict == VERDICT_LEAK || m->verdict == VERDICT_LEAK_AND_FRAGMENTATION)
 		m->verdict = VERDICT_LEAK_AND_FRAGMENTATION;
-	else
+	else if (m->verdict != VERDICT_GROWTH)
 		m->verdict = VERDICT_FRAGMENTATION;
 }
 
@@ -114,6 +184,8 @@ const char *verdict__name(enum report_verdict v)
 		[VERDICT_FRAGMENTATION] = "fragmentation",
 		[VERDICT_LEAK_AND_FRAGMENTATION] = "leak_and_fragmentation",
 		[VERDICT_STARTUP] = "startup",
+		[VERDICT_INCOMPLETE] = "incomplete",
+		[VERDICT_GROWTH] = "growing",
 	};
 
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "unknown";

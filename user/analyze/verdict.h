@@ -15,11 +15,17 @@
  * no live block, and only when it is at least half of the anonymous growth.
  */
 #define VERDICT_MIN_RETAINED (16ull << 20)
+/*
+ * Allocations not tracked count as growth when more of them went untracked
+ * in this many intervals at least (a trend's HISTORY_MIN_POINTS reports
+ * make two intervals), and in half of those since the first.
+ */
+#define VERDICT_MIN_RISES 2
 
 /*
  * Judge from base (the start of tracing; its mem may be false), the
- * samples (one per report, in order), the live total's growth, how many
- * stacks grow, and whether the target was attached to (-p).
+ * samples (one per report, in order, with their drops), the live total's
+ * growth, how many stacks grow, and whether the target was attached to (-p).
  */
 void verdict__judge(const struct report_sample *base, const struct report_sample *samples,
 		    size_t nr, const struct report_growth *live, size_t growing, bool attached,
@@ -33,8 +39,22 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
  */
 void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a);
 
-/* Does the anonymous memory hold VERDICT_MIN_RETAINED without live blocks (glibc's kind)? */
+/*
+ * Does the anonymous memory hold VERDICT_MIN_RETAINED without live blocks
+ * (the allocator's, not pymalloc's)? Never when allocations went untracked:
+ * their blocks are in it.
+ */
 bool verdict__retained(const struct report_memory *m);
+
+/* The same amount, while allocations went untracked: theirs, or the allocator's. */
+bool verdict__unexplained(const struct report_memory *m);
+
+/*
+ * A --max-allocs that holds every block that may have been live at once
+ * (those tracked and every one the full table dropped), a power of two; 0
+ * when the table never was full.
+ */
+uint64_t verdict__max_allocs_hint(const struct report_totals *t);
 
 /* "leak", "fragmentation", ...: the JSON value. */
 const char *verdict__name(enum report_verdict v);

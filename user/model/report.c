@@ -102,6 +102,51 @@ const char *report__counter_fix(enum memleak_counter c)
 	return (unsigned)c < CNT__COUNT ? counter_fixes[c] : NULL;
 }
 
+uint64_t report__drops(const struct report_totals *t)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < CNT__COUNT; c++)
+		if (counter_names[c])
+			n += t->counters[c];
+	return n;
+}
+
+/* The drops whose allocation is in no figure; the others lost a stack, a free or a child. */
+uint64_t report__untracked(const struct report_totals *t)
+{
+	return t->counters[CNT_ALLOCS_MAP_FULL] + t->counters[CNT_SITES_MAP_FULL] +
+	       t->counters[CNT_MISSED_RETURNS] + t->counters[CNT_STATE_ERRORS];
+}
+
+/* From the file's name: what a distribution installs (libc.so.6, libtcmalloc_minimal.so.4, ...). */
+enum report_allocator report__allocator_of(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	if (!base)
+		return ALLOCATOR_UNKNOWN;
+	if (strstr(base, "tcmalloc"))
+		return ALLOCATOR_TCMALLOC;
+	if (strstr(base, "jemalloc"))
+		return ALLOCATOR_JEMALLOC;
+	if (report__starts(base, "libc.so") || report__starts(base, "libc-2."))
+		return ALLOCATOR_GLIBC;
+	return ALLOCATOR_UNKNOWN;
+}
+
+const char *report__allocator_name(enum report_allocator a)
+{
+	static const char *const names[] = {
+		[ALLOCATOR_GLIBC] = "glibc",
+		[ALLOCATOR_TCMALLOC] = "tcmalloc",
+		[ALLOCATOR_JEMALLOC] = "jemalloc",
+	};
+
+	return (unsigned)a < sizeof(names) / sizeof(names[0]) ? names[a] : NULL;
+}
+
 int report__utf8_len(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;

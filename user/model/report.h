@@ -168,6 +168,8 @@ struct report_sample {
 	uint64_t heap;		/* the [heap] (brk) segment */
 	uint64_t arena, arena_reserved;	/* glibc's thread-arena heaps: in use, reserved */
 	uint32_t arenas;	/* how many of those */
+	uint64_t untracked;	/* allocations not tracked since tracing began (report__untracked) */
+	uint64_t drops;		/* every drop counter added up (report__drops) */
 };
 
 enum report_verdict {
@@ -177,6 +179,18 @@ enum report_verdict {
 	VERDICT_FRAGMENTATION,	/* RSS the allocator keeps without live blocks in it */
 	VERDICT_LEAK_AND_FRAGMENTATION,
 	VERDICT_STARTUP,	/* still starting up, or too few reports since: no trend yet */
+	/* No stack grows and nothing is retained, but drops made the figures incomplete. */
+	VERDICT_INCOMPLETE,
+	/* The live total grows steadily, though no stack does by itself. */
+	VERDICT_GROWTH,
+};
+
+/* Who serves malloc in the target: each keeps freed memory its own way. */
+enum report_allocator {
+	ALLOCATOR_UNKNOWN,	/* a static program's, or one not named below */
+	ALLOCATOR_GLIBC,
+	ALLOCATOR_TCMALLOC,	/* gperftools' */
+	ALLOCATOR_JEMALLOC,
 };
 
 /*
@@ -210,6 +224,20 @@ struct report_memory {
 	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
 	/* The target had exited by this report: what is outstanding was never freed. */
 	bool exited;
+	/*
+	 * Drops (report_totals' dropped counters) make the figures incomplete:
+	 * then no "no leak", "stable" or "not a leak". Allocations not tracked
+	 * are in no figure; more of them in most intervals counts as growth
+	 * (a leak the block table could not hold).
+	 */
+	bool incomplete;	/* some drop counter is not 0 */
+	uint64_t drops;		/* all of them added up */
+	uint64_t untracked;	/* of those, allocations not tracked */
+	uint32_t untracked_rose;	/* intervals in which more went untracked */
+	uint32_t untracked_intervals;	/* intervals since the first such */
+	bool untracked_growing;
+	/* The live blocks' trend was measured (not too early, not start-up) on complete figures. */
+	bool trend_known;
 };
 
 /*
@@ -334,6 +362,7 @@ struct report {
 	bool folded_allocs;	/* --folded-weight allocs: folded lines count blocks, not bytes */
 	bool folded_by_process;	/* --folded-by-process: each folded stack rooted at its process */
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
+	enum report_allocator allocator;	/* who serves malloc (the fragmentation advice) */
 	struct report_analysis *analysis;	/* owned; NULL without a history (hand-made) */
 	/* --follow: the target first, then the others in the order they began; owned. */
 	struct report_process *processes;
@@ -359,6 +388,14 @@ const char *report__api_name(uint32_t api);
 const char *report__counter_fix(enum memleak_counter c);
 /* JSON key of a drop counter shown in totals.dropped, or NULL when not a drop. */
 const char *report__counter_name(enum memleak_counter c);
+/* The drop counters of t added up. */
+uint64_t report__drops(const struct report_totals *t);
+/* Of those, the allocations not tracked: their blocks are in no figure. */
+uint64_t report__untracked(const struct report_totals *t);
+/* Which allocator the object at path (the one providing malloc) is; NULL: unknown. */
+enum report_allocator report__allocator_of(const char *path);
+/* "glibc", "tcmalloc", "jemalloc"; NULL for ALLOCATOR_UNKNOWN. */
+const char *report__allocator_name(enum report_allocator a);
 /*
  * Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong form,
  * surrogate, or code point above U+10FFFF), 1 for ASCII, 0 when there is none.
@@ -409,13 +446,26 @@ void report_json__processes(const struct report *r, FILE *f);
 void report_json__string(const char *s, FILE *f);
 /* "  and N more WHAT: SIZE in N allocations", a line. */
 void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
-void report_text__growth(const struct report_stack *s, FILE *f);
+void report_text__growth(const struct report *r, const struct report_stack *s, FILE *f);
 /* " (the 2nd under Growing)" for a growing site, nothing for another. */
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
 /* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
 void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
+/*
+ * Retained memory, per r->allocator (report_advice.c): where it keeps what
+ * was freed, and the knobs that give it back; whole lines.
+ */
+void report_text__retained_where(const struct report *r, FILE *f);
+void report_text__advice(const struct report *r, FILE *f);
+/*
+ * Drops (report_incomplete.c): the lines that say the figures are
+ * incomplete (none when they are not); and, within a verdict's sentence,
+ * the untracked allocations' growth.
+ */
+void report_text__incomplete(const struct report *r, FILE *f);
+void report_text__untracked_growth(const struct report_memory *m, FILE *f);
 void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__insight_tail(const struct report *r, FILE *f);
 /* Reachability (report_reach.c): the totals after the headline, a stack's line, JSON fields. */

@@ -92,44 +92,55 @@ static void print_memory(const struct report *r, FILE *f)
 	fputc('\n', f);
 }
 
-/* "At 4.5 s: RSS ... for 102.4 MiB of live blocks (10% of RSS): 921.6 MiB retained" */
+/*
+ * "At 4.5 s: RSS ... for 102.4 MiB of live blocks (10% of RSS): 921.6 MiB
+ * retained": the figures of one moment, when the memory was read (the
+ * report's own live bytes may be of a later one, after the target exited).
+ */
 static void print_retention(const char *when, const struct report_sample *s, int64_t retained,
 			    FILE *f)
 {
 	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN], d[SIZE_LEN];
 
 	fprintf(f, "  %s %.1f s: RSS %s (anonymous %s) for %s of live blocks (%u%% of RSS): %s retained",
-		when, s->t_s, size_str(s->rss, a), size_str(s->anon, b), size_str(s->live, c),
-		percent(s->live, s->rss), size_str(retained > 0 ? (uint64_t)retained : 0, d));
+		when, s->mem_t_s, size_str(s->rss, a), size_str(s->anon, b), size_str(s->mem_live, c),
+		percent(s->mem_live, s->rss), size_str(retained > 0 ? (uint64_t)retained : 0, d));
 }
 
-static void print_fragmentation(const struct report_memory *m, FILE *f)
+/* A sentence on the live blocks' trend, when one was fitted. */
+static void print_live_trend(const struct report_memory *m, FILE *f)
 {
+	static const char *const said[] = {
+		[TREND_GROWING] = "grew", [TREND_STABLE] = "held steady",
+		[TREND_SHRINKING] = "shrank",
+	};
+
+	if (m->live.trend == TREND_GROWING || m->live.trend == TREND_STABLE ||
+	    m->live.trend == TREND_SHRINKING)
+		fprintf(f, "  The live blocks %s over the run.\n", said[m->live.trend]);
+}
+
+static void print_fragmentation(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
 	char a[SIZE_LEN], b[SIZE_LEN];
 
 	print_retention("At", &m->worst, m->worst_retained, f);
-	fprintf(f, ";\n  the live blocks are %s over the run.", trend_word(m->live.trend));
-	if (m->worst_in_heap * 2 >= m->worst_retained)
-		fprintf(f, " glibc's [heap] and thread arenas grew by %s: freed blocks it keeps.\n",
-			size_str((uint64_t)m->worst_in_heap, a));
-	else
-		fprintf(f, " Only %s of it is in glibc's [heap] and arenas:\n"
-			"  the rest is in other anonymous mappings (another allocator's, thread stacks, mmaps not traced).\n",
-			size_str(m->worst_in_heap > 0 ? (uint64_t)m->worst_in_heap : 0, a));
+	fputs(".\n", f);
+	print_live_trend(m, f);
+	report_text__retained_where(r, f);
 	if (m->released) {
 		fprintf(f, "  Given back since: at %.1f s RSS %s for %s of live blocks\n"
-			"  (malloc_trim, or the blocks in the way were freed).\n",
-			m->now.t_s, size_str(m->now.rss, a), size_str(m->now.live, b));
-	} else if (m->now.t_s > m->worst.t_s) {
+			"  (released by the program or the allocator, or the blocks in the way were freed).\n",
+			m->now.mem_t_s, size_str(m->now.rss, a), size_str(m->now.mem_live, b));
+	} else if (m->now.mem_t_s > m->worst.mem_t_s) {
 		print_retention("Still at", &m->now, m->now_retained, f);
-		fputc('\n', f);
+		fputs(".\n", f);
 	}
-	fputs("  What helps: malloc_trim(0) after freeing much; MALLOC_ARENA_MAX=2 (fewer per-thread arenas);\n"
-	      "  a lower trim threshold (mallopt M_TRIM_THRESHOLD, or MALLOC_TRIM_THRESHOLD_=131072);\n"
-	      "  or tcmalloc or jemalloc, which return freed memory on their own.\n", f);
+	report_text__advice(r, f);
 }
 
-/* pymalloc's (a Python target's arenas), glibc's, or both. */
+/* pymalloc's (a Python target's arenas), the allocator's, or both. */
 static void print_fragmentations(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
@@ -137,7 +148,7 @@ static void print_fragmentations(const struct report *r, FILE *f)
 	if (m->pymalloc && r->python)
 		report_text__pymalloc_verdict(&r->python->arenas, f);
 	if (!m->pymalloc || verdict__retained(m))
-		print_fragmentation(m, f);
+		print_fragmentation(r, f);
 }
 
 static size_t growing_sites(const struct report *r)
@@ -185,6 +196,10 @@ static void print_leak(const struct report *r, FILE *f)
 	size_t n = r->analysis->nr_growing, sites = growing_sites(r);
 	char a[SIZE_LEN];
 
+	if (!n) {
+		report_text__untracked_growth(&r->analysis->memory, f);
+		return;
+	}
 	fprintf(f, "%zu %s steadily (%zu %s)", sites,
 		report__plural(sites, "site grows", "sites grow"), n,
 		report__plural(n, "stack", "stacks"));
@@ -193,6 +208,10 @@ static void print_leak(const struct report *r, FILE *f)
 	if (growing_slope(r, KIND_MMAP) != 0)
 		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
 	fputs(" (under Growing, the most leak-like first)", f);
+	if (r->analysis->memory.untracked_growing) {
+		fputs(";\n  and ", f);
+		report_text__untracked_growth(&r->analysis->memory, f);
+	}
 }
 
 /* Reports after the one that ended start-up: the points a trend has. */
@@ -273,6 +292,58 @@ static void print_at_exit(const struct report *r, FILE *f)
 	fputs(": never freed; see the sites below\n", f);
 }
 
+/* "no stack grows steadily; the live blocks hold steady, heap blocks +7.0 MiB since tracing began" */
+static void print_no_growth(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+
+	fputs("no stack grows steadily", f);
+	print_since_startup(r, f);
+	fprintf(f, "; the live blocks %s, ",
+		m->live.trend == TREND_SHRINKING ? "shrink" : "hold steady");
+	print_kinds_since(r, f);
+}
+
+/* The live total grows, though no one stack does: each grew too little, or is too new. */
+static void print_growth(const struct report *r, FILE *f)
+{
+	const struct report_growth *g = &r->analysis->memory.live;
+	char a[SIZE_LEN];
+
+	fprintf(f, "growing: the live blocks grow steadily (%s/s, R\xc2\xb2 %.2f)",
+		signed_size(g->slope, a), g->r2);
+	print_since_startup(r, f);
+	fputs(",\n  though no stack does by itself: the growth is spread over stacks, or comes from new ones;\n"
+	      "  see the sites by outstanding bytes.\n", f);
+	if (verdict__retained(&r->analysis->memory) || r->analysis->memory.pymalloc)
+		print_fragmentations(r, f);
+}
+
+/*
+ * Fragmentation before the live blocks' trend is known, or on incomplete
+ * figures: what the allocator holds is measured, but whether the live
+ * blocks leak is not known yet, and the verdict says why.
+ */
+static void print_leak_unknown(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+	char a[COUNT_LEN];
+
+	if (m->trend_known) {
+		fputs(".\n", f);
+	} else if (m->incomplete) {
+		fputs(";\n  leak or not is unknown: the figures are incomplete (below).\n", f);
+	} else if (m->live.trend == TREND_STARTUP && !reports_after(r, m->startup.end_s)) {
+		fputs(";\n  leak or not is not known yet: start-up goes on.\n", f);
+	} else if (m->live.trend == TREND_STARTUP) {
+		fprintf(f, ";\n  leak or not is not known yet: the live blocks' trend needs %d reports after start-up, this is the %s.\n",
+			HISTORY_MIN_POINTS, ordinal(reports_after(r, m->startup.end_s), a));
+	} else {
+		fprintf(f, ";\n  leak or not is not known yet: trends need %d reports, this is the %s.\n",
+			HISTORY_MIN_POINTS, ordinal((unsigned)r->analysis->nr_samples, a));
+	}
+}
+
 static void print_verdict(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
@@ -287,13 +358,17 @@ static void print_verdict(const struct report *r, FILE *f)
 		else
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
+		report_text__incomplete(r, f);
 		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
-		fputs("no leak seen: no stack grows steadily", f);
-		print_since_startup(r, f);
-		fprintf(f, "; live blocks %s, ", trend_word(m->live.trend));
-		print_kinds_since(r, f);
+	case VERDICT_INCOMPLETE:
+		fputs(m->verdict == VERDICT_NO_LEAK ? "no leak seen: " :
+		      "incomplete figures, no leak in them: ", f);
+		print_no_growth(r, f);
+		break;
+	case VERDICT_GROWTH:
+		print_growth(r, f);
 		break;
 	case VERDICT_STARTUP:
 		print_startup(r, f);
@@ -304,8 +379,9 @@ static void print_verdict(const struct report *r, FILE *f)
 		fputs(".\n", f);
 		break;
 	case VERDICT_FRAGMENTATION:
-		fprintf(f, "fragmentation, not a leak: the allocator holds memory that no live %s uses.\n",
-			m->pymalloc ? "object" : "block");
+		fprintf(f, "fragmentation%s: the allocator holds memory that no live %s uses",
+			m->trend_known ? ", not a leak" : "", m->pymalloc ? "object" : "block");
+		print_leak_unknown(r, f);
 		print_fragmentations(r, f);
 		break;
 	case VERDICT_LEAK_AND_FRAGMENTATION:
@@ -315,6 +391,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		print_fragmentations(r, f);
 		break;
 	}
+	report_text__incomplete(r, f);
 	print_at_exit(r, f);
 	if (m->attached)
 		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",
@@ -356,13 +433,19 @@ void report_text__site_rank(const struct report_site *site, FILE *f)
 		fprintf(f, " (the %s under Growing)", ordinal(site->rank, a));
 }
 
-void report_text__growth(const struct report_stack *s, FILE *f)
+/*
+ * "stable" or "shrinking" about blocks some of which went untracked holds
+ * only for those tracked: a leak's blocks may be among the others.
+ */
+void report_text__growth(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	const struct report_growth *g = &s->growth;
+	bool partial = r->analysis && r->analysis->memory.untracked &&
+		       (g->trend == TREND_STABLE || g->trend == TREND_SHRINKING);
 
 	if (!g->intervals)
 		return;
-	fprintf(f, "      %s: ", trend_word(g->trend));
+	fprintf(f, "      %s%s: ", trend_word(g->trend), partial ? " as far as tracked" : "");
 	print_growth_figures(g, f);
 	fputc('\n', f);
 }

@@ -422,6 +422,32 @@ static void put_at_exit(const struct report *r, FILE *f)
 		(unsigned long long)t->kind_allocs[KIND_MMAP]);
 }
 
+/*
+ * What the verdict knows: its live trend measured on complete figures (else
+ * "fragmentation" is not "not a leak"), the drops that made the figures
+ * incomplete, and the allocator whose advice the text gives.
+ */
+static void put_drops(const struct report *r, FILE *f)
+{
+	const struct report_memory *m = &r->analysis->memory;
+	uint64_t hint = verdict__max_allocs_hint(&r->totals);
+
+	fprintf(f, "             \"trend_known\": %s, \"incomplete\": %s, \"dropped\": %llu, "
+		"\"untracked_allocs\": %llu, \"untracked_growing\": %s, "
+		"\"untracked_rose_intervals\": %u, \"untracked_intervals\": %u,\n"
+		"             \"suggested_max_allocs\": ",
+		m->trend_known ? "true" : "false", m->incomplete ? "true" : "false",
+		(unsigned long long)m->drops, (unsigned long long)m->untracked,
+		m->untracked_growing ? "true" : "false", m->untracked_rose, m->untracked_intervals);
+	if (hint)
+		fprintf(f, "%llu", (unsigned long long)hint);
+	else
+		fputs("null", f);
+	fputs(", \"allocator\": ", f);
+	put_string(report__allocator_name(r->allocator), f);
+	fputs(",\n", f);
+}
+
 static void put_memory(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
@@ -445,6 +471,7 @@ static void put_memory(const struct report *r, FILE *f)
 		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
 		      "\"max_retained_in_heap_bytes\": null,\n", f);
 	put_startup(&m->startup, f);
+	put_drops(r, f);
 	put_at_exit(r, f);
 	put_sample("baseline", &m->base, f);
 	fputs(",\n", f);

@@ -203,12 +203,12 @@ static void put_amount(uint64_t bytes, uint64_t allocs, FILE *f)
 		report__plural(allocs, "allocation", "allocations"));
 }
 
-static void print_stack(const struct report_stack *s, FILE *f)
+static void print_stack(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	fputs("  ", f);
 	put_amount(s->bytes, s->allocs, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
-	report_text__growth(s, f);
+	report_text__growth(r, s, f);
 	report_text__reach_stack(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
@@ -316,7 +316,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 
 		if (j < shown) {
 			fputc('\n', f);
-			print_stack(s, f);
+			print_stack(r, s, f);
 			continue;
 		}
 		more_b += s->bytes;

@@ -245,18 +245,26 @@ static void legend(FILE *f)
 	}
 }
 
-static const char *verdict_words(enum report_verdict v)
+/* As the text's verdict says it: "not a leak" only with the live blocks' trend known. */
+static void put_verdict(const struct report_memory *m, FILE *f)
 {
 	static const char *const words[] = {
 		[VERDICT_UNKNOWN] = "none yet",
 		[VERDICT_NO_LEAK] = "no leak seen",
 		[VERDICT_LEAK] = "leak",
-		[VERDICT_FRAGMENTATION] = "fragmentation, not a leak",
+		[VERDICT_FRAGMENTATION] = "fragmentation",
 		[VERDICT_LEAK_AND_FRAGMENTATION] = "leak and fragmentation",
 		[VERDICT_STARTUP] = "start-up, not judged yet",
+		[VERDICT_INCOMPLETE] = "no leak in incomplete figures",
+		[VERDICT_GROWTH] = "growing, no one stack",
 	};
+	enum report_verdict v = m ? m->verdict : VERDICT_UNKNOWN;
 
-	return (unsigned)v < sizeof(words) / sizeof(words[0]) ? words[v] : "?";
+	fputs((unsigned)v < sizeof(words) / sizeof(words[0]) ? words[v] : "?", f);
+	if (v == VERDICT_FRAGMENTATION && m->trend_known)
+		fputs(", not a leak", f);
+	if (m && m->incomplete)
+		fputs(" (figures incomplete)", f);
 }
 
 static void header(const struct report *r, FILE *f)
@@ -268,8 +276,9 @@ static void header(const struct report *r, FILE *f)
 		xml__put_max(r->command, TEXT_MAX, f);
 		fputc(')', f);
 	}
-	fprintf(f, ", %.1f s traced; verdict: %s</text>\n", r->duration_s,
-		verdict_words(r->analysis ? r->analysis->memory.verdict : VERDICT_UNKNOWN));
+	fprintf(f, ", %.1f s traced; verdict: ", r->duration_s);
+	put_verdict(r->analysis ? &r->analysis->memory : NULL, f);
+	fputs("</text>\n", f);
 }
 
 static const char style[] =

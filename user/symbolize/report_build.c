@@ -179,6 +179,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->folded_allocs = meta->folded_allocs;
 	r->folded_by_process = meta->folded_by_process;
 	r->python = meta->python;
+	r->allocator = meta->allocator;
 	r->brief = meta->brief;
 }
 

@@ -28,6 +28,7 @@ struct report_meta {
 	const struct report *freed;	/* borrowed too; may be NULL */
 	bool folded_allocs;
 	const struct report_python *python;	/* borrowed; NULL: not a Python target */
+	enum report_allocator allocator;
 	const struct pycode *pycode;	/* names Python frames; only while building */
 	const struct alloc_wrapper *wrappers;	/* operator new seen at malloc; borrowed */
 	size_t nr_wrappers;

@@ -272,12 +272,14 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 				      asked ? &tr->asked_snapshots : &tr->snapshots,
 				      profile_ext(tr), profile_writer(tr), r, &files);
 
-	if (err)
+	if (err) {
 		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
 			tr->opts->snapshot_dir, files.failed, strerror(-err));
-	else if (say)
+		tr->output_failed = true;	/* as for any report file: exit status 1 */
+	} else if (say) {
 		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
 			files.profile, tr->opts->snapshot_dir, files.folded);
+	}
 }
 
 static void write_all(struct tracer *tr, const struct report_job *job, const struct report *r)

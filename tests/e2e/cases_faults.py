@@ -4,8 +4,9 @@
 The target (v_wait, v_life) is killed, stopped, execs another program or
 forks; the tracer is killed (every BPF link and program it held goes, and
 -c's watchdog resumes a command stopped for it) or interrupted at any moment,
-attaching included; the output's file system is full, standard output is
-/dev/full, the output directory is removed while tracing.
+attaching included; the output's file system is full (--snapshot-dir's
+too), standard output is /dev/full, the output directory is removed while
+tracing.
 """
 
 import json
@@ -338,30 +339,49 @@ def case_tracer_sigint_any(work):
 	return errs
 
 
-def case_output_full_disk(work):
-	"""The output's file system is full at the end: a clear error, the text
-	report still on stdout, no temporary left, exit status 1."""
+def on_full_fs(work, outputs):
+	"""memleakbpf OUTPUTS -c v_basic, the outputs on a full 64 KiB tmpfs
+	("$1" in outputs names it): its directory, and stderr with the exit
+	status ("rc=N") and the files left there ("left: ...") at the end."""
 	d = work.path("full")
 	os.makedirs(d)
 	script = ('mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; '
 		  'dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; '
-		  '"$2" --json "$1/report.json" --folded "$1/report.folded" -c "$3"; '
+		  '"$2" ' + outputs + ' -c "$3"; '
 		  'echo "rc=$?" >&2; echo "left: $(ls -A "$1" | tr "\\n" " ")" >&2')
 	t = work.start([UNSHARE, "--mount", "--propagation", "private", "sh", "-c", script, "sh", d,
 			TRACER, victim("v_basic")], env=tracer_env(work), stdin=subprocess.DEVNULL,
 		       tag="tracer")
 	wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "unshare ... memleakbpf")
 	err, errs = work.read("tracer.stderr"), []
-	for name in ("report.json", "report.folded"):
-		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
-		if want not in err:
-			errs.append("no %r on stderr" % want)
 	if "rc=1\n" not in err:
 		errs.append("exit status %s, expected 1" % (find_line(err, "rc=") or "?"))
 	if "left: fill \n" not in err:
 		errs.append("files left on the full file system: %s" % find_line(err, "left:"))
+	return d, err, errs
+
+
+def case_output_full_disk(work):
+	"""The output's file system is full at the end: a clear error, the text
+	report still on stdout, no temporary left, exit status 1."""
+	d, err, errs = on_full_fs(work, '--json "$1/report.json" --folded "$1/report.folded"')
+	for name in ("report.json", "report.folded"):
+		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
+		if want not in err:
+			errs.append("no %r on stderr" % want)
 	if "Final report" not in work.read("tracer.stdout"):
 		errs.append("no final text report on stdout")
+	return errs
+
+
+def case_output_snapshot_full(work):
+	"""--snapshot-dir on a full file system: each snapshot that cannot be
+	written is said, no temporary is left, and the exit status is 1, as for
+	--json."""
+	d, err, errs = on_full_fs(work, '--snapshot-dir "$1"')
+	if not re.search(r"memleakbpf: cannot write snapshot %s/memleak\.\d+\.0001\.pb\.gz: "
+			 r"No space left on device" % re.escape(d), err):
+		errs.append("no 'cannot write snapshot ...: No space left on device' on stderr")
 	return errs
 
 
@@ -420,6 +440,7 @@ CASES = [
 	("tracer_kill_stopped", TRACE, [BPFTOOL], case_tracer_kill_stopped),
 	("tracer_sigint_any", TRACE, [BPFTOOL], case_tracer_sigint_any),
 	("output_full_disk", TRACE, [UNSHARE], case_output_full_disk),
+	("output_snapshot_full", TRACE, [UNSHARE], case_output_snapshot_full),
 	("output_stdout_full", TRACE, [], case_output_stdout_full),
 	("output_dir_gone", TRACE, [], case_output_dir_gone),
 ]

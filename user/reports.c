@@ -53,15 +53,13 @@
 static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
-	int err;
+	char err[512];
 
 	if (!path)
 		return;
-	err = outfile__write(path, writer, r);
-	if (err) {
+	if (outfile__write(path, writer, r, err, sizeof(err))) {
 		/* The text report is on stdout already: nothing else is lost. */
-		fprintf(stderr, "memleakbpf: cannot write %s: %s (the text report is on standard output)\n",
-			path, strerror(-err));
+		fprintf(stderr, "memleakbpf: %s (the text report is on standard output)\n", err);
 		tr->output_failed = true;
 	}
 }

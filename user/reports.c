@@ -53,15 +53,13 @@
 static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
-	int err;
+	char err[512];
 
 	if (!path)
 		return;
-	err = outfile__write(path, writer, r);
-	if (err) {
+	if (outfile__write(path, writer, r, err, sizeof(err))) {
 		/* The text report is on stdout already: nothing else is lost. */
-		fprintf(stderr, "memleakbpf: cannot write %s: %s (the text report is on standard output)\n",
-			path, strerror(-err));
+		fprintf(stderr, "memleakbpf: %s (the text report is on standard output)\n", err);
 		tr->output_failed = true;
 	}
 }
@@ -273,12 +271,14 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 				      asked ? &tr->asked_snapshots : &tr->snapshots,
 				      profile_ext(tr), profile_writer(tr), r, &files);
 
-	if (err)
+	if (err) {
 		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
 			tr->opts->snapshot_dir, files.failed, strerror(-err));
-	else if (say)
+		tr->output_failed = true;	/* as for any report file: exit status 1 */
+	} else if (say) {
 		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
 			files.profile, tr->opts->snapshot_dir, files.folded);
+	}
 }
 
 static void write_all(struct tracer *tr, const struct report_job *job, const struct report *r)

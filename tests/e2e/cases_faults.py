@@ -4,8 +4,10 @@
 The target (v_wait, v_life) is killed, stopped, execs another program or
 forks; the tracer is killed (every BPF link and program it held goes, and
 -c's watchdog resumes a command stopped for it) or interrupted at any moment,
-attaching included; the output's file system is full, standard output is
-/dev/full, the output directory is removed while tracing.
+attaching included; the output's file system is full (--snapshot-dir's
+too), standard output is /dev/full, the output directory is removed while
+tracing, an output is a FIFO (at the start, or put there while tracing), a
+pipe nobody reads, or a terminal that takes no bytes.
 """
 
 import json
@@ -14,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import termios
 import time
 
 import lib
@@ -338,31 +341,142 @@ def case_tracer_sigint_any(work):
 	return errs
 
 
-def case_output_full_disk(work):
-	"""The output's file system is full at the end: a clear error, the text
-	report still on stdout, no temporary left, exit status 1."""
+def on_full_fs(work, outputs):
+	"""memleakbpf OUTPUTS -c v_basic, the outputs on a full 64 KiB tmpfs
+	("$1" in outputs names it): its directory, and stderr with the exit
+	status ("rc=N") and the files left there ("left: ...") at the end."""
 	d = work.path("full")
 	os.makedirs(d)
 	script = ('mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; '
 		  'dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; '
-		  '"$2" --json "$1/report.json" --folded "$1/report.folded" -c "$3"; '
+		  '"$2" ' + outputs + ' -c "$3"; '
 		  'echo "rc=$?" >&2; echo "left: $(ls -A "$1" | tr "\\n" " ")" >&2')
 	t = work.start([UNSHARE, "--mount", "--propagation", "private", "sh", "-c", script, "sh", d,
 			TRACER, victim("v_basic")], env=tracer_env(work), stdin=subprocess.DEVNULL,
 		       tag="tracer")
 	wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "unshare ... memleakbpf")
 	err, errs = work.read("tracer.stderr"), []
-	for name in ("report.json", "report.folded"):
-		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
-		if want not in err:
-			errs.append("no %r on stderr" % want)
 	if "rc=1\n" not in err:
 		errs.append("exit status %s, expected 1" % (find_line(err, "rc=") or "?"))
 	if "left: fill \n" not in err:
 		errs.append("files left on the full file system: %s" % find_line(err, "left:"))
+	return d, err, errs
+
+
+def case_output_full_disk(work):
+	"""The output's file system is full at the end: a clear error, the text
+	report still on stdout, no temporary left, exit status 1."""
+	d, err, errs = on_full_fs(work, '--json "$1/report.json" --folded "$1/report.folded"')
+	for name in ("report.json", "report.folded"):
+		want = "memleakbpf: cannot write %s/%s: No space left on device" % (d, name)
+		if want not in err:
+			errs.append("no %r on stderr" % want)
 	if "Final report" not in work.read("tracer.stdout"):
 		errs.append("no final text report on stdout")
 	return errs
+
+
+def case_output_snapshot_full(work):
+	"""--snapshot-dir on a full file system: each snapshot that cannot be
+	written is said, no temporary is left, and the exit status is 1, as for
+	--json."""
+	d, err, errs = on_full_fs(work, '--snapshot-dir "$1"')
+	if not re.search(r"memleakbpf: cannot write snapshot %s/memleak\.\d+\.0001\.pb\.gz: "
+			 r"No space left on device" % re.escape(d), err):
+		errs.append("no 'cannot write snapshot ...: No space left on device' on stderr")
+	return errs
+
+
+FILE_OPTIONS = ("--json", "--folded", "--pprof", "--flamegraph", "--timeline", "--timeline-svg")
+
+
+def case_output_fifo(work):
+	"""Every output option at a FIFO: one line and exit status 2 before
+	anything is traced (it would hold the final write for good, SIGTERM
+	blocked); --snapshot-dir at one likewise. A FIFO put at the --json path
+	while tracing, and a pipe of ours that nobody reads (/dev/stdin): the
+	final write does not wait for a reader, it says why, and the exit status
+	is 1."""
+	fifo = work.path("fifo")
+	os.mkfifo(fifo)
+	errs = []
+	for opt in FILE_OPTIONS + ("--snapshot-dir",):
+		tag = "refused" + opt.replace("-", "_")
+		p = work.start([TRACER, opt, fifo, "-c", victim("v_basic")], env=tracer_env(work),
+			       stdin=subprocess.DEVNULL, tag=tag)
+		rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf %s FIFO" % opt)
+		lines = work.read(tag + ".stderr").splitlines()
+		want = "not a directory" if opt == "--snapshot-dir" else "it is a FIFO"
+		if rc != 2 or len(lines) != 1 or want not in lines[0]:
+			errs.append("%s FIFO: exit %s, stderr %r; expected 2 and one line saying %r"
+				    % (opt, rc, lines[:3], want))
+	return errs + fifo_planted(work) + pipe_unread(work)
+
+
+def fifo_planted(work):
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--json", js, "-c", victim("v_wait")], env=tracer_env(work),
+		       stdin=subprocess.PIPE, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY pid="), deadline,
+		 "READY from v_wait", alive=t)
+	os.mkfifo(js)	# after the checks at the start
+	t.stdin.write(b"go\nexit\n")
+	t.stdin.close()
+	rc = wait_exit(t, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf with a FIFO at --json")
+	return said_and_failed(work, rc, "memleakbpf: cannot write %s: it is a FIFO" % js, [])
+
+
+def said_and_failed(work, rc, want, errs):
+	"""errs, and what is wrong if want is not on the tracer's stderr or its
+	exit status not 1."""
+	if want not in work.read("tracer.stderr"):
+		errs.append("no %r on stderr" % want)
+	common_checks(work, rc, 1, errs)
+	return errs
+
+
+def pipe_unread(work):
+	r, w = os.pipe()
+	os.close(r)
+	try:
+		t = work.start([TRACER, "--json", "/dev/stdin", "-c", victim("v_basic")],
+			       env=tracer_env(work), stdin=w, tag="unread")
+	finally:
+		os.close(w)
+	rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --json to an unread pipe")
+	want = "memleakbpf: cannot write /dev/stdin: no process reads the pipe"
+	errs = [] if want in work.read("unread.stderr") else ["no %r on stderr" % want]
+	return errs + ([] if rc == 1 else ["an unread pipe: exit status %s, expected 1" % rc])
+
+
+def case_output_stuck_tty(work):
+	"""--json to a terminal whose output is suspended (Ctrl-S): the final
+	write takes no bytes, and SIGTERM still ends the tracer within a second,
+	saying so, exit status 1 (it used to wait with SIGTERM blocked)."""
+	master, slave = os.openpty()
+	try:
+		tty = os.ttyname(slave)
+		termios.tcflow(slave, termios.TCOOFF)
+		deadline = time.monotonic() + lib.CASE_TIMEOUT
+		t = work.start([TRACER, "--json", tty, "-c", victim("v_basic")], env=tracer_env(work),
+			       stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: "Final report" in work.read("tracer.stdout"), deadline,
+			 "the final text report", alive=t)
+		time.sleep(0.5)	# into the write to the terminal
+		if t.poll() is not None:
+			return ["memleakbpf exited (%s) before SIGTERM: the terminal took the report?"
+				% t.returncode]
+		sent = time.monotonic()
+		t.send_signal(signal.SIGTERM)
+		rc = wait_exit(t, sent + lib.ERROR_TIMEOUT, "memleakbpf writing to a stopped terminal")
+		took = time.monotonic() - sent
+	finally:
+		os.close(slave)
+		os.close(master)
+	errs = [] if took < 1.0 else ["SIGTERM took %.1f s to end it" % took]
+	want = "memleakbpf: cannot write %s: it took no bytes, and SIGINT or SIGTERM came" % tty
+	return said_and_failed(work, rc, want, errs)
 
 
 def case_output_stdout_full(work):
@@ -399,7 +513,7 @@ def case_output_dir_gone(work):
 	t.stdin.close()
 	rc = wait_exit(t, deadline, "memleakbpf -c v_wait")
 	errs = []
-	want = "memleakbpf: cannot write %s: No such file or directory" % js
+	want = "memleakbpf: cannot write %s: directory %s does not exist" % (js, d)
 	if want not in work.read("tracer.stderr"):
 		errs.append("no %r on stderr" % want)
 	if "Final report" not in work.read("tracer.stdout"):
@@ -420,6 +534,9 @@ CASES = [
 	("tracer_kill_stopped", TRACE, [BPFTOOL], case_tracer_kill_stopped),
 	("tracer_sigint_any", TRACE, [BPFTOOL], case_tracer_sigint_any),
 	("output_full_disk", TRACE, [UNSHARE], case_output_full_disk),
+	("output_snapshot_full", TRACE, [UNSHARE], case_output_snapshot_full),
+	("output_fifo", TRACE, [], case_output_fifo),
+	("output_stuck_tty", TRACE, [], case_output_stuck_tty),
 	("output_stdout_full", TRACE, [], case_output_stdout_full),
 	("output_dir_gone", TRACE, [], case_output_dir_gone),
 ]

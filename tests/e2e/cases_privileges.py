@@ -2,7 +2,7 @@
 """Privileges and containers: whose files, whose uid, whose /tmp.
 
 Outputs in a sticky world-writable directory where another user planted
-symlinks and a FIFO; the -c command's uid, groups and HOME under sudo (and
+symlinks and a FIFO, and in another user's own directories (sticky or not); the -c command's uid, groups and HOME under sudo (and
 -u); without the capabilities, one line naming exactly those missing; a
 container's perf map that is a symlink within the container's own /tmp.
 """
@@ -90,6 +90,84 @@ def output_symlinks(work, sticky):
 	if not os.path.islink(p("own.json")) or not open(target).read().startswith("{"):
 		errs.append("root's own symlink was not followed")
 	return errs
+
+
+def case_output_user_dir(work):
+	"""Links uid 65534 planted in its own directories (mode 1777, and 755):
+	to mode-600 files of root's, at the --json and --folded paths: not
+	followed, each report replaces its link. A link there to a directory of
+	root's, as a component of --json's path or as --snapshot-dir: refused in
+	one line before tracing, nothing written there. Root's own link in such
+	a directory is followed."""
+	top = tempfile.mkdtemp(prefix="memleakbpf-e2e-userdir-")
+	try:
+		return output_user_dir(work, top)
+	finally:
+		shutil.rmtree(top, ignore_errors=True)
+
+
+def planted_dir(top, name, mode):
+	d = os.path.join(top, name)
+	os.mkdir(d)
+	os.chown(d, NOBODY, NOBODY)
+	os.chmod(d, mode)
+	return d
+
+
+def output_user_dir(work, top):
+	os.chmod(top, 0o755)
+	sticky, private = planted_dir(top, "sticky", 0o1777), planted_dir(top, "private", 0o755)
+	secrets, rootdir = (work.path("secret1"), work.path("secret2")), work.path("rootdir")
+	os.makedirs(rootdir)
+	for secret in secrets:
+		with open(secret, "w") as f:
+			f.write("root's file\n")
+		os.chmod(secret, 0o600)
+	j, fo = os.path.join(sticky, "j.json"), os.path.join(private, "f.folded")
+	sub, snaps = os.path.join(private, "sub"), os.path.join(sticky, "snaps")
+	for argv in (["ln", "-s", secrets[0], j], ["ln", "-s", secrets[1], fo], ["ln", "-s", rootdir, sub],
+		     ["ln", "-s", rootdir, snaps]):
+		r = as_nobody(argv)
+		if r.returncode:
+			raise CaseFailed("as uid %d: %s: %s" % (NOBODY, " ".join(argv), r.stdout))
+	own, own_target = os.path.join(private, "own.json"), work.path("own-target.json")
+	open(own_target, "w").close()
+	os.symlink(own_target, own)
+	t = work.start([TRACER, "--json", j, "--folded", fo, "--timeline", own, "-c",
+			victim("v_basic")], env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf into uid 65534's directories")
+	errs = []
+	for secret in secrets:
+		if open(secret).read() != "root's file\n":
+			errs.append("root's mode-600 %s was written through uid 65534's link" % secret)
+	for path, head in ((j, "{"), (fo, "")):
+		st = os.lstat(path)
+		if not stat_is_reg(st) or st.st_uid != 0:
+			errs.append("%s: not a regular file of root's (mode %o, uid %d)" % (
+				path, st.st_mode, st.st_uid))
+		elif not open(path).read().startswith(head) or not os.path.getsize(path):
+			errs.append("%s: not the report" % path)
+	if not os.path.islink(own) or not os.path.getsize(own_target):
+		errs.append("root's own link in uid 65534's directory was not followed")
+	common_checks(work, rc, 0, errs)
+	for opt, path in (("--json", os.path.join(sub, "out.json")), ("--snapshot-dir", snaps)):
+		errs += refused(work, opt, path, "symbolic link")
+	if os.listdir(rootdir):
+		errs.append("written through a link into root's directory: %s" % os.listdir(rootdir))
+	return errs
+
+
+def refused(work, opt, path, want):
+	"""memleakbpf OPT PATH: one line saying `want`, exit 2, nothing traced."""
+	tag = "refused" + opt.replace("-", "_")
+	p = work.start([TRACER, opt, path, "-c", victim("v_basic")], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag=tag)
+	rc = wait_exit(p, time.monotonic() + lib.ERROR_TIMEOUT, "memleakbpf %s %s" % (opt, path))
+	lines = work.read(tag + ".stderr").splitlines()
+	if rc == 2 and len(lines) == 1 and want in lines[0]:
+		return []
+	return ["%s %s: exit %s, stderr %r; expected 2 and one line saying %r" % (
+		opt, path, rc, lines[:3], want)]
 
 
 class TempUser:
@@ -286,6 +364,7 @@ def case_container_symlink(work):
 CASES = [
 	("output_symlinks", TRACE, [SETPRIV], case_output_symlinks),
 	("snapshot_dir_symlink", TRACE, [SETPRIV], case_snapshot_dir_symlink),
+	("output_user_dir", TRACE, [SETPRIV], case_output_user_dir),
 	("priv_sudo", TRACE, [], sudo_case(None, NOBODY)),
 	("priv_sudo_u_root", TRACE, [], sudo_case("root", 0)),
 	("priv_no_caps", TRACE, [SETPRIV],

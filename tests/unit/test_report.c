@@ -733,22 +733,22 @@ TEST(outfile_replaces_atomically)
 
 	ASSERT(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/out.json", dir);
-	ASSERT(outfile__write(path, write_hello, NULL) == 0);
+	ASSERT(outfile__write(path, write_hello, NULL, NULL, 0) == 0);
 	ASSERT_EQ_STR(slurp(path), "hello\n");
 	ASSERT(stat(path, &st) == 0 && S_ISREG(st.st_mode));
 
 	ASSERT(write_file(path, "old report\n") == 0);
-	ASSERT(outfile__write(path, write_hello, NULL) == 0);
+	ASSERT(outfile__write(path, write_hello, NULL, NULL, 0) == 0);
 	ASSERT_EQ_STR(slurp(path), "hello\n");
 	ASSERT(count_entries(dir) == 1);	/* no temporary left behind */
 
 	/* A failing writer leaves the old file and no temporary. */
 	ASSERT(write_file(path, "old report\n") == 0);
-	ASSERT(outfile__write(path, write_then_fail, NULL) == -ENOSPC);
+	ASSERT(outfile__write(path, write_then_fail, NULL, NULL, 0) == -ENOSPC);
 	ASSERT_EQ_STR(slurp(path), "old report\n");
 	ASSERT(count_entries(dir) == 1);
 
-	ASSERT(outfile__write(dir, write_hello, NULL) == -EISDIR);
+	ASSERT(outfile__write(dir, write_hello, NULL, NULL, 0) == -EISDIR);
 	rm_tree(dir);
 	return true;
 }
@@ -791,13 +791,71 @@ TEST(outfile_writes_through_links_and_devices)
 	snprintf(target, sizeof(target), "%s/real.json", dir);
 	ASSERT(write_file(target, "a much longer old report\n") == 0);
 	ASSERT(symlink(target, link) == 0);
-	ASSERT(outfile__write(link, write_hello, NULL) == 0);
+	ASSERT(outfile__write(link, write_hello, NULL, NULL, 0) == 0);
 	ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
 	ASSERT_EQ_STR(slurp(target), "hello\n");
 	ASSERT(count_entries(dir) == 2);
 
-	ASSERT(outfile__write("/dev/null", write_hello, NULL) == 0);
+	ASSERT(outfile__write("/dev/null", write_hello, NULL, NULL, 0) == 0);
 	ASSERT(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+	rm_tree(dir);
+	return true;
+}
+
+/* A FIFO would hold the write until a reader came: refused, at once, by both. */
+TEST(outfile_fifo_refused)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char path[128], want[256], err[256];
+
+	ASSERT(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ASSERT(mkfifo(path, 0600) == 0);
+	snprintf(want, sizeof(want),
+		 "cannot write %s: it is a FIFO: give a regular file (or a character device such as /dev/null)",
+		 path);
+	ASSERT(outfile__check(path, err, sizeof(err)) == -EINVAL);
+	ASSERT_EQ_STR(err, want);
+	ASSERT(outfile__write(path, write_hello, NULL, err, sizeof(err)) == -EINVAL);
+	ASSERT_EQ_STR(err, want);
+	rm_tree(dir);
+	return true;
+}
+
+/*
+ * Another user's link in that user's own directory (not world-writable) is
+ * not followed: the report replaces the link. Root only (chown).
+ */
+TEST(outfile_other_users_link)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
+	char link[160], victim[128], sub[128], path[192], err[512];
+	struct stat st;
+
+	if (geteuid() != 0)
+		return true;
+	ASSERT(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	ASSERT(write_file(victim, "precious\n") == 0);
+	snprintf(sub, sizeof(sub), "%s/user", dir);
+	ASSERT(mkdir(sub, 0755) == 0 && chown(sub, 65534, 65534) == 0);
+	snprintf(link, sizeof(link), "%s/j.json", sub);
+	ASSERT(symlink(victim, link) == 0 && lchown(link, 65534, 65534) == 0);
+	ASSERT(outfile__check(link, err, sizeof(err)) == 0);
+	ASSERT(outfile__write(link, write_hello, NULL, err, sizeof(err)) == 0);
+	ASSERT_EQ_STR(slurp(victim), "precious\n");
+	ASSERT(lstat(link, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0);
+	ASSERT_EQ_STR(slurp(link), "hello\n");
+
+	/* Through such a link to a directory: refused, nothing written there. */
+	snprintf(link, sizeof(link), "%s/d", sub);
+	ASSERT(symlink(dir, link) == 0 && lchown(link, 65534, 65534) == 0);
+	snprintf(path, sizeof(path), "%s/out.json", link);
+	ASSERT(outfile__check(path, err, sizeof(err)) == -EPERM);
+	ASSERT(strstr(err, "symbolic link another user could have planted (owner uid 65534)"));
+	ASSERT(outfile__write(path, write_hello, NULL, NULL, 0) == -EPERM);
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	ASSERT(lstat(path, &st) == -1 && errno == ENOENT);
 	rm_tree(dir);
 	return true;
 }
@@ -817,7 +875,7 @@ static int unwritable_child(const char *dir)
 		fprintf(stderr, "  got \"%s\"\n", err);
 		return 1;
 	}
-	if (outfile__write(path, write_hello, NULL) != -EACCES)
+	if (outfile__write(path, write_hello, NULL, NULL, 0) != -EACCES)
 		return 1;
 	return 0;
 }

@@ -3,11 +3,15 @@
  * Report files. The tracer usually runs as root, often for a long time,
  * before it writes anything: so paths are checked before tracing starts, and
  * the file is written so that a failure never leaves a truncated report or a
- * stray temporary, and nothing at a guessable name is ever followed.
+ * stray temporary, nothing at a guessable name is ever followed, and nothing
+ * at the path can make the write wait for good (a FIFO without a reader).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,165 +20,194 @@
 #include <time.h>
 #include <unistd.h>
 #include "outfile.h"
+#include "outpath.h"
 
 #define TEMP_SUFFIX_LEN 6
 #define TEMP_ATTEMPTS 100
+#define STUCK_POLL_MS 100
 
 /* What is at the path decides how it is written. */
 enum target {
 	TARGET_REPLACE,		/* nothing, a regular file, or an entry we do not trust:
 				   temporary + rename */
-	TARGET_IN_PLACE,	/* symlink, device, FIFO, socket: open and write */
+	TARGET_IN_PLACE,	/* a character device (/dev/null), or a file behind a /proc link */
 	TARGET_DIR,
 	TARGET_DANGLING,	/* symlink to nothing: creating its target is not ours to do */
+	TARGET_SPECIAL,		/* a FIFO, socket or block device of ours: refused */
 };
 
+static const char *base_of(const char *path);
 static int dir_of(const char *path, char *dir, size_t len);
-
-/*
- * May we follow (or open) the symlink, FIFO or device at path? Not when
- * another user could have put it there: in a world-writable directory
- * (/tmp), only an entry of ours or of the directory's owner, and only where
- * the sticky bit keeps others from swapping it. Running as root, following
- * another user's link would let them truncate any file on the system; the
- * kernel's fs.protected_symlinks says the same, but may be off.
- */
-static bool trusted_entry(const char *path, const struct stat *lst)
-{
-	char dir[PATH_MAX];
-	struct stat dst;
-
-	if (dir_of(path, dir, sizeof(dir)) || stat(dir, &dst))
-		return false;
-	if (!(dst.st_mode & S_IWOTH))
-		return true;
-	if (!(dst.st_mode & S_ISVTX))
-		return false;
-	return lst->st_uid == geteuid() || lst->st_uid == dst.st_uid;
-}
-
-static enum target classify(const char *path)
-{
-	struct stat st;
-
-	/* Unreadable or absent: the rename will tell. */
-	if (lstat(path, &st) || S_ISREG(st.st_mode))
-		return TARGET_REPLACE;
-	if (S_ISDIR(st.st_mode))
-		return TARGET_DIR;
-	/* Neither followed nor opened: the report takes its name, atomically. */
-	if (!trusted_entry(path, &st))
-		return TARGET_REPLACE;
-	if (stat(path, &st))
-		return TARGET_DANGLING;
-	return S_ISDIR(st.st_mode) ? TARGET_DIR : TARGET_IN_PLACE;
-}
-
-/* The name after the last '/'; "" for "dir/". */
-static const char *base_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/* path's directory: "." for "out.json", "/" for "/out.json". */
-static int dir_of(const char *path, char *dir, size_t len)
-{
-	size_t n = base_of(path) - path;
-
-	if (n == 0)
-		return snprintf(dir, len, ".") >= (int)len ? -ENAMETOOLONG : 0;
-	if (n > 1)
-		n--;	/* drop the '/' unless it is the root */
-	if (n >= len)
-		return -ENAMETOOLONG;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	return 0;
-}
 
 __attribute__((format(printf, 4, 5)))
 static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!err)
+		return -errnum;
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -errnum;
 }
 
-static int check_dir(const char *path, char *err, size_t errlen)
+static int resolve_fail(const char *path, int e, uid_t uid, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
-	struct stat st;
 
 	if (dir_of(path, dir, sizeof(dir)))
 		return fail(err, errlen, ENAMETOOLONG, "cannot write %s: path too long", path);
-	if (stat(dir, &st)) {
-		if (errno == ENOENT)
-			return fail(err, errlen, ENOENT, "cannot write %s: directory %s does not exist",
-				    path, dir);
-		return fail(err, errlen, errno, "cannot write %s: directory %s: %s", path, dir,
-			    strerror(errno));
-	}
-	if (!S_ISDIR(st.st_mode))
-		return fail(err, errlen, ENOTDIR, "cannot write %s: %s is not a directory", path,
-			    dir);
-	/* The temporary is created there, so the directory itself must be writable. */
-	if (access(dir, W_OK | X_OK))
-		return fail(err, errlen, errno, "cannot write %s: directory %s is not writable (%s)",
-			    path, dir, strerror(errno));
-	return 0;
+	if (e == -EPERM)
+		return fail(err, errlen, EPERM,
+			    "cannot write %s: its directory is reached through a symbolic link another user could have planted (owner uid %u): give the real path",
+			    path, (unsigned)uid);
+	if (e == -ENOENT)
+		return fail(err, errlen, ENOENT, "cannot write %s: directory %s does not exist",
+			    path, dir);
+	if (e == -ENOTDIR)
+		return fail(err, errlen, ENOTDIR, "cannot write %s: %s is not a directory", path, dir);
+	if (e == -EACCES)
+		return fail(err, errlen, EACCES, "cannot write %s: directory %s is not writable (%s)",
+			    path, dir, strerror(EACCES));
+	return fail(err, errlen, -e, "cannot write %s: %s", path, strerror(-e));
 }
 
-int outfile__check(const char *path, char *err, size_t errlen)
+/* outpath__resolve(), its failure said in one line. */
+static int resolve(const char *path, struct outpath *pl, char *err, size_t errlen)
 {
-	if (!path || !*path)
-		return fail(err, errlen, EINVAL, "cannot write an empty file name");
-	if (!*base_of(path))
-		return fail(err, errlen, EISDIR, "cannot write %s: it names a directory", path);
-	switch (classify(path)) {
+	int e = outpath__resolve(path, pl);
+
+	return e ? resolve_fail(path, e, pl->st.st_uid, err, errlen) : 0;
+}
+
+static enum target classify(const struct outpath *pl)
+{
+	mode_t m = pl->st.st_mode;
+
+	if (!m)
+		return pl->via_link ? TARGET_DANGLING : TARGET_REPLACE;
+	if (S_ISDIR(m))
+		return TARGET_DIR;
+	/* A pipe we were given (/dev/stdout, >(cmd)) is opened without waiting. */
+	if (pl->magic)
+		return S_ISREG(m) || S_ISCHR(m) || S_ISFIFO(m) ? TARGET_IN_PLACE : TARGET_SPECIAL;
+	/* A symlink here is another user's: the report takes its name, atomically. */
+	if (S_ISREG(m) || S_ISLNK(m) || !outpath__trusted(pl->dirfd, &pl->st))
+		return TARGET_REPLACE;
+	return S_ISCHR(m) ? TARGET_IN_PLACE : TARGET_SPECIAL;
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISBLK(m) ? "a block device" :
+	       "not a regular file";
+}
+
+/*
+ * A FIFO would hold the final write until some process reads it (for good,
+ * if none does), a socket cannot be opened, and a block device is a disk:
+ * none is a place for a report.
+ */
+static int fail_special(const char *path, mode_t m, char *err, size_t errlen)
+{
+	return fail(err, errlen, EINVAL,
+		    "cannot write %s: it is %s: give a regular file (or a character device such as /dev/null)",
+		    path, kind_of(m));
+}
+
+/* The refusals of what is at the path, shared by the check and the write; 1 to go on. */
+static int refuse(const char *path, enum target t, const struct outpath *pl, char *err,
+		  size_t errlen)
+{
+	switch (t) {
 	case TARGET_DIR:
 		return fail(err, errlen, EISDIR, "cannot write %s: it is a directory", path);
 	case TARGET_DANGLING:
 		return fail(err, errlen, ENOENT,
 			    "cannot write %s: it is a symbolic link to a missing file", path);
+	case TARGET_SPECIAL:
+		return fail_special(path, pl->st.st_mode, err, errlen);
 	case TARGET_IN_PLACE:
-		if (access(path, W_OK))
-			return fail(err, errlen, errno, "cannot write %s: %s", path,
-				    strerror(errno));
-		return 0;
 	case TARGET_REPLACE:
 		break;
 	}
-	return check_dir(path, err, errlen);
+	return 1;
+}
+
+static int check_place(const char *path, const struct outpath *pl, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	enum target t = classify(pl);
+	int e = refuse(path, t, pl, err, errlen);
+
+	if (e <= 0)
+		return e;
+	if (t == TARGET_IN_PLACE)
+		return faccessat(pl->dirfd, pl->base, W_OK, 0) ?
+		       fail(err, errlen, errno, "cannot write %s: %s", path, strerror(errno)) : 0;
+	/* The temporary is created there, so the directory itself must be writable. */
+	if (!faccessat(pl->dirfd, ".", W_OK | X_OK, 0))
+		return 0;
+	e = errno;
+	if (dir_of(path, dir, sizeof(dir)))
+		dir[0] = '\0';	/* too long to name: resolve() would have said */
+	return fail(err, errlen, e, "cannot write %s: directory %s is not writable (%s)", path,
+		    dir, strerror(e));
+}
+
+/* Where path leads (resolve()), refusing a name that cannot be a file's. */
+static int find(const char *path, struct outpath *pl, char *err, size_t errlen)
+{
+	if (!path || !*path)
+		return fail(err, errlen, EINVAL, "cannot write an empty file name");
+	if (!*base_of(path))
+		return fail(err, errlen, EISDIR, "cannot write %s: it names a directory", path);
+	return resolve(path, pl, err, errlen);
+}
+
+int outfile__check(const char *path, char *err, size_t errlen)
+{
+	struct outpath pl;
+	int e = find(path, &pl, err, errlen);
+
+	if (e)
+		return e;
+	e = check_place(path, &pl, err, errlen);
+	close(pl.dirfd);
+	return e;
 }
 
 /*
- * The directory itself is held to the rule of the files: a symlink there is
- * followed only when trusted_entry() says nobody else could have planted it.
+ * The directory is found by the rule of the files: a symlink on the way is
+ * followed only when trusted() says nobody else could have planted it.
  * Everything is then created relative to the one descriptor, so no later
  * swap of a path component can send a file elsewhere.
  */
 int outfile__open_dir(const char *dir, char *err, size_t errlen)
 {
-	struct stat st;
-	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, fd;
+	struct outpath pl;
+	int fd;
 
 	if (!dir || !*dir)
 		return fail(err, errlen, EINVAL, "cannot write to an empty directory name");
-	if (lstat(dir, &st))
-		return fail(err, errlen, errno, "cannot write to directory %s: %s", dir,
-			    errno == ENOENT ? "it does not exist" : strerror(errno));
-	if (S_ISLNK(st.st_mode) && !trusted_entry(dir, &st))
+	fd = resolve(dir, &pl, err, errlen);
+	if (fd)
+		return fd;
+	if (S_ISLNK(pl.st.st_mode)) {
+		close(pl.dirfd);
 		return fail(err, errlen, EPERM,
 			    "cannot write to directory %s: it is a symbolic link another user could have planted (owner uid %u): give the real directory",
-			    dir, (unsigned)st.st_uid);
-	if (!S_ISLNK(st.st_mode))
-		flags |= O_NOFOLLOW;
-	fd = open(dir, flags);
+			    dir, (unsigned)pl.st.st_uid);
+	}
+	if (!pl.st.st_mode) {
+		close(pl.dirfd);
+		return fail(err, errlen, ENOENT, "cannot write to directory %s: it does not exist",
+			    dir);
+	}
+	fd = openat(pl.dirfd, pl.base,
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC | (pl.magic ? 0 : O_NOFOLLOW));
+	close(pl.dirfd);
 	if (fd < 0)
 		return fail(err, errlen, errno, "cannot write to %s: %s", dir,
 			    errno == ENOTDIR ? "it is not a directory" : strerror(errno));
@@ -204,6 +237,30 @@ bool outfile__same(const char *a, const char *b)
 	    dir_of(b, db, sizeof(db)) || stat(da, &sa) || stat(db, &sb))
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The name after the last '/'; "" for "dir/". */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* path's directory: "." for "out.json", "/" for "/out.json". */
+static int dir_of(const char *path, char *dir, size_t len)
+{
+	size_t n = base_of(path) - path;
+
+	if (n == 0)
+		return snprintf(dir, len, ".") >= (int)len ? -ENAMETOOLONG : 0;
+	if (n > 1)
+		n--;	/* drop the '/' unless it is the root */
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 0;
 }
 
 /* Unpredictable, so nobody can plant something at the name in advance. */
@@ -260,18 +317,12 @@ static int create_temp(int dirfd, const char *path, char *tmp, size_t len)
 	return fd;
 }
 
-/* Write, flush and close fd (always closed), checking each step. */
-static int write_fd(int fd, bool sync, int (*writer)(const struct report *, FILE *),
-		    const struct report *r)
+/* Write, flush and close f (always closed), checking each step. */
+static int write_stream(FILE *f, bool sync, int (*writer)(const struct report *, FILE *),
+			const struct report *r)
 {
-	FILE *f = fdopen(fd, "w");
 	int err;
 
-	if (!f) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
 	errno = 0;
 	err = writer(r, f);
 	/* Writers only see the stream's error flag; errno still says why (ENOSPC). */
@@ -286,52 +337,158 @@ static int write_fd(int fd, bool sync, int (*writer)(const struct report *, FILE
 	return err;
 }
 
-/* The new name is in place already: a failure here only costs durability. */
-static void sync_dir(const char *path)
+static int write_fd(int fd, bool sync, int (*writer)(const struct report *, FILE *),
+		    const struct report *r)
 {
-	char dir[PATH_MAX];
-	int fd;
+	FILE *f = fdopen(fd, "w");
+	int err;
 
-	if (dir_of(path, dir, sizeof(dir)))
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	fsync(fd);
-	close(fd);
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return write_stream(f, sync, writer, r);
 }
 
-static int write_replace(const char *path, int (*writer)(const struct report *, FILE *),
+/* SIGINT and SIGTERM are blocked (the main loop reads them from a signalfd). */
+static bool interrupt_pending(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
+}
+
+/*
+ * A device or pipe opened without blocking may not take the bytes now (a
+ * terminal held by Ctrl-S, a reader that stopped reading): wait for room in slices, and give up once SIGINT or
+ * SIGTERM is pending, since the tracer must never hang past them.
+ */
+static ssize_t nonblock_write(void *cookie, const char *buf, size_t len)
+{
+	int fd = (int)(intptr_t)cookie;
+
+	for (;;) {
+		ssize_t n = write(fd, buf, len);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (n >= 0)
+			return n;
+		if (errno != EAGAIN && errno != EINTR)
+			return 0;	/* an error for stdio: errno says which */
+		if (interrupt_pending()) {
+			errno = EINTR;
+			return 0;
+		}
+		poll(&p, 1, STUCK_POLL_MS);
+	}
+}
+
+static int nonblock_close(void *cookie)
+{
+	return close((int)(intptr_t)cookie);
+}
+
+/*
+ * A pipe whose reader left gives EPIPE and raises SIGPIPE, whose default
+ * action would end the tracer without a word: held while writing, and taken
+ * if it came, so that the write fails with its reason instead.
+ */
+static int write_nonblock(int fd, int (*writer)(const struct report *, FILE *),
+			  const struct report *r)
+{
+	cookie_io_functions_t io = { .write = nonblock_write, .close = nonblock_close };
+	struct timespec now = { 0 };
+	sigset_t pipe, old;
+	FILE *f;
+	int err;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &old);
+	f = fopencookie((void *)(intptr_t)fd, "w", io);
+	if (f) {
+		err = write_stream(f, false, writer, r);
+	} else {
+		err = -errno;
+		close(fd);
+	}
+	if (!sigismember(&old, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &now) > 0)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static void sync_dir(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	/* The new name is in place already: a failure here only costs durability. */
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+static int write_replace(const struct outpath *pl, int (*writer)(const struct report *, FILE *),
 			 const struct report *r)
 {
 	char tmp[PATH_MAX];
 	int fd, err;
 
-	fd = create_temp(AT_FDCWD, path, tmp, sizeof(tmp));
+	fd = create_temp(pl->dirfd, pl->base, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	err = write_fd(fd, true, writer, r);
-	if (!err && rename(tmp, path))
+	if (!err && renameat(pl->dirfd, tmp, pl->dirfd, pl->base))
 		err = -errno;
 	if (err) {
-		unlink(tmp);
+		unlinkat(pl->dirfd, tmp, 0);
 		return err;
 	}
-	sync_dir(path);
+	sync_dir(pl->dirfd);
 	return 0;
 }
 
-/* No O_CREAT: the file exists, and creating through a symlink is refused. */
-static int write_in_place(const char *path, int (*writer)(const struct report *, FILE *),
-			  const struct report *r)
+static int fail_unread(const char *path, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
+	return fail(err, errlen, EPIPE, "cannot write %s: no process reads the pipe", path);
+}
 
+/*
+ * A character device, or the file or pipe a /proc link leads to
+ * (/dev/stdout, >(cmd)). No O_CREAT: it exists; O_NONBLOCK: a pipe without a
+ * reader, or whatever was put there since the check (a FIFO), cannot hold
+ * the open; and what was opened is looked at again.
+ */
+static int write_in_place(const char *path, const struct outpath *pl,
+			  int (*writer)(const struct report *, FILE *), const struct report *r,
+			  char *err, size_t errlen)
+{
+	int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat st = { 0 };
+	int fd, e;
+
+	flags |= pl->magic ? (S_ISREG(pl->st.st_mode) ? O_TRUNC : 0) : O_NOFOLLOW;
+	fd = openat(pl->dirfd, pl->base, flags);
+	if (fd < 0 && errno == ENXIO && S_ISFIFO(pl->st.st_mode))
+		return fail_unread(path, err, errlen);
 	if (fd < 0)
-		return -errno;
-	/* fsync() fails with EINVAL on pipes and terminals. */
-	return write_fd(fd, !fstat(fd, &st) && S_ISREG(st.st_mode), writer, r);
+		return fail(err, errlen, errno, "cannot write %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) ||
+	    !(S_ISCHR(st.st_mode) || (pl->magic && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))))) {
+		close(fd);
+		return fail_special(path, st.st_mode, err, errlen);
+	}
+	/* A regular file never blocks; fsync() it. */
+	e = S_ISREG(st.st_mode) ? write_fd(fd, true, writer, r) : write_nonblock(fd, writer, r);
+	if (e == -EINTR)
+		return fail(err, errlen, EINTR,
+			    "cannot write %s: it took no bytes, and SIGINT or SIGTERM came", path);
+	if (e == -EPIPE)
+		return fail_unread(path, err, errlen);
+	return e ? fail(err, errlen, -e, "cannot write %s: %s", path, strerror(-e)) : 0;
 }
 
 /*
@@ -376,22 +533,30 @@ int outfile__write_new(int dirfd, const char *name,
 	return err;
 }
 
-int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),
-		   const struct report *r)
+static int write_place(const char *path, const struct outpath *pl,
+		       int (*writer)(const struct report *, FILE *), const struct report *r,
+		       char *err, size_t errlen)
 {
-	if (!path || !*path)
-		return -EINVAL;
-	if (!*base_of(path))
-		return -EISDIR;
-	switch (classify(path)) {
-	case TARGET_DIR:
-		return -EISDIR;
-	case TARGET_DANGLING:
-		return -ENOENT;
-	case TARGET_IN_PLACE:
-		return write_in_place(path, writer, r);
-	case TARGET_REPLACE:
-		break;
-	}
-	return write_replace(path, writer, r);
+	enum target t = classify(pl);
+	int e = refuse(path, t, pl, err, errlen);
+
+	if (e <= 0)
+		return e;
+	if (t == TARGET_IN_PLACE)
+		return write_in_place(path, pl, writer, r, err, errlen);
+	e = write_replace(pl, writer, r);
+	return e ? fail(err, errlen, -e, "cannot write %s: %s", path, strerror(-e)) : 0;
+}
+
+int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),
+		   const struct report *r, char *err, size_t errlen)
+{
+	struct outpath pl;
+	int e = find(path, &pl, err, errlen);
+
+	if (e)
+		return e;
+	e = write_place(path, &pl, writer, r, err, errlen);
+	close(pl.dirfd);
+	return e;
 }

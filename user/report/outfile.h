@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Report files (--json, --folded). A regular file is replaced atomically:
- * readers see the old report or the new one, never half of one. A path that
- * is a symlink, a device, a FIFO or a socket (/dev/stdout, >(flamegraph.pl))
- * is written through in place instead, since renaming over it would replace
- * the link or the device node rather than write where it points.
+ * Report files (--json, --folded, ...). A regular file is replaced
+ * atomically: readers see the old report or the new one, never half of one.
+ * A symlink is followed (to the file it names, replaced there) only if
+ * nobody else could have planted it: its owner is root or memleakbpf's user,
+ * or its directory is writable by no other user; another user's link is
+ * replaced by the report instead. A character device (/dev/null, a terminal)
+ * and what a /proc link leads to (/dev/stdout, >(cmd)) are written in place,
+ * without blocking. A FIFO, socket or block device at the path is refused: a
+ * FIFO without a reader would hold the write for good.
  */
 #ifndef OUTFILE_H
 #define OUTFILE_H
@@ -24,15 +28,17 @@ int outfile__check(const char *path, char *err, size_t errlen);
 bool outfile__same(const char *a, const char *b);
 
 /*
- * Write r with writer into path (see above). 0 or -errno; on failure no
- * temporary is left behind and an existing file at path is untouched.
+ * Write r with writer into path (see above). 0, or -errno with a one-line
+ * message in err (err may be NULL); on failure no temporary is left behind
+ * and an existing file at path is untouched. Never blocks for good: a device
+ * that takes no bytes is given up once SIGINT or SIGTERM is pending.
  */
 int outfile__write(const char *path, int (*writer)(const struct report *, FILE *),
-		   const struct report *r);
+		   const struct report *r, char *err, size_t errlen);
 
 /*
  * Before tracing: open dir (--snapshot-dir) for creating files in it. A
- * symlink is followed only where outfile__check would follow one. The
+ * symlink is followed only where outfile__write would follow one. The
  * descriptor (O_DIRECTORY) or -errno with a one-line message in err.
  */
 int outfile__open_dir(const char *dir, char *err, size_t errlen);

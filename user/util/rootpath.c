@@ -8,13 +8,25 @@
  * would be read on the host. openat2's RESOLVE_IN_ROOT makes the directory
  * fd of /proc/PID/root the root of the whole walk (Linux 5.6; multi-uprobe
  * links already need 6.6).
+ *
+ * A mapped file is another matter: /proc/PID/maps names it as seen from
+ * *our* root, which is the target's path only when both roots are one. A
+ * chroot'ed target's libc reads as /srv/jail/lib/libc.so.6, a path that
+ * means nothing in its root. /proc/PID/map_files/START-END is the mapping's
+ * own file, whatever its name: the kernel's answer, which no link of the
+ * target's can turn elsewhere.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "proc.h"
 #include "rootpath.h"
 
 int rootpath__open(pid_t pid, const char *path, int flags)
@@ -36,6 +48,62 @@ int rootpath__open(pid_t pid, const char *path, int flags)
 		fd = -errno;
 	close(dfd);
 	return fd;
+}
+
+const char *rootpath__within(const char *root, const char *path)
+{
+	size_t len = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return path;
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	if (strncmp(path, root, len) || path[len] != '/')
+		return NULL;
+	return path + len;
+}
+
+/*
+ * path as maps shows it, opened in pid's root: the root's own path, as
+ * /proc/PID/root shows it to us the same way, taken off first.
+ */
+static int open_in_root(pid_t pid, const char *path)
+{
+	char root[PATH_MAX];
+	const char *in;
+	ssize_t n = proc__readlink(pid, "root", root, sizeof(root));
+
+	if (n <= 0)
+		return n < 0 ? (int)n : -ENOENT;
+	in = rootpath__within(root, path);
+	/* Mapped before a chroot, from outside the root: only map_files reaches it. */
+	return in ? rootpath__open(pid, in, O_RDONLY) : -ENOENT;
+}
+
+/* fd is e's file (a mapping replaced at the same addresses is not). */
+static bool is_mapped_file(int fd, const struct map_entry *e)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_ino == e->inode;
+}
+
+int rootpath__open_mapped(pid_t pid, const struct map_entry *e)
+{
+	int fd = proc__open_map_file(pid, e->start, e->end);
+
+	if (fd >= 0 && is_mapped_file(fd, e))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	/*
+	 * map_files is closed without CAP_SYS_ADMIN, and has no entry for a
+	 * mapping since unloaded or split (maps read a while ago): the path
+	 * then, which a deleted file no longer has.
+	 */
+	if (e->deleted)
+		return fd >= 0 ? -ENOENT : fd;
+	return open_in_root(pid, e->path);
 }
 
 int rootpath__fd_path(int fd, char *buf, size_t len)

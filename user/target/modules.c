@@ -206,8 +206,8 @@ static int open_mapped(const struct modules *mods, const struct map_entry *e)
 {
 	int fd = rootpath__open_mapped(mods->pid, e);
 
-	/* ENOENT/ESRCH: the target or the file went away; nothing to tell. */
-	if (fd < 0 && fd != -ENOENT && fd != -ESRCH)
+	/* The target or the file went away, or a device is mapped: nothing to tell. */
+	if (fd < 0 && fd != -ENOENT && fd != -ESRCH && fd != -ENODEV)
 		fprintf(stderr, "memleakbpf: cannot open %s of pid %d: %s; its frames stay unnamed\n",
 			e->path, (int)mods->pid, strerror(-fd));
 	return fd < 0 ? -1 : fd;

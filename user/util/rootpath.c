@@ -64,10 +64,10 @@ const char *rootpath__within(const char *root, const char *path)
 }
 
 /*
- * path as maps shows it, opened in pid's root: the root's own path, as
- * /proc/PID/root shows it to us the same way, taken off first.
+ * path as maps shows it, opened (O_PATH) in pid's root: the root's own
+ * path, as /proc/PID/root shows it to us the same way, taken off first.
  */
-static int open_in_root(pid_t pid, const char *path)
+static int find_in_root(pid_t pid, const char *path)
 {
 	char root[PATH_MAX];
 	const char *in;
@@ -77,33 +77,50 @@ static int open_in_root(pid_t pid, const char *path)
 		return n < 0 ? (int)n : -ENOENT;
 	in = rootpath__within(root, path);
 	/* Mapped before a chroot, from outside the root: only map_files reaches it. */
-	return in ? rootpath__open(pid, in, O_RDONLY) : -ENOENT;
+	return in ? rootpath__open(pid, in, O_PATH) : -ENOENT;
 }
 
-/* fd is e's file (a mapping replaced at the same addresses is not). */
-static bool is_mapped_file(int fd, const struct map_entry *e)
+/*
+ * The file found at pfd (O_PATH, taken), opened read-only if it is a
+ * regular file: no device the target mapped is opened by root, which can
+ * do things. With want_ino, only if it is that inode (-ESTALE otherwise).
+ */
+static int reopen_regular(int pfd, ino_t want_ino)
 {
 	struct stat st;
+	char path[64];
+	int fd;
 
-	return !fstat(fd, &st) && st.st_ino == e->inode;
+	if (fstat(pfd, &st))
+		fd = -errno;
+	else if (!S_ISREG(st.st_mode))
+		fd = -ENODEV;
+	else if (want_ino && st.st_ino != want_ino)
+		fd = -ESTALE;
+	else if (!(fd = rootpath__fd_path(pfd, path, sizeof(path))) &&
+		 (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		fd = -errno;
+	close(pfd);
+	return fd;
 }
 
 int rootpath__open_mapped(pid_t pid, const struct map_entry *e)
 {
-	int fd = proc__open_map_file(pid, e->start, e->end);
+	int fd = proc__open_map_file(pid, e->start, e->end, O_PATH);
 
-	if (fd >= 0 && is_mapped_file(fd, e))
-		return fd;
+	/* Another file mapped since at those addresses is not e's. */
 	if (fd >= 0)
-		close(fd);
+		fd = reopen_regular(fd, e->inode);
 	/*
 	 * map_files is closed without CAP_SYS_ADMIN, and has no entry for a
 	 * mapping since unloaded or split (maps read a while ago): the path
-	 * then, which a deleted file no longer has.
+	 * then, which a deleted file no longer has. Not checked by inode: an
+	 * overlay's may differ from the one maps shows.
 	 */
-	if (e->deleted)
-		return fd >= 0 ? -ENOENT : fd;
-	return open_in_root(pid, e->path);
+	if (fd >= 0 || fd == -ENODEV || e->deleted)
+		return fd == -ESTALE ? -ENOENT : fd;
+	fd = find_in_root(pid, e->path);
+	return fd >= 0 ? reopen_regular(fd, 0) : fd;
 }
 
 int rootpath__fd_path(int fd, char *buf, size_t len)

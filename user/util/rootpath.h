@@ -21,7 +21,8 @@ int rootpath__open(pid_t pid, const char *path, int flags);
  * The file mapped at e in pid (e from its maps), read-only: the mapping's
  * own, through /proc/PID/map_files; else (no CAP_SYS_ADMIN, the mapping
  * gone) e's path in pid's root (rootpath__within), never a deleted one's.
- * fd or -errno (-ENOENT: the file lies outside its root, or is gone).
+ * fd or -errno (-ENOENT: the file lies outside its root, or is gone;
+ * -ENODEV: not a regular file, left unopened).
  */
 int rootpath__open_mapped(pid_t pid, const struct map_entry *e);
 /*

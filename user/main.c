@@ -471,15 +471,16 @@ int main(int argc, char **argv)
 	run(&tr);
 	tracer__finish_jobs(&tr);
 	tracer__reach_final(&tr);
-	if (tr.tracing)
+	if (tr.tracing && !tr.untraced)
 		tracer__report(&tr, true);
-	else if (tr.target->exited)
+	else if (tr.target->exited && !tr.untraced)	/* that said why already */
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	tracer__say_holds(&tr);
 	if (opts.verbose)
 		probes__follow_say(tr.probes, &tr.procs);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
-	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
+	if ((!tr.tracing && !tr.target->exited) || tr.untraced ||
+	    (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
 cleanup:
 	worker__free(tr.worker);	/* first: a report may still be using everything else */

@@ -524,8 +524,9 @@ void tracer__finish_jobs(struct tracer *tr)
 /* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
 void tracer__on_snapshot_signal(struct tracer *tr)
 {
-	if (!tr->tracing) {
-		fprintf(stderr, "memleakbpf: SIGUSR1: not tracing yet, no snapshot\n");
+	if (!tr->tracing || tr->untraced) {
+		fprintf(stderr, "memleakbpf: SIGUSR1: %s, no snapshot\n",
+			tr->untraced ? "the command runs untraced" : "not tracing yet");
 		return;
 	}
 	tr->snapshot_due = true;

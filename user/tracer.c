@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "tracer.h"
 #include "unwind/unwind.h"
 #include "util/elfsym.h"
+#include "util/proc.h"
 #include "util/procmaps.h"
 #include "util/vec.h"
 
@@ -473,6 +473,9 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
 		err = lookup_order__read(tr->target->pid, maps, &lo);
+	if (err && proc__state(tr->target->pid))
+		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s\n",
+			tr->target->pid, strerror(-err));
 	if (!err)
 		name_stop(tr, lo, what, len);
 	if (tr->opts->verbose > 1 && !err)
@@ -489,9 +492,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		unwind__update(tr->unw, tr->target->pid, maps);
 		learn_maps(tr, 0, 0, maps);
 		maps = NULL;
-	} else if (err != -ENOENT)
-		fprintf(stderr, "memleakbpf: cannot inspect pid %d: %s\n", tr->target->pid,
-			strerror(-err));
+	}
 	lookup_order__free(lo);
 	maps__free(maps);
 	return err;
@@ -549,6 +550,22 @@ static bool new_image(struct tracer *tr, pid_t pid)
 }
 
 /*
+ * A stop that could not be handled (what failed said why): the command is
+ * the user's, not ours to kill. It runs on, untraced from here to its end,
+ * which the run waits for as usual; no report: what it allocates is unknown.
+ */
+static void let_run_untraced(struct tracer *tr)
+{
+	static const struct itimerspec off;
+
+	fprintf(stderr, "memleakbpf: pid %d runs on untraced to its end: no report will be made\n",
+		tr->target->pid);
+	probes__retarget(tr->probes, 0);	/* no more stops, nothing counted */
+	timerfd_settime(tr->timerfd, 0, &off, NULL);
+	tr->untraced = tr->image_gone = true;
+}
+
+/*
  * BPF stopped pid at an exec or a dynamic-linker event: look, attach,
  * resume. How long the target waited counts from the latest moment it can
  * have stopped without the loop seeing it at once (tracer.h: awake).
@@ -584,10 +601,8 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 		err = pid == probes__handoff(tr->probes) ? hand_over(tr, pid) : -ESRCH;
 	if (!err)
 		err = on_stop(tr, what, sizeof(what));
-	if (err && err != -ESRCH) {
-		target__signal(tr->target, SIGKILL);
-		exit(EXIT_FAILURE);
-	}
+	if (err && err != -ESRCH && proc__state(pid))
+		let_run_untraced(tr);
 	target__continue(pid);
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);	/* its next stop comes after this */
 	ms = tracer__since(&t0) * 1e3;

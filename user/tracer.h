@@ -103,6 +103,7 @@ struct tracer {
 	bool tracing;		/* allocator probes attached */
 	bool done;
 	bool image_gone;	/* -p: the target ran exec; its old image is what we report */
+	bool untraced;		/* -c: a stop failed; the command runs on untraced, no report */
 	bool target_ended;	/* --follow: the run goes on while followed processes run */
 	bool output_failed;	/* a report could not be written: exit status 1 */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */

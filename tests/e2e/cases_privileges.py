@@ -16,13 +16,15 @@ import tempfile
 import time
 
 import lib
-from lib import (CaseFailed, LineReader, TRACE, TRACER, TRACING_LINE, UNSHARE, children, comm,
-	common_checks, find_line, finish_victim, go_until, load_report, log, open_bytes, read_truth,
-	start_tracing, tracer_env, tracing_line_count, victim, wait_exit, wait_for)
+from lib import (CaseFailed, LineReader, TRACE, TRACER, TRACING_LINE, UNSHARE, check_report,
+	children, comm, common_checks, find_line, finish_victim, go_until, load_report, log, open_bytes,
+	read_truth, run_command_case, start_tracing, tracer_env, tracing_line_count, victim, wait_exit,
+	wait_for)
 from cases_symbols import jit_specs, start_private_tmp, sym_check
 
 
 SETPRIV = shutil.which("setpriv") or "setpriv (util-linux: not on PATH)"
+CHROOT = shutil.which("chroot") or "chroot (coreutils: not on PATH)"
 NOBODY = 65534
 
 
@@ -361,6 +363,96 @@ def case_container_symlink(work):
 	return errs
 
 
+# ---------------------------------------------------------------- chroot
+
+def ldd_paths(binary):
+	"""The files ldd says binary loads (the dynamic linker too); none when static."""
+	r = subprocess.run(["ldd", binary], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+	return [w for line in r.stdout.decode().splitlines() for w in line.split()
+		if w.startswith("/")]
+
+
+def make_root(work, vname):
+	"""A minimal root: the victim at /, its libraries where ldd says. The
+	victim writes its truth to the case's truth.txt, which must be a path in
+	that root too: the same path there, linked to from here."""
+	root = work.path("root")
+	os.makedirs(root)
+	shutil.copy(victim(vname), os.path.join(root, vname))
+	for path in ldd_paths(victim(vname)):
+		os.makedirs(os.path.dirname(root + path), exist_ok=True)
+		shutil.copy(path, root + path)
+	os.makedirs(root + work.dir)
+	os.symlink(root + work.path("truth.txt"), work.path("truth.txt"))
+	return root
+
+
+def chroot_command_case(prefix):
+	"""-c a command that chroots after the start (prefix: "unshare -m chroot"
+	or "chroot"): /proc/PID/maps names the victim's files by our root's paths,
+	which mean nothing in its root. Exact figures, frames named."""
+	def run(work):
+		root = make_root(work, "v_basic")
+		return run_command_case(work, "%s %s /v_basic" % (prefix, root),
+					os.path.join(root, "v_basic"), "v_basic.c")
+	return run
+
+
+def case_chroot_untraced(work):
+	"""-c whose chrooted program cannot be traced (-O names a file its root
+	lacks): the command is not killed. It runs to its end untraced, and the
+	tracer says why, makes no report and exits 1."""
+	root = make_root(work, "v_basic")
+	libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	if not os.path.exists(libc) or os.path.exists(root + libc):
+		raise CaseFailed("%s: not on the host, or in the root too: the case proves nothing" % libc)
+	js = work.path("report.json")
+	t = work.start([TRACER, "--json", js, "-O", libc, "-c", "chroot %s /v_basic" % root],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c chroot, untraced")
+	err = work.read("tracer.stderr")
+	errs = [] if rc == 1 else ["exit status %s, expected 1" % rc]
+	if not work.read("truth.txt"):
+		errs.append("the command did not run to its end (no truth written): killed?")
+	for want in ("memleakbpf: -O %s: No such file or directory" % libc, "runs on untraced to its end"):
+		if want not in err:
+			errs.append("stderr lacks %r: %r" % (want, err.splitlines()[-3:]))
+	if os.path.exists(js) or "Final report" in work.read("tracer.stdout"):
+		errs.append("a report was made of a command that ran untraced")
+	return errs
+
+
+# Root without CAP_SYS_ADMIN: /proc/PID/map_files is closed to it.
+NO_SYS_ADMIN = [SETPRIV, "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"]
+
+
+def case_chroot_attach(vname, wrap=()):
+	"""-p of v_wait (dynamic, or linked statically) chroot'ed into a minimal
+	root: its link map, its malloc and its frames, from its mappings (wrap:
+	NO_SYS_ADMIN, from their paths inside its root instead)."""
+	def run(work):
+		root = make_root(work, vname)
+		deadline = time.monotonic() + lib.CASE_TIMEOUT
+		step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+		v = work.start([CHROOT, root, "/" + vname], env=tracer_env(work), stdin=subprocess.PIPE,
+			       stdout=subprocess.PIPE, tag="victim")
+		out = LineReader(v.stdout)
+		pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+		js = work.path("report.json")
+		t = work.start(list(wrap) + [TRACER, "--json", js, "-p", str(pid)], env=tracer_env(work),
+			       stdin=subprocess.DEVNULL, tag="tracer")
+		wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
+			 repr(TRACING_LINE), alive=t)
+		go_until(v, out, "LEAKED", step())
+		finish_victim(v, deadline)
+		rc = wait_exit(t, deadline, "memleakbpf -p after its target exited")
+		errs = check_report(load_report(js), read_truth(work), os.path.join(root, vname),
+				    "v_wait.c", pid=pid, exclude_phase="pre")
+		common_checks(work, rc, 0, errs)
+		return errs
+	return run
+
+
 CASES = [
 	("output_symlinks", TRACE, [SETPRIV], case_output_symlinks),
 	("snapshot_dir_symlink", TRACE, [SETPRIV], case_snapshot_dir_symlink),
@@ -371,4 +463,11 @@ CASES = [
 	 caps_case(None, ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE"])),
 	("priv_some_caps", TRACE, [SETPRIV], caps_case("+bpf", ["CAP_PERFMON", "CAP_SYS_PTRACE"])),
 	("container_symlink", TRACE, [UNSHARE], case_container_symlink),
+	("chroot_command", TRACE, [UNSHARE, CHROOT], chroot_command_case("%s -m %s" % (UNSHARE, CHROOT))),
+	("chroot_command_plain", TRACE, [CHROOT], chroot_command_case(CHROOT)),
+	("chroot_untraced", TRACE, [CHROOT], case_chroot_untraced),
+	("chroot_attach", TRACE, [CHROOT], case_chroot_attach("v_wait")),
+	("chroot_attach_static", TRACE, [CHROOT], case_chroot_attach("v_wait_static")),
+	("chroot_attach_no_sys_admin", TRACE, [CHROOT, SETPRIV],
+	 case_chroot_attach("v_wait", NO_SYS_ADMIN)),
 ]

@@ -71,14 +71,13 @@ int allocator__api_of(const char *symbol)
 }
 
 /*
- * The target's file, never one outside its root; a deleted one through the
- * mapping itself, since its path leads nowhere (or to another file).
+ * The target's file, never one outside its root: a mapped one through its
+ * mapping (rootpath.h: its path may mean nothing in either root), -O's by
+ * the path the target would name it by.
  */
 static int target_open(pid_t pid, const char *path, const struct map_entry *e)
 {
-	if (!e || !e->deleted)
-		return rootpath__open(pid, path, O_RDONLY);
-	return proc__open_map_file(pid, e->start, e->end);
+	return e ? rootpath__open_mapped(pid, e) : rootpath__open(pid, path, O_RDONLY);
 }
 
 /* Own fd (taken) and a path leading to it. */

@@ -99,10 +99,10 @@ void allocator__free_wrappers(struct alloc_wrapper *w, size_t nr);
 int allocator__api_of(const char *symbol);
 
 /*
- * obj for the file at path in process pid: opened inside the target's root
- * (rootpath.h), or through its mapping e when the file was deleted (e may be
- * NULL otherwise). 0; -errno of the open, obj then kept unreadable (fd -1,
- * open_path NULL); -ENOMEM, obj empty.
+ * obj for the file at path in process pid: through its mapping e
+ * (rootpath__open_mapped), or, e NULL (-O), by path inside the target's
+ * root. 0; -errno of the open, obj then kept unreadable (fd -1, open_path
+ * NULL); -ENOMEM, obj empty.
  */
 int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
 			const struct map_entry *e);

@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +18,6 @@
 #include "modules.h"
 #include "util/bound.h"
 #include "util/elfsym.h"
-#include "util/proc.h"
 #include "util/rootpath.h"
 #include "util/vec.h"
 
@@ -201,27 +198,18 @@ static int remember_not_elf(struct modules *mods, const struct map_entry *e)
 }
 
 /*
- * Open the file as the target sees it: inside its root (containers; its
- * symbolic links cannot lead out of it), or, when deleted, through the
- * mapping itself (the path no longer leads to it).
+ * Open the file as the target sees it: its mapping's own (a chroot's
+ * paths mean nothing in ours, a deleted one's lead nowhere), or else its
+ * path inside its root (rootpath.h).
  */
 static int open_mapped(const struct modules *mods, const struct map_entry *e)
 {
-	char path[PATH_MAX + 64];
-	int fd;
+	int fd = rootpath__open_mapped(mods->pid, e);
 
-	if (e->deleted) {
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 (int)mods->pid, e->start, e->end);
-		fd = proc__open_map_file(mods->pid, e->start, e->end);
-	} else {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)mods->pid, e->path);
-		fd = rootpath__open(mods->pid, e->path, O_RDONLY);
-	}
-	/* ENOENT/ESRCH: the target or the file went away; nothing to tell. */
-	if (fd < 0 && fd != -ENOENT && fd != -ESRCH)
-		fprintf(stderr, "memleakbpf: cannot open %s (%s): %s; its frames stay unnamed\n",
-			path, e->path, strerror(-fd));
+	/* The target or the file went away, or a device is mapped: nothing to tell. */
+	if (fd < 0 && fd != -ENOENT && fd != -ESRCH && fd != -ENODEV)
+		fprintf(stderr, "memleakbpf: cannot open %s of pid %d: %s; its frames stay unnamed\n",
+			e->path, (int)mods->pid, strerror(-fd));
 	return fd < 0 ? -1 : fd;
 }
 

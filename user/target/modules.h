@@ -3,7 +3,7 @@
  * The object files the target has mapped, remembered across its lifetime:
  * a report made after a library was unloaded, or after the target exited,
  * still finds every module. Each file is opened while the target is alive,
- * through /proc/PID/root (containers) or /proc/PID/map_files (deleted files).
+ * through its mapping (rootpath.h: containers, chroots, deleted files).
  */
 #ifndef MODULES_H
 #define MODULES_H

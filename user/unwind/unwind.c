@@ -9,14 +9,12 @@
  * and loading the rows is unwind_build.c's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "unwind_internal.h"
-#include "util/proc.h"
 #include "util/rootpath.h"
 #include "util/vec.h"
 
@@ -74,14 +72,6 @@ static size_t find_table(const struct unwind *u, const uint8_t *id, size_t len,
 	return NO_TABLE;
 }
 
-/* The mapped file as the target sees it: in its root, or through the mapping when deleted. */
-static int open_mapped(pid_t pid, const struct map_entry *e)
-{
-	if (!e->deleted)
-		return rootpath__open(pid, e->path, O_RDONLY | O_CLOEXEC);
-	return proc__open_map_file(pid, e->start, e->end);
-}
-
 /* A pending table for the file open at fd (taken): its index, or NO_TABLE. */
 static size_t new_table(struct unwind *u, int fd, const uint8_t *id, size_t len,
 			const struct map_entry *e)
@@ -109,7 +99,7 @@ static size_t table_of(struct unwind *u, pid_t pid, const struct map_entry *e)
 	size_t t;
 	int fd, len;
 
-	fd = open_mapped(pid, e);
+	fd = rootpath__open_mapped(pid, e);
 	if (fd < 0)
 		return NO_TABLE;	/* gone, or not ours to read: frame pointers */
 	len = elf__build_id_fd(fd, id, sizeof(id));

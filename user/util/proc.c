@@ -139,12 +139,12 @@ int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-int proc__open_map_file(pid_t pid, uint64_t start, uint64_t end)
+int proc__open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, start, end);
-	return proc__open(pid, name, O_RDONLY);
+	return proc__open(pid, name, flags);
 }
 
 int proc__stat(pid_t pid, struct proc_stat *st)

@@ -22,8 +22,8 @@ int proc__status(pid_t pid, const char *key, char *value, size_t len);
 ssize_t proc__readlink(pid_t pid, const char *name, char *buf, size_t len);
 /* len bytes of pid's memory at addr, through /proc/PID/mem. 0, -EIO if short, or -errno. */
 int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* The file mapped at [start, end) in pid, through /proc/PID/map_files (deleted ones too). */
-int proc__open_map_file(pid_t pid, uint64_t start, uint64_t end);
+/* The file mapped at [start, end) in pid, through /proc/PID/map_files (deleted ones too), with open's flags. */
+int proc__open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags);
 
 /*
  * Read fd to EOF into a NUL-terminated buffer the caller frees; hint is the

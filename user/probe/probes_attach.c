@@ -149,7 +149,7 @@ static void probe_point(const struct probes *p, const struct allocator *a,
 	if (pl.skip && returns && pl.sp_delta)
 		pl = (struct placement){ .insn = "the stack pointer moves before any emulated instruction, and a return probe needs the return address on top" };
 	if (p->verbose)
-		fprintf(stderr, "memleakbpf:   %s: %s at +%u (%s)\n", ap->symbol,
+		fprintf(stderr, "memleakbpf:   %s in %s: %s at +%u (%s)\n", ap->symbol, ap->path,
 			returns ? "entry and return probes" : "probe", pl.skip, pl.insn);
 	*offset += pl.skip;
 	*cookie |= (__u64)pl.sp_delta << 32;

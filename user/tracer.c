@@ -451,6 +451,18 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
  * Once the linker has mapped everything (or for a static binary at once),
  * probe the allocator before any of the program's code runs.
  */
+/*
+ * The target's Python began its shutdown: not traced from then on, its
+ * probes detached (tracer__on_python_exit), not to be placed again at a
+ * library it loads meanwhile. An exec starts a new image, traced afresh.
+ */
+static bool python_shut_down(const struct tracer *tr)
+{
+	const struct report_python *py = pytrace__report(tr->py);
+
+	return py && py->shutdown;
+}
+
 static int on_stop(struct tracer *tr, char *what, size_t len)
 {
 	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
@@ -481,7 +493,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
-	if (!err && lo->complete)
+	if (!err && lo->complete && !python_shut_down(tr))
 		err = attach_allocator(tr, maps, lo);
 	if (!err) {
 		unwind__update(tr->unw, tr->target->pid, maps);

@@ -524,19 +524,30 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	return 0;
 }
 
-/* Detach what is no longer wanted, compacting the array. */
+/* Detach what is no longer wanted, compacting the array; the links closed together. */
 static void detach_unwanted(struct probes *p)
 {
-	size_t kept = 0;
+	int fds[(LANES + 1) * p->nr_attached + 1];
+	size_t kept = 0, n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++) {
 		if (!p->attached[i].wanted) {
-			detach(&p->attached[i]);
+			n += take_links(&p->attached[i], fds + n);
+			free_recipes(&p->attached[i]);
 			continue;
 		}
 		p->attached[kept++] = p->attached[i];
 	}
 	p->nr_attached = kept;
+	probes__close_links(fds, n);
+}
+
+void probes__detach_allocator(struct probes *p)
+{
+	/* A handed-over shell's links stay, as in probes__attach_allocator. */
+	for (size_t i = 0; i < p->nr_attached; i++)
+		p->attached[i].wanted = p->attached[i].pid != p->tgid;
+	detach_unwanted(p);
 }
 
 int probes__attach_allocator(struct probes *p, const struct allocator *a)

@@ -402,14 +402,26 @@ def py_objects_exit_case(work):
 	return errs
 
 
-def py_objects_refused_case(work):
+SUGGEST_MALLOC = "--python-malloc malloc would make each a block of its own"
+
+
+def py_objects_refused_case(python, suggest):
 	"""--py-objects on Debian's python3.11 (LTO and PGO: pymalloc compiled into
-	its callers): one line says why, and the run goes on with the arenas."""
-	rc, rep = py_objects_run(work, PY)
+	its callers): one line says why, and the run goes on with the arenas. The
+	line suggests --python-malloc malloc where that works: not when the
+	interpreter ignores PYTHONMALLOC (-E)."""
+	return lambda work: py_objects_refused(work, python, suggest)
+
+
+def py_objects_refused(work, python, suggest):
+	rc, rep = py_objects_run(work, python)
 	errs = []
 	said = [l for l in work.read("tracer.stderr").splitlines() if l.startswith("memleakbpf: --py-objects: ")]
 	if len(said) != 1 or "not a plain call through its allocator table" not in said[0]:
 		errs.append("stderr says %r about --py-objects" % said)
+	elif (SUGGEST_MALLOC in said[0]) != suggest:
+		errs.append("the refusal %s %r: %r" % ("lacks" if suggest else "has", SUGGEST_MALLOC,
+							 said[0]))
 	if (rep.get("python") or {}).get("objects") is not False:
 		errs.append("python.objects is %r" % (rep.get("python") or {}).get("objects"))
 	common_checks(work, rc, 0, errs)
@@ -461,7 +473,8 @@ CASES = [
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
 	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
-	("py_objects_refused", TRACE, [PY], py_objects_refused_case),
+	("py_objects_refused", TRACE, [PY], py_objects_refused_case(PY, True)),
+	("py_objects_refused_env", TRACE, [PY], py_objects_refused_case(PY + " -E", False)),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
 	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
 	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],

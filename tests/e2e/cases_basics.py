@@ -174,6 +174,27 @@ def probes_every_alias(path):
 	return check
 
 
+# -v's line for each probe of each image: placed anew, or kept through an exec.
+PROBE_NAMED = re.compile(r"^memleakbpf:\s+(\S+) in (.+?): (?:probe at|entry and return probes at|"
+			 r"probes kept through the exec)")
+
+
+def check_named_per_image(images):
+	"""-v names the object of every probe once for each of the images run in
+	the target's process (probes kept through an exec too)."""
+	def check(work, truth):
+		named = {}
+		for line in work.read("tracer.stderr").splitlines():
+			m = PROBE_NAMED.match(line)
+			if m:
+				named[m.groups()] = named.get(m.groups(), 0) + 1
+		if not named:
+			return ["-v names no probe with its object"]
+		return ["-v names %s in %s %d times, for %d images" % (sym, path, n, images)
+			for (sym, path), n in sorted(named.items()) if n != images]
+	return check
+
+
 def free_pid():
 	pid_max = int(open("/proc/sys/kernel/pid_max").read())
 	for pid in range(pid_max - 1, 1, -1):
@@ -214,6 +235,11 @@ CASES = [
 	("aliases_jemalloc", TRACE, [JEMALLOC],
 	 command_case("env LD_PRELOAD={JE} {V}/v_aliases", "v_aliases", "v_aliases.c",
 		      extra_args=("-v",), check=probes_every_alias(JEMALLOC))),
+	# The shell execs the victim in its own process: the C library's probes
+	# stay through the exec, and -v names them again for the new image.
+	("verbose_exec", TRACE, [],
+	 command_case("exec {V}/v_basic >/dev/null", "v_basic", "v_basic.c", extra_args=("-v",),
+		      check=check_named_per_image(2))),
 	("basic", TRACE, [], command_case("{V}/v_basic", "v_basic", "v_basic.c")),
 	("threads", TRACE, [], command_case("{V}/v_threads", "v_threads", "v_threads.c")),
 	("cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc")),

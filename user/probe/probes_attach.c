@@ -59,6 +59,7 @@ struct attachment {
 	int entry_fds[LANES];
 	int exit_fd;
 	bool wanted;
+	uint64_t execs;		/* the target's exec count when -v last named its probes */
 	int file_fd;		/* O_PATH of the object: a child's links name it as /proc/self/fd/N */
 	struct recipe entry[LANES], exit;
 };
@@ -511,7 +512,8 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		return -ENOMEM;
 	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
-				   .signature = sig, .wanted = true, .file_fd = -1 };
+				   .signature = sig, .wanted = true, .file_fd = -1,
+				   .execs = probes__counter(p, CNT_EXECS) };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -522,6 +524,24 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	}
 	p->nr_attached++;
 	return 0;
+}
+
+/*
+ * -v: the probes of an object the target's new image maps as the old one
+ * did, kept through its exec, named as newly placed ones are (probe_point).
+ */
+static void say_kept(const struct probes *p, const struct allocator *a, size_t obj,
+		     struct attachment *at)
+{
+	uint64_t execs = probes__counter(p, CNT_EXECS);
+
+	if (!p->verbose || at->execs == execs)
+		return;
+	at->execs = execs;
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == obj)
+			fprintf(stderr, "memleakbpf:   %s in %s: probes kept through the exec (the same file, the same functions)\n",
+				a->probes[i].symbol, a->probes[i].path);
 }
 
 /* Detach what is no longer wanted, compacting the array; the links closed together. */
@@ -572,6 +592,7 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 		at = find_attachment(p, &st, sig);
 		if (at) {
 			at->wanted = true;
+			say_kept(p, a, obj, at);
 			continue;
 		}
 		err = attach_new(p, a, obj, &st, sig);

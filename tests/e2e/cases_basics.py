@@ -139,6 +139,10 @@ ALLOC_NAME = re.compile(r"^(malloc|calloc|realloc|reallocarray|free|cfree|posix_
 			r"memalign|posix_memalign|valloc|pvalloc|new\w*|delete\w*))$")
 
 
+TCMALLOC_FULL = "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"	# with the heap profiler
+TBBMALLOC = "/usr/lib/x86_64-linux-gnu/libtbbmalloc_proxy.so.2"	# its __libc_free is its own
+
+
 def alias_addresses(path):
 	"""{address: [names]} of the allocation functions path defines (nm -D)."""
 	out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True)
@@ -232,6 +236,12 @@ CASES = [
 	("aliases_tcmalloc", TRACE, [TCMALLOC],
 	 command_case("env LD_PRELOAD={TC} {V}/v_aliases", "v_aliases", "v_aliases.c",
 		      extra_args=("-v",), check=probes_every_alias(TCMALLOC))),
+	("aliases_tcmalloc_full", TRACE, [TCMALLOC_FULL],
+	 command_case("env LD_PRELOAD=%s {V}/v_aliases" % TCMALLOC_FULL, "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(TCMALLOC_FULL))),
+	("aliases_tbbmalloc", TRACE, [TBBMALLOC],
+	 command_case("env LD_PRELOAD=%s {V}/v_aliases" % TBBMALLOC, "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(TBBMALLOC))),
 	("aliases_jemalloc", TRACE, [JEMALLOC],
 	 command_case("env LD_PRELOAD={JE} {V}/v_aliases", "v_aliases", "v_aliases.c",
 		      extra_args=("-v",), check=probes_every_alias(JEMALLOC))),

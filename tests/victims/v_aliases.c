@@ -4,8 +4,9 @@
  * of its own in some allocator. Built with _FILE_OFFSET_BITS=64, as Debian
  * builds python3, so that mmap() is mmap64(): tcmalloc defines mmap64 apart
  * from mmap (glibc's are one function). glibc's __libc_malloc & co. are
- * malloc's own address in glibc and tcmalloc, and glibc's heap under
- * jemalloc, which does not define them. jemalloc's mallocx, rallocx,
+ * malloc's own address in glibc and tcmalloc, glibc's heap under jemalloc,
+ * which does not define them, and (__libc_free, __libc_realloc) functions
+ * of their own in tbbmalloc_proxy. jemalloc's mallocx, rallocx,
  * sdallocx and dallocx and tcmalloc's tc_malloc_skip_new_handler are called
  * when the allocator defines them (dlsym), as their malloc, realloc and
  * free. Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout; exit

@@ -128,13 +128,13 @@ def check_folded(work, truth):
 
 # The names of the allocation API, by the test's own reading of `nm -D`:
 # standard C and C++, glibc's __libc_*, gperftools' tc_*, jemalloc's *allocx
-# and tbbmalloc's proxy. Not jemalloc's xallocx (an in-place resize: not
-# traced), nor the queries (nallocx, sallocx, malloc_usable_size).
+# (xallocx too, a resize in place) and tbbmalloc's proxy. Not the queries
+# (nallocx, sallocx, malloc_usable_size).
 ALLOC_NAME = re.compile(r"^(malloc|calloc|realloc|reallocarray|free|cfree|posix_memalign|"
 			r"aligned_alloc|memalign|valloc|pvalloc|mmap|mmap64|munmap|mremap|"
 			r"_Zn[wa]m\w*|_Zd[la]Pv\w*|"
 			r"__libc_(malloc|calloc|realloc|free|cfree|memalign|valloc|pvalloc)|"
-			r"__posix_memalign|__TBB_malloc_proxy|mallocx|rallocx|dallocx|sdallocx|"
+			r"__posix_memalign|__TBB_malloc_proxy|mallocx|rallocx|xallocx|dallocx|sdallocx|"
 			r"tc_(malloc|malloc_skip_new_handler|free|free_sized|cfree|calloc|realloc|"
 			r"memalign|posix_memalign|valloc|pvalloc|new\w*|delete\w*))$")
 

@@ -9,14 +9,15 @@
  * of their own in tbbmalloc_proxy. jemalloc's mallocx, rallocx,
  * sdallocx and dallocx and tcmalloc's tc_malloc_skip_new_handler are called
  * when the allocator defines them (dlsym), as their malloc, realloc and
- * free. Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout; exit
+ * free, and jemalloc's xallocx, a resize in place counted at its real size. Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout; exit
  * status 0.
  *
  * Truth (x86-64, glibc 2.36): mappings 16,777,216 bytes in 4 (site_mmap64)
  * + 12,288 (site_mmap_lfs, a 16 KiB mmap whose front page was unmapped)
  * + 20,480 (site_mremap64); heap 3,000 bytes in 3 (site_libc_malloc 1,000,
- * site_libc_calloc 1,200, site_libc_realloc 800). Under jemalloc, also
- * site_mallocx 2,000 in 1 and site_rallocx 3,000 in 1; under tcmalloc,
+ * site_libc_calloc 1,200, site_libc_realloc 800). Under jemalloc 5.3, also
+ * site_mallocx 2,300 in 2 (2,000 and the 300 xallocx could not grow),
+ * site_rallocx 3,000 in 1 and site_xallocx 7,168 in 1; under tcmalloc,
  * site_skip_new_handler 500 in 1.
  *
  * valgrind 3.19 (--leak-check=full --show-leak-kinds=all), glibc, once:
@@ -110,6 +111,21 @@ SITE void site_rallocx(void *(*fn)(void *, size_t, int), void *old, size_t n)
 	void *p = fn(old, n, 0); ESCAPE(p); if (p) TR_MOVE(old, p, n, "realloc");
 }
 
+typedef size_t (*xallocx_fn)(void *, size_t, size_t, int);
+
+/* Resized in place: the block is here now, of the size xallocx says. */
+SITE void site_xallocx(xallocx_fn fn, void *p, size_t n)
+{
+	size_t got = fn(p, n, 0, 0); if (got >= n) TR_MOVE(p, p, got, "xallocx");
+}
+
+/* Cannot grow in place that far: the block stays where it was. */
+SITE void site_xallocx_fail(xallocx_fn fn, void *p)
+{
+	size_t n = 64 * MiB;
+	size_t got = fn(p, n, 0, 0); if (got >= n) TR_MOVE(p, p, got, "xallocx");
+}
+
 /* ---- given back: no stack of theirs may show ---- */
 
 SITE void site_freed_aliases(void)
@@ -145,13 +161,17 @@ VIA void via_allocator_names(void)
 	void (*dallocx)(void *, int) = (void (*)(void *, int))dlsym(RTLD_DEFAULT, "dallocx");
 	void (*sdallocx)(void *, size_t, int) =
 		(void (*)(void *, size_t, int))dlsym(RTLD_DEFAULT, "sdallocx");
+	xallocx_fn xallocx = (xallocx_fn)dlsym(RTLD_DEFAULT, "xallocx");
 
 	TR_ENTER();
 	if (skip)
 		site_skip_new_handler(skip, 500);
-	if (mallocx && rallocx && dallocx && sdallocx) {
+	if (mallocx && rallocx && dallocx && sdallocx && xallocx) {
 		site_mallocx(mallocx, 2000);
 		site_rallocx(rallocx, site_mallocx(mallocx, 100), 3000);
+		/* 7,000 bytes are in jemalloc's class of 7,168: 7,100 fit in place. */
+		site_xallocx(xallocx, site_mallocx(mallocx, 7000), 7100);
+		site_xallocx_fail(xallocx, site_mallocx(mallocx, 300));
 		site_freed_jemalloc(mallocx, dallocx, sdallocx);
 	}
 	TR_LEAVE();

@@ -116,12 +116,14 @@ static const struct {
 	/*
 	 * jemalloc's non-standard API, its arguments where malloc's, realloc's
 	 * and free's are: mallocx(size, flags), rallocx(ptr, size, flags),
-	 * dallocx(ptr, flags), sdallocx(ptr, size, flags).
+	 * dallocx(ptr, flags), sdallocx(ptr, size, flags); and xallocx(ptr,
+	 * size, extra, flags), a resize in place, an API of its own.
 	 */
 	{ "mallocx", API_MALLOC },
 	{ "rallocx", API_REALLOC },
 	{ "dallocx", API_FREE },
 	{ "sdallocx", API_FREE },
+	{ "xallocx", API_XALLOCX },
 };
 
 #define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))

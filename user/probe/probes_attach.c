@@ -118,6 +118,7 @@ static uint32_t args_read(__u32 api)
 	case API_REALLOCARRAY:
 	case API_POSIX_MEMALIGN:
 	case API_MREMAP:
+	case API_XALLOCX:
 		return di | si | PLACEMENT_REG(PLACEMENT_RDX);
 	default:
 		return di;
@@ -173,7 +174,8 @@ static int attach_rank(__u32 api)
 {
 	if (api >= API__ALLOCATING)
 		return 0;
-	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP ||
+	    api == API_XALLOCX)
 		return 1;
 	return 2;
 }

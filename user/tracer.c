@@ -451,21 +451,10 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
  * Once the linker has mapped everything (or for a static binary at once),
  * probe the allocator before any of the program's code runs.
  */
-/*
- * The target's Python began its shutdown: not traced from then on, its
- * probes detached (tracer__on_python_exit), not to be placed again at a
- * library it loads meanwhile. An exec starts a new image, traced afresh.
- */
-static bool python_shut_down(const struct tracer *tr)
-{
-	const struct report_python *py = pytrace__report(tr->py);
-
-	return py && py->shutdown;
-}
-
 static int on_stop(struct tracer *tr, char *what, size_t len)
 {
 	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
+	const struct report_python *py;
 	struct lookup_order *lo = NULL;
 	struct maps *maps = NULL;
 	int err;
@@ -493,7 +482,9 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
-	if (!err && lo->complete && !python_shut_down(tr))
+	/* Not again once Python's shutdown began: tracer__on_python_exit detached them. */
+	py = pytrace__report(tr->py);	/* the new image's, after an exec */
+	if (!err && lo->complete && !(py && py->shutdown))
 		err = attach_allocator(tr, maps, lo);
 	if (!err) {
 		unwind__update(tr->unw, tr->target->pid, maps);

@@ -118,8 +118,8 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 struct call_state {
 	__u64 sp;		/* stack pointer at the call's entry; 0 when idle */
 	__u64 size;		/* bytes requested */
-	__u64 ptr;		/* realloc/mremap: old block; posix_memalign: out-pointer */
-	struct alloc_info old;	/* realloc/mremap: old block's record, taken at entry */
+	__u64 ptr;		/* realloc, mremap, xallocx: old block; posix_memalign: out-pointer */
+	struct alloc_info old;	/* ... the old block's record, taken at entry */
 	__u32 api;
 	__u32 flags;
 	__u32 tail_calls;	/* API functions it jumped to: their returns come first */
@@ -358,8 +358,9 @@ static __always_inline void release_unknown(struct task_struct *task, __u64 addr
 }
 
 /*
- * realloc and mremap: take the old block's record at entry, so that another
- * thread reusing the address before we return cannot be mistaken for it.
+ * realloc, mremap and xallocx: take the old block's record at entry, so
+ * that another thread reusing the address before we return cannot be
+ * mistaken for it.
  */
 static __always_inline void resize_begin(struct call_state *st, __u64 old_addr)
 {
@@ -414,6 +415,16 @@ static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u
 	case API_MREMAP:
 		*old = ret == MAP_FAILED ? OLD_KEPT : OLD_GONE;
 		return ret != MAP_FAILED;
+	case API_XALLOCX:
+		/*
+		 * The block's real size now: the caller may use all of it. Less
+		 * than asked: not resized, the block as it was.
+		 */
+		*addr = st->ptr;
+		*old = ret >= st->size ? OLD_GONE : OLD_KEPT;
+		if (ret >= st->size)
+			st->size = ret;
+		return *old == OLD_GONE;
 	case API_REALLOC:
 	case API_REALLOCARRAY:
 		/* realloc released a block we never saw: an untracked free, as with free(). */
@@ -568,6 +579,10 @@ static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, _
 		*size = a3;	/* (old, old_size, new_size, ...) */
 		*ptr = a1;
 		break;
+	case API_XALLOCX:
+		*size = a2;	/* (ptr, size, extra, flags): at least size */
+		*ptr = a1;
+		break;
 	default:	/* malloc, valloc, new, new[]: size first */
 		*size = a1;
 	}
@@ -582,7 +597,8 @@ static __always_inline void call_begun(struct pt_regs *ctx, struct call_state *s
 {
 	if ((api == API_MMAP || api == API_MREMAP) && called_from_allocator(PT_REGS_SP(ctx)))
 		st->flags |= CALL_INTERNAL;
-	else if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+	else if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP ||
+		 api == API_XALLOCX)
 		resize_begin(st, ptr);
 }
 

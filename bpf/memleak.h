@@ -28,6 +28,7 @@ enum memleak_api {
 	API_PVALLOC,
 	API_MMAP,
 	API_MREMAP,
+	API_XALLOCX,		/* jemalloc's resize in place: returns the block's new size */
 	API_NEW,
 	API_NEW_ARRAY,
 	API_FREE,

@@ -456,6 +456,7 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
 static int on_stop(struct tracer *tr, char *what, size_t len)
 {
 	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
+	const struct report_python *py;
 	struct lookup_order *lo = NULL;
 	struct maps *maps = NULL;
 	int err;
@@ -486,7 +487,9 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
-	if (!err && lo->complete)
+	/* Not again once Python's shutdown began: tracer__on_python_exit detached them. */
+	py = pytrace__report(tr->py);	/* the new image's, after an exec */
+	if (!err && lo->complete && !(py && py->shutdown))
 		err = attach_allocator(tr, maps, lo);
 	if (!err) {
 		unwind__update(tr->unw, tr->target->pid, maps);

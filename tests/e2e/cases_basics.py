@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 
+import cases_placement
 import lib
 from lib import (CaseFailed, ERROR, JEMALLOC, LineReader, Skip, TCMALLOC, TRACE, TRACER,
 	TRACING_LINE, check_report, command_case, common_checks, error_case, find_line, finish_victim,
@@ -125,6 +126,79 @@ def check_folded(work, truth):
 	return errs
 
 
+# The names of the allocation API, by the test's own reading of `nm -D`:
+# standard C and C++, glibc's __libc_*, gperftools' tc_*, jemalloc's *allocx
+# (xallocx too, a resize in place) and tbbmalloc's proxy. Not the queries
+# (nallocx, sallocx, malloc_usable_size).
+ALLOC_NAME = re.compile(r"^(malloc|calloc|realloc|reallocarray|free|cfree|posix_memalign|"
+			r"aligned_alloc|memalign|valloc|pvalloc|mmap|mmap64|munmap|mremap|"
+			r"_Zn[wa]m\w*|_Zd[la]Pv\w*|"
+			r"__libc_(malloc|calloc|realloc|free|cfree|memalign|valloc|pvalloc)|"
+			r"__posix_memalign|__TBB_malloc_proxy|mallocx|rallocx|xallocx|dallocx|sdallocx|"
+			r"tc_(malloc|malloc_skip_new_handler|free|free_sized|cfree|calloc|realloc|"
+			r"memalign|posix_memalign|valloc|pvalloc|new\w*|delete\w*))$")
+
+
+TCMALLOC_FULL = "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"	# with the heap profiler
+TBBMALLOC = "/usr/lib/x86_64-linux-gnu/libtbbmalloc_proxy.so.2"	# its __libc_free is its own
+
+
+def alias_addresses(path):
+	"""{address: [names]} of the allocation functions path defines (nm -D)."""
+	out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True)
+	by_addr = {}
+	for line in out.stdout.splitlines():
+		f = line.split()
+		if len(f) == 3 and f[1] in "TWi" and ALLOC_NAME.match(f[2].split("@")[0]):
+			by_addr.setdefault(int(f[0], 16), []).append(f[2].split("@")[0])
+	return by_addr
+
+
+def probes_every_alias(path):
+	"""-v names every entry point of the allocator at path, each once per image probed."""
+	def check(work, truth):
+		errs = uses_allocator(path)(work, truth)
+		by_addr = alias_addresses(path)
+		addr_of = {n: a for a, names in by_addr.items() for n in names}
+		probed = {}
+		for line in work.read("tracer.stderr").splitlines():
+			m = cases_placement.PROBE_AT.match(line)
+			if m and os.path.realpath(m.group(2)) == os.path.realpath(path):
+				a = addr_of.get(m.group(1))
+				if a is None:
+					errs.append("-v: %s probed in %s, not an allocation function there"
+						    % (m.group(1), path))
+				probed[a] = probed.get(a, 0) + 1
+		images = max(probed.values(), default=0)
+		for a, names in sorted(by_addr.items()):
+			if probed.get(a, 0) != images or not images:
+				errs.append("-v: %s (%s) probed %d times in %s, %d images probed"
+					    % (names[0], "/".join(names), probed.get(a, 0), path, images))
+		return errs
+	return check
+
+
+# -v's line for each probe of each image: placed anew, or kept through an exec.
+PROBE_NAMED = re.compile(r"^memleakbpf:\s+(\S+) in (.+?): (?:probe at|entry and return probes at|"
+			 r"probes kept through the exec)")
+
+
+def check_named_per_image(images):
+	"""-v names the object of every probe once for each of the images run in
+	the target's process (probes kept through an exec too)."""
+	def check(work, truth):
+		named = {}
+		for line in work.read("tracer.stderr").splitlines():
+			m = PROBE_NAMED.match(line)
+			if m:
+				named[m.groups()] = named.get(m.groups(), 0) + 1
+		if not named:
+			return ["-v names no probe with its object"]
+		return ["-v names %s in %s %d times, for %d images" % (sym, path, n, images)
+			for (sym, path), n in sorted(named.items()) if n != images]
+	return check
+
+
 def free_pid():
 	pid_max = int(open("/proc/sys/kernel/pid_max").read())
 	for pid in range(pid_max - 1, 1, -1):
@@ -155,6 +229,27 @@ CASES = [
 	("apis_jemalloc", TRACE, [JEMALLOC],
 	 command_case("env VICTIM_NO_PVALLOC=1 LD_PRELOAD={JE} {V}/v_apis", "v_apis", "v_apis.c",
 		      check=uses_allocator(JEMALLOC))),
+	# Other names of the API: mmap64 (tcmalloc's own), glibc's __libc_*
+	# (glibc's heap under jemalloc), tc_* and jemalloc's *allocx; with -v,
+	# every entry point of the allocator probed once, named with its object.
+	("aliases", TRACE, [], command_case("{V}/v_aliases", "v_aliases", "v_aliases.c")),
+	("aliases_tcmalloc", TRACE, [TCMALLOC],
+	 command_case("env LD_PRELOAD={TC} {V}/v_aliases", "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(TCMALLOC))),
+	("aliases_tcmalloc_full", TRACE, [TCMALLOC_FULL],
+	 command_case("env LD_PRELOAD=%s {V}/v_aliases" % TCMALLOC_FULL, "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(TCMALLOC_FULL))),
+	("aliases_tbbmalloc", TRACE, [TBBMALLOC],
+	 command_case("env LD_PRELOAD=%s {V}/v_aliases" % TBBMALLOC, "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(TBBMALLOC))),
+	("aliases_jemalloc", TRACE, [JEMALLOC],
+	 command_case("env LD_PRELOAD={JE} {V}/v_aliases", "v_aliases", "v_aliases.c",
+		      extra_args=("-v",), check=probes_every_alias(JEMALLOC))),
+	# The shell execs the victim in its own process: the C library's probes
+	# stay through the exec, and -v names them again for the new image.
+	("verbose_exec", TRACE, [],
+	 command_case("exec {V}/v_basic >/dev/null", "v_basic", "v_basic.c", extra_args=("-v",),
+		      check=check_named_per_image(2))),
 	("basic", TRACE, [], command_case("{V}/v_basic", "v_basic", "v_basic.c")),
 	("threads", TRACE, [], command_case("{V}/v_threads", "v_threads", "v_threads.c")),
 	("cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc")),

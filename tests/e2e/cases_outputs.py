@@ -14,8 +14,11 @@ v_sites (tests/victims/v_sites.c) leaks through 16 stacks of one line beside
 a cache bigger than each: the report must lead with the one site they make,
 its figures exact; its 1,024 tiny stacks of one site must be left out of
 the files but 5, and said so, and --all-stacks must write them all.
+redis-server's title, padded over its arguments' room, is named without
+the padding in the header, the JSON and the pprof.
 """
 
+import gzip
 import os
 import re
 import shutil
@@ -518,7 +521,49 @@ def case_man_page(work):
 	return errs
 
 
+REDIS = shutil.which("redis-server") or "redis-server (not on PATH)"
+
+
+def redis_title(pid):
+	"""redis-server's process title once it has set it over its arguments, else None."""
+	try:
+		with open("/proc/%d/cmdline" % pid, "rb") as f:
+			raw = f.read()
+	except OSError:
+		return None
+	if b"--port" in raw:
+		return None	# its arguments still
+	return raw.replace(b"\0", b" ").decode().rstrip()
+
+
+def case_padded_title(work):
+	"""redis-server pads its title with the rest of its arguments' room: the
+	header, the JSON and the pprof name it without the padding."""
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	r = work.start([REDIS, "--port", "0", "--unixsocket", work.path("redis.sock"), "--save", ""],
+		       stdin=subprocess.DEVNULL, tag="redis")
+	title = wait_for(lambda: redis_title(r.pid), min(deadline, time.monotonic() + lib.STEP_TIMEOUT),
+			 "redis-server's process title", alive=r)
+	js, pb = work.path("report.json"), work.path("report.pb.gz")
+	t = work.start([TRACER, "--json", js, "--pprof", pb, "-p", str(r.pid), "0.5", "1"],
+		       env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, deadline, "memleakbpf -p redis-server 0.5 1")
+	errs = [] if rc == 0 else ["exit status %s, expected 0" % rc]
+	header = [l for l in work.read("tracer.stdout").splitlines() if "Final report: pid" in l]
+	if not header or "(%s)," % title not in header[0]:
+		errs.append("header %r does not name (%s)" % (header[:1], title))
+	command = (load_report(js).get("target") or {}).get("command")
+	if command != title:
+		errs.append("JSON target.command %r, expected %r" % (command, title))
+	with gzip.open(pb) as f:
+		raw = f.read()
+	if title.encode() not in raw or (title + " ").encode() in raw:
+		errs.append("the pprof does not name %r without padding" % title)
+	return errs
+
+
 CASES = [
+	("padded_title", TRACE, [REDIS], case_padded_title),
 	("pprof_c", TRACE, [PPROF],
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c", ["--pprof", "{W}/final.heap", "--pprof-format", "gperftools"],
 		     check_pprof_file("final.heap"))),

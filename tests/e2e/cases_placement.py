@@ -22,7 +22,8 @@ from lib import (JEMALLOC, TCMALLOC, TRACE, TRACER, VICTIMS, Work, check_report,
 	load_report, read_truth, tracer_env, uses_allocator, victim, wait_exit)
 
 
-PROBE_AT = re.compile(r"^memleakbpf:\s+(\S+): (?:probe|entry and return probes) at \+(\d+) \((.*)\)$")
+# "memleakbpf:   SYMBOL in OBJECT: probe at +N (WHY)", one line per probe and process image.
+PROBE_AT = re.compile(r"^memleakbpf:\s+(\S+) in (.+?): (?:probe|entry and return probes) at \+(\d+) \((.*)\)$")
 
 
 def placement_run(work, subs, name, command, at_entry):
@@ -69,7 +70,7 @@ def placements(work):
 	for line in work.read("tracer.stderr").splitlines():
 		m = PROBE_AT.match(line)
 		if m:
-			out[m.group(1)] = (int(m.group(2)), m.group(3))
+			out[m.group(1)] = (int(m.group(3)), m.group(4))
 	return out
 
 

@@ -11,13 +11,14 @@ when present, run one victim each; one older than 3.11 is refused politely.
 """
 
 import os
+import re
 import subprocess
 import time
 
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, check_sites,
 	common_checks, dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing,
-	tracer_env, wait_exit)
+	tracer_env, wait_exit, wait_for)
 
 
 PY = "/usr/bin/python3"
@@ -335,19 +336,23 @@ def objects_truth(work):
 	return {k: (int(v) if v.isdigit() else v) for k, v in kv.items()}
 
 
-def py_objects_run(work, python):
+def py_objects_run(work, python, args="", on_start=None):
+	"""The tracer on small_leak.py; on_start(tracer) while it runs, if given."""
 	js = work.path("report.json")
-	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks", "-c", "%s %s" % (
-		python, os.path.join(PYVICTIMS, "small_leak.py"))], env=py_env(work),
+	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks", "-c", "%s %s %s" % (
+		python, os.path.join(PYVICTIMS, "small_leak.py"), args)], env=py_env(work),
 		stdin=subprocess.DEVNULL, tag="tracer")
+	if on_start:
+		on_start(p)
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --py-objects")
 	return rc, load_report(js)
 
 
-def at_line(rep, t, line):
-	"""Outstanding (bytes, blocks) of the stacks whose innermost Python frame is that line."""
-	got = [s for s in rep.get("stacks") or [] if (lambda f: f and (f.get("file"), f.get("line"),
-		f.get("function")) == (t["file"], line, t["function"]))(py_site(s)[1])]
+def at_line(rep, t, line, keep=lambda s: True):
+	"""Outstanding (bytes, blocks) of the stacks whose innermost Python frame is that line
+	(those keep(stack) picks)."""
+	got = [s for s in rep.get("stacks") or [] if keep(s) and (lambda f: f and (f.get("file"),
+		f.get("line"), f.get("function")) == (t["file"], line, t["function"]))(py_site(s)[1])]
 	return sum(s["bytes"] for s in got), sum(s["allocs"] for s in got)
 
 
@@ -376,14 +381,70 @@ def py_objects_case(work):
 	return errs
 
 
-def py_objects_refused_case(work):
+EXIT_ROUNDS = 300000	# objects small_leak.py keeps, for its shutdown to free
+EXIT_MAX_S = 3.0	# untraced, its shutdown takes 0.1 s; with the probes kept through it, 10 s here
+
+
+def exit_time(work, tracer):
+	"""time.time() when the command the tracer names in its tracing line has
+	exited (gone, or a zombie its tracer has not reaped yet)."""
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	pid = wait_for(lambda: re.search(r"tracing pid (\d+)", work.read("tracer.stderr")), deadline,
+		       "the tracing line", alive=tracer).group(1)
+
+	def gone():
+		try:
+			with open("/proc/%s/stat" % pid) as f:
+				return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+		except OSError:
+			return True
+	wait_for(gone, deadline, "pid %s's exit" % pid)
+	return time.time()
+
+
+def py_objects_exit_case(work):
+	"""--py-objects: the probes go at Python's shutdown (Py_FinalizeEx), where
+	BPF stops counting: the 300,000 objects it frees do not each trap, and the
+	final report still holds them all, at their line."""
+	exited = []
+	rc, rep = py_objects_run(work, pyenv_python("3.11"), str(EXIT_ROUNDS),
+				 lambda p: exited.append(exit_time(work, p)))
+	exit_s = exited[0] - os.path.getmtime(work.path("truth.txt"))
+	t, errs = objects_truth(work), []
+	if exit_s > EXIT_MAX_S:
+		errs.append("%.1f s from the victim's truth to its exit, over %.1f" % (
+			exit_s, EXIT_MAX_S))
+	# The objects kept, by their size: the line's argument tuple for Item()
+	# stays in CPython's free list, never freed, a block of 56 bytes there too.
+	size = t["bytes"] // t["allocs"]
+	got = at_line(rep, t, t["leak_line"], lambda s: s["bytes"] == s["allocs"] * size)
+	if got != (t["bytes"], t["allocs"]):
+		errs.append("line %d holds %d bytes in %d blocks of %d, truth %d in %d" % (
+			t["leak_line"], got[0], got[1], size, t["bytes"], t["allocs"]))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+SUGGEST_MALLOC = "--python-malloc malloc would make each a block of its own"
+
+
+def py_objects_refused_case(python, suggest):
 	"""--py-objects on Debian's python3.11 (LTO and PGO: pymalloc compiled into
-	its callers): one line says why, and the run goes on with the arenas."""
-	rc, rep = py_objects_run(work, PY)
+	its callers): one line says why, and the run goes on with the arenas. The
+	line suggests --python-malloc malloc where that works: not when the
+	interpreter ignores PYTHONMALLOC (-E)."""
+	return lambda work: py_objects_refused(work, python, suggest)
+
+
+def py_objects_refused(work, python, suggest):
+	rc, rep = py_objects_run(work, python)
 	errs = []
 	said = [l for l in work.read("tracer.stderr").splitlines() if l.startswith("memleakbpf: --py-objects: ")]
 	if len(said) != 1 or "not a plain call through its allocator table" not in said[0]:
 		errs.append("stderr says %r about --py-objects" % said)
+	elif (SUGGEST_MALLOC in said[0]) != suggest:
+		errs.append("the refusal %s %r: %r" % ("lacks" if suggest else "has", SUGGEST_MALLOC,
+							 said[0]))
 	if (rep.get("python") or {}).get("objects") is not False:
 		errs.append("python.objects is %r" % (rep.get("python") or {}).get("objects"))
 	common_checks(work, rc, 0, errs)
@@ -434,7 +495,9 @@ CASES = [
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
-	("py_objects_refused", TRACE, [PY], py_objects_refused_case),
+	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
+	("py_objects_refused", TRACE, [PY], py_objects_refused_case(PY, True)),
+	("py_objects_refused_env", TRACE, [PY], py_objects_refused_case(PY + " -E", False)),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],
 	 py_command_case("grow_list.py", python=pyenv_python("3.11"))),
 	("py_pyenv_3_12", TRACE, [pyenv_python("3.12")],

@@ -83,7 +83,7 @@ TEST(report_api_names)
 	static const char *const want[API__COUNT] = {
 		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
 		"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "mremap",
-		"new", "new[]", "free", "munmap", "delete", "delete[]",
+		"xallocx", "new", "new[]", "free", "munmap", "delete", "delete[]",
 	};
 
 	for (uint32_t i = 0; i < API__COUNT; i++)

@@ -58,6 +58,72 @@ static const struct {
 	{ "_ZdaPvSt11align_val_t", API_DELETE_ARRAY },
 	{ "_ZdaPvmSt11align_val_t", API_DELETE_ARRAY },
 	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", API_DELETE_ARRAY },
+	/*
+	 * Other names of the same calls, after the standard ones so that a
+	 * function known by several is named by its standard name. Most share
+	 * an address with one above, and are then probed once; those that do
+	 * not are entry points of their own, which a program reaches without
+	 * going through the one above: tcmalloc's mmap64 (glibc's is mmap),
+	 * glibc's __libc_* under an allocator that does not define them,
+	 * tbbmalloc's __libc_free and __libc_realloc. Not glibc's
+	 * GLIBC_PRIVATE __mmap and __munmap: only glibc calls them, and its
+	 * own mappings are the allocator's business.
+	 */
+	{ "mmap64", API_MMAP },
+	{ "__libc_malloc", API_MALLOC },
+	{ "__libc_free", API_FREE },
+	{ "__libc_cfree", API_FREE },
+	{ "cfree", API_FREE },
+	{ "__libc_calloc", API_CALLOC },
+	{ "__libc_realloc", API_REALLOC },
+	{ "__posix_memalign", API_POSIX_MEMALIGN },
+	{ "__libc_memalign", API_MEMALIGN },
+	{ "__libc_valloc", API_VALLOC },
+	{ "__libc_pvalloc", API_PVALLOC },
+	{ "__TBB_malloc_proxy", API_MALLOC },
+	/* gperftools' own names, which programs linked with it may call. */
+	{ "tc_malloc", API_MALLOC },
+	{ "tc_malloc_skip_new_handler", API_MALLOC },
+	{ "tc_free", API_FREE },
+	{ "tc_cfree", API_FREE },
+	{ "tc_free_sized", API_FREE },
+	{ "tc_calloc", API_CALLOC },
+	{ "tc_realloc", API_REALLOC },
+	{ "tc_posix_memalign", API_POSIX_MEMALIGN },
+	{ "tc_memalign", API_MEMALIGN },
+	{ "tc_valloc", API_VALLOC },
+	{ "tc_pvalloc", API_PVALLOC },
+	{ "tc_new", API_NEW },
+	{ "tc_new_nothrow", API_NEW },
+	{ "tc_new_aligned", API_NEW },
+	{ "tc_new_aligned_nothrow", API_NEW },
+	{ "tc_newarray", API_NEW_ARRAY },
+	{ "tc_newarray_nothrow", API_NEW_ARRAY },
+	{ "tc_newarray_aligned", API_NEW_ARRAY },
+	{ "tc_newarray_aligned_nothrow", API_NEW_ARRAY },
+	{ "tc_delete", API_DELETE },
+	{ "tc_delete_sized", API_DELETE },
+	{ "tc_delete_nothrow", API_DELETE },
+	{ "tc_delete_aligned", API_DELETE },
+	{ "tc_delete_sized_aligned", API_DELETE },
+	{ "tc_delete_aligned_nothrow", API_DELETE },
+	{ "tc_deletearray", API_DELETE_ARRAY },
+	{ "tc_deletearray_sized", API_DELETE_ARRAY },
+	{ "tc_deletearray_nothrow", API_DELETE_ARRAY },
+	{ "tc_deletearray_aligned", API_DELETE_ARRAY },
+	{ "tc_deletearray_sized_aligned", API_DELETE_ARRAY },
+	{ "tc_deletearray_aligned_nothrow", API_DELETE_ARRAY },
+	/*
+	 * jemalloc's non-standard API, its arguments where malloc's, realloc's
+	 * and free's are: mallocx(size, flags), rallocx(ptr, size, flags),
+	 * dallocx(ptr, flags), sdallocx(ptr, size, flags); and xallocx(ptr,
+	 * size, extra, flags), a resize in place, an API of its own.
+	 */
+	{ "mallocx", API_MALLOC },
+	{ "rallocx", API_REALLOC },
+	{ "dallocx", API_FREE },
+	{ "sdallocx", API_FREE },
+	{ "xallocx", API_XALLOCX },
 };
 
 #define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))

@@ -16,6 +16,7 @@ static const char *const api_names[API__COUNT] = {
 	[API_PVALLOC] = "pvalloc",
 	[API_MMAP] = "mmap",
 	[API_MREMAP] = "mremap",
+	[API_XALLOCX] = "xallocx",
 	[API_NEW] = "new",
 	[API_NEW_ARRAY] = "new[]",
 	[API_FREE] = "free",

@@ -48,6 +48,11 @@ int probes__load(const struct probes_config *cfg, struct probes **out);
  * is printed).
  */
 int probes__attach_allocator(struct probes *p, const struct allocator *a);
+/*
+ * Detach the target's allocator probes, all at once: BPF no longer traces
+ * it (Python's shutdown), and every probe hit would still trap.
+ */
+void probes__detach_allocator(struct probes *p);
 /* Probe the dynamic linker's _dl_debug_state in the file at path (once). */
 int probes__attach_dl(struct probes *p, const char *path);
 void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr);

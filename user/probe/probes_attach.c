@@ -59,6 +59,7 @@ struct attachment {
 	int entry_fds[LANES];
 	int exit_fd;
 	bool wanted;
+	uint64_t execs;		/* the target's exec count when -v last named its probes */
 	int file_fd;		/* O_PATH of the object: a child's links name it as /proc/self/fd/N */
 	struct recipe entry[LANES], exit;
 };
@@ -117,6 +118,7 @@ static uint32_t args_read(__u32 api)
 	case API_REALLOCARRAY:
 	case API_POSIX_MEMALIGN:
 	case API_MREMAP:
+	case API_XALLOCX:
 		return di | si | PLACEMENT_REG(PLACEMENT_RDX);
 	default:
 		return di;
@@ -149,7 +151,7 @@ static void probe_point(const struct probes *p, const struct allocator *a,
 	if (pl.skip && returns && pl.sp_delta)
 		pl = (struct placement){ .insn = "the stack pointer moves before any emulated instruction, and a return probe needs the return address on top" };
 	if (p->verbose)
-		fprintf(stderr, "memleakbpf:   %s: %s at +%u (%s)\n", ap->symbol,
+		fprintf(stderr, "memleakbpf:   %s in %s: %s at +%u (%s)\n", ap->symbol, ap->path,
 			returns ? "entry and return probes" : "probe", pl.skip, pl.insn);
 	*offset += pl.skip;
 	*cookie |= (__u64)pl.sp_delta << 32;
@@ -172,7 +174,8 @@ static int attach_rank(__u32 api)
 {
 	if (api >= API__ALLOCATING)
 		return 0;
-	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP)
+	if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP ||
+	    api == API_XALLOCX)
 		return 1;
 	return 2;
 }
@@ -511,7 +514,8 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		return -ENOMEM;
 	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
-				   .signature = sig, .wanted = true, .file_fd = -1 };
+				   .signature = sig, .wanted = true, .file_fd = -1,
+				   .execs = probes__counter(p, CNT_EXECS) };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -524,19 +528,48 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	return 0;
 }
 
-/* Detach what is no longer wanted, compacting the array. */
+/*
+ * -v: the probes of an object the target's new image maps as the old one
+ * did, kept through its exec, named as newly placed ones are (probe_point).
+ */
+static void say_kept(const struct probes *p, const struct allocator *a, size_t obj,
+		     struct attachment *at)
+{
+	uint64_t execs = probes__counter(p, CNT_EXECS);
+
+	if (!p->verbose || at->execs == execs)
+		return;
+	at->execs = execs;
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->probes[i].object == obj)
+			fprintf(stderr, "memleakbpf:   %s in %s: probes kept through the exec (the same file, the same functions)\n",
+				a->probes[i].symbol, a->probes[i].path);
+}
+
+/* Detach what is no longer wanted, compacting the array; the links closed together. */
 static void detach_unwanted(struct probes *p)
 {
-	size_t kept = 0;
+	int fds[(LANES + 1) * p->nr_attached + 1];
+	size_t kept = 0, n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++) {
 		if (!p->attached[i].wanted) {
-			detach(&p->attached[i]);
+			n += take_links(&p->attached[i], fds + n);
+			free_recipes(&p->attached[i]);
 			continue;
 		}
 		p->attached[kept++] = p->attached[i];
 	}
 	p->nr_attached = kept;
+	probes__close_links(fds, n);
+}
+
+void probes__detach_allocator(struct probes *p)
+{
+	/* A handed-over shell's links stay, as in probes__attach_allocator. */
+	for (size_t i = 0; i < p->nr_attached; i++)
+		p->attached[i].wanted = p->attached[i].pid != p->tgid;
+	detach_unwanted(p);
 }
 
 int probes__attach_allocator(struct probes *p, const struct allocator *a)
@@ -561,6 +594,7 @@ int probes__attach_allocator(struct probes *p, const struct allocator *a)
 		at = find_attachment(p, &st, sig);
 		if (at) {
 			at->wanted = true;
+			say_kept(p, a, obj, at);
 			continue;
 		}
 		err = attach_new(p, a, obj, &st, sig);

@@ -246,8 +246,10 @@ static void malloc_mode(pid_t pid, struct python *py)
 {
 	static char buf[65536];
 	const char *v = NULL;
-	ssize_t n = proc__read_buf(pid, "environ", buf, sizeof(buf));
+	ssize_t n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
 
+	py->env_ignored = n > 0 && ignores_environment(buf, (size_t)n);
+	n = proc__read_buf(pid, "environ", buf, sizeof(buf));
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
 		if (!strncmp(buf + i, "PYTHONMALLOC=", 13))
 			v = buf + i + 13;
@@ -259,8 +261,7 @@ static void malloc_mode(pid_t pid, struct python *py)
 	snprintf(py->malloc_why, sizeof(py->malloc_why), "PYTHONMALLOC=%.40s", v);
 	if (strcmp(v, "malloc") && strcmp(v, "malloc_debug"))
 		return;
-	n = proc__read_buf(pid, "cmdline", buf, sizeof(buf));
-	if (n > 0 && ignores_environment(buf, (size_t)n)) {
+	if (py->env_ignored) {
 		snprintf(py->malloc_why, sizeof(py->malloc_why), "PYTHONMALLOC ignored (-E or -I)");
 		return;
 	}

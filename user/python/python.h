@@ -51,6 +51,7 @@ struct python {
 	uint64_t exit_offset;
 	enum py_malloc malloc;
 	char malloc_why[64];	/* "PYTHONMALLOC=malloc", "by default", ... */
+	bool env_ignored;	/* run with -E or -I: PYTHONMALLOC is not read */
 };
 
 /*

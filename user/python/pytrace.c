@@ -249,6 +249,15 @@ int pytrace__attach(struct pytrace *t, pid_t pid, const struct maps *maps,
 	return 0;
 }
 
+/*
+ * Would --python-malloc malloc give every object its line where --py-objects
+ * cannot? Under -c, to an interpreter on pymalloc that reads PYTHONMALLOC.
+ */
+static bool malloc_would_do(const struct pytrace *t)
+{
+	return t->spawned && t->py->malloc == PY_MALLOC_PYMALLOC && !t->py->env_ignored;
+}
+
 int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, struct allocator *a)
 {
 	char msg[512] = "";
@@ -273,8 +282,10 @@ int pytrace__probe_objects(struct pytrace *t, const struct lookup_order *lo, str
 	if (err == -ENOMEM)
 		return err;
 	t->objects_said = true;
-	fprintf(stderr, "memleakbpf: --py-objects: %s; small objects stay in pymalloc's arenas\n",
-		msg[0] ? msg : "the interpreter's file is not among the target's objects");
+	fprintf(stderr, "memleakbpf: --py-objects: %s; small objects stay in pymalloc's arenas%s\n",
+		msg[0] ? msg : "the interpreter's file is not among the target's objects",
+		malloc_would_do(t) ?
+		"; --python-malloc malloc would make each a block of its own, at its line" : "");
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The traced process: -p attach or -c fork/exec, credentials, signals. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -40,6 +41,13 @@ int target__cmdline(pid_t pid, char **out)
 	for (ssize_t i = 0; i + 1 < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
+	/*
+	 * A process that sets its title over its arguments (redis-server,
+	 * postgres) pads the rest of their room with NULs or spaces: not part
+	 * of its name in the header, the JSON or the pprof.
+	 */
+	while (n > 0 && (isspace((unsigned char)buf[n - 1]) || !buf[n - 1]))
+		buf[--n] = '\0';
 	*out = strdup(buf);
 	return *out ? 0 : -ENOMEM;
 }

@@ -5,6 +5,8 @@ class with __slots__, so no free list hands one line's object to the other
 (tuples, lists and dicts are recycled that way), and their fields are
 small ints (cached): one allocation each, of sys.getsizeof() bytes.
 
+An argument, if any, is the number of rounds (default 20,000).
+
 Truth, to $VICTIM_TRUTH (else stdout) through pytruth, once it has leaked:
 
     OBJECTS leak_line=A churn_line=C allocs=N bytes=B file=PATH function=F
@@ -41,10 +43,11 @@ def work(rounds):
 
 
 def main():
-	work(ROUNDS)
+	rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+	work(rounds)
 	truth = pytruth.Truth(__file__)
 	truth.out.append("OBJECTS leak_line=%d churn_line=%d allocs=%d bytes=%d file=%s function=work" % (
-		truth.line("leak"), truth.line("churn"), ROUNDS, ROUNDS * sys.getsizeof(KEPT[0]),
+		truth.line("leak"), truth.line("churn"), rounds, rounds * sys.getsizeof(KEPT[0]),
 		work.__code__.co_filename))
 	truth.write()
 

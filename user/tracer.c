@@ -377,24 +377,10 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	return err < 0 ? err : 0;
 }
 
-static int path_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void forget_paths(struct tracer *tr)
-{
-	for (size_t i = 0; i < tr->nr_link_paths; i++)
-		free(tr->link_paths[i]);
-	free(tr->link_paths);
-	tr->link_paths = NULL;
-	tr->nr_link_paths = 0;
-}
-
 /* After an exec: tracer__on_stopped waited for the job running. */
 static int forget_image(struct tracer *tr)
 {
-	forget_paths(tr);
+	strset__clear(&tr->link_paths);
 	modules__clear(tr->mods);
 	symbolizer__reset(tr->sym);
 	insight__reset(tr->ins, tr->target->pid);
@@ -402,20 +388,12 @@ static int forget_image(struct tracer *tr)
 	return probes__clear(tr->probes);
 }
 
-/* The link map's paths, sorted, for the next stop to see what is new. */
+/* The link map's paths, for the next stop to see what is new. */
 static void remember_paths(struct tracer *tr, const struct lookup_order *lo)
 {
-	char **paths = calloc(lo->nr ?: 1, sizeof(*paths));
-	size_t nr = 0;
-
-	forget_paths(tr);
-	for (size_t i = 0; paths && i < lo->nr; i++)
-		if ((paths[nr] = strdup(lo->objects[i].path)))
-			nr++;
-	if (paths)
-		qsort(paths, nr, sizeof(*paths), path_cmp);
-	tr->link_paths = paths;
-	tr->nr_link_paths = nr;
+	strset__clear(&tr->link_paths);
+	for (size_t i = 0; i < lo->nr; i++)
+		strset__add(&tr->link_paths, lo->objects[i].path);
 }
 
 /*
@@ -431,8 +409,7 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
 	for (size_t i = 0; i < lo->nr; i++) {
 		const char *path = lo->objects[i].path;
 
-		if (!bsearch(&path, tr->link_paths, tr->nr_link_paths, sizeof(*tr->link_paths),
-			     path_cmp) && !fresh++)
+		if (!strset__has(&tr->link_paths, path) && !fresh++)
 			first = path;
 	}
 	remember_paths(tr, lo);
@@ -712,5 +689,5 @@ void tracer__free(struct tracer *tr)
 		maps__free(tr->learned[i].maps);
 	free(tr->learned);
 	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
-	forget_paths(tr);
+	strset__clear(&tr->link_paths);
 }

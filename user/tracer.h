@@ -16,6 +16,7 @@
 #include "model/processes.h"
 #include "python/pytrace.h"
 #include "target/holds.h"
+#include "util/strset.h"
 
 struct opts;
 struct target;
@@ -108,8 +109,7 @@ struct tracer {
 	bool output_failed;	/* a report could not be written: exit status 1 */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
-	char **link_paths;	/* the link map at the last stop, sorted: the others are new */
-	size_t nr_link_paths;
+	struct strset link_paths;	/* the link map at the last stop: the others are new */
 	struct holds holds;	/* how long the stops held the target */
 	struct processes procs;	/* --follow: the processes traced besides the target */
 	/*

@@ -188,7 +188,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
 	if (!err && tr->opts->follow)
-		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command, b->r);
+		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
+					 job->pid <= 0, b->r);
 	if (!err)
 		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Before the frames: the text prints the growing stacks too. */

@@ -115,6 +115,9 @@ def check_parent(rep, truth):
 	if ps[0]["totals"]["frees"]:
 		return ["the target freed %d blocks: its children's frees counted as its own" %
 			ps[0]["totals"]["frees"]]
+	# It exited before the final report (the tool says so): the JSON must too.
+	if ps[0].get("exited") is not True:
+		return ["processes[0].exited is %r: the target had exited" % ps[0].get("exited")]
 	return []
 
 
@@ -187,6 +190,8 @@ def case_follow_workers(work):
 		errs.append("untraced_children %r with --follow" % rep["totals"]["untraced_children"])
 	if not text_lines(work, "Processes: the target and 3 it started"):
 		errs.append("no 'Processes:' section in the text report")
+	if not text_lines(work, "  pid %d (the target, exited) " % rep["target"]["pid"]):
+		errs.append("the text report's target line does not say it exited")
 	if not [l for l in text_lines(work, "Site ") if "from 3 stacks in 3 processes, at "
 		"site_child_leak" in l]:
 		errs.append("no site line 'from 3 stacks in 3 processes, at site_child_leak'")

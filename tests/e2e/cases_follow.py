@@ -305,13 +305,57 @@ def case_follow_exec_nofp(work):
 			     ["--follow"])
 	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
 	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
-	for t in lib.parse_truth(work.read("truth.txt.1")) if len(ps) == 1 else []:
-		for pos in ps[0]["stacks"]:
+	if len(ps) == 1:
+		errs += check_callers(rep, ps[0], lib.parse_truth(work.read("truth.txt.1")))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def check_callers(rep, p, truth):
+	"""Each stack of p that begins at a site of truth has that site's callers, whole."""
+	errs = []
+	for t in truth:
+		for pos in p["stacks"]:
 			frames = rep["stacks"][pos]["frames"]
 			callers = [f.get("function") for f in frames[1:1 + len(t["callers"])]]
 			if first_fn(rep, pos) == t["site"] and callers != t["callers"]:
 				errs.append("%s: callers %r, expected %r" % (t["site"], callers,
 									     t["callers"]))
+	return errs
+
+
+FD_LIMIT_EXECS = 300
+FD_LIMIT = 200
+
+
+def case_follow_exec_fd_limit(work):
+	"""300 execs of /bin/true under ulimit -n 200, then v_basic: its figures exact, its
+	stacks whole, the --json written, and our fds bounded: the images' files are shared."""
+	script = "i=0; while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done; VICTIM_TRUTH=%s %s" % (
+		FD_LIMIT_EXECS, work.path("truth.txt.1"), victim("v_basic"))
+	js = work.path("report.json")
+	# Soft and hard, around the tracer: raising the soft limit cannot help here.
+	argv = ["/bin/sh", "-c", 'ulimit -n %d && exec "$@"' % FD_LIMIT, "sh", TRACER, "--json", js,
+		"--follow", "-v", "-c", script]
+	# Each exec is probed (a grace period or two): about 8 a second on 2 busy vCPUs.
+	deadline = time.monotonic() + max(lib.CASE_TIMEOUT, 240)
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, deadline, "memleakbpf under ulimit -n %d" % FD_LIMIT)
+	rep = load_report(js)
+	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
+	ps = rep.get("processes") or []
+	vb = [p for p in ps if p.get("after_exec") and "v_basic" in (p["command"] or "")]
+	if len(vb) == 1:
+		errs += check_callers(rep, vb[0], lib.parse_truth(work.read("truth.txt.1")))
+	trues = [p for p in ps if p.get("after_exec") and p["command"] == "/bin/true"]
+	if len(trues) != FD_LIMIT_EXECS or not all(p["traced"] and p["exited"] for p in trues):
+		errs.append("%d images of /bin/true, expected %d, each traced and exited" %
+			    (len(trues), FD_LIMIT_EXECS))
+	m = FOLLOW_SAY.search(work.read("tracer.stderr"))
+	before, now = (int(m.group(7)), int(m.group(8))) if m else (0, 1 << 30)
+	if now - before > 32:
+		errs.append("our fds went from %d at the first fork to %d after %d execs" %
+			    (before, now, FD_LIMIT_EXECS + 1))
 	common_checks(work, rc, 0, errs)
 	return errs
 
@@ -658,6 +702,7 @@ CASES = [
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
+	("follow_exec_fd_limit", TRACE, [], case_follow_exec_fd_limit),
 	("follow_exec_memcheck", TRACE, [], case_follow_exec_memcheck),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_fork_dlopen", TRACE, [], fork_dlopen_case("")),

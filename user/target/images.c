@@ -14,18 +14,26 @@ struct image {
 };
 
 struct images {
+	const struct modules *peer;	/* whose files the images' share */
 	pthread_mutex_t lock;
 	struct image *v;	/* tags ascend: added as BPF gives them */
 	size_t nr, cap;
 };
 
-struct images *images__new(void)
+struct images *images__new(const struct modules *peer)
 {
 	struct images *im = calloc(1, sizeof(*im));
 
-	if (im)
-		pthread_mutex_init(&im->lock, NULL);
+	if (!im)
+		return NULL;
+	im->peer = peer;
+	pthread_mutex_init(&im->lock, NULL);
 	return im;
+}
+
+struct modules *images__new_modules(const struct images *im, pid_t pid)
+{
+	return im->peer ? modules__new_beside(pid, im->peer) : modules__new(pid);
 }
 
 static int by_tag(const void *key, const void *elem)

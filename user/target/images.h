@@ -17,7 +17,10 @@
 
 struct images;
 
-struct images *images__new(void);
+/* peer: the target's modules, whose files the images' share (NULL: each its own). */
+struct images *images__new(const struct modules *peer);
+/* New modules for an exec'd image of pid, sharing files with the peer's. NULL: no memory. */
+struct modules *images__new_modules(const struct images *im, pid_t pid);
 /* The modules of process tag (taken over, freed with the set, even on error). 0 or -ENOMEM. */
 int images__add(struct images *im, uint32_t tag, struct modules *mods);
 /*

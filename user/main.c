@@ -484,6 +484,9 @@ int main(int argc, char **argv)
 	tracer__say_holds(&tr);
 	if (opts.verbose)
 		probes__follow_say(tr.probes, &tr.procs);
+	if (opts.verbose && opts.follow)
+		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",
+			tr.images_released);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
 	if ((!tr.tracing && !tr.target->exited) || (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;

@@ -311,6 +311,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
+	if (!err && !job->final)
+		tracer__keep_site_tags(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	if (!err && tr->opts->verbose)
@@ -330,6 +332,8 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 {
 	*job = (struct report_job){ .kind = JOB_REPORT, .final = final, .text = text,
 				    .asked = asked };
+	/* Before its tables are read: the processes ended by then can have no new site. */
+	tr->ends_before = processes__ends(&tr->procs);
 	job->pid = tr->target->exited ? 0 : tr->target->pid;
 	/* Python found later is the next report's: attach writes it meanwhile. */
 	if (job->pid)

@@ -382,6 +382,48 @@ def in_use_by_program(log):
 	return out
 
 
+RELEASED = re.compile(r"files of (\d+) images closed once their processes had ended")
+DISTINCT = 20
+
+
+def case_follow_exec_release(work):
+	"""40 distinct programs (copies of /bin/true) exec'd one after the other, v_basic
+	between them, a report every second: the files of each ended image with no site are
+	closed (our fds bounded), and v_basic's, whose blocks are still in the reports, are
+	kept: its frames named, its figures exact."""
+	progs = []
+	for i in range(2 * DISTINCT):
+		progs.append(work.path("true%d" % i))
+		shutil.copy("/bin/true", progs[-1])	# a file of its own: shared with no other
+	run = lambda ps: "".join("%s; sleep 0.2; " % p for p in ps)
+	script = run(progs[:DISTINCT]) + "VICTIM_TRUTH=%s %s; " % (
+		work.path("truth.txt.1"), victim("v_basic")) + run(progs[DISTINCT:]) + "true"
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--follow", "-v", "-c", script, "1"]
+	deadline = time.monotonic() + max(lib.CASE_TIMEOUT, 120)
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, deadline, "memleakbpf -c " + script)
+	rep = load_report(js)
+	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
+	vb = [p for p in rep.get("processes") or [] if p.get("after_exec") and
+	      "v_basic" in (p["command"] or "")]
+	if len(vb) == 1:
+		errs += check_callers(rep, vb[0], lib.parse_truth(work.read("truth.txt.1")))
+	stderr = work.read("tracer.stderr")
+	m = RELEASED.search(stderr)
+	# Each copy is released at the first report after it ended; the last few may not be.
+	if not m or int(m.group(1)) < DISTINCT:
+		errs.append("files of %s images released, expected at least %d" %
+			    (m.group(1) if m else "no line on the", DISTINCT))
+	m = FOLLOW_SAY.search(stderr)
+	before, now = (int(m.group(7)), int(m.group(8))) if m else (0, 1 << 30)
+	if now - before > 16:
+		errs.append("our fds went from %d at the first fork to %d after %d programs" %
+			    (before, now, 2 * DISTINCT))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_follow_exec_memcheck(work):
 	"""A shell script's real programs (jq, sqlite3): each exact as memcheck has it at its exit."""
 	for tool in ("valgrind", "jq", "sqlite3"):
@@ -703,6 +745,7 @@ CASES = [
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
 	("follow_exec_fd_limit", TRACE, [], case_follow_exec_fd_limit),
+	("follow_exec_release", TRACE, [], case_follow_exec_release),
 	("follow_exec_memcheck", TRACE, [], case_follow_exec_memcheck),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_fork_dlopen", TRACE, [], fork_dlopen_case("")),

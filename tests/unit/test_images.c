@@ -138,3 +138,34 @@ TEST(images_share_files)
 	maps__free(all);
 	return true;
 }
+
+/* Tags 1..31 ended when their bit is set in *ctx. */
+static bool ended_bits(void *ctx, uint32_t tag)
+{
+	return (*(uint32_t *)ctx >> tag) & 1;
+}
+
+/*
+ * An image's modules go once every process on them has ended and no report
+ * names them any more; a fork still running, or a site, keeps them.
+ */
+TEST(images_release_when_done)
+{
+	struct images *im = images__new(NULL);
+	struct modules *a = modules__new(getpid()), *b = modules__new(getpid());
+	const struct modules *target = (const struct modules *)im;	/* any pointer: the fallback */
+	uint32_t ended = 1u << 5, sites[] = { 7 };
+
+	ASSERT(im && a && b);
+	ASSERT(images__add(im, 3, b) == 0 && images__add(im, 5, a) == 0);
+	ASSERT(images__share(im, 7, 5) == 0);	/* 7: a fork of image 5, running */
+	ASSERT(images__release(im, ended_bits, &ended, NULL, 0) == 0);
+	ended |= 1u << 7;	/* it ended, but a report named it */
+	ASSERT(images__release(im, ended_bits, &ended, sites, 1) == 0);
+	ASSERT(images__of(im, 7, target) == a);
+	ASSERT(images__release(im, ended_bits, &ended, NULL, 0) == 1);	/* a freed (unit-san) */
+	ASSERT(images__of(im, 5, target) == target && images__of(im, 7, target) == target);
+	ASSERT(images__of(im, 3, target) == b);	/* still running */
+	images__free(im);
+	return true;
+}

@@ -313,11 +313,17 @@ static void check_outputs(struct tracer *tr)
 static int start_target(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
+	struct rlimit nofile;
 	char err[512] = "";
-	int e;
+	int e = target__raise_fd_limit(&nofile, o->verbose);
 
+	/* Not fatal: a run that opens few files does not need more. */
+	if (e)
+		fprintf(stderr, "memleakbpf: cannot raise the limit of open files: %s\n",
+			strerror(-e));
 	if (o->command)
-		e = target__spawn(o->command, o->user, o->verbose, &tr->target, err, sizeof(err));
+		e = target__spawn(o->command, o->user, o->verbose, e ? NULL : &nofile,
+				  &tr->target, err, sizeof(err));
 	else
 		e = target__attach(o->pid, &tr->target, err, sizeof(err));
 	if (e && err[0])
@@ -460,7 +466,7 @@ int main(int argc, char **argv)
 	    watch(tr.epfd, probes__events_fd(tr.probes)))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
-	tr.images = images__new();
+	tr.images = tr.mods ? images__new(tr.mods) : NULL;
 	tr.ins = insight__new(!tr.target->spawned);
 	tr.worker = worker__new();
 	if (!tr.mods || !tr.images || !tr.ins || !tr.worker || watch(tr.epfd, insight__fd(tr.ins)) ||
@@ -478,6 +484,9 @@ int main(int argc, char **argv)
 	tracer__say_holds(&tr);
 	if (opts.verbose)
 		probes__follow_say(tr.probes, &tr.procs);
+	if (opts.verbose && opts.follow)
+		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",
+			tr.images_released);
 	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
 	if ((!tr.tracing && !tr.target->exited) || tr.untraced ||
 	    (tr.output_failed && status == EXIT_SUCCESS))

@@ -186,7 +186,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
 	if (!err && tr->opts->follow)
-		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command, b->r);
+		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
+					 job->pid <= 0, b->r);
 	if (!err)
 		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Before the frames: the text prints the growing stacks too. */
@@ -311,6 +312,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
+	if (!err && !job->final)
+		tracer__keep_site_tags(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	if (!err && tr->opts->verbose)
@@ -330,6 +333,8 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 {
 	*job = (struct report_job){ .kind = JOB_REPORT, .final = final, .text = text,
 				    .asked = asked };
+	/* Before its tables are read: the processes ended by then can have no new site. */
+	tr->ends_before = processes__ends(&tr->procs);
 	job->pid = tr->target->exited ? 0 : tr->target->pid;
 	/* Python found later is the next report's: attach writes it meanwhile. */
 	if (job->pid)

@@ -138,6 +138,7 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 
 void tracer__catch_up(struct tracer *tr)
 {
+	tracer__release_images(tr);
 	for (size_t i = 0; i < tr->nr_learned; i++)
 		take_maps(tr, &tr->learned[i]);
 	tr->nr_learned = 0;
@@ -688,6 +689,7 @@ void tracer__free(struct tracer *tr)
 	for (size_t i = 0; i < tr->nr_learned; i++)
 		maps__free(tr->learned[i].maps);
 	free(tr->learned);
+	free(tr->site_tags);
 	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 	strset__clear(&tr->link_paths);
 }

@@ -130,6 +130,12 @@ struct tracer {
 	struct alloc_wrapper *next_wrappers;
 	size_t nr_next_wrappers;
 	bool wrappers_learned;
+	/* --follow: the tags with sites in the report just built, ascending (images.h). */
+	uint32_t *site_tags;
+	size_t nr_site_tags, cap_site_tags;
+	bool site_tags_new;
+	uint64_t ends_before;	/* processes__ends when that report's job began */
+	size_t images_released;	/* module sets freed, their processes ended */
 	/*
 	 * Where malloc is in the target, until the first sampling tick: then
 	 * the tracer reads the symbols and debug information of its library
@@ -173,6 +179,10 @@ void tracer__reach_final(struct tracer *tr);
 
 /* What stops learned while a job ran, taken in now that it is done. */
 void tracer__catch_up(struct tracer *tr);
+/* --follow: the tags with sites in the report just built (report thread: follow_files.c). */
+void tracer__keep_site_tags(struct tracer *tr, const struct snapshot *snap);
+/* And the images done with, freed (the loop's, no report running). */
+void tracer__release_images(struct tracer *tr);
 /* -v: how long the target was held stopped. */
 void tracer__say_holds(const struct tracer *tr);
 /* What the stops kept, freed at the end. */

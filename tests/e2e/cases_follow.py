@@ -115,6 +115,9 @@ def check_parent(rep, truth):
 	if ps[0]["totals"]["frees"]:
 		return ["the target freed %d blocks: its children's frees counted as its own" %
 			ps[0]["totals"]["frees"]]
+	# It exited before the final report (the tool says so): the JSON must too.
+	if ps[0].get("exited") is not True:
+		return ["processes[0].exited is %r: the target had exited" % ps[0].get("exited")]
 	return []
 
 
@@ -187,6 +190,8 @@ def case_follow_workers(work):
 		errs.append("untraced_children %r with --follow" % rep["totals"]["untraced_children"])
 	if not text_lines(work, "Processes: the target and 3 it started"):
 		errs.append("no 'Processes:' section in the text report")
+	if not text_lines(work, "  pid %d (the target, exited) " % rep["target"]["pid"]):
+		errs.append("the text report's target line does not say it exited")
 	if not [l for l in text_lines(work, "Site ") if "from 3 stacks in 3 processes, at "
 		"site_child_leak" in l]:
 		errs.append("no site line 'from 3 stacks in 3 processes, at site_child_leak'")
@@ -300,13 +305,57 @@ def case_follow_exec_nofp(work):
 			     ["--follow"])
 	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
 	ps = [p for p in rep.get("processes") or [] if p.get("after_exec")]
-	for t in lib.parse_truth(work.read("truth.txt.1")) if len(ps) == 1 else []:
-		for pos in ps[0]["stacks"]:
+	if len(ps) == 1:
+		errs += check_callers(rep, ps[0], lib.parse_truth(work.read("truth.txt.1")))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def check_callers(rep, p, truth):
+	"""Each stack of p that begins at a site of truth has that site's callers, whole."""
+	errs = []
+	for t in truth:
+		for pos in p["stacks"]:
 			frames = rep["stacks"][pos]["frames"]
 			callers = [f.get("function") for f in frames[1:1 + len(t["callers"])]]
 			if first_fn(rep, pos) == t["site"] and callers != t["callers"]:
 				errs.append("%s: callers %r, expected %r" % (t["site"], callers,
 									     t["callers"]))
+	return errs
+
+
+FD_LIMIT_EXECS = 300
+FD_LIMIT = 200
+
+
+def case_follow_exec_fd_limit(work):
+	"""300 execs of /bin/true under ulimit -n 200, then v_basic: its figures exact, its
+	stacks whole, the --json written, and our fds bounded: the images' files are shared."""
+	script = "i=0; while [ $i -lt %d ]; do /bin/true; i=$((i+1)); done; VICTIM_TRUTH=%s %s" % (
+		FD_LIMIT_EXECS, work.path("truth.txt.1"), victim("v_basic"))
+	js = work.path("report.json")
+	# Soft and hard, around the tracer: raising the soft limit cannot help here.
+	argv = ["/bin/sh", "-c", 'ulimit -n %d && exec "$@"' % FD_LIMIT, "sh", TRACER, "--json", js,
+		"--follow", "-v", "-c", script]
+	# Each exec is probed (a grace period or two): about 8 a second on 2 busy vCPUs.
+	deadline = time.monotonic() + max(lib.CASE_TIMEOUT, 240)
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, deadline, "memleakbpf under ulimit -n %d" % FD_LIMIT)
+	rep = load_report(js)
+	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
+	ps = rep.get("processes") or []
+	vb = [p for p in ps if p.get("after_exec") and "v_basic" in (p["command"] or "")]
+	if len(vb) == 1:
+		errs += check_callers(rep, vb[0], lib.parse_truth(work.read("truth.txt.1")))
+	trues = [p for p in ps if p.get("after_exec") and p["command"] == "/bin/true"]
+	if len(trues) != FD_LIMIT_EXECS or not all(p["traced"] and p["exited"] for p in trues):
+		errs.append("%d images of /bin/true, expected %d, each traced and exited" %
+			    (len(trues), FD_LIMIT_EXECS))
+	m = FOLLOW_SAY.search(work.read("tracer.stderr"))
+	before, now = (int(m.group(7)), int(m.group(8))) if m else (0, 1 << 30)
+	if now - before > 32:
+		errs.append("our fds went from %d at the first fork to %d after %d execs" %
+			    (before, now, FD_LIMIT_EXECS + 1))
 	common_checks(work, rc, 0, errs)
 	return errs
 
@@ -331,6 +380,48 @@ def in_use_by_program(log):
 			out[commands[m.group(1)]] = (int(m.group(2).replace(",", "")),
 						     int(m.group(3).replace(",", "")))
 	return out
+
+
+RELEASED = re.compile(r"files of (\d+) images closed once their processes had ended")
+DISTINCT = 20
+
+
+def case_follow_exec_release(work):
+	"""40 distinct programs (copies of /bin/true) exec'd one after the other, v_basic
+	between them, a report every second: the files of each ended image with no site are
+	closed (our fds bounded), and v_basic's, whose blocks are still in the reports, are
+	kept: its frames named, its figures exact."""
+	progs = []
+	for i in range(2 * DISTINCT):
+		progs.append(work.path("true%d" % i))
+		shutil.copy("/bin/true", progs[-1])	# a file of its own: shared with no other
+	run = lambda ps: "".join("%s; sleep 0.2; " % p for p in ps)
+	script = run(progs[:DISTINCT]) + "VICTIM_TRUTH=%s %s; " % (
+		work.path("truth.txt.1"), victim("v_basic")) + run(progs[DISTINCT:]) + "true"
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--follow", "-v", "-c", script, "1"]
+	deadline = time.monotonic() + max(lib.CASE_TIMEOUT, 120)
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, deadline, "memleakbpf -c " + script)
+	rep = load_report(js)
+	errs = check_sum(rep) + check_exec_images(work, rep, 1, "v_basic")
+	vb = [p for p in rep.get("processes") or [] if p.get("after_exec") and
+	      "v_basic" in (p["command"] or "")]
+	if len(vb) == 1:
+		errs += check_callers(rep, vb[0], lib.parse_truth(work.read("truth.txt.1")))
+	stderr = work.read("tracer.stderr")
+	m = RELEASED.search(stderr)
+	# Each copy is released at the first report after it ended; the last few may not be.
+	if not m or int(m.group(1)) < DISTINCT:
+		errs.append("files of %s images released, expected at least %d" %
+			    (m.group(1) if m else "no line on the", DISTINCT))
+	m = FOLLOW_SAY.search(stderr)
+	before, now = (int(m.group(7)), int(m.group(8))) if m else (0, 1 << 30)
+	if now - before > 16:
+		errs.append("our fds went from %d at the first fork to %d after %d programs" %
+			    (before, now, 2 * DISTINCT))
+	common_checks(work, rc, 0, errs)
+	return errs
 
 
 def case_follow_exec_memcheck(work):
@@ -653,6 +744,8 @@ CASES = [
 	("follow_vfork", TRACE, [], case_follow_vfork),
 	("follow_exec_child", TRACE, [], case_follow_exec_child),
 	("follow_exec_nofp", TRACE, [], case_follow_exec_nofp),
+	("follow_exec_fd_limit", TRACE, [], case_follow_exec_fd_limit),
+	("follow_exec_release", TRACE, [], case_follow_exec_release),
 	("follow_exec_memcheck", TRACE, [], case_follow_exec_memcheck),
 	("follow_exec_dlopen", TRACE, [], case_follow_exec_dlopen),
 	("follow_fork_dlopen", TRACE, [], fork_dlopen_case("")),

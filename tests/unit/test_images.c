@@ -6,6 +6,8 @@
  * loads a library the target has not.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +16,7 @@
 
 TEST(images_shared_by_forks)
 {
-	struct images *im = images__new();
+	struct images *im = images__new(NULL);
 	struct modules *a = modules__new(getpid()), *b = modules__new(getpid());
 	const struct modules *target = (const struct modules *)im;	/* any pointer: the fallback */
 
@@ -56,7 +58,7 @@ static const struct map_entry *code_of(const struct maps *maps, const char *name
 
 TEST(images_fork_loads_library)
 {
-	struct images *im = images__new();
+	struct images *im = images__new(NULL);
 	struct modules *target = modules__new(getpid());
 	struct maps *all = NULL, *code = NULL;
 	struct maps before;
@@ -95,5 +97,75 @@ TEST(images_fork_loads_library)
 	modules__free(target);	/* after the modules over it */
 	free(before.entries);
 	maps__free(all);
+	return true;
+}
+
+/* Is fd open in this process? */
+static bool fd_open(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
+}
+
+/*
+ * An exec'd image's modules share the target's files: 600 images of one
+ * program hold its files once (issue 25), and the last to go closes them.
+ */
+TEST(images_share_files)
+{
+	struct modules *target = modules__new(getpid());
+	struct images *im = images__new(target);
+	struct modules *a = im ? images__new_modules(im, getpid()) : NULL;
+	struct modules *b = im ? images__new_modules(im, getpid()) : NULL;
+	struct maps *all = NULL;
+	const struct map_entry *libc;
+	int fd;
+
+	ASSERT(target && im && a && b && maps__read(getpid(), &all) == 0);
+	libc = code_of(all, "/libc.so");
+	ASSERT(libc);
+	ASSERT(modules__update(target, all) == 0 && modules__update(a, all) == 0 &&
+	       modules__update(b, all) == 0);
+	fd = modules__find(target, libc->start)->fd;
+	ASSERT(fd_open(fd));
+	ASSERT(modules__find(a, libc->start)->fd == fd && modules__find(b, libc->start)->fd == fd);
+	ASSERT(images__add(im, 5, a) == 0);
+	images__free(im);	/* a goes; its files stay, the target's and b's */
+	ASSERT(fd_open(fd) && modules__find(b, libc->start)->fd == fd);
+	modules__free(target);
+	ASSERT(fd_open(fd));	/* b's still */
+	modules__free(b);
+	ASSERT(!fd_open(fd));	/* the last user closed it */
+	maps__free(all);
+	return true;
+}
+
+/* Tags 1..31 ended when their bit is set in *ctx. */
+static bool ended_bits(void *ctx, uint32_t tag)
+{
+	return (*(uint32_t *)ctx >> tag) & 1;
+}
+
+/*
+ * An image's modules go once every process on them has ended and no report
+ * names them any more; a fork still running, or a site, keeps them.
+ */
+TEST(images_release_when_done)
+{
+	struct images *im = images__new(NULL);
+	struct modules *a = modules__new(getpid()), *b = modules__new(getpid());
+	const struct modules *target = (const struct modules *)im;	/* any pointer: the fallback */
+	uint32_t ended = 1u << 5, sites[] = { 7 };
+
+	ASSERT(im && a && b);
+	ASSERT(images__add(im, 3, b) == 0 && images__add(im, 5, a) == 0);
+	ASSERT(images__share(im, 7, 5) == 0);	/* 7: a fork of image 5, running */
+	ASSERT(images__release(im, ended_bits, &ended, NULL, 0) == 0);
+	ended |= 1u << 7;	/* it ended, but a report named it */
+	ASSERT(images__release(im, ended_bits, &ended, sites, 1) == 0);
+	ASSERT(images__of(im, 7, target) == a);
+	ASSERT(images__release(im, ended_bits, &ended, NULL, 0) == 1);	/* a freed (unit-san) */
+	ASSERT(images__of(im, 5, target) == target && images__of(im, 7, target) == target);
+	ASSERT(images__of(im, 3, target) == b);	/* still running */
+	images__free(im);
 	return true;
 }

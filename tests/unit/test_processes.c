@@ -72,9 +72,9 @@ TEST(per_process_figures_sum_to_totals)
 	ASSERT(add(&ps, 1, 101, 100, 1));
 	ASSERT(add(&ps, 3, 103, 101, 1));
 	ASSERT(aggregate__build(&snap, &agg) == 0);
-	ASSERT(per_process__build(&snap, &ps, 100, "master", &r) == 0);
+	ASSERT(per_process__build(&snap, &ps, 100, "master", true, &r) == 0);
 	ASSERT(r.nr_processes == 3);
-	ASSERT(r.processes[0].pid == 100 && r.processes[0].tag == 0);
+	ASSERT(r.processes[0].pid == 100 && r.processes[0].tag == 0 && r.processes[0].exited);
 	ASSERT_EQ_U64(r.processes[0].totals.outstanding_bytes, 11000);
 	ASSERT_EQ_U64(r.processes[0].totals.allocs, 15);	/* with the forgotten sites' */
 	ASSERT_EQ_U64(r.processes[1].totals.outstanding_bytes, 1500);

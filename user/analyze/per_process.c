@@ -50,7 +50,7 @@ static void copy_processes(struct processes *ps, size_t n, struct report *r)
 }
 
 int per_process__build(const struct snapshot *snap, struct processes *ps, pid_t pid,
-		       const char *command, struct report *r)
+		       const char *command, bool exited, struct report *r)
 {
 	size_t n;
 
@@ -60,7 +60,9 @@ int per_process__build(const struct snapshot *snap, struct processes *ps, pid_t 
 	r->processes = calloc(n + 1, sizeof(*r->processes));
 	if (!r->processes)
 		return -ENOMEM;
-	r->processes[0] = (struct report_process){ .pid = pid, .command = command, .traced = true };
+	/* The target is in no table of ps: BPF follows its children, not it. */
+	r->processes[0] = (struct report_process){ .pid = pid, .command = command,
+						   .exited = exited, .traced = true };
 	r->nr_processes = 1;
 	copy_processes(ps, n, r);
 	for (size_t i = 0; i < snap->nr; i++) {

@@ -7,17 +7,18 @@
 #ifndef PER_PROCESS_H
 #define PER_PROCESS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include "model/processes.h"
 #include "model/report.h"
 #include "probe/snapshot.h"
 
 /*
- * r->processes: the target (pid, command) first, then every process of ps
- * in the order they began, each with its exact totals; they sum to
- * r->totals. 0 or -ENOMEM.
+ * r->processes: the target (pid, command, whether it has exited) first,
+ * then every process of ps in the order they began, each with its exact
+ * totals; they sum to r->totals. 0 or -ENOMEM.
  */
 int per_process__build(const struct snapshot *snap, struct processes *ps, pid_t pid,
-		       const char *command, struct report *r);
+		       const char *command, bool exited, struct report *r);
 
 #endif

@@ -52,6 +52,13 @@ static struct process_info *find(struct processes *ps, uint32_t tag)
 	return ps->nr ? bsearch(&tag, ps->v, ps->nr, sizeof(*ps->v), by_tag) : NULL;
 }
 
+/* p ended (the lock held): its place in the order of ends, once. */
+static void mark_end(struct processes *ps, struct process_info *p)
+{
+	if (!p->end_seq)
+		p->end_seq = ++ps->ends;
+}
+
 void processes__gone(struct processes *ps, uint32_t tag, bool exec)
 {
 	struct process_info *p;
@@ -61,6 +68,7 @@ void processes__gone(struct processes *ps, uint32_t tag, bool exec)
 	if (p) {
 		p->exited |= !exec;
 		p->execed |= exec;
+		mark_end(ps, p);
 	}
 	pthread_mutex_unlock(&ps->lock);
 }
@@ -92,6 +100,7 @@ void processes__execed(struct processes *ps, uint32_t tag, uint64_t bytes, uint6
 	p = find(ps, tag);
 	if (p) {
 		p->execed = true;
+		mark_end(ps, p);
 		p->exec_freed_bytes += bytes;
 		p->exec_freed_blocks += blocks;
 	}
@@ -108,6 +117,16 @@ bool processes__get(struct processes *ps, uint32_t tag, struct process_info *out
 		*out = *p;
 	pthread_mutex_unlock(&ps->lock);
 	return p != NULL;
+}
+
+uint64_t processes__ends(struct processes *ps)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&ps->lock);
+	n = ps->ends;
+	pthread_mutex_unlock(&ps->lock);
+	return n;
 }
 
 void processes__free(struct processes *ps)

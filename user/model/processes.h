@@ -27,6 +27,7 @@ struct process_info {
 	bool traced;		/* its probes were in place before it ran (or -p: when found) */
 	bool attached;		/* -p: running before the attach; its earlier blocks are unknown */
 	double hold_ms;		/* from its fork to its probes in place and its resumption */
+	uint64_t end_seq;	/* 1, 2, ... in the order they ended (exit or exec); 0: not yet */
 };
 
 struct processes {
@@ -40,6 +41,7 @@ struct processes {
 	size_t execs_probed;
 	double max_exec_ms, total_exec_ms;
 	uint32_t max_exec_tag;
+	uint64_t ends;		/* the processes that ended: the last end_seq given */
 };
 
 void processes__init(struct processes *ps);
@@ -56,6 +58,8 @@ void processes__gone(struct processes *ps, uint32_t tag, bool exec);
  * is freed: entries are never removed): false when unknown.
  */
 bool processes__get(struct processes *ps, uint32_t tag, struct process_info *out);
+/* How many have ended so far: those with end_seq up to it ended before now. */
+uint64_t processes__ends(struct processes *ps);
 void processes__free(struct processes *ps);
 
 #endif

@@ -106,7 +106,7 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	}
 	free(fds);
 	allocator__free(a);
-	mods = err ? NULL : modules__new(pid);
+	mods = err ? NULL : images__new_modules(im, pid);
 	if (!err && !mods)
 		err = -ENOMEM;
 	if (!err && (err = modules__update(mods, maps)))

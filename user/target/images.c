@@ -2,6 +2,7 @@
 /* --follow: the modules of the processes that exec'd, by tag (images.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "images.h"
@@ -14,18 +15,33 @@ struct image {
 };
 
 struct images {
+	const struct modules *peer;	/* whose files the images' share */
 	pthread_mutex_t lock;
 	struct image *v;	/* tags ascend: added as BPF gives them */
 	size_t nr, cap;
 };
 
-struct images *images__new(void)
+struct images *images__new(const struct modules *peer)
 {
 	struct images *im = calloc(1, sizeof(*im));
 
-	if (im)
-		pthread_mutex_init(&im->lock, NULL);
+	if (!im)
+		return NULL;
+	im->peer = peer;
+	pthread_mutex_init(&im->lock, NULL);
 	return im;
+}
+
+struct modules *images__new_modules(const struct images *im, pid_t pid)
+{
+	return im->peer ? modules__new_beside(pid, im->peer) : modules__new(pid);
+}
+
+static int by_tag_u32(const void *key, const void *elem)
+{
+	uint32_t a = *(const uint32_t *)key, b = *(const uint32_t *)elem;
+
+	return a < b ? -1 : a > b;
 }
 
 static int by_tag(const void *key, const void *elem)
@@ -190,6 +206,71 @@ void images__free_code_maps(struct report_image_maps **v, size_t *nr)
 	free(*v);
 	*v = NULL;
 	*nr = 0;
+}
+
+static bool has_tag(const uint32_t *tags, size_t nr, uint32_t tag)
+{
+	return nr && bsearch(&tag, tags, nr, sizeof(*tags), by_tag_u32);
+}
+
+struct release {
+	bool (*ended)(void *ctx, uint32_t tag);
+	void *ctx;
+	const uint32_t *tags;
+	size_t nr_tags;
+};
+
+/* Is every tag on mods ended, none with a site? The lock held. */
+static bool done_with(const struct images *im, const struct modules *mods,
+		      const struct release *r)
+{
+	for (size_t k = 0; k < im->nr; k++)
+		if (im->v[k].mods == mods &&
+		    (!r->ended(r->ctx, im->v[k].tag) || has_tag(r->tags, r->nr_tags, im->v[k].tag)))
+			return false;
+	return true;
+}
+
+/*
+ * Drop every entry on mods, in place (tags stay ascending), and free mods:
+ * how many of the entries dropped were before at.
+ */
+static size_t drop_mods(struct images *im, struct modules *mods, size_t at)
+{
+	size_t n = 0, before = 0;
+
+	for (size_t k = 0; k < im->nr; k++) {
+		if (im->v[k].mods != mods)
+			im->v[n++] = im->v[k];
+		else
+			before += k < at;
+	}
+	im->nr = n;
+	modules__free(mods);
+	return before;
+}
+
+size_t images__release(struct images *im, bool (*ended)(void *ctx, uint32_t tag), void *ctx,
+		       const uint32_t *site_tags, size_t nr_tags)
+{
+	struct release r = { ended, ctx, site_tags, nr_tags };
+	size_t freed = 0;
+
+	pthread_mutex_lock(&im->lock);
+	for (size_t i = 0; i < im->nr;) {
+		struct modules *mods = im->v[i].mods;
+
+		/* Owners only: a shared entry's modules go with its owner's. */
+		if (im->v[i].shared || !done_with(im, mods, &r)) {
+			i++;
+			continue;
+		}
+		/* Its forks' entries may come before it: the next to look at moves down. */
+		i -= drop_mods(im, mods, i);
+		freed++;
+	}
+	pthread_mutex_unlock(&im->lock);
+	return freed;
 }
 
 void images__free(struct images *im)

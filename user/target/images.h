@@ -17,7 +17,10 @@
 
 struct images;
 
-struct images *images__new(void);
+/* peer: the target's modules, whose files the images' share (NULL: each its own). */
+struct images *images__new(const struct modules *peer);
+/* New modules for an exec'd image of pid, sharing files with the peer's. NULL: no memory. */
+struct modules *images__new_modules(const struct images *im, pid_t pid);
 /* The modules of process tag (taken over, freed with the set, even on error). 0 or -ENOMEM. */
 int images__add(struct images *im, uint32_t tag, struct modules *mods);
 /*
@@ -44,6 +47,15 @@ void images__update(struct images *im, uint32_t tag, pid_t pid, const struct map
  */
 int images__code_maps(struct images *im, struct report_image_maps **out, size_t *nr);
 void images__free_code_maps(struct report_image_maps **v, size_t *nr);
+/*
+ * Free the modules whose processes have all ended (ended(ctx, tag) for
+ * every tag on them) and none of whose tags has a site in a report built
+ * after those ends (site_tags, ascending): no later report names a frame
+ * of theirs, so their files, those no other set has open, are closed.
+ * Not while a report reads them. How many module sets were freed.
+ */
+size_t images__release(struct images *im, bool (*ended)(void *ctx, uint32_t tag), void *ctx,
+		       const uint32_t *site_tags, size_t nr_tags);
 void images__free(struct images *im);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "modules.h"
+#include "modfiles.h"
 #include "util/bound.h"
 #include "util/elfsym.h"
 #include "util/rootpath.h"
@@ -23,9 +24,8 @@
 
 struct mod {
 	struct module pub;
-	/* Kept to place another load of the same file without reopening it. */
-	struct elf_segment *segs;	/* PT_LOAD */
-	size_t nr_segs;
+	/* Its file, shared by every load of it in every set; NULL: unreadable. */
+	struct modfile *file;
 };
 
 struct file_id {
@@ -41,6 +41,7 @@ struct span {
 
 struct modules {
 	pid_t pid;
+	struct modfiles *files;	/* shared with the other sets (modfiles.h) */
 	/* A fork's: the modules of the process it forked from, for all it did not load itself. */
 	const struct modules *under;
 	size_t page_size;
@@ -61,25 +62,39 @@ struct group {
 	uint64_t code_start, code_end, code_offset;	/* its executable mappings */
 };
 
+/* A set whose files are open in files (taken: dropped on error). */
+static struct modules *new_set(pid_t pid, struct modfiles *files)
+{
+	struct modules *mods = files ? calloc(1, sizeof(*mods)) : NULL;
+
+	if (!mods) {
+		modfiles__drop(files);
+		return NULL;
+	}
+	mods->pid = pid;
+	mods->files = files;
+	mods->page_size = sysconf(_SC_PAGESIZE);
+	elf_version(EV_CURRENT);
+	return mods;
+}
+
 struct modules *modules__new_over(pid_t pid, const struct modules *under)
 {
-	struct modules *mods = modules__new(pid);
+	struct modules *mods = new_set(pid, modfiles__share(under->files));
 
 	if (mods)
 		mods->under = under;
 	return mods;
 }
 
+struct modules *modules__new_beside(pid_t pid, const struct modules *peer)
+{
+	return new_set(pid, modfiles__share(peer->files));
+}
+
 struct modules *modules__new(pid_t pid)
 {
-	struct modules *mods = calloc(1, sizeof(*mods));
-
-	if (!mods)
-		return NULL;
-	mods->pid = pid;
-	mods->page_size = sysconf(_SC_PAGESIZE);
-	elf_version(EV_CURRENT);
-	return mods;
+	return new_set(pid, modfiles__new());
 }
 
 static bool same_file(const struct map_entry *a, const struct map_entry *b)
@@ -137,12 +152,13 @@ static int group_maps(const struct maps *maps, struct group **out, size_t *nr)
  */
 static int mod_bias(const struct mod *m, const struct map_entry *e, size_t page, uint64_t *bias)
 {
-	if (!m->nr_segs) {
+	if (!m->file) {
 		/* The file could not be read: right for DSOs whose first PT_LOAD is at 0. */
 		*bias = e->start - e->offset;
 		return 0;
 	}
-	return elf__mapping_bias(m->segs, m->nr_segs, page, e->start, e->offset, bias);
+	return elf__mapping_bias(m->file->segs, m->file->nr_segs, page, e->start, e->offset,
+				 bias);
 }
 
 /* The newest module of e's file, or NULL. */
@@ -220,30 +236,6 @@ static bool has_elf_magic(int fd)
 	return pread(fd, ident, SELFMAG, 0) == SELFMAG && !memcmp(ident, ELFMAG, SELFMAG);
 }
 
-/* The PT_LOAD segments, from the program headers. */
-static void read_build_id(Elf *elf, struct mod *m)
-{
-	uint8_t id[MODULE_BUILD_ID_MAX];
-	int len = elf__build_id(elf, id, sizeof(id));
-
-	for (int i = 0; i < len; i++)
-		snprintf(m->pub.build_id + 2 * i, 3, "%02x", id[i]);
-}
-
-static int read_segs(int fd, struct mod *m)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int err = -EINVAL;
-
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		err = elf__load_segments(elf, &m->segs, &m->nr_segs);
-	if (!err)
-		read_build_id(elf, m);
-	if (elf)
-		elf_end(elf);
-	return err;
-}
-
 static int modules__append(struct modules *mods, struct mod *m)
 {
 	if (vec__reserve_min(&mods->mods, &mods->cap, mods->nr + 1, sizeof(m), 32))
@@ -252,18 +244,17 @@ static int modules__append(struct modules *mods, struct mod *m)
 	return 0;
 }
 
-static void mod_free(struct mod *m)
+static void mod_free(struct modules *mods, struct mod *m)
 {
 	if (!m)
 		return;
-	if (m->pub.fd >= 0)
-		close(m->pub.fd);
+	modfiles__put(mods->files, m->file);
 	free(m->pub.path);
-	free(m->segs);
 	free(m);
 }
 
-static struct mod *mod_alloc(const struct group *g, int fd)
+/* A module of g's load on file (its reference taken; NULL: unreadable). */
+static struct mod *mod_alloc(const struct group *g, struct modfile *file)
 {
 	struct mod *m = calloc(1, sizeof(*m));
 
@@ -278,7 +269,10 @@ static struct mod *mod_alloc(const struct group *g, int fd)
 	m->pub.end = g->end;
 	m->pub.dev = g->first->dev;
 	m->pub.inode = g->first->inode;
-	m->pub.fd = fd;
+	m->file = file;
+	m->pub.fd = file ? file->fd : -1;
+	if (file)
+		memcpy(m->pub.build_id, file->build_id, sizeof(m->pub.build_id));
 	m->pub.code_start = g->code_start;
 	m->pub.code_end = g->code_end;
 	m->pub.code_offset = g->code_offset;
@@ -286,69 +280,68 @@ static struct mod *mod_alloc(const struct group *g, int fd)
 }
 
 /*
- * A file seen for the first time: open it, check it is ELF, read its
- * segments. *out stays NULL when it is not a module.
+ * The file of g as another set has it open, or opened now: checked to be
+ * ELF, its segments read. *file stays NULL when it cannot be read.
+ */
+static int file_of(struct modules *mods, const struct group *g, struct modfile **file)
+{
+	const struct map_entry *e = g->first;
+	int fd, err;
+
+	*file = modfiles__get(mods->files, e->dev, e->inode);
+	if (*file)
+		return 0;
+	fd = open_mapped(mods, e);
+	if (fd < 0)
+		return 0;
+	if (!has_elf_magic(fd)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	err = modfiles__add(mods->files, e->dev, e->inode, fd, file);
+	if (err == -EINVAL) {
+		/* Placed as if unreadable; nothing else could read it either. */
+		fprintf(stderr, "memleakbpf: %s: bad ELF: %s; its frames stay unnamed\n",
+			e->path, elf_errmsg(-1));
+		err = 0;
+	}
+	return err;
+}
+
+/*
+ * A file seen for the first time in this set: its module, with the file
+ * shared. *out stays NULL when it is not a module.
  */
 static int mod_open(struct modules *mods, const struct group *g, struct mod **out)
 {
-	int fd = open_mapped(mods, g->first);
-	struct mod *m;
-	int err;
+	struct modfile *file;
+	int err = file_of(mods, g, &file);
 
 	*out = NULL;
-	/* Unreadable: keep it only if it may hold code, to name it in reports. */
-	if (fd < 0 && !g->executable)
-		return 0;
-	if (fd >= 0 && !has_elf_magic(fd)) {
-		close(fd);
+	if (err == -ENOEXEC)
 		return remember_not_elf(mods, g->first);
-	}
-	m = mod_alloc(g, fd);
-	if (!m) {
-		if (fd >= 0)
-			close(fd);
+	/* Unreadable: keep it only if it may hold code, to name it in reports. */
+	if (err || (!file && !g->executable))
+		return err;
+	*out = mod_alloc(g, file);
+	if (!*out) {
+		modfiles__put(mods->files, file);
 		return -ENOMEM;
 	}
-	err = fd >= 0 ? read_segs(fd, m) : 0;
-	if (err == -EINVAL) {
-		fprintf(stderr, "memleakbpf: %s: bad ELF: %s; its frames stay unnamed\n",
-			g->first->path, elf_errmsg(-1));
-		/* Placed as if unreadable; nothing else could read it either. */
-		close(m->pub.fd);
-		m->pub.fd = -1;
-		m->nr_segs = 0;
-		err = 0;
-	}
-	if (err) {
-		mod_free(m);
-		return err;
-	}
-	*out = m;
 	return 0;
 }
 
-/* Another load of a file already known: share what was read of it. */
-static int mod_clone(const struct mod *from, const struct group *g, struct mod **out)
+/* Another load of a file already known: the same file, once more. */
+static int mod_clone(struct modules *mods, const struct mod *from, const struct group *g,
+		     struct mod **out)
 {
-	int fd = from->pub.fd >= 0 ? fcntl(from->pub.fd, F_DUPFD_CLOEXEC, 0) : -1;
-	struct mod *m = mod_alloc(g, fd);
-
-	if (m && from->nr_segs) {
-		m->segs = malloc(from->nr_segs * sizeof(*m->segs));
-		if (m->segs) {
-			memcpy(m->segs, from->segs, from->nr_segs * sizeof(*m->segs));
-			m->nr_segs = from->nr_segs;
-		}
-	}
-	if (!m || (from->nr_segs && !m->segs)) {
-		if (m)
-			mod_free(m);
-		else if (fd >= 0)
-			close(fd);
-		return -ENOMEM;
-	}
-	*out = m;
-	return 0;
+	if (from->file)
+		modfiles__hold(mods->files, from->file);
+	*out = mod_alloc(g, from->file);
+	if (*out)
+		return 0;
+	modfiles__put(mods->files, from->file);
+	return -ENOMEM;
 }
 
 static void mod_extend(struct mod *m, const struct group *g)
@@ -379,7 +372,7 @@ static int modules__add_group(struct modules *mods, const struct group *g)
 		file = m;
 	}
 	if (mod_bias(file, g->first, mods->page_size, &bias)) {
-		mod_free(m);
+		mod_free(mods, m);
 		return 0;
 	}
 	known = m ? NULL : find_load(mods, g->first, bias);
@@ -390,14 +383,14 @@ static int modules__add_group(struct modules *mods, const struct group *g)
 		return 0;
 	}
 	if (!m) {
-		err = mod_clone(file, g, &m);
+		err = mod_clone(mods, file, g, &m);
 		if (err)
 			return err;
 	}
 	m->pub.bias = bias;
 	err = modules__append(mods, m);
 	if (err)
-		mod_free(m);
+		mod_free(mods, m);
 	return err;
 }
 
@@ -604,7 +597,7 @@ void modules__set_pid(struct modules *mods, pid_t pid)
 void modules__clear(struct modules *mods)
 {
 	for (size_t i = 0; i < mods->nr; i++)
-		mod_free(mods->mods[i]);
+		mod_free(mods, mods->mods[i]);
 	mods->nr = 0;
 	index_spans(mods);
 	free(mods->not_elf);
@@ -617,6 +610,7 @@ void modules__free(struct modules *mods)
 	if (!mods)
 		return;
 	modules__clear(mods);
+	modfiles__drop(mods->files);
 	free(mods->spans);
 	free(mods->mods);
 	free(mods);

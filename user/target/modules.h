@@ -11,9 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "modfiles.h"
 #include "util/procmaps.h"
 
-#define MODULE_BUILD_ID_MAX 64	/* bytes; GNU ld writes 20 (sha1) */
+#define MODULE_BUILD_ID_MAX MODFILE_BUILD_ID_MAX	/* its file's (modfiles.h) */
 
 struct module {
 	char *path;		/* the path the target sees, as in its maps */
@@ -21,7 +22,8 @@ struct module {
 	uint64_t bias;		/* load bias: runtime address = bias + ELF vaddr */
 	dev_t dev;
 	ino_t inode;
-	int fd;			/* the file, opened while the target was alive; -1 if not */
+	int fd;			/* the file, opened while the target was alive; -1 if not;
+				 * shared by every module of that file (modfiles.h): not to close */
 	/* Its executable mapping(s), for the heap profiles' mappings; code_end 0: none seen. */
 	uint64_t code_start, code_end, code_offset;
 	/* Its GNU build id in hex, for --pprof's mappings; "" without one. */
@@ -30,14 +32,18 @@ struct module {
 
 struct modules;
 
+/* A set of its own, whose files no other set shares (modfiles.h). */
 struct modules *modules__new(pid_t pid);
+/* A set whose files are open once with peer's (and the sets peer shares with). */
+struct modules *modules__new_beside(pid_t pid, const struct modules *peer);
 /* Add the file mappings in maps not seen before. 0 or -errno. */
 int modules__update(struct modules *mods, const struct maps *maps);
 /*
  * The modules of pid, a fork of under's process, that goes its own way
  * from there: it has under's loads (found through under, which must
  * outlive it), and its updates add only what under does not have where
- * it is (the libraries it loaded itself, each file opened once more).
+ * it is (the libraries it loaded itself, their files opened unless a set
+ * has them open already).
  */
 struct modules *modules__new_over(pid_t pid, const struct modules *under);
 /* Does maps have code of an ELF file that mods does not have where it is mapped? */

@@ -256,7 +256,7 @@ static void child_drop(const struct creds *c)
 }
 
 /* In the child: wait for the gate, then exec. Only async-signal-safe calls matter here. */
-static void child_run(int gate, char **argv, const struct creds *c)
+static void child_run(int gate, char **argv, const struct creds *c, const struct rlimit *nofile)
 {
 	sigset_t none;
 	char b;
@@ -264,6 +264,9 @@ static void child_run(int gate, char **argv, const struct creds *c)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	/* The command's limit is its own, not the one we raised for us (a select() past 1,024). */
+	if (nofile)
+		setrlimit(RLIMIT_NOFILE, nofile);
 	child_drop(c);
 	/* EOF without a byte: the tracer gave up; do not run untraced. */
 	if (read(gate, &b, 1) != 1)
@@ -274,8 +277,27 @@ static void child_run(int gate, char **argv, const struct creds *c)
 	_exit(127);
 }
 
-int target__spawn(const char *command, const char *user, int verbose, struct target **out,
-		  char *err, size_t errlen)
+int target__raise_fd_limit(struct rlimit *was, int verbose)
+{
+	struct rlimit raised;
+
+	if (getrlimit(RLIMIT_NOFILE, was))
+		return -errno;
+	raised = (struct rlimit){ was->rlim_max, was->rlim_max };
+	if (was->rlim_cur < was->rlim_max && setrlimit(RLIMIT_NOFILE, &raised))
+		return -errno;
+	if (verbose && was->rlim_cur < was->rlim_max)
+		fprintf(stderr, "memleakbpf: open files: our limit raised from %llu to the hard limit, %llu (a -c command keeps %llu)\n",
+			(unsigned long long)was->rlim_cur, (unsigned long long)was->rlim_max,
+			(unsigned long long)was->rlim_cur);
+	else if (verbose)
+		fprintf(stderr, "memleakbpf: open files: our limit is the hard limit, %llu\n",
+			(unsigned long long)was->rlim_max);
+	return 0;
+}
+
+int target__spawn(const char *command, const char *user, int verbose,
+		  const struct rlimit *nofile, struct target **out, char *err, size_t errlen)
 {
 	char *argv[MAX_ARGS + 1], *copy;
 	struct target *t;
@@ -309,7 +331,7 @@ int target__spawn(const char *command, const char *user, int verbose, struct tar
 	pid = fork();
 	if (pid == 0) {
 		close(pipefd[1]);
-		child_run(pipefd[0], argv, &creds);
+		child_run(pipefd[0], argv, &creds, nofile);
 	}
 	e = -errno;
 	close(pipefd[0]);

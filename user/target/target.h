@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct target {
@@ -26,9 +27,17 @@ int target__attach(pid_t pid, struct target **out, char *err, size_t errlen);
 /*
  * -c: check the command, fork, drop to the invoking user (SUDO_UID/SUDO_GID
  * with their groups) or to user, and wait before exec until target__release.
+ * nofile: the fd limits the command runs with (ours before we raised them),
+ * or NULL for ours.
  */
-int target__spawn(const char *command, const char *user, int verbose, struct target **out,
-		  char *err, size_t errlen);
+int target__spawn(const char *command, const char *user, int verbose,
+		  const struct rlimit *nofile, struct target **out, char *err, size_t errlen);
+/*
+ * Our soft limit of open files raised to the hard one: --follow keeps files
+ * and links open for every image it follows, and a libc's 1,024 ran out
+ * (stacks cut to one frame, no --json). *was: the limits before. 0 or -errno.
+ */
+int target__raise_fd_limit(struct rlimit *was, int verbose);
 /* Let the spawned child exec its command. */
 int target__release(struct target *t);
 /* Wait up to timeout_ms for pid to be in a stopped state. 0, -ETIMEDOUT, -ESRCH. */

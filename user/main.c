@@ -481,7 +481,8 @@ int main(int argc, char **argv)
 		tracer__report(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
-	tracer__say_holds(&tr);
+	if (opts.verbose)
+		holds__say(&tr.holds, tr.py_exit_ms);
 	if (opts.verbose)
 		probes__follow_say(tr.probes, &tr.procs);
 	if (opts.verbose && opts.follow)

@@ -299,6 +299,17 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 }
 
 /* The text report (unless job->text is false), the final files, a snapshot. */
+/*
+ * --follow: whose sites this report has, for the loop to free the files of
+ * the images it no longer needs (tracer__release_images). Not with -o: a
+ * site of young blocks left out now may be in a later report.
+ */
+static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
+{
+	tr->site_tags_new = tr->opts->follow && !tr->opts->older_ms &&
+			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
+}
+
 static int produce(struct tracer *tr, struct report_job *job)
 {
 	struct built b = { 0 };
@@ -313,7 +324,7 @@ static int produce(struct tracer *tr, struct report_job *job)
 	if (!err)
 		write_all(tr, job, b.r);
 	if (!err && !job->final)
-		tracer__keep_site_tags(tr, b.snap);
+		keep_site_tags(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	if (!err && tr->opts->verbose)

@@ -136,6 +136,23 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 	tr->nr_wrappers = nr;
 }
 
+/* Did tag end before the report's tables were read? One that ended later may have sites since. */
+static bool proc_ended(void *ctx, uint32_t tag)
+{
+	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
+				   ((struct tracer *)ctx)->ends_before);
+}
+
+/* --follow: the files of images whose processes all ended and the last report did not name. */
+void tracer__release_images(struct tracer *tr)
+{
+	if (!tr->site_tags_new)
+		return;
+	tr->site_tags_new = false;
+	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
+						tr->nr_site_tags);
+}
+
 void tracer__catch_up(struct tracer *tr)
 {
 	tracer__release_images(tr);
@@ -592,19 +609,6 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 		fprintf(stderr, "memleakbpf: stop: held %.1f ms (%s)\n", ms, what);
 	if (image)
 		tracer__resume_jobs(tr);
-}
-
-void tracer__say_holds(const struct tracer *tr)
-{
-	const struct holds *h = &tr->holds;
-
-	if (!tr->opts->verbose || !h->stops)
-		return;
-	fprintf(stderr, "memleakbpf: target held at most %.1f ms (%s), %u stops, %.0f ms in all",
-		h->max_ms, h->max_what, h->stops, h->total_ms);
-	if (tr->py_exit_ms > 0)
-		fprintf(stderr, "; at Python's exit %.1f ms", tr->py_exit_ms);
-	fputc('\n', stderr);
 }
 
 /* ---------------------------------------------------------------- reachability */

@@ -179,12 +179,8 @@ void tracer__reach_final(struct tracer *tr);
 
 /* What stops learned while a job ran, taken in now that it is done. */
 void tracer__catch_up(struct tracer *tr);
-/* --follow: the tags with sites in the report just built (report thread: follow_files.c). */
-void tracer__keep_site_tags(struct tracer *tr, const struct snapshot *snap);
 /* And the images done with, freed (the loop's, no report running). */
 void tracer__release_images(struct tracer *tr);
-/* -v: how long the target was held stopped. */
-void tracer__say_holds(const struct tracer *tr);
 /* What the stops kept, freed at the end. */
 void tracer__free(struct tracer *tr);
 

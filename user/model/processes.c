@@ -129,6 +129,13 @@ uint64_t processes__ends(struct processes *ps)
 	return n;
 }
 
+bool processes__ended_by(struct processes *ps, uint32_t tag, uint64_t ends)
+{
+	struct process_info info;
+
+	return processes__get(ps, tag, &info) && info.end_seq && info.end_seq <= ends;
+}
+
 void processes__free(struct processes *ps)
 {
 	for (size_t i = 0; i < ps->nr; i++)

@@ -60,6 +60,8 @@ void processes__gone(struct processes *ps, uint32_t tag, bool exec);
 bool processes__get(struct processes *ps, uint32_t tag, struct process_info *out);
 /* How many have ended so far: those with end_seq up to it ended before now. */
 uint64_t processes__ends(struct processes *ps);
+/* Did the process of tag end among the first `ends` ends (processes__ends then)? */
+bool processes__ended_by(struct processes *ps, uint32_t tag, uint64_t ends);
 void processes__free(struct processes *ps);
 
 #endif

@@ -475,3 +475,26 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->site_of_slot);
 	free(snap);
 }
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int snapshot__tags(const struct snapshot *snap, uint32_t **tags, size_t *cap, size_t *nr)
+{
+	size_t n = 0;
+
+	if (vec__reserve(tags, cap, snap->nr ?: 1, sizeof(**tags)))
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nr; i++)
+		(*tags)[i] = snap->sites[i].proc;
+	qsort(*tags, snap->nr, sizeof(**tags), cmp_u32);
+	for (size_t i = 0; i < snap->nr; i++)
+		if (!n || (*tags)[n - 1] != (*tags)[i])
+			(*tags)[n++] = (*tags)[i];
+	*nr = n;
+	return 0;
+}

@@ -91,4 +91,7 @@ int snapshot__ages(struct probes *p, struct snapshot *snap);
 int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr);
 void snapshot__free(struct snapshot *snap);
 
+/* The distinct process tags of snap's sites, ascending, into *tags (grown; *cap). 0 or -ENOMEM. */
+int snapshot__tags(const struct snapshot *snap, uint32_t **tags, size_t *cap, size_t *nr);
+
 #endif

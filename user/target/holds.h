@@ -20,5 +20,7 @@ struct holds {
 
 /* One stop of ms milliseconds, for what (an image's name; cut to fit). */
 void holds__add(struct holds *h, double ms, const char *what);
+/* -v's line on stderr: the longest hold, what for, how many, in all; py_exit_ms > 0: Python's exit. */
+void holds__say(const struct holds *h, double py_exit_ms);
 
 #endif

@@ -340,6 +340,9 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,
 		.follow = o->follow,
+		.sample_mode = o->sample_mode,
+		.sample_value = o->sample_value,
+		.sample_seed = o->sample_seed,
 		.verbose = o->verbose,
 	};
 }

@@ -57,6 +57,14 @@ struct opts {
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */
 	/*
+	 * --sample BYTES (sample_mode SAMPLE_BYTES, sample_value the mean) or
+	 * -s N (SAMPLE_COUNT, N): bpf/sample.h; SAMPLE_NONE: exact.
+	 */
+	int sample_mode;
+	uint64_t sample_value;
+	/* MEMLEAKBPF_SAMPLE_SEED, for tests: reproducible draws; 0: none. */
+	uint64_t sample_seed;
+	/*
 	 * Knobs for `make bench` and the placement tests, not for users, from
 	 * the environment: MEMLEAKBPF_BENCH_FLOOR=1 makes the BPF programs
 	 * return at once (the cost of the probes alone);

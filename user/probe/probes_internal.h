@@ -89,6 +89,7 @@ struct probes {
 	struct site_slot *site_table;
 	size_t site_table_len, site_slots;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
+	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
 	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
 	struct retired *retired;
 	struct reclaim *reclaim;
@@ -122,6 +123,9 @@ void reclaim__stop_thread(struct probes *p);
 void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool snapshot__slot_live(const struct site_slot *slot);
+struct probes_config;
+/* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
+void probes__set_sampling(struct probes *p, const struct probes_config *cfg);
 
 /*
  * Each block of the live-block table whose record is written (a slot with

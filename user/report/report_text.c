@@ -155,9 +155,6 @@ static void print_sampling(const struct report *r, FILE *f)
 		report__human_size(s->bytes, b, sizeof(b)), report__count(s->sampled, k));
 }
 
-static void put_figures(const struct report *r, uint64_t bytes, uint64_t allocs,
-			uint64_t samples, double var, FILE *f);
-
 static void print_totals(const struct report *r, FILE *f)
 {
 	const struct report_totals *t = &r->totals;
@@ -170,9 +167,14 @@ static void print_totals(const struct report *r, FILE *f)
 	report__count(t->allocs, all);
 	report__count(t->frees, frees);
 	if (r->sampling) {
-		fputs("Outstanding: ", f);
-		put_figures(r, t->outstanding_bytes, t->outstanding_allocs, t->outstanding_samples,
-			    t->outstanding_var, f);
+		fprintf(f, "Outstanding: ~%s ±%s in ~%s %s from %s %s", size,
+			report__human_size((uint64_t)report__margin(t->outstanding_var), all,
+					   sizeof(all)),
+			n, report__plural(t->outstanding_allocs, "allocation", "allocations"),
+			report__count(t->outstanding_samples, frees),
+			report__plural(t->outstanding_samples, "sample", "samples"));
+		report__count(t->allocs, all);
+		report__count(t->frees, frees);
 	} else {
 		fprintf(f, "Outstanding: %s in %s %s", size, n,
 			report__plural(t->outstanding_allocs, "allocation", "allocations"));

@@ -470,6 +470,8 @@ int probes__clear(struct probes *p)
 
 	pthread_mutex_lock(&p->tables_lock);
 	err = clear_tables(p);
+	/* Sampling: the calls counted are the old image's too. */
+	memset(p->skel->bss->entry_calls, 0, sizeof(p->skel->bss->entry_calls));
 	pthread_mutex_unlock(&p->tables_lock);
 	return err;
 }

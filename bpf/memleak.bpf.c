@@ -287,9 +287,14 @@ static __always_inline bool sample_decide(struct call_state *st, struct task_str
 	return take;
 }
 
-/* Start tracking an outermost call; NULL for nested and foreign calls. */
+/*
+ * Start tracking an outermost call; NULL for nested and foreign calls.
+ * returns: the call's return probe will run (false: a session program's
+ * entry that asks for none, so a tail call has no return to wait for).
+ */
 static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
-						     __u32 api, __u64 size, __u64 ptr)
+						     __u32 api, __u64 size, __u64 ptr,
+						     bool returns)
 {
 	__u32 image = 0;
 	__s64 proc = proc_image_of(task, &image);
@@ -306,7 +311,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 		if (PT_REGS_SP(ctx) < st->sp)
 			return NULL;
 		if (PT_REGS_SP(ctx) == st->sp) {
-			st->tail_calls++;
+			st->tail_calls += returns;
 			return NULL;
 		}
 		/* The previous call left without its return probe (longjmp). */
@@ -717,7 +722,7 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 		return 0;
 	}
 	call_args(api, a1, a2, a3, &size, &ptr);
-	st = call_begin(ctx, task, api, size, ptr);
+	st = call_begin(ctx, task, api, size, ptr, true);
 	if (st)
 		call_begun(ctx, st, api, ptr);
 	return 0;
@@ -764,8 +769,36 @@ int api_malloc(struct pt_regs *ctx)
 {
 	if (bench_floor)
 		return 0;
-	call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0);
+	call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0, true);
 	return 0;
+}
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/*
+ * Sampling on a kernel with uprobe sessions (6.13): malloc's entry and
+ * return in one program, attached as a session (user/probe/probes_sample.c).
+ * The entry returns 1 for a call it does not sample (or does not track), and
+ * the kernel then takes no return probe for it: one trap, not two, and the
+ * thread's call state is left idle, as no return will end the call. A
+ * nested or tail call needs no return either: call_end ignores those.
+ */
+SEC("uprobe")
+int api_malloc_session(struct pt_regs *ctx)
+{
+	struct call_state *st;
+
+	if (bpf_session_is_return()) {
+		call_end(ctx);
+		return 0;
+	}
+	st = call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0, false);
+	if (!st)
+		return 1;
+	if (st->flags & CALL_SAMPLED)
+		return 0;
+	st->sp = 0;
+	return 1;
 }
 
 SEC("uprobe")

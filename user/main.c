@@ -343,6 +343,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.sample_mode = o->sample_mode,
 		.sample_value = o->sample_value,
 		.sample_seed = o->sample_seed,
+		.no_session = o->bench_no_session,
 		.verbose = o->verbose,
 	};
 }

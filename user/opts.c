@@ -602,6 +602,7 @@ static void set_defaults(struct opts *o)
 	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");
+	o->bench_no_session = env_flag("MEMLEAKBPF_BENCH_NO_SESSION");
 }
 
 int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)

@@ -70,9 +70,10 @@ struct opts {
 	 * return at once (the cost of the probes alone);
 	 * MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every probe at its function's entry
 	 * (allocator/placement.h); MEMLEAKBPF_BENCH_NO_PYTHON=1 leaves a Python
-	 * target's frames unwalked (what they cost).
+	 * target's frames unwalked (what they cost); MEMLEAKBPF_BENCH_NO_SESSION=1
+	 * samples without uprobe sessions (what they save).
 	 */
-	bool bench_floor, probe_at_entry, bench_no_python;
+	bool bench_floor, probe_at_entry, bench_no_python, bench_no_session;
 };
 
 /*

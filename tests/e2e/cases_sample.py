@@ -10,7 +10,9 @@ standard deviations from the estimate. Blocks far above the mean are always
 taken: exact, an interval of width 0. A site that freed everything is not
 listed. Frees of sampled and unsampled blocks alike leave no untracked free
 (a free of a block never sampled is nothing to count). Calls are counted
-exactly at the entry. The same seed gives the same figures twice. pprof's
+exactly at the entry. The same seed gives the same figures twice, with
+and without uprobe sessions. -s 1 takes every block at weight 1: the
+figures of every API, threads and C++ exact. pprof's
 profile carries the estimates and the period (go tool pprof -raw, -top).
 """
 
@@ -19,8 +21,8 @@ import re
 import time
 
 import lib
-from lib import CaseFailed, ERROR, TRACE, TRACER, error_case, load_report, read_truth, \
-	tracer_env, victim, wait_exit, common_checks
+from lib import CaseFailed, ERROR, TRACE, TRACER, command_case, error_case, load_report, \
+	read_truth, tracer_env, victim, wait_exit
 from cases_outputs import GO, go_pprof
 
 SEED = "1"
@@ -30,11 +32,12 @@ SAMPLE_CALLS = 126008	# v_sample: 100,000 + 2,000 + 8 + 20,000 + 2 * (1,000 + 1,
 CXX_CALLS = 122000	# v_sample_cxx: 60,000 + 60,000 + 2,000
 
 
-def run_sampled(work, vname, args, tag="tracer"):
+def run_sampled(work, vname, args, tag="tracer", extra_env=None):
 	"""memleakbpf ARGS --json -c victim, with the fixed seed: (report, truth, stdout)."""
 	js = work.path(tag + ".json")
 	env = tracer_env(work)
 	env["MEMLEAKBPF_SAMPLE_SEED"] = SEED
+	env.update(extra_env or {})
 	argv = [TRACER, "--json", js] + list(args) + ["-c", victim(vname)]
 	p = work.start(argv, env=env, stdin=lib.subprocess.DEVNULL, tag=tag)
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c " + vname)
@@ -106,8 +109,10 @@ def case_bytes(work):
 	whole = sum(t["bytes"] for t in truth)
 	if not lo <= whole <= hi:
 		errs.append("total truth %d outside [%d, %d]" % (whole, lo, hi))
-	# The same seed, the same draws: the same figures.
-	again, _, _ = run_sampled(work, "v_sample", ["--sample", "64K"], tag="again")
+	# The same seed, the same draws: the same figures; also without uprobe
+	# sessions (malloc's return probe then runs for every call, sampled or not).
+	again, _, _ = run_sampled(work, "v_sample", ["--sample", "64K"], tag="again",
+				  extra_env={"MEMLEAKBPF_BENCH_NO_SESSION": "1"})
 	for t in truth:
 		a, b = site_of(rep, t["site"]), site_of(again, t["site"])
 		if b is None or (a["bytes"], a["samples"]) != (b["bytes"], b["samples"]):
@@ -150,6 +155,13 @@ def case_cxx(work):
 
 
 CASES = [
+	# -s 1 takes every call at weight 1: every figure exact, every API.
+	("sample_rate_one_apis", TRACE, [], command_case("{V}/v_apis", "v_apis", "v_apis.c",
+							 extra_args=["-s", "1"])),
+	("sample_rate_one_threads", TRACE, [], command_case("{V}/v_threads", "v_threads",
+							    "v_threads.c", extra_args=["-s", "1"])),
+	("sample_rate_one_cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc",
+							extra_args=["-s", "1"])),
 	("sample_bytes_victim", TRACE, [], case_bytes),
 	("sample_count_victim", TRACE, [], case_count),
 	("sample_cxx", TRACE, [], case_cxx),

@@ -28,6 +28,7 @@ struct probes_config {
 	int sample_mode;	/* enum memleak_sample_mode (bpf/sample.h); opts.h */
 	uint64_t sample_value;	/* --sample's mean bytes, -s's N */
 	uint64_t sample_seed;	/* 0: the kernel's random numbers */
+	bool no_session;	/* sampling without uprobe sessions (opts.h: bench knob) */
 	int verbose;
 };
 

@@ -4,7 +4,11 @@
  * counted at their entry, and a block's weight as BPF computes it
  * (bpf/sample.h), for the blocks user space takes out of the tables itself.
  */
+#include <stdio.h>
+#include <string.h>
 #include <linux/types.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "memleak.h"
 #include "sample.h"
 #include "probes.h"
@@ -15,10 +19,57 @@
  * its weight is then 2^32/T exactly (in 2^-16 units), not N, so that the
  * rounding of T biases nothing.
  */
+/* Does this kernel attach uprobe sessions (BPF_TRACE_UPROBE_SESSION, 6.13)? Its BTF says. */
+static bool can_session(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	bool found = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	e = t ? btf_enum(t) : NULL;
+	for (int i = 0; e && i < btf_vlen(t) && !found; i++)
+		found = !strcmp(btf__name_by_offset(btf, e[i].name_off), "BPF_TRACE_UPROBE_SESSION");
+	btf__free(btf);
+	return found;
+}
+
+/*
+ * Sampling on a kernel that has them: malloc's entry and return as one
+ * session program, whose entry asks for no return probe when it does not
+ * sample the call (bpf/memleak.bpf.c: api_malloc_session). Elsewhere, and in
+ * exact mode, the links of every mode: an entry and a return probe.
+ */
+static void set_session(struct probes *p, const struct probes_config *cfg)
+{
+	p->malloc_session = cfg->sample_mode && !cfg->no_session && !cfg->bench_floor &&
+			    can_session();
+	if (cfg->sample_mode && cfg->verbose)
+		fprintf(stderr, "memleakbpf:   sampling: %s\n", p->malloc_session ?
+			"malloc as a uprobe session: a call not sampled traps once" :
+			"no uprobe sessions (Linux 6.13): a call not sampled traps twice, as any");
+	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->malloc_session);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_malloc_session,
+					      PROBES_UPROBE_SESSION);
+}
+
+__u32 probes__attach_type(const struct probes *p, int prog_fd)
+{
+	if (p->malloc_session && prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session))
+		return PROBES_UPROBE_SESSION;
+	return PROBES_UPROBE_MULTI;
+}
+
 void probes__set_sampling(struct probes *p, const struct probes_config *cfg)
 {
 	__u64 t;
 
+	set_session(p, cfg);
 	p->sample_mode = cfg->sample_mode;
 	p->skel->rodata->sample_mode = cfg->sample_mode;
 	p->skel->rodata->sample_seed = cfg->sample_seed;

@@ -24,8 +24,9 @@ Tracers:
                 that return at once (MEMLEAKBPF_BENCH_FLOOR=1): the cost of
                 the uprobes themselves
   sample-64K, sample-512K
-                memleakbpf --sample 64K and 512K (issue 26): the same three
-                traps per pair, the work of an unsampled call skipped
+                memleakbpf --sample 64K and 512K (issue 26): an unsampled
+                call's BPF work skipped, and on Linux 6.13 (uprobe sessions)
+                its malloc's return probe too
   *@entry       (tight loop only) the same two with every probe at its
                 function's entry (MEMLEAKBPF_PROBE_AT_ENTRY=1): the gain of
                 probe placement

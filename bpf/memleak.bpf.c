@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
+#include "sample.h"
 
 #define SIGSTOP 19
 #define MAP_FAILED ((__u64)-1)
@@ -28,6 +29,16 @@ const volatile __u64 page_size = 4096;
  * that `make bench` can measure what the probes alone cost.
  */
 const volatile bool bench_floor = false;
+/*
+ * --sample and -s (bpf/sample.h): the mode; --sample's mean bytes; -s's
+ * threshold on a 32-bit draw and each block's weight; a seed for tests
+ * (MEMLEAKBPF_SAMPLE_SEED: each thread's draws from xorshift, not prandom).
+ */
+const volatile __u32 sample_mode = SAMPLE_NONE;
+const volatile __u64 sample_mean = 0;
+const volatile __u64 sample_threshold = 0;
+const volatile __u64 sample_per_block = 0;
+const volatile __u64 sample_seed = 0;
 
 /* Written by user space while the target runs or is stopped. */
 __u32 targ_tgid;	/* the traced process; changes when a shell hands over */
@@ -81,6 +92,9 @@ struct {
 	__uint(max_entries, 65536);	/* --follow: a burst of forks, an event each */
 } events SEC(".maps");
 
+/* Sampling: the calls, counted exactly at their entry (memleak.h). */
+struct memleak_calls entry_calls[MEMLEAK_SITE_SHARDS];
+
 /* Entries in the tables reclaiming empties, and the marks (memleak.h). */
 struct memleak_fill fill;
 struct memleak_fill fill_mark;
@@ -110,6 +124,7 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 
 #define CALL_INTERNAL	1	/* the allocator's own mmap: not a user allocation */
 #define CALL_HAVE_OLD	2	/* `old` holds the record of the block being resized */
+#define CALL_SAMPLED	4	/* sampling: the block it returns is recorded */
 
 /*
  * Per-thread state of the outermost allocator call in flight. Task storage
@@ -126,6 +141,11 @@ struct call_state {
 	__u32 proc;		/* its process's tag (memleak_proc) */
 	__u32 image;		/* its process's own image: its mappings, its Python (memleak_proc) */
 	__u64 released;		/* the block this thread's last free/delete released */
+	/* Sampling: bytes to the next sample point (2^-16 bytes), and the seeded draws. */
+	__u64 sample_left;
+	__u64 rng;
+	__u32 sample_ready;	/* sample_left was drawn */
+	__u32 pad;
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
 };
@@ -218,9 +238,63 @@ static __always_inline bool called_from_allocator(__u64 sp)
 	return false;
 }
 
-/* Start tracking an outermost call; NULL for nested and foreign calls. */
+/* A uniform 32-bit draw: the kernel's, or the thread's own under a seed. */
+static __always_inline __u32 sample_rand(struct call_state *st, struct task_struct *task)
+{
+	if (!sample_seed)
+		return bpf_get_prandom_u32();
+	/* The main thread's draws are the same in every run. */
+	if (!st->rng)
+		st->rng = sample_seed_of(sample_seed, (__u32)(task->pid - task->tgid));
+	return sample_xorshift(&st->rng);
+}
+
+/*
+ * Is this outermost call's block sampled? Decided at the entry, before
+ * anything else is done for it; every call counted, exactly. By bytes: the
+ * thread's countdown to its next sample point, drawn afresh after each
+ * sample (bpf/sample.h); a block of 0 bytes holds no point. Heap calls
+ * only: mmap and mremap regions are few and large, always taken.
+ */
+static __always_inline bool sample_decide(struct call_state *st, struct task_struct *task,
+					  __u32 api, __u64 size)
+{
+	struct memleak_calls *c;
+	__u64 need;
+	bool take;
+
+	if (sample_mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP)
+		return true;
+	c = &entry_calls[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
+	__sync_fetch_and_add(&c->calls, 1);
+	__sync_fetch_and_add(&c->bytes, size);
+	if (sample_mode == SAMPLE_COUNT) {
+		take = sample_rand(st, task) < sample_threshold;
+	} else {
+		if (!st->sample_ready) {
+			st->sample_left = sample_exp_draw(sample_mean, sample_rand(st, task));
+			st->sample_ready = 1;
+		}
+		need = size << MEMLEAK_SAMPLE_FRAC;
+		take = size && (size >= (1ULL << 40) || need >= st->sample_left);
+		if (take)
+			st->sample_left = sample_exp_draw(sample_mean, sample_rand(st, task));
+		else
+			st->sample_left -= need;
+	}
+	if (take)
+		__sync_fetch_and_add(&c->sampled, 1);
+	return take;
+}
+
+/*
+ * Start tracking an outermost call; NULL for nested and foreign calls.
+ * returns: the call's return probe will run (false: a session program's
+ * entry that asks for none, so a tail call has no return to wait for).
+ */
 static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct task_struct *task,
-						     __u32 api, __u64 size, __u64 ptr)
+						     __u32 api, __u64 size, __u64 ptr,
+						     bool returns)
 {
 	__u32 image = 0;
 	__s64 proc = proc_image_of(task, &image);
@@ -237,7 +311,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 		if (PT_REGS_SP(ctx) < st->sp)
 			return NULL;
 		if (PT_REGS_SP(ctx) == st->sp) {
-			st->tail_calls++;
+			st->tail_calls += returns;
 			return NULL;
 		}
 		/* The previous call left without its return probe (longjmp). */
@@ -249,7 +323,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 	st->api = api;
 	st->size = size;
 	st->ptr = ptr;
-	st->flags = 0;
+	st->flags = sample_decide(st, task, api, size) ? CALL_SAMPLED : 0;
 	st->proc = proc;
 	st->image = image;
 	return st;
@@ -257,22 +331,51 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 
 #include "python.bpf.h"
 
-/* Take a freed or resized block out of its site's outstanding figures. */
-static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes, __u64 allocs)
+/*
+ * What a block of size bytes adds to its site: its size and one block, or
+ * under sampling its weight, computed again at its free from its size (the
+ * same integers). mmap regions are always taken: weight 1.
+ */
+static __always_inline void block_weight(struct sample_weight *w, __u32 api, __u64 size)
+{
+	if (sample_mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP) {
+		w->bytes = size;
+		w->blocks = sample_mode == SAMPLE_NONE ? 1 : MEMLEAK_WEIGHT_ONE;
+		w->var = 0;
+	} else if (sample_mode == SAMPLE_BYTES) {
+		sample_bytes_weight(w, size, sample_mean);
+	} else {
+		sample_count_weight(w, size, sample_per_block);
+	}
+}
+
+/*
+ * Take a freed or resized block out of its site's outstanding figures:
+ * all of it (what it added), or, as munmap of a region's front does, bytes
+ * of it and none of its count (mmap regions weigh 1).
+ */
+static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes, bool whole)
 {
 	struct site_slot *s = site_at(info->site);
+	struct sample_weight w = { bytes, 0, 0 };
 	struct site_counts *c;
 
 	if (!s)
 		return;
+	if (whole)
+		block_weight(&w, s->api, info->size);
 	/*
 	 * Its site's API says its kind: a block's site stays while the block
 	 * lives. Under --follow, every traced process counts, as in the totals.
 	 */
-	live_sub(MEMLEAK_KIND_OF(s->api), bytes);
+	live_sub(MEMLEAK_KIND_OF(s->api), w.bytes);
 	c = site_shard(s);
-	__sync_fetch_and_add(&c->freed_bytes, bytes);
-	__sync_fetch_and_add(&c->freed_allocs, allocs);
+	__sync_fetch_and_add(&c->freed_bytes, w.bytes);
+	__sync_fetch_and_add(&c->freed_allocs, w.blocks);
+	if (sample_mode == SAMPLE_NONE || !whole)
+		return;
+	__sync_fetch_and_add(&c->freed_samples, 1);
+	__sync_fetch_and_add(&c->freed_var, w.var);
 }
 
 /* A tracked block leaves the table and its site's figures; false if untracked. */
@@ -282,7 +385,7 @@ static __always_inline bool release_tracked(__u64 addr, __u32 proc)
 
 	if (!forget(addr, proc, &old))
 		return false;
-	site_sub(&old, old.size, 1);
+	site_sub(&old, old.size, true);
 	return true;
 }
 
@@ -291,16 +394,18 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 {
 	__u64 size = st->size;
 	struct alloc_info info = { .size = size, .proc = st->proc };
+	struct sample_weight w;
 	struct site_slot *s;
 	int err;
 
 	if (size < min_size || size > max_size)
 		return;
+	block_weight(&w, st->api, size);
 	info.timestamp_ns = now_ns;
 	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
 						 st->image, st->proc),
 				   st->proc, st->image),
-		       st->api, size, &info.site);
+		       st->api, &w, &info.site);
 	if (!s)
 		return;
 	/*
@@ -317,12 +422,12 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	}
 	if (err) {
 		/* Not tracked: the site does not count it either. */
-		site_count(s, -(__s64)size, -1);
+		site_count(s, &w, -1);
 		count(CNT_ALLOCS_MAP_FULL);
 		return;
 	}
 	/* After a resize's old block was taken off (call_end): massif's order too. */
-	live_add(MEMLEAK_KIND_OF(st->api), size);
+	live_add(MEMLEAK_KIND_OF(st->api), w.bytes);
 }
 
 /*
@@ -338,8 +443,9 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 static __always_inline void release(struct task_struct *task, __u64 addr, __u64 sp,
 				    struct call_state *st, __u32 proc)
 {
-	if (!release_tracked(addr, proc) && (!st || st->released != addr) &&
-	    !called_from_allocator(sp))
+	/* Sampling: most blocks freed were never sampled; not counted. */
+	if (!release_tracked(addr, proc) && sample_mode == SAMPLE_NONE &&
+	    (!st || st->released != addr) && !called_from_allocator(sp))
 		count(CNT_UNTRACKED_FREES);
 	if (!st)
 		st = call_state(task, true);
@@ -372,7 +478,7 @@ static __always_inline void resize_begin(struct call_state *st, __u64 old_addr)
 static __always_inline void resize_drop_old(struct call_state *st)
 {
 	if (st->flags & CALL_HAVE_OLD)
-		site_sub(&st->old, st->old.size, 1);
+		site_sub(&st->old, st->old.size, true);
 }
 
 /* The call failed and the old block is still the caller's. */
@@ -384,7 +490,7 @@ static __always_inline void resize_keep_old(struct call_state *st)
 		return;
 	if (alloc_insert(addr, &st->old)) {
 		count(CNT_ALLOCS_MAP_FULL);
-		site_sub(&st->old, st->old.size, 1);
+		site_sub(&st->old, st->old.size, true);
 	}
 }
 
@@ -428,7 +534,8 @@ static __always_inline bool returned_block(struct call_state *st, __u64 ret, __u
 	case API_REALLOC:
 	case API_REALLOCARRAY:
 		/* realloc released a block we never saw: an untracked free, as with free(). */
-		if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0))
+		if (st->ptr && !(st->flags & CALL_HAVE_OLD) && (ret || st->size == 0) &&
+		    sample_mode == SAMPLE_NONE)
 			count(CNT_UNTRACKED_FREES);
 		*old = ret || st->size == 0 ? OLD_GONE : OLD_KEPT;
 		return ret;
@@ -476,7 +583,7 @@ static __always_inline int call_end(struct pt_regs *ctx)
 		resize_keep_old(st);
 	else if (old == OLD_GONE)
 		resize_drop_old(st);
-	if (found)
+	if (found && st->flags & CALL_SAMPLED)
 		record(ctx, st, addr);
 	return 0;
 }
@@ -499,16 +606,16 @@ static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u6
 		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
 	if (len >= old.size) {
-		site_sub(&old, old.size, 1);
+		site_sub(&old, old.size, true);
 		return;
 	}
 	/* Unmapping the front of a mapping: the rest stays outstanding. */
 	rest = start + len;
-	site_sub(&old, len, 0);
+	site_sub(&old, len, false);
 	old.size -= len;
 	if (alloc_insert(rest, &old)) {
 		count(CNT_ALLOCS_MAP_FULL);
-		site_sub(&old, old.size, 1);
+		site_sub(&old, old.size, true);
 	}
 }
 
@@ -631,7 +738,7 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 		return 0;
 	}
 	call_args(api, a1, a2, a3, &size, &ptr);
-	st = call_begin(ctx, task, api, size, ptr);
+	st = call_begin(ctx, task, api, size, ptr, true);
 	if (st)
 		call_begun(ctx, st, api, ptr);
 	return 0;
@@ -667,7 +774,8 @@ int api_free(struct pt_regs *ctx)
 	/* A handed-over shell's links stay (probes.c): their pid filter is not ours. */
 	task = bpf_get_current_task_btf();
 	proc = proc_of(task);
-	if (proc >= 0 && !release_tracked(a1, proc))
+	/* Sampling: a block not found was not sampled (or is not ours): one lookup. */
+	if (proc >= 0 && !release_tracked(a1, proc) && sample_mode == SAMPLE_NONE)
 		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)), proc);
 	return 0;
 }
@@ -677,8 +785,36 @@ int api_malloc(struct pt_regs *ctx)
 {
 	if (bench_floor)
 		return 0;
-	call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0);
+	call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0, true);
 	return 0;
+}
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/*
+ * Sampling on a kernel with uprobe sessions (6.13): malloc's entry and
+ * return in one program, attached as a session (user/probe/probes_sample.c).
+ * The entry returns 1 for a call it does not sample (or does not track), and
+ * the kernel then takes no return probe for it: one trap, not two, and the
+ * thread's call state is left idle, as no return will end the call. A
+ * nested or tail call needs no return either: call_end ignores those.
+ */
+SEC("uprobe")
+int api_malloc_session(struct pt_regs *ctx)
+{
+	struct call_state *st;
+
+	if (bpf_session_is_return()) {
+		call_end(ctx);
+		return 0;
+	}
+	st = call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0, false);
+	if (!st)
+		return 1;
+	if (st->flags & CALL_SAMPLED)
+		return 0;
+	st->sp = 0;
+	return 1;
 }
 
 SEC("uprobe")

@@ -116,12 +116,18 @@ struct stack_trace {
 	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
 };
 
-/* Figures of one site, a (user stack, API) pair, as user space reports them. */
+/*
+ * Figures of one site, a (user stack, API) pair, as user space reports them.
+ * Under sampling (bpf/sample.h) they are estimates: the sampled blocks
+ * weighted, samples of them outstanding, whose variance is outstanding_var.
+ */
 struct site_stats {
 	__u64 outstanding_bytes;
 	__u64 outstanding_allocs;
 	__u64 total_bytes;
 	__u64 total_allocs;
+	__u64 outstanding_samples;	/* sampling: sampled blocks still live */
+	__u64 outstanding_var;	/* sampling: in units of 2^MEMLEAK_VAR_SHIFT bytes^2 */
 };
 
 /*
@@ -135,10 +141,25 @@ struct site_stats {
 
 struct site_counts {
 	__u64 total_bytes;
-	__u64 total_allocs;
+	__u64 total_allocs;	/* sampling: in units of 1/MEMLEAK_WEIGHT_ONE (bpf/sample.h) */
 	__u64 freed_bytes;
 	__u64 freed_allocs;
-	__u64 pad[4];
+	/* Sampling only: the sampled blocks, and their variance (sample_weight.var). */
+	__u64 total_samples;
+	__u64 freed_samples;
+	__u64 total_var;
+	__u64 freed_var;
+};
+
+/*
+ * Sampling: every outermost allocating call, counted exactly at its entry
+ * (failed ones too), and those sampled; a cache line per shard, as sites'.
+ */
+struct memleak_calls {
+	__u64 calls;
+	__u64 bytes;		/* requested */
+	__u64 sampled;
+	__u64 pad[5];
 };
 
 /*

@@ -237,23 +237,33 @@ static __always_inline __u32 site_find(__u64 key, __u64 stack_id, __u32 api)
 	return sp.idx;
 }
 
-static __always_inline void site_count(struct site_slot *s, __s64 bytes, __s64 allocs)
+/*
+ * One block of weight w added to a site (sign 1) or taken back (-1). Exact
+ * mode adds its size and 1; under sampling its weighted figures, and the
+ * sample and its variance besides (bpf/sample.h).
+ */
+static __always_inline void site_count(struct site_slot *s, const struct sample_weight *w,
+				       __s64 sign)
 {
 	struct site_counts *c = site_shard(s);
 
-	__sync_fetch_and_add(&c->total_allocs, allocs);
-	__sync_fetch_and_add(&c->total_bytes, bytes);
+	__sync_fetch_and_add(&c->total_allocs, sign * (__s64)w->blocks);
+	__sync_fetch_and_add(&c->total_bytes, sign * (__s64)w->bytes);
+	if (sample_mode == SAMPLE_NONE)
+		return;
+	__sync_fetch_and_add(&c->total_samples, sign);
+	__sync_fetch_and_add(&c->total_var, sign * (__s64)w->var);
 }
 
 /*
- * The site of (stack_id, api), made if new, with one allocation of size
+ * The site of (stack_id, api), made if new, with one block of weight w
  * counted in it; its index in *idx. The count comes before a second look at
  * the slot's key: user space marks a slot RETIRING before it checks the
  * counts, so either it sees this allocation and gives the slot back, or
  * this program sees the mark and takes its count back (user/probe/reclaim.c).
  */
-static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api, __u64 size,
-						    __u32 *idx)
+static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api,
+						    const struct sample_weight *w, __u32 *idx)
 {
 	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api);
 	struct site_slot *s;
@@ -265,10 +275,10 @@ static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api, _
 		s = site_at(*idx);
 		if (*idx == MEMLEAK_SITE_NONE || !s)
 			break;
-		site_count(s, size, 1);
+		site_count(s, w, 1);
 		if (*(volatile __u64 *)&s->key == key)
 			return s;
-		site_count(s, -(__s64)size, -1);
+		site_count(s, w, -1);
 	}
 	count(CNT_SITES_MAP_FULL);
 	return NULL;

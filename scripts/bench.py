@@ -23,6 +23,10 @@ Tracers:
   floor         the same links on the same probe points, with BPF programs
                 that return at once (MEMLEAKBPF_BENCH_FLOOR=1): the cost of
                 the uprobes themselves
+  sample-64K, sample-512K
+                memleakbpf --sample 64K and 512K (issue 26): an unsampled
+                call's BPF work skipped, and on Linux 6.13 (uprobe sessions)
+                its malloc's return probe too
   *@entry       (tight loop only) the same two with every probe at its
                 function's entry (MEMLEAKBPF_PROBE_AT_ENTRY=1): the gain of
                 probe placement
@@ -86,8 +90,9 @@ WORKLOADS = {
 	"jq": ([JQ, "-f", os.path.join(ROOT, "tests", "bench", "bench.jq"),
 		os.path.join(OUT, "data.json")], "stamp"),
 }
-TRACERS = ["untraced", "memleakbpf", "floor", "memleakbpf@entry", "floor@entry",
-	   "bpftrace", "heaptrack"]
+TRACERS = ["untraced", "memleakbpf", "sample-64K", "sample-512K", "floor", "memleakbpf@entry",
+	   "floor@entry", "bpftrace", "heaptrack"]
+SAMPLES = {"sample-64K": "64K", "sample-512K": "512K"}	# --sample's mean of each
 ENTRY_ONLY_ON = {"loop", "jemalloc", "tcmalloc", "c++new[]"}	# the @entry variants run on these
 # Every allocator at glibc's cost: their added ns/pair against the loop's, at most this.
 ALLOCATOR_TARGET = 1.3
@@ -168,6 +173,8 @@ class Run:
 		cmd = " ".join(prog)
 		if self.tracer == "untraced":
 			return prog
+		if self.tracer in SAMPLES:
+			return [TRACER, "--sample", SAMPLES[self.tracer], "-c", cmd, "3600"]
 		if self.tracer.startswith(("memleakbpf", "floor")):
 			return [TRACER, "--json", self.out + ".json", "-c", cmd, "3600"]
 		if self.tracer == "bpftrace":

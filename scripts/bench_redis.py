@@ -9,6 +9,8 @@ persistence) for each mode, interleaved so that drift of the machine spreads
 over all of them alike:
   untraced     redis alone
   memleakbpf   ./memleakbpf -p PID attached before the benchmark starts
+  sample-64K, sample-512K
+               the same with --sample 64K and 512K (issue 26)
   floor        the same, with BPF programs that return at once
                (MEMLEAKBPF_BENCH_FLOOR=1): what the uprobes alone cost
   heaptrack    heaptrack -p PID (runtime injection through gdb)
@@ -33,7 +35,8 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 TRACER = os.path.join(ROOT, "memleakbpf")
 DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 BEGIN, END = "<!-- bench-redis:begin -->", "<!-- bench-redis:end -->"
-MODES = ("untraced", "memleakbpf", "floor", "heaptrack")
+MODES = ("untraced", "memleakbpf", "sample-64K", "sample-512K", "floor", "heaptrack")
+SAMPLES = {"sample-64K": ["--sample", "64K"], "sample-512K": ["--sample", "512K"]}
 HOST = "127.0.0.1"
 STEP_TIMEOUT = 60
 
@@ -100,9 +103,10 @@ def one_run(mode, requests, work):
 	tracer = None
 	try:
 		wait_port(port, time.monotonic() + STEP_TIMEOUT)
-		if mode in ("memleakbpf", "floor"):
+		if mode in ("memleakbpf", "floor") or mode in SAMPLES:
 			env = dict(os.environ, MEMLEAKBPF_BENCH_FLOOR="1" if mode == "floor" else "0")
-			tracer = subprocess.Popen([TRACER, "-p", str(server.pid), "3600"], env=env,
+			tracer = subprocess.Popen([TRACER] + SAMPLES.get(mode, []) +
+						  ["-p", str(server.pid), "3600"], env=env,
 						  stdout=subprocess.DEVNULL, stderr=open(log + ".err", "wb"))
 			wait_line(log + ".err", "memleakbpf: tracing", time.monotonic() + STEP_TIMEOUT, tracer)
 		elif mode == "heaptrack":

@@ -346,6 +346,10 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,
 		.follow = o->follow,
+		.sample_mode = o->sample_mode,
+		.sample_value = o->sample_value,
+		.sample_seed = o->sample_seed,
+		.no_session = o->bench_no_session,
 		.verbose = o->verbose,
 	};
 }

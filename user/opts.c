@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opts.h"
+#include <linux/types.h>
+#include "memleak.h"
+#include "sample.h"
 
 /* Map sizes above this cannot be what the user meant (and would not load). */
 #define OPTS_MAX_MAP_ENTRIES (1u << 28)
@@ -44,6 +47,7 @@ enum {
 	OPT_REACH,
 	OPT_PPROF_FORMAT,
 	OPT_PREALLOC_STACKS,
+	OPT_SAMPLE,
 };
 
 static const struct option long_options[] = {
@@ -76,6 +80,8 @@ static const struct option long_options[] = {
 	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
 	{ "py-objects", no_argument, NULL, OPT_PY_OBJECTS },
 	{ "reach", no_argument, NULL, OPT_REACH },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "sample-rate", required_argument, NULL, 's' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -86,7 +92,7 @@ static const struct option long_options[] = {
  * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
  * ':': a missing argument is reported as ':' rather than '?'.
  */
-static const char short_options[] = "-:p:c:u:O:T:o:z:Z:fvh";
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:s:fvh";
 
 static const char usage_text[] =
 "Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
@@ -132,6 +138,11 @@ static const char usage_text[] =
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
 "      --reach                the final report says which blocks are lost or\n"
 "                             still reachable (as memcheck); SIGUSR2: now\n"
+"      --sample BYTES         sample: a block of s bytes with probability\n"
+"                             1-exp(-s/BYTES) (Poisson by bytes, per thread;\n"
+"                             K, M, G: 512K), figures estimated with their error\n"
+"  -s, --sample-rate N        sample each allocation with probability 1/N (bcc's\n"
+"                             -s), figures scaled by N\n"
 "  -v, --verbose              print more detail; repeat for more\n"
 "  -h, --help                 print this help and exit\n"
 "\n"
@@ -194,6 +205,60 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	if (errno == ERANGE || v > max)
 		return -ERANGE;
 	*out = v;
+	return 0;
+}
+
+/* Bytes with an optional K, M or G (binary: 512K is 524288). */
+static int parse_bytes(const char *s, uint64_t max, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	char digits[32];
+	size_t len = strlen(s);
+	const char *u = len ? strchr(units, toupper((unsigned char)s[len - 1])) : NULL;
+	int ret;
+
+	if (!u || !s[len - 1])
+		return parse_u64(s, max, out);
+	if (len - 1 >= sizeof(digits))
+		return -ERANGE;
+	memcpy(digits, s, len - 1);
+	digits[len - 1] = '\0';
+	ret = parse_u64(digits, max >> (10 * (u - units + 1)), out);
+	if (!ret)
+		*out <<= 10 * (u - units + 1);
+	return ret;
+}
+
+static int set_sample(struct opts *o, int c, const char *arg, char *err, size_t errlen)
+{
+	bool bytes = c == OPT_SAMPLE;
+	uint64_t max = bytes ? MEMLEAK_SAMPLE_MAX_MEAN : MEMLEAK_SAMPLE_MAX_N;
+	char name[32];
+	int ret;
+
+	option_name(c, name, sizeof(name));
+	if (o->sample_mode)
+		return fail(err, errlen, "%s: give one of --sample and -s, once", name);
+	ret = bytes ? parse_bytes(arg, max, &o->sample_value) : parse_u64(arg, max, &o->sample_value);
+	if (ret == -EINVAL)
+		return fail(err, errlen, "%s: '%s' is not %s", name, arg,
+			    bytes ? "a number of bytes (K, M, G allowed)" : "a positive integer");
+	if (ret || o->sample_value < (bytes ? 64 : 1))
+		return fail(err, errlen, "%s: '%s' is out of range (%s)", name, arg,
+			    bytes ? "64 to 1G" : "1 to 1048576");
+	o->sample_mode = bytes ? SAMPLE_BYTES : SAMPLE_COUNT;
+	return 0;
+}
+
+/* MEMLEAKBPF_SAMPLE_SEED (tests): a positive integer, or not set. */
+static int set_sample_seed(struct opts *o, char *err, size_t errlen)
+{
+	const char *v = getenv("MEMLEAKBPF_SAMPLE_SEED");
+
+	if (!v || !*v)
+		return 0;
+	if (parse_u64(v, UINT64_MAX, &o->sample_seed) || !o->sample_seed)
+		return fail(err, errlen, "MEMLEAKBPF_SAMPLE_SEED: '%s' is not a positive integer", v);
 	return 0;
 }
 
@@ -406,6 +471,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case OPT_REACH:
 		o->reach = true;
 		return 0;
+	case OPT_SAMPLE:
+	case 's':
+		return set_sample(o, c, arg, err, errlen);
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -506,6 +574,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--pprof-format needs --pprof or --snapshot-dir: it is their format");
 	if (o->all_stacks && !o->json_path && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
+	if (o->reach && o->sample_mode)
+		return fail(err, errlen, "--reach cannot run under --sample or -s: it needs every block, not a sample");
 	if (o->min_size > o->max_size)
 		return fail(err, errlen, "--min-size %llu is larger than --max-size %llu",
 			    (unsigned long long)o->min_size,
@@ -532,6 +602,7 @@ static void set_defaults(struct opts *o)
 	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");
+	o->bench_no_session = env_flag("MEMLEAKBPF_BENCH_NO_SESSION");
 }
 
 int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)
@@ -562,5 +633,5 @@ int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)
 	/* After "--" getopt stops: the rest are positional too. */
 	for (; !ret && optind < argc; optind++)
 		ret = set_positional(o, argv[optind], &nr_positional, err, errlen);
-	return ret ? ret : validate(o, err, errlen);
+	return ret ?: set_sample_seed(o, err, errlen) ?: validate(o, err, errlen);
 }

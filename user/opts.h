@@ -57,14 +57,23 @@ struct opts {
 	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */
 	/*
+	 * --sample BYTES (sample_mode SAMPLE_BYTES, sample_value the mean) or
+	 * -s N (SAMPLE_COUNT, N): bpf/sample.h; SAMPLE_NONE: exact.
+	 */
+	int sample_mode;
+	uint64_t sample_value;
+	/* MEMLEAKBPF_SAMPLE_SEED, for tests: reproducible draws; 0: none. */
+	uint64_t sample_seed;
+	/*
 	 * Knobs for `make bench` and the placement tests, not for users, from
 	 * the environment: MEMLEAKBPF_BENCH_FLOOR=1 makes the BPF programs
 	 * return at once (the cost of the probes alone);
 	 * MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every probe at its function's entry
 	 * (allocator/placement.h); MEMLEAKBPF_BENCH_NO_PYTHON=1 leaves a Python
-	 * target's frames unwalked (what they cost).
+	 * target's frames unwalked (what they cost); MEMLEAKBPF_BENCH_NO_SESSION=1
+	 * samples without uprobe sessions (what they save).
 	 */
-	bool bench_floor, probe_at_entry, bench_no_python;
+	bool bench_floor, probe_at_entry, bench_no_python, bench_no_session;
 };
 
 /*

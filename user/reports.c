@@ -37,6 +37,7 @@
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
+#include "sample.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "report/snapshot_dir.h"
@@ -91,6 +92,7 @@ struct built {
 	struct report *r;
 	double maps_s;		/* reading the maps took this long */
 	double frames_s;	/* and the frames of the stacks written (symbolize) */
+	struct report_sampling sampling;	/* --sample, -s: the calls at the snapshot */
 };
 
 /*
@@ -234,6 +236,16 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&job->phase, PHASE_TABLES);
 	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (tr->opts->sample_mode) {
+		b->sampling = (struct report_sampling){
+			.by_bytes = tr->opts->sample_mode == SAMPLE_BYTES,
+			.mean = tr->opts->sample_value,
+			.seed = tr->opts->sample_seed,
+		};
+		probes__sample_calls(tr->probes, &b->sampling.calls, &b->sampling.bytes,
+				     &b->sampling.sampled);
+		meta.sampling = &b->sampling;
+	}
 	if (!err && job->final)
 		err = snapshot__ages(tr->probes, b->snap);
 	b->maps_s = tracer__since(&t0);

@@ -20,6 +20,7 @@
 #include "analyze/insight.h"
 #include "analyze/reach_run.h"
 #include "opts.h"
+#include "sample.h"
 #include "probe/probes.h"
 #include "probe/probes_reach.h"
 #include "python/pytrace.h"
@@ -206,11 +207,28 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 	return err;
 }
 
+/* -v: which mode runs, exact or sampled (README, Sampling). */
+static void say_sampling(const struct opts *o)
+{
+	if (o->sample_mode == SAMPLE_BYTES)
+		fprintf(stderr, "memleakbpf:   sampling: --sample %llu: a block of s bytes with probability 1-exp(-s/%llu), per thread%s\n",
+			(unsigned long long)o->sample_value, (unsigned long long)o->sample_value,
+			o->sample_seed ? ", seeded (MEMLEAKBPF_SAMPLE_SEED)" : "");
+	else if (o->sample_mode == SAMPLE_COUNT)
+		fprintf(stderr, "memleakbpf:   sampling: -s %llu: each allocation with probability 1/%llu%s\n",
+			(unsigned long long)o->sample_value, (unsigned long long)o->sample_value,
+			o->sample_seed ? ", seeded (MEMLEAKBPF_SAMPLE_SEED)" : "");
+	else
+		fputs("memleakbpf:   exact: every block traced (--sample to sample)\n", stderr);
+}
+
 static void announce(struct tracer *tr, const struct allocator *a)
 {
 	fprintf(stderr, "memleakbpf: tracing pid %d: %zu allocation functions, malloc from %s; %s\n",
 		tr->target->pid, a->nr, a->malloc_path,
 		tr->opts->count ? "ends after COUNT reports" : "Ctrl-C to end");
+	if (tr->opts->verbose)
+		say_sampling(tr->opts);
 	if (tr->opts->verbose)
 		for (size_t i = 0; i < a->nr; i++)
 			fprintf(stderr, "memleakbpf:   %s in %s +0x%llx\n", a->probes[i].symbol,

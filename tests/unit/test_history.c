@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/history.h"
+#include "sample.h"
 #include "unit.h"
 
 #define MiB (1ull << 20)
@@ -671,6 +672,32 @@ TEST(history_demo_leak_is_judged)
 	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
 	ASSERT(fabs(g.slope - 50 * 512) < 1e-6 && g.score > 0.99);
 	ASSERT(trend(h, CACHE, &g) == TREND_STABLE);
+	history__free(h);
+	return true;
+}
+
+/*
+ * Sampling: a stack whose estimate grew by less than its own noise
+ * (1.96 sd of its last estimate) is not judged growing; one that grew by
+ * more is. Exact figures (no variance) are judged as ever.
+ */
+TEST(history_sampled_growth_beyond_noise)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	struct report_growth g;
+
+	ASSERT(h);
+	for (int k = 1; k <= 12; k++) {
+		churn(&w, LEAK, 1, 4096, 0);	/* 48 KiB in all */
+		churn(&w, LATE, 100, 4096, 0);	/* 4.7 MiB in all */
+		/* sd 64 KiB for the small one, 128 KiB for the big one. */
+		site(&w, LEAK)->stats.outstanding_var = (65536ULL * 65536) >> MEMLEAK_VAR_SHIFT;
+		site(&w, LATE)->stats.outstanding_var = (131072ULL * 131072) >> MEMLEAK_VAR_SHIFT;
+		ASSERT(add(h, &w, 0.5 * k, NULL));
+	}
+	ASSERT(trend(h, LEAK, &g) == TREND_STABLE);
+	ASSERT(trend(h, LATE, &g) == TREND_GROWING);
 	history__free(h);
 	return true;
 }

@@ -476,9 +476,11 @@ static int python_check(const char *script, const char *json)
 static const char sample_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'reach', 'totals', 'sites',\n"
-	"                   'left_out', 'stacks'], list(d)\n"
+	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'reach', 'sampling', 'totals',\n"
+	"                   'sites', 'left_out', 'stacks'], list(d)\n"
 	"assert d['python'] is None\n"
+	"assert d['sampling'] is None\n"
+	"assert 'samples' not in d['stacks'][0] and 'bytes_interval' not in d['totals']\n"
 	"assert d['reach'] is None\n"
 	"assert d['version'] == 1\n"
 	"assert d['target'] == {'pid': 1234, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
@@ -897,5 +899,47 @@ TEST(outfile_unwritable_dir)
 	ASSERT(count_entries(dir) == 0);
 	rm_tree(dir);
 	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return true;
+}
+
+static const char sampled_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+	"assert d['sampling'] == {'method': 'bytes', 'mean': 524288, 'seed': 7, 'calls': 1000,\n"
+	"    'call_bytes': 48000, 'sampled_calls': 10, 'interval': 0.95}, d['sampling']\n"
+	"s = d['stacks'][0]\n"
+	"assert s['samples'] == 4 and s['bytes_interval'] == [2097152 - 1959964, 2097152 + 1959964], s\n"
+	"x = d['stacks'][1]\n"
+	"assert x['samples'] == 0 and x['bytes_interval'] == [4096, 4096], x\n"
+	"assert d['sites'][0]['samples'] == 4, d['sites'][0]\n"
+	"assert d['totals']['samples'] == 4, d['totals']\n";
+
+/* Under sampling: the figures marked as estimates, with their samples and interval. */
+TEST(report_sampled_estimates)
+{
+	struct report r = sample();
+	struct report_sampling sampling = { .by_bytes = true, .mean = 524288, .seed = 7,
+					    .calls = 1000, .bytes = 48000, .sampled = 10 };
+	int err = -1;
+	char *out;
+
+	r.sampling = &sampling;
+	r.stacks[0].samples = 4;
+	r.stacks[0].var = 1e12;	/* sd 1e6 bytes: +-1,959,964 */
+	r.totals.outstanding_samples = 4;
+	r.totals.outstanding_var = 1e12;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_json__write, &r, &err);
+	ASSERT(out && err == 0);
+	ASSERT(python_check(sampled_check, out) <= 0);
+	free(out);
+	out = unit__render(report_text__write, &r, &err);
+	ASSERT(out && err == 0);
+	ASSERT(strstr(out, "Sampling: --sample 512.0 KiB: a block of s bytes taken with probability "
+			   "1-exp(-s/524288)"));
+	ASSERT(strstr(out, "seed 7 (reproducible, for tests)"));
+	ASSERT(strstr(out, "~2.0 MiB \xc2\xb1" "1.9 MiB in ~512 allocations (4 samples)"));
+	unit__ungroup(&r);
+	free(out);
 	return true;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "aggregate.h"
+#include "sample.h"
 
 /*
  * Biggest first; the tie-breakers only make the order deterministic, so two
@@ -51,6 +52,8 @@ static void add_totals(struct report_totals *t, const struct snapshot *snap)
 
 		t->outstanding_bytes += s->outstanding_bytes;
 		t->outstanding_allocs += s->outstanding_allocs;
+		t->outstanding_samples += s->outstanding_samples;
+		t->outstanding_var += (double)s->outstanding_var * (double)(1ULL << MEMLEAK_VAR_SHIFT);
 		t->kind_bytes[k] += s->outstanding_bytes;
 		t->kind_allocs[k] += s->outstanding_allocs;
 		t->allocs += s->total_allocs;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "history.h"
 #include "memleak.h"
+#include "sample.h"
 #include "util/keysort.h"
 #include "util/vec.h"
 
@@ -33,6 +34,7 @@ struct hstack {
 	uint32_t grew, shrank, intervals;
 	bool idle;		/* it neither allocated nor freed in the last interval */
 	uint64_t bytes, blocks;	/* outstanding at the last report (blocks: not the live total's) */
+	double var;		/* sampling: the variance of bytes then (bytes^2); exact: 0 */
 	uint64_t total_allocs, total_bytes;	/* at the last report */
 	double last_allocs_per_s, last_bytes_per_s;
 	double t_zero;		/* it held nothing at this report: its life starts here */
@@ -237,6 +239,7 @@ static int update_site(struct history *h, struct hstack *s, const struct site_st
 		       double t_s, uint32_t point)
 {
 	s->blocks = st ? st->outstanding_allocs : 0;
+	s->var = st ? (double)st->outstanding_var * (double)(1ULL << MEMLEAK_VAR_SHIFT) : 0;
 	if (!st)
 		return update(h, s, 0, s->total_allocs, s->total_bytes, t_s, point);
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
@@ -518,6 +521,14 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 	if (g->trend != TREND_UNKNOWN && s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
 	    fabs(g->slope) * (t[n - 1] - t[0]) <
 		    HISTORY_MIN_GROWTH_BLOCKS * s->bytes / (double)s->blocks)
+		g->trend = TREND_STABLE;
+	/*
+	 * Sampling: growth that its estimate's own noise could make is none.
+	 * What grew since the first point is the estimate of the blocks added
+	 * meanwhile, whose variance is at most that of the last estimate.
+	 */
+	if (g->trend == TREND_GROWING &&
+	    fabs(g->slope) * (t[n - 1] - t[0]) < report__margin(s->var))
 		g->trend = TREND_STABLE;
 	if (all >= HISTORY_MIN_POINTS && n < HISTORY_MIN_POINTS)
 		g->trend = TREND_STARTUP;

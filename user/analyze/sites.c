@@ -298,6 +298,8 @@ static void sum_site(const struct report *r, struct report_site *site)
 		site->allocs += s->allocs;
 		site->total_bytes += s->total_bytes;
 		site->total_allocs += s->total_allocs;
+		site->samples += s->samples;
+		site->var += s->var;
 		if (s->growth.trend != TREND_GROWING)
 			continue;
 		site->slope += s->growth.slope;

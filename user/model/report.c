@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Names and helpers shared by the report writers, and the report's owner. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
@@ -178,6 +179,11 @@ int report__utf8_len(const char *str)
 		if (s[i] < 0x80 || s[i] > 0xbf)
 			return 0;
 	return n;
+}
+
+double report__margin(double var)
+{
+	return var > 0 ? REPORT_Z95 * sqrt(var) : 0;
 }
 
 const char *report__human_size(uint64_t bytes, char *buf, size_t len)

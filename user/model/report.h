@@ -95,6 +95,9 @@ struct report_stack {
 	uint32_t api;		/* enum memleak_api */
 	uint64_t bytes;		/* outstanding */
 	uint64_t allocs;	/* outstanding */
+	/* Sampling (report.sampling): the sampled blocks behind bytes, and its variance. */
+	uint64_t samples;
+	double var;		/* bytes^2 */
 	uint64_t total_bytes;	/* allocated since tracing began, freed or not */
 	uint64_t total_allocs;
 	struct report_frame *frames;	/* innermost first */
@@ -131,6 +134,8 @@ struct report_site {
 	size_t kept;		/* the first kept of them go to the files; the others are left out */
 	uint64_t bytes, allocs;	/* outstanding */
 	uint64_t total_bytes, total_allocs;
+	uint64_t samples;	/* sampling: its stacks' sums, as bytes */
+	double var;
 	size_t growing;		/* of its stacks, how many grow */
 	double slope;		/* bytes per second: the sum of its growing stacks' slopes */
 	double score;		/* its most leak-like stack's leak score */
@@ -142,6 +147,8 @@ struct report_site {
 struct report_totals {
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
+	uint64_t outstanding_samples;	/* sampling: the sampled blocks behind them */
+	double outstanding_var;		/* sampling: the variance of outstanding_bytes, bytes^2 */
 	uint64_t allocs;	/* tracked allocations since tracing began */
 	uint64_t frees;		/* of those, freed (realloc counts as free + alloc) */
 	uint64_t counters[CNT__COUNT];
@@ -300,6 +307,23 @@ struct report_python {
 	struct report_pyarenas arenas;	/* pymalloc only */
 };
 
+/*
+ * --sample or -s (bpf/sample.h): outstanding bytes and blocks, totals and
+ * rates are estimates, the sampled blocks weighted by the inverse of their
+ * probability; calls and bytes asked for are counted exactly.
+ */
+struct report_sampling {
+	bool by_bytes;		/* --sample (Poisson by bytes); false: -s (one call in N) */
+	uint64_t mean;		/* --sample's bytes, -s's N */
+	uint64_t seed;		/* MEMLEAKBPF_SAMPLE_SEED; 0: none */
+	uint64_t calls;		/* heap allocation calls, exactly (failed ones too) */
+	uint64_t bytes;		/* the bytes they asked for */
+	uint64_t sampled;	/* of those calls, sampled */
+};
+
+/* The 95% interval's half-width of an estimate of variance var: 1.96 standard deviations. */
+#define REPORT_Z95 1.959963984540054
+
 /* --follow: one traced process's share of the report (analyze/per_process.h). */
 struct report_process {
 	uint32_t tag;		/* 0: the target */
@@ -368,6 +392,7 @@ struct report {
 	struct report_process *processes;
 	size_t nr_processes;
 	const struct report_reach *reach;	/* the last reachability scan; borrowed; NULL: none */
+	const struct report_sampling *sampling;	/* borrowed; NULL: exact */
 };
 
 /* Does s begin with prefix? */
@@ -401,6 +426,8 @@ const char *report__allocator_name(enum report_allocator a);
  * surrogate, or code point above U+10FFFF), 1 for ASCII, 0 when there is none.
  */
 int report__utf8_len(const char *s);
+/* 1.96 sqrt(var): the half-width of an estimate's 95% interval (normal approximation). */
+double report__margin(double var);
 /* "1.5 MiB" style, into buf. */
 const char *report__human_size(uint64_t bytes, char *buf, size_t len);
 /* "1,234,567" into buf, which holds REPORT_COUNT_LEN bytes. */

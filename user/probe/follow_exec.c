@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
+#include "sample.h"
 #include "allocator/allocator.h"
 #include "model/processes.h"
 #include "target/images.h"
@@ -194,11 +195,19 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 		return 0;
 	unspill(p, addr, im->tag, b);
 	if (info->site < p->site_slots) {
+		struct sample_weight w;
+
 		slot = &p->site_table[info->site];
+		/* What BPF's free takes back: under sampling, the block's weight. */
+		probes__block_weight(p, slot->api, info->size, &w);
 		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
-				     info->size);
-		__sync_fetch_and_add(&slot->counts[0].freed_bytes, info->size);
-		__sync_fetch_and_add(&slot->counts[0].freed_allocs, 1);
+				     w.bytes);
+		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
+		__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
+		if (p->sample_mode) {
+			__sync_fetch_and_add(&slot->counts[0].freed_samples, 1);
+			__sync_fetch_and_add(&slot->counts[0].freed_var, w.var);
+		}
 	}
 	im->bytes += info->size;
 	im->blocks++;

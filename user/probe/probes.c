@@ -297,6 +297,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
+	probes__set_sampling(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
 	p->py_used = cfg->follow;
 	bpf_program__set_autoload(p->skel->progs.exit_follow, cfg->follow);
@@ -469,6 +470,8 @@ int probes__clear(struct probes *p)
 
 	pthread_mutex_lock(&p->tables_lock);
 	err = clear_tables(p);
+	/* Sampling: the calls counted are the old image's too. */
+	memset(p->skel->bss->entry_calls, 0, sizeof(p->skel->bss->entry_calls));
 	pthread_mutex_unlock(&p->tables_lock);
 	return err;
 }

@@ -25,6 +25,10 @@ struct probes_config {
 	bool bench_floor;	/* BPF programs return at once (opts.h) */
 	bool probe_at_entry;	/* every probe at its function's entry (opts.h) */
 	bool follow;		/* --follow: trace the processes the target starts */
+	int sample_mode;	/* enum memleak_sample_mode (bpf/sample.h); opts.h */
+	uint64_t sample_value;	/* --sample's mean bytes, -s's N */
+	uint64_t sample_seed;	/* 0: the kernel's random numbers */
+	bool no_session;	/* sampling without uprobe sessions (opts.h: bench knob) */
 	int verbose;
 };
 
@@ -140,6 +144,16 @@ struct pytrace_ops;
  * (probes__take_events).
  */
 void probes__python_ops(struct probes *p, struct pytrace_ops *ops);
+/*
+ * Sampling: the heap calls counted exactly at their entry, the bytes they
+ * asked for, and how many were sampled. All 0 in exact mode.
+ */
+void probes__sample_calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
+			  uint64_t *sampled);
+struct sample_weight;
+/* What a block of api and size added to its site (bpf/sample.h: block_weight's twin). */
+void probes__block_weight(const struct probes *p, uint32_t api, uint64_t size,
+			  struct sample_weight *w);
 void probes__free(struct probes *p);
 
 #endif

@@ -75,7 +75,7 @@ int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const cha
 {
 	struct uprobe_multi_attr attr = {
 		.prog_fd = (__u32)prog_fd,
-		.attach_type = PROBES_UPROBE_MULTI,
+		.attach_type = probes__attach_type(p, prog_fd),
 		.path = (__u64)(unsigned long)path,
 		.offsets = (__u64)(unsigned long)offsets,
 		.cookies = (__u64)(unsigned long)cookies,
@@ -189,6 +189,8 @@ static int lane_prog(const struct probes *p, enum lane lane)
 {
 	const struct memleak_bpf *skel = p->skel;
 
+	if (lane == LANE_MALLOC && p->malloc_session)
+		return bpf_program__fd(skel->progs.api_malloc_session);
 	return bpf_program__fd(lane == LANE_FREE ? skel->progs.api_free :
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
@@ -261,7 +263,8 @@ static void plan_object(const struct probes *p, const struct allocator *a, size_
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
 			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
-			if (ap->api < API__ALLOCATING) {
+			/* malloc's session program takes its returns itself. */
+			if (ap->api < API__ALLOCATING && !(l == LANE_MALLOC && p->malloc_session)) {
 				ret_offsets[*nret] = offsets[l][n[l]];
 				ret_cookies[(*nret)++] = ap->api;
 			}

@@ -36,6 +36,7 @@ struct ring_buffer;
  * created with the bpf syscall directly (probes_attach.c).
  */
 #define PROBES_UPROBE_MULTI 48		/* BPF_TRACE_UPROBE_MULTI */
+#define PROBES_UPROBE_SESSION 57	/* BPF_TRACE_UPROBE_SESSION (Linux 6.13) */
 
 struct probes {
 	struct memleak_bpf *skel;
@@ -89,6 +90,9 @@ struct probes {
 	struct site_slot *site_table;
 	size_t site_table_len, site_slots;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
+	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
+	/* Sampling: malloc's lane is the session program api_malloc_session, with no return link. */
+	bool malloc_session;
 	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
 	struct retired *retired;
 	struct reclaim *reclaim;
@@ -122,6 +126,11 @@ void reclaim__stop_thread(struct probes *p);
 void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool snapshot__slot_live(const struct site_slot *slot);
+struct probes_config;
+/* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
+void probes__set_sampling(struct probes *p, const struct probes_config *cfg);
+/* The link's attach type for prog_fd: a session's, or a multi-uprobe's. */
+__u32 probes__attach_type(const struct probes *p, int prog_fd);
 
 /*
  * Each block of the live-block table whose record is written (a slot with

@@ -10,6 +10,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "snapshot.h"
+#include "sample.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
@@ -35,10 +36,14 @@ void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum
 	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
 		sum->freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
 		sum->freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
+		sum->freed_samples += __atomic_load_n(&c[i].freed_samples, __ATOMIC_ACQUIRE);
+		sum->freed_var += __atomic_load_n(&c[i].freed_var, __ATOMIC_ACQUIRE);
 	}
 	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
 		sum->total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
 		sum->total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
+		sum->total_samples += __atomic_load_n(&c[i].total_samples, __ATOMIC_ACQUIRE);
+		sum->total_var += __atomic_load_n(&c[i].total_var, __ATOMIC_ACQUIRE);
 	}
 }
 
@@ -50,13 +55,22 @@ bool snapshot__slot_live(const struct site_slot *slot)
 	       __atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE);
 }
 
+/* Blocks from BPF's counts: under sampling those are weights, in 2^-16 units. */
+static __u64 blocks_of(const struct probes *p, __u64 count)
+{
+	if (!p->sample_mode)
+		return count;
+	return (count + MEMLEAK_WEIGHT_ONE / 2) >> MEMLEAK_WEIGHT_SHIFT;
+}
+
 /*
  * The site table's slot, once BPF has written who it is. Frees are read
  * before allocations: a block is counted allocated before it can be freed,
  * so the difference is never short of a free that raced with the reading.
  * What the slot's earlier sites counted (its base) is not this one's.
  */
-static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
+static bool read_slot(const struct probes *p, const struct site_slot *slot,
+		      struct slot_copy *out)
 {
 	struct site_counts c;
 
@@ -66,9 +80,11 @@ static bool read_slot(const struct site_slot *slot, struct slot_copy *out)
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
 	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
-	out->stats.total_allocs = less(c.total_allocs, slot->base_allocs);
+	out->stats.total_allocs = blocks_of(p, less(c.total_allocs, slot->base_allocs));
 	out->stats.outstanding_bytes = less(c.total_bytes, c.freed_bytes);
-	out->stats.outstanding_allocs = less(c.total_allocs, c.freed_allocs);
+	out->stats.outstanding_allocs = blocks_of(p, less(c.total_allocs, c.freed_allocs));
+	out->stats.outstanding_samples = less(c.total_samples, c.freed_samples);
+	out->stats.outstanding_var = less(c.total_var, c.freed_var);
 	return true;
 }
 
@@ -79,6 +95,8 @@ static void add_stats(struct site_stats *to, const struct site_stats *from)
 	to->outstanding_allocs += from->outstanding_allocs;
 	to->total_bytes += from->total_bytes;
 	to->total_allocs += from->total_allocs;
+	to->outstanding_samples += from->outstanding_samples;
+	to->outstanding_var += from->outstanding_var;
 }
 
 /* The site of (stack_id, api) in snap, made if new; its index in *at. */
@@ -111,7 +129,7 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	if (!snap->site_of_slot)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->site_slots; i++) {
-		if (!read_slot(&p->site_table[i], &slot))
+		if (!read_slot(p, &p->site_table[i], &slot))
 			continue;
 		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
 			return -ENOMEM;
@@ -130,13 +148,14 @@ static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *o
 
 	retired__forgotten(p->retired, &snap->forgotten_sites, &snap->forgotten_allocs,
 			   &snap->forgotten_bytes);
+	snap->forgotten_allocs = blocks_of(p, snap->forgotten_allocs);
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *r = retired__site_at(p->retired, i);
 
 		if (site_for(snap, of_key, cap, r->stack_id, r->api, &at))
 			return -ENOMEM;
 		snap->sites[at].stats.total_bytes += r->total_bytes;
-		snap->sites[at].stats.total_allocs += r->total_allocs;
+		snap->sites[at].stats.total_allocs += blocks_of(p, r->total_allocs);
 	}
 	return 0;
 }
@@ -277,19 +296,26 @@ static void start_recount(struct snapshot *snap)
 			snap->all_mmap_allocs += st->outstanding_allocs;
 		}
 		st->outstanding_bytes = st->outstanding_allocs = 0;
+		st->outstanding_samples = st->outstanding_var = 0;
 	}
 }
 
-static void account(struct snapshot *snap, struct snap_site *s, const struct alloc_info *a,
-		    uint64_t older_ns)
+static void account(const struct probes *p, struct snapshot *snap, struct snap_site *s,
+		    const struct alloc_info *a, uint64_t older_ns)
 {
+	struct sample_weight w;
+
 	if (!s->oldest_ns || a->timestamp_ns < s->oldest_ns)
 		s->oldest_ns = a->timestamp_ns;
 	/* A block newer than the snapshot's clock is young, not 2^64 ns old. */
 	if (older_ns && a->timestamp_ns <= snap->time_ns &&
 	    snap->time_ns - a->timestamp_ns >= older_ns) {
-		s->stats.outstanding_bytes += a->size;
-		s->stats.outstanding_allocs++;
+		probes__block_weight(p, s->api, a->size, &w);
+		s->stats.outstanding_bytes += w.bytes;
+		/* Under sampling, whole blocks: each old block's weight rounded. */
+		s->stats.outstanding_allocs += blocks_of(p, w.blocks);
+		s->stats.outstanding_samples += !!p->sample_mode;
+		s->stats.outstanding_var += w.var;
 	}
 }
 
@@ -332,7 +358,7 @@ static int account_block(void *arg, struct alloc_bucket *bucket, size_t b, int i
 	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
 
 	if (at)
-		account(w->snap, &w->snap->sites[at - 1], info, w->older_ns);
+		account(w->p, w->snap, &w->snap->sites[at - 1], info, w->older_ns);
 	return 0;
 }
 
@@ -420,7 +446,7 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 
 	*nr = 0;
 	for (size_t i = 0; i < p->site_slots; i++)
-		if (read_slot(&p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
+		if (read_slot(p, &p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
 			return -ENOMEM;
 	return 0;
 }

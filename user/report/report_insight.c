@@ -59,7 +59,7 @@ static const char *ordinal(unsigned n, char *buf)
 
 /* ---------------------------------------------------------------- memory */
 
-static void print_figures(const struct report_sample *s, FILE *f)
+static void print_figures(const struct report *r, const struct report_sample *s, FILE *f)
 {
 	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN];
 
@@ -69,7 +69,7 @@ static void print_figures(const struct report_sample *s, FILE *f)
 		fprintf(f, ", %u thread-arena %s using %s of %s", s->arenas,
 			report__plural(s->arenas, "heap", "heaps"), size_str(s->arena, a),
 			size_str(s->arena_reserved, b));
-	fprintf(f, "); live blocks %s", size_str(s->live, c));
+	fprintf(f, "); live blocks %s%s", r->sampling ? "~" : "", size_str(s->live, c));
 }
 
 static void print_memory(const struct report *r, FILE *f)
@@ -83,12 +83,13 @@ static void print_memory(const struct report *r, FILE *f)
 		return;
 	}
 	fputs("Memory: ", f);
-	print_figures(&m->now, f);
+	print_figures(r, &m->now, f);
 	if (a->nr_samples && !a->samples[a->nr_samples - 1].mem)
 		fprintf(f, " (at %.1f s, its last reading)", m->now.t_s);
 	else if (m->now.mem_t_s < m->now.t_s)
-		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s then)",
-			m->now.mem_t_s, r->pid, size_str(m->now.mem_live, live));
+		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s%s then)",
+			m->now.mem_t_s, r->pid, r->sampling ? "~" : "",
+			size_str(m->now.mem_live, live));
 	fputc('\n', f);
 }
 
@@ -282,8 +283,8 @@ static void print_at_exit(const struct report *r, FILE *f)
 	if (!m->exited || !t->outstanding_allocs || m->verdict == VERDICT_LEAK ||
 	    m->verdict == VERDICT_LEAK_AND_FRAGMENTATION)
 		return;
-	fprintf(f, "  %s in %s heap %s still outstanding at exit", size_str(t->kind_bytes[KIND_HEAP], a),
-		report__count(t->kind_allocs[KIND_HEAP], n),
+	fprintf(f, "  %s%s in %s heap %s still outstanding at exit", r->sampling ? "~" : "",
+		size_str(t->kind_bytes[KIND_HEAP], a), report__count(t->kind_allocs[KIND_HEAP], n),
 		report__plural(t->kind_allocs[KIND_HEAP], "block", "blocks"));
 	if (t->kind_allocs[KIND_MMAP])
 		fprintf(f, " (and %s in %s %s)", size_str(t->kind_bytes[KIND_MMAP], a),

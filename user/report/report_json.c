@@ -99,7 +99,42 @@ static void put_kinds(const struct report_totals *t, FILE *f)
 		(unsigned long long)t->peak_bytes[KIND_MMAP]);
 }
 
-static void put_totals(const struct report_totals *t, FILE *f)
+/*
+ * Under sampling: the sampled blocks behind an estimate of bytes of
+ * variance var, and its 95% interval (report__margin), cut at 0.
+ */
+static void put_estimate(const struct report *r, uint64_t bytes, uint64_t samples, double var,
+			 FILE *f)
+{
+	double m = report__margin(var);
+
+	if (!r->sampling)
+		return;
+	fprintf(f, ", \"samples\": %llu, \"bytes_interval\": [%.0f, %.0f]",
+		(unsigned long long)samples, fmax(0, (double)bytes - m), (double)bytes + m);
+}
+
+/* --sample, -s: how the figures were sampled (null: exact). */
+static void put_sampling(const struct report *r, FILE *f)
+{
+	const struct report_sampling *s = r->sampling;
+
+	if (!s) {
+		fputs("  \"sampling\": null,\n", f);
+		return;
+	}
+	fprintf(f, "  \"sampling\": {\"method\": \"%s\", \"mean\": %llu, \"seed\": ",
+		s->by_bytes ? "bytes" : "count", (unsigned long long)s->mean);
+	if (s->seed)
+		fprintf(f, "%llu", (unsigned long long)s->seed);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"calls\": %llu, \"call_bytes\": %llu, \"sampled_calls\": %llu, "
+		"\"interval\": 0.95},\n", (unsigned long long)s->calls,
+		(unsigned long long)s->bytes, (unsigned long long)s->sampled);
+}
+
+static void put_totals(const struct report *r, const struct report_totals *t, FILE *f)
 {
 	fprintf(f, "  \"totals\": {\"outstanding_bytes\": %llu, \"outstanding_allocs\": %llu, "
 		"\"allocs\": %llu, \"frees\": %llu, \"untracked_frees\": %llu, "
@@ -117,6 +152,7 @@ static void put_totals(const struct report_totals *t, FILE *f)
 	}
 	fputs("},\n             ", f);
 	put_kinds(t, f);
+	put_estimate(r, t->outstanding_bytes, t->outstanding_samples, t->outstanding_var, f);
 	fputs("},\n", f);
 }
 
@@ -230,7 +266,8 @@ static void put_stack_extra(const struct report_stack *s, enum stack_extra extra
 }
 
 /* site: its index in "sites", or SIZE_MAX when the stack has none (churn, peak). */
-static void put_stack(const struct report_stack *s, enum stack_extra extra, size_t site, FILE *f)
+static void put_stack(const struct report *r, const struct report_stack *s,
+		      enum stack_extra extra, size_t site, FILE *f)
 {
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
 		(unsigned long long)s->allocs);
@@ -239,6 +276,7 @@ static void put_stack(const struct report_stack *s, enum stack_extra extra, size
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		s->truncated ? "true" : "false");
 	fprintf(f, " \"unwind_pending\": %s", s->unwind_pending ? "true" : "false");
+	put_estimate(r, s->bytes, s->samples, s->var, f);
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
 	report_json__reach_stack(s, f);
@@ -252,18 +290,19 @@ static void put_stack(const struct report_stack *s, enum stack_extra extra, size
 	fputs("]}", f);
 }
 
-static void put_stacks(const char *key, const struct report_stack *s, size_t nr,
+static void put_stacks(const struct report *r, const char *key, const struct report_stack *s,
+		       size_t nr,
 		       enum stack_extra extra, const char *indent, FILE *f)
 {
 	fprintf(f, "\"%s\": [", key);
 	for (size_t i = 0; i < nr; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		put_stack(&s[i], extra, SIZE_MAX, f);
+		put_stack(r, &s[i], extra, SIZE_MAX, f);
 	}
 	fprintf(f, nr ? "\n%s]" : "]", indent);
 }
 
-static void put_peak(const struct report_peak *p, FILE *f)
+static void put_peak(const struct report *r, const struct report_peak *p, FILE *f)
 {
 	if (!p->known) {
 		fputs("  \"peak\": null", f);
@@ -282,7 +321,7 @@ static void put_peak(const struct report_peak *p, FILE *f)
 	fprintf(f, ", \"mmap_bytes\": %llu, \"mmap_t_s\": ", (unsigned long long)p->mmap_bytes);
 	put_num(!p->mmap_bytes || p->mmap_t_s < 0 ? NAN : p->mmap_t_s, f);
 	fputs(",\n           ", f);
-	put_stacks("stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
+	put_stacks(r, "stacks", p->stacks, p->nr_stacks, EXTRA_NONE, "           ", f);
 	fputc('}', f);
 }
 
@@ -313,10 +352,12 @@ static void put_site(const struct report *r, const struct report_site *site, con
 	struct sites_left_out lo = sites__left_out(r, site);
 
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"total_bytes\": %llu, "
-		"\"total_allocs\": %llu, \"stack_count\": %zu,\n",
+		"\"total_allocs\": %llu, \"stack_count\": %zu",
 		(unsigned long long)site->bytes, (unsigned long long)site->allocs,
 		(unsigned long long)site->total_bytes, (unsigned long long)site->total_allocs,
 		site->nr_stacks);
+	put_estimate(r, site->bytes, site->samples, site->var, f);
+	fputs(",\n", f);
 	if (r->analysis)
 		put_site_growth(site, f);
 	fputs("     \"left_out\": ", f);
@@ -365,7 +406,7 @@ static int put_sites_and_stacks(const struct report *r, FILE *f)
 		if (r->stacks[i].left_out)
 			continue;
 		fputs(k++ ? ",\n" : "\n", f);
-		put_stack(&r->stacks[i], r->analysis ? EXTRA_GROWTH : EXTRA_NONE,
+		put_stack(r, &r->stacks[i], r->analysis ? EXTRA_GROWTH : EXTRA_NONE,
 			  r->nr_sites ? r->stacks[i].site : SIZE_MAX, f);
 	}
 	fputs(n ? "\n  ]" : "]", f);
@@ -486,9 +527,9 @@ static void put_analysis(const struct report *r, FILE *f)
 	const struct report_analysis *a = r->analysis;
 
 	fputs(",\n  ", f);
-	put_stacks("churn", a->churn, a->nr_churn, EXTRA_RATE, "  ", f);
+	put_stacks(r, "churn", a->churn, a->nr_churn, EXTRA_RATE, "  ", f);
 	fputs(",\n", f);
-	put_peak(&a->peak, f);
+	put_peak(r, &a->peak, f);
 	fputs(",\n", f);
 	put_memory(r, f);
 }
@@ -502,7 +543,8 @@ int report_json__write(const struct report *r, FILE *f)
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
 	put_python(r->python, f);
 	report_json__reach(r, f);
-	put_totals(&r->totals, f);
+	put_sampling(r, f);
+	put_totals(r, &r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
 	report_json__processes(r, f);

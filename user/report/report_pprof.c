@@ -22,7 +22,9 @@
  *   stack's site (analyze/sites.h: the line of the user's code, as the
  *   text report names it) as the label "site", for -tagfocus and -tags.
  *   The allocation function itself is no frame: a stack's leaf is its
- *   caller, as in the JSON report.
+ *   caller, as in the JSON report;
+ * - under --sample, period_type space/bytes and period BYTES (-s N:
+ *   objects/count, N), the values already the estimates.
  *
  * A location's address is the call instruction's: the captured return
  * address minus 1, as pprof writes its non-leaf addresses.
@@ -381,14 +383,27 @@ static void put_header(struct writer *w, int64_t time_ns)
 
 	for (size_t i = 0; i < NR_VALUES; i++)
 		put_value_type(w, PROFILE_SAMPLE_TYPE, sample_types[i][0], sample_types[i][1]);
-	/* Every allocation counts, none is sampled: a period of one byte. */
-	put_value_type(w, PROFILE_PERIOD_TYPE, "space", "bytes");
-	pb__int(&w->out, PROFILE_PERIOD, 1);
+	/*
+	 * Exact: every allocation counts, a period of one byte. Sampled: one
+	 * sample per BYTES (--sample; -s: per N calls); the values are the
+	 * estimates already, scaled (readers of profile.proto do not scale).
+	 */
+	if (r->sampling && !r->sampling->by_bytes)
+		put_value_type(w, PROFILE_PERIOD_TYPE, "objects", "count");
+	else
+		put_value_type(w, PROFILE_PERIOD_TYPE, "space", "bytes");
+	pb__int(&w->out, PROFILE_PERIOD, r->sampling ? (int64_t)r->sampling->mean : 1);
 	pb__int(&w->out, PROFILE_TIME_NANOS, time_ns);
 	pb__int(&w->out, PROFILE_DURATION_NANOS, (int64_t)(r->duration_s * 1e9));
 	snprintf(comment, sizeof(comment), "memleakbpf: pid %d%s%.200s", r->pid,
 		 r->command ? ": " : "", r->command ? r->command : "");
 	pb__int(&w->out, PROFILE_COMMENT, (int64_t)pprof_tables__string(&w->t, comment));
+	if (r->sampling) {
+		snprintf(comment, sizeof(comment), "sampled (%s %llu): values are estimates, scaled",
+			 r->sampling->by_bytes ? "--sample" : "-s",
+			 (unsigned long long)r->sampling->mean);
+		pb__int(&w->out, PROFILE_COMMENT, (int64_t)pprof_tables__string(&w->t, comment));
+	}
 	pb__int(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE,
 		(int64_t)pprof_tables__string(&w->t, DEFAULT_SAMPLE_TYPE));
 }

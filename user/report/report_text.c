@@ -131,18 +131,56 @@ static void print_kinds(const struct report_totals *t, FILE *f)
 		report__count(t->kind_allocs[KIND_MMAP], k));
 }
 
+/* --sample, -s: how, what was counted exactly, and what the marks mean. */
+static void print_sampling(const struct report *r, FILE *f)
+{
+	const struct report_sampling *s = r->sampling;
+	char m[SIZE_LEN], b[SIZE_LEN], c[COUNT_LEN], k[COUNT_LEN];
+
+	if (!s)
+		return;
+	if (s->by_bytes)
+		fprintf(f, "Sampling: --sample %s: a block of s bytes taken with probability "
+			"1-exp(-s/%llu) (Poisson by bytes, per thread)",
+			report__human_size(s->mean, m, sizeof(m)), (unsigned long long)s->mean);
+	else
+		fprintf(f, "Sampling: -s %llu: each allocation taken with probability 1/%llu",
+			(unsigned long long)s->mean, (unsigned long long)s->mean);
+	if (s->seed)
+		fprintf(f, ", seed %llu (reproducible, for tests)", (unsigned long long)s->seed);
+	fprintf(f, "\n  %s heap %s asking for %s, counted exactly; %s sampled. "
+		"~ marks an estimate, ± its 95%% interval;\n  a stack is called growing "
+		"only when it grew by more than that\n",
+		report__count(s->calls, c), report__plural(s->calls, "call", "calls"),
+		report__human_size(s->bytes, b, sizeof(b)), report__count(s->sampled, k));
+}
+
 static void print_totals(const struct report *r, FILE *f)
 {
 	const struct report_totals *t = &r->totals;
 	char size[SIZE_LEN], n[COUNT_LEN], all[COUNT_LEN], frees[COUNT_LEN];
+	const char *est = r->sampling ? "~" : "";
 
+	print_sampling(r, f);
 	report__human_size(t->outstanding_bytes, size, sizeof(size));
 	report__count(t->outstanding_allocs, n);
 	report__count(t->allocs, all);
 	report__count(t->frees, frees);
-	fprintf(f, "Outstanding: %s in %s %s (%s %s, %s %s since tracing began)\n", size, n,
-		report__plural(t->outstanding_allocs, "allocation", "allocations"), all,
-		report__plural(t->allocs, "allocation", "allocations"), frees,
+	if (r->sampling) {
+		fprintf(f, "Outstanding: ~%s ±%s in ~%s %s from %s %s", size,
+			report__human_size((uint64_t)report__margin(t->outstanding_var), all,
+					   sizeof(all)),
+			n, report__plural(t->outstanding_allocs, "allocation", "allocations"),
+			report__count(t->outstanding_samples, frees),
+			report__plural(t->outstanding_samples, "sample", "samples"));
+		report__count(t->allocs, all);
+		report__count(t->frees, frees);
+	} else {
+		fprintf(f, "Outstanding: %s in %s %s", size, n,
+			report__plural(t->outstanding_allocs, "allocation", "allocations"));
+	}
+	fprintf(f, " (%s%s %s, %s%s %s since tracing began)\n", est, all,
+		report__plural(t->allocs, "allocation", "allocations"), est, frees,
 		report__plural(t->frees, "free", "frees"));
 	print_kinds(t, f);
 	if (r->older_ms)
@@ -203,10 +241,29 @@ static void put_amount(uint64_t bytes, uint64_t allocs, FILE *f)
 		report__plural(allocs, "allocation", "allocations"));
 }
 
+/*
+ * "2.0 MiB (2,097,152 bytes) in 512 allocations"; under sampling an
+ * estimate: "~2.0 MiB ±310.5 KiB in ~512 allocations (37 samples)".
+ */
+static void put_figures(const struct report *r, uint64_t bytes, uint64_t allocs,
+			uint64_t samples, double var, FILE *f)
+{
+	char h[SIZE_LEN], e[SIZE_LEN], n[COUNT_LEN], k[COUNT_LEN];
+
+	if (!r->sampling) {
+		put_amount(bytes, allocs, f);
+		return;
+	}
+	fprintf(f, "~%s ±%s in ~%s %s (%s %s)", report__human_size(bytes, h, sizeof(h)),
+		report__human_size((uint64_t)report__margin(var), e, sizeof(e)),
+		report__count(allocs, n), report__plural(allocs, "allocation", "allocations"),
+		report__count(samples, k), report__plural(samples, "sample", "samples"));
+}
+
 static void print_stack(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	fputs("  ", f);
-	put_amount(s->bytes, s->allocs, f);
+	put_figures(r, s->bytes, s->allocs, s->samples, s->var, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
 	report_text__growth(r, s, f);
 	report_text__reach_stack(s, f);
@@ -301,7 +358,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	char k[COUNT_LEN];
 
 	fprintf(f, "%sSite %zu: ", r->brief ? "" : "\n", idx + 1);
-	put_amount(site->bytes, site->allocs, f);
+	put_figures(r, site->bytes, site->allocs, site->samples, site->var, f);
 	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
 		report__plural(site->nr_stacks, "stack", "stacks"));
 	report_text__site_processes(r, site, f);

@@ -6,6 +6,7 @@
 #include "allocator/allocator.h"
 #include "python/pystack.h"
 #include "report_build.h"
+#include "sample.h"
 #include "target/images.h"
 
 /* An address the symbolizer could say nothing about still gets its frame. */
@@ -123,6 +124,8 @@ static void stack_figures(const struct snap_site *site, struct report_stack *st)
 	st->allocs = site->stats.outstanding_allocs;
 	st->total_bytes = site->stats.total_bytes;
 	st->total_allocs = site->stats.total_allocs;
+	st->samples = site->stats.outstanding_samples;
+	st->var = (double)site->stats.outstanding_var * (double)(1ULL << MEMLEAK_VAR_SHIFT);
 	st->no_stack = site->stack_id == MEMLEAK_NO_STACK || (site->proc && !site->nr_ips);
 	st->proc = site->proc;
 	/* The walk found more frames than MEMLEAK_MAX_STACK_DEPTH: not the root. */
@@ -181,6 +184,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->python = meta->python;
 	r->allocator = meta->allocator;
 	r->brief = meta->brief;
+	r->sampling = meta->sampling;
 }
 
 int report__build_figures(const struct aggregate *agg, const struct modules *mods,

@@ -37,6 +37,7 @@ struct report_meta {
 	bool brief;		/* a periodic text report (report.brief) */
 	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
 	struct sites_own own;	/* --own: the user's code (analyze/sites.h); borrowed */
+	const struct report_sampling *sampling;	/* borrowed; NULL: exact */
 };
 
 /*

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0
+"""--sample and -s: estimates against the victim's truth.
+
+The figures are random, so every case draws with a fixed seed
+(MEMLEAKBPF_SAMPLE_SEED: the main thread's draws are the same in every run,
+and these victims have one thread). The tolerance is the one the tracer
+prints, derived from the sampled blocks' variance: each site's truth must
+lie within its 95% interval ("bytes_interval"), and never further than 3
+standard deviations from the estimate. Blocks far above the mean are always
+taken: exact, an interval of width 0. A site that freed everything is not
+listed. Frees of sampled and unsampled blocks alike leave no untracked free
+(a free of a block never sampled is nothing to count). Calls are counted
+exactly at the entry. The same seed gives the same figures twice, with
+and without uprobe sessions. -s 1 takes every block at weight 1: the
+figures of every API, threads and C++ exact. pprof's
+profile carries the estimates and the period (go tool pprof -raw, -top).
+"""
+
+import os
+import re
+import time
+
+import lib
+from lib import CaseFailed, ERROR, TRACE, TRACER, command_case, error_case, load_report, \
+	read_truth, tracer_env, victim, wait_exit
+from cases_outputs import GO, go_pprof
+
+SEED = "1"
+Z95 = 1.959963984540054
+# What each victim asks of the heap, call by call (its sources' headers).
+SAMPLE_CALLS = 126008	# v_sample: 100,000 + 2,000 + 8 + 20,000 + 2 * (1,000 + 1,000)
+CXX_CALLS = 122000	# v_sample_cxx: 60,000 + 60,000 + 2,000
+
+
+def run_sampled(work, vname, args, tag="tracer", extra_env=None):
+	"""memleakbpf ARGS --json -c victim, with the fixed seed: (report, truth, stdout)."""
+	js = work.path(tag + ".json")
+	env = tracer_env(work)
+	env["MEMLEAKBPF_SAMPLE_SEED"] = SEED
+	env.update(extra_env or {})
+	argv = [TRACER, "--json", js] + list(args) + ["-c", victim(vname)]
+	p = work.start(argv, env=env, stdin=lib.subprocess.DEVNULL, tag=tag)
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c " + vname)
+	if rc != 0:
+		raise CaseFailed("memleakbpf exited %s (see %s.stderr)" % (rc, tag))
+	if not os.path.exists(js):
+		raise CaseFailed("no JSON report written")
+	return load_report(js), read_truth(work), work.read(tag + ".stdout")
+
+
+def site_of(rep, name):
+	for s in rep.get("sites") or []:
+		if ((s.get("frame") or {}).get("function") or "") == name:
+			return s
+	return None
+
+
+def check_sites(rep, truth, always=()):
+	"""Each truth site within its printed interval and 3 sd; `always` sites exact."""
+	errs = []
+	for t in truth:
+		s = site_of(rep, t["site"])
+		if s is None:
+			errs.append("%s: no site in the report" % t["site"])
+			continue
+		lo, hi = s["bytes_interval"]
+		sd = (hi - s["bytes"]) / Z95
+		lib.log("  %-12s truth %10d  estimate %10d  95%% [%d, %d]  %d samples" % (
+			t["site"], t["bytes"], s["bytes"], lo, hi, s["samples"]))
+		if not lo <= t["bytes"] <= hi:
+			errs.append("%s: truth %d bytes outside the 95%% interval [%d, %d] of %d (%d samples)" % (
+				t["site"], t["bytes"], lo, hi, s["bytes"], s["samples"]))
+		if abs(s["bytes"] - t["bytes"]) > 3 * sd + 1:
+			errs.append("%s: estimate %d more than 3 sd (%.0f) from the truth %d" % (
+				t["site"], s["bytes"], sd, t["bytes"]))
+		if t["site"] in always and (s["bytes"] != t["bytes"] or s["allocs"] != t["allocs"] or
+					   hi != lo):
+			errs.append("%s: %d bytes in %d, interval [%d, %d]: not exact (%d in %d)" % (
+				t["site"], s["bytes"], s["allocs"], lo, hi, t["bytes"], t["allocs"]))
+	return errs
+
+
+def check_common(rep, text, method, mean, calls):
+	errs = []
+	want = {"method": method, "mean": mean, "seed": int(SEED)}
+	got = rep.get("sampling") or {}
+	if {k: got.get(k) for k in want} != want:
+		errs.append("sampling %r, expected %r" % (got, want))
+	# Calls: the victim's, and at most a few of its C library's start-up.
+	if not calls <= got.get("calls", 0) <= calls + 50:
+		errs.append("sampling.calls %r, expected the victim's %d (exactly, at the entry)" % (
+			got.get("calls"), calls))
+	if rep["totals"].get("untracked_frees"):
+		errs.append("%d untracked frees: frees of unsampled blocks are not counted" %
+			    rep["totals"]["untracked_frees"])
+	if "Sampling: " not in text or not re.search(r"Site 1: ~\S+ \S+ ±", text):
+		errs.append("the text report does not say it sampled, or marks no estimate")
+	return errs
+
+
+def case_bytes(work):
+	rep, truth, text = run_sampled(work, "v_sample", ["--sample", "64K", "--pprof",
+							   work.path("s.pb.gz")])
+	errs = check_common(rep, text, "bytes", 65536, SAMPLE_CALLS)
+	errs += check_sites(rep, truth, always=("site_big",))
+	if site_of(rep, "site_churn"):
+		errs.append("site_churn listed: it freed everything")
+	lo, hi = rep["totals"]["bytes_interval"]
+	whole = sum(t["bytes"] for t in truth)
+	if not lo <= whole <= hi:
+		errs.append("total truth %d outside [%d, %d]" % (whole, lo, hi))
+	# The same seed, the same draws: the same figures; also without uprobe
+	# sessions (malloc's return probe then runs for every call, sampled or not).
+	again, _, _ = run_sampled(work, "v_sample", ["--sample", "64K"], tag="again",
+				  extra_env={"MEMLEAKBPF_BENCH_NO_SESSION": "1"})
+	for t in truth:
+		a, b = site_of(rep, t["site"]), site_of(again, t["site"])
+		if b is None or (a["bytes"], a["samples"]) != (b["bytes"], b["samples"]):
+			errs.append("%s: %s then %s with the same seed" % (
+				t["site"], a and (a["bytes"], a["samples"]), b and (b["bytes"], b["samples"])))
+	if os.access(GO, os.X_OK):
+		errs += check_pprof(work, rep)
+	else:
+		lib.log("  no go: the profile is not read back")
+	return errs
+
+
+def check_pprof(work, rep):
+	raw = go_pprof(work, ["-raw", "-symbolize=none", work.path("s.pb.gz")], "pprof-raw")
+	errs = []
+	if "PeriodType: space bytes" not in raw or "Period: 65536" not in raw:
+		errs.append("the profile's period is not space/bytes 65536 (see pprof-raw.txt)")
+	top = go_pprof(work, ["-top", "-sample_index=inuse_space", "-unit=B", "-symbolize=none",
+			      "-nodefraction=0", work.path("s.pb.gz")], "pprof-top")
+	m = re.search(r"Total samples = (\d+)B", top) or re.search(r"of (\d+)B total", top)
+	if not m or int(m.group(1)) != rep["totals"]["outstanding_bytes"]:
+		errs.append("go tool pprof's inuse_space total %s, the JSON's estimate %d" % (
+			m and m.group(1), rep["totals"]["outstanding_bytes"]))
+	return errs
+
+
+def case_count(work):
+	rep, truth, text = run_sampled(work, "v_sample", ["-s", "10"])
+	errs = check_common(rep, text, "count", 10, SAMPLE_CALLS)
+	return errs + check_sites(rep, truth)
+
+
+def case_cxx(work):
+	rep, truth, text = run_sampled(work, "v_sample_cxx", ["--sample", "64K"])
+	errs = check_common(rep, text, "bytes", 65536, CXX_CALLS)
+	errs += check_sites(rep, truth)
+	if site_of(rep, "site_temp"):
+		errs.append("site_temp listed: it deleted everything")
+	return errs
+
+
+CASES = [
+	# -s 1 takes every call at weight 1: every figure exact, every API.
+	("sample_rate_one_apis", TRACE, [], command_case("{V}/v_apis", "v_apis", "v_apis.c",
+							 extra_args=["-s", "1"])),
+	("sample_rate_one_threads", TRACE, [], command_case("{V}/v_threads", "v_threads",
+							    "v_threads.c", extra_args=["-s", "1"])),
+	("sample_rate_one_cxx", TRACE, [], command_case("{V}/v_cxx", "v_cxx", "v_cxx.cc",
+							extra_args=["-s", "1"])),
+	("sample_bytes_victim", TRACE, [], case_bytes),
+	("sample_count_victim", TRACE, [], case_count),
+	("sample_cxx", TRACE, [], case_cxx),
+	("sample_reach_refused", ERROR, [],
+	 error_case(lambda: ["--sample", "512K", "--reach", "-c", "/bin/true"])),
+	("sample_bad_size", ERROR, [], error_case(lambda: ["--sample", "12X", "-c", "/bin/true"])),
+	("sample_both", ERROR, [], error_case(lambda: ["--sample", "64K", "-s", "10", "-c", "/bin/true"])),
+]

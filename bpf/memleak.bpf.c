@@ -29,6 +29,7 @@ const volatile __u64 page_size = 4096;
  * that `make bench` can measure what the probes alone cost.
  */
 const volatile bool bench_floor = false;
+
 /*
  * --sample and -s (bpf/sample.h): the mode; --sample's mean bytes; -s's
  * threshold on a 32-bit draw and each block's weight; a seed for tests
@@ -39,6 +40,8 @@ const volatile __u64 sample_mean = 0;
 const volatile __u64 sample_threshold = 0;
 const volatile __u64 sample_per_block = 0;
 const volatile __u64 sample_seed = 0;
+/* Sampling: the calls, counted exactly at their entry (memleak.h). */
+struct memleak_calls entry_calls[MEMLEAK_SITE_SHARDS];
 
 /* Written by user space while the target runs or is stopped. */
 __u32 targ_tgid;	/* the traced process; changes when a shell hands over */
@@ -92,9 +95,6 @@ struct {
 	__uint(max_entries, 65536);	/* --follow: a burst of forks, an event each */
 } events SEC(".maps");
 
-/* Sampling: the calls, counted exactly at their entry (memleak.h). */
-struct memleak_calls entry_calls[MEMLEAK_SITE_SHARDS];
-
 /* Entries in the tables reclaiming empties, and the marks (memleak.h). */
 struct memleak_fill fill;
 struct memleak_fill fill_mark;
@@ -117,6 +117,7 @@ static __always_inline void fill_add(__u64 *n, const __u64 *mark)
 		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
 }
 
+#include "args.bpf.h"
 #include "tables.bpf.h"
 #include "peak.bpf.h"
 #include "stack.bpf.h"
@@ -238,54 +239,7 @@ static __always_inline bool called_from_allocator(__u64 sp)
 	return false;
 }
 
-/* A uniform 32-bit draw: the kernel's, or the thread's own under a seed. */
-static __always_inline __u32 sample_rand(struct call_state *st, struct task_struct *task)
-{
-	if (!sample_seed)
-		return bpf_get_prandom_u32();
-	/* The main thread's draws are the same in every run. */
-	if (!st->rng)
-		st->rng = sample_seed_of(sample_seed, (__u32)(task->pid - task->tgid));
-	return sample_xorshift(&st->rng);
-}
-
-/*
- * Is this outermost call's block sampled? Decided at the entry, before
- * anything else is done for it; every call counted, exactly. By bytes: the
- * thread's countdown to its next sample point, drawn afresh after each
- * sample (bpf/sample.h); a block of 0 bytes holds no point. Heap calls
- * only: mmap and mremap regions are few and large, always taken.
- */
-static __always_inline bool sample_decide(struct call_state *st, struct task_struct *task,
-					  __u32 api, __u64 size)
-{
-	struct memleak_calls *c;
-	__u64 need;
-	bool take;
-
-	if (sample_mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP)
-		return true;
-	c = &entry_calls[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
-	__sync_fetch_and_add(&c->calls, 1);
-	__sync_fetch_and_add(&c->bytes, size);
-	if (sample_mode == SAMPLE_COUNT) {
-		take = sample_rand(st, task) < sample_threshold;
-	} else {
-		if (!st->sample_ready) {
-			st->sample_left = sample_exp_draw(sample_mean, sample_rand(st, task));
-			st->sample_ready = 1;
-		}
-		need = size << MEMLEAK_SAMPLE_FRAC;
-		take = size && (size >= (1ULL << 40) || need >= st->sample_left);
-		if (take)
-			st->sample_left = sample_exp_draw(sample_mean, sample_rand(st, task));
-		else
-			st->sample_left -= need;
-	}
-	if (take)
-		__sync_fetch_and_add(&c->sampled, 1);
-	return take;
-}
+#include "sample.bpf.h"
 
 /*
  * Start tracking an outermost call; NULL for nested and foreign calls.
@@ -330,24 +284,6 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 }
 
 #include "python.bpf.h"
-
-/*
- * What a block of size bytes adds to its site: its size and one block, or
- * under sampling its weight, computed again at its free from its size (the
- * same integers). mmap regions are always taken: weight 1.
- */
-static __always_inline void block_weight(struct sample_weight *w, __u32 api, __u64 size)
-{
-	if (sample_mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP) {
-		w->bytes = size;
-		w->blocks = sample_mode == SAMPLE_NONE ? 1 : MEMLEAK_WEIGHT_ONE;
-		w->var = 0;
-	} else if (sample_mode == SAMPLE_BYTES) {
-		sample_bytes_weight(w, size, sample_mean);
-	} else {
-		sample_count_weight(w, size, sample_per_block);
-	}
-}
 
 /*
  * Take a freed or resized block out of its site's outstanding figures:
@@ -619,12 +555,6 @@ static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u6
 	}
 }
 
-/* pvalloc hands out whole pages, at least one. */
-static __always_inline __u64 whole_pages(__u64 size)
-{
-	return size ? (size + page_size - 1) / page_size * page_size : page_size;
-}
-
 /*
  * An entry-only probe may sit past the entry, on the first instruction the
  * kernel emulates rather than single-steps (user/placement.c): the cookie's
@@ -635,64 +565,6 @@ static __always_inline __u64 whole_pages(__u64 size)
 static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 {
 	return PT_REGS_SP(ctx) + (cookie >> 32);
-}
-
-/*
- * reallocarray's nmemb * size, ~0 on overflow: reallocarray then fails and
- * leaves the block alone, and a non-zero size makes the NULL return read as
- * that failure. The barrier keeps clang from turning the check into a call
- * to __multi3.
- */
-static __always_inline __u64 array_bytes(__u64 nmemb, __u64 size)
-{
-	__u64 bytes = nmemb * size;
-
-	asm volatile("" : "+r"(bytes));
-	return nmemb && bytes / nmemb != size ? ~0ULL : bytes;
-}
-
-/* An allocating call's size, and its block to resize or posix_memalign's out-pointer. */
-static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, __u64 *size,
-				      __u64 *ptr)
-{
-	*ptr = 0;
-	switch (api) {
-	case API_CALLOC:
-		*size = a1 * a2;
-		break;
-	case API_REALLOC:
-		*size = a2;
-		*ptr = a1;
-		break;
-	case API_REALLOCARRAY:
-		*size = array_bytes(a2, a3);
-		*ptr = a1;
-		break;
-	case API_POSIX_MEMALIGN:
-		*size = a3;	/* (memptr, alignment, size) */
-		*ptr = a1;
-		break;
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-		*size = a2;	/* (alignment, size) */
-		break;
-	case API_PVALLOC:
-		*size = whole_pages(a1);
-		break;
-	case API_MMAP:
-		*size = a2;	/* (addr, length, ...) */
-		break;
-	case API_MREMAP:
-		*size = a3;	/* (old, old_size, new_size, ...) */
-		*ptr = a1;
-		break;
-	case API_XALLOCX:
-		*size = a2;	/* (ptr, size, extra, flags): at least size */
-		*ptr = a1;
-		break;
-	default:	/* malloc, valloc, new, new[]: size first */
-		*size = a1;
-	}
 }
 
 /*

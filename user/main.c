@@ -390,7 +390,8 @@ static int load_probes(struct tracer *tr)
 	if (err)
 		return err;
 	probes__python_ops(tr->probes, &py_ops);
-	tracer__relay_python(tr, &py_ops);
+	/* Python's code objects through tr->relay, held while a report reads the code. */
+	pyrelay__wrap(&tr->relay, &tr->worker, &py_ops);
 	pytrace__set_ops(tr->py, &py_ops);
 	if (cfg.unwind_tables) {
 		probes__unwind_ops(tr->probes, &ops);

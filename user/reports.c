@@ -15,7 +15,7 @@
  * pytrace's code, the wrappers and the outputs; the loop keeps to the
  * target: it attaches probes, loads unwind tables, and keeps what it learns
  * for the job's state (mappings, wrappers, Python's code copies) until the
- * job is done (tracer__catch_up, relay_flush). The loop starts a job and
+ * job is done (tracer__catch_up, pyrelay__flush). The loop starts a job and
  * joins it, so each side sees what the other did before. The one thing
  * both may touch is the probes' flag that Python was found (py_used, set
  * once, on the loop, when it finds an interpreter): a job's snapshot that
@@ -322,6 +322,23 @@ static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
 			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
 }
 
+/* Did tag end before the report's tables were read? One that ended later may have sites since. */
+static bool proc_ended(void *ctx, uint32_t tag)
+{
+	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
+				   ((struct tracer *)ctx)->ends_before);
+}
+
+/* --follow: the files of images whose processes all ended and the last report did not name. */
+void tracer__release_images(struct tracer *tr)
+{
+	if (!tr->site_tags_new)
+		return;
+	tr->site_tags_new = false;
+	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
+						tr->nr_site_tags);
+}
+
 static int produce(struct tracer *tr, struct report_job *job)
 {
 	struct built b = { 0 };
@@ -443,7 +460,6 @@ static void start_due(struct tracer *tr)
 	start(tr);
 }
 
-static void relay_flush(struct code_relay *r);
 
 /* Wait for the job (a report cancelled is built again later); take in what it kept out. */
 static void finish_job(struct tracer *tr, bool cancel)
@@ -460,7 +476,7 @@ static void finish_job(struct tracer *tr, bool cancel)
 		else
 			tr->report_due = true;
 	}
-	relay_flush(&tr->relay);
+	pyrelay__flush(&tr->relay);
 	tracer__catch_up(tr);
 }
 
@@ -561,112 +577,6 @@ void tracer__on_snapshot_signal(struct tracer *tr)
 	start_due(tr);
 }
 
-/* ---------------------------------------------------------------- Python's code */
-
-/* The copies kept while a job had the code, to pytrace: none has it now. */
-static void relay_flush(struct code_relay *r)
-{
-	for (size_t i = 0; r->fn && i < r->nr_kept; i++)
-		r->fn(r->arg, &r->kept[i]);
-	r->nr_kept = 0;
-}
-
-/* A copy from BPF, on the loop's thread: to pytrace, or kept for after the job. */
-static void relay_copy(void *arg, const struct py_code *c)
-{
-	struct code_relay *r = arg;
-
-	if (!worker__busy(r->tr->worker)) {
-		relay_flush(r);
-		r->fn(r->arg, c);
-		return;
-	}
-	/* Lost only without memory: its frames are then read from the target. */
-	if (!vec__reserve_min(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept), 64))
-		r->kept[r->nr_kept++] = *c;
-}
-
-static void relay_on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg)
-{
-	struct code_relay *r = ctx;
-
-	r->fn = fn;
-	r->arg = arg;
-	if (!fn)
-		r->nr_kept = 0;
-	r->inner.on_code(r->inner.ctx, fn ? relay_copy : NULL, r);
-}
-
-static int relay_set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.set_python(r->inner.ctx, py, stop_at_exit);
-}
-
-static int relay_set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.set_image(r->inner.ctx, tag, py);
-}
-
-/* On the loop's thread, as the copies: no job is reading what it adds to. */
-static void relay_on_exec(void *ctx, void (*fn)(void *arg, pid_t pid, uint32_t tag,
-						const struct maps *maps,
-						const struct lookup_order *lo), void *arg)
-{
-	struct code_relay *r = ctx;
-
-	r->inner.on_exec(r->inner.ctx, fn, arg);
-}
-
-static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.attach_exit(r->inner.ctx, path, offset, finalize);
-}
-
-static int relay_attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t offset)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.attach_image_exit(r->inner.ctx, pid, path, offset);
-}
-
-static int relay_each_stack(void *ctx, const struct snapshot *snap,
-			    int (*fn)(void *arg, const struct py_stack *py), void *arg)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.each_stack(r->inner.ctx, snap, fn, arg);
-}
-
-static int relay_blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
-{
-	struct code_relay *r = ctx;
-
-	return r->inner.blocks(r->inner.ctx, api, size, addrs, nr);
-}
-
-void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops)
-{
-	tr->relay.inner = *ops;
-	tr->relay.tr = tr;
-	*ops = (struct pytrace_ops){
-		.ctx = &tr->relay,
-		.set_python = relay_set_python,
-		.set_image = relay_set_image,
-		.on_exec = relay_on_exec,
-		.on_code = relay_on_code,
-		.attach_exit = relay_attach_exit,
-		.attach_image_exit = relay_attach_image_exit,
-		.each_stack = relay_each_stack,
-		.blocks = relay_blocks,
-	};
-}
-
 /* A report that only reads the tables leaves everything else to the loop, and stops after. */
 static bool yield_job(struct tracer *tr)
 {
@@ -708,5 +618,5 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fin
 
 void tracer__free_jobs(struct tracer *tr)
 {
-	free(tr->relay.kept);
+	pyrelay__free(&tr->relay);
 }

@@ -137,23 +137,6 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 	tr->nr_wrappers = nr;
 }
 
-/* Did tag end before the report's tables were read? One that ended later may have sites since. */
-static bool proc_ended(void *ctx, uint32_t tag)
-{
-	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
-				   ((struct tracer *)ctx)->ends_before);
-}
-
-/* --follow: the files of images whose processes all ended and the last report did not name. */
-void tracer__release_images(struct tracer *tr)
-{
-	if (!tr->site_tags_new)
-		return;
-	tr->site_tags_new = false;
-	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
-						tr->nr_site_tags);
-}
-
 void tracer__catch_up(struct tracer *tr)
 {
 	tracer__release_images(tr);

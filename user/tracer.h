@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include "model/processes.h"
+#include "python/pyrelay.h"
 #include "python/pytrace.h"
 #include "target/holds.h"
 #include "util/strset.h"
@@ -59,20 +60,6 @@ struct report_job {
 	const struct reach_sum *reach;	/* the scan it shows; NULL: none */
 	atomic_bool cancel;	/* an exec, Python's exit: the loop needs what it holds */
 	atomic_int phase;	/* enum job_phase */
-};
-
-/*
- * The copies of Python code objects BPF sends come with the stop events;
- * they go to pytrace when no report is reading its code, and wait
- * otherwise (reports.c).
- */
-struct code_relay {
-	struct pytrace_ops inner;	/* the probes' own */
-	struct tracer *tr;
-	void (*fn)(void *arg, const struct py_code *c);	/* pytrace's */
-	void *arg;
-	struct py_code *kept;	/* arrived while a report read the code, in order */
-	size_t nr_kept, cap_kept;
 };
 
 /*
@@ -122,7 +109,7 @@ struct tracer {
 	/* Reports, and the work on the tables that feeds them (reports.c). */
 	struct worker *worker;	/* runs them */
 	struct report_job job;	/* the one it runs */
-	struct code_relay relay;
+	struct pyrelay relay;
 	bool report_due, snapshot_due;	/* asked for while a job ran */
 	/* What stops learned while a job ran (tracer__catch_up). */
 	struct learned_maps *learned;
@@ -207,8 +194,6 @@ void tracer__resume_jobs(struct tracer *tr);
  * it meanwhile). finalize: at Py_FinalizeEx, where tracing ended.
  */
 void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize);
-/* Python's code objects through tr->relay: ops are the probes', changed in place. */
-void tracer__relay_python(struct tracer *tr, struct pytrace_ops *ops);
 /* The end: the job running, and the reports asked for, done. */
 void tracer__finish_jobs(struct tracer *tr);
 /* The relay's copies, freed at the end. */

@@ -368,6 +368,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
 	probes__live(p, snap->live);
+	probes__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
 	err = read_sites(p, snap);
 	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))
@@ -388,6 +389,8 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
  * map, so one of the two has it; a stack the cache has is one lookup, and
  * only the others ask the retired store, under its own lock.
  */
+#define SNAPSHOT_STACKS_AT_ONCE 1024
+
 static int read_stacks(struct probes *p, struct snapshot *snap)
 {
 	struct stack_buf *b = malloc(sizeof(*b));
@@ -396,8 +399,20 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->stacks_lock);
 	stackcache__begin(p->stacks);
-	for (size_t i = 0; i < snap->nr; i++)
+	for (size_t i = 0; i < snap->nr; i++) {
+		/*
+		 * Let a sweep in now and then: a report of 131,072 sites held
+		 * it off for 300 ms, while a churn of new stacks filled the
+		 * room. Each site's stack is read under the lock, whole; the
+		 * blobs are counted references, so a sweep or another reading
+		 * that ends meanwhile frees none this one holds.
+		 */
+		if (i && !(i % SNAPSHOT_STACKS_AT_ONCE)) {
+			pthread_mutex_unlock(&p->stacks_lock);
+			pthread_mutex_lock(&p->stacks_lock);
+		}
 		read_stack(p, &snap->sites[i], b);
+	}
 	stackcache__end(p->stacks);
 	pthread_mutex_unlock(&p->stacks_lock);
 	free(b);

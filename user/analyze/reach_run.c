@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <linux/types.h>
 #include "memleak.h"
 #include "reach.h"
@@ -155,6 +156,26 @@ static double ms_since(const struct timespec *t0)
 	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/*
+ * The scan runs ahead of other work while it holds the target: its hold is
+ * wall time, and on a loaded machine most of it was spent waiting for a CPU
+ * (a 1 GiB heap: 2.2 s of CPU, held 7.4 s at a load of 12 on 2 CPUs). Back
+ * to the thread's own nice value after. Without CAP_SYS_NICE: as before.
+ */
+#define REACH_RUN_NICE (-10)
+
+static int nice_up(void)
+{
+	int was;
+
+	errno = 0;
+	was = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno)
+		was = 0;
+	setpriority(PRIO_PROCESS, (id_t)gettid(), REACH_RUN_NICE);
+	return was;
+}
+
 int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum **out,
 		    char *err, size_t errlen)
 {
@@ -163,17 +184,21 @@ int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum
 	struct timespec t0;
 	unsigned threads = 0;
 	double held_ms, scan_ms;
-	int e;
+	int e, was;
 
 	*out = NULL;
+	was = nice_up();
 	e = reach_hold__take(pid, REACH_RUN_STOP_MS, &s.hold, err, errlen);
-	if (e)
+	if (e) {
+		setpriority(PRIO_PROCESS, (id_t)gettid(), was);
 		return e;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	threads = (unsigned)s.hold->nr;
 	e = scan_held(&s, ops, &st);
 	scan_ms = ms_since(&t0);
 	held_ms = reach_hold__release(s.hold);
+	setpriority(PRIO_PROCESS, (id_t)gettid(), was);
 	if (!e)
 		e = reach_sum__build(s.blocks, s.kinds, s.nr_blocks, out);
 	if (e) {

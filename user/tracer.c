@@ -621,53 +621,20 @@ static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
 static void say_reach(const struct tracer *tr, const struct report_reach *h)
 {
 	fprintf(stderr, "memleakbpf: reachability of pid %d%s: held %.1f ms (the scan %.1f ms), %u thread%s, %.1f MiB of roots and %.1f MiB of blocks read\n",
-		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms,
-		h->threads, h->threads == 1 ? "" : "s", (double)h->root_bytes / (1 << 20),
-		(double)h->block_bytes / (1 << 20));
-}
-
-/*
- * What a scan reads per second while it holds the target, when this run
- * has not scanned a big heap yet: scripts/bench_reach.py's 4 GiB heap was
- * held 9.4 s, its 1 GiB 1.5 to 2.1 s, on a loaded 2-vCPU VM. The slow end:
- * the line had better not promise a shorter hold than comes.
- */
-#define REACH_MIB_PER_S 430.0
-#define REACH_BIG_HEAP (256ull << 20)	/* a heap this big is told its hold first */
-
-/*
- * Before a long hold, how long: the live heap, and the hold it takes at
- * this run's last big scan's rate, else the one measured here. The roots
- * come on top (the heap is most of what a big scan reads).
- */
-static void say_expected_hold(const struct tracer *tr, pid_t pid)
-{
-	const struct report_reach *last = tr->reach ? &tr->reach->head : NULL;
-	struct memleak_live live[KIND__COUNT];
-	double mib, rate = REACH_MIB_PER_S;
-	bool measured = false;
-
-	probes__live(tr->probes, live);
-	if (live[KIND_HEAP].bytes < REACH_BIG_HEAP)
-		return;
-	mib = (double)live[KIND_HEAP].bytes / (1 << 20);
-	if (last && last->held_ms > 0 && last->root_bytes + last->block_bytes >= REACH_BIG_HEAP) {
-		rate = (double)(last->root_bytes + last->block_bytes) / (1 << 20) / last->held_ms * 1e3;
-		measured = true;
-	}
-	fprintf(stderr, "memleakbpf: reachability of pid %d: %.1f GiB of live heap blocks to scan; "
-		"the target will be held about %.1f s (%.0f MiB/s, %s)\n", pid, mib / 1024,
-		mib / rate, rate, measured ? "this run's last scan" : "as measured on a 2-vCPU VM");
+		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms, h->threads,
+		h->threads == 1 ? "" : "s", h->root_bytes / 1048576.0, h->block_bytes / 1048576.0);
 }
 
 /* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
 static void reach_now(struct tracer *tr, pid_t pid, bool final)
 {
-	struct reach_run_ops ops = { tr->probes, live_blocks };
+	struct reach_run_ops ops = { tr->probes, live_blocks, 0, tr->reach ? &tr->reach->head : NULL };
+	struct memleak_live live[KIND__COUNT];
 	struct reach_sum *s;
 	char err[256];
 
-	say_expected_hold(tr, pid);
+	probes__live(tr->probes, live);
+	ops.heap_bytes = live[KIND_HEAP].bytes;
 	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
 		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);
 		return;

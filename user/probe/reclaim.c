@@ -35,8 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include "probes.h"
 #include "clock.h"
@@ -46,6 +44,7 @@
 #include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
+#include "util/nice.h"
 
 /*
  * The frames of stacks let go of kept at most: beyond, those whose sites
@@ -162,22 +161,13 @@ void reclaim__free(struct probes *p)
 
 static void sweep(struct probes *p);
 
-/*
- * Ahead of the target in the scheduler's eyes: a target churning new stacks
- * fills the room while the sweep waits for a CPU (on a loaded 2-CPU VM,
- * sweeps of 20 ms of CPU took 150 to 570 ms, and the room ran full). The
- * sweep runs a few ms at a time, so it takes little from anyone. Without
- * CAP_SYS_NICE the nice value stays: slower, never wrong.
- */
-#define SWEEPER_NICE (-10)
-
 /* Until told to stop: sweep when kicked, or when due at a tick. */
 static void *sweeper(void *arg)
 {
 	struct probes *p = arg;
 	struct reclaim *r = p->reclaim;
 
-	setpriority(PRIO_PROCESS, (id_t)gettid(), SWEEPER_NICE);
+	nice__raise(PROBES_SWEEP_NICE);
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		struct timespec until;

@@ -14,6 +14,7 @@
 #include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
+#include "util/nice.h"
 
 /* The figures of a site; outstanding is what was allocated less what was freed. */
 struct slot_copy {
@@ -455,9 +456,10 @@ int snapshot__ages(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
+/* At the sweeper's nice value: a sweep waits for the locks it holds. */
 int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
-	int err;
+	int err, was = nice__raise(PROBES_SWEEP_NICE);
 
 	pthread_mutex_lock(&p->tables_lock);
 	err = collect(p, older_ns, out);
@@ -466,6 +468,7 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 		snapshot__free(*out);
 		*out = NULL;
 	}
+	nice__restore(was);
 	return err;
 }
 

@@ -151,9 +151,11 @@ def churn_case(bits, rounds, leak_every):
 	Bound: no drop at all. The sweep starts at a quarter of the room and
 	runs ahead of the target (nice -10): the churn has three quarters of the
 	room, about 0.1 s of it here, to fill while a sweep of 20 ms of CPU runs.
-	Only the final report is made: a report in between holds the sweep off
-	while it reads the retired sites (README, Room for what is outstanding),
-	which this case does not measure. Every leaking stack's figures exact:
+	Only the final report is made: a report in between holds locks the
+	sweep takes while it reads 100,000 retired sites; it runs at the
+	sweeper's nice value, but under a load of 10 on 2 CPUs one run in two
+	or three still dropped some 100 of 1.5 M stacks (README, Room for what
+	is outstanding). Every leaking stack's figures exact:
 	`rounds` allocations of 64 bytes, one block outstanding."""
 	def run(work):
 		binary = victim("v_churn")

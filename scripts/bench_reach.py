@@ -72,8 +72,9 @@ def main(argv):
 			held, scan = map(float, HELD.findall(text)[-1])
 			said = EXPECTED.findall(text)
 			rows.append((held, cpu_s(p.pid) - c0))
-			print("scan %d: held %.0f ms (said beforehand: about %s s), memleakbpf's CPU %.0f ms"
-			      % (n, held, said[-1] if len(said) >= n else "nothing", rows[-1][1] * 1e3))
+			print("scan %d: held %.0f ms (said beforehand: %s), memleakbpf's CPU %.0f ms"
+			      % (n, held, "about %s s" % said[-1] if len(said) >= n else "nothing",
+				 rows[-1][1] * 1e3))
 		print("%d MiB: held %.0f ms, CPU %.0f ms (medians of %d); load average %s" %
 		      (mib, statistics.median(r[0] for r in rows),
 		       statistics.median(r[1] for r in rows) * 1e3, scans,

@@ -23,10 +23,12 @@
  * every 10 ms (a look at the fill counts, when the loop is busy with a
  * report), at nice -10. A churn of new stacks with almost nothing live (a
  * torch import; v_churn) fills the room as fast as the target allocates:
- * the sweep has the other three quarters of the room to finish in. Sites are retired under the lock snapshot.c reads them
- * with; stacks are let go of while a report reads its stacks (each copied
- * to the retired store, under its lock, before it leaves its map): the
- * maps fill while a report is built, and a sweep must not wait for one.
+ * the sweep has the other three quarters of the room to finish in.
+ *
+ * Sites are retired under the lock snapshot.c reads them with; stacks are
+ * let go of while a report reads its stacks (each copied to the retired
+ * store, under its lock, before it leaves its map): the maps fill while a
+ * report is built, and a sweep must not wait for one.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -382,6 +382,9 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	return 0;
 }
 
+/* Stacks read between two chances for a sweep to take the lock. */
+#define SNAPSHOT_STACKS_AT_ONCE 1024
+
 /*
  * Every site's stack, freed sites too: a heap profile's allocation totals
  * name them. Outside the tables' lock, so that a sweep retiring sites need
@@ -390,8 +393,6 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
  * map, so one of the two has it; a stack the cache has is one lookup, and
  * only the others ask the retired store, under its own lock.
  */
-#define SNAPSHOT_STACKS_AT_ONCE 1024
-
 static int read_stacks(struct probes *p, struct snapshot *snap)
 {
 	struct stack_buf *b = malloc(sizeof(*b));

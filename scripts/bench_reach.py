@@ -7,7 +7,8 @@ Usage: scripts/bench_reach.py [--mib N] [--scans N]
 Runs the workload under `memleakbpf -c` (room for its blocks), and once it is
 ready sends SIGUSR2 SCANS times: each a scan of its roots and 1 KiB blocks,
 each block pointing to 8 random others. Prints, per scan, how long the
-target was held (memleakbpf's own line) and the CPU memleakbpf used meanwhile
+target was held (memleakbpf's own line, and the hold it said to expect
+before the scan) and the CPU memleakbpf used meanwhile
 (its report of the scan included), then the medians. Figures only: it writes
 no document.
 """
@@ -24,6 +25,7 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 TRACER = os.path.join(ROOT, "memleakbpf")
 SRC = os.path.join(ROOT, "tests", "bench", "reach_heap.c")
 BIN = os.path.join(ROOT, ".output", "bench", "reach_heap")
+EXPECTED = re.compile(r"the target will be held about ([\d.]+) s")
 HELD = re.compile(r"reachability of pid \d+: held ([\d.]+) ms \(the scan ([\d.]+) ms\)")
 
 
@@ -66,9 +68,13 @@ def main(argv):
 			p.send_signal(signal.SIGUSR2)
 			wait(lambda: len(HELD.findall(open(err.name).read())) >= n, "scan")
 			time.sleep(1)	# the report that follows the scan
-			held, scan = map(float, HELD.findall(open(err.name).read())[-1])
+			text = open(err.name).read()
+			held, scan = map(float, HELD.findall(text)[-1])
+			said = EXPECTED.findall(text)
 			rows.append((held, cpu_s(p.pid) - c0))
-			print("scan %d: held %.0f ms, memleakbpf's CPU %.0f ms" % (n, held, rows[-1][1] * 1e3))
+			print("scan %d: held %.0f ms (said beforehand: %s), memleakbpf's CPU %.0f ms"
+			      % (n, held, "about %s s" % said[-1] if len(said) >= n else "nothing",
+				 rows[-1][1] * 1e3))
 		print("%d MiB: held %.0f ms, CPU %.0f ms (medians of %d); load average %s" %
 		      (mib, statistics.median(r[0] for r in rows),
 		       statistics.median(r[1] for r in rows) * 1e3, scans,

@@ -14,6 +14,9 @@ tests/e2e/cases_stress.py), with:
                     calls), -c: every site and every churn total exact
   stress_c4         4 threads x 1,000,000 on 2 CPUs
   stress_p          2 threads x 2,000,000, -p attached while they churn
+  churn_outran      524,288 distinct stacks x 10 rounds (5.2 M allocations, at
+                    most 2 blocks live) into a room of 16,384 stacks: no drop,
+                    the 4,096 leaking stacks exact
 Each line: ok/FAIL, the figures, the time. Needs root, like the e2e tests.
 Results of a run are kept in docs/RELIABILITY.md.
 """
@@ -26,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "tests", "e2e"))
 import lib  # noqa: E402
+import cases_limits  # noqa: E402
 import cases_stress  # noqa: E402
 
 
@@ -49,6 +53,7 @@ CASES = [
 	("stress_c", sized(cases_stress.case_stress_c, STRESS_THREADS=2, STRESS_OPS=2000000)),
 	("stress_c4", sized(cases_stress.case_stress_c, STRESS_THREADS=4, STRESS_OPS=1000000)),
 	("stress_p", sized(cases_stress.case_stress_p, STRESS_THREADS=2, STRESS_OPS=2000000)),
+	("churn_outran", cases_limits.churn_case(19, 10, 128)),
 ]
 
 

@@ -622,18 +622,20 @@ static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
 static void say_reach(const struct tracer *tr, const struct report_reach *h)
 {
 	fprintf(stderr, "memleakbpf: reachability of pid %d%s: held %.1f ms (the scan %.1f ms), %u thread%s, %.1f MiB of roots and %.1f MiB of blocks read\n",
-		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms,
-		h->threads, h->threads == 1 ? "" : "s", (double)h->root_bytes / (1 << 20),
-		(double)h->block_bytes / (1 << 20));
+		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms, h->threads,
+		h->threads == 1 ? "" : "s", h->root_bytes / 1048576.0, h->block_bytes / 1048576.0);
 }
 
 /* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
 static void reach_now(struct tracer *tr, pid_t pid, bool final)
 {
-	struct reach_run_ops ops = { tr->probes, live_blocks };
+	struct reach_run_ops ops = { tr->probes, live_blocks, 0, tr->reach ? &tr->reach->head : NULL };
+	struct memleak_live live[KIND__COUNT];
 	struct reach_sum *s;
 	char err[256];
 
+	probes__live(tr->probes, live);
+	ops.heap_bytes = live[KIND_HEAP].bytes;
 	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
 		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);
 		return;

@@ -310,6 +310,35 @@ TEST(report_text_sample)
 	return true;
 }
 
+/*
+ * Stack drops while few stacks were live are the sweep's, not the room's:
+ * the line says so; the others, that the live stacks outgrew the room.
+ */
+TEST(report_text_stack_drops_by_cause)
+{
+	struct report r = sample();
+	char *out;
+	int err;
+
+	r.totals.counters[CNT_STACKS_MAP_FULL] = 40;
+	r.totals.stacks_outran = 30;
+	r.totals.stacks_live_max = 3;
+	r.totals.stack_room = 16384;
+	r.totals.sweep_rate = 300000;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, &err);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT(strstr(out, "Dropped: 30 allocations without a stack: new stacks came faster than the "
+		      "sweep let go of freed ones (at most 3 of the room's 16,384 stacks live at a "
+		      "sweep; it lets go of 300,000 a second of its CPU) (raise "
+		      "--stack-storage-size, or --prealloc-stacks)\n"
+		      "Dropped: 10 allocations without a stack: stack map full: the live stacks "
+		      "outgrew the room (raise --stack-storage-size)\n"));
+	free(out);
+	return true;
+}
+
 /* A site of many stacks shows its first ones, and says what the others hold. */
 TEST(report_text_site_of_many_stacks)
 {

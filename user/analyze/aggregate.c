@@ -44,6 +44,25 @@ static void add_peaks(struct report_totals *t, const struct snapshot *snap)
 	}
 }
 
+/*
+ * The stack drops the churn made (probe/reclaim.c charges those up to its
+ * last sweep); those since then by what that sweep found live.
+ */
+static void add_sweep(struct report_totals *t, const struct snapshot *snap)
+{
+	const struct sweep_stats *sw = &snap->sweep;
+	uint64_t full = snap->counters[CNT_STACKS_MAP_FULL];
+
+	t->stacks_outran = sw->outran;
+	if (full > sw->seen && sw->live <= sw->room / 2)
+		t->stacks_outran += full - sw->seen;
+	if (t->stacks_outran > full)
+		t->stacks_outran = full;
+	t->stacks_live_max = sw->live_max;
+	t->stack_room = sw->room;
+	t->sweep_rate = sw->cpu_ns ? sw->stacks * 1000000000ull / sw->cpu_ns : 0;
+}
+
 static void add_totals(struct report_totals *t, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nr; i++) {
@@ -76,6 +95,7 @@ static void add_totals(struct report_totals *t, const struct snapshot *snap)
 	t->frees = t->allocs > t->outstanding_allocs ? t->allocs - t->outstanding_allocs : 0;
 	for (int c = 0; c < CNT__COUNT; c++)
 		t->counters[c] = snap->counters[c];
+	add_sweep(t, snap);
 }
 
 int aggregate__build(const struct snapshot *snap, struct aggregate **out)

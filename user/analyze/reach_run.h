@@ -17,12 +17,16 @@ struct reach_run_ops {
 	void *ctx;
 	/* The live blocks now (probe/probes_reach.h: probes__blocks). */
 	int (*blocks)(void *ctx, struct live_block **out, size_t *nr);
+	/* For the hold to expect, said before a big scan: the live heap now, the last scan. */
+	uint64_t heap_bytes;
+	const struct report_reach *last;	/* NULL: none yet */
 };
 
 #define REACH_RUN_STOP_MS 2000	/* a thread that does not stop by then ends the scan */
 
 /*
- * Scan pid. 0 and the figures in *out (head.held_ms, scan_ms, threads and
+ * Scan pid, first saying on stderr how long it will hold pid when its heap
+ * is big. 0 and the figures in *out (head.held_ms, scan_ms, threads and
  * the bytes read filled in), or -errno with one line in err.
  */
 int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum **out,

@@ -161,6 +161,14 @@ struct report_totals {
 	 */
 	uint64_t peak_bytes[KIND__COUNT];
 	uint64_t peak_ns[KIND__COUNT];
+	/*
+	 * Of counters[CNT_STACKS_MAP_FULL], those that came while the live
+	 * sites named at most half the stack room: new stacks came faster
+	 * than the sweep let go of freed ones (probe/reclaim.c). With the
+	 * most stacks live at a sweep, the room, and the stacks the sweep
+	 * lets go of per second of its CPU (0: no sweep yet).
+	 */
+	uint64_t stacks_outran, stacks_live_max, stack_room, sweep_rate;
 };
 
 /* One row of the timeline: the figures at one report. */

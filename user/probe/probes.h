@@ -85,12 +85,15 @@ struct watchdog_view;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
 /*
- * Wake the thread that sweeps (reclaim.c): when a BPF table is half full it
+ * Wake the thread that sweeps (reclaim.c): when a BPF table is a quarter full it
  * reclaims what sites with no block left hold there, keeping their figures
  * and stacks aside; no figure of any report changes. It also looks every
- * 100 ms by itself; BPF's EVENT_RECLAIM calls this.
+ * 10 ms by itself; BPF's EVENT_RECLAIM calls this.
  */
 void probes__reclaim_kick(struct probes *p);
+/* What the sweeps did, and whose fault the stack drops were (reclaim.c). */
+struct sweep_stats;
+void probes__sweep_stats(struct probes *p, struct sweep_stats *out);
 struct processes;
 /*
  * --follow (follow.c): the forks and ends BPF told of, in order, none

@@ -113,6 +113,17 @@ struct probes {
 	struct image_links *image_links;	/* exec'd images' links, for their forks */
 };
 
+/*
+ * The sweeper's nice value (reclaim.c), and a reading's while it holds the
+ * locks a sweep takes (snapshot.c): ahead of the target in the scheduler's
+ * eyes. A target churning new stacks fills the room while the sweep waits
+ * for a CPU, or for a reading that waits for one (on a loaded 2-CPU VM,
+ * sweeps of 20 ms of CPU took 150 to 570 ms, and the room ran full). Both
+ * run a few ms at a time. Without CAP_SYS_NICE the nice value stays:
+ * slower, never wrong.
+ */
+#define PROBES_SWEEP_NICE (-10)
+
 /* The retired store and the sweep's state (reclaim.c). 0 or -ENOMEM. */
 int reclaim__new(struct probes *p);
 /* Forget what was kept aside (the tables were cleared): 0 or -ENOMEM. */

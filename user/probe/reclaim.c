@@ -3,7 +3,7 @@
  * Room in the BPF tables for what is outstanding, not for everything that
  * ever happened. A torch import makes a million allocations from some
  * 200,000 stacks and frees most of them; keeping every stack filled the
- * maps within seconds. When a table is half full, a sweep:
+ * maps within seconds. When a table is a quarter full, a sweep:
  *
  * 1. retires each site none of whose blocks is left: its figures go to
  *    the retired store (model/retired.h), its slot becomes RETIRED, which
@@ -20,10 +20,15 @@
  *    object met again is sent again, and pytrace knows it already.
  *
  * Runs on a thread of its own (sweeper), woken by BPF through the loop or
- * every 100 ms. Sites are retired under the lock snapshot.c reads them
- * with; stacks are let go of while a report reads its stacks (each copied
- * to the retired store, under its lock, before it leaves its map): the
- * maps fill while a report is built, and a sweep must not wait for one.
+ * every 10 ms (a look at the fill counts, when the loop is busy with a
+ * report), at nice -10. A churn of new stacks with almost nothing live (a
+ * torch import; v_churn) fills the room as fast as the target allocates:
+ * the sweep has the other three quarters of the room to finish in.
+ *
+ * Sites are retired under the lock snapshot.c reads them with; stacks are
+ * let go of while a report reads its stacks (each copied to the retired
+ * store, under its lock, before it leaves its map): the maps fill while a
+ * report is built, and a sweep must not wait for one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,10 +41,12 @@
 #include "probes.h"
 #include "clock.h"
 #include "probes_internal.h"
+#include "snapshot.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
+#include "util/nice.h"
 
 /*
  * The frames of stacks let go of kept at most: beyond, those whose sites
@@ -55,6 +62,14 @@ struct reclaim {
 	uint64_t next[FILL__COUNT];	/* sweep when a table holds more than this */
 	struct idmap named;		/* ids the live sites name, this sweep */
 	uint64_t sweeps, sites, stacks, longest_ns;
+	uint64_t cpu_ns;		/* the sweeps' CPU time: what they cost, load or not */
+	/*
+	 * Whose fault stacks_map_full is: drops while the live sites named
+	 * at most half the room (outran) came of freed stacks the sweep had
+	 * not let go of yet, not of live ones. seen: the counter at the last
+	 * sweep; live, live_max: the stacks named at the last sweep, and most.
+	 */
+	uint64_t seen, outran, live, live_max;
 	/* The thread that sweeps, woken by probes__reclaim_kick or every tick. */
 	pthread_t thread;
 	bool running, stop, kicked;
@@ -63,7 +78,7 @@ struct reclaim {
 };
 
 /* How often the thread looks whether a sweep is due when nobody says so. */
-#define SWEEPER_TICK_MS 100
+#define SWEEPER_TICK_MS 10
 
 /* A table's entry in f: its fill count, or its mark. */
 static volatile __u64 *gauge(struct memleak_fill *f, enum fill_kind k)
@@ -93,10 +108,12 @@ static uint64_t room_of(struct probes *p, enum fill_kind k)
 	return bpf_map__max_entries(m[k]);
 }
 
+static uint64_t mark_for(uint64_t room, uint64_t live);
+
 static void first_marks(struct probes *p)
 {
 	for (int k = 0; k < FILL__COUNT; k++) {
-		p->reclaim->next[k] = room_of(p, k) / 2;
+		p->reclaim->next[k] = mark_for(room_of(p, k), 0);
 		*mark_of(p, k) = p->reclaim->next[k] + 1;
 	}
 }
@@ -123,6 +140,9 @@ int reclaim__reset(struct probes *p)
 	if (!p->retired)
 		return -ENOMEM;
 	first_marks(p);
+	pthread_mutex_lock(&p->reclaim->mu);
+	p->reclaim->seen = 0;	/* the counters restart */
+	pthread_mutex_unlock(&p->reclaim->mu);
 	return 0;
 }
 
@@ -149,6 +169,7 @@ static void *sweeper(void *arg)
 	struct probes *p = arg;
 	struct reclaim *r = p->reclaim;
 
+	nice__raise(PROBES_SWEEP_NICE);
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		struct timespec until;
@@ -465,29 +486,116 @@ static bool due(struct probes *p)
 }
 
 /*
- * The next marks: half full, or an eighth more than what is left now when
- * more than half of it is live, so that a job whose live stacks fill half
- * the room is not swept at every tick.
+ * A table's next mark, from the entries the live sites hold in it: a
+ * quarter of the room, or an eighth more than what is live when more than
+ * an eighth of it is, so that a job whose live stacks fill the room is not
+ * swept at every tick. Counted from what is live, not from what the table
+ * holds when the sweep ends: under churn that is what came in while it
+ * ran, and a mark set past the room from it (as it once was: an eighth
+ * more than that) is never reached, and no sweep comes again. Below the
+ * room always, by a sixteenth, which new stacks fill while a sweep starts.
  */
+static uint64_t mark_for(uint64_t room, uint64_t live)
+{
+	uint64_t next = live + room / 8 > room / 4 ? live + room / 8 : room / 4;
+
+	return next < room - room / 16 ? next : room - room / 16;
+}
+
+/* The stack tables' live entries are those the live sites name (r->named). */
 static void set_marks(struct probes *p)
 {
 	for (int k = 0; k < FILL__COUNT; k++) {
-		uint64_t room = room_of(p, k), now = *fill_of(p, k);
+		uint64_t now = *fill_of(p, k), live = now;
 
-		p->reclaim->next[k] = now + room / 8 > room / 2 ? now + room / 8 : room / 2;
+		if (k == FILL_STACKS || k == FILL_PY_STACKS || k == FILL_PAIRS)
+			live = now < p->reclaim->named.nr ? now : p->reclaim->named.nr;
+		p->reclaim->next[k] = mark_for(room_of(p, k), live);
 		*mark_of(p, k) = p->reclaim->next[k] + 1;
 	}
+}
+
+/*
+ * The stack drops since the last sweep, charged to the churn when the
+ * stacks live now fill at most half the room: the room was full of freed
+ * stacks then, which a sweep in time would have let go of.
+ */
+static void charge_drops(struct probes *p, struct reclaim *r)
+{
+	uint64_t full = __atomic_load_n(&p->skel->bss->counters[CNT_STACKS_MAP_FULL],
+					__ATOMIC_RELAXED);
+
+	if (full < r->seen)	/* counters restart at an exec */
+		r->seen = 0;
+	r->live = r->named.nr;
+	if (r->live > r->live_max)
+		r->live_max = r->live;
+	if (r->live <= room_of(p, FILL_STACKS) / 2)
+		r->outran += full - r->seen;
+	r->seen = full;
+}
+
+void probes__sweep_stats(struct probes *p, struct sweep_stats *out)
+{
+	struct reclaim *r = p->reclaim;
+
+	memset(out, 0, sizeof(*out));
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	out->outran = r->outran;
+	out->seen = r->seen;
+	out->live = r->live;
+	out->live_max = r->live_max;
+	out->room = room_of(p, FILL_STACKS);
+	out->stacks = r->stacks;
+	out->cpu_ns = r->cpu_ns;
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* This thread's CPU time in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* A sweep's figures into r, under the lock probes__sweep_stats reads them with. */
+static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stacks, uint64_t dt,
+		  uint64_t cpu)
+{
+	pthread_mutex_lock(&r->mu);
+	charge_drops(p, r);
+	r->cpu_ns += cpu;
+	r->sweeps++;
+	r->sites += sites;
+	r->stacks += stacks;
+	if (dt > r->longest_ns)
+		r->longest_ns = dt;
+	pthread_mutex_unlock(&r->mu);
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
+			"%llu stacks (%llu live), %llu Python stacks, %llu pairs and %llu sites left; "
+			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6, cpu / 1e6,
+			(unsigned long long)*fill_of(p, FILL_STACKS), (unsigned long long)r->live,
+			(unsigned long long)*fill_of(p, FILL_PY_STACKS),
+			(unsigned long long)*fill_of(p, FILL_PAIRS),
+			(unsigned long long)*fill_of(p, FILL_SITES),
+			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
 }
 
 static void sweep(struct probes *p)
 {
 	struct reclaim *r = p->reclaim;
-	uint64_t t0, dt;
+	uint64_t t0, c0;
 	size_t sites, stacks;
 
 	if (!r || !due(p))
 		return;
 	t0 = clock__now_ns();
+	c0 = thread_cpu_ns();
 	pthread_mutex_lock(&p->retired_lock);
 	retired__next_sweep(p->retired);
 	pthread_mutex_unlock(&p->retired_lock);
@@ -501,19 +609,5 @@ static void sweep(struct probes *p)
 	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
-	dt = clock__now_ns() - t0;
-	r->sweeps++;
-	r->sites += sites;
-	r->stacks += stacks;
-	if (dt > r->longest_ns)
-		r->longest_ns = dt;
-	if (p->verbose)
-		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms, "
-			"%llu stacks, %llu Python stacks, %llu pairs and %llu sites left; "
-			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6,
-			(unsigned long long)*fill_of(p, FILL_STACKS),
-			(unsigned long long)*fill_of(p, FILL_PY_STACKS),
-			(unsigned long long)*fill_of(p, FILL_PAIRS),
-			(unsigned long long)*fill_of(p, FILL_SITES),
-			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
+	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0);
 }

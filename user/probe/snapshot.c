@@ -15,6 +15,7 @@
 #include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
+#include "util/nice.h"
 
 /* The figures of a site; outstanding is what was allocated less what was freed. */
 struct slot_copy {
@@ -394,6 +395,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
 	probes__live(p, snap->live);
+	probes__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
 	err = read_sites(p, snap);
 	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))
@@ -405,6 +407,9 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	*out = snap;
 	return 0;
 }
+
+/* Stacks read between two chances for a sweep to take the lock. */
+#define SNAPSHOT_STACKS_AT_ONCE 1024
 
 /*
  * Every site's stack, freed sites too: a heap profile's allocation totals
@@ -422,8 +427,20 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->stacks_lock);
 	stackcache__begin(p->stacks);
-	for (size_t i = 0; i < snap->nr; i++)
+	for (size_t i = 0; i < snap->nr; i++) {
+		/*
+		 * Let a sweep in now and then: a report of 131,072 sites held
+		 * it off for 300 ms, while a churn of new stacks filled the
+		 * room. Each site's stack is read under the lock, whole; the
+		 * blobs are counted references, so a sweep or another reading
+		 * that ends meanwhile frees none this one holds.
+		 */
+		if (i && !(i % SNAPSHOT_STACKS_AT_ONCE)) {
+			pthread_mutex_unlock(&p->stacks_lock);
+			pthread_mutex_lock(&p->stacks_lock);
+		}
 		read_stack(p, &snap->sites[i], b);
+	}
 	stackcache__end(p->stacks);
 	pthread_mutex_unlock(&p->stacks_lock);
 	free(b);
@@ -466,9 +483,10 @@ int snapshot__ages(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
+/* At the sweeper's nice value: a sweep waits for the locks it holds. */
 int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 {
-	int err;
+	int err, was = nice__raise(PROBES_SWEEP_NICE);
 
 	pthread_mutex_lock(&p->tables_lock);
 	err = collect(p, older_ns, out);
@@ -477,6 +495,7 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 		snapshot__free(*out);
 		*out = NULL;
 	}
+	nice__restore(was);
 	return err;
 }
 

@@ -28,10 +28,22 @@ struct snap_site {
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 };
 
+/* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
+struct sweep_stats {
+	uint64_t outran;	/* stacks_map_full while at most half the room was live */
+	uint64_t seen;		/* stacks_map_full at the last sweep */
+	uint64_t live;		/* stacks the live sites named at the last sweep */
+	uint64_t live_max;	/* and at most, at a sweep */
+	uint64_t room;		/* the stack map's */
+	uint64_t stacks;	/* stacks let go of */
+	uint64_t cpu_ns;	/* the sweeps' CPU time */
+};
+
 struct snapshot {
 	struct snap_site *sites;
 	size_t nr;
 	uint64_t counters[CNT__COUNT];
+	struct sweep_stats sweep;
 	/*
 	 * With older_ns, sites[].stats.outstanding_* count only the old blocks;
 	 * these keep the figures for every live block, for the totals.

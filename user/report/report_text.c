@@ -22,7 +22,7 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 	[CNT_STACK_ERRORS] = { "allocation", "allocations",
 			       "without a stack: the user stack could not be read" },
 	[CNT_STACKS_MAP_FULL] = { "allocation", "allocations",
-				  "without a stack: stack map full" },
+				  "without a stack: stack map full: the live stacks outgrew the room" },
 	[CNT_STACK_COLLISIONS] = { "allocation", "allocations",
 				   "without a stack: two stacks with one hash" },
 	[CNT_MISSED_RETURNS] = { "allocation", "allocations",
@@ -406,30 +406,59 @@ static void print_sites(const struct report *r, FILE *f)
 		fputs("(Each site's biggest stacks: in the final report, or now on SIGUSR1.)\n", f);
 }
 
+/*
+ * Stacks dropped while few were live: the room was full of freed stacks
+ * the sweep had not let go of yet. More room gives the sweep longer before
+ * the churn fills it; --prealloc-stacks makes each sweep faster.
+ */
+static void print_outran(const struct report_totals *t, FILE *f)
+{
+	char n[COUNT_LEN], live[COUNT_LEN], room[COUNT_LEN], rate[COUNT_LEN];
+
+	fprintf(f, "Dropped: %s %s without a stack: new stacks came faster than the sweep let go of "
+		"freed ones (at most %s of the room's %s stacks live at a sweep; it lets go of %s "
+		"a second of its CPU) (raise --stack-storage-size, or --prealloc-stacks)\n",
+		report__count(t->stacks_outran, n),
+		report__plural(t->stacks_outran, "allocation", "allocations"),
+		report__count(t->stacks_live_max, live), report__count(t->stack_room, room),
+		report__count(t->sweep_rate, rate));
+}
+
+static void print_drop(enum memleak_counter c, uint64_t v, FILE *f)
+{
+	const struct drop_text *d = &drop_texts[c];
+	const char *fix = report__counter_fix(c);
+	char n[COUNT_LEN];
+
+	if (d->what)
+		fprintf(f, "Dropped: %s %s %s", report__count(v, n), report__plural(v, d->one, d->many),
+			d->what);
+	else	/* a drop counter added without its sentence is still shown */
+		fprintf(f, "Dropped: %s (%s)", report__count(v, n), report__counter_name(c));
+	if (fix)
+		fprintf(f, " (raise %s)", fix);
+	fputc('\n', f);
+}
+
 /* Nothing is lost silently: every drop, with the option that avoids it. */
 static void print_drops(const struct report *r, FILE *f)
 {
-	char n[COUNT_LEN];
 	bool any = false;
 
 	for (int c = 0; c < CNT__COUNT; c++) {
-		const struct drop_text *d = &drop_texts[c];
 		uint64_t v = r->totals.counters[c];
-		const char *fix = report__counter_fix(c);
 
 		if (!v || !report__counter_name(c))
 			continue;
 		if (!any)
 			fputc('\n', f);
 		any = true;
-		if (d->what)
-			fprintf(f, "Dropped: %s %s %s", report__count(v, n), report__plural(v, d->one, d->many),
-				d->what);
-		else	/* a drop counter added without its sentence is still shown */
-			fprintf(f, "Dropped: %s (%s)", report__count(v, n), report__counter_name(c));
-		if (fix)
-			fprintf(f, " (raise %s)", fix);
-		fputc('\n', f);
+		if (c == CNT_STACKS_MAP_FULL && r->totals.stacks_outran) {
+			print_outran(&r->totals, f);
+			v -= r->totals.stacks_outran;
+		}
+		if (v)
+			print_drop(c, v, f);
 	}
 }
 

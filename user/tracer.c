@@ -619,13 +619,6 @@ static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
 	return probes__blocks(ctx, out, nr);
 }
 
-static void say_reach(const struct tracer *tr, const struct report_reach *h)
-{
-	fprintf(stderr, "memleakbpf: reachability of pid %d%s: held %.1f ms (the scan %.1f ms), %u thread%s, %.1f MiB of roots and %.1f MiB of blocks read\n",
-		tr->target->pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms, h->threads,
-		h->threads == 1 ? "" : "s", h->root_bytes / 1048576.0, h->block_bytes / 1048576.0);
-}
-
 /* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
 static void reach_now(struct tracer *tr, pid_t pid, bool final)
 {
@@ -645,7 +638,7 @@ static void reach_now(struct tracer *tr, pid_t pid, bool final)
 	reach_sum__free(tr->reach);
 	tr->reach = s;
 	tr->reach_final = final;
-	say_reach(tr, &s->head);
+	reach_run__say(tr->target->pid, &s->head);
 }
 
 void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)

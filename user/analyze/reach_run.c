@@ -235,3 +235,10 @@ int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum
 	scan_free(&s);
 	return e;
 }
+
+void reach_run__say(pid_t pid, const struct report_reach *h)
+{
+	fprintf(stderr, "memleakbpf: reachability of pid %d%s: held %.1f ms (the scan %.1f ms), %u thread%s, %.1f MiB of roots and %.1f MiB of blocks read\n",
+		pid, h->at_exit ? " at its exit" : "", h->held_ms, h->scan_ms, h->threads,
+		h->threads == 1 ? "" : "s", h->root_bytes / 1048576.0, h->block_bytes / 1048576.0);
+}

@@ -31,5 +31,7 @@ struct reach_run_ops {
  */
 int reach_run__scan(pid_t pid, const struct reach_run_ops *ops, struct reach_sum **out,
 		    char *err, size_t errlen);
+/* The line on stderr that says what a scan of pid held and read (h: its figures). */
+void reach_run__say(pid_t pid, const struct report_reach *h);
 
 #endif

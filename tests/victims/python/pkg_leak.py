@@ -8,7 +8,9 @@ script also keeps what json.dumps returns, made in json/encoder.py. The
 innermost Python frame of every leaked block is the package's or the
 standard library's; the line a user fixes is this script's:
 
- - @import: `import leakylib`, the table its import allocates (start-up);
+ - @import: `import leakylib`, the table its import allocates (start-up),
+   one stack of that site exactly: compiling the package (no bytecode
+   cached) leaves its code objects at the same line;
  - @call: the buffers make_batch returns, kept by train();
  - @stdlib: the JSON texts kept by train().
 

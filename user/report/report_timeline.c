@@ -227,6 +227,22 @@ static void peak_mark(const struct report *r, const struct scale *x, const struc
 		px, px_y(y, (double)p->bytes), p->t_s, a);
 }
 
+/* Start-up, shaded up to its last report: trends are measured from there (history.c). */
+static void startup_mark(const struct report *r, const struct scale *x, FILE *f)
+{
+	const struct report_startup *st = &r->analysis->memory.startup;
+	double px;
+
+	if (!(st->end_s > 0) || st->end_s > x->max)
+		return;
+	px = px_x(x, st->end_s);
+	fprintf(f, "<rect class=\"su\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\">"
+		"<title>start-up: until %.1f s%s</title></rect>\n", LEFT, TOP, px - LEFT, PLOT_H,
+		st->end_s, st->ongoing ? " (still going on at the last report)" : "");
+	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%d\">start-up</text>\n", LEFT + 4.0,
+		TOP + PLOT_H - 6);
+}
+
 static void legend(FILE *f)
 {
 	static const struct { const char *cls, *text; } items[] = {
@@ -292,6 +308,7 @@ static const char style[] =
 	".live { stroke: #d62728; stroke-width: 2.5; }\n"
 	".dot { fill: #d62728; } .peak { stroke: #888; stroke-dasharray: 3 3; } .pl { fill: #555; }\n"
 	".pk { fill: #fff; stroke: #d62728; stroke-width: 2; }\n"
+	".su { fill: #3b7dd8; fill-opacity: 0.10; }\n"
 	"</style>\n";
 
 static void bounds(const struct report_sample *s, size_t nr, double *tmax, double *vmax)
@@ -327,6 +344,8 @@ int report_timeline_svg__write(const struct report *r, FILE *f)
 	header(r, f);
 	legend(f);
 	axes(&x, &y, f);
+	if (r->analysis)
+		startup_mark(r, &x, f);
 	if (!nr)
 		fprintf(f, "<text class=\"sub\" x=\"%d\" y=\"%d\">no report was made</text>\n",
 			LEFT + 10, TOP + 20);

@@ -102,7 +102,7 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 	const struct opts *o = tr->opts;
 
 	return !job->text || o->snapshot_dir ||
-	       (job->final && (o->pprof_path || o->flamegraph_path ||
+	       (job->final && (o->pprof_path || o->flamegraph_path || o->html_path ||
 			       (o->all_stacks && (o->json_path || o->folded_path))));
 }
 
@@ -176,7 +176,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		err = modules__code_maps(tr->mods, &b->maps);
 	if (!err && pprof && tr->opts->follow)
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
-	if (!err && pprof)
+	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */
+	if (!err && (pprof || (job->final && tr->opts->html_path)))
 		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
 	meta->image_maps = b->image_maps;
@@ -290,6 +291,7 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 		write_file(tr, tr->opts->folded_path, report_folded__write, r);
 		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
 		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
+		write_file(tr, tr->opts->html_path, report_html__write, r);
 		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
 		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
 	}

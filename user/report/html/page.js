@@ -176,6 +176,12 @@
 		hr.children[3].setAttribute('aria-sort', 'descending');
 		add(sec, add(table, add(thead, hr), tbody));
 		siteRows(tbody, order);
+		// A link may open sites' stacks: page.html#open=1,3 (or #open=all).
+		var open = /(?:^#|&)open=([^&]*)/.exec(location.hash);
+		if (open)
+			Array.prototype.forEach.call(tbody.querySelectorAll('button.more'), function (b, i) {
+				if (open[1] === 'all' || open[1].split(',').indexOf(String(i + 1)) >= 0) b.click();
+			});
 	}
 
 	// ---------------------------------------------------------------- flame graph
@@ -233,6 +239,9 @@
 		input.type = 'search'; input.placeholder = 'function, file or module';
 		input.setAttribute('aria-label', 'Search the flame graph');
 		form.addEventListener('submit', function (e) { e.preventDefault(); query = input.value; draw(); });
+		// A link may carry a search: page.html#search=NAME.
+		var asked = /(?:^#|&)search=([^&]*)/.exec(location.hash);
+		if (asked) input.value = query = decodeURIComponent(asked[1]);
 		reset.type = 'button';
 		reset.addEventListener('click', function () { zoomed = nodes[0]; draw(); });
 		add(ctl, add(form, input, ' ', go), reset, status);

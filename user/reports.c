@@ -27,6 +27,7 @@
  * built on the loop's thread, once no job runs.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,21 @@ static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
 	char err[512];
+	struct timespec t0;
+	struct stat st;
 
 	if (!path)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (outfile__write(path, writer, r, err, sizeof(err))) {
 		/* The text report is on stdout already: nothing else is lost. */
 		fprintf(stderr, "memleakbpf: %s (the text report is on standard output)\n", err);
 		tr->output_failed = true;
+	} else if (tr->opts->verbose) {
+		fprintf(stderr, "memleakbpf: wrote %s in %.0f ms", path, tracer__since(&t0) * 1e3);
+		if (!stat(path, &st) && S_ISREG(st.st_mode))
+			fprintf(stderr, ", %lld bytes", (long long)st.st_size);
+		fputc('\n', stderr);
 	}
 }
 

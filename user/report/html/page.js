@@ -155,9 +155,10 @@
 		add(sec, el('p', 'note', count(D.sites.length) + (D.sites.length === 1 ? ' site' : ' sites') +
 			    ' from ' + count(D.nr_stacks) + (D.nr_stacks === 1 ? ' stack' : ' stacks') + ', grouped by their innermost frame of your code; each site keeps its ' +
 			    'biggest stacks, as the JSON report does. Sort by a column\'s underlined title.'));
-		var legend = add(el('p', 'legend'), 'Trend: ', trendEl('growing'), ' the leak-like, ',
-				 trendEl('stable'), ', ', trendEl('start-up'), ' held since start-up, ',
-				 trendEl('shrinking'), ', ', trendEl('unknown'), ' too few reports');
+		var legend = add(el('p', 'legend'), 'Trend, as the text report says it: ');
+		[['growing', 'steadily, the leak-like'], ['stable', ''], ['shrinking', ''],
+		 ['start-up', 'held since start-up'], ['unknown', 'too few reports to tell']]
+			.forEach(function (t) { add(legend, add(el('span'), trendEl(t[0]), t[1] ? ' ' + t[1] : '')); });
 		add(sec, legend);
 		var table = el('table', 'sites'), thead = el('thead'), hr = el('tr'), tbody = el('tbody');
 		var order = D.sites.map(function (s, i) { return i; });

@@ -55,18 +55,22 @@ static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
 	char err[512];
-	struct timespec t0;
+	struct timespec t0, cpu0, cpu1;
 	struct stat st;
 
 	if (!path)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	if (outfile__write(path, writer, r, err, sizeof(err))) {
 		/* The text report is on stdout already: nothing else is lost. */
 		fprintf(stderr, "memleakbpf: %s (the text report is on standard output)\n", err);
 		tr->output_failed = true;
 	} else if (tr->opts->verbose) {
-		fprintf(stderr, "memleakbpf: wrote %s in %.0f ms", path, tracer__since(&t0) * 1e3);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+		fprintf(stderr, "memleakbpf: wrote %s in %.0f ms, %.0f ms on the CPU", path,
+			tracer__since(&t0) * 1e3,
+			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6);
 		if (!stat(path, &st) && S_ISREG(st.st_mode))
 			fprintf(stderr, ", %lld bytes", (long long)st.st_size);
 		fputc('\n', stderr);

@@ -220,8 +220,11 @@ static void peak_mark(const struct report *r, const struct scale *x, const struc
 	px = px_x(x, p->t_s);
 	fprintf(f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px, TOP, px,
 		TOP + PLOT_H);
-	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%.1f\">peak %s live</text>\n", px + 4,
-		fmax(px_y(y, (double)p->bytes) - 6, TOP + 12), report__human_size(p->bytes, a, sizeof(a)));
+	/* Near the right edge, the label goes left of the line, not past the plot. */
+	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%.1f\"%s>peak %s live</text>\n",
+		px > LEFT + PLOT_W * 0.8 ? px - 4 : px + 4, fmax(px_y(y, (double)p->bytes) - 6, TOP + 12),
+		px > LEFT + PLOT_W * 0.8 ? " text-anchor=\"end\"" : "",
+		report__human_size(p->bytes, a, sizeof(a)));
 	/* Reached between reports: it may lie above the line through them. */
 	fprintf(f, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak at %.1f s: %s live</title></circle>\n",
 		px, px_y(y, (double)p->bytes), p->t_s, a);
@@ -239,8 +242,7 @@ static void startup_mark(const struct report *r, const struct scale *x, FILE *f)
 	fprintf(f, "<rect class=\"su\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\">"
 		"<title>start-up: until %.1f s%s</title></rect>\n", LEFT, TOP, px - LEFT, PLOT_H,
 		st->end_s, st->ongoing ? " (still going on at the last report)" : "");
-	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%d\">start-up</text>\n", LEFT + 4.0,
-		TOP + PLOT_H - 6);
+	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%d\">start-up</text>\n", LEFT + 4.0, TOP + 14);
 }
 
 static void legend(FILE *f)

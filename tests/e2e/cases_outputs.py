@@ -298,8 +298,9 @@ def png_colours(path):
 	return len(seen)
 
 
-def check_html(name, sites, frames, search):
-	"""--html NAME: its JSON parses, nothing outside it; Chromium shows the verdict, sites, frames."""
+def check_html(name, sites, frames, search, shown=()):
+	"""--html NAME: its JSON parses, nothing outside it; Chromium shows the verdict, sites,
+	frames, and each text of shown."""
 	def check(work, truth):
 		import json
 		path = work.path(name)
@@ -346,6 +347,9 @@ def check_html(name, sites, frames, search):
 		found = re.search(r'id="flame-status"[^>]*data-matches="(\d+)"', dom)
 		if not found or int(found.group(1)) < 1:
 			errs.append("the flame graph's search for %s found nothing" % search)
+		for want in shown:
+			if want not in dom:
+				errs.append("the rendered page does not show %r" % want)
 		if dom.count('class="fr ') < 3:
 			errs.append("the flame graph drew %d frames" % dom.count('class="fr '))
 		png = work.path("page.png")
@@ -369,6 +373,20 @@ def case_html_python(work):
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
 	errs = check_html("py.html", ["load_batch (grow_list.py:14)"],
 			  ["train (grow_list.py:19)", "grow_list.py:14", "Python"], "load_batch")(work, None)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_html_follow(work):
+	"""--html --follow: a view per process beside the sites they share (v_fork's 3 workers)."""
+	p = work.start([TRACER, "--follow", "--html", work.path("report.html"), "-c",
+			"%s workers 3" % victim("v_fork")], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --follow -c v_fork")
+	errs = check_html("report.html", ["site_child_leak"], ["v_fork.c:"], "site_child_leak",
+			  ["Processes (--follow)", "(the target)", "site_parent_before"])(work, None)
+	if len(re.findall(r"<h3>pid \d+ \(parent \d+\)", work.read("dom.html"))) != 3:
+		errs.append("the page does not show the 3 workers")
 	common_checks(work, rc, 0, errs)
 	return errs
 
@@ -683,6 +701,11 @@ CASES = [
 		     check_html("report.html", ["site_new_obj", "site_new_ints"],
 				["site_new_obj", "v_cxx.cc:", "main"], "site_new_obj"))),
 	("html_python", TRACE, [CHROMIUM], case_html_python),
+	("html_reach", TRACE, [CHROMIUM],
+	 output_case("{V}/v_reach", "v_reach", "v_reach.c", ["--reach", "--html", "{W}/report.html"],
+		     check_html("report.html", ["site_global", "site_node"], ["v_reach.c:"], "site_node",
+				["Reachability (--reach)", "definitely lost", "still reachable"]))),
+	("html_follow", TRACE, [CHROMIUM], case_html_follow),
 	("folded_weight_allocs", TRACE, [],
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
 		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],

@@ -311,12 +311,12 @@
 		var sec = document.getElementById('processes');
 		sec.hidden = false;
 		add(sec, el('h2', '', 'Processes (--follow)'),
-		    el('p', 'note', 'Each traced process and the biggest stacks it holds; the sites above ' +
+		    el('p', 'note', 'Each traced process and the biggest stacks it holds; the sites below ' +
 		       'sum them across processes.'));
 		D.processes.forEach(function (p) {
 			var h = el('h3', '', 'pid ' + p.pid + (p.tag ? ' (parent ' + p.ppid + ')' : ' (the target)') +
 				   (p.exited ? ', exited' : '') + (p.execed ? ', ran exec' : '') + ': ' +
-				   size(p.b) + ' in ' + count(p.a) + ' blocks');
+				   size(p.b) + ' in ' + count(p.a) + (p.a === 1 ? ' block' : ' blocks'));
 			add(sec, h);
 			if (str(p.command)) add(sec, el('code', '', str(p.command)));
 			var mine = D.stacks.filter(function (s) { return s.proc === p.tag; }).slice(0, 5);

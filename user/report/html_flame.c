@@ -260,7 +260,8 @@ static int put_tree(struct writer *w, uint32_t i)
 			na += w->t->n[c].allocs[w->k];
 		}
 	}
-	qsort_r(kids, nr, sizeof(*kids), by_weight, w);
+	if (nr)		/* kids is NULL without any */
+		qsort_r(kids, nr, sizeof(*kids), by_weight, w);
 	for (size_t j = 0; j < nr && !err; j++)
 		err = put_tree(w, kids[j]);
 	if (narrow && nb >= w->cut) {

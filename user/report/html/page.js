@@ -26,7 +26,7 @@
 	function count(n) { return Number(n).toLocaleString('en-US'); }
 	function size(b) {
 		var u = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
-		b = Number(b);
+		b = Math.round(Number(b));
 		if (b < 1024) return b + (b === 1 ? ' byte' : ' bytes');
 		while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
 		return b.toFixed(1) + ' ' + u[i];
@@ -121,7 +121,8 @@
 			add(tr, td, siteCell(site), add(el('td'), trendEl(str(site.trend))),
 			    el('td', 'num', size(site.b)), el('td', 'num', count(site.a)),
 			    el('td', 'num', site.growing ? rate(site.slope) : ''),
-			    el('td', 'num', size(site.tb) + ' in ' + count(site.ta)),
+			    el('td', 'num', size(site.tb) + ' in ' + count(site.ta) +
+			       (D.duration_s > 0 ? ', ' + size(site.tb / D.duration_s) + '/s' : '')),
 			    el('td', 'num', count(site.n)));
 			var btn = el('button', 'more', 'Show ' + site.stacks.length +
 				     (site.stacks.length === 1 ? ' stack' : ' stacks'));

@@ -63,6 +63,23 @@ static const char *site_trend(const struct report *r, const struct report_site *
 	return site->nr_stacks ? trend_word(r->stacks[site->stacks[0]].growth.trend) : "unknown";
 }
 
+/* --reach: the site's bytes of each kind, all its stacks summed; nothing without a scan. */
+static void put_site_reach(const struct report *r, const struct report_site *site, FILE *f)
+{
+	uint64_t sum[REPORT_REACH_KINDS] = { 0 };
+
+	if (!r->reach)
+		return;
+	for (size_t j = 0; j < site->nr_stacks; j++) {
+		const struct report_stack *s = &r->stacks[site->stacks[j]];
+
+		for (int k = 0; k < REPORT_REACH_KINDS && s->reach; k++)
+			sum[k] += s->reach->bytes[k];
+	}
+	fprintf(f, ",\"reach\":[%llu,%llu,%llu,%llu]", (unsigned long long)sum[0],
+		(unsigned long long)sum[1], (unsigned long long)sum[2], (unsigned long long)sum[3]);
+}
+
 static void put_site(const struct report *r, const struct report_site *site, const size_t *pos,
 		     struct html_pool *p, FILE *f)
 {
@@ -76,6 +93,7 @@ static void put_site(const struct report *r, const struct report_site *site, con
 		site->import ? "true" : "false", html_pool__string(p, site_trend(r, site)),
 		site->frame ? html_pool__frame(p, site->frame) : -1);
 	put_num("slope", site->slope, f);
+	put_site_reach(r, site, f);
 	fprintf(f, ",\"left_out\":[%zu,%llu,%llu],\"stacks\":[", lo.stacks,
 		(unsigned long long)lo.bytes, (unsigned long long)lo.allocs);
 	for (size_t j = 0; j < site->kept; j++)

@@ -37,7 +37,11 @@ struct tree {
 	size_t nr, cap;
 };
 
-/* One stack, its items from the root hashed: [marker], frames outermost first, the API. */
+/*
+ * One stack, its items from the root ([marker], frames outermost first, the
+ * API) as prefix hashes: h[k] stands for items 0..k, so two stacks share
+ * their first k + 1 items when h[k] agree (util/hash.h's 64 bits).
+ */
 struct hashed {
 	const struct report_stack *s;
 	uint64_t *h;
@@ -61,26 +65,45 @@ static uint64_t frame_key(const struct report_frame *fr)
 	return h;
 }
 
+static uint64_t then(uint64_t prefix, uint64_t item)
+{
+	return hash__mix(prefix * 0x9e3779b97f4a7c15ULL + item);
+}
+
 static void hash_items(struct hashed *x)
 {
 	const struct report_stack *s = x->s;
+	uint64_t h = 0;
 	size_t k = 0;
 
 	if (report__marker(s))
-		x->h[k++] = hash__str(1, report__marker(s));
+		x->h[k++] = h = then(h, hash__str(1, report__marker(s)));
 	for (size_t i = s->nr_frames; i-- > 0;)
-		x->h[k++] = frame_key(&s->frames[i]);
-	x->h[k] = hash__str(2, report__api_name(s->api));
+		x->h[k++] = h = then(h, frame_key(&s->frames[i]));
+	x->h[k] = then(h, hash__str(2, report__api_name(s->api)));
 }
 
-/* Any order in which stacks that share their first items are adjacent. */
+/*
+ * Any order in which stacks that share their first items are adjacent:
+ * by the prefix hash where they part, found by bisection (a prefix that
+ * differs stays different), not by walking the 40 items torch's stacks
+ * share.
+ */
 static int cmp_hashed(const void *pa, const void *pb)
 {
 	const struct hashed *a = pa, *b = pb;
+	size_t lo = 0, hi = a->n < b->n ? a->n : b->n;
 
-	for (size_t i = 0; i < a->n && i < b->n; i++)
-		if (a->h[i] != b->h[i])
-			return a->h[i] < b->h[i] ? -1 : 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->h[mid] == b->h[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < a->n && lo < b->n)
+		return a->h[lo] < b->h[lo] ? -1 : 1;
 	return report__cmp_u64(a->n, b->n);
 }
 

@@ -114,6 +114,18 @@
 		{ title: 'Churn (allocated)', num: true, key: function (s) { return s.tb; } },
 		{ title: 'Stacks', num: true }
 	];
+	// --reach: memcheck's split of each site, the lost bytes first.
+	if (D.reach)
+		COLS.splice(7, 0, { title: 'Lost (reach)', num: true,
+				    key: function (s) { return s.reach ? s.reach[0] + s.reach[1] : 0; } });
+	function reachCell(site) {
+		var td = el('td', 'num');
+		if (!site.reach) return td;
+		['lost ', 'indirectly ', 'possibly ', 'reachable '].forEach(function (w, k) {
+			if (site.reach[k]) add(td, el('div', '', w + size(site.reach[k])));
+		});
+		return td;
+	}
 	function siteRows(tbody, order) {
 		tbody.textContent = '';
 		order.forEach(function (i) {
@@ -123,7 +135,7 @@
 			    el('td', 'num', site.growing ? rate(site.slope) : ''),
 			    el('td', 'num', size(site.tb) + ' in ' + count(site.ta) +
 			       (D.duration_s > 0 ? ', ' + size(site.tb / D.duration_s) + '/s' : '')),
-			    el('td', 'num', count(site.n)));
+			    D.reach ? reachCell(site) : null, el('td', 'num', count(site.n)));
 			var btn = el('button', 'more', 'Show ' + site.stacks.length +
 				     (site.stacks.length === 1 ? ' stack' : ' stacks'));
 			btn.setAttribute('aria-expanded', 'false');

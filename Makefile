@@ -329,3 +329,8 @@ soak: memleakbpf victims
 
 # The headers each object was built with (-MMD).
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+
+# report_html.c builds in the page's script and style (.incbin): no -MMD line names them.
+HTML_ASSETS := $(wildcard user/report/html/*)
+$(OUTPUT)/user/report/report_html.o $(SAN_DIR)/user/report/report_html.o \
+$(FUZZ_DIR)/user/report/report_html.o: $(HTML_ASSETS)

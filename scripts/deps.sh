@@ -15,7 +15,7 @@ set -eu
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 zlib1g-dev pkg-config libc6-dev libc6-dbg python3 libtcmalloc-minimal4 \
 libjemalloc2 valgrind google-perftools golang-go redis-server redis-tools \
-heaptrack gdb bpftrace python3-torch jq sqlite3 gawk"
+heaptrack gdb bpftrace python3-torch jq sqlite3 gawk chromium"
 
 missing_packages()
 {

@@ -282,6 +282,7 @@ static void check_outputs(struct tracer *tr)
 		{ "--folded", o->folded_path },
 		{ "--pprof", o->pprof_path },
 		{ "--flamegraph", o->flamegraph_path },
+		{ "--html", o->html_path },
 		{ "--timeline", o->timeline_path },
 		{ "--timeline-svg", o->timeline_svg_path },
 	};

@@ -33,6 +33,7 @@ enum {
 	OPT_STACK_STORAGE,
 	OPT_PPROF,
 	OPT_FLAMEGRAPH,
+	OPT_HTML,
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
@@ -66,6 +67,7 @@ static const struct option long_options[] = {
 	{ "prealloc-stacks", no_argument, NULL, OPT_PREALLOC_STACKS },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
 	{ "pprof-format", required_argument, NULL, OPT_PPROF_FORMAT },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
@@ -121,6 +123,8 @@ static const char usage_text[] =
 "      --pprof FILE           write the final report as a pprof profile (gzipped\n"
 "                             profile.proto with our names, for go tool pprof)\n"
 "      --flamegraph FILE      write the final report as an SVG flame graph\n"
+"      --html FILE            write the final report as one self-contained HTML\n"
+"                             page: verdict, timeline, sites, flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
 "      --pprof-format F       proto (default) or gperftools (legacy text, for\n"
 "                             google-pprof): --pprof's and the snapshots' format\n"
@@ -410,6 +414,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_string(c, arg, &o->pprof_path, err, errlen);
 	case OPT_FLAMEGRAPH:
 		return set_string(c, arg, &o->flamegraph_path, err, errlen);
+	case OPT_HTML:
+		return set_string(c, arg, &o->html_path, err, errlen);
 	case OPT_SNAPSHOT_DIR:
 		return set_string(c, arg, &o->snapshot_dir, err, errlen);
 	case OPT_FOLDED_WEIGHT:

@@ -37,6 +37,7 @@ struct opts {
 	const char *user;		/* -u/--user USER: run -c as this user */
 	const char *pprof_path;		/* --pprof FILE */
 	const char *flamegraph_path;	/* --flamegraph FILE */
+	const char *html_path;		/* --html FILE */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */

@@ -27,6 +27,7 @@
  * built on the loop's thread, once no job runs.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,25 @@ static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
 {
 	char err[512];
+	struct timespec t0, cpu0, cpu1;
+	struct stat st;
 
 	if (!path)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	if (outfile__write(path, writer, r, err, sizeof(err))) {
 		/* The text report is on stdout already: nothing else is lost. */
 		fprintf(stderr, "memleakbpf: %s (the text report is on standard output)\n", err);
 		tr->output_failed = true;
+	} else if (tr->opts->verbose) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+		fprintf(stderr, "memleakbpf: wrote %s in %.0f ms, %.0f ms on the CPU", path,
+			tracer__since(&t0) * 1e3,
+			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6);
+		if (!stat(path, &st) && S_ISREG(st.st_mode))
+			fprintf(stderr, ", %lld bytes", (long long)st.st_size);
+		fputc('\n', stderr);
 	}
 }
 
@@ -104,7 +117,7 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 	const struct opts *o = tr->opts;
 
 	return !job->text || o->snapshot_dir ||
-	       (job->final && (o->pprof_path || o->flamegraph_path ||
+	       (job->final && (o->pprof_path || o->flamegraph_path || o->html_path ||
 			       (o->all_stacks && (o->json_path || o->folded_path))));
 }
 
@@ -178,7 +191,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		err = modules__code_maps(tr->mods, &b->maps);
 	if (!err && pprof && tr->opts->follow)
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
-	if (!err && pprof)
+	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */
+	if (!err && (pprof || (job->final && tr->opts->html_path)))
 		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
 	meta->image_maps = b->image_maps;
@@ -303,6 +317,7 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 		write_file(tr, tr->opts->folded_path, report_folded__write, r);
 		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
 		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
+		write_file(tr, tr->opts->html_path, report_html__write, r);
 		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
 		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
 	}

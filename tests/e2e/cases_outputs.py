@@ -7,7 +7,11 @@ google-pprof (Debian's google-perftools) reads --pprof files and
 pprof reads the same files. The --flamegraph SVG must parse as XML, name
 every site wide enough to see and draw it as wide as its bytes, and merge
 the narrower; flamegraph.pl renders --folded; --folded-weight allocs counts
-blocks. --help and the man page name every option opts.c defines.
+blocks. The --html page must embed JSON that parses, refer to nothing
+outside itself, and, rendered by headless Chromium, show the verdict, the
+sites, the frames of an opened stack and a search's matches, in a
+screenshot that is not blank. --help and the man page name every option
+opts.c defines.
 v_phases (tests/victims/v_phases.c) leaks in three phases p1..p3 and never
 frees a leaked block, so the truth after phase k is its p1..pk TRUTH lines.
 v_sites (tests/victims/v_sites.c) leaks through 16 stacks of one line beside
@@ -42,6 +46,9 @@ SNAPSHOT_LINE = re.compile(r"^memleakbpf: snapshot (\S+\.heap) (\S+\.folded)$")
 SVG_PLOT_WIDTH = 1180.0		# 1200 minus two 10-pixel margins
 NARROW = re.compile(r"^\[\d+ narrow frames\]$")	# frames too narrow to draw, merged
 FLAMEGRAPH_PL = shutil.which("flamegraph.pl") or "flamegraph.pl (not on PATH)"
+CHROMIUM = "/usr/bin/chromium"	# Debian's, a test dependency (scripts/deps.sh)
+HTML_DATA = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)
+HTML_MAX = 5 << 20		# the issue's bound, the torch job's page included
 PHASES = ("p1", "p2", "p3")
 CHURN_PER_PHASE = 12800		# v_phases' site_churn, allocated and freed per phase
 
@@ -238,6 +245,153 @@ def check_svg(name):
 			errs.append("the SVG refers to something outside itself")
 		return errs[:20]
 	return check
+
+
+def chromium(work, args, tag):
+	"""Run headless Chromium to completion: its stdout."""
+	argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--user-data-dir=" + work.path("chromium-" + tag), "--virtual-time-budget=5000"] + args
+	r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+	with open(work.path(tag + ".stderr"), "wb") as f:
+		f.write(r.stderr)
+	if r.returncode:
+		raise CaseFailed("chromium %s exited %d" % (tag, r.returncode))
+	return r.stdout.decode("utf-8", "replace")
+
+
+def png_colours(path):
+	"""How many distinct colours the PNG's first 200 rows hold (8-bit RGB or RGBA, no interlace)."""
+	import struct
+	import zlib
+	with open(path, "rb") as f:
+		data = f.read()
+	if data[:8] != b"\x89PNG\r\n\x1a\n":
+		raise CaseFailed("%s is not a PNG" % path)
+	at, idat, w = 8, b"", 0
+	while at < len(data):
+		n, kind = struct.unpack(">I4s", data[at:at + 8])
+		body = data[at + 8:at + 8 + n]
+		if kind == b"IHDR":
+			w, _, depth, ctype = struct.unpack(">IIBB", body[:10])
+			if depth != 8 or ctype not in (2, 6):
+				return 256	# another layout: its size alone was checked
+			bpp = 3 if ctype == 2 else 4
+		elif kind == b"IDAT":
+			idat += body
+		at += 12 + n
+	raw, stride, seen, prev = zlib.decompress(idat), w * bpp, set(), bytearray(w * bpp)
+	for y in range(min(200, len(raw) // (stride + 1))):
+		row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+		ftype = raw[y * (stride + 1)]
+		for i in range(stride):	# undo the row's filter
+			a = row[i - bpp] if i >= bpp else 0
+			b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+			if ftype == 1:
+				row[i] = (row[i] + a) & 255
+			elif ftype == 2:
+				row[i] = (row[i] + b) & 255
+			elif ftype == 3:
+				row[i] = (row[i] + (a + b) // 2) & 255
+			elif ftype == 4:
+				p = a + b - c
+				pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+				row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+		seen.update(bytes(row[i:i + 3]) for i in range(0, stride, bpp))
+		prev = row
+	return len(seen)
+
+
+def check_html(name, sites, frames, search, shown=()):
+	"""--html NAME: its JSON parses, nothing outside it; Chromium shows the verdict, sites,
+	frames, and each text of shown."""
+	def check(work, truth):
+		import json
+		path = work.path(name)
+		try:
+			with open(path, encoding="utf-8") as f:
+				page = f.read()
+		except (OSError, UnicodeDecodeError) as e:
+			return ["%s: not readable as UTF-8: %s" % (name, e)]
+		errs = []
+		log("%s: %d bytes" % (name, len(page.encode())))
+		if len(page.encode()) > HTML_MAX:
+			errs.append("%s is %d bytes, over %d" % (name, len(page.encode()), HTML_MAX))
+		m = HTML_DATA.search(page)
+		try:
+			data = json.loads(m.group(1)) if m else None
+		except ValueError as e:
+			data = None
+			errs.append("the page's data is not JSON: %s" % e)
+		if m is None:
+			errs.append("no data block in the page")
+		if re.search(r'(src|href)\s*=\s*"(?!#)|url\(|@import', page):
+			errs.append("the page refers to something outside itself")
+		if data is not None and not data["sites"]:
+			errs.append("the page's data has no site")
+		if not os.path.exists(CHROMIUM):
+			log("skip the browser checks: no %s (scripts/deps.sh installs it)" % CHROMIUM)
+			return errs
+		url = "file://" + path + "#open=all&search=" + search
+		dom = chromium(work, ["--dump-dom", url], "dom")
+		with open(work.path("dom.html"), "w") as f:
+			f.write(dom)
+		if not re.search(r'id="verdict"[^>]*>Verdict: ', dom):
+			errs.append("the rendered page shows no verdict")
+		table = dom[dom.find('class="sites"'):]
+		for want in sites:
+			if '<code class="fn-name">%s' % want not in table:
+				errs.append("the sites table does not show %s" % want)
+		stacks = "".join(re.findall(r'<div class="stack">.*?</ol>', dom, re.S))
+		for want in frames:
+			if want not in stacks:
+				errs.append("no opened stack shows %r" % want)
+		if 'class="own"' not in stacks:
+			errs.append("no frame of an opened stack is marked as your code")
+		found = re.search(r'id="flame-status"[^>]*data-matches="(\d+)"', dom)
+		if not found or int(found.group(1)) < 1:
+			errs.append("the flame graph's search for %s found nothing" % search)
+		for want in shown:
+			if want not in dom:
+				errs.append("the rendered page does not show %r" % want)
+		if dom.count('class="fr ') < 3:
+			errs.append("the flame graph drew %d frames" % dom.count('class="fr '))
+		png = work.path("page.png")
+		chromium(work, ["--window-size=1366,1800", "--screenshot=" + png, "file://" + path], "png")
+		size = os.path.getsize(png) if os.path.exists(png) else 0
+		colours = png_colours(png) if size else 0
+		log("screenshot: %d bytes, %d colours in its first 200 rows" % (size, colours))
+		if size < 20000 or colours < 8:
+			errs.append("the screenshot looks blank: %d bytes, %d colours" % (size, colours))
+		return errs[:20]
+	return check
+
+
+def case_html_python(work):
+	"""--html on a Python leak: the Python sites, their frames as Python, in Chromium."""
+	from cases_python import PY, PYVICTIMS, py_env
+	page = work.path("py.html")
+	cmd = "%s %s --os-exit" % (PY, os.path.join(PYVICTIMS, "grow_list.py"))
+	p = work.start([TRACER, "--html", page, "-c", cmd], env=py_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	errs = check_html("py.html", ["load_batch (grow_list.py:14)"],
+			  ["train (grow_list.py:19)", "grow_list.py:14", "Python"], "load_batch")(work, None)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def case_html_follow(work):
+	"""--html --follow: a view per process beside the sites they share (v_fork's 3 workers)."""
+	p = work.start([TRACER, "--follow", "--html", work.path("report.html"), "-c",
+			"%s workers 3" % victim("v_fork")], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --follow -c v_fork")
+	errs = check_html("report.html", ["site_child_leak"], ["v_fork.c:"], "site_child_leak",
+			  ["Processes (--follow)", "(the target)", "site_parent_before"])(work, None)
+	if len(re.findall(r"<h3>pid \d+ \(parent \d+\)", work.read("dom.html"))) != 3:
+		errs.append("the page does not show the 3 workers")
+	common_checks(work, rc, 0, errs)
+	return errs
 
 
 def check_folded_allocs(name):
@@ -586,6 +740,18 @@ CASES = [
 	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--flamegraph", "{W}/leaks.svg"],
 		     check_svg("leaks.svg"))),
 	("flamegraph_pl", TRACE, [FLAMEGRAPH_PL], case_flamegraph_pl),
+	# The page in a real browser: skipped, with the reason, without Chromium.
+	("html_cxx", TRACE, [CHROMIUM],
+	 output_case("{V}/v_cxx", "v_cxx", "v_cxx.cc", ["--html", "{W}/report.html"],
+		     check_html("report.html", ["site_new_obj", "site_new_ints"],
+				["site_new_obj", "v_cxx.cc:", "main"], "site_new_obj"))),
+	("html_python", TRACE, [CHROMIUM], case_html_python),
+	("html_reach", TRACE, [CHROMIUM],
+	 output_case("{V}/v_reach", "v_reach", "v_reach.c", ["--reach", "--html", "{W}/report.html"],
+		     check_html("report.html", ["site_global", "site_node"], ["v_reach.c:"], "site_node",
+				["Reachability (--reach)", "definitely lost", "still reachable",
+				 "Lost (reach)"]))),
+	("html_follow", TRACE, [CHROMIUM], case_html_follow),
 	("folded_weight_allocs", TRACE, [],
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
 		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],
@@ -608,6 +774,11 @@ CASES = [
 	 error_case(lambda: ["--pprof", "/nonexistent-memleakbpf-e2e/x.heap", "-c", "true"])),
 	("err_flamegraph_dir_missing", ERROR, [],
 	 error_case(lambda: ["--flamegraph", "/nonexistent-memleakbpf-e2e/x.svg", "-c", "true"])),
+	("err_html_dir_missing", ERROR, [],
+	 error_case(lambda: ["--html", "/nonexistent-memleakbpf-e2e/x.html", "-c", "true"])),
+	("err_html_same_file", ERROR, [],
+	 error_case(lambda: ["--html", "/tmp/memleakbpf-e2e-same", "--json", "/tmp/memleakbpf-e2e-same",
+			     "-c", "true"])),
 	("err_folded_weight", ERROR, [],
 	 error_case(lambda: ["--folded", "/tmp/x.folded", "--folded-weight", "blocks", "-c", "true"])),
 ]

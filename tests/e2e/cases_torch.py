@@ -38,6 +38,7 @@ import lib
 from lib import (CaseFailed, LineReader, Skip, TRACE, TRACER, common_checks, dropped_errs,
 	load_report, start_tracing, wait_exit, wait_for)
 from cases_follow import case_torch_loader_follow
+from cases_outputs import check_html
 from cases_python import PY, PYVICTIMS, py_env
 
 
@@ -287,6 +288,7 @@ def leak_said(out):
 def leak_stopped(work):
 	"""-c the leaking job, stopped (SIGTERM) once a report made during its loop says leak.
 
+	The --html page of its final report stays under 5 MB and renders.
 	It is stopped while it leaks, as one stops a job whose memory keeps growing:
 	however many reports the machine's load let into the loop, the final
 	report still sees the loop's stacks rising. No report before the loop may
@@ -295,8 +297,8 @@ def leak_stopped(work):
 	js = work.path("report.json")
 	end = deadline()
 	cmd = "%s %s --leak --steps %d" % (PY, os.path.join(PYVICTIMS, VICTIM), LEAK_STEPS)
-	p = work.start([TRACER, "--json", js, "-c", cmd, INTERVAL], env=py_env(work),
-		       stdin=subprocess.DEVNULL, tag="tracer")
+	p = work.start([TRACER, "--json", js, "--html", work.path("report.html"), "-c", cmd, INTERVAL],
+		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
 	wait_for(lambda: leak_said(work.read("tracer.stdout")), end,
 		 "a leak verdict from a report made during the loop", alive=p)
 	p.send_signal(signal.SIGTERM)
@@ -311,6 +313,8 @@ def leak_stopped(work):
 		errs.append("before the loop: %s" % said[0])
 	if not re.search(r"\nVerdict: [^\n]* since start-up ended at [\d.]+ s", text):
 		errs.append("final text: the verdict does not say when start-up ended")
+	# The page of the biggest report we make: under 5 MB, drawn by Chromium.
+	errs += check_html("report.html", [], ["forward"], "forward")(work, None)
 	common_checks(work, rc, 128 + signal.SIGTERM, errs)
 	return errs
 

@@ -475,6 +475,41 @@ static void check_pprof(const char *gz, size_t len)
 	FUZZ_CHECK(strings > 0);
 }
 
+/* ------------------------------------------------------------ HTML */
+
+static size_t occurrences(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/*
+ * --html: UTF-8; no name ends the data's element or opens another (two
+ * script elements, no comment); the data is JSON with no JavaScript line end.
+ */
+static void check_html(const char *s, size_t len)
+{
+	static const char open[] = "<script type=\"application/json\" id=\"data\">";
+	const char *data, *end;
+
+	check_utf8(s, len);
+	FUZZ_CHECK(strlen(s) == len);
+	FUZZ_CHECK(occurrences(s, "<script") == 2 && occurrences(s, "</script") == 2);
+	FUZZ_CHECK(!strstr(s, "<!--"));
+	data = strstr(s, open);
+	FUZZ_CHECK(data);
+	data += sizeof(open) - 1;
+	end = strstr(data, "</script>");
+	FUZZ_CHECK(end);
+	check_json(data, (size_t)(end - data));
+	/* U+2028 and U+2029 are text in the page, but line ends to older JavaScript. */
+	FUZZ_CHECK(!memmem(data, (size_t)(end - data), "\xe2\x80\xa8", 3) &&
+		   !memmem(data, (size_t)(end - data), "\xe2\x80\xa9", 3));
+}
+
 /* ------------------------------------------------------------ driver */
 
 typedef int writer_fn(const struct report *r, FILE *f);
@@ -512,6 +547,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(out);
 	out = render(report_svg__write, &r, &len);
 	check_svg(out, len);
+	free(out);
+	out = render(report_html__write, &r, &len);
+	check_html(out, len);
 	free(out);
 	out = render(report_gperftools__write, &r, &len);
 	free(out);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Shared by the unit tests (helpers.h). */
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "analyze/sites.h"
 #include "helpers.h"
 
 #define MAX_ARGS 32
+#define PYTHON "/usr/bin/python3"
 
 char *unit__render(int (*writer)(const struct report *, FILE *), const struct report *r,
 		   int *err)
@@ -93,4 +96,37 @@ void unit__ungroup(struct report *r)
 	r->sites = NULL;
 	r->site_stacks = NULL;
 	r->nr_sites = 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+int unit__run_python(const char *script, const char *text)
+{
+	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", py[64], file[64], cmd[256];
+	int status;
+
+	if (access(PYTHON, X_OK)) {
+		fprintf(stderr, "  skip: no %s to check the output\n", PYTHON);
+		return -1;
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(py, sizeof(py), "%s/check.py", dir);
+	snprintf(file, sizeof(file), "%s/out", dir);
+	if (write_file(py, script) || write_file(file, text))
+		return 1;
+	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, file);
+	status = system(cmd);
+	unlink(py);
+	unlink(file);
+	rmdir(dir);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -34,4 +34,10 @@ int unit__vparse(struct opts *o, char *err, size_t len, const char *first, va_li
 /* opts__parse of a NULL-terminated argv (argv[0] is the program). */
 int unit__parse_argv(struct opts *o, char *err, size_t len, char **argv);
 
+/*
+ * /usr/bin/python3 on script, with the file holding text as its argument:
+ * its exit status, or -1 (said on stderr) when there is no Python: skip.
+ */
+int unit__run_python(const char *script, const char *text);
+
 #endif

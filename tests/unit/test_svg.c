@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "helpers.h"
 #include "model/report.h"
 #include "unit.h"
 
-#define PYTHON "/usr/bin/python3"
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 #define PLOT_W 1180.0	/* the width frames share: 1200 minus two margins */
 
@@ -183,40 +183,6 @@ TEST(svg_empty_report)
 	return true;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f) ? -1 : 0;
-}
-
-/* Run script on the SVG text with python3: its exit status, or -1 to skip. */
-static int run_python(const char *script, const char *svg)
-{
-	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", py[64], file[64], cmd[256];
-	int status;
-
-	if (access(PYTHON, X_OK)) {
-		fprintf(stderr, "  skip: no %s to parse the SVG\n", PYTHON);
-		return -1;
-	}
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(py, sizeof(py), "%s/check.py", dir);
-	snprintf(file, sizeof(file), "%s/x.svg", dir);
-	if (write_file(py, script) || write_file(file, svg))
-		return 1;
-	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, file);
-	status = system(cmd);
-	unlink(py);
-	unlink(file);
-	rmdir(dir);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 static const char xml_check[] =
 	"import sys, xml.etree.ElementTree as E\n"
 	"S = '{http://www.w3.org/2000/svg}'\n"
@@ -265,7 +231,7 @@ static bool svg_passes(const struct report *r, const char *script)
 
 	if (!text)
 		return false;
-	ret = run_python(script, text);
+	ret = unit__run_python(script, text);
 	free(text);
 	return ret <= 0;
 }

@@ -89,6 +89,15 @@ const char *report__language_name(enum report_language l)
 	return l == FRAME_PYTHON ? "python" : "native";
 }
 
+const char *report__marker(const struct report_stack *s)
+{
+	if (s->no_stack)
+		return "[stack unavailable]";
+	if (s->truncated)
+		return "[truncated]";
+	return s->unwind_pending ? "[unwind table loading]" : NULL;
+}
+
 const char *report__api_name(uint32_t api)
 {
 	return api < API__COUNT && api_names[api] ? api_names[api] : "?";

@@ -413,6 +413,11 @@ int report__cmp_u64(uint64_t a, uint64_t b);
 int report__cmp_site(uint64_t a_id, uint32_t a_api, uint64_t b_id, uint32_t b_api);
 /* A file name ("libfoo.so", "libfoo.so.1.2") that is a shared object's, not a program's. */
 bool report__is_shared_object(const char *base);
+/*
+ * The marker a stack that does not reach its root hangs under in the flame
+ * graphs ("[truncated]", "[stack unavailable]", ...); NULL: none.
+ */
+const char *report__marker(const struct report_stack *s);
 /* "native", "python". */
 const char *report__language_name(enum report_language l);
 /* "malloc", "new[]", ...; "?" for an unknown value. */
@@ -455,6 +460,8 @@ int report_folded__write(const struct report *r, FILE *f);
 int report_pprof__write(const struct report *r, FILE *f);
 int report_gperftools__write(const struct report *r, FILE *f);
 int report_svg__write(const struct report *r, FILE *f);
+/* --html: one self-contained page (report_html.c). */
+int report_html__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set
  * for each (shown holds r->nr_stacks, cleared by the caller), so that only
@@ -479,12 +486,18 @@ void report_text__site_processes(const struct report *r, const struct report_sit
 void report_json__processes(const struct report *r, FILE *f);
 /* A JSON string (null for NULL), any bytes made valid UTF-8. */
 void report_json__string(const char *s, FILE *f);
+/* The same, safe inside an HTML <script> element: '<', '>', '&', U+2028 and U+2029 escaped. */
+void report_json__script_string(const char *s, FILE *f);
 /* "  and N more WHAT: SIZE in N allocations", a line. */
 void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
 void report_text__growth(const struct report *r, const struct report_stack *s, FILE *f);
 /* " (the 2nd under Growing)" for a growing site, nothing for another. */
 void report_text__site_rank(const struct report_site *site, FILE *f);
 void report_text__insight_head(const struct report *r, FILE *f);
+/* The target's memory and the verdict, in words (of insight_head). */
+void report_text__verdict(const struct report *r, FILE *f);
+/* The text report's head: the header, totals, reachability, Python, the verdict (--html). */
+void report_text__summary(const struct report *r, FILE *f);
 /* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
 void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
 void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);

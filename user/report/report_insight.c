@@ -538,12 +538,19 @@ static void print_growing(const struct report *r, FILE *f)
 		print_growing_site(r, site_ranked(r, (unsigned)i), f);
 }
 
-void report_text__insight_head(const struct report *r, FILE *f)
+void report_text__verdict(const struct report *r, FILE *f)
 {
 	if (!r->analysis)
 		return;
 	print_memory(r, f);
 	print_verdict(r, f);
+}
+
+void report_text__insight_head(const struct report *r, FILE *f)
+{
+	if (!r->analysis)
+		return;
+	report_text__verdict(r, f);
 	print_growing(r, f);
 	if (r->nr_stacks)
 		fputc('\n', f);

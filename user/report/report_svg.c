@@ -153,28 +153,18 @@ static enum kind drawn_kind(const struct item *it)
 
 /* ------------------------------------------------------------- stacks */
 
-/* Stacks that do not reach their root hang under a marker (report_folded.c). */
-static const char *marker_of(const struct report_stack *s)
-{
-	if (s->no_stack)
-		return "[stack unavailable]";
-	if (s->truncated)
-		return "[truncated]";
-	return s->unwind_pending ? "[unwind table loading]" : NULL;
-}
-
 static size_t nr_items(const struct report_stack *s)
 {
-	return (marker_of(s) != NULL) + s->nr_frames + 1;
+	return (report__marker(s) != NULL) + s->nr_frames + 1;
 }
 
 /* Item i of s, counted from the root: [marker], frames outermost first, the API. */
 static struct item item_at(const struct report_stack *s, size_t i)
 {
-	size_t marker = marker_of(s) != NULL;
+	size_t marker = report__marker(s) != NULL;
 
 	if (i < marker)
-		return (struct item){ K_OTHER, marker_of(s), NULL };
+		return (struct item){ K_OTHER, report__marker(s), NULL };
 	i -= marker;
 	if (i < s->nr_frames) {
 		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];
@@ -223,12 +213,12 @@ struct hashed {
 /* Item i of s hashed, equal items (cmp_item) alike: what it compares, and no more. */
 static uint64_t hash_at(const struct report_stack *s, size_t i)
 {
-	size_t marker = marker_of(s) != NULL;
+	size_t marker = report__marker(s) != NULL;
 	const struct report_frame *fr;
 	uint64_t h = 0x9e3779b97f4a7c15ULL;
 
 	if (i < marker)
-		return hash__mix(hash__str(h, marker_of(s)) ^ K_OTHER);
+		return hash__mix(hash__str(h, report__marker(s)) ^ K_OTHER);
 	i -= marker;
 	if (i >= s->nr_frames)
 		return hash__mix(hash__str(h, report__api_name(s->api)) ^ K_API);

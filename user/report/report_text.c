@@ -487,6 +487,15 @@ static void print_python(const struct report *r, FILE *f)
 		      "those frees are not counted\n", f);
 }
 
+void report_text__summary(const struct report *r, FILE *f)
+{
+	print_header(r, f);
+	print_totals(r, f);
+	report_text__reach_head(r, f);
+	print_python(r, f);
+	report_text__verdict(r, f);
+}
+
 int report_text__write(const struct report *r, FILE *f)
 {
 	print_header(r, f);

@@ -220,11 +220,29 @@ static void peak_mark(const struct report *r, const struct scale *x, const struc
 	px = px_x(x, p->t_s);
 	fprintf(f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px, TOP, px,
 		TOP + PLOT_H);
-	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%.1f\">peak %s live</text>\n", px + 4,
-		fmax(px_y(y, (double)p->bytes) - 6, TOP + 12), report__human_size(p->bytes, a, sizeof(a)));
+	/* Near the right edge, the label goes left of the line, not past the plot. */
+	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%.1f\"%s>peak %s live</text>\n",
+		px > LEFT + PLOT_W * 0.8 ? px - 4 : px + 4, fmax(px_y(y, (double)p->bytes) - 6, TOP + 12),
+		px > LEFT + PLOT_W * 0.8 ? " text-anchor=\"end\"" : "",
+		report__human_size(p->bytes, a, sizeof(a)));
 	/* Reached between reports: it may lie above the line through them. */
 	fprintf(f, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak at %.1f s: %s live</title></circle>\n",
 		px, px_y(y, (double)p->bytes), p->t_s, a);
+}
+
+/* Start-up, shaded up to its last report: trends are measured from there (history.c). */
+static void startup_mark(const struct report *r, const struct scale *x, FILE *f)
+{
+	const struct report_startup *st = &r->analysis->memory.startup;
+	double px;
+
+	if (!(st->end_s > 0) || st->end_s > x->max)
+		return;
+	px = px_x(x, st->end_s);
+	fprintf(f, "<rect class=\"su\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\">"
+		"<title>start-up: until %.1f s%s</title></rect>\n", LEFT, TOP, px - LEFT, PLOT_H,
+		st->end_s, st->ongoing ? " (still going on at the last report)" : "");
+	fprintf(f, "<text class=\"pl\" x=\"%.1f\" y=\"%d\">start-up</text>\n", LEFT + 4.0, TOP + 14);
 }
 
 static void legend(FILE *f)
@@ -292,6 +310,7 @@ static const char style[] =
 	".live { stroke: #d62728; stroke-width: 2.5; }\n"
 	".dot { fill: #d62728; } .peak { stroke: #888; stroke-dasharray: 3 3; } .pl { fill: #555; }\n"
 	".pk { fill: #fff; stroke: #d62728; stroke-width: 2; }\n"
+	".su { fill: #3b7dd8; fill-opacity: 0.10; }\n"
 	"</style>\n";
 
 static void bounds(const struct report_sample *s, size_t nr, double *tmax, double *vmax)
@@ -327,6 +346,8 @@ int report_timeline_svg__write(const struct report *r, FILE *f)
 	header(r, f);
 	legend(f);
 	axes(&x, &y, f);
+	if (r->analysis)
+		startup_mark(r, &x, f);
 	if (!nr)
 		fprintf(f, "<text class=\"sub\" x=\"%d\" y=\"%d\">no report was made</text>\n",
 			LEFT + 10, TOP + 20);

@@ -380,6 +380,18 @@ def case_html_python(work):
 	return errs
 
 
+def case_html_sample(work):
+	"""--html under --sample: the figures marked as estimates, as the text marks them."""
+	env = dict(tracer_env(work), MEMLEAKBPF_SAMPLE_SEED="1")
+	p = work.start([TRACER, "--sample", "64K", "--html", work.path("report.html"), "-c",
+			victim("v_sample")], env=env, stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --sample -c v_sample")
+	errs = check_html("report.html", ["site_big"], ["v_sample.c:"], "site_big",
+			  ["Sampled (--sample, -s)", "~32.0 MiB"])(work, None)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def case_html_follow(work):
 	"""--html --follow: a view per process beside the sites they share (v_fork's 3 workers)."""
 	p = work.start([TRACER, "--follow", "--html", work.path("report.html"), "-c",
@@ -752,6 +764,7 @@ CASES = [
 				["Reachability (--reach)", "definitely lost", "still reachable",
 				 "Lost (reach)"]))),
 	("html_follow", TRACE, [CHROMIUM], case_html_follow),
+	("html_sample", TRACE, [CHROMIUM], case_html_sample),
 	("folded_weight_allocs", TRACE, [],
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
 		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],

@@ -183,6 +183,7 @@ int html_data__write(const struct report *r, struct html_pool *p, FILE *f)
 	fprintf(f, "\"version\": 1, \"pid\": %d, \"command\": %ld, ", r->pid,
 		html_pool__string(p, r->command));
 	put_num("duration_s", r->duration_s, f);
+	fprintf(f, ", \"sampling\": %s", r->sampling ? "true" : "false");
 	fprintf(f, ", \"verdict\": %ld, \"python\": %s, \"older_ms\": %llu,\n"
 		"\"outstanding\": [%llu,%llu], \"nr_stacks\": %zu, \"all_stacks\": %s,\n",
 		html_pool__string(p, m ? verdict__name(m->verdict) : NULL),

@@ -24,12 +24,13 @@
 		return parent;
 	}
 	function count(n) { return Number(n).toLocaleString('en-US'); }
+	// Under --sample or -s every amount of bytes is an estimate: "~", as the text says it.
 	function size(b) {
-		var u = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
+		var u = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0, est = D.sampling ? '~' : '';
 		b = Math.round(Number(b));
-		if (b < 1024) return b + (b === 1 ? ' byte' : ' bytes');
+		if (b < 1024) return est + b + (b === 1 ? ' byte' : ' bytes');
 		while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
-		return b.toFixed(1) + ' ' + u[i];
+		return est + b.toFixed(1) + ' ' + u[i];
 	}
 	function rate(v) { return (v < 0 ? '-' : '+') + size(Math.abs(v)) + '/s'; }
 	function base(p) { return p ? p.slice(p.lastIndexOf('/') + 1) : p; }
@@ -167,7 +168,9 @@
 		if (!D.sites.length) return add(sec, el('p', 'note', 'No outstanding allocation.'));
 		add(sec, el('p', 'note', count(D.sites.length) + (D.sites.length === 1 ? ' site' : ' sites') +
 			    ' from ' + count(D.nr_stacks) + (D.nr_stacks === 1 ? ' stack' : ' stacks') + ', grouped by their innermost frame of your code; each site keeps its ' +
-			    'biggest stacks, as the JSON report does. Sort by a column\'s underlined title.'));
+			    'biggest stacks, as the JSON report does. Sort by a column\'s underlined title.' +
+			    (D.sampling ? ' Sampled (--sample, -s): every figure of bytes and blocks is an ' +
+			     'estimate, ~ marks it; the text and JSON reports give each its 95% interval.' : '')));
 		var legend = add(el('p', 'legend'), 'Trend, as the text report says it: ');
 		[['growing', 'steadily, the leak-like'], ['stable', ''], ['shrinking', ''],
 		 ['start-up', 'held since start-up'], ['unknown', 'too few reports to tell']]

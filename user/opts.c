@@ -34,6 +34,7 @@ enum {
 	OPT_PPROF,
 	OPT_FLAMEGRAPH,
 	OPT_HTML,
+	OPT_SNAPSHOT_HTML,
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
@@ -68,6 +69,7 @@ static const struct option long_options[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "snapshot-html", no_argument, NULL, OPT_SNAPSHOT_HTML },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
 	{ "pprof-format", required_argument, NULL, OPT_PPROF_FORMAT },
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
@@ -126,6 +128,7 @@ static const char usage_text[] =
 "      --html FILE            write the final report as one self-contained HTML\n"
 "                             page: verdict, timeline, sites, flame graph\n"
 "      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
+"      --snapshot-html        each snapshot as an HTML page too (see --html)\n"
 "      --pprof-format F       proto (default) or gperftools (legacy text, for\n"
 "                             google-pprof): --pprof's and the snapshots' format\n"
 "      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
@@ -468,6 +471,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
 		return 0;
+	case OPT_SNAPSHOT_HTML:
+		o->snapshot_html = true;
+		return 0;
 	case 'f':
 		o->follow = true;
 		return 0;
@@ -576,6 +582,8 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
 	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
+	if (o->snapshot_html && !o->snapshot_dir)
+		return fail(err, errlen, "--snapshot-html needs --snapshot-dir: the pages go there");
 	if (o->pprof_format_given && !o->pprof_path && !o->snapshot_dir)
 		return fail(err, errlen, "--pprof-format needs --pprof or --snapshot-dir: it is their format");
 	if (o->all_stacks && !o->json_path && !o->folded_path && !o->snapshot_dir)

@@ -38,6 +38,7 @@ struct opts {
 	const char *pprof_path;		/* --pprof FILE */
 	const char *flamegraph_path;	/* --flamegraph FILE */
 	const char *html_path;		/* --html FILE */
+	bool snapshot_html;		/* --snapshot-html: each snapshot's HTML page too */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */

@@ -296,15 +296,19 @@ static void write_snapshot(struct tracer *tr, const struct report *r, bool asked
 	struct snapshot_files files;
 	int err = snapshot_dir__write(tr->snapshot_dirfd, tr->target->pid, asked,
 				      asked ? &tr->asked_snapshots : &tr->snapshots,
-				      profile_ext(tr), profile_writer(tr), r, &files);
+				      profile_ext(tr), profile_writer(tr), tr->opts->snapshot_html, r,
+				      &files);
 
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot write snapshot %s/%s: %s\n",
 			tr->opts->snapshot_dir, files.failed, strerror(-err));
 		tr->output_failed = true;	/* as for any report file: exit status 1 */
 	} else if (say) {
-		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s\n", tr->opts->snapshot_dir,
+		fprintf(stderr, "memleakbpf: snapshot %s/%s %s/%s", tr->opts->snapshot_dir,
 			files.profile, tr->opts->snapshot_dir, files.folded);
+		if (files.html[0])
+			fprintf(stderr, " %s/%s", tr->opts->snapshot_dir, files.html);
+		fputc('\n', stderr);
 	}
 }
 
@@ -325,7 +329,6 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 		write_snapshot(tr, r, job->asked, job->asked || tr->opts->verbose);
 }
 
-/* The text report (unless job->text is false), the final files, a snapshot. */
 /*
  * --follow: whose sites this report has, for the loop to free the files of
  * the images it no longer needs (tracer__release_images). Not with -o: a
@@ -354,6 +357,7 @@ void tracer__release_images(struct tracer *tr)
 						tr->nr_site_tags);
 }
 
+/* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
 	struct built b = { 0 };

@@ -392,6 +392,22 @@ def case_html_sample(work):
 	return errs
 
 
+def case_snapshot_html(work):
+	"""--snapshot-html: each snapshot's page beside its profile and folded stacks, the
+	last one drawn by Chromium with the victim's sites."""
+	snaps = work.path("snaps")
+	os.makedirs(snaps)
+	errs = command_case("{V}/v_phases auto 1500", "v_phases", "v_phases.c",
+			    extra_args=["--snapshot-dir", snaps, "--snapshot-html", "0.4"])(work)
+	names = sorted(os.listdir(snaps))
+	profiles = [n[:-len(".pb.gz")] for n in names if n.endswith(".pb.gz")]
+	pages = [n[:-len(".html")] for n in names if n.endswith(".html")]
+	if not profiles or pages != profiles:
+		return errs + ["snapshot pages %s, expected one beside each profile %s" % (pages, profiles)]
+	return errs + check_html(os.path.join("snaps", pages[-1] + ".html"), ["site_every"],
+				 ["v_phases.c:"], "site_every")(work, None)
+
+
 def case_html_follow(work):
 	"""--html --follow: a view per process beside the sites they share (v_fork's 3 workers)."""
 	p = work.start([TRACER, "--follow", "--html", work.path("report.html"), "-c",
@@ -765,6 +781,7 @@ CASES = [
 				 "Lost (reach)"]))),
 	("html_follow", TRACE, [CHROMIUM], case_html_follow),
 	("html_sample", TRACE, [CHROMIUM], case_html_sample),
+	("snapshot_html", TRACE, [CHROMIUM], case_snapshot_html),
 	("folded_weight_allocs", TRACE, [],
 	 output_case("{V}/v_basic", "v_basic", "v_basic.c",
 		     ["--folded", "{W}/allocs.folded", "--folded-weight", "allocs"],

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --snapshot-dir: each snapshot's heap profile and folded stacks, named
+ * --snapshot-dir: each snapshot's heap profile and folded stacks (and with
+ * --snapshot-html its HTML page), named
  * memleak.PID.NNNN.EXT for those taken every INTERVAL (and the final one)
  * and memleak.PID.usr1-NNNN.EXT for those asked for with SIGUSR1, each kind
  * numbered on its own, so that a user finds the ones they asked for by
@@ -19,16 +20,17 @@
 struct snapshot_files {
 	char profile[NAME_MAX + 1];
 	char folded[NAME_MAX + 1];
+	char html[NAME_MAX + 1];	/* "": no page */
 	const char *failed;	/* on error: the one that could not be written */
 };
 
 /*
- * r's profile (written by profile, named with ext) and folded stacks into
- * dirfd, under the number after *n (updated) that neither file has yet.
- * Their names in *files. 0 or -errno.
+ * r's profile (written by profile, named with ext), folded stacks and, with
+ * html, its page into dirfd, under the number after *n (updated) that none
+ * of those files has yet. Their names in *files. 0 or -errno.
  */
 int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, const char *ext,
-			int (*profile)(const struct report *, FILE *), const struct report *r,
-			struct snapshot_files *files);
+			int (*profile)(const struct report *, FILE *), bool html,
+			const struct report *r, struct snapshot_files *files);
 
 #endif

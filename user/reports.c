@@ -357,6 +357,34 @@ void tracer__release_images(struct tracer *tr)
 						tr->nr_site_tags);
 }
 
+/*
+ * What exact tracing costs the target, said once when it is much: a malloc
+ * and its free traced add at least EXACT_PAIR_NS (make bench's tight loop
+ * on the 2-core test machine, docs/PERFORMANCE.md; deep native or Python
+ * stacks cost two to three times that). At a rate of n allocations in a
+ * traced second, n * EXACT_PAIR_NS of it is ours: the target runs at most
+ * 1 - that of its untraced speed. From a tenth on, --sample is named.
+ */
+#define EXACT_PAIR_NS 2400.0
+#define COST_SAID_SHARE 0.1
+
+static void say_cost(struct tracer *tr, const struct report *r)
+{
+	char n[REPORT_COUNT_LEN];
+	double rate, share;
+
+	if (tr->cost_said || tr->opts->sample_mode || r->duration_s < 0.5)
+		return;
+	tr->cost_said = true;
+	rate = (double)r->totals.allocs / r->duration_s;
+	share = rate * EXACT_PAIR_NS * 1e-9;
+	if (share < COST_SAID_SHARE)
+		return;
+	fprintf(stderr, "memleakbpf: pid %d makes %s allocations a second traced: exact tracing adds %.1f us or more to each with its free on a machine like the one measured (README, Performance), about %.0f%% of its time: it runs at about %.2f of its speed or less; --sample 512K traces a sample of them for much less (README, Sampling)\n",
+		r->pid, report__count((uint64_t)rate, n), EXACT_PAIR_NS / 1e3,
+		100 * (share < 1 ? share : 1), share < 0.95 ? 1 - share : 0.05);
+}
+
 /* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
@@ -371,6 +399,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
+	if (!err)
+		say_cost(tr, b.r);
 	if (!err && !job->final)
 		keep_site_tags(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */

@@ -94,6 +94,7 @@ struct tracer {
 	bool untraced;		/* -c: a stop failed; the command runs on untraced, no report */
 	bool target_ended;	/* --follow: the run goes on while followed processes run */
 	bool output_failed;	/* a report could not be written: exit status 1 */
+	bool cost_said;		/* exact tracing's cost said (reports.c): once */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
 	struct strset link_paths;	/* the link map at the last stop: the others are new */

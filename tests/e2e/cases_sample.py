@@ -154,6 +154,27 @@ def case_cxx(work):
 	return errs
 
 
+COST_SAID = re.compile(r"^memleakbpf: pid \d+ makes ([\d,]+) allocations a second traced: exact "
+		       r"tracing adds [\d.]+ us or more .* --sample 512K", re.M)
+
+
+def case_cost_said(work):
+	"""Exact mode on a target that allocates fast says what it costs and names --sample, once;
+	on one that allocates little, says nothing of it."""
+	errs = []
+	for vname, args, want in (("v_stress", "2 200000", True), ("v_basic", "", False)):
+		p = work.start([TRACER, "-c", "%s %s" % (victim(vname), args)], env=tracer_env(work),
+			       stdin=lib.subprocess.DEVNULL, tag=vname)
+		rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c " + vname)
+		said = COST_SAID.findall(work.read(vname + ".stderr"))
+		if rc != 0 or len(said) != (1 if want else 0):
+			errs.append("%s: exit %s, the cost said %d times, expected %d" % (
+				vname, rc, len(said), 1 if want else 0))
+		elif want and int(said[0].replace(",", "")) < 100000:
+			errs.append("%s: %s allocations a second, expected over 100,000" % (vname, said[0]))
+	return errs
+
+
 CASES = [
 	# -s 1 takes every call at weight 1: every figure exact, every API.
 	("sample_rate_one_apis", TRACE, [], command_case("{V}/v_apis", "v_apis", "v_apis.c",
@@ -165,6 +186,7 @@ CASES = [
 	("sample_bytes_victim", TRACE, [], case_bytes),
 	("sample_count_victim", TRACE, [], case_count),
 	("sample_cxx", TRACE, [], case_cxx),
+	("sample_cost_said", TRACE, [], case_cost_said),
 	("sample_reach_refused", ERROR, [],
 	 error_case(lambda: ["--sample", "512K", "--reach", "-c", "/bin/true"])),
 	("sample_bad_size", ERROR, [], error_case(lambda: ["--sample", "12X", "-c", "/bin/true"])),

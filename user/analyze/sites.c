@@ -24,11 +24,12 @@ static const char *const library_dirs[] = {
 static const char *const package_dirs[] = { "/site-packages/", "/dist-packages/" };
 
 /*
- * Headers a native frame inlined from is the system's or the compiler's:
- * the C and C++ libraries' (libstdc++'s containers, strings, allocators),
- * GCC's and clang's own (intrinsics, stddef.h), wherever a toolchain is
- * installed (its include/c++/VERSION and lib/gcc/TRIPLE/VERSION/include).
- * An out-of-line copy of a template has its header's file too.
+ * Where the system's and the compilers' headers are: the C and C++
+ * libraries' (libstdc++'s containers, strings, allocators), GCC's and
+ * clang's own (intrinsics, stddef.h), wherever a toolchain is installed
+ * (its include/c++/VERSION and lib/gcc/TRIPLE/VERSION/include). Code a
+ * frame inlined from them, or an out-of-line copy of one of their
+ * templates, has such a file.
  */
 static const char *const header_dirs[] = { "/usr/include/", "/usr/local/include/" };
 static const char *const toolchain_dirs[] = { "/include/c++/", "/lib/gcc/", "/lib/clang/" };
@@ -74,7 +75,7 @@ bool sites__system_source(const char *file)
 	       (UNDER(file, header_dirs, false) || UNDER(file, toolchain_dirs, true));
 }
 
-/* PATH a directory (or file) path is under: at a '/' boundary. */
+/* Is path under dir (a directory, or a file itself)? At a '/' boundary. */
 static bool under_dir(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

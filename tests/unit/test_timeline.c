@@ -548,3 +548,32 @@ TEST(timeline_json_startup)
 	free(out);
 	return true;
 }
+
+/*
+ * Sampled (--sample): the analysis's figures of live blocks are estimates
+ * and marked so ("~"), as the totals are; RSS and mmaps are not.
+ */
+TEST(timeline_text_sampled_marks)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	struct report_sampling sampling = { .by_bytes = true, .mean = 524288 };
+	char *out;
+	bool ok;
+
+	r.sampling = &sampling;
+	r.totals.kind_bytes[KIND_MMAP] = 4 * MiB;
+	r.totals.kind_allocs[KIND_MMAP] = 1;
+	out = render(report_text__write, &r);
+	ASSERT(out);
+	ok = strstr(out, "  1. ~+40.0 KiB/s, now ~240.0 KiB in ~120 allocations, at site_leak") &&
+	     strstr(out, ": now ~240.0 KiB in ~120 allocations from malloc\n") &&
+	     strstr(out, "(anonymous 1.0 GiB) for ~102.0 MiB of live blocks (10% of RSS): ~") &&
+	     strstr(out, "for ~102.0 MiB of live blocks\n") &&
+	     strstr(out, "  of which heap blocks ~") && strstr(out, ", mmaps 4.0 MiB in 1 (not heap");
+	if (!ok)
+		fprintf(stderr, "%s", out);
+	free(out);
+	ASSERT(ok);
+	return true;
+}

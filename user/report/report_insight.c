@@ -98,14 +98,16 @@ static void print_memory(const struct report *r, FILE *f)
  * retained": the figures of one moment, when the memory was read (the
  * report's own live bytes may be of a later one, after the target exited).
  */
-static void print_retention(const char *when, const struct report_sample *s, int64_t retained,
-			    FILE *f)
+static void print_retention(const struct report *r, const char *when,
+			    const struct report_sample *s, int64_t retained, FILE *f)
 {
 	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN], d[SIZE_LEN];
+	const char *est = r->sampling ? "~" : "";	/* live blocks, and so retained: estimates */
 
-	fprintf(f, "  %s %.1f s: RSS %s (anonymous %s) for %s of live blocks (%u%% of RSS): %s retained",
-		when, s->mem_t_s, size_str(s->rss, a), size_str(s->anon, b), size_str(s->mem_live, c),
-		percent(s->mem_live, s->rss), size_str(retained > 0 ? (uint64_t)retained : 0, d));
+	fprintf(f, "  %s %.1f s: RSS %s (anonymous %s) for %s%s of live blocks (%u%% of RSS): %s%s retained",
+		when, s->mem_t_s, size_str(s->rss, a), size_str(s->anon, b), est,
+		size_str(s->mem_live, c), percent(s->mem_live, s->rss), est,
+		size_str(retained > 0 ? (uint64_t)retained : 0, d));
 }
 
 /* A sentence on the live blocks' trend, when one was fitted. */
@@ -126,16 +128,17 @@ static void print_fragmentation(const struct report *r, FILE *f)
 	const struct report_memory *m = &r->analysis->memory;
 	char a[SIZE_LEN], b[SIZE_LEN];
 
-	print_retention("At", &m->worst, m->worst_retained, f);
+	print_retention(r, "At", &m->worst, m->worst_retained, f);
 	fputs(".\n", f);
 	print_live_trend(m, f);
 	report_text__retained_where(r, f);
 	if (m->released) {
-		fprintf(f, "  Given back since: at %.1f s RSS %s for %s of live blocks\n"
+		fprintf(f, "  Given back since: at %.1f s RSS %s for %s%s of live blocks\n"
 			"  (released by the program or the allocator, or the blocks in the way were freed).\n",
-			m->now.mem_t_s, size_str(m->now.rss, a), size_str(m->now.mem_live, b));
+			m->now.mem_t_s, size_str(m->now.rss, a), r->sampling ? "~" : "",
+			size_str(m->now.mem_live, b));
 	} else if (m->now.mem_t_s > m->worst.mem_t_s) {
-		print_retention("Still at", &m->now, m->now_retained, f);
+		print_retention(r, "Still at", &m->now, m->now_retained, f);
 		fputs(".\n", f);
 	}
 	report_text__advice(r, f);
@@ -493,18 +496,20 @@ static void print_growing_site(const struct report *r, const struct report_site 
 {
 	const struct report_stack *s = &r->stacks[site->stacks[0]];
 	char h[SIZE_LEN], n[COUNT_LEN], g[COUNT_LEN], t[COUNT_LEN];
+	const char *est = r->sampling ? "~" : "";	/* sampled: the figures are estimates */
 
-	fprintf(f, "\n  %u. %s/s", site->rank, signed_size(site->slope, h));
+	fprintf(f, "\n  %u. %s%s/s", site->rank, est, signed_size(site->slope, h));
 	if (site->nr_stacks > 1)
 		fprintf(f, " from %s of its %s stacks", report__count(site->growing, g),
 			report__count(site->nr_stacks, t));
-	fprintf(f, ", now %s in %s %s, at ", size_str(site->bytes, h), report__count(site->allocs, n),
-		report__plural(site->allocs, "allocation", "allocations"));
+	fprintf(f, ", now %s%s in %s%s %s, at ", est, size_str(site->bytes, h), est,
+		report__count(site->allocs, n), report__plural(site->allocs, "allocation", "allocations"));
 	report_text__site_frame(site, f);
 	fputs("\n      ", f);
 	print_growth_figures(&s->growth, f);
-	fprintf(f, ": now %s in %s %s from %s\n", size_str(s->bytes, h), report__count(s->allocs, n),
-		report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
+	fprintf(f, ": now %s%s in %s%s %s from %s\n", est, size_str(s->bytes, h), est,
+		report__count(s->allocs, n), report__plural(s->allocs, "allocation", "allocations"),
+		report__api_name(s->api));
 	if (r->brief)
 		return;
 	report_text__frames(s, f);

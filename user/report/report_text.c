@@ -118,14 +118,15 @@ static void print_children(const struct report *r, FILE *f)
  * Mmaps (a program's mapped files, its own regions) are not heap: when
  * there are any, the heap blocks, which heap tools count, come apart.
  */
-static void print_kinds(const struct report_totals *t, FILE *f)
+static void print_kinds(const struct report *r, const struct report_totals *t, FILE *f)
 {
 	char h[SIZE_LEN], m[SIZE_LEN], n[COUNT_LEN], k[COUNT_LEN];
+	const char *est = r->sampling ? "~" : "";	/* sampled heap blocks; mmaps are all taken */
 
 	if (!t->kind_allocs[KIND_MMAP])
 		return;
-	fprintf(f, "  of which heap blocks %s in %s, mmaps %s in %s (not heap: mapped files and regions)\n",
-		report__human_size(t->kind_bytes[KIND_HEAP], h, sizeof(h)),
+	fprintf(f, "  of which heap blocks %s%s in %s%s, mmaps %s in %s (not heap: mapped files and regions)\n",
+		est, report__human_size(t->kind_bytes[KIND_HEAP], h, sizeof(h)), est,
 		report__count(t->kind_allocs[KIND_HEAP], n),
 		report__human_size(t->kind_bytes[KIND_MMAP], m, sizeof(m)),
 		report__count(t->kind_allocs[KIND_MMAP], k));
@@ -182,7 +183,7 @@ static void print_totals(const struct report *r, FILE *f)
 	fprintf(f, " (%s%s %s, %s%s %s since tracing began)\n", est, all,
 		report__plural(t->allocs, "allocation", "allocations"), est, frees,
 		report__plural(t->frees, "free", "frees"));
-	print_kinds(t, f);
+	print_kinds(r, t, f);
 	if (r->older_ms)
 		fprintf(f, "Stacks below count only allocations older than %s ms.\n",
 			report__count(r->older_ms, all));

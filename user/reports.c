@@ -380,7 +380,7 @@ static void say_cost(struct tracer *tr, const struct report *r)
 	share = rate * EXACT_PAIR_NS * 1e-9;
 	if (share < COST_SAID_SHARE)
 		return;
-	fprintf(stderr, "memleakbpf: pid %d makes %s allocations a second traced: exact tracing adds %.1f us or more to each with its free on a machine like the one measured (README, Performance), about %.0f%% of its time: it runs at about %.2f of its speed or less; --sample 512K traces a sample of them for much less (README, Sampling)\n",
+	fprintf(stderr, "memleakbpf: pid %d makes %s allocations a second traced: exact tracing adds %.1f us or more to each with its free on a machine like the one measured (docs/PERFORMANCE.md), about %.0f%% of its time: it runs at about %.2f of its speed or less; --sample 512K traces a sample of them for much less (docs/SAMPLING.md)\n",
 		r->pid, report__count((uint64_t)rate, n), EXACT_PAIR_NS / 1e3,
 		100 * (share < 1 ? share : 1), share < 0.95 ? 1 - share : 0.05);
 }

@@ -190,7 +190,7 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 	return err;
 }
 
-/* -v: which mode runs, exact or sampled (README, Sampling). */
+/* -v: which mode runs, exact or sampled (docs/SAMPLING.md). */
 static void say_sampling(const struct opts *o)
 {
 	if (o->sample_mode == SAMPLE_BYTES)

@@ -154,7 +154,7 @@ def churn_case(bits, rounds, leak_every):
 	Only the final report is made: a report in between holds locks the
 	sweep takes while it reads 100,000 retired sites; it runs at the
 	sweeper's nice value, but under a load of 10 on 2 CPUs one run in two
-	or three still dropped some 100 of 1.5 M stacks (README, Room for what
+	or three still dropped some 100 of 1.5 M stacks (docs/TRACING.md, Room for what
 	is outstanding). Every leaking stack's figures exact:
 	`rounds` allocations of 64 bytes, one block outstanding."""
 	def run(work):

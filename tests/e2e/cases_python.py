@@ -129,7 +129,7 @@ def check_py_site(t, stacks, malloc, text):
 
 def check_py_sites(rep, truth):
 	"""Each truth's site: one JSON site, at its line, holding every stack whose
-	innermost Python frame is that line (README, "Sites")."""
+	innermost Python frame is that line (docs/ANALYSIS.md, "Sites")."""
 	errs = check_sites(rep)
 	sites = rep.get("sites") or []
 	for t in truth:

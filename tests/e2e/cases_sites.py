@@ -4,7 +4,7 @@
 A leak made through a container or a package allocates in the library's
 code: every frame inside the user's line is libstdc++'s (inlined from its
 headers, or in libstdc++.so) or the package's and the standard library's
-Python. The report must site it at the user's line (README, "Sites"):
+Python. The report must site it at the user's line (docs/ANALYSIS.md, "Sites"):
 
  - v_containers: std::vector and std::string storage kept by two lines of
    the victim; each line one site, holding exactly its truth, in the text

@@ -157,7 +157,7 @@ def check_leak(rep, text, steps=None, imported=True):
 	stack at one of its allocating lines; with steps, each holding whole steps.
 
 	The JSON writes the growing stacks of every growing site, at most 5 a site
-	(README, Sites): the sites count them all, and rank them."""
+	(docs/ANALYSIS.md, Sites): the sites count them all, and rank them."""
 	m = rep.get("memory") or {}
 	marks = loop_marks()
 	grow = growing(rep)
@@ -202,7 +202,7 @@ def import_line():
 
 
 def check_user_sites(rep, first, marks, imported):
-	"""Sites at the script's lines (README, Sites): the most leak-like at a loop line,
+	"""Sites at the script's lines (docs/ANALYSIS.md, Sites): the most leak-like at a loop line,
 	not torch's Linear.forward; `import torch` (when traced) at its line, an import."""
 	errs = []
 	f = first.get("frame") or {}

@@ -317,7 +317,7 @@ def load_report(path):
 # One function under two names (glibc's memalign and aligned_alloc, tcmalloc's
 # new and new[]) is told apart by the name the caller imported through the
 # PLT. A static binary calls the one function directly: there the tracer
-# reports the name it lists first (README, "What is traced").
+# reports the name it lists first (docs/TRACING.md, "What is traced").
 STATIC_ALIASES = {"memalign": "aligned_alloc"}
 
 
@@ -338,7 +338,7 @@ def figures(items):
 
 
 def check_sites(rep):
-	"""The sites of a JSON report (README, "JSON report"): each the exact sum of
+	"""The sites of a JSON report (docs/OUTPUTS.md, "JSON report"): each the exact sum of
 	its stacks, those written and those left out; with the stacks left out,
 	the stacks written add up to the totals; sites and stacks by bytes."""
 	sites, stacks, out = rep.get("sites"), rep.get("stacks"), rep.get("left_out")

@@ -10,7 +10,7 @@ the bytes and blocks it still holds, the line of the allocation call, and its
 own callers. A case traces the victim with `--json`, groups the report's
 stacks by (frames[0].function, api) and compares bytes and allocs with the
 truth exactly (a site whose stacks the report does not all write, by the
-site's figures: see "Sites" in the README). It also checks the sites, each
+site's figures: see "Sites" in docs/ANALYSIS.md). It also checks the sites, each
 the exact sum of its stacks, and the stacks written and left out adding up
 to the totals, that no other victim site holds anything
 (freed sites, blocks from before a -p attach), the caller chain in frames[1..],

@@ -26,7 +26,7 @@ struct unwind;
 struct unwind_row;
 struct unwind_mapping;
 
-/* --unwind: how user stacks are walked (README, "Stacks"). */
+/* --unwind: how user stacks are walked (docs/TRACING.md, "Stacks"). */
 enum unwind_mode {
 	UNWIND_AUTO,		/* CFI where the kernel can, else frame pointers */
 	UNWIND_FP,		/* frame pointers only */

@@ -98,7 +98,7 @@ void unit__ungroup(struct report *r)
 	r->nr_sites = 0;
 }
 
-static int write_file(const char *path, const char *text)
+int unit__write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
 
@@ -121,7 +121,7 @@ int unit__run_python(const char *script, const char *text)
 		return 1;
 	snprintf(py, sizeof(py), "%s/check.py", dir);
 	snprintf(file, sizeof(file), "%s/out", dir);
-	if (write_file(py, script) || write_file(file, text))
+	if (unit__write_file(py, script) || unit__write_file(file, text))
 		return 1;
 	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, file);
 	status = system(cmd);

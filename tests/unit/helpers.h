@@ -39,5 +39,7 @@ int unit__parse_argv(struct opts *o, char *err, size_t len, char **argv);
  * its exit status, or -1 (said on stderr) when there is no Python: skip.
  */
 int unit__run_python(const char *script, const char *text);
+/* text into a new file at path: 0, or -1. */
+int unit__write_file(const char *path, const char *text);
 
 #endif

@@ -108,16 +108,6 @@ TEST(pprof_empty_report)
 	return ok;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f) ? -1 : 0;
-}
-
 /* The regular expressions of google-pprof (perl) and Go's pprof, checked on every line. */
 static const char grammar_check[] =
 	"import re, sys\n"
@@ -160,7 +150,7 @@ TEST(pprof_lines_match_the_readers_grammar)
 	ASSERT(text && mkdtemp(dir));
 	snprintf(py, sizeof(py), "%s/check.py", dir);
 	snprintf(heap, sizeof(heap), "%s/x.heap", dir);
-	ASSERT(!write_file(py, grammar_check) && !write_file(heap, text));
+	ASSERT(!unit__write_file(py, grammar_check) && !unit__write_file(heap, text));
 	free(text);
 	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, heap);
 	status = system(cmd);
@@ -259,7 +249,7 @@ TEST(outfile_open_dir)
 	ASSERT(mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/f", dir);
 	snprintf(link, sizeof(link), "%s/l", dir);
-	ASSERT(!write_file(file, "x"));
+	ASSERT(!unit__write_file(file, "x"));
 	fd = outfile__open_dir(dir, err, sizeof(err));
 	ASSERT(fd >= 0);
 	close(fd);
@@ -294,7 +284,7 @@ TEST(outfile_same)
 	ASSERT(outfile__same(a, a));
 	ASSERT(outfile__same(a, b));	/* not yet there: same directory, same name */
 	ASSERT(!outfile__same(a, c));
-	ASSERT(!write_file(a, "x"));
+	ASSERT(!unit__write_file(a, "x"));
 	ASSERT(!symlink(a, c));
 	ASSERT(outfile__same(a, c));	/* two names of one file */
 	unlink(c);

@@ -467,41 +467,6 @@ TEST(report_text_empty_and_odd_command)
 
 /* ------------------------------------------------------------------- JSON */
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
-}
-
-/* Runs script on json with the system Python; -1 when there is none. */
-static int python_check(const char *script, const char *json)
-{
-	char dir[] = "/tmp/memleakbpf-unit-XXXXXX";
-	char py[64], js[64], cmd[256];
-	int status;
-
-	if (access(PYTHON, X_OK)) {
-		fprintf(stderr, "  skip: no %s to parse the JSON\n", PYTHON);
-		return -1;
-	}
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(py, sizeof(py), "%s/check.py", dir);
-	snprintf(js, sizeof(js), "%s/report.json", dir);
-	if (write_file(py, script) || write_file(js, json))
-		return 1;
-	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, js);
-	status = system(cmd);
-	unlink(py);
-	unlink(js);
-	rmdir(dir);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 static const char sample_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
@@ -584,7 +549,7 @@ TEST(report_json_sample)
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "\"command\": \"python3 \\\"train\\\".py \\\\ \\u000a\\u0001 \xc3\xa9 \\ufffd\""));
 	ASSERT(strstr(out, "\"offset\": null"));
-	ASSERT(python_check(sample_check, out) <= 0);
+	ASSERT(unit__run_python(sample_check, out) <= 0);
 	free(out);
 	return true;
 }
@@ -599,7 +564,7 @@ TEST(report_json_left_out)
 	out = unit__render(report_json__write, &r, NULL);
 	unit__ungroup(&r);
 	ASSERT(out);
-	ASSERT(python_check(left_out_check, out) <= 0);
+	ASSERT(unit__run_python(left_out_check, out) <= 0);
 	free(out);
 	return true;
 }
@@ -637,7 +602,7 @@ TEST(report_json_empty)
 	ASSERT(out);
 	ASSERT(err == 0);
 	ASSERT(strstr(out, "\"command\": null"));
-	ASSERT(python_check("import json, sys\n"
+	ASSERT(unit__run_python("import json, sys\n"
 			    "d = json.load(open(sys.argv[1]))\n"
 			    "assert d['stacks'] == [] and d['target']['command'] is None\n"
 			    "assert d['duration_s'] == 0\n"
@@ -739,7 +704,7 @@ TEST(outfile_check_messages)
 	ASSERT_EQ_STR(err, want);
 
 	snprintf(path, sizeof(path), "%s/file", dir);
-	ASSERT(write_file(path, "x") == 0);
+	ASSERT(unit__write_file(path, "x") == 0);
 	snprintf(path, sizeof(path), "%s/file/out.json", dir);
 	snprintf(want, sizeof(want), "cannot write %s: %s/file is not a directory", path, dir);
 	ASSERT(outfile__check(path, err, sizeof(err)) == -ENOTDIR);
@@ -768,13 +733,13 @@ TEST(outfile_replaces_atomically)
 	ASSERT_EQ_STR(slurp(path), "hello\n");
 	ASSERT(stat(path, &st) == 0 && S_ISREG(st.st_mode));
 
-	ASSERT(write_file(path, "old report\n") == 0);
+	ASSERT(unit__write_file(path, "old report\n") == 0);
 	ASSERT(outfile__write(path, write_hello, NULL, NULL, 0) == 0);
 	ASSERT_EQ_STR(slurp(path), "hello\n");
 	ASSERT(count_entries(dir) == 1);	/* no temporary left behind */
 
 	/* A failing writer leaves the old file and no temporary. */
-	ASSERT(write_file(path, "old report\n") == 0);
+	ASSERT(unit__write_file(path, "old report\n") == 0);
 	ASSERT(outfile__write(path, write_then_fail, NULL, NULL, 0) == -ENOSPC);
 	ASSERT_EQ_STR(slurp(path), "old report\n");
 	ASSERT(count_entries(dir) == 1);
@@ -794,7 +759,7 @@ TEST(outfile_temp_does_not_follow_symlinks)
 	snprintf(path, sizeof(path), "%s/out.json", dir);
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	snprintf(planted, sizeof(planted), "%s/.out.json.AAAAAA", dir);
-	ASSERT(write_file(victim, "precious\n") == 0);
+	ASSERT(unit__write_file(victim, "precious\n") == 0);
 	ASSERT(symlink(victim, planted) == 0);
 	ASSERT(outfile__open_temp(path, "AAAAAA", tmp, sizeof(tmp)) == -EEXIST);
 	ASSERT_EQ_STR(tmp, planted);
@@ -820,7 +785,7 @@ TEST(outfile_writes_through_links_and_devices)
 	ASSERT(mkdtemp(dir));
 	snprintf(link, sizeof(link), "%s/link.json", dir);
 	snprintf(target, sizeof(target), "%s/real.json", dir);
-	ASSERT(write_file(target, "a much longer old report\n") == 0);
+	ASSERT(unit__write_file(target, "a much longer old report\n") == 0);
 	ASSERT(symlink(target, link) == 0);
 	ASSERT(outfile__write(link, write_hello, NULL, NULL, 0) == 0);
 	ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
@@ -867,7 +832,7 @@ TEST(outfile_other_users_link)
 		return true;
 	ASSERT(mkdtemp(dir));
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	ASSERT(write_file(victim, "precious\n") == 0);
+	ASSERT(unit__write_file(victim, "precious\n") == 0);
 	snprintf(sub, sizeof(sub), "%s/user", dir);
 	ASSERT(mkdir(sub, 0755) == 0 && chown(sub, 65534, 65534) == 0);
 	snprintf(link, sizeof(link), "%s/j.json", sub);
@@ -960,7 +925,7 @@ TEST(report_sampled_estimates)
 	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	out = unit__render(report_json__write, &r, &err);
 	ASSERT(out && err == 0);
-	ASSERT(python_check(sampled_check, out) <= 0);
+	ASSERT(unit__run_python(sampled_check, out) <= 0);
 	free(out);
 	out = unit__render(report_text__write, &r, &err);
 	ASSERT(out && err == 0);

@@ -113,33 +113,6 @@ static char *render(int (*w)(const struct report *, FILE *), const struct report
 	return out;
 }
 
-/* Run a Python check on text (argv[1] is its file); -1 when there is no Python. */
-static int python(const char *script, const char *text)
-{
-	char dir[] = "/tmp/memleakbpf-unit-XXXXXX", py[64], in[64], cmd[256];
-	FILE *f;
-	int status;
-
-	if (access(PYTHON, X_OK)) {
-		fprintf(stderr, "  skip: no %s\n", PYTHON);
-		return -1;
-	}
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(py, sizeof(py), "%s/check.py", dir);
-	snprintf(in, sizeof(in), "%s/input", dir);
-	if (!(f = fopen(py, "w")) || fputs(script, f) < 0 || fclose(f))
-		return 1;
-	if (!(f = fopen(in, "w")) || fputs(text, f) < 0 || fclose(f))
-		return 1;
-	snprintf(cmd, sizeof(cmd), PYTHON " %s %s", py, in);
-	status = system(cmd);
-	unlink(py);
-	unlink(in);
-	rmdir(dir);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 TEST(timeline_csv)
 {
 	struct report_analysis a = analysis();
@@ -196,7 +169,7 @@ TEST(timeline_svg)
 	ASSERT(out);
 	ASSERT(strstr(out, "./app &lt;x&gt; &amp; &quot;y&quot; \xef\xbf\xbd\xef\xbf\xbd)"));
 	ASSERT(strstr(out, "peak 1000.0 MiB live"));
-	ASSERT(python(svg_check, out) <= 0);
+	ASSERT(unit__run_python(svg_check, out) <= 0);
 	free(out);
 	/* Nothing to plot is still a picture. */
 	r.analysis = NULL;
@@ -245,7 +218,7 @@ TEST(timeline_json_analysis)
 
 	ASSERT(out);
 	ASSERT(!strstr(out, "-0.000"));
-	ASSERT(python(json_check, out) <= 0);
+	ASSERT(unit__run_python(json_check, out) <= 0);
 	free(out);
 	return true;
 }
@@ -544,7 +517,7 @@ TEST(timeline_json_startup)
 	out = render(report_json__write, &r);
 	stacks[0].growth.trend = TREND_STABLE;
 	ASSERT(out);
-	ASSERT(python(json_startup_check, out) <= 0);
+	ASSERT(unit__run_python(json_startup_check, out) <= 0);
 	free(out);
 	return true;
 }

@@ -88,8 +88,18 @@ $(OUTPUT)/memleak.skel.h: $(OUTPUT)/memleak.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
 
-# Every file of probe/ may include the skeleton (probes_internal.h).
-$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/probe/*.c)): $(OUTPUT)/memleak.skel.h
+# -k: the kernel's allocations, a BPF object of its own (bpf/kmem.bpf.c).
+$(OUTPUT)/kmem.bpf.o: bpf/kmem.bpf.c bpf/kmem_types.h bpf/memleak.h bpf/peak.bpf.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/kmem.skel.h: $(OUTPUT)/kmem.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name kmem_bpf > $@.tmp && mv $@.tmp $@
+
+# Every file of probe/ may include the skeletons (probes_internal.h, kmem_internal.h).
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/probe/*.c)): $(OUTPUT)/memleak.skel.h \
+	$(OUTPUT)/kmem.skel.h
 
 # -MMD: each object depends on the headers it includes, listed in its .d.
 DEPFLAGS  := -MMD -MP

@@ -31,6 +31,11 @@ enum memleak_api {
 	API_XALLOCX,		/* jemalloc's resize in place: returns the block's new size */
 	API_NEW,
 	API_NEW_ARRAY,
+	/* The kernel's own (-k, bpf/kmem.bpf.c): its tracepoints, each freed by its own. */
+	API_KMALLOC,
+	API_KMEM_CACHE_ALLOC,
+	API_PAGES,		/* the page allocator: 2^order pages */
+	API_PERCPU,		/* per-CPU blocks: size bytes on each possible CPU */
 	API_FREE,
 	API_MUNMAP,
 	API_DELETE,
@@ -75,6 +80,13 @@ enum memleak_counter {
 				   informational, not a drop */
 	CNT_PROCS_MAP_FULL,	/* --follow: a child not followed, the process table full */
 	CNT_FOLLOW_EXECS,	/* --follow: a followed process ran exec: traced on in its new image */
+	/*
+	 * -k: tracepoint hits not handled: the kernel skipped a program while
+	 * one of ours ran on that CPU (an interrupt's allocation or free), or a
+	 * table's bucket was locked by it. A missed allocation is in no figure,
+	 * a missed free leaves its block outstanding.
+	 */
+	CNT_KERNEL_MISSED,
 	CNT__COUNT,
 };
 

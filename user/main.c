@@ -21,6 +21,7 @@
 #include "analyze/insight.h"
 #include "analyze/reach_sum.h"
 #include "opts.h"
+#include "probe/kmem.h"
 #include "probe/probes.h"
 #include "probe/support.h"
 #include "python/pytrace.h"
@@ -322,7 +323,9 @@ static int start_target(struct tracer *tr)
 	if (e)
 		fprintf(stderr, "memleakbpf: cannot raise the limit of open files: %s\n",
 			strerror(-e));
-	if (o->command)
+	if (o->kernel)
+		e = target__kernel(&tr->target);
+	else if (o->command)
 		e = target__spawn(o->command, o->user, o->verbose, e ? NULL : &nofile,
 				  &tr->target, err, sizeof(err));
 	else
@@ -360,13 +363,28 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
  * starts; the default room for stacks, sized for a PyTorch job, shrinks to
  * what fits instead, and says so.
  */
+static struct kmem_config kmem_config_of(const struct opts *o)
+{
+	return (struct kmem_config){
+		.max_allocs = o->max_allocs,
+		.stacks = o->stack_storage_size,
+		.min_size = o->min_size,
+		.max_size = o->max_size,
+		.bench_floor = o->bench_floor,
+		.verbose = o->verbose,
+	};
+}
+
 static void check_memory(struct opts *o)
 {
 	struct probes_config cfg = probes_config_of(o, NULL);
+	struct kmem_config kcfg = kmem_config_of(o);
 	char err[512];
 	uint32_t fit;
 
-	if (!probes__check_memory(&cfg, err, sizeof(err)))
+	if (o->kernel && kmem__check_memory(&kcfg, err, sizeof(err)))
+		die_usage(err);
+	if (o->kernel || !probes__check_memory(&cfg, err, sizeof(err)))
 		return;
 	fit = o->stack_storage_given ? 0 : probes__fitting_stacks(&cfg);
 	if (fit >= OPTS_MIN_DEFAULT_STACKS) {
@@ -378,14 +396,25 @@ static void check_memory(struct opts *o)
 	die_usage(err);
 }
 
+/* -k: the kernel's probes, and its symbols for the reports. */
+static int load_kernel(struct tracer *tr)
+{
+	struct kmem_config cfg = kmem_config_of(tr->opts);
+
+	/* The symbols after the load: its programs are in kallsyms then. */
+	return kmem__load(&cfg, &tr->kmem) ?: symbolizer__kernel(tr->sym);
+}
+
 static int load_probes(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 	struct probes_config cfg = probes_config_of(o, tr->target);
-	int err = unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
+	int err = o->kernel ? 0 : unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
 	struct pytrace_ops py_ops;
 	struct unwind_ops ops;
 
+	if (o->kernel)
+		return load_kernel(tr);
 	if (!err)
 		err = probes__load(&cfg, &tr->probes);
 	if (err)
@@ -405,6 +434,22 @@ static int load_probes(struct tracer *tr)
 	return err;
 }
 
+/* -k: the probes are live: tracing began. */
+static int begin_kernel(struct tracer *tr)
+{
+	size_t n = kmem__points(tr->kmem);
+
+	tr->tracing = true;
+	clock_gettime(CLOCK_MONOTONIC, &tr->start);
+	insight__kernel(tr->ins);
+	insight__start(tr->ins, 0, &tr->start);
+	fprintf(stderr, "memleakbpf: tracing the kernel's allocations: %zu tracepoints (", n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", kmem__point(tr->kmem, i));
+	fprintf(stderr, "); %s\n", tr->opts->count ? "ends after COUNT reports" : "Ctrl-C to end");
+	return tracer__start_timer(tr);
+}
+
 /* -p: attach. -c: start the watchdog, then let the command exec. */
 static int begin(struct tracer *tr)
 {
@@ -418,6 +463,8 @@ static int begin(struct tracer *tr)
 	err = hold_interrupts();
 	if (err)
 		return err;
+	if (tr->kmem)
+		return begin_kernel(tr);
 	/* -c, and -p --follow (children held at their fork): resumed if we die. */
 	probes__stop_view(tr->probes, &view);
 	if (tr->target->spawned || tr->opts->follow)
@@ -469,7 +516,7 @@ int main(int argc, char **argv)
 	if (!tr.sym)
 		return EXIT_USAGE;
 	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr) ||
-	    watch(tr.epfd, probes__events_fd(tr.probes)))
+	    (!opts.kernel && watch(tr.epfd, probes__events_fd(tr.probes))))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
 	tr.images = tr.mods ? images__new(tr.mods) : NULL;
@@ -505,6 +552,7 @@ cleanup:
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
 	probes__free(tr.probes);
+	kmem__free(tr.kmem);
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */
 	symbolizer__free(tr.sym);
 	images__free(tr.images);	/* a fork's modules may be over the target's */

@@ -86,6 +86,7 @@ static const struct option long_options[] = {
 	{ "reach", no_argument, NULL, OPT_REACH },
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-rate", required_argument, NULL, 's' },
+	{ "kernel", no_argument, NULL, 'k' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -96,18 +97,23 @@ static const struct option long_options[] = {
  * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
  * ':': a missing argument is reported as ':' rather than '?'.
  */
-static const char short_options[] = "-:p:c:u:O:T:o:z:Z:s:fvh";
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:s:fkvh";
 
 static const char usage_text[] =
 "Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
 "       memleakbpf [OPTIONS] -c COMMAND [INTERVAL [COUNT]]\n"
+"       memleakbpf [OPTIONS] [-k] [INTERVAL [COUNT]]\n"
 "\n"
 "Trace a process's heap: every INTERVAL seconds (default 5; 0.5 works too)\n"
 "print the allocations still outstanding, grouped by user stack. A final\n"
 "report ends the run when the target exits, on Ctrl-C, or as report COUNT.\n"
+"With neither -p nor -c, the kernel's own allocations, by kernel stack.\n"
 "\n"
 "  -p, --pid PID              trace the running process PID\n"
 "  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
+"  -k, --kernel               trace the kernel's kmalloc, kmem_cache_alloc,\n"
+"                             page and per-CPU allocations (the default without\n"
+"                             -p or -c); stacks named by /proc/kallsyms\n"
 "  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
 "  -f, --follow               trace the processes the target starts too, each\n"
 "                             on its own\n"
@@ -133,8 +139,9 @@ static const char usage_text[] =
 "                             google-pprof): --pprof's and the snapshots' format\n"
 "      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
 "      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
-"      --max-allocs N         room for at least N live blocks (default 1048576)\n"
-"      --stack-storage-size N distinct stacks kept (default 262144)\n"
+"      --max-allocs N         room for at least N live blocks (default 1048576;\n"
+"                             -k: 262144)\n"
+"      --stack-storage-size N distinct stacks kept (default 262144; -k: 16384)\n"
 "      --prealloc-stacks      the stack tables' whole room in kernel memory from\n"
 "                             the start: each new stack is stored faster\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
@@ -156,7 +163,8 @@ static const char usage_text[] =
 "Examples:\n"
 "  memleakbpf -p 1234                       report every 5 s until 1234 exits\n"
 "  memleakbpf -c './server --port 80' 10 6  run ./server; 6 reports, 10 s apart\n"
-"  memleakbpf --json report.json --folded leaks.folded -c ./server\n";
+"  memleakbpf --json report.json --folded leaks.folded -c ./server\n"
+"  memleakbpf -k 10                         the kernel's allocations, every 10 s\n";
 
 void opts__usage(FILE *f)
 {
@@ -403,6 +411,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	switch (c) {
 	case 'p':
 		return set_pid(o, arg, err, errlen);
+	case 'k':
+		o->kernel = true;
+		return 0;
 	case 'c':
 		return set_string(c, arg, &o->command, err, errlen);
 	case 'u':
@@ -454,6 +465,7 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		ret = set_number(c, arg, 1, OPTS_MAX_MAP_ENTRIES, &v, err, errlen);
 		if (!ret)
 			o->max_allocs = v;
+		o->max_allocs_given = !ret;
 		return ret;
 	case OPT_STACK_STORAGE:
 		ret = set_number(c, arg, 1, OPTS_MAX_MAP_ENTRIES, &v, err, errlen);
@@ -570,16 +582,49 @@ static int getopt_error(const struct opts *o, int c, int argc, char **argv,
 		    arg, hint);
 }
 
-static int validate(const struct opts *o, char *err, size_t errlen)
+static int validate_outputs(const struct opts *o, char *err, size_t errlen);
+
+/*
+ * -k, or neither -p nor -c (bcc's memleak traces the kernel then too): the
+ * options that name something of a process are refused, and the tables'
+ * defaults are the kernel's (its stacks are fewer than a big program's).
+ */
+static int validate_kernel(struct opts *o, char *err, size_t errlen)
 {
-	if (!o->pid && !o->command)
-		return fail(err, errlen, "no target: give -p PID or -c COMMAND");
+	const char *bad = o->user ? "-u/--user" : o->obj ? "-O/--obj" : o->follow ? "-f/--follow" :
+		o->reach ? "--reach" : o->sample_mode ? "--sample or -s" :
+		o->py_objects ? "--py-objects" : o->python_malloc ? "--python-malloc" :
+		o->nr_own ? "--own" : o->folded_by_process ? "--folded-by-process" :
+		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" : NULL;
+
+	if (o->pid || o->command)
+		return fail(err, errlen, "-k traces the kernel: give it without -p or -c");
+	if (bad)
+		return fail(err, errlen, "%s: for a process, not with -k (the kernel's allocations)", bad);
+	o->kernel = true;
+	if (!o->max_allocs_given)
+		o->max_allocs = OPTS_KERNEL_MAX_ALLOCS;
+	if (!o->stack_storage_given)
+		o->stack_storage_size = OPTS_KERNEL_STACK_STORAGE;
+	return 0;
+}
+
+static int validate(struct opts *o, char *err, size_t errlen)
+{
+	if (o->kernel || (!o->pid && !o->command))
+		return validate_kernel(o, err, errlen) ?: validate_outputs(o, err, errlen);
 	if (o->pid && o->command)
 		return fail(err, errlen, "give either -p PID or -c COMMAND, not both");
 	if (o->user && !o->command)
 		return fail(err, errlen, "-u/--user needs -c: it names the user the command runs as");
 	if (o->python_malloc && !o->command)
 		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
+	return validate_outputs(o, err, errlen);
+}
+
+/* What the output options need, for a process and the kernel alike. */
+static int validate_outputs(const struct opts *o, char *err, size_t errlen)
+{
 	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
 	if (o->snapshot_html && !o->snapshot_dir)

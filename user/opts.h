@@ -14,7 +14,10 @@
 #define OPTS_DEFAULT_TOP 10
 #define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 18)
-#define OPTS_MIN_DEFAULT_STACKS (1u << 12)	/* the default shrinks to fit, not below */
+#define OPTS_MIN_DEFAULT_STACKS (1u << 12)
+/* -k: the kernel's defaults; its stacks are fewer, and its tables are preallocated. */
+#define OPTS_KERNEL_MAX_ALLOCS (1u << 18)
+#define OPTS_KERNEL_STACK_STORAGE (1u << 14)	/* the default shrinks to fit, not below */
 #define OPTS_MAX_DEBUG_DIRS 16
 #define OPTS_MAX_OWN 32
 
@@ -31,7 +34,9 @@ struct opts {
 	int verbose;			/* -v/--verbose, repeatable */
 	const char *json_path;		/* --json FILE */
 	const char *folded_path;	/* --folded FILE */
+	bool kernel;			/* -k, or neither -p nor -c: the kernel's allocations */
 	uint32_t max_allocs;		/* --max-allocs N */
+	bool max_allocs_given;
 	uint32_t stack_storage_size;	/* --stack-storage-size N */
 	bool stack_storage_given;	/* N was given, not the default */
 	const char *user;		/* -u/--user USER: run -c as this user */

@@ -36,6 +36,7 @@
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
 #include "opts.h"
+#include "probe/kmem.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
 #include "sample.h"
@@ -226,6 +227,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 {
 	struct report_meta meta = {
 		.pid = tr->target->pid,
+		.kernel = tr->kmem != NULL,
 		.command = tr->target->command,
 		.duration_s = tracer__since(&tr->start),
 		.final = job->final,
@@ -249,7 +251,10 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&job->phase, PHASE_TABLES);
-	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (tr->kmem)	/* -k: the kernel's tables, the ages read at the end */
+		err = kmem__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
+	else
+		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (tr->opts->sample_mode) {
 		b->sampling = (struct report_sampling){
 			.by_bytes = tr->opts->sample_mode == SAMPLE_BYTES,
@@ -260,7 +265,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 				     &b->sampling.sampled);
 		meta.sampling = &b->sampling;
 	}
-	if (!err && job->final)
+	if (!err && job->final && !tr->kmem)
 		err = snapshot__ages(tr->probes, b->snap);
 	b->maps_s = tracer__since(&t0);
 	err = err ?: take_all(job) ?: go_on(job);
@@ -373,7 +378,7 @@ static void say_cost(struct tracer *tr, const struct report *r)
 	char n[REPORT_COUNT_LEN];
 	double rate, share;
 
-	if (tr->cost_said || tr->opts->sample_mode || r->duration_s < 0.5)
+	if (tr->cost_said || tr->opts->sample_mode || tr->kmem || r->duration_s < 0.5)
 		return;
 	tr->cost_said = true;
 	rate = (double)r->totals.allocs / r->duration_s;
@@ -452,7 +457,10 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	uint64_t all = 0;
 	size_t nr;
 
-	probes__live(tr->probes, live);
+	if (tr->kmem)
+		kmem__live(tr->kmem, live);
+	else
+		probes__live(tr->probes, live);
 	for (int k = 0; k < KIND__COUNT; k++)
 		all += live[k].bytes;
 	insight__tick(tr->ins, &job->at, all);
@@ -461,11 +469,11 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	 * passed the peak sampled so far: not 10 times a second for nothing.
 	 * A failed sample only costs precision: the next one comes soon.
 	 */
-	if (job->sample && insight__peak_due(tr->ins, live[KIND_HEAP].bytes) &&
+	if (job->sample && !tr->kmem && insight__peak_due(tr->ins, live[KIND_HEAP].bytes) &&
 	    !snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
 		insight__sample(tr->ins, &job->at, tr->live, nr);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
-	if (job->sample)
+	if (job->sample && !tr->kmem)
 		probes__peak_arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */

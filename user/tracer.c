@@ -36,7 +36,7 @@
 #include "util/vec.h"
 
 /* The interval timer starts when tracing does. */
-static int start_timer(struct tracer *tr)
+int tracer__start_timer(struct tracer *tr)
 {
 	double iv = tr->opts->interval_s;
 	struct itimerspec its = {
@@ -384,7 +384,7 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 		if (tr->opts->follow && !tr->target->spawned)
 			follow_running(tr);
 		announce(tr, a);
-		err = start_timer(tr);
+		err = tracer__start_timer(tr);
 	}
 	if (err >= 0) {
 		take_wrappers(tr, a);

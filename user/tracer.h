@@ -34,6 +34,7 @@ struct alloc_wrapper;
 struct worker;
 struct tracer;
 struct reach_sum;
+struct kmem;
 
 /* A job for the worker (reports.c): what was asked, and what it took from the loop's side. */
 enum job_kind { JOB_REPORT, JOB_TICK };
@@ -76,6 +77,7 @@ struct tracer {
 	const struct opts *opts;
 	struct target *target;
 	struct probes *probes;
+	struct kmem *kmem;	/* -k: the kernel's probes (probe/kmem.h); probes is NULL then */
 	struct modules *mods;
 	struct images *images;	/* --follow: the files of the processes that exec'd */
 	struct symbolizer *sym;
@@ -145,6 +147,8 @@ struct tracer {
 };
 
 /* Probing the allocator. */
+/* The interval timer, started when tracing begins. */
+int tracer__start_timer(struct tracer *tr);
 /* -p: probe the running target's allocator. */
 int tracer__attach_pid(struct tracer *tr);
 /* BPF stopped pid at an exec or a dynamic-linker event: look, attach, resume. */

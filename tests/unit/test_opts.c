@@ -243,9 +243,27 @@ TEST(opts_usage_lists_everything)
 
 TEST(opts_err_target)
 {
-	ASSERT(fails_with(parse(NULL), "no target: give -p PID or -c COMMAND"));
-	ASSERT(fails_with(parse("-T", "3", "5", NULL),
-			  "no target: give -p PID or -c COMMAND"));
+	/* No target: the kernel's allocations (-k), as bcc's memleak. */
+	ASSERT_EQ_U64(parse(NULL), 0);
+	ASSERT(o.kernel);
+	ASSERT_EQ_U64(o.max_allocs, OPTS_KERNEL_MAX_ALLOCS);
+	ASSERT_EQ_U64(o.stack_storage_size, OPTS_KERNEL_STACK_STORAGE);
+	ASSERT_EQ_U64(parse("-T", "3", "5", NULL), 0);
+	ASSERT(o.kernel);
+	ASSERT_EQ_U64(parse("-k", "--max-allocs", "100", "--stack-storage-size", "200", NULL), 0);
+	ASSERT(o.kernel && o.max_allocs == 100 && o.stack_storage_size == 200);
+	ASSERT(fails_with(parse("-k", "-p", "1", NULL),
+			  "-k traces the kernel: give it without -p or -c"));
+	ASSERT(fails_with(parse("--kernel", "-c", "ls", NULL),
+			  "-k traces the kernel: give it without -p or -c"));
+	ASSERT(fails_with(parse("-k", "-f", NULL),
+			  "-f/--follow: for a process, not with -k (the kernel's allocations)"));
+	ASSERT(fails_with(parse("--sample", "512K", NULL),
+			  "--sample or -s: for a process, not with -k (the kernel's allocations)"));
+	ASSERT(fails_with(parse("-k", "--folded-weight", "allocs", NULL),
+			  "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks"));
+	ASSERT_EQ_U64(parse("-p", "1", NULL), 0);
+	ASSERT(!o.kernel);
 	ASSERT(fails_with(parse("-p", "1", "-c", "ls", NULL),
 			  "give either -p PID or -c COMMAND, not both"));
 	ASSERT(fails_with(parse("-p", "1", "-u", "nobody", NULL),

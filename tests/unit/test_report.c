@@ -83,7 +83,8 @@ TEST(report_api_names)
 	static const char *const want[API__COUNT] = {
 		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
 		"aligned_alloc", "memalign", "valloc", "pvalloc", "mmap", "mremap",
-		"xallocx", "new", "new[]", "free", "munmap", "delete", "delete[]",
+		"xallocx", "new", "new[]", "kmalloc", "kmem_cache_alloc", "alloc_pages",
+		"alloc_percpu", "free", "munmap", "delete", "delete[]",
 	};
 
 	for (uint32_t i = 0; i < API__COUNT; i++)
@@ -477,7 +478,7 @@ static const char sample_check[] =
 	"assert 'samples' not in d['stacks'][0] and 'bytes_interval' not in d['totals']\n"
 	"assert d['reach'] is None\n"
 	"assert d['version'] == 1\n"
-	"assert d['target'] == {'pid': 1234, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
+	"assert d['target'] == {'pid': 1234, 'kernel': False, 'command': 'python3 \"train\".py \\\\ \\n\\x01 \\u00e9 \\ufffd'}, d['target']\n"
 	"assert d['duration_s'] == 12.5\n"
 	"t = d['totals']\n"
 	"assert list(t) == ['outstanding_bytes', 'outstanding_allocs', 'allocs', 'frees', 'untracked_frees',\n"
@@ -488,7 +489,7 @@ static const char sample_check[] =
 	"                        'sites_map_full': 0, 'state_errors': 0, 'replaced': 3,\n"
 	"                        'stacks_map_full': 0, 'stack_collisions': 0, 'unwind_stops': 0,\n"
 	"                        'py_stacks_map_full': 0, 'py_stack_errors': 0,\n"
-	"                        'unwind_pending': 0, 'procs_map_full': 0}, t['dropped']\n"
+	"                        'unwind_pending': 0, 'procs_map_full': 0, 'kernel_missed': 0}, t['dropped']\n"
 	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
 	"s = d['stacks']\n"
 	"assert len(s) == 4\n"

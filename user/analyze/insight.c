@@ -28,6 +28,7 @@ struct insight {
 	struct mem_reading last;	/* the target's memory, read now and then */
 	bool have_last;
 	bool exited;		/* the last report was made after the target exited */
+	bool kernel;		/* -k: pid 0 is the kernel, not a target gone */
 };
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -38,6 +39,11 @@ static uint64_t ns_of(const struct timespec *ts)
 static double seconds(const struct insight *in, uint64_t ns)
 {
 	return ns > in->start_ns ? (double)(ns - in->start_ns) / 1e9 : 0;
+}
+
+void insight__kernel(struct insight *in)
+{
+	in->kernel = true;
 }
 
 struct insight *insight__new(bool attached)
@@ -150,7 +156,7 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
 	const struct mem_reading *mem = NULL;
 
-	if (pid <= 0) {
+	if (pid <= 0 && !in->kernel) {
 		in->exited = true;
 		history__exited(in->h);
 	}
@@ -322,5 +328,7 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	a->memory.startup = *history__startup(in->h);
 	a->memory.exited = in->exited;
 	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
+	if (in->kernel)
+		verdict__kernel(&a->memory);
 	return err;
 }

@@ -37,6 +37,8 @@ typedef int insight_stacks_fn(const struct aggregate *sites, void *ctx,
 
 /* attached: -p, where memory from before tracing is unknown. NULL on failure. */
 struct insight *insight__new(bool attached);
+/* -k: the kernel is the target: it never exits, and has no /proc/PID to read. */
+void insight__kernel(struct insight *in);
 void insight__free(struct insight *in);
 /* The timer to watch; insight__due when it is readable. */
 int insight__fd(const struct insight *in);

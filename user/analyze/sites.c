@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kernel_sites.h"
 #include "sites.h"
 #include "util/hash.h"
 
@@ -135,6 +136,9 @@ bool sites__own_module(const char *module, const char *interp)
 bool sites__own_native(const struct report_frame *f, const struct sites_own *own,
 		       const char *interp)
 {
+	/* The kernel's (-k): any named function but the allocators' (kernel_sites.h). */
+	if (f->language == FRAME_KERNEL)
+		return f->function && !kernel_sites__allocator(f->function);
 	if (f->language != FRAME_NATIVE)
 		return false;
 	/* --own: the frame's source file names it, else (relative or none) its object. */

@@ -141,6 +141,12 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 	m->verdict = verdict_of(m, frag);
 }
 
+void verdict__kernel(struct report_memory *m)
+{
+	m->attached = false;
+	m->verdict = verdict_of(m, false);
+}
+
 bool verdict__retained(const struct report_memory *m)
 {
 	return m->reports && m->base.mem && !m->untracked && fragmented(m);

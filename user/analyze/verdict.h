@@ -32,6 +32,12 @@ void verdict__judge(const struct report_sample *base, const struct report_sample
 		    struct report_memory *m);
 
 /*
+ * -k: the kernel has no process memory to set its live blocks against:
+ * their growth, and the stacks', alone decide.
+ */
+void verdict__kernel(struct report_memory *m);
+
+/*
  * pymalloc's arenas (a Python target's, read from its memory) that are at
  * least half free, by VERDICT_MIN_RETAINED or more, are fragmentation too:
  * they count as live mmaps, but most of them holds no object. Sets

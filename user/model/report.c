@@ -20,6 +20,10 @@ static const char *const api_names[API__COUNT] = {
 	[API_XALLOCX] = "xallocx",
 	[API_NEW] = "new",
 	[API_NEW_ARRAY] = "new[]",
+	[API_KMALLOC] = "kmalloc",
+	[API_KMEM_CACHE_ALLOC] = "kmem_cache_alloc",
+	[API_PAGES] = "alloc_pages",
+	[API_PERCPU] = "alloc_percpu",
 	[API_FREE] = "free",
 	[API_MUNMAP] = "munmap",
 	[API_DELETE] = "delete",
@@ -44,6 +48,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PY_STACK_ERRORS] = "py_stack_errors",
 	[CNT_UNWIND_PENDING] = "unwind_pending",
 	[CNT_PROCS_MAP_FULL] = "procs_map_full",
+	[CNT_KERNEL_MISSED] = "kernel_missed",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -86,7 +91,7 @@ bool report__is_shared_object(const char *base)
 
 const char *report__language_name(enum report_language l)
 {
-	return l == FRAME_PYTHON ? "python" : "native";
+	return l == FRAME_PYTHON ? "python" : l == FRAME_KERNEL ? "kernel" : "native";
 }
 
 const char *report__marker(const struct report_stack *s)

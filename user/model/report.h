@@ -16,6 +16,7 @@
 enum report_language {
 	FRAME_NATIVE,		/* machine code */
 	FRAME_PYTHON,		/* a Python function, from the interpreter's own frames */
+	FRAME_KERNEL,		/* kernel code (-k), named by /proc/kallsyms */
 };
 
 struct report_frame {
@@ -359,6 +360,7 @@ struct report_image_maps {
 
 struct report {
 	int pid;
+	bool kernel;		/* -k: the kernel's own allocations, by kernel stack (pid 0) */
 	const char *command;	/* command line (-c) or /proc/PID/cmdline (-p); may be NULL */
 	double duration_s;	/* since tracing began */
 	bool final;

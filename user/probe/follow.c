@@ -568,7 +568,7 @@ int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
 	size_t nr = 0, cap = 0, done = 0;
 	int err;
 
-	if (!p->follow_state)
+	if (!p || !p->follow_state)
 		return 0;
 	err = queue_children(pid, &queue, &nr, &cap);
 	for (; !err && done < nr; done++) {

@@ -134,14 +134,13 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 		prealloc_stack_maps(skel);
 }
 
-/* The kernel memory of every map of skel at its current size. */
-static uint64_t maps_cost(const struct memleak_bpf *skel)
+uint64_t probes__maps_cost(const struct bpf_object *obj)
 {
 	unsigned ncpus = (unsigned)libbpf_num_possible_cpus();
 	const struct bpf_map *map;
 	uint64_t sum = 0;
 
-	bpf_object__for_each_map(map, skel->obj) {
+	bpf_object__for_each_map(map, obj) {
 		struct mapmem_map m = {
 			.type = bpf_map__type(map),
 			.key_size = bpf_map__key_size(map),
@@ -160,7 +159,7 @@ static uint64_t cost_of(struct memleak_bpf *skel, uint32_t max_allocs, uint32_t 
 	struct probes_config cfg = { .max_allocs = max_allocs, .stack_storage_size = stacks };
 
 	size_maps(skel, &cfg);
-	return maps_cost(skel);
+	return probes__maps_cost(skel->obj);
 }
 
 /* The largest value in [1, hi] for which fits() holds, or 0. */
@@ -394,7 +393,7 @@ void probes__set_notify_dl(struct probes *p, bool on)
 
 int probes__events_fd(const struct probes *p)
 {
-	return ring_buffer__epoll_fd(p->events_rb);
+	return p ? ring_buffer__epoll_fd(p->events_rb) : -1;	/* -k: no events */
 }
 
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)

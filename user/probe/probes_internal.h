@@ -247,4 +247,7 @@ void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */
 void probes__detach_all(struct probes *p);
 
+/* The kernel memory of every map of obj at its current size (util/mapmem.h); -k's too. */
+uint64_t probes__maps_cost(const struct bpf_object *obj);
+
 #endif

@@ -78,6 +78,10 @@ static void print_memory(const struct report *r, FILE *f)
 	const struct report_memory *m = &a->memory;
 	char live[SIZE_LEN];
 
+	if (r->kernel) {
+		fputs("Memory: the kernel's; what it allocated before tracing began is not counted, and growth alone decides the verdict\n", f);
+		return;
+	}
 	if (!m->reports) {
 		fprintf(f, "Memory: /proc/%d could not be read\n", r->pid);
 		return;
@@ -357,7 +361,7 @@ static void print_verdict(const struct report *r, FILE *f)
 	fputs("Verdict: ", f);
 	switch (m->verdict) {
 	case VERDICT_UNKNOWN:
-		if (!m->reports)
+		if (!m->reports && !r->kernel)
 			fputs("none: the target's memory could not be read\n", f);
 		else
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",

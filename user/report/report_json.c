@@ -20,7 +20,7 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_SITES_MAP_FULL,  CNT_STATE_ERRORS, CNT_REPLACED,
 	CNT_STACKS_MAP_FULL, CNT_STACK_COLLISIONS, CNT_UNWIND_STOPS,
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
-	CNT_PROCS_MAP_FULL,
+	CNT_PROCS_MAP_FULL, CNT_KERNEL_MISSED,
 };
 
 /*
@@ -557,8 +557,8 @@ static void put_analysis(const struct report *r, FILE *f)
 
 int report_json__write(const struct report *r, FILE *f)
 {
-	fprintf(f, "{\n  \"version\": %d,\n  \"target\": {\"pid\": %d, \"command\": ",
-		JSON_VERSION, r->pid);
+	fprintf(f, "{\n  \"version\": %d,\n  \"target\": {\"pid\": %d, \"kernel\": %s, \"command\": ",
+		JSON_VERSION, r->pid, r->kernel ? "true" : "false");
 	put_string(r->command, f);
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);

@@ -79,7 +79,10 @@ static void print_header(const struct report *r, FILE *f)
 
 	if (localtime_r(&t, &tm))
 		strftime(now, sizeof(now), "%H:%M:%S", &tm);
-	fprintf(f, "[%s] memleakbpf: %spid %d", now, r->final ? "Final report: " : "", r->pid);
+	if (r->kernel)
+		fprintf(f, "[%s] memleakbpf: %sthe kernel", now, r->final ? "Final report: " : "");
+	else
+		fprintf(f, "[%s] memleakbpf: %spid %d", now, r->final ? "Final report: " : "", r->pid);
 	if (r->command) {
 		fputs(" (", f);
 		put_oneline(r->command, f);
@@ -221,7 +224,10 @@ static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
 		fputs(" [python]", f);
 	else if (!fr->module)
 		fputs(" [unknown]", f);
-	else if (fr->function && show_module) {
+	else if (fr->function && show_module && fr->language == FRAME_KERNEL) {
+		fputc(' ', f);
+		put_oneline(fr->module, f);	/* "[kernel.kallsyms]", "[ext4]" as perf has them */
+	} else if (fr->function && show_module) {
 		fputs(" [", f);
 		put_oneline(basename_of(fr->module), f);
 		fputc(']', f);
@@ -399,8 +405,9 @@ static void print_sites(const struct report *r, FILE *f)
 			report__count(r->nr_sites, b));
 	else
 		fprintf(f, "All %s sites by outstanding bytes", report__count(r->nr_sites, a));
-	fprintf(f, " (%s %s in all, grouped by their innermost frame of the program's own code):\n",
-		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"));
+	fprintf(f, " (%s %s in all, grouped by their innermost frame %s):\n",
+		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"),
+		r->kernel ? "outside the allocators" : "of the program's own code");
 	for (size_t i = 0; i < shown; i++)
 		print_site(r, i, f);
 	if (r->brief)

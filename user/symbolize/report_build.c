@@ -170,6 +170,7 @@ static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 static void copy_meta(struct report *r, const struct report_meta *meta)
 {
 	r->pid = meta->pid;
+	r->kernel = meta->kernel;
 	r->command = meta->command;
 	r->duration_s = meta->duration_s;
 	r->final = meta->final;

@@ -17,6 +17,7 @@
 /* What the report says about the run, beside the figures. */
 struct report_meta {
 	int pid;
+	bool kernel;		/* -k: the kernel's allocations (report.kernel) */
 	const char *command;	/* borrowed by the report: must outlive it; may be NULL */
 	double duration_s;
 	bool final;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "ksyms.h"
 #include "perfmap.h"
 #include "symbolize_internal.h"
 #include "util/vec.h"
@@ -211,6 +212,39 @@ static int resolve_jit(struct symbolizer *s, const struct modules *mods, uint64_
 	return err;
 }
 
+/*
+ * -k: a kernel address, named by kallsyms: its function, and its module
+ * ("[kernel.kallsyms]", "[ext4]") with the offset from the module's first
+ * symbol. No lines: the kernel's DWARF is rarely installed.
+ */
+static int resolve_kernel(struct symbolizer *s, uint64_t addr, bool return_address,
+			  struct report_frame **frames, size_t *nr)
+{
+	const struct ksym *k = ksyms__find(s->ksyms, return_address ? addr - 1 : addr);
+	struct report_frame f = { .language = FRAME_KERNEL };
+
+	if (!k)
+		return frames_append(&f, 1, NULL, addr, 0, frames, nr);
+	f.function = (char *)k->name;
+	return frames_append(&f, 1, k->module, addr, addr - ksyms__module_base(s->ksyms, k->module),
+			     frames, nr);
+}
+
+int symbolizer__kernel(struct symbolizer *s)
+{
+	int err = s->ksyms ? 0 : ksyms__load(&s->ksyms);
+
+	if (err)
+		fprintf(stderr, "memleakbpf: -k: cannot read the kernel's symbols in /proc/kallsyms: %s%s\n",
+			strerror(-err), err == -ENOENT ? " (its addresses are hidden: root, and kernel.kptr_restrict below 2)" : "");
+	return err;
+}
+
+const char *symbolizer__kernel_build_id(struct symbolizer *s, const char *module)
+{
+	return ksyms__build_id(s->ksyms, module);
+}
+
 int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64_t addr,
 			bool return_address, struct report_frame **frames, size_t *nr)
 {
@@ -221,6 +255,8 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 	uint64_t vaddr;
 	int err;
 
+	if (!m && s->ksyms && addr >= KSYMS_KERNEL_START)
+		return resolve_kernel(s, addr, return_address, frames, nr);
 	if (!m)
 		return resolve_jit(s, mods, addr, return_address, frames, nr);
 	err = sym_file_for(s, m, &f);
@@ -271,6 +307,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->files);
 	free(s->refs);
 	perfmap__free(s->jit);
+	ksyms__free(s->ksyms);
 	free(s->debuginfo_path);
 	free(s);
 }

@@ -49,6 +49,13 @@ void symbolizer__reset(struct symbolizer *s);
  * before a report needs it, and keep its frames cached. 0 or -errno.
  */
 int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t addr);
+/*
+ * -k: kernel addresses named from /proc/kallsyms from now on (said on
+ * stderr when it cannot be read). 0 or -errno.
+ */
+int symbolizer__kernel(struct symbolizer *s);
+/* The build id of a kernel frame's module ("[ext4]"), in hex; "" when unknown. */
+const char *symbolizer__kernel_build_id(struct symbolizer *s, const char *module);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

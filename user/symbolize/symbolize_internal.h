@@ -101,6 +101,7 @@ struct symbolizer {
 	size_t nr_calls, cap_calls;
 	struct perfmap *jit;
 	pid_t jit_pid, jit_nspid;	/* whose perf map, and its name there */
+	struct ksyms *ksyms;	/* -k: the kernel's symbols; NULL: none */
 };
 
 /* Frames under construction. */

@@ -396,6 +396,8 @@ int target__continue(pid_t pid)
 
 int target__signal(struct target *t, int sig)
 {
+	if (t->kernel || t->pid <= 0)
+		return -ESRCH;	/* kill(0) would signal our own process group */
 	if (t->spawned && t->child != t->pid && !t->exited)
 		kill(t->child, sig);
 	return kill(t->pid, sig) ? -errno : 0;
@@ -437,6 +439,8 @@ bool target__gone(struct target *t)
 
 	if (t->exited)
 		return true;
+	if (t->kernel)
+		return false;
 	if (t->spawned)
 		return false;
 	/* A zombie is gone too: its parent may take its time to reap it. */
@@ -482,6 +486,17 @@ bool target__runs_shell_command(pid_t pid)
 	if (n <= 0)
 		return false;
 	return has_command_option(args, (size_t)n);
+}
+
+int target__kernel(struct target **out)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	*t = (struct target){ .pidfd = -1, .gate = -1, .kernel = true };
+	*out = t;
+	return 0;
 }
 
 void target__free(struct target *t)

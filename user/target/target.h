@@ -16,6 +16,7 @@ struct target {
 	pid_t child;		/* -c: the process we started (pid, until a shell hands over) */
 	int pidfd;		/* -p: readable once the process has exited */
 	bool spawned;		/* -c */
+	bool kernel;		/* -k: the kernel (pid 0): it never exits, takes no signal */
 	bool exited;
 	int exit_code;		/* -c: the command's status as a shell reports it */
 	char *command;		/* -c string, or /proc/PID/cmdline joined */
@@ -38,6 +39,8 @@ int target__spawn(const char *command, const char *user, int verbose,
  * (stacks cut to one frame, no --json). *was: the limits before. 0 or -errno.
  */
 int target__raise_fd_limit(struct rlimit *was, int verbose);
+/* -k: the kernel as the target. 0 or -ENOMEM. */
+int target__kernel(struct target **out);
 /* Let the spawned child exec its command. */
 int target__release(struct target *t);
 /* Wait up to timeout_ms for pid to be in a stopped state. 0, -ETIMEDOUT, -ESRCH. */

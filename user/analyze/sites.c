@@ -171,7 +171,16 @@ bool sites__own_python_file(const char *file, const struct sites_own *own)
 
 /* ------------------------------------------------------------ grouping */
 
-/* One site or two: by module, function, file and line; without a line, by instruction. */
+/* A frame named well enough to be its site whatever instruction it is at. */
+static bool by_name(const struct report_frame *f)
+{
+	return (f->file && f->line > 0) || (f->language == FRAME_KERNEL && f->function);
+}
+
+/*
+ * One site or two: by module, function, file and line; without a line, by
+ * instruction, but a kernel function (-k: kallsyms gives no lines) is one site.
+ */
 static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
 {
 	int c;
@@ -183,7 +192,7 @@ static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
 	    (c = report__cmp_name(a->function, b->function)) ||
 	    (c = report__cmp_name(a->file, b->file)) || (c = a->line - b->line))
 		return c;
-	if (a->file && a->line > 0)
+	if (by_name(a))
 		return 0;
 	return report__cmp_u64(a->module ? a->module_offset : a->address,
 		       b->module ? b->module_offset : b->address);
@@ -212,7 +221,7 @@ static uint64_t hash_frame(const struct report_frame *f)
 		return h;
 	h = hash__str(hash__str(hash__str(h ^ f->language, f->module), f->function), f->file);
 	h = hash__mix(h ^ (uint32_t)f->line);
-	if (!(f->file && f->line > 0))
+	if (!by_name(f))
 		h = hash__mix(h ^ (f->module ? f->module_offset : f->address));
 	return h;
 }

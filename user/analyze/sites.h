@@ -36,6 +36,10 @@
  * A stack that could not be captured has no site frame: all of those are
  * one site. Two frames are one site when they name the same module,
  * function, file and line; without a line, the same instruction.
+ *
+ * -k: a kernel stack's site frame is its innermost frame outside the
+ * kernel's allocators (analyze/kernel_sites.h), and one kernel function is
+ * one site (kallsyms gives no lines).
  */
 #ifndef SITES_H
 #define SITES_H

@@ -188,8 +188,9 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
-	if (!err && pprof)
-		err = modules__code_maps(tr->mods, &b->maps);
+	if (!err && pprof)	/* -k: the kernel's and its modules' */
+		err = tr->kmem ? symbolizer__kernel_maps(tr->sym, &b->maps) :
+				 modules__code_maps(tr->mods, &b->maps);
 	if (!err && pprof && tr->opts->follow)
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
 	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */

@@ -167,7 +167,7 @@ static uint64_t mapping_of(const struct writer *w, const struct report_frame *fr
 		maps = im->maps;
 		base = w->image_base[im - r->image_maps];
 	}
-	if (fr->language != FRAME_NATIVE || !fr->module || !maps)
+	if ((fr->language != FRAME_NATIVE && fr->language != FRAME_KERNEL) || !fr->module || !maps)
 		return 0;
 	e = maps__find(maps, address);
 	return e ? base + (uint64_t)(e - maps->entries) + 1 : 0;
@@ -219,7 +219,7 @@ static uint64_t location_of(struct writer *w, const struct report_frame *frames,
 	}
 	for (size_t i = 0; i < n; i++)
 		w->lines[i] = (struct pprof_line){ function_of(w, &frames[i]), frames[i].line };
-	if (fr->language == FRAME_NATIVE && fr->address)
+	if ((fr->language == FRAME_NATIVE || fr->language == FRAME_KERNEL) && fr->address)
 		address = fr->address - 1;
 	return pprof_tables__location(&w->t, mapping_of(w, fr, address), address, w->lines, n);
 }

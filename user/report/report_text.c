@@ -41,6 +41,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				 "with a stack cut short: an unwind table was still loading (-p, just after attaching)" },
 	[CNT_PROCS_MAP_FULL] = { "process", "processes",
 				 "not followed: 65,536 followed at once, the event ring full, or the kernel cannot hold a child at its fork (Linux 6.13)" },
+	[CNT_KERNEL_MISSED] = { "tracepoint hit", "tracepoint hits",
+				"missed (-k): one of our programs ran on that CPU already (an interrupt's allocation or free)" },
 };
 
 static const char *basename_of(const char *path)

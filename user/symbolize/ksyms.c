@@ -11,13 +11,14 @@
 #include <unistd.h>
 #include "ksyms.h"
 #include "util/proc.h"
+#include "util/procmaps.h"
 #include "util/vec.h"
 
 #define KSYMS_ID_HEX 81		/* a build id of up to 40 bytes, in hex */
 
 struct kmodule {
 	char *name;		/* "[ext4]" */
-	uint64_t base;
+	uint64_t base, last;	/* its lowest and highest symbol */
 	char build_id[KSYMS_ID_HEX];
 	bool id_read;
 };
@@ -66,6 +67,8 @@ static int parse_line(struct ksyms *k, char *line)
 		return -ENOMEM;
 	if (addr < m->base)
 		m->base = addr;
+	if (addr > m->last)
+		m->last = addr;
 	k->v[k->nr++] = (struct ksym){ addr, name, m->name };
 	return 0;
 }
@@ -193,6 +196,43 @@ const char *ksyms__build_id(struct ksyms *k, const char *module)
 		return m->build_id;
 	}
 	return "";
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct map_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One mapping per module: from its first symbol to past its last one's start. */
+int ksyms__maps(struct ksyms *k, struct maps **out)
+{
+	struct maps *m = calloc(1, sizeof(*m));
+
+	if (!m || !(m->entries = calloc(k->nr_mods ?: 1, sizeof(*m->entries)))) {
+		free(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k->nr_mods; i++) {
+		struct map_entry *e = &m->entries[m->nr];
+		const char *id = ksyms__build_id(k, k->mods[i].name);
+
+		if (!k->mods[i].base || k->mods[i].base == UINT64_MAX)
+			continue;	/* hidden addresses: no mapping */
+		*e = (struct map_entry){ .start = k->mods[i].base, .end = k->mods[i].last + 1,
+					 .readable = true, .executable = true,
+					 .path = strdup(k->mods[i].name),
+					 .build_id = id[0] ? strdup(id) : NULL };
+		m->nr++;
+		if (!e->path || (id[0] && !e->build_id)) {
+			maps__free(m);
+			return -ENOMEM;
+		}
+	}
+	qsort(m->entries, m->nr, sizeof(*m->entries), cmp_start);
+	*out = m;
+	return 0;
 }
 
 void ksyms__free(struct ksyms *k)

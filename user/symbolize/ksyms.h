@@ -42,6 +42,12 @@ size_t ksyms__nr(const struct ksyms *k);
  * hex into buf (2 * 20 + 1 bytes at least); "" when unreadable. Read once.
  */
 const char *ksyms__build_id(struct ksyms *k, const char *module);
+struct maps;
+/*
+ * Each module as a mapping (its first symbol to its last), named as its
+ * frames are, with its build id: pprof's mappings. Free with maps__free.
+ */
+int ksyms__maps(struct ksyms *k, struct maps **out);
 void ksyms__free(struct ksyms *k);
 
 #endif

@@ -240,9 +240,9 @@ int symbolizer__kernel(struct symbolizer *s)
 	return err;
 }
 
-const char *symbolizer__kernel_build_id(struct symbolizer *s, const char *module)
+int symbolizer__kernel_maps(struct symbolizer *s, struct maps **out)
 {
-	return ksyms__build_id(s->ksyms, module);
+	return s->ksyms ? ksyms__maps(s->ksyms, out) : -ENOENT;
 }
 
 int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64_t addr,

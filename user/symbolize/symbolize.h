@@ -54,8 +54,8 @@ int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t 
  * stderr when it cannot be read). 0 or -errno.
  */
 int symbolizer__kernel(struct symbolizer *s);
-/* The build id of a kernel frame's module ("[ext4]"), in hex; "" when unknown. */
-const char *symbolizer__kernel_build_id(struct symbolizer *s, const char *module);
+/* -k: the kernel and its modules as mappings, with their build ids (pprof's). */
+int symbolizer__kernel_maps(struct symbolizer *s, struct maps **out);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

@@ -2,6 +2,7 @@
 /* analyze/sites.c: what is the program's own code, and stacks grouped into sites. */
 #include <stdint.h>
 #include <stdlib.h>
+#include "analyze/kernel_sites.h"
 #include "analyze/sites.h"
 #include "model/report.h"
 #include "helpers.h"
@@ -342,6 +343,54 @@ TEST(sites_native_keys)
 	ASSERT(r.sites[0].bytes == 90 && r.sites[0].nr_stacks == 2);
 	ASSERT(r.sites[1].frame == &c[0] && r.sites[2].frame == &d[0]);
 	ASSERT_EQ_STR(r.sites[3].frame->function, "g_malloc");
+	unit__ungroup(&r);
+	return true;
+}
+
+/* -k: kernel frames; a site is the innermost outside the allocators, one per function. */
+TEST(sites_kernel)
+{
+	static const struct {
+		const char *function;
+		bool allocator;
+	} cases[] = {
+		{ "__kmalloc_noprof", true }, { "kmalloc_trace", true },
+		{ "kmem_cache_alloc_lru_noprof", true }, { "__alloc_frozen_pages_noprof", true },
+		{ "alloc_pages_mpol", true }, { "___slab_alloc", true }, { "pcpu_alloc_noprof", true },
+		{ "__vmalloc_node_range_noprof", true }, { "kstrdup", true },
+		{ "bpf_trace_run6", true }, { "__traceiter_kmalloc", true },
+		{ "alloc_pipe_info", false }, { "allocate_slab", false },
+		{ "___kmalloc_large_node", false }, { "d_alloc", false }, { NULL, false },
+	};
+	struct report_frame k1[] = {
+		{ .address = 0x11, .function = "__kmalloc_noprof", .module = "[kernel.kallsyms]",
+		  .module_offset = 0x11, .language = FRAME_KERNEL },
+		{ .address = 0x21, .function = "alloc_pipe_info", .module = "[kernel.kallsyms]",
+		  .module_offset = 0x21, .language = FRAME_KERNEL },
+	};
+	struct report_frame k2[] = {	/* its other kmalloc, another instruction */
+		{ .address = 0x15, .function = "__kmalloc_cache_noprof", .module = "[kernel.kallsyms]",
+		  .module_offset = 0x15, .language = FRAME_KERNEL },
+		{ .address = 0x29, .function = "alloc_pipe_info", .module = "[kernel.kallsyms]",
+		  .module_offset = 0x29, .language = FRAME_KERNEL },
+	};
+	struct report_stack stacks[] = {
+		{ .api = API_KMALLOC, .bytes = 1024, .allocs = 1, .frames = k1, .nr_frames = 2 },
+		{ .api = API_KMALLOC, .bytes = 192, .allocs = 1, .frames = k2, .nr_frames = 2 },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 2, .kernel = true };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct report_frame f = { .function = (char *)cases[i].function,
+					  .module = "[kernel.kallsyms]", .language = FRAME_KERNEL };
+
+		ASSERT_EQ_U64(kernel_sites__allocator(cases[i].function), cases[i].allocator);
+		ASSERT_EQ_U64(sites__own_native(&f, NULL, NULL), cases[i].function && !cases[i].allocator);
+	}
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	ASSERT_EQ_U64(r.nr_sites, 1);
+	ASSERT_EQ_STR(r.sites[0].frame->function, "alloc_pipe_info");
+	ASSERT(r.sites[0].bytes == 1216 && r.sites[0].allocs == 2 && r.sites[0].nr_stacks == 2);
 	unit__ungroup(&r);
 	return true;
 }

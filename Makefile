@@ -223,6 +223,11 @@ $(OUTPUT)/bench/stamp.so: tests/bench/stamp.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) -O2 -g -Wall -shared -fPIC $< -o $@
 
+# -k's workload: pipes, Unix sockets and tmpfs files made and closed (scripts/bench_kernel.py).
+$(OUTPUT)/bench/kwl: tests/bench/kwl.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(VICTIM_FLAGS) $< -o $@
+
 # Symbolization alone, on this machine's libraries: no BPF, no target.
 # The symbolizer's tests' objects and building the report's frames.
 BENCH_SYM_OBJS := $(SYM_OBJS) $(OUTPUT)/user/symbolize/report_build.o
@@ -240,12 +245,13 @@ $(OUTPUT)/bench/deep-nofp: tests/bench/deep.c | $(OUTPUT)/bench
 	$(Q)$(CC) $(NOFP_FLAGS) $< -o $@
 
 bench: memleakbpf $(OUTPUT)/bench/wl $(OUTPUT)/bench/wl_cxx $(OUTPUT)/bench/stamp.so $(OUTPUT)/bench/symbolize victims \
-       $(OUTPUT)/bench/deep $(OUTPUT)/bench/deep-nofp
+       $(OUTPUT)/bench/deep $(OUTPUT)/bench/deep-nofp $(OUTPUT)/bench/kwl
 	$(Q)/usr/bin/python3 scripts/bench.py
 	$(Q)/usr/bin/python3 scripts/bench_symbolize.py
 	$(Q)/usr/bin/python3 scripts/bench_redis.py
 	$(Q)/usr/bin/python3 scripts/bench_reach.py
 	$(Q)/usr/bin/python3 scripts/bench_follow.py
+	$(Q)/usr/bin/python3 scripts/bench_kernel.py
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory memleakbpf $(OUTPUT)/victims/demo_leaky

@@ -23,8 +23,12 @@ const volatile __u64 max_size = ~0ULL;
 const volatile __u64 page_size = 4096;
 const volatile __u32 self_tgid = 0;	/* the tracer: reading its maps allocates */
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: a per-CPU block takes its size on each */
-/* Benchmarking only (make bench): the programs return at once. */
+/*
+ * Benchmarking only (make bench): the programs return at once; or they take
+ * no kernel stack (what the kernel's unwinder costs).
+ */
 const volatile bool bench_floor = false;
+const volatile bool bench_no_stack = false;
 
 __u64 counters[CNT__COUNT];
 __u64 now_ns;	/* CLOCK_MONOTONIC to 5 ms, kept by a thread of the tracer (user/probe/clock.c) */
@@ -109,7 +113,7 @@ static __always_inline __u64 capture(void *ctx)
 	long n;
 	__u64 id;
 
-	if (!st)
+	if (!st || bench_no_stack)
 		return MEMLEAK_NO_STACK;
 	/*
 	 * The first two frames are the capture's: this program, and

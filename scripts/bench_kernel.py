@@ -16,6 +16,8 @@ Tracers:
   untraced     the workload alone
   floor        memleakbpf -k with programs that return at once
                (MEMLEAKBPF_BENCH_FLOOR=1): the tracepoints' hits alone
+  no-stack     memleakbpf -k taking no kernel stack (MEMLEAKBPF_BENCH_NO_STACK=1):
+               what the kernel's unwinder costs
   memleakbpf   memleakbpf -k: every block, its kernel stack
   bcc          bcc's memleak (memleak-bpfcc, Debian's bpfcc-tools), kernel
                mode; run as it is, and shown with its error when it cannot
@@ -133,6 +135,8 @@ def tracers():
 	return [
 		Tracer("untraced", None, None),
 		Tracer("floor", [TRACER, "-k", "600"], ours, env),
+		Tracer("no-stack", [TRACER, "-k", "600"], ours,
+		       dict(os.environ, MEMLEAKBPF_BENCH_NO_STACK="1")),
 		Tracer("memleakbpf", [TRACER, "-k", "--json", REPORT, "--all-stacks", "600"], ours),
 		Tracer("bcc", [BCC, "600"], lambda text: "Attaching to kernel allocators" in text),
 		Tracer("bpftrace", [BPFTRACE, bt], lambda text: "Attaching" in text),
@@ -175,7 +179,7 @@ def run(runs, rounds):
 	ts = tracers()
 	cpu = {t.name: [] for t in ts}
 	wall = {t.name: [] for t in ts}
-	hits = []
+	hits, nostack = [], []
 	for r in range(runs):
 		for t in ts:
 			if t.why:
@@ -184,7 +188,7 @@ def run(runs, rounds):
 				print("  %s: cannot run: %s" % (t.name, t.why), flush=True)
 				continue
 			try:
-				if t.name == "memleakbpf":
+				if t.name in ("memleakbpf", "no-stack"):
 					c, w, d = measured_run(rounds)
 				else:
 					c, w = kwl(rounds)
@@ -192,11 +196,13 @@ def run(runs, rounds):
 				t.stop()
 			if t.name == "memleakbpf":
 				hits.append((d, workload_hits(rounds)))
+			elif t.name == "no-stack":
+				nostack.append(d)
 			cpu[t.name].append(c)
 			wall[t.name].append(w)
 			print("  run %d %-10s cpu %s us/round, wall %s us/round" % (
 				r + 1, t.name, fmt_us(c), fmt_us(w)), flush=True)
-	return ts, cpu, wall, hits
+	return ts, cpu, wall, hits, nostack
 
 
 def hit_figures(hits):
@@ -213,7 +219,7 @@ def hit_figures(hits):
 	return med(allocs), med(frees), med(ns_alloc), med(ns_free)
 
 
-def table(ts, cpu, wall, hits, rounds):
+def table(ts, cpu, wall, hits, nostack, rounds):
 	base = statistics.median(cpu["untraced"]) if cpu["untraced"] else 0
 	lines = ["| tracer | CPU us/round (median, min..max) | wall us/round | x untraced | added us/round |",
 		 "| --- | --- | --- | --- | --- |"]
@@ -228,17 +234,18 @@ def table(ts, cpu, wall, hits, rounds):
 			fmt_us(c - base)))
 	text = "\n".join(lines) + "\n"
 	if hits and cpu["memleakbpf"] and base:
-		allocs, frees, ns_a, ns_f = hit_figures(hits)
-		added = statistics.median(cpu["memleakbpf"]) - base
+		allocs, _, ns_a, ns_f = hit_figures(hits)
 		floor = statistics.median(cpu["floor"]) - base if cpu["floor"] else 0
-		text += ("\nEach round, memleakbpf's final report counts %.1f allocations under kwl's "
-			 "system calls and %.1f frees of them. The BPF statistics give %.0f ns of BPF "
-			 "time per allocation (its kernel stack, its block and its site) and %.0f ns "
-			 "per free, over all the kernel's allocations meanwhile. The workload paid "
-			 "%.1f us per allocation and its free in all (%.1f us with programs that return "
-			 "at once: the tracepoints' dispatch).\n" % (
-				 allocs, frees, ns_a, ns_f, added / 1000 / allocs if allocs else 0,
-				 floor / 1000 / allocs if allocs else 0))
+		ns_a0 = hit_figures([(d, (0, 0)) for d in nostack])[2] if nostack else 0
+		text += ("\nThe kernel's BPF statistics (over every allocation and free the kernel made "
+			 "meanwhile, the machine's other work too) give %.0f ns of BPF time per "
+			 "allocation (its kernel stack, its block and its site), %.0f ns without the "
+			 "stack (no-stack): the kernel's unwinder is the rest; and %.0f ns per free. "
+			 "The tracepoints alone (floor) add %.1f us per round. The final report counts "
+			 "%.1f allocations per round under kwl's system calls: not all of kwl's (what "
+			 "runs at system call exit, in interrupts and in RCU callbacks is under none), "
+			 "and not only kwl's (other processes make the same calls).\n" % (
+				 ns_a, ns_a0, ns_f, floor / 1000, allocs))
 	return text
 
 
@@ -275,8 +282,8 @@ def main(argv):
 		print("bench_kernel: needs root")
 		return 0
 	print("bench: -k on kwl (%d rounds), %d runs; load %.1f" % (rounds, runs, os.getloadavg()[0]))
-	ts, cpu, wall, hits = run(runs, rounds)
-	text = table(ts, cpu, wall, hits, rounds)
+	ts, cpu, wall, hits, nostack = run(runs, rounds)
+	text = table(ts, cpu, wall, hits, nostack, rounds)
 	print(text)
 	if doc:
 		write_doc(text, runs, rounds)

@@ -371,6 +371,7 @@ static struct kmem_config kmem_config_of(const struct opts *o)
 		.min_size = o->min_size,
 		.max_size = o->max_size,
 		.bench_floor = o->bench_floor,
+		.bench_no_stack = o->bench_no_stack,
 		.verbose = o->verbose,
 	};
 }

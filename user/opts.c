@@ -662,6 +662,7 @@ static void set_defaults(struct opts *o)
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");
 	o->bench_no_session = env_flag("MEMLEAKBPF_BENCH_NO_SESSION");
+	o->bench_no_stack = env_flag("MEMLEAKBPF_BENCH_NO_STACK");
 }
 
 int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)

@@ -78,9 +78,10 @@ struct opts {
 	 * MEMLEAKBPF_PROBE_AT_ENTRY=1 keeps every probe at its function's entry
 	 * (allocator/placement.h); MEMLEAKBPF_BENCH_NO_PYTHON=1 leaves a Python
 	 * target's frames unwalked (what they cost); MEMLEAKBPF_BENCH_NO_SESSION=1
-	 * samples without uprobe sessions (what they save).
+	 * samples without uprobe sessions (what they save); -k:
+	 * MEMLEAKBPF_BENCH_NO_STACK=1 takes no kernel stack (what the unwinder costs).
 	 */
-	bool bench_floor, probe_at_entry, bench_no_python, bench_no_session;
+	bool bench_floor, probe_at_entry, bench_no_python, bench_no_session, bench_no_stack;
 };
 
 /*

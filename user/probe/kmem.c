@@ -161,6 +161,7 @@ static int open_skel(const struct kmem_config *cfg, struct kmem *k, bool functio
 	k->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	k->skel->rodata->self_tgid = (uint32_t)getpid();
 	k->skel->rodata->bench_floor = cfg->bench_floor;
+	k->skel->rodata->bench_no_stack = cfg->bench_no_stack;
 	size_maps(k->skel, cfg->max_allocs, cfg->stacks);
 	drop_missing(k->skel);
 	if (!functions)
@@ -203,6 +204,13 @@ int kmem__load(const struct kmem_config *cfg, struct kmem **out)
 	if (err)
 		fprintf(stderr, "memleakbpf: -k: cannot load the kernel's probes: %s\n",
 			strerror(-err));
+	if (!err && cfg->verbose) {
+		char size[32];
+
+		fprintf(stderr, "memleakbpf: -k: tables for %u live blocks and %u stacks: %s of kernel memory\n",
+			cfg->max_allocs, cfg->stacks,
+			report__human_size(probes__maps_cost(k->skel->obj), size, sizeof(size)));
+	}
 	if (!err) {
 		k->clock = clock_feed__start((volatile uint64_t *)&k->skel->bss->now_ns);
 		err = k->clock ? attach(k) : -errno;

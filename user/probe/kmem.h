@@ -19,6 +19,7 @@ struct kmem_config {
 	uint32_t stacks;	/* kernel stacks, and sites (--stack-storage-size) */
 	uint64_t min_size, max_size;	/* -z, -Z */
 	bool bench_floor;	/* MEMLEAKBPF_BENCH_FLOOR: the programs return at once */
+	bool bench_no_stack;	/* MEMLEAKBPF_BENCH_NO_STACK: no kernel stack taken */
 	int verbose;
 };
 

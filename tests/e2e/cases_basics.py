@@ -289,7 +289,6 @@ CASES = [
 	("sigterm_c", TRACE, [], signal_c_case(signal.SIGTERM)),
 
 	("help", ERROR, [], case_help),
-	("err_no_target", ERROR, [], error_case(lambda: [])),
 	("err_pid_and_command", ERROR, [], error_case(lambda: ["-p", "1", "-c", "true"])),
 	("err_unknown_option", ERROR, [], error_case(lambda: ["--no-such-option", "-c", "true"])),
 	("err_pid_not_number", ERROR, [], error_case(lambda: ["-p", "12x"])),

@@ -17,8 +17,9 @@ import subprocess
 import time
 
 import lib
-from lib import (CaseFailed, ERROR, TRACE, TRACER, LineReader, error_case, load_report, victim,
-		 wait_exit, wait_for)
+from cases_limits import BIG_ALLOCS, mem_available, refusal
+from lib import (CaseFailed, ERROR, Skip, TRACE, TRACER, LineReader, error_case, load_report,
+		 victim, wait_exit, wait_for)
 
 PIPE_SITE = "alloc_pipe_info"
 PIPE_PATH = ("create_pipe_files", "do_pipe2")
@@ -127,10 +128,19 @@ def case_no_target(work):
 	return errs
 
 
+def too_big(work):
+	"""-k's tables of 2^28 blocks: about 29 GiB (110 bytes a block of room)."""
+	if mem_available() > 58 << 30:
+		raise Skip("more than 58 GiB available: -k's tables of 2^28 blocks would fit")
+	return [TRACER, "-k", "--max-allocs", str(BIG_ALLOCS)]
+
+
 CASES = [
 	("kernel_pipes", TRACE, [], case_pipes),
 	("kernel_pipes_max_size", TRACE, [], case_pipes_max_size),
 	("kernel_no_target", TRACE, [], case_no_target),
 	("err_kernel_follow", ERROR, [], error_case(lambda: ["-k", "-f"])),
 	("err_kernel_pid", ERROR, [], error_case(lambda: ["-k", "-p", "1"])),
+	("err_kernel_max_allocs_too_big", ERROR, [],
+	 refusal(too_big, "-k: --max-allocs 268435456 needs")),
 ]

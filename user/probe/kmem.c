@@ -16,9 +16,9 @@
 #include "clock.h"
 #include "kmem.h"
 #include "kmem_internal.h"
+#include "mapfit.h"
 #include "probes_internal.h"
 #include "model/report.h"
-#include "util/mapmem.h"
 
 static void size_maps(struct kmem_bpf *skel, uint32_t max_allocs, uint32_t stacks)
 {
@@ -28,60 +28,20 @@ static void size_maps(struct kmem_bpf *skel, uint32_t max_allocs, uint32_t stack
 	bpf_map__set_max_entries(skel->maps.sites, stacks + stacks / 2 + 64);
 }
 
-static uint64_t cost_of(struct kmem_bpf *skel, uint32_t max_allocs, uint32_t stacks)
+static uint64_t cost_of(void *skel, uint32_t max_allocs, uint32_t stacks)
 {
 	size_maps(skel, max_allocs, stacks);
-	return probes__maps_cost(skel->obj);
-}
-
-/* The largest --max-allocs (allocs) or --stack-storage-size that fits allowed. */
-static uint32_t largest_fitting(struct kmem_bpf *skel, const struct kmem_config *cfg,
-				bool allocs, uint64_t allowed)
-{
-	uint32_t lo = 0, hi = allocs ? cfg->max_allocs : cfg->stacks;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		uint64_t c = allocs ? cost_of(skel, mid, cfg->stacks) :
-				      cost_of(skel, cfg->max_allocs, mid);
-
-		if (c <= allowed)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return probes__maps_cost(((struct kmem_bpf *)skel)->obj);
 }
 
 int kmem__check_memory(const struct kmem_config *cfg, char *err, size_t errlen)
 {
 	struct kmem_bpf *skel = kmem_bpf__open();
-	struct mapmem_budget b;
-	char need[32], have[32];
-	uint64_t cost, allowed;
-	bool allocs;
-	uint32_t fit;
+	struct mapfit f = { cost_of, skel, cfg->max_allocs, cfg->stacks };
+	int ret = skel ? mapfit__check(&f, "-k: ", err, errlen) : 0;
 
-	if (!skel || mapmem__budget(&b)) {
-		kmem_bpf__destroy(skel);
-		return 0;	/* unknown: loading will tell */
-	}
-	allowed = mapmem__allowed(&b);
-	cost = cost_of(skel, cfg->max_allocs, cfg->stacks);
-	if (cost <= allowed) {
-		kmem_bpf__destroy(skel);
-		return 0;
-	}
-	allocs = cost_of(skel, 1, cfg->stacks) <= allowed;
-	fit = largest_fitting(skel, cfg, allocs, allowed);
 	kmem_bpf__destroy(skel);
-	report__human_size(cost, need, sizeof(need));
-	report__human_size(b.bytes, have, sizeof(have));
-	snprintf(err, errlen, "-k: %s %u needs %s of kernel memory for its tables, more than half of the %s available (%s): the largest that fits is %s %u",
-		 allocs ? "--max-allocs" : "--stack-storage-size",
-		 allocs ? cfg->max_allocs : cfg->stacks, need, have, b.source,
-		 allocs ? "--max-allocs" : "--stack-storage-size", fit);
-	return -ENOMEM;
+	return ret;
 }
 
 /* "tp_btf/kmalloc" -> "kmalloc". */

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "model/report.h"
 #include "probes.h"
+#include "mapfit.h"
 #include "probes_internal.h"
 #include "target/watchdog.h"
 #include "util/mapmem.h"
@@ -154,31 +155,12 @@ uint64_t probes__maps_cost(const struct bpf_object *obj)
 	return sum;
 }
 
-static uint64_t cost_of(struct memleak_bpf *skel, uint32_t max_allocs, uint32_t stacks)
+static uint64_t cost_of(void *skel, uint32_t max_allocs, uint32_t stacks)
 {
 	struct probes_config cfg = { .max_allocs = max_allocs, .stack_storage_size = stacks };
 
 	size_maps(skel, &cfg);
-	return probes__maps_cost(skel->obj);
-}
-
-/* The largest value in [1, hi] for which fits() holds, or 0. */
-static uint32_t largest_fitting(struct memleak_bpf *skel, const struct probes_config *cfg,
-				bool allocs, uint64_t allowed)
-{
-	uint32_t lo = 0, hi = allocs ? cfg->max_allocs : cfg->stack_storage_size;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		uint64_t c = allocs ? cost_of(skel, mid, cfg->stack_storage_size) :
-				      cost_of(skel, cfg->max_allocs, mid);
-
-		if (c <= allowed)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	return probes__maps_cost(((struct memleak_bpf *)skel)->obj);
 }
 
 uint32_t probes__fitting_stacks(const struct probes_config *cfg)
@@ -191,7 +173,8 @@ uint32_t probes__fitting_stacks(const struct probes_config *cfg)
 		memleak_bpf__destroy(skel);
 		return cfg->stack_storage_size;
 	}
-	fit = largest_fitting(skel, cfg, false, mapmem__allowed(&b));
+	fit = mapfit__largest(&(struct mapfit){ cost_of, skel, cfg->max_allocs, cfg->stack_storage_size },
+			      false, mapmem__allowed(&b));
 	memleak_bpf__destroy(skel);
 	return fit;
 }
@@ -199,33 +182,11 @@ uint32_t probes__fitting_stacks(const struct probes_config *cfg)
 int probes__check_memory(const struct probes_config *cfg, char *err, size_t errlen)
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
-	struct mapmem_budget b;
-	char need[32], have[32];
-	uint64_t cost, allowed;
-	bool allocs;
-	uint32_t fit;
+	struct mapfit f = { cost_of, skel, cfg->max_allocs, cfg->stack_storage_size };
+	int ret = skel ? mapfit__check(&f, "", err, errlen) : 0;
 
-	if (!skel || mapmem__budget(&b)) {
-		memleak_bpf__destroy(skel);
-		return 0;	/* unknown: loading will tell */
-	}
-	allowed = mapmem__allowed(&b);
-	cost = cost_of(skel, cfg->max_allocs, cfg->stack_storage_size);
-	if (cost <= allowed) {
-		memleak_bpf__destroy(skel);
-		return 0;
-	}
-	/* Blame the table that grew: the live blocks' unless the stacks' alone do not fit. */
-	allocs = cost_of(skel, 1, cfg->stack_storage_size) <= allowed;
-	fit = largest_fitting(skel, cfg, allocs, allowed);
 	memleak_bpf__destroy(skel);
-	report__human_size(cost, need, sizeof(need));
-	report__human_size(b.bytes, have, sizeof(have));
-	snprintf(err, errlen, "%s %u needs %s of kernel memory for its tables, more than half of the %s available (%s): the largest that fits is %s %u",
-		 allocs ? "--max-allocs" : "--stack-storage-size",
-		 allocs ? cfg->max_allocs : cfg->stack_storage_size, need, have, b.source,
-		 allocs ? "--max-allocs" : "--stack-storage-size", fit);
-	return -ENOMEM;
+	return ret;
 }
 
 /* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */

@@ -4,7 +4,7 @@
 that makes the kernel allocate (tests/bench/kwl.c: a pipe, a pair of Unix
 sockets and a tmpfs file made and closed per round).
 
-Usage: scripts/bench_kernel.py [--runs N] [--rounds N] [--no-doc]
+Usage: scripts/bench_kernel.py [--runs N (3)] [--rounds N (3000)] [--no-doc]
 
 Every tracer runs in turn, round after round (interleaved, so that the
 machine's drift spreads over all alike); kwl times its own loop, so no
@@ -31,6 +31,7 @@ calls, and those of them freed, per round. Rewrites the "-k" section of
 docs/PERFORMANCE.md.
 """
 
+import argparse
 import json
 import os
 import platform
@@ -265,19 +266,12 @@ def write_doc(text, runs, rounds):
 
 
 def main(argv):
-	runs, rounds, doc = 3, 5000, True
-	args = list(argv)
-	while args:
-		a = args.pop(0)
-		if a == "--runs":
-			runs = int(args.pop(0))
-		elif a == "--rounds":
-			rounds = int(args.pop(0))
-		elif a == "--no-doc":
-			doc = False
-		else:
-			print(__doc__.strip())
-			return 0 if a in ("-h", "--help") else 2
+	ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+	ap.add_argument("--runs", type=int, default=3)
+	ap.add_argument("--rounds", type=int, default=3000)
+	ap.add_argument("--no-doc", dest="doc", action="store_false")
+	a = ap.parse_args(argv)
+	runs, rounds, doc = a.runs, a.rounds, a.doc
 	if os.geteuid() != 0:
 		print("bench_kernel: needs root")
 		return 0

@@ -101,19 +101,6 @@ static int read_sites(struct kmem *k, struct snapshot *snap, struct idmap *of_ke
 	return err;
 }
 
-/* With -o the figures are counted again, of the old blocks only (as snapshot.c's). */
-static void start_recount(struct snapshot *snap)
-{
-	snap->older = true;
-	for (size_t i = 0; i < snap->nr; i++) {
-		struct site_stats *st = &snap->sites[i].stats;
-
-		snap->all_outstanding_bytes += st->outstanding_bytes;
-		snap->all_outstanding_allocs += st->outstanding_allocs;
-		st->outstanding_bytes = st->outstanding_allocs = 0;
-	}
-}
-
 static void account(struct snapshot *snap, const struct idmap *of_key,
 		    const struct kmem_block *b, uint64_t older_ns)
 {
@@ -145,7 +132,7 @@ static int walk_blocks(struct kmem *k, struct snapshot *snap, const struct idmap
 	if (!keys || !vals)
 		err = -ENOMEM;
 	if (older_ns)
-		start_recount(snap);
+		snapshot__start_recount(snap);
 	while (!err) {
 		__u32 n = KMEM_BATCH;
 

@@ -283,8 +283,7 @@ static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *
 	s->proc = ref.proc;
 }
 
-/* With -o the per-site figures are recounted during the walk, from the old blocks. */
-static void start_recount(struct snapshot *snap)
+void snapshot__start_recount(struct snapshot *snap)
 {
 	snap->older = true;
 	for (size_t i = 0; i < snap->nr; i++) {
@@ -366,7 +365,7 @@ static int account_block(void *arg, struct alloc_bucket *bucket, size_t b, int i
 static int walk_allocs(struct probes *p, struct snapshot *snap, uint64_t older_ns)
 {
 	if (older_ns)
-		start_recount(snap);
+		snapshot__start_recount(snap);
 	snap->ages = true;
 	return snapshot__each_block(p, account_block, &(struct walk){ p, snap, older_ns });
 }

@@ -101,6 +101,11 @@ int snapshot__ages(struct probes *p, struct snapshot *snap);
  * The count in *nr. 0 or -errno.
  */
 int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr);
+/*
+ * -o: the outstanding figures moved to the totals (all_outstanding_*), each
+ * site's set to 0, to be counted again from the old blocks by a walk.
+ */
+void snapshot__start_recount(struct snapshot *snap);
 void snapshot__free(struct snapshot *snap);
 
 /* The distinct process tags of snap's sites, ascending, into *tags (grown; *cap). 0 or -ENOMEM. */

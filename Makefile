@@ -80,7 +80,7 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/unit $(OUTPUT)/victims $(OUTPUT)/victims/plug
 $(OUTPUT)/unit/symbolize $(DEBUG_ROOT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/memleak.bpf.o: bpf/memleak.bpf.c bpf/memleak.h $(wildcard bpf/*.bpf.h) | $(OUTPUT)
+$(OUTPUT)/memleak.bpf.o: bpf/memleak.bpf.c $(wildcard bpf/*.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

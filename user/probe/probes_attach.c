@@ -102,27 +102,23 @@ static bool probed_entry(const struct allocator *a, size_t obj, uint64_t offset)
 	return false;
 }
 
+/* How many argument registers the entry program reads: the regs column of alloc_apis.h. */
+#define ARGS_REGS(api, name, kind, size, nmemb, ptr, bytes, regs, ...) [API_##api] = regs,
+static const uint8_t api_regs[API__COUNT] = { MEMLEAK_APIS(ARGS_REGS) };
+#undef ARGS_REGS
+
 /* The argument registers the entry program reads (bpf/memleak.bpf.c, on_enter). */
 static uint32_t args_read(__u32 api)
 {
-	const uint32_t di = PLACEMENT_REG(PLACEMENT_RDI), si = PLACEMENT_REG(PLACEMENT_RSI);
+	static const uint32_t regs[] = {
+		PLACEMENT_REG(PLACEMENT_RDI),
+		PLACEMENT_REG(PLACEMENT_RDI) | PLACEMENT_REG(PLACEMENT_RSI),
+		PLACEMENT_REG(PLACEMENT_RDI) | PLACEMENT_REG(PLACEMENT_RSI) |
+			PLACEMENT_REG(PLACEMENT_RDX),
+	};
+	unsigned n = api < API__COUNT ? api_regs[api] : 1;
 
-	switch (api) {
-	case API_CALLOC:
-	case API_REALLOC:
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-	case API_MMAP:
-	case API_MUNMAP:
-		return di | si;
-	case API_REALLOCARRAY:
-	case API_POSIX_MEMALIGN:
-	case API_MREMAP:
-	case API_XALLOCX:
-		return di | si | PLACEMENT_REG(PLACEMENT_RDX);
-	default:
-		return di;
-	}
+	return regs[(n ? n : 1) - 1];
 }
 
 /*

@@ -275,31 +275,19 @@ static int setup_events(struct tracer *tr)
 static void check_outputs(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
-	const struct {
-		const char *option, *path;
-	} files[] = {
-		{ "--json", o->json_path },
-		{ "--folded", o->folded_path },
-		{ "--pprof", o->pprof_path },
-		{ "--flamegraph", o->flamegraph_path },
-		{ "--html", o->html_path },
-		{ "--timeline", o->timeline_path },
-		{ "--timeline-svg", o->timeline_svg_path },
-	};
-	const size_t nr = sizeof(files) / sizeof(files[0]);
+	const char *const *paths = o->outputs;
 	char err[512];
 	int fd;
 
-	for (size_t i = 0; i < nr; i++) {
-		if (!files[i].path)
+	for (size_t i = 0; i < REPORT_OUT__COUNT; i++) {
+		if (!paths[i])
 			continue;
-		if (outfile__check(files[i].path, err, sizeof(err)))
+		if (outfile__check(paths[i], err, sizeof(err)))
 			die_usage(err);
 		for (size_t j = 0; j < i; j++)
-			if (files[j].path && outfile__same(files[i].path, files[j].path)) {
-				snprintf(err, sizeof(err), "%s %s and %s %s name one file: give each report a file of its own",
-					 files[j].option, files[j].path, files[i].option,
-					 files[i].path);
+			if (paths[j] && outfile__same(paths[i], paths[j])) {
+				snprintf(err, sizeof(err), "--%s %s and --%s %s name one file: give each report a file of its own",
+					 writers[j].option, paths[j], writers[i].option, paths[i]);
 				die_usage(err);
 			}
 	}

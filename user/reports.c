@@ -42,6 +42,7 @@
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "report/snapshot_dir.h"
+#include "report/writers.h"
 #include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
 #include "target/images.h"
@@ -117,8 +118,8 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 	const struct opts *o = tr->opts;
 
 	return !job->text || o->snapshot_dir ||
-	       (job->final && (o->pprof_path || o->flamegraph_path || o->html_path ||
-			       (o->all_stacks && (o->json_path || o->folded_path))));
+	       (job->final && writers__need(o->outputs, WRITER_ALL |
+					     (o->all_stacks ? WRITER_KEPT : 0)));
 }
 
 /*
@@ -129,7 +130,7 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 static int symbolize(struct tracer *tr, const struct report_job *job,
 		     const struct report_meta *meta, struct built *b)
 {
-	bool files = job->final && (tr->opts->json_path || tr->opts->folded_path);
+	bool files = job->final && writers__need(tr->opts->outputs, WRITER_KEPT);
 	bool *want = NULL;
 	int err;
 
@@ -178,7 +179,8 @@ static int take_all(struct report_job *job)
 static int analyze(struct tracer *tr, const struct report_job *job, struct report_meta *meta,
 		   struct built *b)
 {
-	bool pprof = tr->opts->snapshot_dir || (job->final && tr->opts->pprof_path);
+	bool pprof = tr->opts->snapshot_dir ||
+		     (job->final && writers__need(tr->opts->outputs, WRITER_MAPS));
 	struct timespec t0;
 	int err = 0;
 
@@ -192,7 +194,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err && pprof && tr->opts->follow)
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
 	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */
-	if (!err && (pprof || (job->final && tr->opts->html_path)))
+	if (!err && (pprof || (job->final && writers__need(tr->opts->outputs, WRITER_FREED))))
 		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
 	meta->image_maps = b->image_maps;
@@ -279,24 +281,13 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
-/* --pprof-format: the heap profile's writer, and its extension in --snapshot-dir. */
-static int (*profile_writer(const struct tracer *tr))(const struct report *, FILE *)
-{
-	return tr->opts->pprof_gperftools ? report_gperftools__write : report_pprof__write;
-}
-
-static const char *profile_ext(const struct tracer *tr)
-{
-	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
-}
-
 /* --snapshot-dir: the heap profile and the folded stacks under the next free number. */
 static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
 {
 	struct snapshot_files files;
 	int err = snapshot_dir__write(tr->snapshot_dirfd, tr->target->pid, asked,
 				      asked ? &tr->asked_snapshots : &tr->snapshots,
-				      profile_ext(tr), profile_writer(tr), tr->opts->snapshot_html, r,
+				      tr->opts->pprof_gperftools, tr->opts->snapshot_html, r,
 				      &files);
 
 	if (err) {
@@ -317,13 +308,10 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 	if (job->text)
 		write_text(tr, r);
 	if (job->final) {
-		write_file(tr, tr->opts->json_path, report_json__write, r);
-		write_file(tr, tr->opts->folded_path, report_folded__write, r);
-		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
-		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
-		write_file(tr, tr->opts->html_path, report_html__write, r);
-		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
-		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
+		for (int i = 0; i < REPORT_OUT__COUNT; i++)
+			if (writers[i].when & WRITER_FINAL)
+				write_file(tr, tr->opts->outputs[i],
+					   writers__of(i, tr->opts->pprof_gperftools), r);
 	}
 	if (tr->opts->snapshot_dir)
 		write_snapshot(tr, r, job->asked, job->asked || tr->opts->verbose);

@@ -300,8 +300,8 @@ TEST(opts_output_options)
 
 	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--pprof", "a.heap", "--flamegraph", "a.svg",
 				 "--snapshot-dir", "snaps", "-p", "1", NULL), 0);
-	ASSERT_EQ_STR(o.pprof_path, "a.heap");
-	ASSERT_EQ_STR(o.flamegraph_path, "a.svg");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_PPROF], "a.heap");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_FLAMEGRAPH], "a.svg");
 	ASSERT_EQ_STR(o.snapshot_dir, "snaps");
 	ASSERT(!o.folded_allocs);
 	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "allocs",

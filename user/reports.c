@@ -52,6 +52,7 @@
 #include "util/procmaps.h"
 #include "util/vec.h"
 #include "util/worker.h"
+#include "report/report_text.h"
 
 static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)

@@ -37,6 +37,7 @@
 #include "symbolize/report_build.h"
 #include "probe/snapshot.h"
 #include "symbolize/symbolize.h"
+#include "report/report_text.h"
 
 #define MAX_FILES 512
 #define REPEAT 5

@@ -16,6 +16,8 @@
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_folded.h"
+#include "report/report_gperftools.h"
 
 #define PYTHON "/usr/bin/python3"
 

@@ -14,6 +14,7 @@
 #include "helpers.h"
 #include "pb_read.h"
 #include "unit.h"
+#include "report/report_pprof.h"
 
 #define MAX_ITEMS 64
 

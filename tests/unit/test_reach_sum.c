@@ -5,6 +5,9 @@
 #include "analyze/reach_sum.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_json.h"
+#include "report/report_reach.h"
+#include "report/report_text.h"
 
 /* Two stacks of heap blocks, and an mmap that no kind counts. */
 static const struct live_block blocks[] = {

@@ -10,6 +10,9 @@
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+#include "report/report_timeline.h"
 
 #define MiB (1ull << 20)
 #define PYTHON "/usr/bin/python3"

@@ -8,6 +8,7 @@
 #include "html_pool.h"
 #include "util/hash.h"
 #include "util/vec.h"
+#include "json_put.h"
 
 struct frame_row {
 	long function, file, module;

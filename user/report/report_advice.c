@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include "model/report.h"
+#include "report_advice.h"
 
 #define SIZE_LEN 64
 

@@ -22,6 +22,9 @@
 #include "html_pool.h"
 #include "model/report.h"
 #include "xml.h"
+#include "report_html.h"
+#include "report_text.h"
+#include "report_timeline.h"
 
 /* The page's script and style, each NUL-terminated (make rebuilds this on their change). */
 __asm__(".pushsection .rodata\n"

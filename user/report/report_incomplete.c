@@ -8,6 +8,7 @@
 #include <string.h>
 #include "analyze/verdict.h"
 #include "model/report.h"
+#include "report_incomplete.h"
 
 #define COUNT_LEN REPORT_COUNT_LEN
 

@@ -14,6 +14,11 @@
 #include "analyze/history.h"
 #include "analyze/verdict.h"
 #include "model/report.h"
+#include "report_advice.h"
+#include "report_incomplete.h"
+#include "report_insight.h"
+#include "report_pyarenas.h"
+#include "text_put.h"
 
 #define SIZE_LEN 64
 #define COUNT_LEN REPORT_COUNT_LEN

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "model/report.h"
+#include "json_put.h"
+#include "report_processes.h"
+#include "text_put.h"
 
 #define PROCESS_STACKS 3	/* stacks shown under each process */
 

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include "model/report.h"
+#include "report_pyarenas.h"
 
 #define SIZE_LEN 64
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "analyze/reach.h"
 #include "model/report.h"
+#include "report_reach.h"
 
 #define SIZE_LEN 64
 

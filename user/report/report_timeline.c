@@ -13,6 +13,7 @@
 #include <string.h>
 #include "model/report.h"
 #include "xml.h"
+#include "report_timeline.h"
 
 #define W 960
 #define H 480

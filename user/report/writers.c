@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The output files' registry (writers.h). */
 #include "model/report.h"
+#include "report_folded.h"
+#include "report_gperftools.h"
+#include "report_html.h"
+#include "report_json.h"
+#include "report_pprof.h"
+#include "report_svg.h"
+#include "report_timeline.h"
 #include "writers.h"
 
 #define WRITERS_ROW(out, opt, fn, need, at) \

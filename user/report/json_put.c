@@ -65,12 +65,12 @@ static void put_any_string(const char *str, bool script, FILE *f)
 	fputc('"', f);
 }
 
-void report_json__string(const char *s, FILE *f)
+void json_put__string(const char *s, FILE *f)
 {
 	put_any_string(s, false, f);
 }
 
-void report_json__script_string(const char *s, FILE *f)
+void json_put__script_string(const char *s, FILE *f)
 {
 	put_any_string(s, true, f);
 }

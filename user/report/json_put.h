@@ -9,8 +9,8 @@
 #include "model/report.h"
 
 /* A JSON string (null for NULL), any bytes made valid UTF-8. */
-void report_json__string(const char *s, FILE *f);
+void json_put__string(const char *s, FILE *f);
 /* The same, safe inside an HTML <script> element: '<', '>', '&', U+2028 and U+2029 escaped. */
-void report_json__script_string(const char *s, FILE *f);
+void json_put__script_string(const char *s, FILE *f);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include "model/report.h"
 
-void report_text__retained_where(const struct report *r, FILE *f);
-void report_text__advice(const struct report *r, FILE *f);
+void report_advice__retained_where(const struct report *r, FILE *f);
+void report_advice__text(const struct report *r, FILE *f);
 
 #endif

@@ -106,7 +106,7 @@ static int put_summary(const struct report *r, FILE *f)
 
 static void timeline_svg(const struct report *r, FILE *f)
 {
-	report_timeline_svg__write(r, f);
+	report_timeline__svg(r, f);
 }
 
 /* The --timeline-svg drawing, inline: its XML declaration left out. */

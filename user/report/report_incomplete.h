@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include "model/report.h"
 
-void report_text__incomplete(const struct report *r, FILE *f);
-void report_text__untracked_growth(const struct report_memory *m, FILE *f);
+void report_incomplete__text(const struct report *r, FILE *f);
+void report_incomplete__untracked_growth(const struct report_memory *m, FILE *f);
 
 #endif

@@ -109,16 +109,16 @@ static void put_totals(const struct report *r, const struct report_totals *t, FI
 static void put_frame(const struct report_frame *fr, FILE *f)
 {
 	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
-	report_json__string(fr->function, f);
+	json_put__string(fr->function, f);
 	fputs(", \"symbol\": ", f);
-	report_json__string(fr->symbol, f);
+	json_put__string(fr->symbol, f);
 	fputs(", \"module\": ", f);
-	report_json__string(fr->module, f);
+	json_put__string(fr->module, f);
 	/* An offset means nothing without the module it is in. */
 	fputs(", \"offset\": ", f);
 	put_hex_or_null(fr->module, fr->module_offset, f);
 	fputs(", \"file\": ", f);
-	report_json__string(fr->file, f);
+	json_put__string(fr->file, f);
 	if (fr->line > 0)
 		fprintf(f, ", \"line\": %d", fr->line);
 	else
@@ -136,16 +136,16 @@ static void put_python(const struct report_python *py, FILE *f)
 		return;
 	}
 	fputs("{\"version\": ", f);
-	report_json__string(py->version, f);
+	json_put__string(py->version, f);
 	fputs(", \"path\": ", f);
-	report_json__string(py->path, f);
+	json_put__string(py->path, f);
 	fputs(", \"malloc\": ", f);
-	report_json__string(py->malloc, f);
+	json_put__string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
-	report_json__string(py->malloc_why, f);
+	json_put__string(py->malloc_why, f);
 	fprintf(f, ", \"objects\": %s, \"shutdown\": %s, \"arenas\": ",
 		py->objects ? "true" : "false", py->shutdown ? "true" : "false");
-	report_json__pyarenas(&py->arenas, f);
+	report_pyarenas__json(&py->arenas, f);
 	fputs("},\n", f);
 }
 
@@ -178,7 +178,7 @@ static void put_num(double v, FILE *f)
 static void put_growth(const struct report_growth *g, FILE *f)
 {
 	fputs("     \"trend\": ", f);
-	report_json__string(trend_name(g->trend), f);
+	json_put__string(trend_name(g->trend), f);
 	fputs(", \"slope_bytes_per_s\": ", f);
 	put_num(g->slope, f);
 	fputs(", \"r2\": ", f);
@@ -221,7 +221,7 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 {
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
 		(unsigned long long)s->allocs);
-	report_json__string(report__api_name(s->api), f);
+	json_put__string(report__api_name(s->api), f);
 	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,",
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		s->truncated ? "true" : "false");
@@ -229,7 +229,7 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	put_estimate(r, s->bytes, s->samples, s->var, f);
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
-	report_json__reach_stack(s, f);
+	report_reach__json_stack(s, f);
 	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
@@ -435,7 +435,7 @@ static void put_drops(const struct report *r, FILE *f)
 	else
 		fputs("null", f);
 	fputs(", \"allocator\": ", f);
-	report_json__string(report__allocator_name(r->allocator), f);
+	json_put__string(report__allocator_name(r->allocator), f);
 	fputs(",\n", f);
 }
 
@@ -444,13 +444,13 @@ static void put_memory(const struct report *r, FILE *f)
 	const struct report_memory *m = &r->analysis->memory;
 
 	fputs("  \"memory\": {\"verdict\": ", f);
-	report_json__string(verdict__name(m->verdict), f);
+	json_put__string(verdict__name(m->verdict), f);
 	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
 		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,
 		m->growing);
-	report_json__string(trend_name(m->live.trend), f);
+	json_put__string(trend_name(m->live.trend), f);
 	fputs(", \"live_slope_bytes_per_s\": ", f);
 	put_num(m->live.slope, f);
 	if (m->reports)
@@ -488,16 +488,16 @@ int report_json__write(const struct report *r, FILE *f)
 {
 	fprintf(f, "{\n  \"version\": %d,\n  \"target\": {\"pid\": %d, \"command\": ",
 		JSON_VERSION, r->pid);
-	report_json__string(r->command, f);
+	json_put__string(r->command, f);
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
 	put_python(r->python, f);
-	report_json__reach(r, f);
+	report_reach__json(r, f);
 	put_sampling(r, f);
 	put_totals(r, &r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
-	report_json__processes(r, f);
+	report_processes__json(r, f);
 	if (r->analysis)
 		put_analysis(r, f);
 	fputs("\n}\n", f);

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include "model/report.h"
 
-void report_text__processes(const struct report *r, FILE *f);
+void report_processes__text(const struct report *r, FILE *f);
 /* " in 3 processes" when a site's stacks are of more than one. */
-void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f);
+void report_processes__site(const struct report *r, const struct report_site *site, FILE *f);
 /* JSON processes[]. */
-void report_json__processes(const struct report *r, FILE *f);
+void report_processes__json(const struct report *r, FILE *f);
 
 #endif

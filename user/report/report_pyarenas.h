@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include "model/report.h"
 
-void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
-void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
-void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
+void report_pyarenas__text(const struct report_pyarenas *a, FILE *f);
+void report_pyarenas__verdict(const struct report_pyarenas *a, FILE *f);
+void report_pyarenas__json(const struct report_pyarenas *a, FILE *f);
 
 #endif

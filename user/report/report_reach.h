@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include "model/report.h"
 
-void report_text__reach_head(const struct report *r, FILE *f);
-void report_text__reach_stack(const struct report_stack *s, FILE *f);
-void report_json__reach(const struct report *r, FILE *f);
-void report_json__reach_stack(const struct report_stack *s, FILE *f);
+void report_reach__text_head(const struct report *r, FILE *f);
+void report_reach__text_stack(const struct report_stack *s, FILE *f);
+void report_reach__json(const struct report *r, FILE *f);
+void report_reach__json_stack(const struct report_stack *s, FILE *f);
 
 #endif

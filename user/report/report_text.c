@@ -60,7 +60,7 @@ static void print_header(const struct report *r, FILE *f)
 	fprintf(f, "[%s] memleakbpf: %spid %d", now, r->final ? "Final report: " : "", r->pid);
 	if (r->command) {
 		fputs(" (", f);
-		report_text__oneline(r->command, f);
+		text_put__oneline(r->command, f);
 		fputc(')', f);
 	}
 	fprintf(f, ", %.1f s traced\n", r->duration_s);
@@ -179,7 +179,7 @@ static void put_figures(const struct report *r, uint64_t bytes, uint64_t allocs,
 	char h[SIZE_LEN], e[SIZE_LEN], n[COUNT_LEN], k[COUNT_LEN];
 
 	if (!r->sampling) {
-		report_text__amount(bytes, allocs, f);
+		text_put__amount(bytes, allocs, f);
 		return;
 	}
 	fprintf(f, "~%s ±%s in ~%s %s (%s %s)", report__human_size(bytes, h, sizeof(h)),
@@ -193,12 +193,12 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 	fputs("  ", f);
 	put_figures(r, s->bytes, s->allocs, s->samples, s->var, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
-	report_text__growth(r, s, f);
-	report_text__reach_stack(s, f);
+	report_insight__growth(r, s, f);
+	report_reach__text_stack(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
-	report_text__frames(s, f);
+	text_put__frames(s, f);
 }
 
 /* The top sites, and of each its first stacks, printed in full: -T sites, or all. */
@@ -219,7 +219,7 @@ void report_text__shown(const struct report *r, bool *shown)
 	for (size_t i = 0; i < top_shown(r); i++)
 		for (size_t j = 0; j < stacks_shown(r, &r->sites[i]); j++)
 			shown[r->sites[i].stacks[j]] = true;
-	report_text__insight_shown(r, shown);
+	report_insight__shown(r, shown);
 }
 
 /* "Site 1: 90.1 MiB (94,371,840 bytes) in 400,000 allocations from 14 stacks, at FRAME" */
@@ -234,10 +234,10 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	put_figures(r, site->bytes, site->allocs, site->samples, site->var, f);
 	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
 		report__plural(site->nr_stacks, "stack", "stacks"));
-	report_text__site_processes(r, site, f);
-	report_text__site_rank(site, f);
+	report_processes__site(r, site, f);
+	report_insight__site_rank(site, f);
 	fputs(", at ", f);
-	report_text__site_frame(site, f);
+	text_put__site_frame(site, f);
 	if (site->import)
 		fputs(", during an import (start-up)", f);
 	fputc('\n', f);
@@ -253,7 +253,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 		more_a += s->allocs;
 	}
 	if (!r->brief && site->nr_stacks > shown)
-		report_text__more(report__plural(site->nr_stacks - shown, "stack", "stacks"),
+		text_put__more(report__plural(site->nr_stacks - shown, "stack", "stacks"),
 				  site->nr_stacks - shown, more_b, more_a, f);
 }
 
@@ -353,7 +353,7 @@ static void print_python(const struct report *r, FILE *f)
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
-	report_text__pyarenas(&py->arenas, f);
+	report_pyarenas__text(&py->arenas, f);
 	if (py->shutdown)
 		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
 		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "
@@ -364,21 +364,21 @@ void report_text__summary(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
-	report_text__reach_head(r, f);
+	report_reach__text_head(r, f);
 	print_python(r, f);
-	report_text__verdict(r, f);
+	report_insight__verdict(r, f);
 }
 
 int report_text__write(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
-	report_text__reach_head(r, f);
+	report_reach__text_head(r, f);
 	print_python(r, f);
-	report_text__insight_head(r, f);
+	report_insight__head(r, f);
 	print_sites(r, f);
-	report_text__processes(r, f);
-	report_text__insight_tail(r, f);
+	report_processes__text(r, f);
+	report_insight__tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;
 }

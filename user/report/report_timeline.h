@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include "model/report.h"
 
-int report_timeline_csv__write(const struct report *r, FILE *f);
-int report_timeline_svg__write(const struct report *r, FILE *f);
+int report_timeline__csv(const struct report *r, FILE *f);
+int report_timeline__svg(const struct report *r, FILE *f);
 
 #endif

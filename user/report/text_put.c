@@ -20,7 +20,7 @@ static const char *basename_of(const char *path)
  * U+009B, a CSI to some terminals) may reach it, and no byte that is not
  * UTF-8. Each becomes '?'; the line stays one line.
  */
-void report_text__oneline(const char *s, FILE *f)
+void text_put__oneline(const char *s, FILE *f)
 {
 	while (*s) {
 		const unsigned char *u = (const unsigned char *)s;
@@ -43,9 +43,9 @@ void report_text__oneline(const char *s, FILE *f)
 static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
 {
 	if (fr->function) {
-		report_text__oneline(fr->function, f);
+		text_put__oneline(fr->function, f);
 	} else if (fr->module) {
-		report_text__oneline(basename_of(fr->module), f);
+		text_put__oneline(basename_of(fr->module), f);
 		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
 	} else {
 		fprintf(f, "0x%llx", (unsigned long long)fr->address);
@@ -53,7 +53,7 @@ static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
 
 	if (fr->file) {
 		fputs(" (", f);
-		report_text__oneline(fr->file, f);
+		text_put__oneline(fr->file, f);
 		if (fr->line > 0)
 			fprintf(f, ":%d", fr->line);
 		fputs(fr->inlined ? ", inlined)" : ")", f);
@@ -67,13 +67,13 @@ static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
 		fputs(" [unknown]", f);
 	else if (fr->function && show_module) {
 		fputs(" [", f);
-		report_text__oneline(basename_of(fr->module), f);
+		text_put__oneline(basename_of(fr->module), f);
 		fputc(']', f);
 	}
 }
 
 /* "2.0 MiB (2,097,152 bytes) in 512 allocations", "100 bytes in 1 allocation" */
-void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f)
+void text_put__amount(uint64_t bytes, uint64_t allocs, FILE *f)
 {
 	char human[SIZE_LEN], exact[COUNT_LEN], n[COUNT_LEN];
 
@@ -86,7 +86,7 @@ void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f)
 		report__plural(allocs, "allocation", "allocations"));
 }
 
-void report_text__frames(const struct report_stack *s, FILE *f)
+void text_put__frames(const struct report_stack *s, FILE *f)
 {
 	if (s->no_stack)
 		fputs("      [stack unavailable]\n", f);
@@ -105,7 +105,7 @@ void report_text__frames(const struct report_stack *s, FILE *f)
 		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
-void report_text__stack_site(const struct report_stack *s, FILE *f)
+void text_put__stack_site(const struct report_stack *s, FILE *f)
 {
 	if (s->site_frame)
 		put_frame(s->site_frame, true, f);
@@ -113,7 +113,7 @@ void report_text__stack_site(const struct report_stack *s, FILE *f)
 		fputs("[stack unavailable]", f);
 }
 
-void report_text__site_frame(const struct report_site *site, FILE *f)
+void text_put__site_frame(const struct report_site *site, FILE *f)
 {
 	if (site->frame)
 		put_frame(site->frame, true, f);
@@ -122,7 +122,7 @@ void report_text__site_frame(const struct report_site *site, FILE *f)
 }
 
 /* "and 11 more stacks: 26.2 MiB in 287,905 allocations" */
-void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f)
+void text_put__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f)
 {
 	char h[SIZE_LEN], a[COUNT_LEN], m[COUNT_LEN];
 

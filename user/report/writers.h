@@ -38,8 +38,8 @@ struct report;
 	X(FLAMEGRAPH, "flamegraph", report_svg__write, WRITER_ALL, WRITER_FINAL) \
 	X(HTML, "html", report_html__write, WRITER_ALL | WRITER_FREED,		\
 	  WRITER_FINAL | WRITER_SNAPSHOT_HTML)					\
-	X(TIMELINE, "timeline", report_timeline_csv__write, 0, WRITER_FINAL)	\
-	X(TIMELINE_SVG, "timeline-svg", report_timeline_svg__write, 0, WRITER_FINAL)
+	X(TIMELINE, "timeline", report_timeline__csv, 0, WRITER_FINAL)	\
+	X(TIMELINE_SVG, "timeline-svg", report_timeline__svg, 0, WRITER_FINAL)
 
 #define WRITERS_ENUM(out, ...) REPORT_OUT_##out,
 enum report_output { REPORT_WRITERS(WRITERS_ENUM) REPORT_OUT__COUNT };

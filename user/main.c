@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include "analyze/insight.h"
 #include "analyze/reach_sum.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
 #include "python/pytrace.h"
@@ -30,7 +30,7 @@
 #include "target/modules.h"
 #include "target/target.h"
 #include "target/watchdog.h"
-#include "tracer.h"
+#include "run/tracer.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
 #include "util/worker.h"

@@ -670,7 +670,7 @@ def check_sites_all_stacks(work, truth):
 
 def long_options():
 	"""The long options opts.c defines, and the output files' of report/writers.h."""
-	with open(os.path.join(ROOT, "user", "opts.c")) as f:
+	with open(os.path.join(ROOT, "user", "cli", "opts.c")) as f:
 		names = re.findall(r'^\s*\{ "([a-z-]+)", (?:required|no)_argument', f.read(), re.M)
 	with open(os.path.join(ROOT, "user", "report", "writers.h")) as f:
 		return names + re.findall(r'^\s*X\([A-Z_]+, "([a-z-]+)",', f.read(), re.M)

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "model/report.h"
-#include "opts.h"
+#include "cli/opts.h"
 
 /*
  * The text writer makes of r. With err, the writer's return goes there and

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "util/elfsym.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "report/outfile.h"
 #include "util/procmaps.h"
 #include "model/report.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <zlib.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "model/report.h"
 #include "report/pprof_tables.h"
 #include "util/procmaps.h"

@@ -19,7 +19,7 @@
 #include "allocator/allocator.h"
 #include "analyze/insight.h"
 #include "analyze/reach_run.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "sample.h"
 #include "probe/probes.h"
 #include "probe/probes_reach.h"

@@ -35,7 +35,7 @@
 #include "analyze/insight.h"
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
 #include "sample.h"

@@ -329,23 +329,6 @@ static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
 			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
 }
 
-/* Did tag end before the report's tables were read? One that ended later may have sites since. */
-static bool proc_ended(void *ctx, uint32_t tag)
-{
-	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
-				   ((struct tracer *)ctx)->ends_before);
-}
-
-/* --follow: the files of images whose processes all ended and the last report did not name. */
-void tracer__release_images(struct tracer *tr)
-{
-	if (!tr->site_tags_new)
-		return;
-	tr->site_tags_new = false;
-	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
-						tr->nr_site_tags);
-}
-
 /*
  * What exact tracing costs the target, said once when it is much: a malloc
  * and its free traced add at least EXACT_PAIR_NS (make bench's tight loop

@@ -47,8 +47,6 @@ static int start_timer(struct tracer *tr)
 	return timerfd_settime(tr->timerfd, 0, &its, NULL) ? -errno : 0;
 }
 
-#define STOP_WAIT_MS 1000
-
 /* Tables pending, for a target whose stacks can still need them. */
 bool tracer__tables_pending(const struct tracer *tr)
 {
@@ -135,6 +133,23 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 	allocator__free_wrappers(tr->wrappers, tr->nr_wrappers);
 	tr->wrappers = w;
 	tr->nr_wrappers = nr;
+}
+
+/* Did tag end before the report's tables were read? One that ended later may have sites since. */
+static bool proc_ended(void *ctx, uint32_t tag)
+{
+	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
+				   ((struct tracer *)ctx)->ends_before);
+}
+
+/* --follow: the files of images whose processes all ended and the last report did not name. */
+void tracer__release_images(struct tracer *tr)
+{
+	if (!tr->site_tags_new)
+		return;
+	tr->site_tags_new = false;
+	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
+						tr->nr_site_tags);
 }
 
 void tracer__catch_up(struct tracer *tr)
@@ -610,78 +625,6 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 		fprintf(stderr, "memleakbpf: stop: held %.1f ms (%s)\n", ms, what);
 	if (image)
 		tracer__resume_jobs(tr);
-}
-
-/* ---------------------------------------------------------------- reachability */
-
-static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
-{
-	return probes__blocks(ctx, out, nr);
-}
-
-/* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
-static void reach_now(struct tracer *tr, pid_t pid, bool final)
-{
-	struct reach_run_ops ops = { tr->probes, live_blocks, 0, tr->reach ? &tr->reach->head : NULL };
-	struct memleak_live live[KIND__COUNT];
-	struct reach_sum *s;
-	char err[256];
-
-	probes__live(tr->probes, live);
-	ops.heap_bytes = live[KIND_HEAP].bytes;
-	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
-		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);
-		return;
-	}
-	s->head.at_exit = final && tr->target->spawned;
-	s->head.t_s = tracer__since(&tr->start);
-	reach_sum__free(tr->reach);
-	tr->reach = s;
-	tr->reach_final = final;
-	reach_run__say(tr->target->pid, &s->head);
-}
-
-void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
-{
-	/* Once: Python stops at Py_FinalizeEx and at _exit, and its figures froze at the first. */
-	bool scan = tr->opts->reach && !tr->reach_final && pid == tr->target->pid;
-	struct timespec t0 = tr->awake;	/* as a stop's: the latest it can have begun */
-
-	if (scan)
-		tracer__settle_jobs(tr);
-	if (scan && !target__wait_stopped(pid, STOP_WAIT_MS))
-		reach_now(tr, pid, true);
-	if (python)
-		return;	/* tracer__on_python_exit goes on, and resumes it */
-	target__continue(pid);
-	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
-	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
-	if (scan)
-		tracer__resume_jobs(tr);
-}
-
-void tracer__on_reach_signal(struct tracer *tr)
-{
-	if (!tr->tracing || tr->target->exited || tr->image_gone || tr->reach_final ||
-	    target__gone(tr->target)) {
-		/* After the scan at exit, the blocks of a Python shutting down are frozen: no other. */
-		fprintf(stderr, "memleakbpf: SIGUSR2: %s: no reachability scan\n",
-			!tr->tracing ? "not tracing yet" :
-			tr->reach_final ? "the target's exit was scanned already" : "the target is gone");
-		return;
-	}
-	tracer__settle_jobs(tr);
-	reach_now(tr, tr->target->pid, false);
-	tr->reach_due = tr->reach != NULL;
-	tracer__resume_jobs(tr);
-}
-
-void tracer__reach_final(struct tracer *tr)
-{
-	if (!tr->opts->reach || tr->reach_final || !tr->tracing || tr->image_gone ||
-	    target__gone(tr->target))
-		return;
-	reach_now(tr, tr->target->pid, true);
 }
 
 void tracer__free(struct tracer *tr)

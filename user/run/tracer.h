@@ -144,6 +144,9 @@ struct tracer {
 	bool reach_due;		/* SIGUSR2: a report that shows it, once no job runs */
 };
 
+/* How long a stop waits for the target to be stopped, at most. */
+#define STOP_WAIT_MS 1000
+
 /* Probing the allocator. */
 /* -p: probe the running target's allocator. */
 int tracer__attach_pid(struct tracer *tr);
@@ -157,7 +160,7 @@ void tracer__build_tables(struct tracer *tr);
 /* --follow (probes__on_image): an exec'd image's unwind tables, published or forgotten. */
 void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 
-/* Reachability scans (tracer_reach in tracer.c). */
+/* Reachability scans (tracer_reach.c). */
 /* -c --reach: BPF stopped pid at _exit, or Python at its exit: scan it, then resume. */
 void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python);
 /* SIGUSR2: scan now, the target held for it; a report shows it. */

@@ -30,6 +30,7 @@
 #include "target/modules.h"
 #include "target/target.h"
 #include "target/watchdog.h"
+#include "run/reports.h"
 #include "run/tracer.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
@@ -446,6 +447,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	tr.opts = &opts;
+	tr.jobs = &reports__jobs;
 	tr.cwd = getcwd(cwd, sizeof(cwd));
 	check_outputs(&tr);
 	check_memory(&opts);

@@ -48,6 +48,7 @@
 #include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
+#include "reports.h"
 #include "tracer.h"
 #include "util/procmaps.h"
 #include "util/vec.h"
@@ -641,3 +642,9 @@ void tracer__free_jobs(struct tracer *tr)
 {
 	pyrelay__free(&tr->relay);
 }
+
+const struct tracer_jobs reports__jobs = {
+	.working = tracer__working,
+	.settle = tracer__settle_jobs,
+	.resume = tracer__resume_jobs,
+};

@@ -116,7 +116,7 @@ static void learn_maps(struct tracer *tr, uint32_t image, pid_t pid, struct maps
 {
 	struct learned_maps l = { image, pid, maps };
 
-	if (!tracer__working(tr)) {
+	if (!tr->jobs->working(tr)) {
 		take_maps(tr, &l);
 		return;
 	}
@@ -258,7 +258,7 @@ static void take_wrappers(struct tracer *tr, struct allocator *a)
 	if (tr->opts->verbose && a->nr_wrappers && !tr->nr_wrappers && !tr->nr_next_wrappers)
 		fprintf(stderr, "memleakbpf:   operator new and delete in %s: thin wrappers over malloc and free, not probed; their blocks are counted at malloc, and named new or new[]\n",
 			a->wrappers[0].path);
-	if (tracer__working(tr)) {
+	if (tr->jobs->working(tr)) {
 		/* The job running may read them: the new ones wait for it. */
 		allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 		tr->next_wrappers = a->wrappers;
@@ -600,14 +600,14 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 		if (!libs)
 			return;
 		/* Its files, opened while the library is mapped: not after a job. */
-		tracer__settle_jobs(tr);
+		tr->jobs->settle(tr);
 		learn_maps(tr, img, pid, libs);
 		target__continue(pid);
-		tracer__resume_jobs(tr);
+		tr->jobs->resume(tr);
 		return;
 	}
 	if (image)
-		tracer__settle_jobs(tr);
+		tr->jobs->settle(tr);
 	if (target__wait_stopped(pid, STOP_WAIT_MS))
 		return;
 	err = 0;
@@ -624,7 +624,7 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 	if (tr->opts->verbose > 1)
 		fprintf(stderr, "memleakbpf: stop: held %.1f ms (%s)\n", ms, what);
 	if (image)
-		tracer__resume_jobs(tr);
+		tr->jobs->resume(tr);
 }
 
 void tracer__free(struct tracer *tr)

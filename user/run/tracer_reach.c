@@ -47,7 +47,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 	struct timespec t0 = tr->awake;	/* as a stop's: the latest it can have begun */
 
 	if (scan)
-		tracer__settle_jobs(tr);
+		tr->jobs->settle(tr);
 	if (scan && !target__wait_stopped(pid, STOP_WAIT_MS))
 		reach_now(tr, pid, true);
 	if (python)
@@ -56,7 +56,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (scan)
-		tracer__resume_jobs(tr);
+		tr->jobs->resume(tr);
 }
 
 void tracer__on_reach_signal(struct tracer *tr)
@@ -69,10 +69,10 @@ void tracer__on_reach_signal(struct tracer *tr)
 			tr->reach_final ? "the target's exit was scanned already" : "the target is gone");
 		return;
 	}
-	tracer__settle_jobs(tr);
+	tr->jobs->settle(tr);
 	reach_now(tr, tr->target->pid, false);
 	tr->reach_due = tr->reach != NULL;
-	tracer__resume_jobs(tr);
+	tr->jobs->resume(tr);
 }
 
 void tracer__reach_final(struct tracer *tr)

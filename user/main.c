@@ -32,6 +32,7 @@
 #include "target/watchdog.h"
 #include "run/reports.h"
 #include "run/tracer.h"
+#include "run/tracer_reach.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
 #include "util/worker.h"
@@ -79,16 +80,16 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
 		} else if (evs[i].kind == EVENT_EXIT_STOP) {
-			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
+			tracer_reach__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
-			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
+			tracer_reach__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
+			reports__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
+			reports__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
 		} else if (evs[i].kind == EVENT_PEAK) {
-			tracer__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
+			reports__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
@@ -137,9 +138,9 @@ static void on_signal(struct tracer *tr)
 			if (target__reap(tr->target))
 				target_ended(tr);
 		} else if (si.ssi_signo == SIGUSR1) {
-			tracer__on_snapshot_signal(tr);
+			reports__on_snapshot_signal(tr);
 		} else if (si.ssi_signo == SIGUSR2) {
-			tracer__on_reach_signal(tr);
+			tracer_reach__on_signal(tr);
 		} else {
 			on_interrupt(tr, (int)si.ssi_signo);
 		}
@@ -156,7 +157,7 @@ static void on_timer(struct tracer *tr)
 		tr->done = true;	/* the last one is the final report */
 		return;
 	}
-	if (tracer__report_due(tr))
+	if (reports__due(tr))
 		tr->reports++;
 }
 
@@ -172,7 +173,7 @@ static void sample(struct tracer *tr)
 {
 	if (!insight__due(tr->ins))
 		return;
-	tracer__tick(tr);
+	reports__tick(tr);
 }
 
 /*
@@ -216,7 +217,7 @@ static void run(struct tracer *tr)
 		else if (ev.data.fd == insight__fd(tr->ins))
 			sample(tr);
 		else if (ev.data.fd == worker__fd(tr->worker))
-			tracer__job_done(tr);
+			reports__job_done(tr);
 		else if (target__gone(tr->target))
 			target_ended(tr);
 	}
@@ -471,10 +472,10 @@ int main(int argc, char **argv)
 	if (begin(&tr))
 		goto cleanup;
 	run(&tr);
-	tracer__finish_jobs(&tr);
-	tracer__reach_final(&tr);
+	reports__finish(&tr);
+	tracer_reach__final(&tr);
 	if (tr.tracing && !tr.untraced)
-		tracer__report(&tr, true);
+		reports__now(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	if (opts.verbose)
@@ -491,7 +492,7 @@ int main(int argc, char **argv)
 cleanup:
 	worker__free(tr.worker);	/* first: a report may still be using everything else */
 	tracer__free(&tr);
-	tracer__free_jobs(&tr);
+	reports__free(&tr);
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
 	probes__free(tr.probes);

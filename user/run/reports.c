@@ -410,7 +410,7 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 	tracer__refresh_modules(tr);
 }
 
-int tracer__report(struct tracer *tr, bool final)
+int reports__now(struct tracer *tr, bool final)
 {
 	struct report_job job;
 
@@ -502,7 +502,7 @@ static void finish_job(struct tracer *tr, bool cancel)
 	tracer__catch_up(tr);
 }
 
-bool tracer__working(const struct tracer *tr)
+bool reports__working(const struct tracer *tr)
 {
 	/*
 	 * A sample alone reads only the BPF tables and the history: the loop
@@ -514,7 +514,7 @@ bool tracer__working(const struct tracer *tr)
 	       (tr->job.kind == JOB_REPORT || tr->job.warm_addr);
 }
 
-bool tracer__report_due(struct tracer *tr)
+bool reports__due(struct tracer *tr)
 {
 	if (tr->report_due)
 		return false;	/* one is waiting already: ticks coalesce, as a timer's do */
@@ -541,7 +541,7 @@ static void tick_job(struct tracer *tr, bool warm)
 	start(tr);
 }
 
-void tracer__tick(struct tracer *tr)
+void reports__tick(struct tracer *tr)
 {
 	tick_job(tr, true);
 }
@@ -551,28 +551,28 @@ void tracer__tick(struct tracer *tr)
  * first allocations, and a long read then would hold back the maps the
  * loop learns meanwhile (learn_maps), a library's among them.
  */
-void tracer__sample_peak(struct tracer *tr)
+void reports__sample_peak(struct tracer *tr)
 {
 	tick_job(tr, false);
 }
 
-void tracer__job_done(struct tracer *tr)
+void reports__job_done(struct tracer *tr)
 {
 	finish_job(tr, false);
 	start_due(tr);
 }
 
-void tracer__settle_jobs(struct tracer *tr)
+void reports__settle(struct tracer *tr)
 {
 	finish_job(tr, true);
 }
 
-void tracer__resume_jobs(struct tracer *tr)
+void reports__resume(struct tracer *tr)
 {
 	start_due(tr);
 }
 
-void tracer__finish_jobs(struct tracer *tr)
+void reports__finish(struct tracer *tr)
 {
 	finish_job(tr, false);
 	/*
@@ -588,7 +588,7 @@ void tracer__finish_jobs(struct tracer *tr)
 }
 
 /* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
-void tracer__on_snapshot_signal(struct tracer *tr)
+void reports__on_snapshot_signal(struct tracer *tr)
 {
 	if (!tr->tracing || tr->untraced) {
 		fprintf(stderr, "memleakbpf: SIGUSR1: %s, no snapshot\n",
@@ -611,7 +611,7 @@ static bool yield_job(struct tracer *tr)
 	return was != PHASE_ALL;
 }
 
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
+void reports__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
 {
 	struct timespec t0 = tr->awake;	/* as a stop's (tracer.c) */
 	double ms;
@@ -638,13 +638,13 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fin
 	start_due(tr);
 }
 
-void tracer__free_jobs(struct tracer *tr)
+void reports__free(struct tracer *tr)
 {
 	pyrelay__free(&tr->relay);
 }
 
 const struct tracer_jobs reports__jobs = {
-	.working = tracer__working,
-	.settle = tracer__settle_jobs,
-	.resume = tracer__resume_jobs,
+	.working = reports__working,
+	.settle = reports__settle,
+	.resume = reports__resume,
 };

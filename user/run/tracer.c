@@ -498,7 +498,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
-	/* Not again once Python's shutdown began: tracer__on_python_exit detached them. */
+	/* Not again once Python's shutdown began: reports__on_python_exit detached them. */
 	py = pytrace__report(tr->py);	/* the new image's, after an exec */
 	if (!err && lo->complete && !(py && py->shutdown))
 		err = attach_allocator(tr, maps, lo);

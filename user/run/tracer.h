@@ -174,14 +174,6 @@ void tracer__build_tables(struct tracer *tr);
 /* --follow (probes__on_image): an exec'd image's unwind tables, published or forgotten. */
 void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 
-/* Reachability scans (tracer_reach.c). */
-/* -c --reach: BPF stopped pid at _exit, or Python at its exit: scan it, then resume. */
-void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python);
-/* SIGUSR2: scan now, the target held for it; a report shows it. */
-void tracer__on_reach_signal(struct tracer *tr);
-/* --reach, the end of -p (or -c ended otherwise): scan while the target still lives. */
-void tracer__reach_final(struct tracer *tr);
-
 /* What stops learned while a job ran, taken in now that it is done. */
 void tracer__catch_up(struct tracer *tr);
 /* And the images done with, freed (the loop's, no report running). */

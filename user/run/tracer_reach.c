@@ -12,6 +12,7 @@
 #include "probe/probes_reach.h"
 #include "target/target.h"
 #include "tracer.h"
+#include "tracer_reach.h"
 
 static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
 {
@@ -40,7 +41,7 @@ static void reach_now(struct tracer *tr, pid_t pid, bool final)
 	reach_run__say(tr->target->pid, &s->head);
 }
 
-void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
+void tracer_reach__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 {
 	/* Once: Python stops at Py_FinalizeEx and at _exit, and its figures froze at the first. */
 	bool scan = tr->opts->reach && !tr->reach_final && pid == tr->target->pid;
@@ -51,7 +52,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 	if (scan && !target__wait_stopped(pid, STOP_WAIT_MS))
 		reach_now(tr, pid, true);
 	if (python)
-		return;	/* tracer__on_python_exit goes on, and resumes it */
+		return;	/* reports__on_python_exit goes on, and resumes it */
 	target__continue(pid);
 	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
@@ -59,7 +60,7 @@ void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
 		tr->jobs->resume(tr);
 }
 
-void tracer__on_reach_signal(struct tracer *tr)
+void tracer_reach__on_signal(struct tracer *tr)
 {
 	if (!tr->tracing || tr->target->exited || tr->image_gone || tr->reach_final ||
 	    target__gone(tr->target)) {
@@ -75,7 +76,7 @@ void tracer__on_reach_signal(struct tracer *tr)
 	tr->jobs->resume(tr);
 }
 
-void tracer__reach_final(struct tracer *tr)
+void tracer_reach__final(struct tracer *tr)
 {
 	if (!tr->opts->reach || tr->reach_final || !tr->tracing || tr->image_gone ||
 	    target__gone(tr->target))

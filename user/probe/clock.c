@@ -94,3 +94,14 @@ void clock_feed__stop(struct clock_feed *cf)
 	pthread_mutex_destroy(&cf->lock);
 	free(cf);
 }
+
+/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
+double clock__ms_since_ns(uint64_t t_ns)
+{
+	struct timespec now;
+	uint64_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
+	n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	return n > t_ns ? (double)(n - t_ns) / 1e6 : 0;
+}

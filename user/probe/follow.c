@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
 #include "model/processes.h"
@@ -183,7 +184,7 @@ void follow__queue(struct probes *p, const struct memleak_event *ev)
 		target__continue((pid_t)ev->tgid);
 }
 
-static size_t take_follow(struct probes *p, struct memleak_event *evs, size_t max)
+size_t follow__take(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	struct follow *f = p->follow_state;
 	size_t n;
@@ -244,6 +245,27 @@ static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 	return err ?: probes__link_dl_child(p, pid, fds, n);
 }
 
+/*
+ * Image tag's links made again for pid, one of its forks, into fds (room
+ * for image_links__max), their number in *n: 0 or -errno (the links made
+ * are in fds all the same).
+ */
+static int link_image(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n)
+{
+	size_t nr;
+	const struct image_link *r = image_links__of(p, tag, &nr);
+	int err = 0;
+
+	*n = 0;
+	if (!nr)
+		return -ENOENT;	/* its image could not be probed: neither can it */
+	/* In the order they were made: returns before entries. */
+	for (size_t i = 0; i < nr && !err; i++)
+		err = probes__link_again(p, pid, r[i].prog_fd, r[i].file_fd, &r[i].r, r[i].ret,
+					 fds, n);
+	return err;
+}
+
 /* pid's links: those of the image it runs (image: an exec'd one's tag; 0: the target's). */
 static int adopt(struct probes *p, pid_t pid, uint32_t image)
 {
@@ -259,7 +281,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 		       sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
-	err = image ? image_links__link(p, image, pid, c.fds, &c.nr) :
+	err = image ? link_image(p, image, pid, c.fds, &c.nr) :
 		      link_target(p, pid, c.fds, &c.nr);
 	f->links_made += c.nr;
 	if (!err && vec__reserve(&f->children, &f->cap_children, f->nr_children + 1,
@@ -286,7 +308,7 @@ size_t probes__following(const struct probes *p)
 	return n + f->nr_children;
 }
 
-static void let_go(struct probes *p, pid_t pid)
+void follow__let_go(struct probes *p, pid_t pid)
 {
 	struct follow *f = p->follow_state;
 
@@ -357,24 +379,14 @@ static void follow_stats(struct probes *p, struct follow_stats *st)
 
 #define FORK_STOP_WAIT_MS 1000
 
-double follow__ms_since_ns(uint64_t t_ns)
-{
-	struct timespec now;
-	uint64_t n;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
-	n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	return n > t_ns ? (double)(n - t_ns) / 1e6 : 0;
-}
-
 /*
  * The child is stopped, or will be before its first instruction: BPF
  * queued its SIGSTOP at the fork. Probe it, name it, resume it, without
  * waiting for it to be scheduled just to stop (the SIGCONT cancels a stop
  * not yet taken).
  */
-static void on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
-		    const struct memleak_event *ev)
+void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
+		     const struct memleak_event *ev)
 {
 	struct process_info info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
 				     .ppid = (pid_t)ev->ppid };
@@ -397,7 +409,7 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 	info.traced = !err;
 	target__cmdline(info.pid, &info.command);
 	/* Named before it runs: a report never meets a site of a process it does not know. */
-	info.hold_ms = follow__ms_since_ns(ev->time_ns);
+	info.hold_ms = clock__ms_since_ns(ev->time_ns);
 	processes__add(ps, &info);
 	target__continue(info.pid);
 	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
@@ -407,31 +419,6 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 		fprintf(stderr, "memleakbpf: following pid %d, started by pid %d: held %.1f ms\n",
 			info.pid, info.ppid, info.hold_ms);
 	free(info.command);
-}
-
-static void on_gone(struct probes *p, struct processes *ps, const struct memleak_event *ev)
-{
-	let_go(p, (pid_t)ev->tgid);
-	follow_exec__forget(p, (pid_t)ev->tgid, ev->proc, ev->image);
-	processes__gone(ps, ev->proc, false);
-}
-
-void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
-			   int verbose)
-{
-	struct memleak_event evs[64];
-	size_t n;
-
-	while ((n = take_follow(p, evs, 64))) {
-		for (size_t i = 0; i < n; i++) {
-			if (evs[i].kind == EVENT_FORK)
-				on_fork(p, ps, im, verbose, &evs[i]);
-			else if (evs[i].kind == EVENT_FOLLOW_EXEC)
-				follow_exec__on_exec(p, ps, im, verbose, &evs[i]);
-			else
-				on_gone(p, ps, &evs[i]);
-		}
-	}
 }
 
 /*

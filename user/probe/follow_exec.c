@@ -17,6 +17,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
 #include "sample.h"
@@ -150,7 +151,7 @@ static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t t
 		   uint64_t exec_ns, int res)
 {
 	if (res > 0)
-		processes__probed(ps, tag, follow__ms_since_ns(exec_ns));
+		processes__probed(ps, tag, clock__ms_since_ns(exec_ns));
 	if (res < 0)
 		fprintf(stderr, "memleakbpf: cannot probe the image pid %d exec'd: %s: it runs untraced from there\n",
 			pid, strerror(-res));

@@ -191,18 +191,6 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
-int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt)
-{
-	r->cnt = cnt;
-	r->offsets = malloc(cnt * sizeof(*offsets) ?: 1);
-	r->cookies = malloc(cnt * sizeof(*cookies) ?: 1);
-	if (!r->offsets || !r->cookies)
-		return -ENOMEM;
-	memcpy(r->offsets, offsets, cnt * sizeof(*offsets));
-	memcpy(r->cookies, cookies, cnt * sizeof(*cookies));
-	return 0;
-}
-
 static void free_recipes(struct attachment *at)
 {
 	for (int l = 0; l < LANES; l++) {
@@ -232,9 +220,9 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
 	if (at->file_fd < 0)
 		return -errno;
 	for (int l = 0; l < LANES && !err; l++)
-		err = probes__keep_recipe(&at->entry[l], (const __u64 *)offsets + l * stride,
+		err = recipe__keep(&at->entry[l], (const __u64 *)offsets + l * stride,
 				  (const __u64 *)cookies + l * stride, n[l]);
-	return err ?: probes__keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
+	return err ?: recipe__keep(&at->exit, ret_offsets, ret_cookies, nret);
 }
 
 /*

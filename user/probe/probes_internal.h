@@ -153,14 +153,23 @@ typedef int (*block_fn)(void *arg, struct alloc_bucket *bucket, size_t b, int i,
 			const struct alloc_info *info);
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg);
 
-/* What one link was made of, to make it again for another process (follow.c, image_links.c). */
+/* What one link was made of, to make it again for another process (recipe.c). */
 struct recipe {
 	__u64 *offsets, *cookies;
 	__u32 cnt;
 };
 
 /* A copy of a link's probe points into r (freed by its owner, even on error): 0 or -ENOMEM. */
-int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
+int recipe__keep(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
+
+/* One link an exec'd image's process was given (image_links.c), for its forks. */
+struct image_link {
+	int prog_fd;
+	int file_fd;		/* O_PATH: the link names it as /proc/self/fd/N */
+	struct recipe r;
+	bool ret;
+};
+
 /*
  * --follow: prog linked again at r's points, for pid only, in the file held
  * open (O_PATH) at file_fd, appended to fds[*n]; r empty: nothing. 0 or
@@ -205,10 +214,15 @@ void probes__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
 int follow__new(struct probes *p);
 void follow__free(struct probes *p);
-/* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for probes__take_follow. */
+/* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for follow__take. */
 void follow__queue(struct probes *p, const struct memleak_event *ev);
-/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
-double follow__ms_since_ns(uint64_t t_ns);
+/* The forks and ends queued (follow__queue), up to max, into evs: how many. */
+size_t follow__take(struct probes *p, struct memleak_event *evs, size_t max);
+/* EVENT_FORK: the child stopped, probed, named and resumed. */
+void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
+		     const struct memleak_event *ev);
+/* pid ended: its links closed (in the background). */
+void follow__let_go(struct probes *p, pid_t pid);
 /* pid exec'd: close its links now, and wait (follow.c). */
 void follow__close_now(struct probes *p, pid_t pid);
 /* Links of pid's new image, closed at its end: 0, or -ENOMEM (then closed already). */
@@ -236,12 +250,8 @@ void image_links__made(struct probes *p, int prog_fd, const char *path, const __
 		       const __u64 *cookies, __u32 cnt, bool ret);
 /* Room for image tag's links in one process. */
 size_t image_links__max(const struct probes *p, uint32_t tag);
-/*
- * Image tag's links made again for pid, one of its forks, into fds (room
- * for image_links__max), their number in *n: 0 or -errno (the links made
- * are in fds all the same).
- */
-int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n);
+/* Image tag's links, in the order they were made (returns before entries), *nr of them. */
+const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
 void probes__unwind_release(struct probes *p);
 /* Close every link at once (probes__free). */

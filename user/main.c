@@ -70,8 +70,8 @@ static void on_events(struct tracer *tr)
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
-	probes__follow_events(tr->probes, &tr->procs, tr->images, tr->opts->verbose);	/* a child waits, stopped */
-	if (tr->target_ended && !probes__following(tr->probes))
+	follow_events__handle(tr->probes, &tr->procs, tr->images, tr->opts->verbose);	/* a child waits, stopped */
+	if (tr->target_ended && !follow__count(tr->probes))
 		tr->done = true;
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
@@ -108,7 +108,7 @@ static void target_ended(struct tracer *tr)
 		return;
 	tr->target_ended = true;
 	on_events(tr);	/* the fork of a child may still wait in the ring */
-	n = probes__following(tr->probes);
+	n = follow__count(tr->probes);
 	if (n)
 		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
 			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
@@ -372,7 +372,7 @@ static int load_probes(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 	struct probes_config cfg = probes_config_of(o, tr->target);
-	int err = unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
+	int err = unwind__choose(o->unwind, probes_unwind__can_walk_tables, &cfg.unwind_tables);
 	struct pytrace_ops py_ops;
 	struct unwind_ops ops;
 
@@ -380,17 +380,17 @@ static int load_probes(struct tracer *tr)
 		err = probes__load(&cfg, &tr->probes);
 	if (err)
 		return err;
-	probes__python_ops(tr->probes, &py_ops);
+	probes_python__ops(tr->probes, &py_ops);
 	/* Python's code objects through tr->relay, held while a report reads the code. */
 	pyrelay__wrap(&tr->relay, &tr->worker, &py_ops);
 	pytrace__set_ops(tr->py, &py_ops);
 	if (cfg.unwind_tables) {
-		probes__unwind_ops(tr->probes, &ops);
+		probes_unwind__ops(tr->probes, &ops);
 		/* -p: the target runs while we load; -c: it waits for every table. */
 		tr->unw = unwind__new(&ops, !o->command, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
 		if (o->follow)
-			probes__on_image(tr->probes, tracer__image_tables, tr);
+			follow_exec__on_image(tr->probes, tracer__image_tables, tr);
 	}
 	return err;
 }
@@ -481,7 +481,7 @@ int main(int argc, char **argv)
 	if (opts.verbose)
 		holds__say(&tr.holds, tr.py_exit_ms);
 	if (opts.verbose)
-		probes__follow_say(tr.probes, &tr.procs);
+		follow__say(tr.probes, &tr.procs);
 	if (opts.verbose && opts.follow)
 		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",
 			tr.images_released);

@@ -234,7 +234,7 @@ static void analysis_free(struct report_analysis *a)
 	free(a);
 }
 
-/* r->command is borrowed (see report__build), so it is not freed here. */
+/* r->command is borrowed (see report_build__report), so it is not freed here. */
 void report__free(struct report *r)
 {
 	if (!r)

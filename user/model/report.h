@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The report data model: what every report_*.c writer takes (const) and
- * writes to a FILE *. Built by report__build from a snapshot, owned here.
+ * writes to a FILE *. Built by report_build__report from a snapshot, owned here.
  */
 #ifndef REPORT_H
 #define REPORT_H

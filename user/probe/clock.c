@@ -50,7 +50,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct clock_feed *clock_feed__start(volatile uint64_t *word)
+struct clock_feed *clock__feed_start(volatile uint64_t *word)
 {
 	struct clock_feed *cf = calloc(1, sizeof(*cf));
 	pthread_condattr_t attr;
@@ -81,7 +81,7 @@ struct clock_feed *clock_feed__start(volatile uint64_t *word)
 	return cf;
 }
 
-void clock_feed__stop(struct clock_feed *cf)
+void clock__feed_stop(struct clock_feed *cf)
 {
 	if (!cf)
 		return;

@@ -69,7 +69,7 @@ static void *closer_main(void *arg)
 		f->nr_closing -= n;
 		memcpy(batch, f->closing + f->nr_closing, n * sizeof(*batch));
 		pthread_mutex_unlock(&f->lock);
-		probes__close_links(batch, n);
+		probes_attach__close_links(batch, n);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += n;
 	}
@@ -120,7 +120,7 @@ static void close_later(struct follow *f, const int *fds, size_t n)
 	pthread_mutex_unlock(&f->lock);
 	if (!n)
 		return;
-	probes__close_links(fds, n);
+	probes_attach__close_links(fds, n);
 	pthread_mutex_lock(&f->lock);
 	f->links_closed += n;
 	pthread_mutex_unlock(&f->lock);
@@ -208,7 +208,7 @@ static int link_python(struct probes *p, pid_t pid, int *fds, size_t *n)
 		struct recipe r = { &p->py_exit_offsets[i], &cookie, 1 };
 
 		if (p->py_exit_files[i] >= 0)
-			err = probes__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
+			err = probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
 						 p->py_exit_files[i], &r, false, fds, n);
 	}
 	return err;
@@ -234,7 +234,7 @@ static long count_fds(void)
  */
 static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
-	int err = probes__link_child(p, pid, fds, n);
+	int err = probes_attach__link_child(p, pid, fds, n);
 
 	if (!err) {
 		size_t more = 0;
@@ -242,7 +242,7 @@ static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 		err = link_python(p, pid, fds + *n, &more);
 		*n += more;
 	}
-	return err ?: probes__link_dl_child(p, pid, fds, n);
+	return err ?: probes_attach__link_dl_child(p, pid, fds, n);
 }
 
 /*
@@ -261,7 +261,7 @@ static int link_image(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_
 		return -ENOENT;	/* its image could not be probed: neither can it */
 	/* In the order they were made: returns before entries. */
 	for (size_t i = 0; i < nr && !err; i++)
-		err = probes__link_again(p, pid, r[i].prog_fd, r[i].file_fd, &r[i].r, r[i].ret,
+		err = probes_attach__link_again(p, pid, r[i].prog_fd, r[i].file_fd, &r[i].r, r[i].ret,
 					 fds, n);
 	return err;
 }
@@ -277,7 +277,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 		return -EINVAL;
 	if (!f->fds_before)
 		f->fds_before = count_fds();
-	c.fds = calloc((image ? image_links__max(p, image) : probes__child_links_max(p) + 3) ?: 1,
+	c.fds = calloc((image ? image_links__max(p, image) : probes_attach__child_links_max(p) + 3) ?: 1,
 		       sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
@@ -296,7 +296,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 	return 0;
 }
 
-size_t probes__following(const struct probes *p)
+size_t follow__count(const struct probes *p)
 {
 	const struct follow *f = p->follow_state;
 	size_t n = 0;
@@ -433,7 +433,7 @@ void follow__close_now(struct probes *p, pid_t pid)
 	for (size_t i = 0; f && i < f->nr_children; i++) {
 		if (f->children[i].pid != pid)
 			continue;
-		probes__close_links(f->children[i].fds, f->children[i].nr);
+		probes_attach__close_links(f->children[i].fds, f->children[i].nr);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += f->children[i].nr;
 		pthread_mutex_unlock(&f->lock);
@@ -549,7 +549,7 @@ static int queue_children(pid_t parent, struct kin **queue, size_t *nr, size_t *
  * Parents before their children: once a parent is in BPF's table, the
  * children it forks are BPF's to follow, and the walk finds them there.
  */
-int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
+int follow__running(struct probes *p, struct processes *ps, pid_t pid)
 {
 	struct kin *queue = NULL;
 	size_t nr = 0, cap = 0, done = 0;
@@ -566,7 +566,7 @@ int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
 	return err < 0 ? err : (int)nr;
 }
 
-void probes__follow_say(struct probes *p, struct processes *ps)
+void follow__say(struct probes *p, struct processes *ps)
 {
 	struct follow_stats st;
 	size_t exited = 0, execed = 0;

@@ -15,7 +15,7 @@ static void on_gone(struct probes *p, struct processes *ps, const struct memleak
 	processes__gone(ps, ev->proc, false);
 }
 
-void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
+void follow_events__handle(struct probes *p, struct processes *ps, struct images *im,
 			   int verbose)
 {
 	struct memleak_event evs[64];

@@ -12,7 +12,7 @@ int report_text__write(const struct report *r, FILE *f);
 /*
  * Which of r->stacks the text report prints with their frames: shown[i] set
  * for each (shown holds r->nr_stacks, cleared by the caller), so that only
- * those need symbolizing (report__symbolize). After the analysis is filled
+ * those need symbolizing (report_build__symbolize). After the analysis is filled
  * in: its growing stacks are printed too.
  */
 void report_text__shown(const struct report *r, bool *shown);

@@ -144,7 +144,7 @@ static int symbolize(struct tracer *tr, const struct report_job *job,
 		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
 			want[i] |= !b->r->stacks[i].left_out;
 	}
-	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
+	err = report_build__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
 	free(want);
 	return err;
 }
@@ -160,7 +160,7 @@ static int build_stacks(const struct aggregate *sites, void *ctx, struct report_
 {
 	const struct stacks_ctx *c = ctx;
 
-	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
+	return report_build__stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
 }
 
 /* Between two steps: an exec made this report moot. */
@@ -197,14 +197,14 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
 	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */
 	if (!err && (pprof || (job->final && writers__need(tr->opts->outputs, WRITER_FREED))))
-		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
+		err = report_build__freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
 	meta->image_maps = b->image_maps;
 	meta->nr_image_maps = b->nr_image_maps;
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
-		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+		err = report_build__figures(b->agg, tr->mods, meta, &b->r);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);
@@ -216,7 +216,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 				    &(struct stacks_ctx){ tr, meta }, b->r);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
-		err = report__sites(b->r, b->agg, tr->sym, tr->mods, meta);
+		err = report_sites__fill(b->r, b->agg, tr->sym, tr->mods, meta);
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -260,7 +260,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 			.mean = tr->opts->sample_value,
 			.seed = tr->opts->sample_seed,
 		};
-		probes__sample_calls(tr->probes, &b->sampling.calls, &b->sampling.bytes,
+		probes_sample__calls(tr->probes, &b->sampling.calls, &b->sampling.bytes,
 				     &b->sampling.sampled);
 		meta.sampling = &b->sampling;
 	}
@@ -425,7 +425,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	uint64_t all = 0;
 	size_t nr;
 
-	probes__live(tr->probes, live);
+	peak__live(tr->probes, live);
 	for (int k = 0; k < KIND__COUNT; k++)
 		all += live[k].bytes;
 	insight__tick(tr->ins, &job->at, all);
@@ -439,7 +439,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 		insight__sample(tr->ins, &job->at, tr->live, nr);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
 	if (job->sample)
-		probes__peak_arm(tr->probes);
+		peak__arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
 	return 0;
@@ -630,7 +630,7 @@ void reports__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fi
 	 * 10 to 30 s where it takes 0.03. Its figures stay those of that moment.
 	 */
 	if (finalize && pid == tr->target->pid)
-		probes__detach_allocator(tr->probes);
+		probes_attach__detach_allocator(tr->probes);
 	ms = tracer__since(&t0) * 1e3;
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (stopped && ms > tr->py_exit_ms)

@@ -86,7 +86,7 @@ static void take_maps(struct tracer *tr, const struct learned_maps *l)
 	if (l->image) {
 		images__update(tr->images, l->image, l->pid, l->maps, tr->mods);
 		/* Its unwind tables too, once it has files of its own (a fork may not). */
-		err = unwind__update_image(tr->unw, l->image, l->pid, l->maps,
+		err = unwind_image__update(tr->unw, l->image, l->pid, l->maps,
 					   images__of(tr->images, l->image, tr->mods) != tr->mods);
 		if (err)
 			fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s\n",
@@ -103,10 +103,10 @@ void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct map
 	int err;
 
 	if (!maps) {
-		unwind__forget_image(tr->unw, image);
+		unwind_image__forget(tr->unw, image);
 		return;
 	}
-	err = unwind__update_image(tr->unw, image, pid, maps, true);
+	err = unwind_image__update(tr->unw, image, pid, maps, true);
 	if (err)
 		fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s: it is walked by frame pointers\n",
 			pid, strerror(-err));
@@ -326,7 +326,7 @@ static void attach_exit_stop(struct tracer *tr, const struct lookup_order *lo)
 		err = elf_file__find_func(ef, "_exit", false, &vaddr, &off);
 		elf_file__close(ef);
 		if (!err) {
-			probes__attach_exit_stop(tr->probes, lo->objects[i].open_path, off);
+			probes_reach__attach_exit_stop(tr->probes, lo->objects[i].open_path, off);
 			return;
 		}
 	}
@@ -365,7 +365,7 @@ static void learn_running(struct tracer *tr)
 /* -p --follow: the descendants running now, followed from now on, their libraries named. */
 static void follow_running(struct tracer *tr)
 {
-	say_running(tr, probes__follow_running(tr->probes, &tr->procs, tr->target->pid));
+	say_running(tr, follow__running(tr->probes, &tr->procs, tr->target->pid));
 	learn_running(tr);
 }
 
@@ -389,7 +389,7 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	if (!err)
 		err = build_core_tables(tr, maps, lo, a);
 	if (!err)
-		err = probes__attach_allocator(tr->probes, a);
+		err = probes_attach__allocator(tr->probes, a);
 	if (err >= 0 && !tr->tracing) {
 		tr->tracing = true;
 		clock_gettime(CLOCK_MONOTONIC, &tr->start);
@@ -495,7 +495,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 			(unsigned long long)execs, lo->nr, lo->is_static ? "static, " : "",
 			lo->complete ? "complete" : "loading");
 	if (!err && !lo->is_static) {
-		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
+		err = probes_attach__dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
 	/* Not again once Python's shutdown began: reports__on_python_exit detached them. */
@@ -526,7 +526,7 @@ int tracer__attach_pid(struct tracer *tr)
 			tr->target->pid, strerror(-err),
 			err == -EACCES ? " (another user's process: memleakbpf needs root or CAP_DAC_READ_SEARCH too)" : "");
 	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
-	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
+	if (!err && !lo->is_static && !probes_attach__dl(tr->probes, lo->ldso_open_path))
 		probes__set_notify_dl(tr->probes, true);
 	/*
 	 * The tables first: the target runs, and allocates as soon as probed.
@@ -596,7 +596,7 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 
 	/* A followed process of an image it exec'd: its own stop. */
 	if (pid != tr->target->pid && pid != probes__handoff(tr->probes) &&
-	    probes__follow_stopped(tr->probes, &tr->procs, tr->images, pid, &img, &libs)) {
+	    follow_exec__stopped(tr->probes, &tr->procs, tr->images, pid, &img, &libs)) {
 		if (!libs)
 			return;
 		/* Its files, opened while the library is mapped: not after a job. */

@@ -171,7 +171,7 @@ void tracer__refresh_modules(struct tracer *tr);
 /* -p: unwind tables still to load for the target (a slice at a time, between events). */
 bool tracer__tables_pending(const struct tracer *tr);
 void tracer__build_tables(struct tracer *tr);
-/* --follow (probes__on_image): an exec'd image's unwind tables, published or forgotten. */
+/* --follow (follow_exec__on_image): an exec'd image's unwind tables, published or forgotten. */
 void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 
 /* What stops learned while a job ran, taken in now that it is done. */

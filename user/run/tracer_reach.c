@@ -16,7 +16,7 @@
 
 static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
 {
-	return probes__blocks(ctx, out, nr);
+	return probes_reach__blocks(ctx, out, nr);
 }
 
 /* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
@@ -27,7 +27,7 @@ static void reach_now(struct tracer *tr, pid_t pid, bool final)
 	struct reach_sum *s;
 	char err[256];
 
-	probes__live(tr->probes, live);
+	peak__live(tr->probes, live);
 	ops.heap_bytes = live[KIND_HEAP].bytes;
 	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
 		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);

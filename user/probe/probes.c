@@ -408,11 +408,6 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 	return n;
 }
 
-uint64_t probes__counter(const struct probes *p, enum memleak_counter c)
-{
-	return __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
-}
-
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
 	v->pids[0] = &p->skel->bss->targ_tgid;

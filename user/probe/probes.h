@@ -73,7 +73,8 @@ void probes__set_notify_dl(struct probes *p, bool on);
 int probes__events_fd(const struct probes *p);
 /* The events since the last call. */
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
-uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
+/* A BPF counter (counters.c). */
+uint64_t counters__read(const struct probes *p, enum memleak_counter c);
 /* The live bytes and exact peaks BPF keeps (bpf/peak.bpf.h), heap blocks and mmaps apart. */
 void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
 /*

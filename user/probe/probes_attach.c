@@ -502,7 +502,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
 				   .signature = sig, .wanted = true, .file_fd = -1,
-				   .execs = probes__counter(p, CNT_EXECS) };
+				   .execs = counters__read(p, CNT_EXECS) };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -522,7 +522,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 static void say_kept(const struct probes *p, const struct allocator *a, size_t obj,
 		     struct attachment *at)
 {
-	uint64_t execs = probes__counter(p, CNT_EXECS);
+	uint64_t execs = counters__read(p, CNT_EXECS);
 
 	if (!p->verbose || at->execs == execs)
 		return;

@@ -466,7 +466,7 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
  */
 static int on_stop(struct tracer *tr, char *what, size_t len)
 {
-	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
+	uint64_t execs = counters__read(tr->probes, CNT_EXECS);
 	const struct report_python *py;
 	struct lookup_order *lo = NULL;
 	struct maps *maps = NULL;
@@ -560,7 +560,7 @@ static int hand_over(struct tracer *tr, pid_t pid)
 /* A new image (an exec, or the shell's child): the job running must give everything back. */
 static bool new_image(struct tracer *tr, pid_t pid)
 {
-	return pid != tr->target->pid || probes__counter(tr->probes, CNT_EXECS) != tr->execs_seen;
+	return pid != tr->target->pid || counters__read(tr->probes, CNT_EXECS) != tr->execs_seen;
 }
 
 /*

@@ -99,41 +99,6 @@ struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debu
 	return s;
 }
 
-void symbolize__frames_free(struct report_frame *frames, size_t nr)
-{
-	for (size_t i = 0; i < nr; i++)
-		report__frame_free(&frames[i]);
-	free(frames);
-}
-
-/* Append a frame with copies of the strings; function is demangled. */
-int symbolize__frame_push(struct frame_buf *b, const char *function, const char *file, int line,
-		   bool inlined)
-{
-	struct report_frame *f;
-
-	if (vec__reserve_min(&b->v, &b->cap, b->nr + 1, sizeof(*b->v), 4))
-		return -ENOMEM;
-	f = &b->v[b->nr];
-	memset(f, 0, sizeof(*f));
-	f->function = function ? symbolize_names__demangle(function) : NULL;
-	/* Kept only when demangling changed it: most names are C's, the same. */
-	if (f->function && strcmp(f->function, function))
-		f->symbol = strdup(function);
-	f->file = file ? strdup(file) : NULL;
-	if ((function && !f->function) || (file && !f->file) ||
-	    (f->function && strcmp(f->function, function) && !f->symbol)) {
-		free(f->function);
-		free(f->symbol);
-		free(f->file);
-		return -ENOMEM;
-	}
-	f->line = file ? line : 0;
-	f->inlined = inlined;
-	b->nr++;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- results */
 
 static char *strdup_or_null(const char *s, bool *failed)
@@ -231,10 +196,10 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 	if (!e) {
 		err = f->dwmod ? symbolize_dwarf__describe(f, symbolize_names__lookup_pc(f, vaddr, return_address), &b) : 0;
 		if (!err && !b.nr)
-			err = symbolize__frame_push(&b, NULL, NULL, 0, false);
+			err = symbolize_frames__push(&b, NULL, NULL, 0, false);
 		err = err ?: symbolize_cache__add(s, f, vaddr, return_address, &b, &e);
 		if (err) {
-			symbolize__frames_free(b.v, b.nr);
+			symbolize_frames__free(b.v, b.nr);
 			return err;
 		}
 	}
@@ -247,7 +212,7 @@ int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t 
 	size_t nr = 0;
 	int err = symbolizer__resolve(s, mods, addr, false, &frames, &nr);
 
-	symbolize__frames_free(frames, nr);
+	symbolize_frames__free(frames, nr);
 	return err;
 }
 

@@ -83,7 +83,7 @@ void symbolize_cache__clear(struct symbolizer *s)
 
 		for (; e; e = next) {
 			next = e->next;
-			symbolize__frames_free(e->frames, e->nr);
+			symbolize_frames__free(e->frames, e->nr);
 			free(e);
 		}
 	}

@@ -276,7 +276,7 @@ static int push_function(struct frame_buf *b, const char *sym, Dwarf_Die *func,
 	char *name;
 	int err = source_name(sym, func, &name);
 
-	err = err ?: symbolize__frame_push(b, name, file, line, false);
+	err = err ?: symbolize_frames__push(b, name, file, line, false);
 	free(name);
 	if (err || !sym)
 		return err;
@@ -324,7 +324,7 @@ int symbolize_dwarf__describe(struct sym_file *f, uint64_t pc, struct frame_buf 
 		}
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		err = symbolize__frame_push(b, die_name(&scopes[i]), file, line, true);
+		err = symbolize_frames__push(b, die_name(&scopes[i]), file, line, true);
 		call_site(&scopes[i], &file, &line);
 	}
 	if (!err)

@@ -110,8 +110,8 @@ struct frame_buf {
 };
 
 /* symbolize.c: frames, built and freed. */
-void symbolize__frames_free(struct report_frame *frames, size_t nr);
-int symbolize__frame_push(struct frame_buf *b, const char *function, const char *file, int line,
+void symbolize_frames__free(struct report_frame *frames, size_t nr);
+int symbolize_frames__push(struct frame_buf *b, const char *function, const char *file, int line,
 		   bool inlined);
 
 /* symbolize_file.c: the file of module m, read on first use. */

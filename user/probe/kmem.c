@@ -172,7 +172,7 @@ int kmem__load(const struct kmem_config *cfg, struct kmem **out)
 			report__human_size(probes__maps_cost(k->skel->obj), size, sizeof(size)));
 	}
 	if (!err) {
-		k->clock = clock_feed__start((volatile uint64_t *)&k->skel->bss->now_ns);
+		k->clock = clock__feed_start((volatile uint64_t *)&k->skel->bss->now_ns);
 		err = k->clock ? attach(k) : -errno;
 	}
 	if (err) {
@@ -232,8 +232,8 @@ void kmem__free(struct kmem *k)
 		return;
 	for (size_t i = 0; i < k->nr_links; i++)
 		bpf_link__destroy(k->links[i]);
-	clock_feed__stop(k->clock);	/* after the links: no program reads the word then */
-	kmem_stacks__free(k);
+	clock__feed_stop(k->clock);	/* after the links: no program reads the word then */
+	kmem_snapshot__free_stacks(k);
 	kmem_bpf__destroy(k->skel);
 	free(k);
 }

@@ -41,7 +41,7 @@ const char *kmem__point(const struct kmem *k, size_t i);
  * with older_ns only blocks at least that old are outstanding; with ages
  * (or older_ns) each site's oldest block. 0 or -errno.
  */
-int kmem__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out);
+int kmem_snapshot__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out);
 /* The live bytes and their peak, as probes__live's. */
 void kmem__live(const struct kmem *k, struct memleak_live out[KIND__COUNT]);
 void kmem__free(struct kmem *k);

@@ -34,6 +34,6 @@ struct kmem {
 };
 
 uint64_t kmem__recursion_misses(const struct kmem *k);
-void kmem_stacks__free(struct kmem *k);
+void kmem_snapshot__free_stacks(struct kmem *k);
 
 #endif

@@ -158,7 +158,7 @@ static void read_counters(struct kmem *k, struct snapshot *snap)
 	snap->counters[CNT_KERNEL_MISSED] += kmem__recursion_misses(k);
 }
 
-int kmem__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out)
+int kmem_snapshot__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out)
 {
 	struct snapshot *snap = calloc(1, sizeof(*snap));
 	struct idmap of_key = { 0 };
@@ -181,7 +181,7 @@ int kmem__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot 
 	return 0;
 }
 
-void kmem_stacks__free(struct kmem *k)
+void kmem_snapshot__free_stacks(struct kmem *k)
 {
 	for (size_t i = 0; i < k->nr_blobs; i++)
 		stack_blob__put(k->blobs[i]);

@@ -8,16 +8,17 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "report/writers.h"	/* enum report_output */
 #include "unwind/unwind.h"	/* enum unwind_mode */
 
 #define OPTS_DEFAULT_INTERVAL_S 5.0
 #define OPTS_DEFAULT_TOP 10
 #define OPTS_DEFAULT_MAX_ALLOCS (1u << 20)
 #define OPTS_DEFAULT_STACK_STORAGE (1u << 18)
-#define OPTS_MIN_DEFAULT_STACKS (1u << 12)
+#define OPTS_MIN_DEFAULT_STACKS (1u << 12)	/* the default shrinks to fit, not below */
 /* -k: the kernel's defaults; its stacks are fewer, and its tables are preallocated. */
 #define OPTS_KERNEL_MAX_ALLOCS (1u << 18)
-#define OPTS_KERNEL_STACK_STORAGE (1u << 14)	/* the default shrinks to fit, not below */
+#define OPTS_KERNEL_STACK_STORAGE (1u << 14)
 #define OPTS_MAX_DEBUG_DIRS 16
 #define OPTS_MAX_OWN 32
 
@@ -32,17 +33,14 @@ struct opts {
 	uint64_t max_size;		/* -Z/--max-size, default UINT64_MAX */
 	const char *obj;		/* -O/--obj: allocator object override */
 	int verbose;			/* -v/--verbose, repeatable */
-	const char *json_path;		/* --json FILE */
-	const char *folded_path;	/* --folded FILE */
 	bool kernel;			/* -k, or neither -p nor -c: the kernel's allocations */
+	const char *outputs[REPORT_OUT__COUNT];	/* --json FILE, --folded FILE, ...: NULL if not
+						   given (report/writers.h) */
 	uint32_t max_allocs;		/* --max-allocs N */
 	bool max_allocs_given;
 	uint32_t stack_storage_size;	/* --stack-storage-size N */
 	bool stack_storage_given;	/* N was given, not the default */
 	const char *user;		/* -u/--user USER: run -c as this user */
-	const char *pprof_path;		/* --pprof FILE */
-	const char *flamegraph_path;	/* --flamegraph FILE */
-	const char *html_path;		/* --html FILE */
 	bool snapshot_html;		/* --snapshot-html: each snapshot's HTML page too */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
@@ -60,8 +58,6 @@ struct opts {
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
 	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */
-	const char *timeline_path;	/* --timeline FILE (CSV) */
-	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */
 	/*
 	 * --sample BYTES (sample_mode SAMPLE_BYTES, sample_value the mean) or

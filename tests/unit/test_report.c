@@ -97,6 +97,19 @@ TEST(report_api_names)
 	return true;
 }
 
+/* Titles name what was traced: a process by its pid, -k the kernel. */
+TEST(report_target_names)
+{
+	struct report r = { .pid = 1234 };
+	char buf[REPORT_TARGET_LEN];
+
+	ASSERT_EQ_STR(report__target(&r, buf), "pid 1234");
+	r.kernel = true;
+	r.pid = 0;
+	ASSERT_EQ_STR(report__target(&r, buf), "the kernel");
+	return true;
+}
+
 TEST(report_counter_names_and_fixes)
 {
 	ASSERT_EQ_STR(report__counter_name(CNT_ALLOCS_MAP_FULL), "allocs_map_full");

@@ -73,6 +73,14 @@ const char *report__language_name(enum report_language l)
 	return l == FRAME_PYTHON ? "python" : l == FRAME_KERNEL ? "kernel" : "native";
 }
 
+const char *report__target(const struct report *r, char *buf)
+{
+	if (r->kernel)
+		return "the kernel";
+	snprintf(buf, REPORT_TARGET_LEN, "pid %d", r->pid);
+	return buf;
+}
+
 const char *report__marker(const struct report_stack *s)
 {
 	if (s->no_stack)

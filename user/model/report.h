@@ -420,6 +420,9 @@ bool report__is_shared_object(const char *base);
  * graphs ("[truncated]", "[stack unavailable]", ...); NULL: none.
  */
 const char *report__marker(const struct report_stack *s);
+/* What was traced, for a title: "pid 1234", or "the kernel" (-k); in buf (REPORT_TARGET_LEN). */
+#define REPORT_TARGET_LEN 24
+const char *report__target(const struct report *r, char *buf);
 /* "native", "python". */
 const char *report__language_name(enum report_language l);
 /* "malloc", "new[]", ...; "?" for an unknown value. */

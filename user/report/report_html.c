@@ -133,7 +133,9 @@ static void put_head(const struct report *r, FILE *f)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<meta name=\"generator\" content=\"memleakbpf\">\n", f);
-	fprintf(f, "<title>memleakbpf: pid %d", r->pid);
+	char target[REPORT_TARGET_LEN];
+
+	fprintf(f, "<title>memleakbpf: %s", report__target(r, target));
 	if (r->command) {
 		fputs(" (", f);
 		xml__put_max(r->command, 80, f);
@@ -142,7 +144,7 @@ static void put_head(const struct report *r, FILE *f)
 	fputs("</title>\n<style>\n", f);
 	fputs(report_html_css, f);
 	fputs("</style>\n</head>\n<body>\n", f);
-	fprintf(f, "<header><h1>memleakbpf: pid %d", r->pid);
+	fprintf(f, "<header><h1>memleakbpf: %s", report__target(r, target));
 	if (r->command) {
 		fputs(" <code>", f);
 		xml__put(r->command, XML_ALL, f);

@@ -380,7 +380,7 @@ static void put_functions(struct writer *w)
 static void put_header(struct writer *w, int64_t time_ns)
 {
 	const struct report *r = w->r;
-	char comment[256];
+	char comment[256], target[REPORT_TARGET_LEN];
 
 	for (size_t i = 0; i < NR_VALUES; i++)
 		put_value_type(w, PROFILE_SAMPLE_TYPE, sample_types[i][0], sample_types[i][1]);
@@ -396,7 +396,7 @@ static void put_header(struct writer *w, int64_t time_ns)
 	pb__int(&w->out, PROFILE_PERIOD, r->sampling ? (int64_t)r->sampling->mean : 1);
 	pb__int(&w->out, PROFILE_TIME_NANOS, time_ns);
 	pb__int(&w->out, PROFILE_DURATION_NANOS, (int64_t)(r->duration_s * 1e9));
-	snprintf(comment, sizeof(comment), "memleakbpf: pid %d%s%.200s", r->pid,
+	snprintf(comment, sizeof(comment), "memleakbpf: %s%s%.200s", report__target(r, target),
 		 r->command ? ": " : "", r->command ? r->command : "");
 	pb__int(&w->out, PROFILE_COMMENT, (int64_t)pprof_tables__string(&w->t, comment));
 	if (r->sampling) {

@@ -574,7 +574,7 @@ static const char script[] =
 
 static void put_header(const struct layout *l, unsigned height, FILE *f)
 {
-	char size[32];
+	char size[32], target[REPORT_TARGET_LEN];
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -586,7 +586,7 @@ static void put_header(const struct layout *l, unsigned height, FILE *f)
 	fprintf(f, script, SVG_WIDTH - 2 * SVG_MARGIN, SVG_MARGIN, LABEL_PAD, CHAR_W);
 	fprintf(f, "<rect width=\"%d\" height=\"%u\" fill=\"#fbfbf8\"/>\n", SVG_WIDTH, height);
 	fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"16\" text-anchor=\"middle\">"
-		"Outstanding memory of pid %d", SVG_WIDTH / 2, l->r->pid);
+		"Outstanding memory of %s", SVG_WIDTH / 2, report__target(l->r, target));
 	if (l->r->command) {
 		fputs(" (", f);
 		xml__put(l->r->command, XML_ALL, f);

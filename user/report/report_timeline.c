@@ -289,7 +289,9 @@ static void put_verdict(const struct report_memory *m, FILE *f)
 static void header(const struct report *r, FILE *f)
 {
 	fputs("<text class=\"title\" x=\"10\" y=\"22\">memleakbpf: live heap against RSS</text>\n", f);
-	fprintf(f, "<text class=\"sub\" x=\"10\" y=\"40\">pid %d", r->pid);
+	char target[REPORT_TARGET_LEN];
+
+	fprintf(f, "<text class=\"sub\" x=\"10\" y=\"40\">%s", report__target(r, target));
 	if (r->command) {
 		fputs(" (", f);
 		xml__put_max(r->command, TEXT_MAX, f);

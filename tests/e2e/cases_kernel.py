@@ -55,16 +55,16 @@ def pipe_blocks(rep):
 	return allocs, nbytes, errs
 
 
-def trace_pipes(work, n, args, tag):
-	"""memleakbpf ARGS --json while v_pipes N holds its pipes: its exit status and report."""
+def trace_pipes(work, n, args, tag, rate=0, interval="60"):
+	"""memleakbpf ARGS --json while v_pipes N [RATE] holds its pipes: its exit status and report."""
 	js = work.path("%s.json" % tag)
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
-	t = work.start([TRACER, "--all-stacks", "--json", js] + args + ["60"],
+	t = work.start([TRACER, "--all-stacks", "--json", js] + args + [interval],
 		       stdin=subprocess.DEVNULL, tag=tag)
 	wait_for(lambda: lib.tracing_line_count(work.read(tag + ".stderr")), deadline,
 		 repr(lib.TRACING_LINE), alive=t)
-	v = work.start([victim("v_pipes"), str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-		       tag=tag + "-victim")
+	v = work.start([victim("v_pipes"), str(n)] + ([str(rate)] if rate else []),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag=tag + "-victim")
 	LineReader(v.stdout).expect("PIPES n=%d " % n, deadline)
 	t.send_signal(signal.SIGINT)	# the final report, the pipes still open
 	rc = wait_exit(t, deadline, "memleakbpf " + " ".join(args))
@@ -114,6 +114,28 @@ def case_pipes_max_size(work):
 	return errs
 
 
+def case_pipes_growing(work):
+	"""A steady leak: 40 pipes a second for 10 s, a report a second. Only blocks of 512 to
+	1,024 bytes (-z, -Z: each pipe's 1 KiB of buffers), so that the busy machine's pages
+	and small objects keep the tables small: alloc_pipe_info grows, and the verdict says leak."""
+	n, rate = 400, 40
+	rep, errs = trace_pipes(work, n, ["-k", "-z", "512", "-Z", "1024"], "grow", rate, "1")
+	allocs, _, e = pipe_blocks(rep)
+	errs += e
+	if not n <= allocs <= n + slack(n):
+		errs.append("%d blocks at %s, expected %d (to %d)" % (allocs, PIPE_SITE, n, n + slack(n)))
+	site = [s for s in rep["sites"] if s["frame"] and s["frame"]["function"] == PIPE_SITE]
+	if site and (not site[0]["growing_stacks"] or site[0]["leak_rank"] is None):
+		errs.append("site %s not growing: %r" % (PIPE_SITE, {k: site[0][k] for k in (
+			"growing_stacks", "slope_bytes_per_s", "leak_rank")}))
+	elif site and not 0.5 * rate * 1024 <= site[0]["slope_bytes_per_s"] <= 1.5 * rate * 1024:
+		errs.append("site %s grows %.0f bytes/s, expected about %d" % (
+			PIPE_SITE, site[0]["slope_bytes_per_s"], rate * 1024))
+	if rep["memory"]["verdict"] != "leak":
+		errs.append("verdict %r, expected leak" % rep["memory"]["verdict"])
+	return errs
+
+
 def case_no_target(work):
 	"""No -p, no -c: the kernel's allocations, as bcc's memleak does."""
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
@@ -138,6 +160,7 @@ def too_big(work):
 CASES = [
 	("kernel_pipes", TRACE, [], case_pipes),
 	("kernel_pipes_max_size", TRACE, [], case_pipes_max_size),
+	("kernel_pipes_growing", TRACE, [], case_pipes_growing),
 	("kernel_no_target", TRACE, [], case_no_target),
 	("err_kernel_follow", ERROR, [], error_case(lambda: ["-k", "-f"])),
 	("err_kernel_pid", ERROR, [], error_case(lambda: ["-k", "-p", "1"])),

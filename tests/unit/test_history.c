@@ -543,6 +543,31 @@ TEST(history_startup_share_threshold)
 	return true;
 }
 
+/* -k: only the first interval is start-up; later bursts of new code paths are not. */
+TEST(history_startup_first_only)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+	struct report_growth g;
+
+	ASSERT(h);
+	history__startup_first(h);
+	churn(&w, LOOP, 1, 64, 1);
+	ASSERT(add(h, &w, 1, NULL));
+	st = history__startup(h);
+	ASSERT(st->ongoing && st->end_s == 1);
+	for (int k = 2; k <= 8; k++) {
+		import_module(&w, k);	/* all new, every interval: start-up to a process */
+		churn(&w, LEAK, 4, 256, 0);
+		ASSERT(add(h, &w, k, NULL));
+		ASSERT(!st->ongoing && st->end_s == 1 && st->new_share > 0.25);
+	}
+	ASSERT(trend(h, LEAK, &g) == TREND_GROWING);
+	history__free(h);
+	return true;
+}
+
 /*
  * With the stack map full, new code's calls land at the stack of failed
  * walks, which then grows: those calls count as new, and the stack is

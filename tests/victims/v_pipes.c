@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * v_pipes N: a victim for -k (the kernel's allocations). It makes N pipes
- * with pipe2() and keeps them open; the kernel holds, for each, its
+ * v_pipes N [PER_SECOND]: a victim for -k (the kernel's allocations). It
+ * makes N pipes with pipe2() (PER_SECOND of them a second, evenly, when
+ * given: a steady leak) and keeps them open; the kernel holds, for each, its
  * pipe_inode_info and its array of buffers, both allocated in
  * alloc_pipe_info (fs/pipe.c) under do_pipe2 and create_pipe_files.
  * Protocol (stdin/stdout, one line each): prints "PIPES n=<N> pid=<pid>"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static int wait_line(void)
@@ -31,6 +33,8 @@ static int wait_line(void)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+	long rate = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
+	struct timespec gap = { 0, rate > 0 ? 1000000000L / rate : 0 };
 	struct rlimit rl;
 	int fds[2];
 
@@ -48,6 +52,8 @@ int main(int argc, char **argv)
 		if (pipe2(fds, O_CLOEXEC)) {
 			perror("v_pipes: pipe2");
 			return 1;
+		} else if (rate > 0) {
+			nanosleep(&gap, NULL);
 		}
 	printf("PIPES n=%ld pid=%d\n", n, (int)getpid());
 	fflush(stdout);

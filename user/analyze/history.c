@@ -66,6 +66,7 @@ struct history {
 	struct report_startup startup;
 	uint64_t prev_map_full;	/* stacks_map_full at the last report */
 	bool exited;		/* the last report was made after the target exited */
+	bool first_only;	/* start-up is the first interval only (-k) */
 };
 
 static void stack_init(struct hstack *s, uint64_t stack_id, uint32_t api)
@@ -434,7 +435,7 @@ static void startup_update(struct history *h, double t_s, const struct report_to
 	st->new_stacks = iv->new_stacks;
 	st->unstored = full >= h->prev_map_full ? full - h->prev_map_full : full;
 	st->new_share = iv->allocs ? fmin(1, (double)(iv->new_allocs + st->unstored) / iv->allocs) : 0;
-	st->ongoing = st->new_share >= HISTORY_STARTUP_SHARE;
+	st->ongoing = st->new_share >= HISTORY_STARTUP_SHARE && !(h->first_only && h->reports);
 	if (st->ongoing)
 		st->end_s = t_s;
 	h->prev_map_full = full;
@@ -651,6 +652,11 @@ int history__churn(const struct history *h, const struct snapshot *snap,
 		};
 	}
 	return (int)n;
+}
+
+void history__startup_first(struct history *h)
+{
+	h->first_only = true;
 }
 
 void history__exited(struct history *h)

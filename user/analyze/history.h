@@ -123,6 +123,12 @@ const struct report_sample *history__base(const struct history *h);
  * The last report (history__add) was made after the target exited: a stack
  * idle in that last interval is judged rising or not on the points before.
  */
+/*
+ * -k: start-up is the first interval only, where every stack is new. The
+ * kernel was running long before: a later burst of code paths never seen
+ * is no program starting, and its trends must not wait for one.
+ */
+void history__startup_first(struct history *h);
 void history__exited(struct history *h);
 
 /* Least-squares fit and trend of the points (t, y); exported for the verdict. */

@@ -44,6 +44,7 @@ static double seconds(const struct insight *in, uint64_t ns)
 void insight__kernel(struct insight *in)
 {
 	in->kernel = true;
+	history__startup_first(in->h);
 }
 
 struct insight *insight__new(bool attached)

@@ -22,7 +22,6 @@ const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
 const volatile __u64 page_size = 4096;
 const volatile __u32 self_tgid = 0;	/* the tracer: reading its maps allocates */
-const volatile __u32 nr_cpus = 1;	/* possible CPUs: a per-CPU block takes its size on each */
 /*
  * Benchmarking only (make bench): the programs return at once; or they take
  * no kernel stack (what the kernel's unwinder costs).

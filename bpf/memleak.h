@@ -75,6 +75,8 @@ enum memleak_counter {
 				   informational, not a drop */
 	CNT_PROCS_MAP_FULL,	/* --follow: a child not followed, the process table full */
 	CNT_FOLLOW_EXECS,	/* --follow: a followed process ran exec: traced on in its new image */
+	CNT_TRACE_DROPS,	/* -t: lines lost, the trace ring full (--trace-buffer); the
+				   figures are whole: shown with the trace, not as a drop */
 	CNT__COUNT,
 };
 
@@ -257,6 +259,22 @@ struct memleak_event {
 	__u32 image;
 	__u32 pad;
 	__u64 time_ns;		/* EVENT_FORK, _FOLLOW_EXEC: bpf_ktime_get_ns() at the event */
+};
+
+/*
+ * -t/--trace: one record per allocation or free as it happens, through a
+ * ring buffer of its own (bpf/trace.bpf.h, user/probe/trace_ring.c).
+ */
+#define TRACE_SIZE_UNKNOWN 1	/* memleak_trace.flags: a free of a block not tracked */
+
+struct memleak_trace {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid;		/* bpf_get_current_pid_tgid() */
+	__u64 size;		/* requested, or the block's when freed */
+	__u64 addr;		/* the block returned or released; 0: the call failed */
+	__u64 old;		/* realloc, mremap, xallocx: the block resized; else 0 */
+	__u32 api;		/* enum memleak_api */
+	__u32 flags;		/* TRACE_* */
 };
 
 /*

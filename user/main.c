@@ -23,6 +23,7 @@
 #include "opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
+#include "probe/trace_ring.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "symbolize/symbolize.h"
@@ -350,6 +351,9 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.sample_mode = o->sample_mode,
 		.sample_value = o->sample_value,
 		.sample_seed = o->sample_seed,
+		.symbols_prefix = o->symbols_prefix,
+		.trace = o->trace,
+		.trace_buffer = o->trace_buffer,
 		.no_session = o->bench_no_session,
 		.verbose = o->verbose,
 	};
@@ -483,6 +487,7 @@ int main(int argc, char **argv)
 	run(&tr);
 	tracer__finish_jobs(&tr);
 	tracer__reach_final(&tr);
+	trace_ring__stop(tr.probes);	/* -t's last lines, then the final report */
 	if (tr.tracing && !tr.untraced)
 		tracer__report(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */

@@ -81,10 +81,13 @@ static void write_file(struct tracer *tr, const char *path,
 /* The text report; a full disk or a closed pipe is said once, not at every report. */
 static void write_text(struct tracer *tr, const struct report *r)
 {
-	int err = report_text__write(r, stdout);
+	int err;
 
+	flockfile(stdout);	/* -t's lines wait: none inside the report (probe/trace_ring.h) */
+	err = report_text__write(r, stdout);
 	if (!err && fflush(stdout))
 		err = -errno;
+	funlockfile(stdout);
 	if (err && !tr->output_failed)
 		fprintf(stderr, "memleakbpf: cannot write the report to standard output: %s\n",
 			strerror(err == -EIO && errno ? errno : -err));

@@ -166,14 +166,15 @@ void tracer__refresh_modules(struct tracer *tr)
 static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 			  struct allocator **out)
 {
+	const char *pfx = tr->opts->symbols_prefix;
 	struct lookup_object obj;
 	int err;
 
 	if (!tr->opts->obj) {
-		err = allocator__resolve(lo->objects, lo->nr, lo->is_static, out);
+		err = allocator__resolve(lo->objects, lo->nr, lo->is_static, pfx, out);
 		if (err == -ENOENT)
-			fprintf(stderr, "memleakbpf: pid %d uses no traceable allocator: nothing in %s or its libraries defines malloc (use -O to name one)\n",
-				tr->target->pid, lo->nr ? lo->objects[0].path : "it");
+			fprintf(stderr, "memleakbpf: pid %d uses no traceable allocator: nothing in %s or its libraries defines %smalloc (use -O to name one)\n",
+				tr->target->pid, lo->nr ? lo->objects[0].path : "it", pfx ?: "");
 		return err;
 	}
 	err = lookup_object__init(&obj, tr->target->pid, tr->opts->obj, NULL);
@@ -183,9 +184,9 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 		lookup_object__release(&obj);
 		return err;
 	}
-	err = allocator__resolve(&obj, 1, true, out);
+	err = allocator__resolve(&obj, 1, true, pfx, out);
 	if (err == -ENOENT)
-		fprintf(stderr, "memleakbpf: -O %s: defines no malloc\n", tr->opts->obj);
+		fprintf(stderr, "memleakbpf: -O %s: defines no %smalloc\n", tr->opts->obj, pfx ?: "");
 	lookup_object__release(&obj);
 	return err;
 }

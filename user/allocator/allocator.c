@@ -389,6 +389,9 @@ void allocator__free(struct allocator *a)
 	allocator__free_wrappers(a->wrappers, a->nr_wrappers);
 	objects_free(a->objects, a->nr_objects);
 	free(a->probes);
+	for (size_t i = 0; a->names && i < NR_API_SYMBOLS; i++)
+		free(a->names[i]);
+	free(a->names);
 	free(a);
 }
 
@@ -418,16 +421,36 @@ static bool probed_at(const struct allocator *a, size_t object, uint64_t offset)
 	return false;
 }
 
+/*
+ * The name symbol i has in this allocator: with a prefix (jemalloc built
+ * with --with-jemalloc-prefix=je_), the allocator's own functions carry it;
+ * mmap and its kin are the system's, whoever calls them. NULL: no memory.
+ */
+static const char *symbol_name(struct allocator *a, size_t sym)
+{
+	const char *name = api_symbols[sym].name;
+	uint32_t api = api_symbols[sym].api;
+
+	if (!a->prefix || api == API_MMAP || api == API_MUNMAP || api == API_MREMAP)
+		return name;
+	if (!a->names[sym] && asprintf(&a->names[sym], "%s%s", a->prefix, name) < 0)
+		a->names[sym] = NULL;
+	return a->names[sym];
+}
+
 /* Find symbol i in the first object that defines it; -ENOENT if none. */
 static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
 		       size_t nr, size_t sym)
 {
+	const char *name = symbol_name(a, sym);
 	uint64_t vaddr, offset, size;
 	int idx;
 
+	if (!name)
+		return -ENOMEM;
 	for (size_t o = 0; o < nr; o++) {
-		if (!elves[o] || elf_file__find_func_size(elves[o], api_symbols[sym].name,
-							  !a->is_static, &vaddr, &offset, &size))
+		if (!elves[o] || elf_file__find_func_size(elves[o], name, !a->is_static, &vaddr,
+							  &offset, &size))
 			continue;
 		idx = provider_index(a, &objs[o]);
 		if (idx < 0)
@@ -436,7 +459,7 @@ static int resolve_one(struct allocator *a, struct elf_file **elves, const struc
 			return 0;
 		a->probes[a->nr++] = (struct alloc_probe){
 			.api = api_symbols[sym].api,
-			.symbol = api_symbols[sym].name,
+			.symbol = name,
 			.object = idx,
 			.offset = offset,
 			.vaddr = vaddr,
@@ -536,7 +559,7 @@ static int unwrap_cxx(struct allocator *a)
 }
 
 int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
-		       struct allocator **out)
+		       const char *prefix, struct allocator **out)
 {
 	struct elf_file **elves = calloc(nr ? nr : 1, sizeof(*elves));
 	struct allocator *a = calloc(1, sizeof(*a));
@@ -545,8 +568,10 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 	if (!elves || !a)
 		goto nomem;
 	a->is_static = is_static;
+	a->prefix = prefix && *prefix ? prefix : NULL;
 	a->probes = calloc(NR_API_SYMBOLS, sizeof(*a->probes));
-	if (!a->probes)
+	a->names = a->prefix ? calloc(NR_API_SYMBOLS, sizeof(*a->names)) : NULL;
+	if (!a->probes || (a->prefix && !a->names))
 		goto nomem;
 	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
 		if (objs[o].open_path)

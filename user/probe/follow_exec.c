@@ -90,7 +90,8 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	struct allocator *a;
 	struct modules *mods;
 	size_t n = 0;
-	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static, &a);
+	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static,
+						 p->symbols_prefix, &a);
 
 	if (!err)
 		err = set_internal(p, pid, a, maps);

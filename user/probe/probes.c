@@ -18,6 +18,7 @@
 #include "model/report.h"
 #include "probes.h"
 #include "probes_internal.h"
+#include "trace_ring.h"
 #include "target/watchdog.h"
 #include "util/mapmem.h"
 
@@ -283,6 +284,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
 	p->py_exit_files[0] = p->py_exit_files[1] = -1;
 	p->follow = cfg->follow;
+	p->symbols_prefix = cfg->symbols_prefix;
 	p->exit_stop_fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
@@ -298,6 +300,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
 	probes__set_sampling(p, cfg);
+	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
 	p->py_used = cfg->follow;
 	bpf_program__set_autoload(p->skel->progs.exit_follow, cfg->follow);
@@ -315,7 +318,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p) ?:
+	      trace_ring__start(p);
 	if (err)
 		goto fail;
 	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -480,6 +484,7 @@ void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
+	trace_ring__stop(p);
 	probes__unwind_release(p);
 	follow__free(p);
 	probes__detach_all(p);

@@ -25,6 +25,9 @@ struct probes_config {
 	bool bench_floor;	/* BPF programs return at once (opts.h) */
 	bool probe_at_entry;	/* every probe at its function's entry (opts.h) */
 	bool follow;		/* --follow: trace the processes the target starts */
+	const char *symbols_prefix;	/* -S: the allocator's names carry it; NULL: none */
+	bool trace;		/* -t: each allocation and free, a line each (trace_ring.h) */
+	uint64_t trace_buffer;	/* its ring's bytes */
 	int sample_mode;	/* enum memleak_sample_mode (bpf/sample.h); opts.h */
 	uint64_t sample_value;	/* --sample's mean bytes, -s's N */
 	uint64_t sample_seed;	/* 0: the kernel's random numbers */

@@ -109,6 +109,9 @@ struct probes {
 	struct stackcache *stacks;
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 	bool follow;		/* --follow: links are kept as recipes, made again per child */
+	const char *symbols_prefix;	/* -S: an exec'd image's allocator carries it too */
+	uint64_t trace_bytes;		/* -t: the trace ring's size; 0: -t is off */
+	struct trace_ring *trace;	/* -t: its reader (trace_ring.c) */
 	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
 	struct image_links *image_links;	/* exec'd images' links, for their forks */
 };

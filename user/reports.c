@@ -243,7 +243,10 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.all_stacks = tr->opts->all_stacks,
 		.folded_by_process = tr->opts->folded_by_process,
 		/* A periodic text report: its sites show no stacks (report.h). */
-		.brief = job->text && !job->final && !job->asked,
+		.brief = job->text && !job->final && !job->asked && !tr->opts->show_allocs,
+		.show_allocs = tr->opts->show_allocs,
+		.allocs_per_stack = tr->opts->allocs_per_stack,
+		.sort_count = tr->opts->sort_count,
 		.images = tr->images,
 		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd },
 	};
@@ -253,6 +256,9 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&job->phase, PHASE_TABLES);
 	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (!err && tr->opts->show_allocs)
+		err = snapshot__blocks(tr->probes, b->snap, tr->opts->allocs_per_stack,
+				       tr->opts->older_ms * 1000000ull);
 	if (tr->opts->sample_mode) {
 		b->sampling = (struct report_sampling){
 			.by_bytes = tr->opts->sample_mode == SAMPLE_BYTES,

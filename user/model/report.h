@@ -91,6 +91,13 @@ struct report_reach {
 	uint64_t mmap_bytes, mmap_blocks;	/* tracked mmaps: not heap blocks, scanned as roots */
 };
 
+/* -a/--show-allocs: one live block of a stack. */
+struct report_block {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t age_ns;	/* at the snapshot */
+};
+
 struct report_stack {
 	uint32_t api;		/* enum memleak_api */
 	uint64_t bytes;		/* outstanding */
@@ -120,6 +127,13 @@ struct report_stack {
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
+	/*
+	 * -a: its live blocks (older than -o), the oldest first, at most
+	 * report.allocs_per_stack of the blocks_seen the table held; owned.
+	 */
+	struct report_block *blocks;
+	size_t nr_blocks;
+	uint64_t blocks_seen;
 };
 
 /*
@@ -368,6 +382,9 @@ struct report {
 	 * with SIGUSR1, show each site's biggest stacks with their frames.
 	 */
 	bool brief;
+	bool show_allocs;	/* -a: each stack's blocks (report_stack.blocks) */
+	uint32_t allocs_per_stack;	/* -a's bound; 0: all */
+	bool sort_count;	/* --sort count: sites by outstanding allocations */
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
 	size_t top;		/* the text report shows this many sites */
 	struct report_totals totals;
@@ -521,6 +538,9 @@ void report_text__reach_head(const struct report *r, FILE *f);
 void report_text__reach_stack(const struct report_stack *s, FILE *f);
 void report_json__reach(const struct report *r, FILE *f);
 void report_json__reach_stack(const struct report_stack *s, FILE *f);
+/* -a: a stack's live blocks (report_allocs.c): its lines under the frames, its JSON fields. */
+void report_text__allocs(const struct report *r, const struct report_stack *s, FILE *f);
+void report_json__allocs(const struct report *r, const struct report_stack *s, FILE *f);
 /* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */
 int report_timeline_csv__write(const struct report *r, FILE *f);
 int report_timeline_svg__write(const struct report *r, FILE *f);

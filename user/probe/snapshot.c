@@ -513,9 +513,11 @@ void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
-	for (size_t i = 0; i < snap->nr; i++)
+	for (size_t i = 0; i < snap->nr; i++) {
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });
+		free(snap->sites[i].blocks);
+	}
 	free(snap->sites);
 	free(snap->site_of_slot);
 	free(snap);

@@ -301,6 +301,8 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
 	report_json__reach_stack(s, f);
+	if (site != SIZE_MAX)
+		report_json__allocs(r, s, f);
 	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);

@@ -272,6 +272,7 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
 	report_text__frames(s, f);
+	report_text__allocs(r, s, f);
 }
 
 void report_text__frames(const struct report_stack *s, FILE *f)

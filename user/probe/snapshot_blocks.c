@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * -a/--show-allocs: the live blocks of each site of a snapshot, read from
+ * the live-block table: the oldest of them, the likeliest leaked, kept
+ * while the walk goes (at most max a site, so a site of a million blocks
+ * costs max slots), then put in order.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include "probes_internal.h"
+#include "snapshot.h"
+#include "util/vec.h"
+
+struct blocks_walk {
+	struct probes *p;
+	struct snapshot *snap;
+	uint32_t max;		/* 0: all */
+	uint64_t older_ns;
+};
+
+/* A block newer than the snapshot's clock is young, not 2^64 ns old. */
+static uint64_t age_of(const struct snapshot *snap, uint64_t timestamp_ns)
+{
+	return timestamp_ns < snap->time_ns ? snap->time_ns - timestamp_ns : 0;
+}
+
+/* The youngest kept: the one a still older block takes the place of. */
+static struct report_block *youngest(struct snap_site *s)
+{
+	struct report_block *y = &s->blocks[0];
+
+	for (uint32_t i = 1; i < s->nr_blocks; i++)
+		if (s->blocks[i].age_ns < y->age_ns)
+			y = &s->blocks[i];
+	return y;
+}
+
+static int keep_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
+		      const struct alloc_info *info)
+{
+	struct blocks_walk *w = arg;
+	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
+	struct report_block blk = { addr, info->size, age_of(w->snap, info->timestamp_ns) };
+	struct snap_site *s;
+	size_t cap;
+
+	if (!at || blk.age_ns < w->older_ns)
+		return 0;
+	s = &w->snap->sites[at - 1];
+	s->blocks_seen++;
+	if (w->max && s->nr_blocks == w->max) {
+		struct report_block *y = youngest(s);
+
+		if (blk.age_ns > y->age_ns)
+			*y = blk;
+		return 0;
+	}
+	cap = s->cap_blocks;
+	if (vec__reserve_min(&s->blocks, &cap, s->nr_blocks + 1, sizeof(*s->blocks), 4))
+		return -ENOMEM;
+	s->cap_blocks = (uint32_t)cap;
+	s->blocks[s->nr_blocks++] = blk;
+	return 0;
+}
+
+/* The oldest first; equal ages by address, so that two reports of one table agree. */
+static int cmp_block(const void *pa, const void *pb)
+{
+	const struct report_block *a = pa, *b = pb;
+
+	if (a->age_ns != b->age_ns)
+		return a->age_ns > b->age_ns ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+int snapshot__blocks(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns)
+{
+	struct blocks_walk w = { p, snap, max, older_ns };
+	int err;
+
+	/* A block's site is never reclaimed while it lives; the lock keeps a clear away. */
+	pthread_mutex_lock(&p->tables_lock);
+	err = snapshot__each_block(p, keep_block, &w);
+	pthread_mutex_unlock(&p->tables_lock);
+	for (size_t i = 0; i < snap->nr; i++)
+		if (snap->sites[i].nr_blocks > 1)
+			qsort(snap->sites[i].blocks, snap->sites[i].nr_blocks, sizeof(struct report_block),
+			      cmp_block);
+	return err;
+}

@@ -396,10 +396,11 @@ static void print_sites(const struct report *r, FILE *f)
 	if (r->nr_sites == 1)
 		fputs("1 site", f);
 	else if (shown < r->nr_sites)
-		fprintf(f, "Top %s of %s sites by outstanding bytes", report__count(shown, a),
-			report__count(r->nr_sites, b));
+		fprintf(f, "Top %s of %s sites by outstanding %s", report__count(shown, a),
+			report__count(r->nr_sites, b), r->sort_count ? "allocations" : "bytes");
 	else
-		fprintf(f, "All %s sites by outstanding bytes", report__count(r->nr_sites, a));
+		fprintf(f, "All %s sites by outstanding %s", report__count(r->nr_sites, a),
+			r->sort_count ? "allocations" : "bytes");
 	fprintf(f, " (%s %s in all, grouped by their innermost frame of the program's own code):\n",
 		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"));
 	for (size_t i = 0; i < shown; i++)

@@ -113,7 +113,7 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 $(OUTPUT)/victims/%: tests/victims/%.c tests/victims/truth.h | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
 	$(Q)$(CC) $(VICTIM_FLAGS) $(if $(findstring static,$*),-static) \
-		$(if $(findstring nopie,$*),-no-pie) $< -o $@
+		$(if $(findstring nopie,$*),-no-pie) $(if $(findstring prefix,$*),-rdynamic) $< -o $@
 
 $(OUTPUT)/victims/%: tests/victims/%.cc | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)

@@ -564,6 +564,7 @@ int report_json__write(const struct report *r, FILE *f)
 	put_string(r->command, f);
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
+	fprintf(f, "  \"sort\": \"%s\",\n", r->sort_count ? "count" : "size");	/* sites[]' order */
 	put_python(r->python, f);
 	report_json__reach(r, f);
 	put_sampling(r, f);

@@ -90,28 +90,3 @@ TEST(opts_bcc_errors)
 	}
 	return true;
 }
-
-TEST(opts_bcc_usage)
-{
-	static const char *const want[] = {
-		"-a, --show-allocs", "--allocs-per-stack N", "-t, --trace", "--trace-buffer BYTES",
-		"-S, --symbols-prefix P", "-C, --combined-only", "-F, --wa-missing-free",
-		"--sort KEY",
-	};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	ASSERT(f);
-	opts__usage(f);
-	fclose(f);
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		if (!strstr(text, want[i])) {
-			fprintf(stderr, "  usage lacks \"%s\"\n", want[i]);
-			free(text);
-			return false;
-		}
-	}
-	free(text);
-	return true;
-}

@@ -326,7 +326,7 @@ static __always_inline bool release_tracked(__u64 addr, __u32 proc, __u32 api)
 	if (!forget(addr, proc, &old))
 		return false;
 	site_sub(&old, old.size, true);
-	if (api != API__COUNT)
+	if (trace_calls && api != API__COUNT)
 		trace_emit(api, old.size, addr, 0, 0);
 	return true;
 }

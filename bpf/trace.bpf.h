@@ -51,11 +51,13 @@ static __always_inline void trace_emit(__u32 api, __u64 size, __u64 addr, __u64 
  */
 static __always_inline void trace_call(const struct call_state *st, __u64 addr)
 {
-	bool resize = st->api == API_REALLOC || st->api == API_REALLOCARRAY ||
-		      st->api == API_MREMAP || st->api == API_XALLOCX;
+	__u32 api = st->api;
 
-	if (trace_calls && st->flags & CALL_SAMPLED && st->size >= min_size && st->size <= max_size)
-		trace_emit(st->api, st->size, addr, resize ? st->ptr : 0, 0);
+	/* trace_calls first: without -t the verifier then drops all of it. */
+	if (!trace_calls || !(st->flags & CALL_SAMPLED) || st->size < min_size || st->size > max_size)
+		return;
+	trace_emit(api, st->size, addr, api == API_REALLOC || api == API_REALLOCARRAY ||
+		   api == API_MREMAP || api == API_XALLOCX ? st->ptr : 0, 0);
 }
 
 #endif /* TRACE_BPF_H */

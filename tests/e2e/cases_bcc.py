@@ -110,6 +110,41 @@ def check_trace(work, truth):
 	return errs
 
 
+def whole_reports(lines):
+	"""After a trace line comes another, a report's first line, or the end: none inside a report."""
+	errs, reports = [], sum(1 for l in lines if REPORT_HEAD.match(l))
+	for i, line in enumerate(lines[:-1]):
+		nxt = lines[i + 1]
+		if line.startswith("trace") and not (nxt.startswith("trace") or REPORT_HEAD.match(nxt)):
+			errs.append("line %d, inside a report, follows a trace line: %r" % (i + 2, nxt))
+	if reports < 3:
+		errs.append("%d reports: too few to show trace lines kept out of them" % reports)
+	return errs[:3]
+
+
+def check_trace_lost(work, truth):
+	"""A ring too small: lines lost, said where and in all, and every call a line or lost."""
+	out, err = work.read("tracer.stdout"), work.read("tracer.stderr")
+	here = [int(n) for n in re.findall(r"^trace: (\d+) lines lost here: the ring \(4 KiB\) was full "
+					   r"\(--trace-buffer\)$", out, re.M)]
+	total = re.search(r"-t: (\d+) trace lines lost, the ring \(4 KiB\) full: raise --trace-buffer", err)
+	allocs = re.search(r"allocs=(\d+)", truth_notes(work).get("total", ""))
+	lines = len([l for l in out.splitlines() if TRACE_LINE.match(l)])
+	if not here or not total or not allocs:
+		return ["no lines said lost (%d here, %r at the end), or no total from the victim" % (
+			len(here), total and total.group(0))]
+	errs = []
+	if sum(here) != int(total.group(1)):
+		errs.append("lost %d in the stream, %s at the end" % (sum(here), total.group(1)))
+	# Each of the victim's mallocs and frees is a line or lost (the C library's calls add more).
+	errs += whole_reports(out.splitlines())
+	calls = 2 * int(allocs.group(1)) - sum(t["allocs"] for t in truth)
+	if lines + sum(here) < calls:
+		errs.append("%d lines + %d lost < the victim's %d mallocs and frees" % (
+			lines, sum(here), calls))
+	return errs
+
+
 def check_sort_count(work, truth):
 	"""--sort count: v_basic's site_malloc (5 blocks of 48 bytes) leads."""
 	out = work.read("tracer.stdout")
@@ -132,6 +167,9 @@ CASES = [
 		      ["--show-allocs", "--allocs-per-stack", "all", "0.1"], check_blocks(None))),
 	("bcc_trace", TRACE, [],
 	 command_case("{V}/v_allocs", "v_allocs", "v_allocs.c", 0, ["-t", "0.1"], check_trace)),
+	("bcc_trace_lost", TRACE, [],
+	 command_case("{V}/v_churn 8 300 4", "v_churn", "v_churn.c", 0,
+		      ["-t", "--trace-buffer", "4K", "0.02"], check_trace_lost)),
 	("bcc_symbols_prefix", TRACE, [],
 	 command_case("{V}/v_prefix", "v_prefix", "v_prefix.c", 0, ["--symbols-prefix", "pfx_"])),
 	("bcc_symbols_prefix_obj", TRACE, [],

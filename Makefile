@@ -16,14 +16,14 @@ INCLUDES  := -I$(OUTPUT) -Ibpf -Iuser
 LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
-# user/ holds main.c, opts.c, tracer.c and reports.c, and a folder per stage
+# user/ holds main.c and a folder per stage
 # (docs/DEVELOPING.md, "Source tree"). Sources are named by their path under user/, without .c.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
 # whose link proves it: whole folders (probe/ needs libbpf, symbolize/ libdw).
 PURE_DIRS := util model target allocator unwind python analyze report
-PURE      := opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
+PURE      := cli/opts $(patsubst user/%.c,%,$(wildcard $(patsubst %,user/%/*.c,$(PURE_DIRS))))
 PURE_OBJS := $(patsubst %,$(OUTPUT)/user/%.o,$(PURE))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%.o,$(UNIT_SRCS))
@@ -80,7 +80,7 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/unit $(OUTPUT)/victims $(OUTPUT)/victims/plug
 $(OUTPUT)/unit/symbolize $(DEBUG_ROOT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/memleak.bpf.o: bpf/memleak.bpf.c bpf/memleak.h $(wildcard bpf/*.bpf.h) | $(OUTPUT)
+$(OUTPUT)/memleak.bpf.o: bpf/memleak.bpf.c $(wildcard bpf/*.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

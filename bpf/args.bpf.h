@@ -2,7 +2,7 @@
 /*
  * Where each allocation API has its size and the block it resizes (or
  * posix_memalign's out-pointer), from its first three arguments: one case
- * per API of memleak.h. Included by memleak.bpf.c (page_size is its).
+ * per row of alloc_apis.h. Included by memleak.bpf.c (page_size is its).
  */
 #ifndef ARGS_BPF_H
 #define ARGS_BPF_H
@@ -27,49 +27,39 @@ static __always_inline __u64 array_bytes(__u64 nmemb, __u64 size)
 	return nmemb && bytes / nmemb != size ? ~0ULL : bytes;
 }
 
-/* An allocating call's size, and its block to resize or posix_memalign's out-pointer. */
+/* Argument n (1-3) of a1..a3; 0 for none. */
+#define ARGS_PICK(n) ((n) == 1 ? a1 : (n) == 2 ? a2 : (n) == 3 ? a3 : 0)
+#define ARGS_BYTES(size, nmemb) (size)
+#define ARGS_TIMES(size, nmemb) ((size) * (nmemb))
+#define ARGS_ARRAY(size, nmemb) array_bytes(nmemb, size)
+#define ARGS_PAGES(size, nmemb) whole_pages(size)
+#define ARGS_CASE(api, name, kind, size_at, nmemb_at, ptr_at, bytes, ...)	\
+	case API_##api:								\
+		*size = ARGS_##bytes(ARGS_PICK(size_at), ARGS_PICK(nmemb_at));	\
+		*ptr = ARGS_PICK(ptr_at);					\
+		break;
+
+/*
+ * An allocating call's size, and its block to resize or posix_memalign's
+ * out-pointer: the size, nmemb, ptr and bytes columns of alloc_apis.h.
+ */
 static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, __u64 *size,
 				      __u64 *ptr)
 {
-	*ptr = 0;
 	switch (api) {
-	case API_CALLOC:
-		*size = a1 * a2;
-		break;
-	case API_REALLOC:
-		*size = a2;
-		*ptr = a1;
-		break;
-	case API_REALLOCARRAY:
-		*size = array_bytes(a2, a3);
-		*ptr = a1;
-		break;
-	case API_POSIX_MEMALIGN:
-		*size = a3;	/* (memptr, alignment, size) */
-		*ptr = a1;
-		break;
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-		*size = a2;	/* (alignment, size) */
-		break;
-	case API_PVALLOC:
-		*size = whole_pages(a1);
-		break;
-	case API_MMAP:
-		*size = a2;	/* (addr, length, ...) */
-		break;
-	case API_MREMAP:
-		*size = a3;	/* (old, old_size, new_size, ...) */
-		*ptr = a1;
-		break;
-	case API_XALLOCX:
-		*size = a2;	/* (ptr, size, extra, flags): at least size */
-		*ptr = a1;
-		break;
-	default:	/* malloc, valloc, new, new[]: size first */
+	MEMLEAK_APIS(ARGS_CASE)
+	default:
 		*size = a1;
+		*ptr = 0;
 	}
 }
+
+#undef ARGS_CASE
+#undef ARGS_PAGES
+#undef ARGS_ARRAY
+#undef ARGS_TIMES
+#undef ARGS_BYTES
+#undef ARGS_PICK
 
 /*
  * An entry-only probe may sit past the entry, on the first instruction the

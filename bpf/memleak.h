@@ -12,31 +12,19 @@
 #define MEMLEAK_MAX_INTERNAL 8		/* address ranges of allocator code */
 #define MEMLEAK_NO_STACK 0		/* stack id of allocations whose stack failed */
 
+#include "alloc_apis.h"
+
 /*
- * Allocation APIs. The allocating ones come first: a site is keyed by one of
- * them. The releasing ones (>= API_FREE) never name a site.
+ * Allocation APIs, from their table (alloc_apis.h). The allocating ones come
+ * first: a site is keyed by one of them. The releasing ones (>= API_FREE)
+ * never name a site.
  */
+#define MEMLEAK_API_ENUM(api, ...) API_##api,
 enum memleak_api {
-	API_MALLOC,
-	API_CALLOC,
-	API_REALLOC,
-	API_REALLOCARRAY,
-	API_POSIX_MEMALIGN,
-	API_ALIGNED_ALLOC,
-	API_MEMALIGN,
-	API_VALLOC,
-	API_PVALLOC,
-	API_MMAP,
-	API_MREMAP,
-	API_XALLOCX,		/* jemalloc's resize in place: returns the block's new size */
-	API_NEW,
-	API_NEW_ARRAY,
-	API_FREE,
-	API_MUNMAP,
-	API_DELETE,
-	API_DELETE_ARRAY,
+	MEMLEAK_APIS(MEMLEAK_API_ENUM)
 	API__COUNT,
 };
+#undef MEMLEAK_API_ENUM
 
 #define API__ALLOCATING API_FREE
 
@@ -46,11 +34,22 @@ enum memleak_api {
  */
 enum memleak_kind {
 	KIND_HEAP,
-	KIND_MMAP,		/* mmap and mremap regions */
+	KIND_MMAP,		/* mmap and mremap regions (and munmap) */
 	KIND__COUNT,
 };
 
-#define MEMLEAK_KIND_OF(api) ((api) == API_MMAP || (api) == API_MREMAP ? KIND_MMAP : KIND_HEAP)
+/*
+ * The APIs of kind MMAP, a bit each, from their rows. api is always one of
+ * the enum (a site's, from the attach cookie); the mask keeps the shift
+ * defined for any value, and the verifier's work as small as a compare.
+ */
+#define MEMLEAK_API_KIND_HEAP 0u
+#define MEMLEAK_API_KIND_MMAP 1u
+#define MEMLEAK_API_MMAP_BIT(api, name, kind, ...) | MEMLEAK_API_KIND_##kind << API_##api
+#define MEMLEAK_MMAP_APIS (0u MEMLEAK_APIS(MEMLEAK_API_MMAP_BIT))
+#define MEMLEAK_KIND_OF(api) \
+	(MEMLEAK_MMAP_APIS >> ((api) & 31) & 1u ? KIND_MMAP : KIND_HEAP)
+_Static_assert(API__COUNT <= 32, "MEMLEAK_MMAP_APIS holds a bit per API");
 
 /* Drop and anomaly counters, indexed in the BPF .bss array `counters`. */
 enum memleak_counter {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include "analyze/insight.h"
 #include "analyze/reach_sum.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
 #include "probe/trace_ring.h"
@@ -31,7 +31,9 @@
 #include "target/modules.h"
 #include "target/target.h"
 #include "target/watchdog.h"
-#include "tracer.h"
+#include "run/reports.h"
+#include "run/tracer.h"
+#include "run/tracer_reach.h"
 #include "unwind/unwind.h"
 #include "util/proc.h"
 #include "util/worker.h"
@@ -69,8 +71,8 @@ static void on_events(struct tracer *tr)
 	struct memleak_event evs[64];
 	size_t n = probes__take_events(tr->probes, evs, 64);
 
-	probes__follow_events(tr->probes, &tr->procs, tr->images, tr->opts->verbose);	/* a child waits, stopped */
-	if (tr->target_ended && !probes__following(tr->probes))
+	follow_events__handle(tr->probes, &tr->procs, tr->images, tr->opts->verbose);	/* a child waits, stopped */
+	if (tr->target_ended && !follow__count(tr->probes))
 		tr->done = true;
 	for (size_t i = 0; i < n; i++) {
 		if (evs[i].kind == EVENT_STOPPED) {
@@ -79,16 +81,16 @@ static void on_events(struct tracer *tr)
 		} else if (evs[i].kind == EVENT_EXEC) {
 			on_exec(tr);
 		} else if (evs[i].kind == EVENT_EXIT_STOP) {
-			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
+			tracer_reach__on_exit_stop(tr, (pid_t)evs[i].tgid, false);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXIT) {
-			tracer__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
+			tracer_reach__on_exit_stop(tr, (pid_t)evs[i].tgid, true);
+			reports__on_python_exit(tr, (pid_t)evs[i].tgid, true, evs[i].finalize);
 			watchdog__stop_handled(tr->wd);
 		} else if (evs[i].kind == EVENT_PY_EXITING) {
-			tracer__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
+			reports__on_python_exit(tr, (pid_t)evs[i].tgid, false, evs[i].finalize);
 		} else if (evs[i].kind == EVENT_PEAK) {
-			tracer__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
+			reports__sample_peak(tr);	/* the stacks of a new peak, while it lasts */
 		} else {
 			tracer__refresh_modules(tr);	/* a dlopen under -p: keep its mappings */
 		}
@@ -107,7 +109,7 @@ static void target_ended(struct tracer *tr)
 		return;
 	tr->target_ended = true;
 	on_events(tr);	/* the fork of a child may still wait in the ring */
-	n = probes__following(tr->probes);
+	n = follow__count(tr->probes);
 	if (n)
 		fprintf(stderr, "memleakbpf: pid %d exited: tracing goes on until the %zu %s followed %s ended (Ctrl-C ends it now)\n",
 			tr->target->pid, n, n == 1 ? "process" : "processes", n == 1 ? "has" : "have");
@@ -137,9 +139,9 @@ static void on_signal(struct tracer *tr)
 			if (target__reap(tr->target))
 				target_ended(tr);
 		} else if (si.ssi_signo == SIGUSR1) {
-			tracer__on_snapshot_signal(tr);
+			reports__on_snapshot_signal(tr);
 		} else if (si.ssi_signo == SIGUSR2) {
-			tracer__on_reach_signal(tr);
+			tracer_reach__on_signal(tr);
 		} else {
 			on_interrupt(tr, (int)si.ssi_signo);
 		}
@@ -156,7 +158,7 @@ static void on_timer(struct tracer *tr)
 		tr->done = true;	/* the last one is the final report */
 		return;
 	}
-	if (tracer__report_due(tr))
+	if (reports__due(tr))
 		tr->reports++;
 }
 
@@ -172,7 +174,7 @@ static void sample(struct tracer *tr)
 {
 	if (!insight__due(tr->ins))
 		return;
-	tracer__tick(tr);
+	reports__tick(tr);
 }
 
 /*
@@ -216,7 +218,7 @@ static void run(struct tracer *tr)
 		else if (ev.data.fd == insight__fd(tr->ins))
 			sample(tr);
 		else if (ev.data.fd == worker__fd(tr->worker))
-			tracer__job_done(tr);
+			reports__job_done(tr);
 		else if (target__gone(tr->target))
 			target_ended(tr);
 	}
@@ -276,31 +278,19 @@ static int setup_events(struct tracer *tr)
 static void check_outputs(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
-	const struct {
-		const char *option, *path;
-	} files[] = {
-		{ "--json", o->json_path },
-		{ "--folded", o->folded_path },
-		{ "--pprof", o->pprof_path },
-		{ "--flamegraph", o->flamegraph_path },
-		{ "--html", o->html_path },
-		{ "--timeline", o->timeline_path },
-		{ "--timeline-svg", o->timeline_svg_path },
-	};
-	const size_t nr = sizeof(files) / sizeof(files[0]);
+	const char *const *paths = o->outputs;
 	char err[512];
 	int fd;
 
-	for (size_t i = 0; i < nr; i++) {
-		if (!files[i].path)
+	for (size_t i = 0; i < REPORT_OUT__COUNT; i++) {
+		if (!paths[i])
 			continue;
-		if (outfile__check(files[i].path, err, sizeof(err)))
+		if (outfile__check(paths[i], err, sizeof(err)))
 			die_usage(err);
 		for (size_t j = 0; j < i; j++)
-			if (files[j].path && outfile__same(files[i].path, files[j].path)) {
-				snprintf(err, sizeof(err), "%s %s and %s %s name one file: give each report a file of its own",
-					 files[j].option, files[j].path, files[i].option,
-					 files[i].path);
+			if (paths[j] && outfile__same(paths[i], paths[j])) {
+				snprintf(err, sizeof(err), "--%s %s and --%s %s name one file: give each report a file of its own",
+					 writers[j].option, paths[j], writers[i].option, paths[i]);
 				die_usage(err);
 			}
 	}
@@ -386,7 +376,7 @@ static int load_probes(struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 	struct probes_config cfg = probes_config_of(o, tr->target);
-	int err = unwind__choose(o->unwind, probes__can_walk_tables, &cfg.unwind_tables);
+	int err = unwind__choose(o->unwind, probes_unwind__can_walk_tables, &cfg.unwind_tables);
 	struct pytrace_ops py_ops;
 	struct unwind_ops ops;
 
@@ -394,17 +384,17 @@ static int load_probes(struct tracer *tr)
 		err = probes__load(&cfg, &tr->probes);
 	if (err)
 		return err;
-	probes__python_ops(tr->probes, &py_ops);
+	probes_python__ops(tr->probes, &py_ops);
 	/* Python's code objects through tr->relay, held while a report reads the code. */
 	pyrelay__wrap(&tr->relay, &tr->worker, &py_ops);
 	pytrace__set_ops(tr->py, &py_ops);
 	if (cfg.unwind_tables) {
-		probes__unwind_ops(tr->probes, &ops);
+		probes_unwind__ops(tr->probes, &ops);
 		/* -p: the target runs while we load; -c: it waits for every table. */
 		tr->unw = unwind__new(&ops, !o->command, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
 		if (o->follow)
-			probes__on_image(tr->probes, tracer__image_tables, tr);
+			follow_exec__on_image(tr->probes, tracer__image_tables, tr);
 	}
 	return err;
 }
@@ -462,6 +452,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	tr.opts = &opts;
+	tr.jobs = &reports__jobs;
 	tr.cwd = getcwd(cwd, sizeof(cwd));
 	check_outputs(&tr);
 	check_memory(&opts);
@@ -485,17 +476,17 @@ int main(int argc, char **argv)
 	if (begin(&tr))
 		goto cleanup;
 	run(&tr);
-	tracer__finish_jobs(&tr);
-	tracer__reach_final(&tr);
+	reports__finish(&tr);
+	tracer_reach__final(&tr);
 	trace_ring__stop(tr.probes);	/* -t's last lines, then the final report */
 	if (tr.tracing && !tr.untraced)
-		tracer__report(&tr, true);
+		reports__now(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	if (opts.verbose)
 		holds__say(&tr.holds, tr.py_exit_ms);
 	if (opts.verbose)
-		probes__follow_say(tr.probes, &tr.procs);
+		follow__say(tr.probes, &tr.procs);
 	if (opts.verbose && opts.follow)
 		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",
 			tr.images_released);
@@ -506,7 +497,7 @@ int main(int argc, char **argv)
 cleanup:
 	worker__free(tr.worker);	/* first: a report may still be using everything else */
 	tracer__free(&tr);
-	tracer__free_jobs(&tr);
+	reports__free(&tr);
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
 	probes__free(tr.probes);

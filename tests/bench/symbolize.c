@@ -37,6 +37,7 @@
 #include "symbolize/report_build.h"
 #include "probe/snapshot.h"
 #include "symbolize/symbolize.h"
+#include "report/report_text.h"
 
 #define MAX_FILES 512
 #define REPEAT 5
@@ -307,7 +308,7 @@ static double one_report(struct symbolizer *s, const struct modules *mods,
 	struct report *r = NULL;
 	double t0 = now_ms();
 
-	if (aggregate__build(snap, &agg) || report__build(agg, s, mods, &meta, &r) ||
+	if (aggregate__build(snap, &agg) || report_build__report(agg, s, mods, &meta, &r) ||
 	    report_text__write(r, sink)) {
 		fprintf(stderr, "symbolize: report failed\n");
 		exit(1);

@@ -11,7 +11,7 @@ blocks. The --html page must embed JSON that parses, refer to nothing
 outside itself, and, rendered by headless Chromium, show the verdict, the
 sites, the frames of an opened stack and a search's matches, in a
 screenshot that is not blank. --help and the man page name every option
-opts.c defines.
+opts.c and report/writers.h define.
 v_phases (tests/victims/v_phases.c) leaks in three phases p1..p3 and never
 frees a leaked block, so the truth after phase k is its p1..pk TRUTH lines.
 v_sites (tests/victims/v_sites.c) leaks through 16 stacks of one line beside
@@ -669,9 +669,11 @@ def check_sites_all_stacks(work, truth):
 
 
 def long_options():
-	"""The long options opts.c defines."""
-	with open(os.path.join(ROOT, "user", "opts.c")) as f:
-		return re.findall(r'^\s*\{ "([a-z-]+)", (?:required|no)_argument', f.read(), re.M)
+	"""The long options opts.c defines, and the output files' of report/writers.h."""
+	with open(os.path.join(ROOT, "user", "cli", "opts.c")) as f:
+		names = re.findall(r'^\s*\{ "([a-z-]+)", (?:required|no)_argument', f.read(), re.M)
+	with open(os.path.join(ROOT, "user", "report", "writers.h")) as f:
+		return names + re.findall(r'^\s*X\([A-Z_]+, "([a-z-]+)",', f.read(), re.M)
 
 
 def case_help_lists_every_option(work):

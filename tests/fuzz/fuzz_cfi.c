@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!cfi__read_fd(memfd, &t)) {
 		check(t);
-		cfi_table__free(t);
+		cfi__table_free(t);
 	}
 	return 0;
 }

@@ -6,7 +6,7 @@
  */
 #include <unistd.h>
 #include "fuzz.h"
-#include "opts.h"
+#include "cli/opts.h"
 
 #define MAX_ARGS 64
 

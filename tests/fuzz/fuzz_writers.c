@@ -13,6 +13,13 @@
 #include "fuzz.h"
 #include "analyze/sites.h"
 #include "model/report.h"
+#include "report/report_folded.h"
+#include "report/report_gperftools.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_pprof.h"
+#include "report/report_svg.h"
+#include "report/report_text.h"
 
 #define MAX_STACKS 6
 #define MAX_FRAMES 6

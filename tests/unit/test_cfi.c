@@ -127,7 +127,7 @@ TEST(cfi_libc_rows)
 	ASSERT(!memcmp(id, t->build_id, 20));
 	/* Exactly one signal trampoline, __restore_rt's FDE. */
 	ASSERT_EQ_U64(count_rows(t, 0, UINT64_MAX, CFI_CFA_SIGNAL), 1);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }
 
@@ -144,7 +144,7 @@ TEST(cfi_function_entry)
 	ASSERT_EQ_U64(r.cfa, CFI_CFA_RSP);
 	ASSERT_EQ_U64(r.cfa_off, 8);
 	ASSERT_EQ_U64(r.rbp, CFI_RBP_SAME);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }
 
@@ -164,7 +164,7 @@ TEST(cfi_plt)
 	r = cfi_table__find(t, addr);
 	ASSERT_EQ_U64(r.cfa, CFI_CFA_RSP);
 	ASSERT_EQ_U64(r.cfa_off, 16);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }
 
@@ -177,7 +177,7 @@ TEST(cfi_clone_child_ends_stack)
 	ASSERT(cfi__read(LIBC, &t) == 0);
 	ASSERT(find_symbol(LIBC, "clone", &addr, &size));
 	ASSERT(count_rows(t, addr, addr + size, CFI_CFA_END) >= 1);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }
 
@@ -207,8 +207,8 @@ TEST(cfi_victims_with_and_without_frame_pointers)
 	/* _start (crt1.o): the return address is undefined. */
 	ASSERT(find_symbol(VICTIMS "v_basic", "_start", &a1, &s1));
 	ASSERT_EQ_U64(cfi_table__find(fp, a1).cfa, CFI_CFA_END);
-	cfi_table__free(fp);
-	cfi_table__free(nofp);
+	cfi__table_free(fp);
+	cfi__table_free(nofp);
 	return true;
 }
 
@@ -232,8 +232,8 @@ TEST(cfi_debug_frame)
 		ASSERT_EQ_U64(x.cfa_off, y.cfa_off);
 		ASSERT_EQ_U64(x.rbp, y.rbp);
 	}
-	cfi_table__free(eh);
-	cfi_table__free(dbg);
+	cfi__table_free(eh);
+	cfi__table_free(dbg);
 	return true;
 }
 
@@ -258,7 +258,7 @@ TEST(cfi_runtime_base)
 	ASSERT(cfi_table__runtime_base(t, 0x7f0000000000 + (t->segs[1].vaddr & ~4095ULL),
 				       t->segs[1].offset & ~4095ULL, &base) == 0);
 	ASSERT_EQ_U64(base, 0x7f0000000000);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	/* A non-PIE program is placed where it was linked. */
 	ASSERT(cfi__read(VICTIMS "v_nopie", &t) == 0);
 	ASSERT(t->base == 0x400000);
@@ -266,7 +266,7 @@ TEST(cfi_runtime_base)
 				       &base) == 0);
 	ASSERT_EQ_U64(base, 0x400000);
 	ASSERT(cfi_table__runtime_base(t, 0x1000, 1ULL << 40, &base) == -ENOENT);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }
 
@@ -274,7 +274,7 @@ TEST(cfi_pack_rows)
 {
 	struct cfi_row r = { .pc = 0x1234, .cfa = CFI_CFA_RSP, .cfa_off = 48,
 			     .rbp = CFI_RBP_AT_CFA, .rbp_off = -16 };
-	struct unwind_row p = cfi_row__pack(&r, 0x1000);
+	struct unwind_row p = cfi_table__row_pack(&r, 0x1000);
 
 	ASSERT_EQ_U64(p.pc, 0x234);
 	ASSERT_EQ_U64(p.kind, UNWIND_CFA_RSP | UNWIND_RBP_SAVED);
@@ -282,19 +282,19 @@ TEST(cfi_pack_rows)
 	ASSERT_EQ_U64((uint64_t)(int64_t)p.rbp_off, (uint64_t)-2);
 	/* A big frame: counted in words. */
 	r.cfa_off = 0x10008;
-	p = cfi_row__pack(&r, 0);
+	p = cfi_table__row_pack(&r, 0);
 	ASSERT_EQ_U64(p.kind, UNWIND_CFA_RSP | UNWIND_RBP_SAVED | UNWIND_CFA_X8);
 	ASSERT_EQ_U64(p.cfa_off, 0x10008 / 8);
 	/* What does not fit becomes a rule BPF stops at. */
 	r.cfa_off = 0x10001;
-	ASSERT_EQ_U64(cfi_row__pack(&r, 0).kind, UNWIND_CFA_OTHER);
+	ASSERT_EQ_U64(cfi_table__row_pack(&r, 0).kind, UNWIND_CFA_OTHER);
 	r.cfa_off = 16;
 	r.rbp_off = -12;
-	ASSERT_EQ_U64(cfi_row__pack(&r, 0).kind, UNWIND_CFA_OTHER);
+	ASSERT_EQ_U64(cfi_table__row_pack(&r, 0).kind, UNWIND_CFA_OTHER);
 	r.rbp = CFI_RBP_LOST;
-	ASSERT_EQ_U64(cfi_row__pack(&r, 0).kind, UNWIND_CFA_RSP | UNWIND_RBP_LOST);
+	ASSERT_EQ_U64(cfi_table__row_pack(&r, 0).kind, UNWIND_CFA_RSP | UNWIND_RBP_LOST);
 	r = (struct cfi_row){ .cfa = CFI_CFA_END };
-	ASSERT_EQ_U64(cfi_row__pack(&r, 0).kind, UNWIND_CFA_END);
+	ASSERT_EQ_U64(cfi_table__row_pack(&r, 0).kind, UNWIND_CFA_END);
 	return true;
 }
 
@@ -315,7 +315,7 @@ TEST(cfi_pack_table)
 	}
 	/* Each table row's rule is the packed row's at its pc. */
 	for (size_t i = 0, k = 0; i < t->nr; i++) {
-		struct unwind_row want = cfi_row__pack(&t->rows[i], t->base);
+		struct unwind_row want = cfi_table__row_pack(&t->rows[i], t->base);
 
 		while (k + 1 < nr && rows[k + 1].pc <= want.pc)
 			k++;
@@ -323,6 +323,6 @@ TEST(cfi_pack_table)
 		       rows[k].rbp_off == want.rbp_off);
 	}
 	free(rows);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return true;
 }

@@ -410,7 +410,7 @@ static enum report_trend raw_trend(const double *y, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		t[i] = i + 1;
-	history__classify(t, y, n, &g);
+	history_fit__classify(t, y, n, &g);
 	return g.trend;
 }
 

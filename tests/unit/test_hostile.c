@@ -14,10 +14,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "util/elfsym.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_folded.h"
+#include "report/report_text.h"
 
 /* ESC [31m, a C1 CSI (U+009B), an invalid byte, a ';' and a newline. */
 #define HOSTILE "evil\x1b[31m\xc2\x9b\xff;x\ny"

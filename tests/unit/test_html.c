@@ -5,6 +5,7 @@
 #include "helpers.h"
 #include "model/report.h"
 #include "unit.h"
+#include "report/report_html.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 

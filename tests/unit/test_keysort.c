@@ -40,11 +40,11 @@ TEST(keysort_orders_like_qsort_and_is_stable)
 		v[i] = ref[i] = (struct keyed){ hi, lo, i };
 	}
 	qsort(ref, N, sizeof(*ref), ref_cmp);
-	ASSERT(keysort(v, N) == 0);
+	ASSERT(keysort__sort(v, N) == 0);
 	for (uint32_t i = 0; i < N; i++)
 		ASSERT(v[i].hi == ref[i].hi && v[i].lo == ref[i].lo && v[i].index == ref[i].index);
 	/* Nothing and one key: as they are. */
-	ASSERT(keysort(v, 0) == 0 && keysort(v, 1) == 0 && v[0].index == ref[0].index);
+	ASSERT(keysort__sort(v, 0) == 0 && keysort__sort(v, 1) == 0 && v[0].index == ref[0].index);
 	free(v);
 	free(ref);
 	return true;

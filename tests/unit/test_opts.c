@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 
@@ -48,8 +48,8 @@ TEST(opts_defaults)
 	ASSERT_EQ_U64(o.max_size, UINT64_MAX);
 	ASSERT(o.obj == NULL);
 	ASSERT_EQ_U64(o.verbose, 0);
-	ASSERT(o.json_path == NULL);
-	ASSERT(o.folded_path == NULL);
+	ASSERT(o.outputs[REPORT_OUT_JSON] == NULL);
+	ASSERT(o.outputs[REPORT_OUT_FOLDED] == NULL);
 	ASSERT_EQ_U64(o.max_allocs, 1048576);
 	ASSERT_EQ_U64(o.stack_storage_size, 262144);
 	ASSERT(!o.prealloc_stacks);
@@ -88,8 +88,8 @@ TEST(opts_long_forms)
 	ASSERT_EQ_U64(o.max_size, 64);
 	ASSERT_EQ_STR(o.obj, "/x/libc.so.6");
 	ASSERT_EQ_U64(o.verbose, 1);
-	ASSERT_EQ_STR(o.json_path, "r.json");
-	ASSERT_EQ_STR(o.folded_path, "l.folded");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_JSON], "r.json");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_FOLDED], "l.folded");
 	ASSERT_EQ_U64(o.max_allocs, 100);
 	ASSERT_EQ_U64(o.stack_storage_size, 200);
 	ASSERT(o.prealloc_stacks);

@@ -5,7 +5,7 @@
  * always does (-C, -F), --percpu refused, --sort; each error one line.
  */
 #include <errno.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 

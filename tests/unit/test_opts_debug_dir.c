@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* --debug-dir: repeatable, kept in order, bounded, never empty. */
 #include <errno.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 

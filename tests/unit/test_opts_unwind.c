@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* --unwind: auto by default, one of three words, one line when wrong. */
 #include <errno.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 

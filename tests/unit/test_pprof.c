@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "report/outfile.h"
 #include "util/procmaps.h"
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_folded.h"
+#include "report/report_gperftools.h"
 
 #define PYTHON "/usr/bin/python3"
 
@@ -300,8 +302,8 @@ TEST(opts_output_options)
 
 	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--pprof", "a.heap", "--flamegraph", "a.svg",
 				 "--snapshot-dir", "snaps", "-p", "1", NULL), 0);
-	ASSERT_EQ_STR(o.pprof_path, "a.heap");
-	ASSERT_EQ_STR(o.flamegraph_path, "a.svg");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_PPROF], "a.heap");
+	ASSERT_EQ_STR(o.outputs[REPORT_OUT_FLAMEGRAPH], "a.svg");
 	ASSERT_EQ_STR(o.snapshot_dir, "snaps");
 	ASSERT(!o.folded_allocs);
 	ASSERT_EQ_U64(unit__parse(&o, err, sizeof(err), "--folded", "f", "--folded-weight", "allocs",

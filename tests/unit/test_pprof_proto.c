@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <time.h>
 #include <zlib.h>
-#include "opts.h"
+#include "cli/opts.h"
 #include "model/report.h"
 #include "report/pprof_tables.h"
 #include "util/procmaps.h"
 #include "helpers.h"
 #include "pb_read.h"
 #include "unit.h"
+#include "report/report_pprof.h"
 
 #define MAX_ITEMS 64
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* --python-malloc (issue 9): its values, and -c only. */
-#include "opts.h"
+#include "cli/opts.h"
 #include "helpers.h"
 #include "unit.h"
 

@@ -5,6 +5,9 @@
 #include "analyze/reach_sum.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_json.h"
+#include "report/report_reach.h"
+#include "report/report_text.h"
 
 /* Two stacks of heap blocks, and an mmap that no kind counts. */
 static const struct live_block blocks[] = {
@@ -63,7 +66,7 @@ TEST(reach_written_as_text_and_json)
 	s->head.threads = 2;
 	reach_sum__fill(s, &agg, &r);
 	ASSERT(f);
-	report_text__reach_stack(&st, f);
+	report_reach__text_stack(&st, f);
 	fclose(f);
 	text = unit__render(report_text__write, &r, NULL);
 	json = unit__render(report_json__write, &r, NULL);

@@ -15,6 +15,9 @@
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_folded.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 #define PYTHON "/usr/bin/python3"
 

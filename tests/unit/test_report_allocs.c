@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/report.h"
+#include "report/report_allocs.h"
 #include "unit.h"
 
 static struct report_block blocks[] = {
@@ -40,20 +41,20 @@ TEST(report_allocs_text)
 	struct report_stack s = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 7 };
 	struct report_stack all = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 2 };
 	struct report_stack none = { 0 };
-	char *t = render(report_text__allocs, &r, &s);
+	char *t = render(report_allocs__text, &r, &s);
 	bool ok = has(t, "      live blocks: the 2 oldest of 7 (--allocs-per-stack all: every one):\n"
 			 "        0x55d0c3a012a0  512 bytes  3.612 s old\n"
 			 "        0x55d0c3a014c0  1 byte  2.000 s old\n");
 
 	free(t);
-	t = render(report_text__allocs, &r, &all);
+	t = render(report_allocs__text, &r, &all);
 	ok = ok && has(t, "      live blocks: all 2, the oldest first:\n");
 	free(t);
-	t = render(report_text__allocs, &r, &none);
+	t = render(report_allocs__text, &r, &none);
 	ok = ok && has(t, "live blocks: none in the table");
 	free(t);
 	r.show_allocs = false;
-	t = render(report_text__allocs, &r, &s);
+	t = render(report_allocs__text, &r, &s);
 	ok = ok && t && !*t;	/* without -a, nothing */
 	free(t);
 	return ok;
@@ -63,14 +64,14 @@ TEST(report_allocs_json)
 {
 	struct report r = { .show_allocs = true };
 	struct report_stack s = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 7 };
-	char *t = render(report_json__allocs, &r, &s);
+	char *t = render(report_allocs__json, &r, &s);
 	bool ok = has(t, ", \"blocks_live\": 7,\n     \"blocks\": [{\"address\": \"0x55d0c3a012a0\", "
 			 "\"size\": 512, \"age_s\": 3.612},\n                {\"address\": "
 			 "\"0x55d0c3a014c0\", \"size\": 1, \"age_s\": 2.000}]");
 
 	free(t);
 	r.show_allocs = false;
-	t = render(report_json__allocs, &r, &s);
+	t = render(report_allocs__json, &r, &s);
 	ok = ok && t && !*t;
 	free(t);
 	return ok;

@@ -4,6 +4,8 @@
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 TEST(report_unwind_stops)
 {

@@ -6,6 +6,7 @@
 #include "helpers.h"
 #include "model/report.h"
 #include "unit.h"
+#include "report/report_svg.h"
 
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 #define PLOT_W 1180.0	/* the width frames share: 1200 minus two margins */

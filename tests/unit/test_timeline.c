@@ -10,6 +10,9 @@
 #include "model/report.h"
 #include "helpers.h"
 #include "unit.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+#include "report/report_timeline.h"
 
 #define MiB (1ull << 20)
 #define PYTHON "/usr/bin/python3"
@@ -117,7 +120,7 @@ TEST(timeline_csv)
 {
 	struct report_analysis a = analysis();
 	struct report r = sample(&a);
-	char *out = render(report_timeline_csv__write, &r);
+	char *out = render(report_timeline__csv, &r);
 
 	ASSERT(out);
 	ASSERT_EQ_STR(out,
@@ -130,7 +133,7 @@ TEST(timeline_csv)
 	free(out);
 	/* No analysis: the header alone. */
 	r.analysis = NULL;
-	out = render(report_timeline_csv__write, &r);
+	out = render(report_timeline__csv, &r);
 	ASSERT(out);
 	ASSERT_EQ_STR(out, "t_s,live_bytes,rss_bytes,anon_bytes,heap_bytes,arena_bytes,allocs_per_s,frees_per_s\n");
 	free(out);
@@ -164,7 +167,7 @@ TEST(timeline_svg)
 {
 	struct report_analysis a = analysis();
 	struct report r = sample(&a);
-	char *out = render(report_timeline_svg__write, &r);
+	char *out = render(report_timeline__svg, &r);
 
 	ASSERT(out);
 	ASSERT(strstr(out, "./app &lt;x&gt; &amp; &quot;y&quot; \xef\xbf\xbd\xef\xbf\xbd)"));
@@ -174,7 +177,7 @@ TEST(timeline_svg)
 	/* Nothing to plot is still a picture. */
 	r.analysis = NULL;
 	r.command = NULL;
-	out = render(report_timeline_svg__write, &r);
+	out = render(report_timeline__svg, &r);
 	ASSERT(out && strstr(out, "no report was made") && strstr(out, "</svg>\n"));
 	free(out);
 	return true;

@@ -474,7 +474,7 @@ TEST(unwind_lazy_builds_what_bpf_met_first)
 	return true;
 }
 
-/* unwind__update_image, what it says kept in x->said. */
+/* unwind_image__update, what it says kept in x->said. */
 static int update_image_said(struct fixture *x, uint32_t image, bool add)
 {
 	struct unit_stderr c;
@@ -482,7 +482,7 @@ static int update_image_said(struct fixture *x, uint32_t image, bool add)
 
 	if (!unit__capture_stderr(&c))
 		return -EBADF;
-	err = unwind__update_image(x->u, image, getpid(), x->maps, add);
+	err = unwind_image__update(x->u, image, getpid(), x->maps, add);
 	unit__stderr_text(&c, x->said, sizeof(x->said));
 	return err;
 }
@@ -523,7 +523,7 @@ TEST(unwind_images_apart_on_shared_rows)
 	ASSERT_EQ_U64(update_image_said(&x, 8, false), 0);
 	ASSERT_EQ_U64(f->image_publishes, 2);
 	/* 7's last process gone: its slot is free for the next. */
-	unwind__forget_image(x.u, 7);
+	unwind_image__forget(x.u, 7);
 	ASSERT_EQ_U64(f->image, 0);
 	ASSERT_EQ_U64(update_image_said(&x, 8, true), 0);
 	ASSERT_EQ_U64(f->image, 8);

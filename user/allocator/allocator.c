@@ -15,124 +15,40 @@
 #include "util/vec.h"
 
 /*
- * The allocation API. Order matters: when two names share an address (in
- * tcmalloc free is also operator delete, and new is also new[]), the first
- * one listed is the one probed.
+ * Each API's names, from its row of alloc_apis.h, NULL-terminated. Order
+ * matters: when two names share an address, the first one tried is the one
+ * probed: every API's standard names, then every API's aliases
+ * (alloc_apis.h says why).
  */
-static const struct {
-	const char *name;
-	uint32_t api;
-} api_symbols[] = {
-	{ "malloc", API_MALLOC },
-	{ "free", API_FREE },
-	{ "calloc", API_CALLOC },
-	{ "realloc", API_REALLOC },
-	{ "reallocarray", API_REALLOCARRAY },
-	{ "posix_memalign", API_POSIX_MEMALIGN },
-	{ "aligned_alloc", API_ALIGNED_ALLOC },
-	{ "memalign", API_MEMALIGN },
-	{ "valloc", API_VALLOC },
-	{ "pvalloc", API_PVALLOC },
-	{ "mmap", API_MMAP },
-	{ "munmap", API_MUNMAP },
-	{ "mremap", API_MREMAP },
-	/* C++: operator new/new[] and their nothrow and aligned forms. */
-	{ "_Znwm", API_NEW },
-	{ "_ZnwmRKSt9nothrow_t", API_NEW },
-	{ "_ZnwmSt11align_val_t", API_NEW },
-	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", API_NEW },
-	{ "_Znam", API_NEW_ARRAY },
-	{ "_ZnamRKSt9nothrow_t", API_NEW_ARRAY },
-	{ "_ZnamSt11align_val_t", API_NEW_ARRAY },
-	{ "_ZnamSt11align_val_tRKSt9nothrow_t", API_NEW_ARRAY },
-	/* operator delete/delete[]: plain, sized, nothrow and aligned forms. */
-	{ "_ZdlPv", API_DELETE },
-	{ "_ZdlPvm", API_DELETE },
-	{ "_ZdlPvRKSt9nothrow_t", API_DELETE },
-	{ "_ZdlPvSt11align_val_t", API_DELETE },
-	{ "_ZdlPvmSt11align_val_t", API_DELETE },
-	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", API_DELETE },
-	{ "_ZdaPv", API_DELETE_ARRAY },
-	{ "_ZdaPvm", API_DELETE_ARRAY },
-	{ "_ZdaPvRKSt9nothrow_t", API_DELETE_ARRAY },
-	{ "_ZdaPvSt11align_val_t", API_DELETE_ARRAY },
-	{ "_ZdaPvmSt11align_val_t", API_DELETE_ARRAY },
-	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", API_DELETE_ARRAY },
-	/*
-	 * Other names of the same calls, after the standard ones so that a
-	 * function known by several is named by its standard name. Most share
-	 * an address with one above, and are then probed once; those that do
-	 * not are entry points of their own, which a program reaches without
-	 * going through the one above: tcmalloc's mmap64 (glibc's is mmap),
-	 * glibc's __libc_* under an allocator that does not define them,
-	 * tbbmalloc's __libc_free and __libc_realloc. Not glibc's
-	 * GLIBC_PRIVATE __mmap and __munmap: only glibc calls them, and its
-	 * own mappings are the allocator's business.
-	 */
-	{ "mmap64", API_MMAP },
-	{ "__libc_malloc", API_MALLOC },
-	{ "__libc_free", API_FREE },
-	{ "__libc_cfree", API_FREE },
-	{ "cfree", API_FREE },
-	{ "__libc_calloc", API_CALLOC },
-	{ "__libc_realloc", API_REALLOC },
-	{ "__posix_memalign", API_POSIX_MEMALIGN },
-	{ "__libc_memalign", API_MEMALIGN },
-	{ "__libc_valloc", API_VALLOC },
-	{ "__libc_pvalloc", API_PVALLOC },
-	{ "__TBB_malloc_proxy", API_MALLOC },
-	/* gperftools' own names, which programs linked with it may call. */
-	{ "tc_malloc", API_MALLOC },
-	{ "tc_malloc_skip_new_handler", API_MALLOC },
-	{ "tc_free", API_FREE },
-	{ "tc_cfree", API_FREE },
-	{ "tc_free_sized", API_FREE },
-	{ "tc_calloc", API_CALLOC },
-	{ "tc_realloc", API_REALLOC },
-	{ "tc_posix_memalign", API_POSIX_MEMALIGN },
-	{ "tc_memalign", API_MEMALIGN },
-	{ "tc_valloc", API_VALLOC },
-	{ "tc_pvalloc", API_PVALLOC },
-	{ "tc_new", API_NEW },
-	{ "tc_new_nothrow", API_NEW },
-	{ "tc_new_aligned", API_NEW },
-	{ "tc_new_aligned_nothrow", API_NEW },
-	{ "tc_newarray", API_NEW_ARRAY },
-	{ "tc_newarray_nothrow", API_NEW_ARRAY },
-	{ "tc_newarray_aligned", API_NEW_ARRAY },
-	{ "tc_newarray_aligned_nothrow", API_NEW_ARRAY },
-	{ "tc_delete", API_DELETE },
-	{ "tc_delete_sized", API_DELETE },
-	{ "tc_delete_nothrow", API_DELETE },
-	{ "tc_delete_aligned", API_DELETE },
-	{ "tc_delete_sized_aligned", API_DELETE },
-	{ "tc_delete_aligned_nothrow", API_DELETE },
-	{ "tc_deletearray", API_DELETE_ARRAY },
-	{ "tc_deletearray_sized", API_DELETE_ARRAY },
-	{ "tc_deletearray_nothrow", API_DELETE_ARRAY },
-	{ "tc_deletearray_aligned", API_DELETE_ARRAY },
-	{ "tc_deletearray_sized_aligned", API_DELETE_ARRAY },
-	{ "tc_deletearray_aligned_nothrow", API_DELETE_ARRAY },
-	/*
-	 * jemalloc's non-standard API, its arguments where malloc's, realloc's
-	 * and free's are: mallocx(size, flags), rallocx(ptr, size, flags),
-	 * dallocx(ptr, flags), sdallocx(ptr, size, flags); and xallocx(ptr,
-	 * size, extra, flags), a resize in place, an API of its own.
-	 */
-	{ "mallocx", API_MALLOC },
-	{ "rallocx", API_REALLOC },
-	{ "dallocx", API_FREE },
-	{ "sdallocx", API_FREE },
-	{ "xallocx", API_XALLOCX },
-};
+#define API_NAMES(...) (const char *const[]){ __VA_ARGS__ __VA_OPT__(,) NULL }
+#define API_ROW(api, name, kind, size, nmemb, ptr, bytes, regs, std, aliases) \
+	[API_##api] = { API_NAMES std, API_NAMES aliases },
+static const char *const *const api_symbols[API__COUNT][2] = { MEMLEAK_APIS(API_ROW) };
+#undef API_ROW
+#undef API_NAMES
 
-#define NR_API_SYMBOLS (sizeof(api_symbols) / sizeof(api_symbols[0]))
+/* The n-th name in that order, and its API; false past the last. */
+static bool api_symbol_at(size_t n, const char **name, uint32_t *api)
+{
+	for (int tier = 0; tier < 2; tier++)
+		for (uint32_t a = 0; a < API__COUNT; a++)
+			for (const char *const *s = api_symbols[a][tier]; *s; s++)
+				if (!n--) {
+					*name = *s;
+					*api = a;
+					return true;
+				}
+	return false;
+}
 
 int allocator__api_of(const char *symbol)
 {
-	for (size_t i = 0; symbol && i < NR_API_SYMBOLS; i++)
-		if (!strcmp(api_symbols[i].name, symbol))
-			return (int)api_symbols[i].api;
+	const char *name;
+	uint32_t api;
+
+	for (size_t i = 0; symbol && api_symbol_at(i, &name, &api); i++)
+		if (!strcmp(name, symbol))
+			return (int)api;
 	return -ENOENT;
 }
 
@@ -389,7 +305,7 @@ void allocator__free(struct allocator *a)
 	allocator__free_wrappers(a->wrappers, a->nr_wrappers);
 	objects_free(a->objects, a->nr_objects);
 	free(a->probes);
-	for (size_t i = 0; a->names && i < NR_API_SYMBOLS; i++)
+	for (size_t i = 0; i < a->nr_names; i++)
 		free(a->names[i]);
 	free(a->names);
 	free(a);
@@ -422,27 +338,25 @@ static bool probed_at(const struct allocator *a, size_t object, uint64_t offset)
 }
 
 /*
- * The name symbol i has in this allocator: with a prefix (jemalloc built
- * with --with-jemalloc-prefix=je_), the allocator's own functions carry it;
- * mmap and its kin are the system's, whoever calls them. NULL: no memory.
+ * The name symbol s (api's) has in this allocator: with a prefix (jemalloc
+ * built with --with-jemalloc-prefix=je_), the allocator's own functions
+ * carry it; mmap and its kin are the system's, whoever calls them. NULL:
+ * no memory.
  */
-static const char *symbol_name(struct allocator *a, size_t sym)
+static const char *symbol_name(struct allocator *a, size_t s, const char *symbol, uint32_t api)
 {
-	const char *name = api_symbols[sym].name;
-	uint32_t api = api_symbols[sym].api;
-
 	if (!a->prefix || api == API_MMAP || api == API_MUNMAP || api == API_MREMAP)
-		return name;
-	if (!a->names[sym] && asprintf(&a->names[sym], "%s%s", a->prefix, name) < 0)
-		a->names[sym] = NULL;
-	return a->names[sym];
+		return symbol;
+	if (!a->names[s] && asprintf(&a->names[s], "%s%s", a->prefix, symbol) < 0)
+		a->names[s] = NULL;
+	return a->names[s];
 }
 
-/* Find symbol i in the first object that defines it; -ENOENT if none. */
+/* Find symbol s (api's) in the first object that defines it; -ENOENT if none. */
 static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
-		       size_t nr, size_t sym)
+		       size_t nr, size_t s, const char *symbol, uint32_t api)
 {
-	const char *name = symbol_name(a, sym);
+	const char *name = symbol_name(a, s, symbol, api);
 	uint64_t vaddr, offset, size;
 	int idx;
 
@@ -458,7 +372,7 @@ static int resolve_one(struct allocator *a, struct elf_file **elves, const struc
 		if (probed_at(a, idx, offset))
 			return 0;
 		a->probes[a->nr++] = (struct alloc_probe){
-			.api = api_symbols[sym].api,
+			.api = api,
 			.symbol = name,
 			.object = idx,
 			.offset = offset,
@@ -563,21 +477,27 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 {
 	struct elf_file **elves = calloc(nr ? nr : 1, sizeof(*elves));
 	struct allocator *a = calloc(1, sizeof(*a));
+	const char *symbol;
+	uint32_t api;
+	size_t nr_symbols = 0;
 	int err = 0;
 
 	if (!elves || !a)
 		goto nomem;
 	a->is_static = is_static;
 	a->prefix = prefix && *prefix ? prefix : NULL;
-	a->probes = calloc(NR_API_SYMBOLS, sizeof(*a->probes));
-	a->names = a->prefix ? calloc(NR_API_SYMBOLS, sizeof(*a->names)) : NULL;
+	while (api_symbol_at(nr_symbols, &symbol, &api))
+		nr_symbols++;
+	a->probes = calloc(nr_symbols, sizeof(*a->probes));
+	a->names = a->prefix ? calloc(nr_symbols, sizeof(*a->names)) : NULL;
+	a->nr_names = a->names ? nr_symbols : 0;
 	if (!a->probes || (a->prefix && !a->names))
 		goto nomem;
 	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
 		if (objs[o].open_path)
 			elf_file__open(objs[o].open_path, &elves[o]);
-	for (size_t s = 0; s < NR_API_SYMBOLS && err != -ENOMEM; s++)
-		err = resolve_one(a, elves, objs, nr, s);
+	for (size_t s = 0; api_symbol_at(s, &symbol, &api) && err != -ENOMEM; s++)
+		err = resolve_one(a, elves, objs, nr, s, symbol, api);
 	if (err == -ENOMEM)
 		goto nomem;
 	for (size_t o = 0; o < nr; o++)

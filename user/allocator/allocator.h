@@ -67,6 +67,7 @@ struct allocator {
 	size_t nr_wrappers;
 	const char *prefix;	/* -S: the allocator's names carry it (borrowed); NULL: none */
 	char **names;		/* the prefixed names, by API table row (owned); NULL: none */
+	size_t nr_names;
 };
 
 /* Read the lookup order from the live target (auxv, _r_debug). 0 or -errno. */

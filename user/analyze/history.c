@@ -253,7 +253,7 @@ static const struct snap_site **sorted_sites(const struct snapshot *snap)
 
 	for (size_t i = 0; keys && i < snap->nr; i++)
 		keys[i] = (struct keyed){ snap->sites[i].stack_id, snap->sites[i].api, (uint32_t)i };
-	if (!v || !keys || keysort(keys, snap->nr)) {
+	if (!v || !keys || keysort__sort(keys, snap->nr)) {
 		free(v);
 		free(keys);
 		return NULL;
@@ -516,7 +516,7 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 	 */
 	size_t active = h->exited && s->idle && n > HISTORY_MIN_POINTS - 1 ? n - 1 : n;
 
-	history__classify_until(t, y, n, active, g);
+	history_fit__classify_until(t, y, n, active, g);
 	/* By fewer than HISTORY_MIN_GROWTH_BLOCKS of its heap blocks (their mean size): none. */
 	if (g->trend != TREND_UNKNOWN && s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
 	    fabs(g->slope) * (t[n - 1] - t[0]) <

@@ -126,12 +126,12 @@ const struct report_sample *history__base(const struct history *h);
 void history__exited(struct history *h);
 
 /* Least-squares fit and trend of the points (t, y); exported for the verdict. */
-void history__classify(const double *t, const double *y, size_t n, struct report_growth *g);
+void history_fit__classify(const double *t, const double *y, size_t n, struct report_growth *g);
 /*
  * The same, whether it still rises told by the first active points of the n
  * fitted; by less than HISTORY_MIN_GROWTH over them, stable.
  */
-void history__classify_until(const double *t, const double *y, size_t n, size_t active,
+void history_fit__classify_until(const double *t, const double *y, size_t n, size_t active,
 			     struct report_growth *g);
 
 #endif

@@ -6,9 +6,9 @@
 #include <math.h>
 #include "history.h"
 
-void history__classify(const double *t, const double *y, size_t n, struct report_growth *g)
+void history_fit__classify(const double *t, const double *y, size_t n, struct report_growth *g)
 {
-	history__classify_until(t, y, n, n, g);
+	history_fit__classify_until(t, y, n, n, g);
 }
 
 /*
@@ -17,7 +17,7 @@ void history__classify(const double *t, const double *y, size_t n, struct report
  * and stopped fits a line too, but is flat by then), by HISTORY_MIN_GROWTH
  * at least over them all.
  */
-void history__classify_until(const double *t, const double *y, size_t n, size_t active,
+void history_fit__classify_until(const double *t, const double *y, size_t n, size_t active,
 			     struct report_growth *g)
 {
 	double mt = 0, my = 0, sxx = 0, sxy = 0, syy = 0, last, mid;

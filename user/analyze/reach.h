@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "reach_index.h"	/* struct reach_block */
 
 enum reach_kind {
 	REACH_DEFINITE,		/* definitely lost */
@@ -36,10 +37,6 @@ enum reach_kind {
 	REACH_POSSIBLE,		/* possibly lost */
 	REACH_REACHABLE,	/* still reachable */
 	REACH__COUNT,
-};
-
-struct reach_block {
-	uint64_t addr, size;
 };
 
 struct reach_range {

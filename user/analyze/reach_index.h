@@ -10,7 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "reach.h"
+
+/* A live block, as the scan is given it (reach.h). */
+struct reach_block {
+	uint64_t addr, size;
+};
 
 struct reach_index_block {
 	uint64_t start, end;	/* end: start + size, at least start + 1 (a 0-byte block has one) */

@@ -15,7 +15,7 @@
 
 struct reach_run_ops {
 	void *ctx;
-	/* The live blocks now (probe/probes_reach.h: probes__blocks). */
+	/* The live blocks now (probe/probes_reach.h: probes_reach__blocks). */
 	int (*blocks)(void *ctx, struct live_block **out, size_t *nr);
 	/* For the hold to expect, said before a big scan: the live heap now, the last scan. */
 	uint64_t heap_bytes;

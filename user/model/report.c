@@ -5,26 +5,9 @@
 #include <string.h>
 #include "report.h"
 
-static const char *const api_names[API__COUNT] = {
-	[API_MALLOC] = "malloc",
-	[API_CALLOC] = "calloc",
-	[API_REALLOC] = "realloc",
-	[API_REALLOCARRAY] = "reallocarray",
-	[API_POSIX_MEMALIGN] = "posix_memalign",
-	[API_ALIGNED_ALLOC] = "aligned_alloc",
-	[API_MEMALIGN] = "memalign",
-	[API_VALLOC] = "valloc",
-	[API_PVALLOC] = "pvalloc",
-	[API_MMAP] = "mmap",
-	[API_MREMAP] = "mremap",
-	[API_XALLOCX] = "xallocx",
-	[API_NEW] = "new",
-	[API_NEW_ARRAY] = "new[]",
-	[API_FREE] = "free",
-	[API_MUNMAP] = "munmap",
-	[API_DELETE] = "delete",
-	[API_DELETE_ARRAY] = "delete[]",
-};
+#define API_NAME(api, name, ...) [API_##api] = name,
+static const char *const api_names[API__COUNT] = { MEMLEAK_APIS(API_NAME) };
+#undef API_NAME
 
 /*
  * Only the counters that mean something was lost. Untracked frees (blocks
@@ -252,7 +235,7 @@ static void analysis_free(struct report_analysis *a)
 	free(a);
 }
 
-/* r->command is borrowed (see report__build), so it is not freed here. */
+/* r->command is borrowed (see report_build__report), so it is not freed here. */
 void report__free(struct report *r)
 {
 	if (!r)

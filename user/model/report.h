@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The report data model: what every report_*.c writer takes (const) and
- * writes to a FILE *. Built by report__build from a snapshot, owned here.
+ * writes to a FILE *. Built by report_build__report from a snapshot, owned here.
  */
 #ifndef REPORT_H
 #define REPORT_H
@@ -468,81 +468,5 @@ const char *report__plural(uint64_t n, const char *one, const char *many);
 /* The strings a frame owns (not the frame itself). */
 void report__frame_free(struct report_frame *f);
 void report__free(struct report *r);
-
-/* Writers: 0 or -errno (from the FILE's error state). */
-int report_text__write(const struct report *r, FILE *f);
-int report_json__write(const struct report *r, FILE *f);
-int report_folded__write(const struct report *r, FILE *f);
-/* pprof's profile.proto, gzipped (report_pprof.c); gperftools' legacy text heap profile. */
-int report_pprof__write(const struct report *r, FILE *f);
-int report_gperftools__write(const struct report *r, FILE *f);
-int report_svg__write(const struct report *r, FILE *f);
-/* --html: one self-contained page (report_html.c). */
-int report_html__write(const struct report *r, FILE *f);
-/*
- * Which of r->stacks the text report prints with their frames: shown[i] set
- * for each (shown holds r->nr_stacks, cleared by the caller), so that only
- * those need symbolizing (report__symbolize). After the analysis is filled
- * in: its growing stacks are printed too.
- */
-void report_text__shown(const struct report *r, bool *shown);
-/* Parts of the text report: report_text.c's and report_insight.c's. */
-void report_text__insight_shown(const struct report *r, bool *shown);
-void report_text__frames(const struct report_stack *s, FILE *f);
-/* A site's frame, on the current line: "func (file:line) [module]". */
-void report_text__site_frame(const struct report_site *site, FILE *f);
-/* s on one line, control characters as '?'; "2.0 MiB (2,097,152 bytes) in 512 allocations". */
-void report_text__oneline(const char *s, FILE *f);
-void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f);
-/* A stack's site frame ("[stack unavailable]" without). */
-void report_text__stack_site(const struct report_stack *s, FILE *f);
-/* --follow (report_processes.c): each process's figures and top stacks; JSON processes[]. */
-void report_text__processes(const struct report *r, FILE *f);
-/* --follow: " in 3 processes" when a site's stacks are of more than one. */
-void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f);
-void report_json__processes(const struct report *r, FILE *f);
-/* A JSON string (null for NULL), any bytes made valid UTF-8. */
-void report_json__string(const char *s, FILE *f);
-/* The same, safe inside an HTML <script> element: '<', '>', '&', U+2028 and U+2029 escaped. */
-void report_json__script_string(const char *s, FILE *f);
-/* "  and N more WHAT: SIZE in N allocations", a line. */
-void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f);
-void report_text__growth(const struct report *r, const struct report_stack *s, FILE *f);
-/* " (the 2nd under Growing)" for a growing site, nothing for another. */
-void report_text__site_rank(const struct report_site *site, FILE *f);
-void report_text__insight_head(const struct report *r, FILE *f);
-/* The target's memory and the verdict, in words (of insight_head). */
-void report_text__verdict(const struct report *r, FILE *f);
-/* The text report's head: the header, totals, reachability, Python, the verdict (--html). */
-void report_text__summary(const struct report *r, FILE *f);
-/* pymalloc's arenas (report_pyarenas.c): a line on them; the verdict's reason; JSON or null. */
-void report_text__pyarenas(const struct report_pyarenas *a, FILE *f);
-void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f);
-/*
- * Retained memory, per r->allocator (report_advice.c): where it keeps what
- * was freed, and the knobs that give it back; whole lines.
- */
-void report_text__retained_where(const struct report *r, FILE *f);
-void report_text__advice(const struct report *r, FILE *f);
-/*
- * Drops (report_incomplete.c): the lines that say the figures are
- * incomplete (none when they are not); and, within a verdict's sentence,
- * the untracked allocations' growth.
- */
-void report_text__incomplete(const struct report *r, FILE *f);
-void report_text__untracked_growth(const struct report_memory *m, FILE *f);
-void report_json__pyarenas(const struct report_pyarenas *a, FILE *f);
-void report_text__insight_tail(const struct report *r, FILE *f);
-/* Reachability (report_reach.c): the totals after the headline, a stack's line, JSON fields. */
-void report_text__reach_head(const struct report *r, FILE *f);
-void report_text__reach_stack(const struct report_stack *s, FILE *f);
-void report_json__reach(const struct report *r, FILE *f);
-void report_json__reach_stack(const struct report_stack *s, FILE *f);
-/* -a: a stack's live blocks (report_allocs.c): its lines under the frames, its JSON fields. */
-void report_text__allocs(const struct report *r, const struct report_stack *s, FILE *f);
-void report_json__allocs(const struct report *r, const struct report_stack *s, FILE *f);
-/* --timeline (CSV) and --timeline-svg, from r->analysis (report_timeline.c). */
-int report_timeline_csv__write(const struct report *r, FILE *f);
-int report_timeline_svg__write(const struct report *r, FILE *f);
 
 #endif

@@ -50,7 +50,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct clock_feed *clock_feed__start(volatile uint64_t *word)
+struct clock_feed *clock__feed_start(volatile uint64_t *word)
 {
 	struct clock_feed *cf = calloc(1, sizeof(*cf));
 	pthread_condattr_t attr;
@@ -81,7 +81,7 @@ struct clock_feed *clock_feed__start(volatile uint64_t *word)
 	return cf;
 }
 
-void clock_feed__stop(struct clock_feed *cf)
+void clock__feed_stop(struct clock_feed *cf)
 {
 	if (!cf)
 		return;
@@ -93,4 +93,15 @@ void clock_feed__stop(struct clock_feed *cf)
 	pthread_cond_destroy(&cf->stop_cv);
 	pthread_mutex_destroy(&cf->lock);
 	free(cf);
+}
+
+/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
+double clock__ms_since_ns(uint64_t t_ns)
+{
+	struct timespec now;
+	uint64_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
+	n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	return n > t_ns ? (double)(n - t_ns) / 1e6 : 0;
 }

@@ -15,8 +15,10 @@ struct clock_feed;
 
 /* CLOCK_MONOTONIC in ns: the clock of the BPF timestamps. */
 uint64_t clock__now_ns(void);
+/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
+double clock__ms_since_ns(uint64_t t_ns);
 /* Write CLOCK_MONOTONIC (ns) into *word now and every period; NULL with errno on failure. */
-struct clock_feed *clock_feed__start(volatile uint64_t *word);
-void clock_feed__stop(struct clock_feed *cf);
+struct clock_feed *clock__feed_start(volatile uint64_t *word);
+void clock__feed_stop(struct clock_feed *cf);
 
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
 #include "model/processes.h"
@@ -68,7 +69,7 @@ static void *closer_main(void *arg)
 		f->nr_closing -= n;
 		memcpy(batch, f->closing + f->nr_closing, n * sizeof(*batch));
 		pthread_mutex_unlock(&f->lock);
-		probes__close_links(batch, n);
+		probes_attach__close_links(batch, n);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += n;
 	}
@@ -119,7 +120,7 @@ static void close_later(struct follow *f, const int *fds, size_t n)
 	pthread_mutex_unlock(&f->lock);
 	if (!n)
 		return;
-	probes__close_links(fds, n);
+	probes_attach__close_links(fds, n);
 	pthread_mutex_lock(&f->lock);
 	f->links_closed += n;
 	pthread_mutex_unlock(&f->lock);
@@ -183,7 +184,7 @@ void follow__queue(struct probes *p, const struct memleak_event *ev)
 		target__continue((pid_t)ev->tgid);
 }
 
-static size_t take_follow(struct probes *p, struct memleak_event *evs, size_t max)
+size_t follow__take(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	struct follow *f = p->follow_state;
 	size_t n;
@@ -207,7 +208,7 @@ static int link_python(struct probes *p, pid_t pid, int *fds, size_t *n)
 		struct recipe r = { &p->py_exit_offsets[i], &cookie, 1 };
 
 		if (p->py_exit_files[i] >= 0)
-			err = probes__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
+			err = probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
 						 p->py_exit_files[i], &r, false, fds, n);
 	}
 	return err;
@@ -233,7 +234,7 @@ static long count_fds(void)
  */
 static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
-	int err = probes__link_child(p, pid, fds, n);
+	int err = probes_attach__link_child(p, pid, fds, n);
 
 	if (!err) {
 		size_t more = 0;
@@ -241,7 +242,28 @@ static int link_target(struct probes *p, pid_t pid, int *fds, size_t *n)
 		err = link_python(p, pid, fds + *n, &more);
 		*n += more;
 	}
-	return err ?: probes__link_dl_child(p, pid, fds, n);
+	return err ?: probes_attach__link_dl_child(p, pid, fds, n);
+}
+
+/*
+ * Image tag's links made again for pid, one of its forks, into fds (room
+ * for image_links__max), their number in *n: 0 or -errno (the links made
+ * are in fds all the same).
+ */
+static int link_image(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n)
+{
+	size_t nr;
+	const struct image_link *r = image_links__of(p, tag, &nr);
+	int err = 0;
+
+	*n = 0;
+	if (!nr)
+		return -ENOENT;	/* its image could not be probed: neither can it */
+	/* In the order they were made: returns before entries. */
+	for (size_t i = 0; i < nr && !err; i++)
+		err = probes_attach__link_again(p, pid, r[i].prog_fd, r[i].file_fd, &r[i].r, r[i].ret,
+					 fds, n);
+	return err;
 }
 
 /* pid's links: those of the image it runs (image: an exec'd one's tag; 0: the target's). */
@@ -255,11 +277,11 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 		return -EINVAL;
 	if (!f->fds_before)
 		f->fds_before = count_fds();
-	c.fds = calloc((image ? image_links__max(p, image) : probes__child_links_max(p) + 3) ?: 1,
+	c.fds = calloc((image ? image_links__max(p, image) : probes_attach__child_links_max(p) + 3) ?: 1,
 		       sizeof(*c.fds));
 	if (!c.fds)
 		return -ENOMEM;
-	err = image ? image_links__link(p, image, pid, c.fds, &c.nr) :
+	err = image ? link_image(p, image, pid, c.fds, &c.nr) :
 		      link_target(p, pid, c.fds, &c.nr);
 	f->links_made += c.nr;
 	if (!err && vec__reserve(&f->children, &f->cap_children, f->nr_children + 1,
@@ -274,7 +296,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 	return 0;
 }
 
-size_t probes__following(const struct probes *p)
+size_t follow__count(const struct probes *p)
 {
 	const struct follow *f = p->follow_state;
 	size_t n = 0;
@@ -286,7 +308,7 @@ size_t probes__following(const struct probes *p)
 	return n + f->nr_children;
 }
 
-static void let_go(struct probes *p, pid_t pid)
+void follow__let_go(struct probes *p, pid_t pid)
 {
 	struct follow *f = p->follow_state;
 
@@ -357,24 +379,14 @@ static void follow_stats(struct probes *p, struct follow_stats *st)
 
 #define FORK_STOP_WAIT_MS 1000
 
-double follow__ms_since_ns(uint64_t t_ns)
-{
-	struct timespec now;
-	uint64_t n;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
-	n = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	return n > t_ns ? (double)(n - t_ns) / 1e6 : 0;
-}
-
 /*
  * The child is stopped, or will be before its first instruction: BPF
  * queued its SIGSTOP at the fork. Probe it, name it, resume it, without
  * waiting for it to be scheduled just to stop (the SIGCONT cancels a stop
  * not yet taken).
  */
-static void on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
-		    const struct memleak_event *ev)
+void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
+		     const struct memleak_event *ev)
 {
 	struct process_info info = { .tag = ev->proc, .pid = (pid_t)ev->tgid,
 				     .ppid = (pid_t)ev->ppid };
@@ -397,7 +409,7 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 	info.traced = !err;
 	target__cmdline(info.pid, &info.command);
 	/* Named before it runs: a report never meets a site of a process it does not know. */
-	info.hold_ms = follow__ms_since_ns(ev->time_ns);
+	info.hold_ms = clock__ms_since_ns(ev->time_ns);
 	processes__add(ps, &info);
 	target__continue(info.pid);
 	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
@@ -407,31 +419,6 @@ static void on_fork(struct probes *p, struct processes *ps, struct images *im, i
 		fprintf(stderr, "memleakbpf: following pid %d, started by pid %d: held %.1f ms\n",
 			info.pid, info.ppid, info.hold_ms);
 	free(info.command);
-}
-
-static void on_gone(struct probes *p, struct processes *ps, const struct memleak_event *ev)
-{
-	let_go(p, (pid_t)ev->tgid);
-	follow_exec__forget(p, (pid_t)ev->tgid, ev->proc, ev->image);
-	processes__gone(ps, ev->proc, false);
-}
-
-void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
-			   int verbose)
-{
-	struct memleak_event evs[64];
-	size_t n;
-
-	while ((n = take_follow(p, evs, 64))) {
-		for (size_t i = 0; i < n; i++) {
-			if (evs[i].kind == EVENT_FORK)
-				on_fork(p, ps, im, verbose, &evs[i]);
-			else if (evs[i].kind == EVENT_FOLLOW_EXEC)
-				follow_exec__on_exec(p, ps, im, verbose, &evs[i]);
-			else
-				on_gone(p, ps, &evs[i]);
-		}
-	}
 }
 
 /*
@@ -446,7 +433,7 @@ void follow__close_now(struct probes *p, pid_t pid)
 	for (size_t i = 0; f && i < f->nr_children; i++) {
 		if (f->children[i].pid != pid)
 			continue;
-		probes__close_links(f->children[i].fds, f->children[i].nr);
+		probes_attach__close_links(f->children[i].fds, f->children[i].nr);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += f->children[i].nr;
 		pthread_mutex_unlock(&f->lock);
@@ -562,7 +549,7 @@ static int queue_children(pid_t parent, struct kin **queue, size_t *nr, size_t *
  * Parents before their children: once a parent is in BPF's table, the
  * children it forks are BPF's to follow, and the walk finds them there.
  */
-int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
+int follow__running(struct probes *p, struct processes *ps, pid_t pid)
 {
 	struct kin *queue = NULL;
 	size_t nr = 0, cap = 0, done = 0;
@@ -579,7 +566,7 @@ int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid)
 	return err < 0 ? err : (int)nr;
 }
 
-void probes__follow_say(struct probes *p, struct processes *ps)
+void follow__say(struct probes *p, struct processes *ps)
 {
 	struct follow_stats st;
 	size_t exited = 0, execed = 0;

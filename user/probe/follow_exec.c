@@ -17,6 +17,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
 #include "sample.h"
@@ -78,7 +79,7 @@ static int set_internal(struct probes *p, pid_t pid, const struct allocator *a,
 
 static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
 {
-	int fd = probes__link_dl_pid(p, lo->ldso_open_path, pid);
+	int fd = probes_attach__link_dl_pid(p, lo->ldso_open_path, pid);
 
 	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
 }
@@ -99,8 +100,8 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 		allocator__free(a);
 		return err;
 	}
-	fds = calloc(probes__allocator_links_max(a) ?: 1, sizeof(*fds));
-	err = fds ? probes__link_allocator_pid(p, a, pid, fds, &n) : -ENOMEM;
+	fds = calloc(probes_attach__allocator_links_max(a) ?: 1, sizeof(*fds));
+	err = fds ? probes_attach__link_allocator_pid(p, a, pid, fds, &n) : -ENOMEM;
 	if (fds) {
 		int added = follow__add_links(p, pid, fds, n);
 
@@ -151,7 +152,7 @@ static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t t
 		   uint64_t exec_ns, int res)
 {
 	if (res > 0)
-		processes__probed(ps, tag, follow__ms_since_ns(exec_ns));
+		processes__probed(ps, tag, clock__ms_since_ns(exec_ns));
 	if (res < 0)
 		fprintf(stderr, "memleakbpf: cannot probe the image pid %d exec'd: %s: it runs untraced from there\n",
 			pid, strerror(-res));
@@ -200,7 +201,7 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 
 		slot = &p->site_table[info->site];
 		/* What BPF's free takes back: under sampling, the block's weight. */
-		probes__block_weight(p, slot->api, info->size, &w);
+		probes_sample__block_weight(p, slot->api, info->size, &w);
 		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
 				     w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
@@ -257,7 +258,7 @@ void follow_exec__on_exec(struct probes *p, struct processes *ps, struct images 
 	processes__execed(ps, ev->prev, gone_bytes, gone_blocks);
 }
 
-void probes__on_image(struct probes *p,
+void follow_exec__on_image(struct probes *p,
 		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
 		      void *ctx)
 {
@@ -265,7 +266,7 @@ void probes__on_image(struct probes *p,
 	p->image_ctx = ctx;
 }
 
-bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
+bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images *im,
 			    pid_t pid, uint32_t *image, struct maps **libs)
 {
 	struct memleak_proc e;

@@ -19,13 +19,6 @@
 #include "probes_internal.h"
 #include "util/vec.h"
 
-struct image_link {
-	int prog_fd;
-	int file_fd;		/* O_PATH: the link names it as /proc/self/fd/N */
-	struct recipe r;
-	bool ret;
-};
-
 struct image {
 	uint32_t tag;
 	unsigned live;		/* its processes alive (or not yet seen to end) */
@@ -118,7 +111,7 @@ void image_links__made(struct probes *p, int prog_fd, const char *path, const __
 	if (!im)
 		return;
 	l.file_fd = open(path, O_PATH | O_CLOEXEC);
-	err = l.file_fd < 0 ? -errno : probes__keep_recipe(&l.r, offsets, cookies, cnt);
+	err = l.file_fd < 0 ? -errno : recipe__keep(&l.r, offsets, cookies, cnt);
 	if (!err)
 		err = vec__reserve(&im->r, &im->cap, im->nr + 1, sizeof(*im->r));
 	if (!err) {
@@ -140,19 +133,12 @@ size_t image_links__max(const struct probes *p, uint32_t tag)
 	return im ? im->nr : 0;
 }
 
-int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n)
+const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr)
 {
 	const struct image *im = find(p->image_links, tag);
-	int err = 0;
 
-	*n = 0;
-	if (!im || !im->nr)
-		return -ENOENT;	/* its image could not be probed: neither can it */
-	/* In the order they were made: returns before entries. */
-	for (size_t i = 0; i < im->nr && !err; i++)
-		err = probes__link_again(p, pid, im->r[i].prog_fd, im->r[i].file_fd, &im->r[i].r,
-					 im->r[i].ret, fds, n);
-	return err;
+	*nr = im ? im->nr : 0;
+	return im ? im->r : NULL;
 }
 
 void image_links__free(struct probes *p)

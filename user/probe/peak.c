@@ -11,7 +11,7 @@
 /* The peak's rise, as a shift: a 64th (1.6%) of it. */
 #define PEAK_STEP_SHIFT 6
 
-void probes__live(const struct probes *p, struct memleak_live out[KIND__COUNT])
+void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT])
 {
 	const struct memleak_live *l = p->skel->bss->live;
 
@@ -24,7 +24,7 @@ void probes__live(const struct probes *p, struct memleak_live out[KIND__COUNT])
 	}
 }
 
-void probes__peak_arm(struct probes *p)
+void peak__arm(struct probes *p)
 {
 	struct memleak_live *l = &p->skel->bss->live[KIND_HEAP];
 	uint64_t peak = __atomic_load_n(&l->peak, __ATOMIC_RELAXED);

@@ -35,7 +35,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	/* A table reached its mark: the sweeper's business, not the loop's. */
 	if (ev->kind == EVENT_RECLAIM) {
-		probes__reclaim_kick(p);
+		reclaim__kick(p);
 		return 0;
 	}
 	/* --follow's, never dropped: a child is stopped until its fork is seen to. */
@@ -296,10 +296,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->max_size = cfg->max_size;
 	p->skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->bench_floor = cfg->bench_floor;
-	p->skel->rodata->py_walk = probes__can_walk_tables();	/* bpf_loop */
+	p->skel->rodata->py_walk = probes_unwind__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
-	probes__set_sampling(p, cfg);
+	probes_sample__set(p, cfg);
 	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
 	p->py_used = cfg->follow;
@@ -322,7 +322,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	      trace_ring__start(p);
 	if (err)
 		goto fail;
-	p->clock = clock_feed__start((volatile uint64_t *)&p->skel->bss->now_ns);
+	p->clock = clock__feed_start((volatile uint64_t *)&p->skel->bss->now_ns);
 	if (!p->clock) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot start the clock thread: %s\n", strerror(-err));
@@ -330,7 +330,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	p->skel->bss->targ_tgid = cfg->tgid;
 	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
-	probes__peak_arm(p);
+	peak__arm(p);
 	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
 	/* Copies of Python code objects come in with the events, in the same consume. */
 	if (p->events_rb &&
@@ -412,11 +412,6 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 	return n;
 }
 
-uint64_t probes__counter(const struct probes *p, enum memleak_counter c)
-{
-	return __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
-}
-
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
 	v->pids[0] = &p->skel->bss->targ_tgid;
@@ -457,7 +452,7 @@ static int clear_tables(struct probes *p)
 		err = clear_map(p->skel->maps.py_codes_sent);
 	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
 	memset(p->skel->bss->live, 0, sizeof(p->skel->bss->live));
-	probes__peak_arm(p);
+	peak__arm(p);
 	if (!err)
 		err = reclaim__reset(p);
 	/* Stacks the threads remember are gone from the map. */
@@ -485,13 +480,13 @@ void probes__free(struct probes *p)
 	if (!p)
 		return;
 	trace_ring__stop(p);
-	probes__unwind_release(p);
+	probes_unwind__release(p);
 	follow__free(p);
-	probes__detach_all(p);
+	probes_attach__detach_all(p);
 	free(p->attached);
 	free(p->exit_stop_path);
 	ring_buffer__free(p->events_rb);
-	clock_feed__stop(p->clock);
+	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
 	reclaim__free(p);
 	pthread_mutex_destroy(&p->tables_lock);

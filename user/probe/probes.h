@@ -54,14 +54,14 @@ int probes__load(const struct probes_config *cfg, struct probes **out);
  * Returns the number of functions probed, or -errno (the failing function
  * is printed).
  */
-int probes__attach_allocator(struct probes *p, const struct allocator *a);
+int probes_attach__allocator(struct probes *p, const struct allocator *a);
 /*
  * Detach the target's allocator probes, all at once: BPF no longer traces
  * it (Python's shutdown), and every probe hit would still trap.
  */
-void probes__detach_allocator(struct probes *p);
+void probes_attach__detach_allocator(struct probes *p);
 /* Probe the dynamic linker's _dl_debug_state in the file at path (once). */
-int probes__attach_dl(struct probes *p, const char *path);
+int probes_attach__dl(struct probes *p, const char *path);
 void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr);
 void probes__set_stop_on_dl(struct probes *p, bool on);
 /* The target is a shell: the first child it forks takes over when it execs. */
@@ -76,14 +76,15 @@ void probes__set_notify_dl(struct probes *p, bool on);
 int probes__events_fd(const struct probes *p);
 /* The events since the last call. */
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
-uint64_t probes__counter(const struct probes *p, enum memleak_counter c);
+/* A BPF counter (counters.c). */
+uint64_t counters__read(const struct probes *p, enum memleak_counter c);
 /* The live bytes and exact peaks BPF keeps (bpf/peak.bpf.h), heap blocks and mmaps apart. */
-void probes__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
+void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
 /*
  * Have BPF send EVENT_PEAK when the heap's peak next rises by a 64th over what it is now: the sites are sampled then (reports.c), so
  * that the stacks of a peak shorter than a tick are seen too.
  */
-void probes__peak_arm(struct probes *p);
+void peak__arm(struct probes *p);
 struct watchdog_view;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
@@ -93,10 +94,10 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v);
  * and stacks aside; no figure of any report changes. It also looks every
  * 10 ms by itself; BPF's EVENT_RECLAIM calls this.
  */
-void probes__reclaim_kick(struct probes *p);
+void reclaim__kick(struct probes *p);
 /* What the sweeps did, and whose fault the stack drops were (reclaim.c). */
 struct sweep_stats;
-void probes__sweep_stats(struct probes *p, struct sweep_stats *out);
+void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out);
 struct processes;
 /*
  * --follow (follow.c): the forks and ends BPF told of, in order, none
@@ -106,7 +107,7 @@ struct processes;
  * until its new image is probed (a new tag in ps, its files in im).
  */
 struct images;
-void probes__follow_events(struct probes *p, struct processes *ps, struct images *im,
+void follow_events__handle(struct probes *p, struct processes *ps, struct images *im,
 			   int verbose);
 /*
  * A followed process, stopped by BPF at its dynamic linker's event
@@ -117,48 +118,48 @@ void probes__follow_events(struct probes *p, struct processes *ps, struct images
  * to go), and pid is left stopped for the caller to open their files and
  * resume it; *libs NULL: resumed. False when pid is not one.
  */
-bool probes__follow_stopped(struct probes *p, struct processes *ps, struct images *im,
+bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images *im,
 			    pid_t pid, uint32_t *image, struct maps **libs);
 /*
  * --follow: fn is told of each exec'd image once probed (image, pid: a
  * process of it, held until fn returns, maps: its mappings then), and when
  * its last process is gone (maps NULL).
  */
-void probes__on_image(struct probes *p,
+void follow_exec__on_image(struct probes *p,
 		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
 		      void *ctx);
 /*
  * -p: pid's descendants running now, followed from now on (not stopped: what
  * they allocated before is unknown, as for pid). How many, or -errno.
  */
-int probes__follow_running(struct probes *p, struct processes *ps, pid_t pid);
+int follow__running(struct probes *p, struct processes *ps, pid_t pid);
 /* Followed processes still running (or forked and not yet taken in). */
-size_t probes__following(const struct probes *p);
+size_t follow__count(const struct probes *p);
 /* -v: how many were followed, the longest hold at a fork, what is left of their links. */
-void probes__follow_say(struct probes *p, struct processes *ps);
+void follow__say(struct probes *p, struct processes *ps);
 /* Forget every tracked block, site and stack: the target exec'd. */
 int probes__clear(struct probes *p);
 /* Can this kernel walk the CFI rows (bpf_loop)? For unwind__choose. */
-bool probes__can_walk_tables(void);
+bool probes_unwind__can_walk_tables(void);
 struct unwind_ops;
 /* The CFI tables' operations, for unwind__new (unwind/unwind.h); ctx is p. */
-void probes__unwind_ops(struct probes *p, struct unwind_ops *ops);
+void probes_unwind__ops(struct probes *p, struct unwind_ops *ops);
 struct pytrace_ops;
 /*
  * Python frames' operations, for pytrace__set_ops (python/pytrace.h); ctx
  * is p. Code objects BPF copies reach pytrace while the events are taken
  * (probes__take_events).
  */
-void probes__python_ops(struct probes *p, struct pytrace_ops *ops);
+void probes_python__ops(struct probes *p, struct pytrace_ops *ops);
 /*
  * Sampling: the heap calls counted exactly at their entry, the bytes they
  * asked for, and how many were sampled. All 0 in exact mode.
  */
-void probes__sample_calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
+void probes_sample__calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
 			  uint64_t *sampled);
 struct sample_weight;
 /* What a block of api and size added to its site (bpf/sample.h: block_weight's twin). */
-void probes__block_weight(const struct probes *p, uint32_t api, uint64_t size,
+void probes_sample__block_weight(const struct probes *p, uint32_t api, uint64_t size,
 			  struct sample_weight *w);
 void probes__free(struct probes *p);
 

@@ -64,18 +64,18 @@ struct attachment {
 	struct recipe entry[LANES], exit;
 };
 
-int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+int probes_attach__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 			 const __u64 *cookies, __u32 cnt, bool ret)
 {
-	return probes__link_uprobes_pid(p, p->tgid, prog_fd, path, offsets, cookies, cnt, ret);
+	return probes_attach__link_uprobes_pid(p, p->tgid, prog_fd, path, offsets, cookies, cnt, ret);
 }
 
-int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
+int probes_attach__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
 			     const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool ret)
 {
 	struct uprobe_multi_attr attr = {
 		.prog_fd = (__u32)prog_fd,
-		.attach_type = probes__attach_type(p, prog_fd),
+		.attach_type = probes_sample__attach_type(p, prog_fd),
 		.path = (__u64)(unsigned long)path,
 		.offsets = (__u64)(unsigned long)offsets,
 		.cookies = (__u64)(unsigned long)cookies,
@@ -102,27 +102,23 @@ static bool probed_entry(const struct allocator *a, size_t obj, uint64_t offset)
 	return false;
 }
 
+/* How many argument registers the entry program reads: the regs column of alloc_apis.h. */
+#define ARGS_REGS(api, name, kind, size, nmemb, ptr, bytes, regs, ...) [API_##api] = regs,
+static const uint8_t api_regs[API__COUNT] = { MEMLEAK_APIS(ARGS_REGS) };
+#undef ARGS_REGS
+
 /* The argument registers the entry program reads (bpf/memleak.bpf.c, on_enter). */
 static uint32_t args_read(__u32 api)
 {
-	const uint32_t di = PLACEMENT_REG(PLACEMENT_RDI), si = PLACEMENT_REG(PLACEMENT_RSI);
+	static const uint32_t regs[] = {
+		PLACEMENT_REG(PLACEMENT_RDI),
+		PLACEMENT_REG(PLACEMENT_RDI) | PLACEMENT_REG(PLACEMENT_RSI),
+		PLACEMENT_REG(PLACEMENT_RDI) | PLACEMENT_REG(PLACEMENT_RSI) |
+			PLACEMENT_REG(PLACEMENT_RDX),
+	};
+	unsigned n = api < API__COUNT ? api_regs[api] : 1;
 
-	switch (api) {
-	case API_CALLOC:
-	case API_REALLOC:
-	case API_ALIGNED_ALLOC:
-	case API_MEMALIGN:
-	case API_MMAP:
-	case API_MUNMAP:
-		return di | si;
-	case API_REALLOCARRAY:
-	case API_POSIX_MEMALIGN:
-	case API_MREMAP:
-	case API_XALLOCX:
-		return di | si | PLACEMENT_REG(PLACEMENT_RDX);
-	default:
-		return di;
-	}
+	return regs[(n ? n : 1) - 1];
 }
 
 /*
@@ -195,18 +191,6 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
-int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt)
-{
-	r->cnt = cnt;
-	r->offsets = malloc(cnt * sizeof(*offsets) ?: 1);
-	r->cookies = malloc(cnt * sizeof(*cookies) ?: 1);
-	if (!r->offsets || !r->cookies)
-		return -ENOMEM;
-	memcpy(r->offsets, offsets, cnt * sizeof(*offsets));
-	memcpy(r->cookies, cookies, cnt * sizeof(*cookies));
-	return 0;
-}
-
 static void free_recipes(struct attachment *at)
 {
 	for (int l = 0; l < LANES; l++) {
@@ -236,9 +220,9 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
 	if (at->file_fd < 0)
 		return -errno;
 	for (int l = 0; l < LANES && !err; l++)
-		err = probes__keep_recipe(&at->entry[l], (const __u64 *)offsets + l * stride,
+		err = recipe__keep(&at->entry[l], (const __u64 *)offsets + l * stride,
 				  (const __u64 *)cookies + l * stride, n[l]);
-	return err ?: probes__keep_recipe(&at->exit, ret_offsets, ret_cookies, nret);
+	return err ?: recipe__keep(&at->exit, ret_offsets, ret_cookies, nret);
 }
 
 /*
@@ -292,7 +276,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	 */
 	p->skel->bss->settle_until_ns = UINT64_MAX;
 	if (nret) {
-		at->exit_fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit),
+		at->exit_fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit),
 						   path, ret_offsets, ret_cookies, nret, true);
 		if (at->exit_fd < 0)
 			return at->exit_fd;
@@ -300,7 +284,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	for (int l = 0; l < LANES; l++) {
 		if (!n[l])
 			continue;
-		at->entry_fds[l] = probes__link_uprobes(p, lane_prog(p, l), path, offsets[l],
+		at->entry_fds[l] = probes_attach__link_uprobes(p, lane_prog(p, l), path, offsets[l],
 							cookies[l], n[l], false);
 		if (at->entry_fds[l] < 0)
 			break;
@@ -322,14 +306,14 @@ static int link_again(struct probes *p, pid_t pid, int prog_fd, const char *path
 
 	if (!r->cnt)
 		return 0;
-	fd = probes__link_uprobes_pid(p, pid, prog_fd, path, r->offsets, r->cookies, r->cnt, ret);
+	fd = probes_attach__link_uprobes_pid(p, pid, prog_fd, path, r->offsets, r->cookies, r->cnt, ret);
 	if (fd < 0)
 		return fd;
 	fds[(*n)++] = fd;
 	return 0;
 }
 
-int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
+int probes_attach__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
 		       const struct recipe *r, bool ret, int *fds, size_t *n)
 {
 	char path[64];
@@ -342,21 +326,21 @@ int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
 static int link_object(struct probes *p, const struct attachment *at, pid_t pid, int *fds,
 		       size_t *n)
 {
-	int err = probes__link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), at->file_fd,
+	int err = probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.api_exit), at->file_fd,
 				     &at->exit, true, fds, n);
 
 	for (int l = 0; l < LANES && !err; l++)
-		err = probes__link_again(p, pid, lane_prog(p, l), at->file_fd, &at->entry[l], false,
+		err = probes_attach__link_again(p, pid, lane_prog(p, l), at->file_fd, &at->entry[l], false,
 					 fds, n);
 	return err;
 }
 
-size_t probes__child_links_max(const struct probes *p)
+size_t probes_attach__child_links_max(const struct probes *p)
 {
 	return p->nr_attached * (LANES + 1);
 }
 
-int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
+int probes_attach__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
 	int err = 0;
 
@@ -367,7 +351,7 @@ int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 	return err;
 }
 
-size_t probes__allocator_links_max(const struct allocator *a)
+size_t probes_attach__allocator_links_max(const struct allocator *a)
 {
 	return a->nr_objects * (LANES + 1);
 }
@@ -393,7 +377,7 @@ static int link_object_pid(struct probes *p, const struct allocator *a, size_t o
 	return err;
 }
 
-int probes__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
+int probes_attach__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
 			       size_t *n)
 {
 	int err = 0;
@@ -417,14 +401,14 @@ static int dl_debug_offset(const char *path, __u64 *off)
 	return err;
 }
 
-int probes__link_dl_pid(struct probes *p, const char *path, pid_t pid)
+int probes_attach__link_dl_pid(struct probes *p, const char *path, pid_t pid)
 {
 	__u64 off = 0, cookie = 0;
 	int err = dl_debug_offset(path, &off);
 
 	if (err)
 		return err;
-	return probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
+	return probes_attach__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
 					path, &off, &cookie, 1, false);
 }
 
@@ -452,7 +436,7 @@ static void *close_fd(void *arg)
  * grace period (30 to 80 ms here), and waits that run side by side end
  * together. Falls back to closing in turn.
  */
-void probes__close_links(const int *fds, size_t n)
+void probes_attach__close_links(const int *fds, size_t n)
 {
 	pthread_t threads[n ?: 1];
 	bool started[n ?: 1];
@@ -491,7 +475,7 @@ static void detach(struct attachment *at)
 {
 	int fds[LANES + 1];
 
-	probes__close_links(fds, take_links(at, fds));
+	probes_attach__close_links(fds, take_links(at, fds));
 	free_recipes(at);
 }
 
@@ -518,7 +502,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	at = &p->attached[p->nr_attached];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
 				   .signature = sig, .wanted = true, .file_fd = -1,
-				   .execs = probes__counter(p, CNT_EXECS) };
+				   .execs = counters__read(p, CNT_EXECS) };
 	err = attach_object(p, a, obj, at);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot attach uprobes to %s: %s%s\n",
@@ -538,7 +522,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 static void say_kept(const struct probes *p, const struct allocator *a, size_t obj,
 		     struct attachment *at)
 {
-	uint64_t execs = probes__counter(p, CNT_EXECS);
+	uint64_t execs = counters__read(p, CNT_EXECS);
 
 	if (!p->verbose || at->execs == execs)
 		return;
@@ -564,18 +548,18 @@ static void detach_unwanted(struct probes *p)
 		p->attached[kept++] = p->attached[i];
 	}
 	p->nr_attached = kept;
-	probes__close_links(fds, n);
+	probes_attach__close_links(fds, n);
 }
 
-void probes__detach_allocator(struct probes *p)
+void probes_attach__detach_allocator(struct probes *p)
 {
-	/* A handed-over shell's links stay, as in probes__attach_allocator. */
+	/* A handed-over shell's links stay, as in probes_attach__allocator. */
 	for (size_t i = 0; i < p->nr_attached; i++)
 		p->attached[i].wanted = p->attached[i].pid != p->tgid;
 	detach_unwanted(p);
 }
 
-int probes__attach_allocator(struct probes *p, const struct allocator *a)
+int probes_attach__allocator(struct probes *p, const struct allocator *a)
 {
 	int err;
 
@@ -623,7 +607,7 @@ static void keep_dl_file(struct probes *p, const char *path, __u64 off)
 	p->dl_offset = off;
 }
 
-int probes__attach_dl(struct probes *p, const char *path)
+int probes_attach__dl(struct probes *p, const char *path)
 {
 	struct stat st;
 	__u64 off, cookie = 0;
@@ -636,7 +620,7 @@ int probes__attach_dl(struct probes *p, const char *path)
 		return 0;
 	err = dl_debug_offset(path, &off);
 	if (!err) {
-		err = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.dl_debug_state), path,
+		err = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.dl_debug_state), path,
 					   &off, &cookie, 1, false);
 	}
 	if (err < 0) {
@@ -654,19 +638,19 @@ int probes__attach_dl(struct probes *p, const char *path)
 	return 0;
 }
 
-int probes__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n)
+int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
 	__u64 cookie = 0;
 	struct recipe r = { &p->dl_offset, &cookie, 1 };
 
 	if (p->dl_file < 0)
 		return 0;	/* a static target, or not followed */
-	return probes__link_again(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
+	return probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
 				  p->dl_file, &r, false, fds, n);
 }
 
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
-void probes__detach_all(struct probes *p)
+void probes_attach__detach_all(struct probes *p)
 {
 	int fds[(LANES + 1) * p->nr_attached + 4];
 	size_t n = 0;
@@ -690,5 +674,5 @@ void probes__detach_all(struct probes *p)
 	if (p->exit_stop_fd >= 0)
 		fds[n++] = p->exit_stop_fd;
 	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;
-	probes__close_links(fds, n);
+	probes_attach__close_links(fds, n);
 }

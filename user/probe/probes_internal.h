@@ -68,7 +68,7 @@ struct probes {
 	void (*py_exec_fn)(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
 			   const struct lookup_order *lo);
 	void *py_exec_ctx;
-	/* probes__on_image's: each exec'd image's maps when probed, NULL when it is gone. */
+	/* follow_exec__on_image's: each exec'd image's maps when probed, NULL when it is gone. */
 	void (*image_fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 	void *image_ctx;
 	/*
@@ -142,9 +142,9 @@ void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum
 bool snapshot__slot_live(const struct site_slot *slot);
 struct probes_config;
 /* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
-void probes__set_sampling(struct probes *p, const struct probes_config *cfg);
+void probes_sample__set(struct probes *p, const struct probes_config *cfg);
 /* The link's attach type for prog_fd: a session's, or a multi-uprobe's. */
-__u32 probes__attach_type(const struct probes *p, int prog_fd);
+__u32 probes_sample__attach_type(const struct probes *p, int prog_fd);
 
 /*
  * Each block of the live-block table whose record is written (a slot with
@@ -156,20 +156,29 @@ typedef int (*block_fn)(void *arg, struct alloc_bucket *bucket, size_t b, int i,
 			const struct alloc_info *info);
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg);
 
-/* What one link was made of, to make it again for another process (follow.c, image_links.c). */
+/* What one link was made of, to make it again for another process (recipe.c). */
 struct recipe {
 	__u64 *offsets, *cookies;
 	__u32 cnt;
 };
 
 /* A copy of a link's probe points into r (freed by its owner, even on error): 0 or -ENOMEM. */
-int probes__keep_recipe(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
+int recipe__keep(struct recipe *r, const __u64 *offsets, const __u64 *cookies, __u32 cnt);
+
+/* One link an exec'd image's process was given (image_links.c), for its forks. */
+struct image_link {
+	int prog_fd;
+	int file_fd;		/* O_PATH: the link names it as /proc/self/fd/N */
+	struct recipe r;
+	bool ret;
+};
+
 /*
  * --follow: prog linked again at r's points, for pid only, in the file held
  * open (O_PATH) at file_fd, appended to fds[*n]; r empty: nothing. 0 or
  * -errno.
  */
-int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
+int probes_attach__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
 		       const struct recipe *r, bool ret, int *fds, size_t *n);
 
 /* Is the knob (probes.c says which) set, and not to "0"? */
@@ -177,41 +186,46 @@ int probes__link_again(struct probes *p, pid_t pid, int prog_fd, int file_fd,
  * A multi-uprobe link of prog_fd on cnt offsets of the file at path, in the
  * traced process only (ret: on their returns). Its fd, or -errno.
  */
-int probes__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
+int probes_attach__link_uprobes(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 			 const __u64 *cookies, __u32 cnt, bool ret);
 /* The same, in process pid (a followed child). */
-int probes__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
+int probes_attach__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, const char *path,
 			     const __u64 *offsets, const __u64 *cookies, __u32 cnt, bool ret);
-/* Room for the allocator's links of one child (probes__link_child). */
-size_t probes__child_links_max(const struct probes *p);
+/* Room for the allocator's links of one child (probes_attach__link_child). */
+size_t probes_attach__child_links_max(const struct probes *p);
 /*
  * --follow: the allocator's links of the target made again for pid, into
- * fds (room for probes__child_links_max), their number in *n: 0 or -errno
+ * fds (room for probes_attach__child_links_max), their number in *n: 0 or -errno
  * (the links made are in fds all the same).
  */
-int probes__link_child(struct probes *p, pid_t pid, int *fds, size_t *n);
-/* Room for the links of allocator a in one process (probes__link_allocator_pid). */
-size_t probes__allocator_links_max(const struct allocator *a);
+int probes_attach__link_child(struct probes *p, pid_t pid, int *fds, size_t *n);
+/* Room for the links of allocator a in one process (probes_attach__link_allocator_pid). */
+size_t probes_attach__allocator_links_max(const struct allocator *a);
 /*
  * --follow, an exec'd process: allocator a's links for pid into fds (room
- * for probes__allocator_links_max), adding to *n: 0 or -errno (the links
+ * for probes_attach__allocator_links_max), adding to *n: 0 or -errno (the links
  * made are in fds all the same).
  */
-int probes__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
+int probes_attach__link_allocator_pid(struct probes *p, const struct allocator *a, pid_t pid, int *fds,
 			       size_t *n);
 /* A link of the dynamic linker's _dl_debug_state at path, in pid only: its fd, or -errno. */
-int probes__link_dl_pid(struct probes *p, const char *path, pid_t pid);
+int probes_attach__link_dl_pid(struct probes *p, const char *path, pid_t pid);
 /* The target's dynamic linker's link, for pid (a fork of it), added to fds[*n]. 0 or -errno. */
-int probes__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n);
+int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n);
 /* Close link fds side by side: each waits for a grace period. */
-void probes__close_links(const int *fds, size_t n);
+void probes_attach__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
 int follow__new(struct probes *p);
 void follow__free(struct probes *p);
-/* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for probes__take_follow. */
+/* A fork or a followed process gone (EVENT_FORK, EVENT_GONE): kept for follow__take. */
 void follow__queue(struct probes *p, const struct memleak_event *ev);
-/* Milliseconds from t_ns (bpf_ktime_get_ns()'s clock) until now. */
-double follow__ms_since_ns(uint64_t t_ns);
+/* The forks and ends queued (follow__queue), up to max, into evs: how many. */
+size_t follow__take(struct probes *p, struct memleak_event *evs, size_t max);
+/* EVENT_FORK: the child stopped, probed, named and resumed. */
+void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, int verbose,
+		     const struct memleak_event *ev);
+/* pid ended: its links closed (in the background). */
+void follow__let_go(struct probes *p, pid_t pid);
 /* pid exec'd: close its links now, and wait (follow.c). */
 void follow__close_now(struct probes *p, pid_t pid);
 /* Links of pid's new image, closed at its end: 0, or -ENOMEM (then closed already). */
@@ -234,20 +248,16 @@ int image_links__hold(struct probes *p, uint32_t tag);
 void image_links__release(struct probes *p, uint32_t tag);
 /* The links made from now on are image tag's (0: none's, the end of its probing). */
 void image_links__record(struct probes *p, uint32_t tag);
-/* A link made for a process other than the target (probes__link_uprobes_pid). */
+/* A link made for a process other than the target (probes_attach__link_uprobes_pid). */
 void image_links__made(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 		       const __u64 *cookies, __u32 cnt, bool ret);
 /* Room for image tag's links in one process. */
 size_t image_links__max(const struct probes *p, uint32_t tag);
-/*
- * Image tag's links made again for pid, one of its forks, into fds (room
- * for image_links__max), their number in *n: 0 or -errno (the links made
- * are in fds all the same).
- */
-int image_links__link(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_t *n);
+/* Image tag's links, in the order they were made (returns before entries), *nr of them. */
+const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr);
 /* Unmap the chunk of CFI rows being filled (probes__free). */
-void probes__unwind_release(struct probes *p);
+void probes_unwind__release(struct probes *p);
 /* Close every link at once (probes__free). */
-void probes__detach_all(struct probes *p);
+void probes_attach__detach_all(struct probes *p);
 
 #endif

@@ -89,7 +89,7 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 {
 	struct probes *p = ctx;
 	__u64 off = offset, cookie = finalize;
-	int fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.py_exit), path, &off,
+	int fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.py_exit), path, &off,
 				      &cookie, 1, false);
 
 	if (fd < 0) {
@@ -115,7 +115,7 @@ static int attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t of
 {
 	struct probes *p = ctx;
 	__u64 off = offset, cookie = 1;	/* py_exit's cookie: Py_FinalizeEx */
-	int fd = probes__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.py_exit), path,
+	int fd = probes_attach__link_uprobes_pid(p, pid, bpf_program__fd(p->skel->progs.py_exit), path,
 					  &off, &cookie, 1, false);
 
 	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
@@ -181,7 +181,7 @@ static int blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size
 	return err;
 }
 
-void probes__python_ops(struct probes *p, struct pytrace_ops *ops)
+void probes_python__ops(struct probes *p, struct pytrace_ops *ops)
 {
 	*ops = (struct pytrace_ops){
 		.ctx = p,

@@ -39,7 +39,7 @@ static int read_blocks(struct probes *p, struct live_block **out, size_t *nr)
 	return snapshot__each_block(p, add_block, &(struct block_list){ .p = p, .out = out, .nr = nr });
 }
 
-int probes__blocks(struct probes *p, struct live_block **out, size_t *nr)
+int probes_reach__blocks(struct probes *p, struct live_block **out, size_t *nr)
 {
 	int err;
 
@@ -57,7 +57,7 @@ int probes__blocks(struct probes *p, struct live_block **out, size_t *nr)
 	return err;
 }
 
-int probes__attach_exit_stop(struct probes *p, const char *path, uint64_t offset)
+int probes_reach__attach_exit_stop(struct probes *p, const char *path, uint64_t offset)
 {
 	__u64 off = offset, cookie = 0;
 	char *copy;
@@ -69,7 +69,7 @@ int probes__attach_exit_stop(struct probes *p, const char *path, uint64_t offset
 	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	fd = probes__link_uprobes(p, bpf_program__fd(p->skel->progs.exit_stop), path, &off,
+	fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.exit_stop), path, &off,
 				  &cookie, 1, false);
 	if (fd < 0) {
 		fprintf(stderr, "memleakbpf: cannot probe _exit in %s for --reach: %s\n", path,

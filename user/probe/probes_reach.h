@@ -22,12 +22,12 @@ struct live_block {
  * frees it). A block whose record is still being written (an allocation
  * returning) is left out. 0 or -ENOMEM.
  */
-int probes__blocks(struct probes *p, struct live_block **out, size_t *nr);
+int probes_reach__blocks(struct probes *p, struct live_block **out, size_t *nr);
 /*
  * Stop the target at _exit, offset in the file at path (as the target sees
  * it), and tell (EVENT_EXIT_STOP); again for another file or process only.
  * 0 or -errno (printed).
  */
-int probes__attach_exit_stop(struct probes *p, const char *path, uint64_t offset);
+int probes_reach__attach_exit_stop(struct probes *p, const char *path, uint64_t offset);
 
 #endif

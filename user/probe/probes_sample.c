@@ -58,14 +58,14 @@ static void set_session(struct probes *p, const struct probes_config *cfg)
 					      PROBES_UPROBE_SESSION);
 }
 
-__u32 probes__attach_type(const struct probes *p, int prog_fd)
+__u32 probes_sample__attach_type(const struct probes *p, int prog_fd)
 {
 	if (p->malloc_session && prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session))
 		return PROBES_UPROBE_SESSION;
 	return PROBES_UPROBE_MULTI;
 }
 
-void probes__set_sampling(struct probes *p, const struct probes_config *cfg)
+void probes_sample__set(struct probes *p, const struct probes_config *cfg)
 {
 	__u64 t;
 
@@ -83,7 +83,7 @@ void probes__set_sampling(struct probes *p, const struct probes_config *cfg)
 	}
 }
 
-void probes__sample_calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
+void probes_sample__calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
 			  uint64_t *sampled)
 {
 	const struct memleak_calls *c = p->skel->bss->entry_calls;
@@ -96,7 +96,7 @@ void probes__sample_calls(const struct probes *p, uint64_t *calls, uint64_t *byt
 	}
 }
 
-void probes__block_weight(const struct probes *p, uint32_t api, uint64_t size,
+void probes_sample__block_weight(const struct probes *p, uint32_t api, uint64_t size,
 			  struct sample_weight *w)
 {
 	const typeof(*p->skel->rodata) *ro = p->skel->rodata;

@@ -36,7 +36,7 @@ static uint64_t map_memlock(int fd)
 	return v;
 }
 
-bool probes__can_walk_tables(void)
+bool probes_unwind__can_walk_tables(void)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
 }
@@ -106,7 +106,7 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 }
 
 /* The chunk being filled, unmapped (probes__free). */
-void probes__unwind_release(struct probes *p)
+void probes_unwind__release(struct probes *p)
 {
 	if (p->unwind_fill)
 		munmap(p->unwind_fill, CHUNK_BYTES);
@@ -167,7 +167,7 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 	if (fresh) {
 		__u32 last = p->unwind_chunks - have - 1;
 
-		probes__unwind_release(p);
+		probes_unwind__release(p);
 		for (__u32 i = 0; i < last; i++)
 			munmap(fresh[i], CHUNK_BYTES);
 		p->unwind_fill = fresh[last];
@@ -272,7 +272,7 @@ static uint64_t rows_bytes(void *ctx)
 	return p->unwind_chunk_bytes;
 }
 
-void probes__unwind_ops(struct probes *p, struct unwind_ops *ops)
+void probes_unwind__ops(struct probes *p, struct unwind_ops *ops)
 {
 	*ops = (struct unwind_ops){
 		.ctx = p,

@@ -70,7 +70,7 @@ struct reclaim {
 	 * sweep; live, live_max: the stacks named at the last sweep, and most.
 	 */
 	uint64_t seen, outran, live, live_max;
-	/* The thread that sweeps, woken by probes__reclaim_kick or every tick. */
+	/* The thread that sweeps, woken by reclaim__kick or every tick. */
 	pthread_t thread;
 	bool running, stop, kicked;
 	pthread_mutex_t mu;
@@ -230,7 +230,7 @@ void reclaim__stop_thread(struct probes *p)
 	r->running = false;
 }
 
-void probes__reclaim_kick(struct probes *p)
+void reclaim__kick(struct probes *p)
 {
 	struct reclaim *r = p->reclaim;
 
@@ -535,7 +535,7 @@ static void charge_drops(struct probes *p, struct reclaim *r)
 	r->seen = full;
 }
 
-void probes__sweep_stats(struct probes *p, struct sweep_stats *out)
+void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 {
 	struct reclaim *r = p->reclaim;
 
@@ -562,7 +562,7 @@ static uint64_t thread_cpu_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* A sweep's figures into r, under the lock probes__sweep_stats reads them with. */
+/* A sweep's figures into r, under the lock reclaim__sweep_stats reads them with. */
 static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stacks, uint64_t dt,
 		  uint64_t cpu)
 {

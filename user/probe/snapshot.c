@@ -311,7 +311,7 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
 	/* A block newer than the snapshot's clock is young, not 2^64 ns old. */
 	if (older_ns && a->timestamp_ns <= snap->time_ns &&
 	    snap->time_ns - a->timestamp_ns >= older_ns) {
-		probes__block_weight(p, s->api, a->size, &w);
+		probes_sample__block_weight(p, s->api, a->size, &w);
 		s->stats.outstanding_bytes += w.bytes;
 		/* Under sampling, whole blocks: each old block's weight rounded. */
 		s->stats.outstanding_allocs += blocks_of(p, w.blocks);
@@ -394,8 +394,8 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 		return -ENOMEM;
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
-	probes__live(p, snap->live);
-	probes__sweep_stats(p, &snap->sweep);
+	peak__live(p, snap->live);
+	reclaim__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
 	err = read_sites(p, snap);
 	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))

@@ -8,6 +8,7 @@
 #include "html_pool.h"
 #include "util/hash.h"
 #include "util/vec.h"
+#include "json_put.h"
 
 struct frame_row {
 	long function, file, module;
@@ -153,7 +154,7 @@ void html_pool__write(const struct html_pool *p, FILE *f)
 	fputs("\"strings\": [", f);
 	for (size_t i = 0; i < p->nr_strings; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		report_json__script_string(p->strings[i], f);
+		json_put__script_string(p->strings[i], f);
 	}
 	fputs("],\n\"frames\": [", f);
 	for (size_t i = 0; i < p->nr_frames; i++) {

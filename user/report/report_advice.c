@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include "model/report.h"
+#include "report_advice.h"
 
 #define SIZE_LEN 64
 
@@ -30,7 +31,7 @@ static void glibc_where(const struct report_memory *m, FILE *f)
 			size_str(m->worst_in_heap, a));
 }
 
-void report_text__retained_where(const struct report *r, FILE *f)
+void report_advice__retained_where(const struct report *r, FILE *f)
 {
 	switch (r->allocator) {
 	case ALLOCATOR_GLIBC:
@@ -101,7 +102,7 @@ static void jemalloc_advice(const struct report_memory *m, FILE *f)
 	fputs(".\n", f);
 }
 
-void report_text__advice(const struct report *r, FILE *f)
+void report_advice__text(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
 

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "model/report.h"
+#include "report_allocs.h"
 
 /* "live blocks: the 3 oldest of 200 (--allocs-per-stack all: every one):", "live blocks: all 5, ...:" */
 static void put_heading(const struct report *r, const struct report_stack *s, FILE *f)
@@ -25,7 +26,7 @@ static void put_heading(const struct report *r, const struct report_stack *s, FI
 	fputs(":\n", f);
 }
 
-void report_text__allocs(const struct report *r, const struct report_stack *s, FILE *f)
+void report_allocs__text(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	char n[REPORT_COUNT_LEN];
 
@@ -49,7 +50,7 @@ void report_text__allocs(const struct report *r, const struct report_stack *s, F
  * , "blocks_live": 200, "blocks": [{"address": "0x55d0c3a012a0", "size": 512,
  * "age_s": 3.612}, ...]: the address a string, as JSON's numbers are doubles.
  */
-void report_json__allocs(const struct report *r, const struct report_stack *s, FILE *f)
+void report_allocs__json(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	if (!r->show_allocs)
 		return;

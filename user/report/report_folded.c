@@ -9,6 +9,7 @@
 #include <string.h>
 #include "analyze/sites.h"
 #include "model/report.h"
+#include "report_folded.h"
 
 struct folded_line {
 	char *text;	/* frames without the count */

@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include "model/report.h"
 #include "util/procmaps.h"
+#include "report_gperftools.h"
 
 /* Where the kernel starts the path in /proc/PID/maps (on 64-bit). */
 #define MAPS_PATH_COLUMN 73

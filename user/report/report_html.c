@@ -22,6 +22,9 @@
 #include "html_pool.h"
 #include "model/report.h"
 #include "xml.h"
+#include "report_html.h"
+#include "report_text.h"
+#include "report_timeline.h"
 
 /* The page's script and style, each NUL-terminated (make rebuilds this on their change). */
 __asm__(".pushsection .rodata\n"
@@ -103,7 +106,7 @@ static int put_summary(const struct report *r, FILE *f)
 
 static void timeline_svg(const struct report *r, FILE *f)
 {
-	report_timeline_svg__write(r, f);
+	report_timeline__svg(r, f);
 }
 
 /* The --timeline-svg drawing, inline: its XML declaration left out. */

@@ -8,11 +8,12 @@
 #include <string.h>
 #include "analyze/verdict.h"
 #include "model/report.h"
+#include "report_incomplete.h"
 
 #define COUNT_LEN REPORT_COUNT_LEN
 
 /* "more allocations went untracked in 6 of 7 intervals (285,312 in all)": growth too. */
-void report_text__untracked_growth(const struct report_memory *m, FILE *f)
+void report_incomplete__untracked_growth(const struct report_memory *m, FILE *f)
 {
 	char n[COUNT_LEN];
 
@@ -36,7 +37,7 @@ static void print_unexplained(const struct report_memory *m, FILE *f)
 
 /*
  * "; raise --stack-storage-size": the options of r's drops, each once;
- * --max-allocs apart (report_text__incomplete names its size).
+ * --max-allocs apart (report_incomplete__text names its size).
  */
 static void print_fixes(const struct report *r, FILE *f)
 {
@@ -62,7 +63,7 @@ static void print_fixes(const struct report *r, FILE *f)
  * Drops of any kind: the figures are incomplete, by how much, and the
  * option that fixes it; the table's size that holds every block seen.
  */
-void report_text__incomplete(const struct report *r, FILE *f)
+void report_incomplete__text(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
 	uint64_t hint = verdict__max_allocs_hint(&r->totals), other = m->drops - m->untracked;

@@ -14,6 +14,11 @@
 #include "analyze/history.h"
 #include "analyze/verdict.h"
 #include "model/report.h"
+#include "report_advice.h"
+#include "report_incomplete.h"
+#include "report_insight.h"
+#include "report_pyarenas.h"
+#include "text_put.h"
 
 #define SIZE_LEN 64
 #define COUNT_LEN REPORT_COUNT_LEN
@@ -131,7 +136,7 @@ static void print_fragmentation(const struct report *r, FILE *f)
 	print_retention(r, "At", &m->worst, m->worst_retained, f);
 	fputs(".\n", f);
 	print_live_trend(m, f);
-	report_text__retained_where(r, f);
+	report_advice__retained_where(r, f);
 	if (m->released) {
 		fprintf(f, "  Given back since: at %.1f s RSS %s for %s%s of live blocks\n"
 			"  (released by the program or the allocator, or the blocks in the way were freed).\n",
@@ -141,7 +146,7 @@ static void print_fragmentation(const struct report *r, FILE *f)
 		print_retention(r, "Still at", &m->now, m->now_retained, f);
 		fputs(".\n", f);
 	}
-	report_text__advice(r, f);
+	report_advice__text(r, f);
 }
 
 /* pymalloc's (a Python target's arenas), the allocator's, or both. */
@@ -150,7 +155,7 @@ static void print_fragmentations(const struct report *r, FILE *f)
 	const struct report_memory *m = &r->analysis->memory;
 
 	if (m->pymalloc && r->python)
-		report_text__pymalloc_verdict(&r->python->arenas, f);
+		report_pyarenas__verdict(&r->python->arenas, f);
 	if (!m->pymalloc || verdict__retained(m))
 		print_fragmentation(r, f);
 }
@@ -201,7 +206,7 @@ static void print_leak(const struct report *r, FILE *f)
 	char a[SIZE_LEN];
 
 	if (!n) {
-		report_text__untracked_growth(&r->analysis->memory, f);
+		report_incomplete__untracked_growth(&r->analysis->memory, f);
 		return;
 	}
 	fprintf(f, "%zu %s steadily (%zu %s)", sites,
@@ -214,7 +219,7 @@ static void print_leak(const struct report *r, FILE *f)
 	fputs(" (under Growing, the most leak-like first)", f);
 	if (r->analysis->memory.untracked_growing) {
 		fputs(";\n  and ", f);
-		report_text__untracked_growth(&r->analysis->memory, f);
+		report_incomplete__untracked_growth(&r->analysis->memory, f);
 	}
 }
 
@@ -362,7 +367,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		else
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
-		report_text__incomplete(r, f);
+		report_incomplete__text(r, f);
 		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
@@ -395,7 +400,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		print_fragmentations(r, f);
 		break;
 	}
-	report_text__incomplete(r, f);
+	report_incomplete__text(r, f);
 	print_at_exit(r, f);
 	if (m->attached)
 		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",
@@ -429,7 +434,7 @@ static void print_growth_figures(const struct report_growth *g, FILE *f)
 		fprintf(f, "; oldest block %.1f s old", g->age_s);
 }
 
-void report_text__site_rank(const struct report_site *site, FILE *f)
+void report_insight__site_rank(const struct report_site *site, FILE *f)
 {
 	char a[COUNT_LEN];
 
@@ -441,7 +446,7 @@ void report_text__site_rank(const struct report_site *site, FILE *f)
  * "stable" or "shrinking" about blocks some of which went untracked holds
  * only for those tracked: a leak's blocks may be among the others.
  */
-void report_text__growth(const struct report *r, const struct report_stack *s, FILE *f)
+void report_insight__growth(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	const struct report_growth *g = &s->growth;
 	bool partial = r->analysis && r->analysis->memory.untracked &&
@@ -462,7 +467,7 @@ static size_t growing_shown(const struct report *r)
 	return r->top && r->top < n ? r->top : n;
 }
 
-void report_text__insight_shown(const struct report *r, bool *shown)
+void report_insight__shown(const struct report *r, bool *shown)
 {
 	size_t n;
 
@@ -484,7 +489,7 @@ static void print_more_growing(const struct report *r, const struct report_site 
 		a += r->stacks[site->stacks[j]].allocs;
 	}
 	if (site->growing > 1)
-		report_text__more(report__plural(site->growing - 1, "growing stack", "growing stacks"),
+		text_put__more(report__plural(site->growing - 1, "growing stack", "growing stacks"),
 				  site->growing - 1, b, a, f);
 }
 
@@ -504,7 +509,7 @@ static void print_growing_site(const struct report *r, const struct report_site 
 			report__count(site->nr_stacks, t));
 	fprintf(f, ", now %s%s in %s%s %s, at ", est, size_str(site->bytes, h), est,
 		report__count(site->allocs, n), report__plural(site->allocs, "allocation", "allocations"));
-	report_text__site_frame(site, f);
+	text_put__site_frame(site, f);
 	fputs("\n      ", f);
 	print_growth_figures(&s->growth, f);
 	fprintf(f, ": now %s%s in %s%s %s from %s\n", est, size_str(s->bytes, h), est,
@@ -512,7 +517,7 @@ static void print_growing_site(const struct report *r, const struct report_site 
 		report__api_name(s->api));
 	if (r->brief)
 		return;
-	report_text__frames(s, f);
+	text_put__frames(s, f);
 	print_more_growing(r, site, f);
 }
 
@@ -543,7 +548,7 @@ static void print_growing(const struct report *r, FILE *f)
 		print_growing_site(r, site_ranked(r, (unsigned)i), f);
 }
 
-void report_text__verdict(const struct report *r, FILE *f)
+void report_insight__verdict(const struct report *r, FILE *f)
 {
 	if (!r->analysis)
 		return;
@@ -551,11 +556,11 @@ void report_text__verdict(const struct report *r, FILE *f)
 	print_verdict(r, f);
 }
 
-void report_text__insight_head(const struct report *r, FILE *f)
+void report_insight__head(const struct report *r, FILE *f)
 {
 	if (!r->analysis)
 		return;
-	report_text__verdict(r, f);
+	report_insight__verdict(r, f);
 	print_growing(r, f);
 	if (r->nr_stacks)
 		fputc('\n', f);
@@ -672,7 +677,7 @@ static void print_peak(const struct report *r, FILE *f)
 			report__plural(more_a, "allocation", "allocations"));
 }
 
-void report_text__insight_tail(const struct report *r, FILE *f)
+void report_insight__tail(const struct report *r, FILE *f)
 {
 	if (!r->analysis)
 		return;

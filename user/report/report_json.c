@@ -11,6 +11,12 @@
 #include "analyze/sites.h"
 #include "analyze/verdict.h"
 #include "model/report.h"
+#include "json_put.h"
+#include "report_json.h"
+#include "report_processes.h"
+#include "report_pyarenas.h"
+#include "report_allocs.h"
+#include "report_reach.h"
 
 #define JSON_VERSION 1
 
@@ -22,82 +28,6 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
 	CNT_PROCS_MAP_FULL,
 };
-
-/*
- * Bytes from s on that go out as they are: printable ASCII and valid UTF-8;
- * in a script, not '<', '>', '&' (no "</script>" or "<!--" can end or
- * change the HTML element the JSON is in) nor U+2028 and U+2029 (line
- * ends to older JavaScript).
- */
-static size_t plain_run(const unsigned char *s, bool script)
-{
-	const unsigned char *p = s;
-	int n;
-
-	for (;;) {
-		if (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' &&
-		    !(script && (*p == '<' || *p == '>' || *p == '&')))
-			p++;
-		else if (*p >= 0x80 && (n = report__utf8_len((const char *)p)) &&
-			 !(script && n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
-			   (p[2] == 0xa8 || p[2] == 0xa9)))
-			p += n;
-		else
-			return (size_t)(p - s);
-	}
-}
-
-/*
- * Names and command lines come from the target and may hold any byte; a
- * single bad one would make the whole document unreadable, so invalid UTF-8
- * becomes U+FFFD. What needs no escape goes out a run at a time: a report
- * of 10,000 deep stacks is about 90 MB, mostly names.
- */
-static void put_any_string(const char *str, bool script, FILE *f)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t run;
-
-	if (!str) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	while (*s) {
-		run = plain_run(s, script);
-		if (run) {
-			fwrite(s, 1, run, f);
-			s += run;
-		} else if (*s == '"' || *s == '\\') {
-			fputc('\\', f);
-			fputc(*s++, f);
-		} else if (*s < 0x80) {	/* a control character, or '<', '>', '&' in a script */
-			fprintf(f, "\\u%04x", *s++);
-		} else if (report__utf8_len((const char *)s) == 3) {	/* U+2028, U+2029 */
-			fprintf(f, "\\u%04x", 0x2000 | (s[2] & 0x3f));
-			s += 3;
-		} else {
-			fputs("\\ufffd", f);
-			s++;
-		}
-	}
-	fputc('"', f);
-}
-
-static void put_string(const char *str, FILE *f)
-{
-	put_any_string(str, false, f);
-}
-
-void report_json__string(const char *s, FILE *f)
-{
-	put_string(s, f);
-}
-
-void report_json__script_string(const char *s, FILE *f)
-{
-	put_any_string(s, true, f);
-}
 
 static void put_hex_or_null(bool known, uint64_t v, FILE *f)
 {
@@ -180,16 +110,16 @@ static void put_totals(const struct report *r, const struct report_totals *t, FI
 static void put_frame(const struct report_frame *fr, FILE *f)
 {
 	fprintf(f, "{\"address\": \"0x%llx\", \"function\": ", (unsigned long long)fr->address);
-	put_string(fr->function, f);
+	json_put__string(fr->function, f);
 	fputs(", \"symbol\": ", f);
-	put_string(fr->symbol, f);
+	json_put__string(fr->symbol, f);
 	fputs(", \"module\": ", f);
-	put_string(fr->module, f);
+	json_put__string(fr->module, f);
 	/* An offset means nothing without the module it is in. */
 	fputs(", \"offset\": ", f);
 	put_hex_or_null(fr->module, fr->module_offset, f);
 	fputs(", \"file\": ", f);
-	put_string(fr->file, f);
+	json_put__string(fr->file, f);
 	if (fr->line > 0)
 		fprintf(f, ", \"line\": %d", fr->line);
 	else
@@ -207,16 +137,16 @@ static void put_python(const struct report_python *py, FILE *f)
 		return;
 	}
 	fputs("{\"version\": ", f);
-	put_string(py->version, f);
+	json_put__string(py->version, f);
 	fputs(", \"path\": ", f);
-	put_string(py->path, f);
+	json_put__string(py->path, f);
 	fputs(", \"malloc\": ", f);
-	put_string(py->malloc, f);
+	json_put__string(py->malloc, f);
 	fputs(", \"malloc_why\": ", f);
-	put_string(py->malloc_why, f);
+	json_put__string(py->malloc_why, f);
 	fprintf(f, ", \"objects\": %s, \"shutdown\": %s, \"arenas\": ",
 		py->objects ? "true" : "false", py->shutdown ? "true" : "false");
-	report_json__pyarenas(&py->arenas, f);
+	report_pyarenas__json(&py->arenas, f);
 	fputs("},\n", f);
 }
 
@@ -249,7 +179,7 @@ static void put_num(double v, FILE *f)
 static void put_growth(const struct report_growth *g, FILE *f)
 {
 	fputs("     \"trend\": ", f);
-	put_string(trend_name(g->trend), f);
+	json_put__string(trend_name(g->trend), f);
 	fputs(", \"slope_bytes_per_s\": ", f);
 	put_num(g->slope, f);
 	fputs(", \"r2\": ", f);
@@ -292,7 +222,7 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 {
 	fprintf(f, "    {\"bytes\": %llu, \"allocs\": %llu, \"api\": ", (unsigned long long)s->bytes,
 		(unsigned long long)s->allocs);
-	put_string(report__api_name(s->api), f);
+	json_put__string(report__api_name(s->api), f);
 	fprintf(f, ", \"total_bytes\": %llu, \"total_allocs\": %llu, \"truncated\": %s,",
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		s->truncated ? "true" : "false");
@@ -300,9 +230,9 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	put_estimate(r, s->bytes, s->samples, s->var, f);
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
-	report_json__reach_stack(s, f);
+	report_reach__json_stack(s, f);
 	if (site != SIZE_MAX)
-		report_json__allocs(r, s, f);
+		report_allocs__json(r, s, f);
 	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
@@ -508,7 +438,7 @@ static void put_drops(const struct report *r, FILE *f)
 	else
 		fputs("null", f);
 	fputs(", \"allocator\": ", f);
-	put_string(report__allocator_name(r->allocator), f);
+	json_put__string(report__allocator_name(r->allocator), f);
 	fputs(",\n", f);
 }
 
@@ -517,13 +447,13 @@ static void put_memory(const struct report *r, FILE *f)
 	const struct report_memory *m = &r->analysis->memory;
 
 	fputs("  \"memory\": {\"verdict\": ", f);
-	put_string(verdict__name(m->verdict), f);
+	json_put__string(verdict__name(m->verdict), f);
 	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
 	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
 		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,
 		m->growing);
-	put_string(trend_name(m->live.trend), f);
+	json_put__string(trend_name(m->live.trend), f);
 	fputs(", \"live_slope_bytes_per_s\": ", f);
 	put_num(m->live.slope, f);
 	if (m->reports)
@@ -561,17 +491,17 @@ int report_json__write(const struct report *r, FILE *f)
 {
 	fprintf(f, "{\n  \"version\": %d,\n  \"target\": {\"pid\": %d, \"command\": ",
 		JSON_VERSION, r->pid);
-	put_string(r->command, f);
+	json_put__string(r->command, f);
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
 	fprintf(f, "  \"sort\": \"%s\",\n", r->sort_count ? "count" : "size");	/* sites[]' order */
 	put_python(r->python, f);
-	report_json__reach(r, f);
+	report_reach__json(r, f);
 	put_sampling(r, f);
 	put_totals(r, &r->totals, f);
 	if (put_sites_and_stacks(r, f))
 		return -ENOMEM;
-	report_json__processes(r, f);
+	report_processes__json(r, f);
 	if (r->analysis)
 		put_analysis(r, f);
 	fputs("\n}\n", f);

@@ -41,6 +41,7 @@
 #include "util/procmaps.h"
 #include "util/protobuf.h"
 #include "util/vec.h"
+#include "report_pprof.h"
 
 /* profile.proto's field numbers. */
 enum {

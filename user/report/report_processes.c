@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "model/report.h"
+#include "json_put.h"
+#include "report_processes.h"
+#include "text_put.h"
 
 #define PROCESS_STACKS 3	/* stacks shown under each process */
 
@@ -30,7 +33,7 @@ static void put_process_head(const struct report_process *p, FILE *f)
 		fputs(", after its exec", f);
 	if (p->execed) {
 		fputs(", ran exec: ", f);
-		report_text__amount(p->exec_freed_bytes, p->exec_freed_allocs, f);
+		text_put__amount(p->exec_freed_bytes, p->exec_freed_allocs, f);
 		fputs(" freed by it", f);
 	}
 	if (!p->traced)
@@ -40,10 +43,10 @@ static void put_process_head(const struct report_process *p, FILE *f)
 	fputs(")", f);
 	if (p->command) {
 		fputc(' ', f);
-		report_text__oneline(p->command, f);
+		text_put__oneline(p->command, f);
 	}
 	fputs(": ", f);
-	report_text__amount(p->totals.outstanding_bytes, p->totals.outstanding_allocs, f);
+	text_put__amount(p->totals.outstanding_bytes, p->totals.outstanding_allocs, f);
 	fprintf(f, " (%s %s, %s %s since tracing began)\n", report__count(p->totals.allocs, all),
 		report__plural(p->totals.allocs, "allocation", "allocations"),
 		report__count(p->totals.frees, frees),
@@ -60,9 +63,9 @@ static void put_process_stacks(const struct report *r, const struct report_proce
 		if (s->proc != p->tag)
 			continue;
 		fputs("      ", f);
-		report_text__amount(s->bytes, s->allocs, f);
+		text_put__amount(s->bytes, s->allocs, f);
 		fprintf(f, " from %s, at ", report__api_name(s->api));
-		report_text__stack_site(s, f);
+		text_put__stack_site(s, f);
 		fputc('\n', f);
 		shown++;
 	}
@@ -75,7 +78,7 @@ static int by_tag(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void report_text__site_processes(const struct report *r, const struct report_site *site, FILE *f)
+void report_processes__site(const struct report *r, const struct report_site *site, FILE *f)
 {
 	uint32_t *tags;
 	size_t n = 1;
@@ -107,7 +110,7 @@ static int by_bytes(const void *a, const void *b, void *arg)
 	       report__cmp_u64(x, y);
 }
 
-void report_text__processes(const struct report *r, FILE *f)
+void report_processes__text(const struct report *r, FILE *f)
 {
 	size_t n = r->nr_processes, top = r->top ? r->top : n, shown = 0, idle = 0;
 	uint64_t more_bytes = 0, more_allocs = 0;
@@ -140,7 +143,7 @@ void report_text__processes(const struct report *r, FILE *f)
 			put_process_stacks(r, p, f);
 	}
 	if (shown > top + 1)
-		report_text__more("processes", shown - top - 1, more_bytes, more_allocs, f);
+		text_put__more("processes", shown - top - 1, more_bytes, more_allocs, f);
 	if (idle)
 		fprintf(f, "  and %zu more %s holding nothing\n", idle,
 			report__plural(idle, "process", "processes"));
@@ -170,7 +173,7 @@ static void put_json_process(const struct report *r, const struct report_process
 	else
 		fputs("null", f);
 	fputs(", \"command\": ", f);
-	report_json__string(p->command, f);
+	json_put__string(p->command, f);
 	fprintf(f, ", \"target\": %s, \"exited\": %s, \"execed\": %s, \"after_exec\": %s, "
 		"\"traced\": %s, \"attached\": %s,\n", p->tag ? "false" : "true",
 		p->exited ? "true" : "false", p->execed ? "true" : "false",
@@ -194,7 +197,7 @@ static void put_json_process(const struct report *r, const struct report_process
 	fputs("],\n     \"memory\": null}", f);
 }
 
-void report_json__processes(const struct report *r, FILE *f)
+void report_processes__json(const struct report *r, FILE *f)
 {
 	size_t *pos;
 

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include "model/report.h"
+#include "report_pyarenas.h"
 
 #define SIZE_LEN 64
 
@@ -13,7 +14,7 @@ static unsigned share(uint64_t part, uint64_t whole)
 	return whole ? (unsigned)llround(100.0 * (double)part / (double)whole) : 0;
 }
 
-void report_text__pyarenas(const struct report_pyarenas *a, FILE *f)
+void report_pyarenas__text(const struct report_pyarenas *a, FILE *f)
 {
 	char s1[SIZE_LEN], s2[SIZE_LEN], n1[REPORT_COUNT_LEN], n2[REPORT_COUNT_LEN],
 	     n3[REPORT_COUNT_LEN];
@@ -29,7 +30,7 @@ void report_text__pyarenas(const struct report_pyarenas *a, FILE *f)
 		report__plural(a->arenas, "arena", "arenas"));
 }
 
-void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f)
+void report_pyarenas__verdict(const struct report_pyarenas *a, FILE *f)
 {
 	char s1[SIZE_LEN], s2[SIZE_LEN];
 
@@ -41,7 +42,7 @@ void report_text__pymalloc_verdict(const struct report_pyarenas *a, FILE *f)
 		report__human_size(a->used_bytes, s2, SIZE_LEN), share(a->used_bytes, a->bytes));
 }
 
-void report_json__pyarenas(const struct report_pyarenas *a, FILE *f)
+void report_pyarenas__json(const struct report_pyarenas *a, FILE *f)
 {
 	if (!a->known) {
 		fputs("null", f);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "analyze/reach.h"
 #include "model/report.h"
+#include "report_reach.h"
 
 #define SIZE_LEN 64
 
@@ -18,7 +19,7 @@ static void put_kind(const struct report_reach_figures *fig, int k, FILE *f)
 		report__plural(fig->blocks[k], "block", "blocks"));
 }
 
-void report_text__reach_head(const struct report *r, FILE *f)
+void report_reach__text_head(const struct report *r, FILE *f)
 {
 	const struct report_reach *h = r->reach;
 	char size[SIZE_LEN];
@@ -45,7 +46,7 @@ void report_text__reach_head(const struct report *r, FILE *f)
 			report__human_size(h->unread_bytes, size, sizeof(size)));
 }
 
-void report_text__reach_stack(const struct report_stack *s, FILE *f)
+void report_reach__text_stack(const struct report_stack *s, FILE *f)
 {
 	bool first = true;
 
@@ -72,7 +73,7 @@ static void put_figures(const struct report_reach_figures *fig, FILE *f)
 	fputc('}', f);
 }
 
-void report_json__reach(const struct report *r, FILE *f)
+void report_reach__json(const struct report *r, FILE *f)
 {
 	const struct report_reach *h = r->reach;
 
@@ -92,7 +93,7 @@ void report_json__reach(const struct report *r, FILE *f)
 	fputs("},\n", f);
 }
 
-void report_json__reach_stack(const struct report_stack *s, FILE *f)
+void report_reach__json_stack(const struct report_stack *s, FILE *f)
 {
 	if (!s->reach)
 		return;

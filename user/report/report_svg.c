@@ -30,6 +30,7 @@
 #include "model/report.h"
 #include "util/hash.h"
 #include "xml.h"
+#include "report_svg.h"
 
 #define SVG_WIDTH 1200
 #define SVG_MARGIN 10

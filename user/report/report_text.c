@@ -4,6 +4,13 @@
 #include <string.h>
 #include <time.h>
 #include "model/report.h"
+#include "report_allocs.h"
+#include "report_insight.h"
+#include "report_processes.h"
+#include "report_pyarenas.h"
+#include "report_reach.h"
+#include "report_text.h"
+#include "text_put.h"
 
 #define COUNT_LEN REPORT_COUNT_LEN
 #define SIZE_LEN 64
@@ -43,34 +50,6 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				 "not followed: 65,536 followed at once, the event ring full, or the kernel cannot hold a child at its fork (Linux 6.13)" },
 };
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-/*
- * Names, paths and the command line come from the target, and this goes to a
- * terminal, often root's: no control character (C0, DEL, and C1 such as
- * U+009B, a CSI to some terminals) may reach it, and no byte that is not
- * UTF-8. Each becomes '?'; the line stays one line.
- */
-static void put_oneline(const char *s, FILE *f)
-{
-	while (*s) {
-		const unsigned char *u = (const unsigned char *)s;
-		int n = report__utf8_len(s);
-		bool c1 = n == 2 && u[0] == 0xc2 && u[1] < 0xa0;
-
-		if (!n || c1 || u[0] < 0x20 || u[0] == 0x7f)
-			fputc('?', f);
-		else
-			fwrite(s, 1, n, f);
-		s += n ? n : 1;
-	}
-}
-
 static void print_header(const struct report *r, FILE *f)
 {
 	char now[16] = "??:??:??";
@@ -82,7 +61,7 @@ static void print_header(const struct report *r, FILE *f)
 	fprintf(f, "[%s] memleakbpf: %spid %d", now, r->final ? "Final report: " : "", r->pid);
 	if (r->command) {
 		fputs(" (", f);
-		put_oneline(r->command, f);
+		text_put__oneline(r->command, f);
 		fputc(')', f);
 	}
 	fprintf(f, ", %.1f s traced\n", r->duration_s);
@@ -192,57 +171,6 @@ static void print_totals(const struct report *r, FILE *f)
 }
 
 /*
- * "func (file:line, inlined) [module]", or the best that is known. The
- * module is shown once per address: not on the inlined calls that share it
- * with the frame that follows them.
- */
-static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
-{
-	if (fr->function) {
-		put_oneline(fr->function, f);
-	} else if (fr->module) {
-		put_oneline(basename_of(fr->module), f);
-		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
-	} else {
-		fprintf(f, "0x%llx", (unsigned long long)fr->address);
-	}
-
-	if (fr->file) {
-		fputs(" (", f);
-		put_oneline(fr->file, f);
-		if (fr->line > 0)
-			fprintf(f, ":%d", fr->line);
-		fputs(fr->inlined ? ", inlined)" : ")", f);
-	} else if (fr->inlined) {
-		fputs(" (inlined)", f);
-	}
-
-	if (fr->language == FRAME_PYTHON)
-		fputs(" [python]", f);
-	else if (!fr->module)
-		fputs(" [unknown]", f);
-	else if (fr->function && show_module) {
-		fputs(" [", f);
-		put_oneline(basename_of(fr->module), f);
-		fputc(']', f);
-	}
-}
-
-/* "2.0 MiB (2,097,152 bytes) in 512 allocations", "100 bytes in 1 allocation" */
-static void put_amount(uint64_t bytes, uint64_t allocs, FILE *f)
-{
-	char human[SIZE_LEN], exact[COUNT_LEN], n[COUNT_LEN];
-
-	report__count(bytes, exact);
-	if (bytes < 1024)
-		fprintf(f, "%s %s", exact, report__plural(bytes, "byte", "bytes"));
-	else
-		fprintf(f, "%s (%s bytes)", report__human_size(bytes, human, sizeof(human)), exact);
-	fprintf(f, " in %s %s", report__count(allocs, n),
-		report__plural(allocs, "allocation", "allocations"));
-}
-
-/*
  * "2.0 MiB (2,097,152 bytes) in 512 allocations"; under sampling an
  * estimate: "~2.0 MiB ±310.5 KiB in ~512 allocations (37 samples)".
  */
@@ -252,7 +180,7 @@ static void put_figures(const struct report *r, uint64_t bytes, uint64_t allocs,
 	char h[SIZE_LEN], e[SIZE_LEN], n[COUNT_LEN], k[COUNT_LEN];
 
 	if (!r->sampling) {
-		put_amount(bytes, allocs, f);
+		text_put__amount(bytes, allocs, f);
 		return;
 	}
 	fprintf(f, "~%s ±%s in ~%s %s (%s %s)", report__human_size(bytes, h, sizeof(h)),
@@ -266,68 +194,13 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 	fputs("  ", f);
 	put_figures(r, s->bytes, s->allocs, s->samples, s->var, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
-	report_text__growth(r, s, f);
-	report_text__reach_stack(s, f);
+	report_insight__growth(r, s, f);
+	report_reach__text_stack(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
-	report_text__frames(s, f);
-	report_text__allocs(r, s, f);
-}
-
-void report_text__frames(const struct report_stack *s, FILE *f)
-{
-	if (s->no_stack)
-		fputs("      [stack unavailable]\n", f);
-	for (size_t i = 0; i < s->nr_frames; i++) {
-		const struct report_frame *fr = &s->frames[i];
-		bool shared = fr->inlined && i + 1 < s->nr_frames &&
-			      s->frames[i + 1].address == fr->address;
-
-		fprintf(f, "      #%zu ", i);
-		put_frame(fr, !shared, f);
-		fputc('\n', f);
-	}
-	if (s->truncated)
-		fprintf(f, "      [truncated: deeper than %d frames]\n", MEMLEAK_MAX_STACK_DEPTH);
-	if (s->unwind_pending)
-		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
-}
-
-void report_text__oneline(const char *s, FILE *f)
-{
-	put_oneline(s, f);
-}
-
-void report_text__amount(uint64_t bytes, uint64_t allocs, FILE *f)
-{
-	put_amount(bytes, allocs, f);
-}
-
-void report_text__stack_site(const struct report_stack *s, FILE *f)
-{
-	if (s->site_frame)
-		put_frame(s->site_frame, true, f);
-	else
-		fputs("[stack unavailable]", f);
-}
-
-void report_text__site_frame(const struct report_site *site, FILE *f)
-{
-	if (site->frame)
-		put_frame(site->frame, true, f);
-	else
-		fputs("[stack unavailable]", f);
-}
-
-/* "and 11 more stacks: 26.2 MiB in 287,905 allocations" */
-void report_text__more(const char *what, size_t n, uint64_t bytes, uint64_t allocs, FILE *f)
-{
-	char h[SIZE_LEN], a[COUNT_LEN], m[COUNT_LEN];
-
-	fprintf(f, "  and %s more %s: %s in %s %s\n", report__count(n, m), what,
-		report__human_size(bytes, h, sizeof(h)), report__count(allocs, a),
-		report__plural(allocs, "allocation", "allocations"));
+	text_put__frames(s, f);
+	report_allocs__text(r, s, f);
 }
 
 /* The top sites, and of each its first stacks, printed in full: -T sites, or all. */
@@ -348,7 +221,7 @@ void report_text__shown(const struct report *r, bool *shown)
 	for (size_t i = 0; i < top_shown(r); i++)
 		for (size_t j = 0; j < stacks_shown(r, &r->sites[i]); j++)
 			shown[r->sites[i].stacks[j]] = true;
-	report_text__insight_shown(r, shown);
+	report_insight__shown(r, shown);
 }
 
 /* "Site 1: 90.1 MiB (94,371,840 bytes) in 400,000 allocations from 14 stacks, at FRAME" */
@@ -363,10 +236,10 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	put_figures(r, site->bytes, site->allocs, site->samples, site->var, f);
 	fprintf(f, " from %s %s", report__count(site->nr_stacks, k),
 		report__plural(site->nr_stacks, "stack", "stacks"));
-	report_text__site_processes(r, site, f);
-	report_text__site_rank(site, f);
+	report_processes__site(r, site, f);
+	report_insight__site_rank(site, f);
 	fputs(", at ", f);
-	report_text__site_frame(site, f);
+	text_put__site_frame(site, f);
 	if (site->import)
 		fputs(", during an import (start-up)", f);
 	fputc('\n', f);
@@ -382,7 +255,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 		more_a += s->allocs;
 	}
 	if (!r->brief && site->nr_stacks > shown)
-		report_text__more(report__plural(site->nr_stacks - shown, "stack", "stacks"),
+		text_put__more(report__plural(site->nr_stacks - shown, "stack", "stacks"),
 				  site->nr_stacks - shown, more_b, more_a, f);
 }
 
@@ -483,7 +356,7 @@ static void print_python(const struct report *r, FILE *f)
 		      "object)\n", f);
 	else
 		fputs("every object is a block of its own\n", f);
-	report_text__pyarenas(&py->arenas, f);
+	report_pyarenas__text(&py->arenas, f);
 	if (py->shutdown)
 		fputs("  Shown at the start of the interpreter's shutdown (Py_FinalizeEx), where tracing "
 		      "stopped:\n  what the program held then; shutdown frees nearly all of it, and "
@@ -494,21 +367,21 @@ void report_text__summary(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
-	report_text__reach_head(r, f);
+	report_reach__text_head(r, f);
 	print_python(r, f);
-	report_text__verdict(r, f);
+	report_insight__verdict(r, f);
 }
 
 int report_text__write(const struct report *r, FILE *f)
 {
 	print_header(r, f);
 	print_totals(r, f);
-	report_text__reach_head(r, f);
+	report_reach__text_head(r, f);
 	print_python(r, f);
-	report_text__insight_head(r, f);
+	report_insight__head(r, f);
 	print_sites(r, f);
-	report_text__processes(r, f);
-	report_text__insight_tail(r, f);
+	report_processes__text(r, f);
+	report_insight__tail(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "model/report.h"
 #include "xml.h"
+#include "report_timeline.h"
 
 #define W 960
 #define H 480
@@ -59,7 +60,7 @@ static double rate(const struct report_sample *s, size_t i, bool frees)
 	return dt > 0 && now > before ? (double)(now - before) / dt : 0;
 }
 
-int report_timeline_csv__write(const struct report *r, FILE *f)
+int report_timeline__csv(const struct report *r, FILE *f)
 {
 	size_t nr;
 	struct report_sample *s = rows(r, &nr);
@@ -324,7 +325,7 @@ static void bounds(const struct report_sample *s, size_t nr, double *tmax, doubl
 	}
 }
 
-int report_timeline_svg__write(const struct report *r, FILE *f)
+int report_timeline__svg(const struct report *r, FILE *f)
 {
 	size_t nr;
 	struct report_sample *s = rows(r, &nr);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include "outfile.h"
 #include "snapshot_dir.h"
+#include "writers.h"
 
 static void name(pid_t pid, bool asked, unsigned n, const char *ext, char *buf, size_t len)
 {
@@ -17,10 +18,10 @@ static bool taken(int dirfd, const struct snapshot_files *files)
 	       (files->html[0] && outfile__exists_at(dirfd, files->html));
 }
 
-int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, const char *ext,
-			int (*profile)(const struct report *, FILE *), bool html,
+int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, bool gperftools, bool html,
 			const struct report *r, struct snapshot_files *files)
 {
+	const char *ext = writers__profile_ext(gperftools);
 	int err;
 
 	files->failed = files->profile;
@@ -31,15 +32,16 @@ int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, const cha
 		name(pid, asked, *n, "folded", files->folded, sizeof(files->folded));
 		if (html)
 			name(pid, asked, *n, "html", files->html, sizeof(files->html));
-		err = taken(dirfd, files) ? -EEXIST : outfile__write_new(dirfd, files->profile, profile, r);
+		err = taken(dirfd, files) ? -EEXIST : outfile__write_new(dirfd, files->profile,
+									    writers__profile(gperftools), r);
 	} while (err == -EEXIST);
 	if (!err) {
 		files->failed = files->folded;
-		err = outfile__write_new(dirfd, files->folded, report_folded__write, r);
+		err = outfile__write_new(dirfd, files->folded, writers[REPORT_OUT_FOLDED].write, r);
 	}
 	if (!err && html) {
 		files->failed = files->html;
-		err = outfile__write_new(dirfd, files->html, report_html__write, r);
+		err = outfile__write_new(dirfd, files->html, writers[REPORT_OUT_HTML].write, r);
 	}
 	return err;
 }

@@ -25,12 +25,12 @@ struct snapshot_files {
 };
 
 /*
- * r's profile (written by profile, named with ext), folded stacks and, with
- * html, its page into dirfd, under the number after *n (updated) that none
- * of those files has yet. Their names in *files. 0 or -errno.
+ * r's heap profile (--pprof-format: gperftools' or pprof's), folded
+ * stacks and, with html, its page into dirfd (writers.h: the rows written
+ * into a snapshot), under the number after *n (updated) that none of those
+ * files has yet. Their names in *files. 0 or -errno.
  */
-int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, const char *ext,
-			int (*profile)(const struct report *, FILE *), bool html,
+int snapshot_dir__write(int dirfd, pid_t pid, bool asked, unsigned *n, bool gperftools, bool html,
 			const struct report *r, struct snapshot_files *files);
 
 #endif

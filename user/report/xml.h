@@ -6,7 +6,7 @@
  * well-formed UTF-8 character, and each character XML forbids or that is a
  * control character (C0 but the tab, DEL, C1: invisible, and escape
  * sequences to some terminals that show the file), becomes U+FFFD. '&', '<',
- * '>', '"' and '\'' are escaped: the text is safe in character data and in
+ * '>', '"' and ''' are escaped: the text is safe in character data and in
  * attribute values of either quote. Pure.
  */
 #ifndef XML_H

@@ -100,7 +100,7 @@ static void unwrap(const struct snap_site *site, const struct modules *mods,
 /*
  * One function under two names: the api as the stack's caller imported it.
  * Only for the stacks a report prints: each call site's answer is cached
- * (symbolizer__called), but a run sees far more sites than it prints.
+ * (symbolize_calls__called), but a run sees far more sites than it prints.
  */
 static void name_api(const struct snap_site *site, struct symbolizer *sym,
 		     const struct modules *mods, struct report_stack *st)
@@ -109,14 +109,14 @@ static void name_api(const struct snap_site *site, struct symbolizer *sym,
 	int api;
 
 	if (!sym || site->nr_ips <= st->wrapper_ips || !has_alias(st->api) ||
-	    symbolizer__called(sym, mods, site->ips[st->wrapper_ips], &name))
+	    symbolize_calls__called(sym, mods, site->ips[st->wrapper_ips], &name))
 		return;
 	api = allocator__api_of(name);
 	if (api >= 0 && api < API__ALLOCATING)
 		st->api = (uint32_t)api;
 }
 
-/* A site's figures, its api as probed (name_api may say which alias); its frames are report__symbolize's. */
+/* A site's figures, its api as probed (name_api may say which alias); its frames are report_build__symbolize's. */
 static void stack_figures(const struct snap_site *site, struct report_stack *st)
 {
 	st->api = site->api;
@@ -204,7 +204,7 @@ static int stack_blocks(const struct snap_site *site, struct report_stack *st)
 	return 0;
 }
 
-int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+int report_build__figures(const struct aggregate *agg, const struct modules *mods,
 			  const struct report_meta *meta, struct report **out)
 {
 	struct report *r;
@@ -236,7 +236,7 @@ int report__build_figures(const struct aggregate *agg, const struct modules *mod
 	return 0;
 }
 
-int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+int report_build__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want)
 {
@@ -250,13 +250,13 @@ int report__symbolize(struct report *r, const struct aggregate *agg, struct symb
 	return err;
 }
 
-int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+int report_build__report(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out)
 {
-	int err = report__build_figures(agg, mods, meta, out);
+	int err = report_build__figures(agg, mods, meta, out);
 
 	if (!err)
-		err = report__symbolize(*out, agg, sym, mods, meta, NULL);
+		err = report_build__symbolize(*out, agg, sym, mods, meta, NULL);
 	if (err) {
 		report__free(*out);
 		*out = NULL;
@@ -264,12 +264,12 @@ int report__build(const struct aggregate *agg, struct symbolizer *sym, const str
 	return err;
 }
 
-int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
+int report_build__stacks(const struct aggregate *agg, struct symbolizer *sym,
 			 const struct modules *mods, const struct report_meta *meta,
 			 struct report_stack **out, size_t *nr)
 {
 	struct report *sub;
-	int err = report__build(agg, sym, mods, meta, &sub);
+	int err = report_build__report(agg, sym, mods, meta, &sub);
 
 	if (err)
 		return err;
@@ -296,7 +296,7 @@ static int freed_cmp(const void *a, const void *b)
 	return 0;
 }
 
-int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+int report_build__freed(const struct snapshot *snap, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
 			struct report **out)
 {
@@ -313,7 +313,7 @@ int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
 			agg.sites[agg.nr++] = &snap->sites[i];
 	}
 	qsort(agg.sites, agg.nr, sizeof(*agg.sites), freed_cmp);
-	err = report__build(&agg, sym, mods, meta, out);
+	err = report_build__report(&agg, sym, mods, meta, out);
 	free(agg.sites);
 	return err;
 }

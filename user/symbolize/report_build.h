@@ -49,19 +49,19 @@ struct report_meta {
  * resolved by sym among mods. sym may be NULL: frames then carry addresses
  * only. Free with report__free. 0 or -errno.
  */
-int report__build(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
+int report_build__report(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out);
 
 /*
- * report__build's stacks alone, into *out (*nr of them; free each with the
+ * report_build__report's stacks alone, into *out (*nr of them; free each with the
  * report that takes them): the churn and peak stacks of an analysis.
  */
-int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
+int report_build__stacks(const struct aggregate *agg, struct symbolizer *sym,
 			 const struct modules *mods, const struct report_meta *meta,
 			 struct report_stack **out, size_t *nr);
 
 /*
- * report__build in two steps, for a report that will not print every stack:
+ * report_build__report in two steps, for a report that will not print every stack:
  * the figures of every stack, frameless, operator new's frames taken off
  * (new or new[] for the api); then, for the stacks with want[i] (NULL: all
  * of them), the frames, and the api of a function with two names as the
@@ -70,29 +70,29 @@ int report__build_stacks(const struct aggregate *agg, struct symbolizer *sym,
  * (report_text__shown). On an error the report is left for report__free.
  * 0 or -errno.
  */
-int report__build_figures(const struct aggregate *agg, const struct modules *mods,
+int report_build__figures(const struct aggregate *agg, const struct modules *mods,
 			  const struct report_meta *meta, struct report **out);
-int report__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+int report_build__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want);
 
 /*
- * Group r's stacks (built from agg by report__build_figures, with their
+ * Group r's stacks (built from agg by report_build__figures, with their
  * growth when there is an analysis) into sites (analyze/sites.h): each
  * stack's site frame, found without resolving the rest of its frames (see
  * report_sites.c), then sites__group, which also marks the stacks the files
  * leave out unless meta->all_stacks. 0 or -errno.
  */
-int report__sites(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+int report_sites__fill(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		  const struct modules *mods, const struct report_meta *meta);
 
 /*
  * The sites of snap that hold nothing outstanding but allocated something
  * (all freed, or with -o all younger), as a report whose stacks carry only
  * their totals, total_bytes descending: what a heap profile's alloc figures
- * need beside the outstanding stacks. meta as for report__build. 0 or -errno.
+ * need beside the outstanding stacks. meta as for report_build__report. 0 or -errno.
  */
-int report__build_freed(const struct snapshot *snap, struct symbolizer *sym,
+int report_build__freed(const struct snapshot *snap, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
 			struct report **out);
 

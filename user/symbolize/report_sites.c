@@ -179,7 +179,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	return err;
 }
 
-int report__sites(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+int report_sites__fill(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		  const struct modules *mods, const struct report_meta *meta)
 {
 	size_t all = meta->all_stacks ? SIZE_MAX : 0;

@@ -99,41 +99,6 @@ struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debu
 	return s;
 }
 
-void sym_frames_free(struct report_frame *frames, size_t nr)
-{
-	for (size_t i = 0; i < nr; i++)
-		report__frame_free(&frames[i]);
-	free(frames);
-}
-
-/* Append a frame with copies of the strings; function is demangled. */
-int sym_frame_push(struct frame_buf *b, const char *function, const char *file, int line,
-		   bool inlined)
-{
-	struct report_frame *f;
-
-	if (vec__reserve_min(&b->v, &b->cap, b->nr + 1, sizeof(*b->v), 4))
-		return -ENOMEM;
-	f = &b->v[b->nr];
-	memset(f, 0, sizeof(*f));
-	f->function = function ? sym_demangle(function) : NULL;
-	/* Kept only when demangling changed it: most names are C's, the same. */
-	if (f->function && strcmp(f->function, function))
-		f->symbol = strdup(function);
-	f->file = file ? strdup(file) : NULL;
-	if ((function && !f->function) || (file && !f->file) ||
-	    (f->function && strcmp(f->function, function) && !f->symbol)) {
-		free(f->function);
-		free(f->symbol);
-		free(f->file);
-		return -ENOMEM;
-	}
-	f->line = file ? line : 0;
-	f->inlined = inlined;
-	b->nr++;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- results */
 
 static char *strdup_or_null(const char *s, bool *failed)
@@ -203,7 +168,7 @@ static int resolve_jit(struct symbolizer *s, const struct modules *mods, uint64_
 	e = pid > 0 ? perfmap__find(s->jit, return_address ? addr - 1 : addr) : NULL;
 	if (!e)
 		return frames_append(&f, 1, NULL, addr, 0, frames, nr);
-	f.function = sym_demangle(e->name);
+	f.function = symbolize_names__demangle(e->name);
 	if (!f.function)
 		return -ENOMEM;
 	err = frames_append(&f, 1, perfmap__path(s->jit), addr, addr, frames, nr);
@@ -223,18 +188,18 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 
 	if (!m)
 		return resolve_jit(s, mods, addr, return_address, frames, nr);
-	err = sym_file_for(s, m, &f);
+	err = symbolize_file__for(s, m, &f);
 	if (err)
 		return err;
 	vaddr = addr - m->bias;
-	e = sym_cache_find(s, f, vaddr, return_address);
+	e = symbolize_cache__find(s, f, vaddr, return_address);
 	if (!e) {
-		err = f->dwmod ? sym_describe(f, sym_lookup_pc(f, vaddr, return_address), &b) : 0;
+		err = f->dwmod ? symbolize_dwarf__describe(f, symbolize_names__lookup_pc(f, vaddr, return_address), &b) : 0;
 		if (!err && !b.nr)
-			err = sym_frame_push(&b, NULL, NULL, 0, false);
-		err = err ?: sym_cache_add(s, f, vaddr, return_address, &b, &e);
+			err = symbolize_frames__push(&b, NULL, NULL, 0, false);
+		err = err ?: symbolize_cache__add(s, f, vaddr, return_address, &b, &e);
 		if (err) {
-			sym_frames_free(b.v, b.nr);
+			symbolize_frames__free(b.v, b.nr);
 			return err;
 		}
 	}
@@ -247,7 +212,7 @@ int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t 
 	size_t nr = 0;
 	int err = symbolizer__resolve(s, mods, addr, false, &frames, &nr);
 
-	sym_frames_free(frames, nr);
+	symbolize_frames__free(frames, nr);
 	return err;
 }
 
@@ -264,10 +229,10 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	sym_cache_clear(s);
-	sym_calls_clear(s);
+	symbolize_cache__clear(s);
+	symbolize_calls__clear(s);
 	for (size_t i = 0; i < s->nr_files; i++)
-		sym_file_free(s->files[i]);
+		symbolize_file__free(s->files[i]);
 	free(s->files);
 	free(s->refs);
 	perfmap__free(s->jit);

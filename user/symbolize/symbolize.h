@@ -36,7 +36,7 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
  * address, so a report pays for the call sites it has not seen before.
  * -ENOENT for a direct call, or code or a file that says nothing.
  */
-int symbolizer__called(struct symbolizer *s, const struct modules *mods, uint64_t ret,
+int symbolize_calls__called(struct symbolizer *s, const struct modules *mods, uint64_t ret,
 		       const char **name);
 /*
  * The target exec'd: forget which file each (device, inode) was. What was

@@ -15,7 +15,7 @@ static size_t cache_hash(const struct sym_file *f, uint64_t vaddr, bool return_a
 	return (h * 0x9e3779b97f4a7c15ull) >> 24;
 }
 
-struct cache_entry *sym_cache_find(const struct symbolizer *s, const struct sym_file *f,
+struct cache_entry *symbolize_cache__find(const struct symbolizer *s, const struct sym_file *f,
 				   uint64_t vaddr, bool return_address)
 {
 	struct cache_entry *e;
@@ -54,7 +54,7 @@ static int cache_grow(struct symbolizer *s)
 }
 
 /* Take ownership of b's frames as the cached answer for (f, vaddr). */
-int sym_cache_add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
+int symbolize_cache__add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
 		  bool return_address, struct frame_buf *b, struct cache_entry **out)
 {
 	struct cache_entry *e;
@@ -76,14 +76,14 @@ int sym_cache_add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr
 	return 0;
 }
 
-void sym_cache_clear(struct symbolizer *s)
+void symbolize_cache__clear(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->nr_buckets; i++) {
 		struct cache_entry *e = s->buckets[i], *next;
 
 		for (; e; e = next) {
 			next = e->next;
-			sym_frames_free(e->frames, e->nr);
+			symbolize_frames__free(e->frames, e->nr);
 			free(e);
 		}
 	}

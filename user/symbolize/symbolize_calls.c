@@ -69,7 +69,7 @@ static struct elf_file *file_elf(struct sym_file *f, const struct module *m)
 	return f->elf;
 }
 
-int symbolizer__called(struct symbolizer *s, const struct modules *mods, uint64_t ret,
+int symbolize_calls__called(struct symbolizer *s, const struct modules *mods, uint64_t ret,
 		       const char **name)
 {
 	const struct module *m = modules__find(mods, ret);
@@ -79,7 +79,7 @@ int symbolizer__called(struct symbolizer *s, const struct modules *mods, uint64_
 
 	if (!m)
 		return -ENOENT;
-	err = sym_file_for(s, m, &f);
+	err = symbolize_file__for(s, m, &f);
 	if (err)
 		return err;
 	if (s->nr_calls + 1 > s->cap_calls / 2 && calls_grow(s))
@@ -97,7 +97,7 @@ int symbolizer__called(struct symbolizer *s, const struct modules *mods, uint64_
 	return e->name ? 0 : -ENOENT;
 }
 
-void sym_calls_clear(struct symbolizer *s)
+void symbolize_calls__clear(struct symbolizer *s)
 {
 	free(s->calls);
 	s->calls = NULL;

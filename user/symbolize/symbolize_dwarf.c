@@ -250,7 +250,7 @@ static int scopes_at(struct sym_file *f, uint64_t pc, Dwarf_Die *chain, int max)
  * is func (NULL: none), as its source spells it. A clone's symbol
  * (foo.part.0, foo.isra.0, foo.cold) is the name the DWARF gives when it is
  * that name and a suffix; without DWARF, only the suffixes gcc and clang give
- * clones are cut (sym_source_len). An alias of another name altogether
+ * clones are cut (symbolize_names__source_len). An alias of another name altogether
  * (malloc for glibc's __libc_malloc) keeps the symbol's: it is what the
  * program called. *out NULL: no name.
  */
@@ -262,7 +262,7 @@ static int source_name(const char *sym, Dwarf_Die *func, char **out)
 	if (sym && dw && !strncmp(sym, dw, len) && sym[len] == '.')
 		*out = strdup(dw);
 	else if (sym)
-		*out = strndup(sym, sym_source_len(sym));
+		*out = strndup(sym, symbolize_names__source_len(sym));
 	else
 		*out = dw ? strdup(dw) : NULL;
 	return (sym || dw) && !*out ? -ENOMEM : 0;
@@ -276,7 +276,7 @@ static int push_function(struct frame_buf *b, const char *sym, Dwarf_Die *func,
 	char *name;
 	int err = source_name(sym, func, &name);
 
-	err = err ?: sym_frame_push(b, name, file, line, false);
+	err = err ?: symbolize_frames__push(b, name, file, line, false);
 	free(name);
 	if (err || !sym)
 		return err;
@@ -291,9 +291,9 @@ static int push_function(struct frame_buf *b, const char *sym, Dwarf_Die *func,
  * function they were inlined into. The innermost line is pc's; every outer
  * frame is at the call site of the inlined subroutine it contains.
  */
-int sym_describe(struct sym_file *f, uint64_t pc, struct frame_buf *b)
+int symbolize_dwarf__describe(struct sym_file *f, uint64_t pc, struct frame_buf *b)
 {
-	const struct sym_func *fn = sym_func_at(f, pc);
+	const struct sym_func *fn = symbolize_names__func_at(f, pc);
 	Dwarf_Die scopes[MAX_SCOPES], *func = NULL;
 	const char *file = NULL;
 	char *sym = NULL;
@@ -324,7 +324,7 @@ int sym_describe(struct sym_file *f, uint64_t pc, struct frame_buf *b)
 		}
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		err = sym_frame_push(b, die_name(&scopes[i]), file, line, true);
+		err = symbolize_frames__push(b, die_name(&scopes[i]), file, line, true);
 		call_site(&scopes[i], &file, &line);
 	}
 	if (!err)

@@ -48,7 +48,7 @@ static int report_file(struct symbolizer *s, struct sym_file *f, const struct mo
 		return 0;
 	}
 	f->has_dwarf = dwfl_module_getdwarf(f->dwmod, &bias) != NULL;
-	return sym_read_funcs(f);
+	return symbolize_names__read_funcs(f);
 }
 
 /* The build id of the file open at fd, into f; none is not an error. */
@@ -68,7 +68,7 @@ static bool same_file(const struct sym_file *a, const struct sym_file *key, cons
 	       !strcmp(a->path, path);
 }
 
-void sym_file_free(struct sym_file *f)
+void symbolize_file__free(struct sym_file *f)
 {
 	if (!f)
 		return;
@@ -108,7 +108,7 @@ static int find_file(struct symbolizer *s, const struct module *m, struct sym_fi
 	f->path = strdup(m->path);
 	err = f->path ? report_file(s, f, m) : -ENOMEM;
 	if (err) {
-		sym_file_free(f);
+		symbolize_file__free(f);
 		return err;
 	}
 	s->files[s->nr_files++] = f;
@@ -116,7 +116,7 @@ static int find_file(struct symbolizer *s, const struct module *m, struct sym_fi
 	return 0;
 }
 
-int sym_file_for(struct symbolizer *s, const struct module *m, struct sym_file **out)
+int symbolize_file__for(struct symbolizer *s, const struct module *m, struct sym_file **out)
 {
 	int err;
 

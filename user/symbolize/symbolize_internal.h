@@ -110,32 +110,32 @@ struct frame_buf {
 };
 
 /* symbolize.c: frames, built and freed. */
-void sym_frames_free(struct report_frame *frames, size_t nr);
-int sym_frame_push(struct frame_buf *b, const char *function, const char *file, int line,
+void symbolize_frames__free(struct report_frame *frames, size_t nr);
+int symbolize_frames__push(struct frame_buf *b, const char *function, const char *file, int line,
 		   bool inlined);
 
 /* symbolize_file.c: the file of module m, read on first use. */
-int sym_file_for(struct symbolizer *s, const struct module *m, struct sym_file **out);
-void sym_file_free(struct sym_file *f);
+int symbolize_file__for(struct symbolizer *s, const struct module *m, struct sym_file **out);
+void symbolize_file__free(struct sym_file *f);
 
 /* symbolize_names.c: the symbol table, and names as people read them. */
-int sym_read_funcs(struct sym_file *f);
-const struct sym_func *sym_func_at(const struct sym_file *f, uint64_t pc);
-uint64_t sym_lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address);
-size_t sym_source_len(const char *name);
-char *sym_demangle(const char *name);
+int symbolize_names__read_funcs(struct sym_file *f);
+const struct sym_func *symbolize_names__func_at(const struct sym_file *f, uint64_t pc);
+uint64_t symbolize_names__lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address);
+size_t symbolize_names__source_len(const char *name);
+char *symbolize_names__demangle(const char *name);
 
 /* symbolize_dwarf.c: the frames of pc, inlined ones first. */
-int sym_describe(struct sym_file *f, uint64_t pc, struct frame_buf *b);
+int symbolize_dwarf__describe(struct sym_file *f, uint64_t pc, struct frame_buf *b);
 
 /* symbolize_cache.c: the frames already found per (file, address). */
-struct cache_entry *sym_cache_find(const struct symbolizer *s, const struct sym_file *f,
+struct cache_entry *symbolize_cache__find(const struct symbolizer *s, const struct sym_file *f,
 				   uint64_t vaddr, bool return_address);
-int sym_cache_add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
+int symbolize_cache__add(struct symbolizer *s, const struct sym_file *f, uint64_t vaddr,
 		  bool return_address, struct frame_buf *b, struct cache_entry **out);
-void sym_cache_clear(struct symbolizer *s);
+void symbolize_cache__clear(struct symbolizer *s);
 
 /* symbolize_calls.c: what it knows of calls, forgotten. */
-void sym_calls_clear(struct symbolizer *s);
+void symbolize_calls__clear(struct symbolizer *s);
 
 #endif

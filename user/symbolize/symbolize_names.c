@@ -41,7 +41,7 @@ static int func_cmp(const void *a, const void *b)
 }
 
 /* The code symbols of f (.symtab, else .dynsym, plus .gnu_debugdata), sorted. */
-int sym_read_funcs(struct sym_file *f)
+int symbolize_names__read_funcs(struct sym_file *f)
 {
 	int n = dwfl_module_getsymtab(f->dwmod);
 	uint64_t hi = 0;
@@ -91,7 +91,7 @@ static bool func_better(const struct sym_func *fn, const struct sym_func *best)
  * nothing covers code past every symbol's end (a static function of a
  * stripped file): the nearest name below would be a wrong one.
  */
-const struct sym_func *sym_func_at(const struct sym_file *f, uint64_t pc)
+const struct sym_func *symbolize_names__func_at(const struct sym_file *f, uint64_t pc)
 {
 	const struct sym_func *best = NULL;
 	size_t lo = 0, hi = f->nr_funcs;
@@ -125,13 +125,13 @@ const struct sym_func *sym_func_at(const struct sym_file *f, uint64_t pc)
  * (__restore_rt), which no call precedes: there the byte before lies in no
  * function, and the address itself starts one.
  */
-uint64_t sym_lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address)
+uint64_t symbolize_names__lookup_pc(const struct sym_file *f, uint64_t vaddr, bool return_address)
 {
 	const struct sym_func *fn;
 
 	if (!return_address)
 		return vaddr;
-	if (!sym_func_at(f, vaddr - 1) && (fn = sym_func_at(f, vaddr)) && fn->start == vaddr)
+	if (!symbolize_names__func_at(f, vaddr - 1) && (fn = symbolize_names__func_at(f, vaddr)) && fn->start == vaddr)
 		return vaddr;
 	return vaddr - 1;
 }
@@ -165,7 +165,7 @@ static bool is_clone_word(const char *s, size_t len)
 }
 
 /* The length of name without its trailing clone suffixes (all of it when none). */
-size_t sym_source_len(const char *name)
+size_t symbolize_names__source_len(const char *name)
 {
 	size_t len = strlen(name);
 
@@ -184,7 +184,7 @@ size_t sym_source_len(const char *name)
 	}
 }
 
-char *sym_demangle(const char *name)
+char *symbolize_names__demangle(const char *name)
 {
 	if (!strncmp(name, "_Z", 2)) {
 		int status;

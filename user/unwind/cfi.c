@@ -62,8 +62,8 @@ static int synthesize_plt(const GElf_Shdr *sh, const char *name, struct rows *ou
 		row.cfa = CFI_CFA_PLT;
 		row.cfa_off = 11;
 	}
-	err = cfi_rows_push(out, &row);
-	return err ? err : cfi_spans_push(spans, &span);
+	err = cfi_table__rows_push(out, &row);
+	return err ? err : cfi_table__spans_push(spans, &span);
 }
 
 /* The PT_LOAD segments, and the lowest vaddr, from which packed rows count. */
@@ -109,7 +109,7 @@ static int scan_sections(Elf *elf, struct cfi_table *t, struct rows *rs, struct 
 			continue;
 		if (fs.debug)
 			fs.addr = 0;	/* no pc-relative pointers there */
-		err = cfi_parse_section(&fs, fs.debug, rs, ss, &t->nr_bad);
+		err = cfi_fde__parse_section(&fs, fs.debug, rs, ss, &t->nr_bad);
 		*(fs.debug ? &t->debug_frame : &t->eh_frame) = true;
 	}
 	return err;
@@ -141,11 +141,11 @@ int cfi__read_fd(int fd, struct cfi_table **out)
 	if (!err)
 		err = scan_sections(elf, t, &rs, &ss);
 	if (!err)
-		err = cfi_choose_spans(&ss);
+		err = cfi_table__choose_spans(&ss);
 	if (!err) {
 		for (size_t i = 0; i < ss.nr; i++)
 			t->nr_fdes += ss.v[i].source < 2;
-		err = cfi_assemble(t, &rs, &ss);
+		err = cfi_table__assemble(t, &rs, &ss);
 	}
 out:
 	if (elf)
@@ -153,7 +153,7 @@ out:
 	free(rs.v);
 	free(ss.v);
 	if (err) {
-		cfi_table__free(t);
+		cfi__table_free(t);
 		return err;
 	}
 	*out = t;
@@ -172,7 +172,7 @@ int cfi__read(const char *path, struct cfi_table **out)
 	return err;
 }
 
-void cfi_table__free(struct cfi_table *t)
+void cfi__table_free(struct cfi_table *t)
 {
 	if (!t)
 		return;

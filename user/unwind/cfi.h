@@ -60,7 +60,7 @@ struct cfi_table {
 /* Read the CFI of the ELF file open at fd (not closed). 0 or -errno. */
 int cfi__read_fd(int fd, struct cfi_table **out);
 int cfi__read(const char *path, struct cfi_table **out);
-void cfi_table__free(struct cfi_table *t);
+void cfi__table_free(struct cfi_table *t);
 
 /* The row that holds at pc (ELF vaddr); a CFI_CFA_NONE row when none does. */
 struct cfi_row cfi_table__find(const struct cfi_table *t, uint64_t pc);
@@ -79,6 +79,6 @@ int cfi_table__runtime_base(const struct cfi_table *t, uint64_t start, uint64_t 
  */
 int cfi_table__pack(const struct cfi_table *t, struct unwind_row **out, size_t *nr);
 /* One row, as cfi_table__pack writes it (pc relative to base). */
-struct unwind_row cfi_row__pack(const struct cfi_row *r, uint64_t base);
+struct unwind_row cfi_table__row_pack(const struct cfi_row *r, uint64_t base);
 
 #endif

@@ -68,7 +68,7 @@ static int parse_cie(struct reader *r, struct cie *cie)
 	cie->insns_end = r->end;
 	/* Every register not mentioned keeps its value; the CIE says the rest. */
 	in.s = (struct state){ .cfa_how = CFA_EXPR, .ra = { RULE_SAME, 0 } };
-	err = cfi_interp_run(&in, cie->insns, cie->insns_end);
+	err = cfi_interp__run(&in, cie->insns, cie->insns_end);
 	cie->init = in.s;
 	return err;
 }
@@ -92,13 +92,13 @@ static int parse_fde(struct reader *r, const struct cie *cie, struct rows *out,
 	in.loc = start;
 	in.end = start + range;
 	span = (struct fde_span){ start, start + range, out->nr, 0, source };
-	err = cfi_interp_run(&in, r->p, r->end);
+	err = cfi_interp__run(&in, r->p, r->end);
 	if (err) {
 		out->nr = span.first;	/* drop its partial rows */
 		return err;
 	}
 	span.nr = out->nr - span.first;
-	return cfi_spans_push(spans, &span);
+	return cfi_table__spans_push(spans, &span);
 }
 
 #define MAX_CIES 64
@@ -148,7 +148,7 @@ static int get_cie(const struct frame_sec *fs, uint64_t off, struct cie_cache *c
 }
 
 /* Every FDE of one section. Malformed entries are counted and skipped. */
-int cfi_parse_section(const struct frame_sec *fs, int source, struct rows *out,
+int cfi_fde__parse_section(const struct frame_sec *fs, int source, struct rows *out,
 		      struct spans *spans, size_t *bad)
 {
 	struct cie_cache *cc = calloc(1, sizeof(*cc));

@@ -233,16 +233,16 @@ struct frame_sec {
 };
 
 /* cfi_interp.c: run the instructions from p to end, emitting rows into in->out. */
-int cfi_interp_run(struct interp *in, const uint8_t *p, const uint8_t *end);
+int cfi_interp__run(struct interp *in, const uint8_t *p, const uint8_t *end);
 
 /* cfi_fde.c: every FDE of one section; malformed entries counted in *bad. */
-int cfi_parse_section(const struct frame_sec *fs, int source, struct rows *out,
+int cfi_fde__parse_section(const struct frame_sec *fs, int source, struct rows *out,
 		      struct spans *spans, size_t *bad);
 
 /* cfi_table.c: the lists, then the sorted table from them. */
-int cfi_rows_push(struct rows *rs, const struct cfi_row *row);
-int cfi_spans_push(struct spans *ss, const struct fde_span *s);
-int cfi_choose_spans(struct spans *ss);
-int cfi_assemble(struct cfi_table *t, const struct rows *rs, const struct spans *ss);
+int cfi_table__rows_push(struct rows *rs, const struct cfi_row *row);
+int cfi_table__spans_push(struct spans *ss, const struct fde_span *s);
+int cfi_table__choose_spans(struct spans *ss);
+int cfi_table__assemble(struct cfi_table *t, const struct rows *rs, const struct spans *ss);
 
 #endif

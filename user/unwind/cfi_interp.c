@@ -80,7 +80,7 @@ static int emit(struct interp *in, uint64_t next_loc)
 	if (!in->out || next_loc <= in->loc || in->loc >= in->end)
 		return 0;
 	row = make_row(in->cie, &in->s, in->loc);
-	err = cfi_rows_push(in->out, &row);
+	err = cfi_table__rows_push(in->out, &row);
 	in->loc = next_loc < in->end ? next_loc : in->end;
 	return err;
 }
@@ -248,7 +248,7 @@ static int run_op(struct interp *in, struct reader *r, uint8_t op)
 	return err == -EOPNOTSUPP ? run_reg_op(in, r, op) : err;
 }
 
-int cfi_interp_run(struct interp *in, const uint8_t *p, const uint8_t *end)
+int cfi_interp__run(struct interp *in, const uint8_t *p, const uint8_t *end)
 {
 	struct reader r = { .start = p, .p = p, .end = end };
 	int err = 0;

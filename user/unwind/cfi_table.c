@@ -11,7 +11,7 @@
 #include "util/bound.h"
 #include "util/vec.h"
 
-int cfi_rows_push(struct rows *rs, const struct cfi_row *row)
+int cfi_table__rows_push(struct rows *rs, const struct cfi_row *row)
 {
 	if (vec__reserve_min(&rs->v, &rs->cap, rs->nr + 1, sizeof(*row), 1024))
 		return -ENOMEM;
@@ -19,7 +19,7 @@ int cfi_rows_push(struct rows *rs, const struct cfi_row *row)
 	return 0;
 }
 
-int cfi_spans_push(struct spans *ss, const struct fde_span *s)
+int cfi_table__spans_push(struct spans *ss, const struct fde_span *s)
 {
 	if (vec__reserve_min(&ss->v, &ss->cap, ss->nr + 1, sizeof(*s), 256))
 		return -ENOMEM;
@@ -57,7 +57,7 @@ static bool overlaps(const struct fde_span *kept, size_t nr, const struct fde_sp
  * Keep the spans that do not overlap one kept before them: all of
  * .eh_frame first, then .debug_frame, then the synthesized PLT rows.
  */
-int cfi_choose_spans(struct spans *ss)
+int cfi_table__choose_spans(struct spans *ss)
 {
 	struct fde_span *kept = calloc(ss->nr ?: 1, sizeof(*kept));
 	size_t nr = 0;
@@ -99,7 +99,7 @@ static int table_push(struct cfi_table *t, size_t *cap, const struct cfi_row *ro
 }
 
 /* The sorted table: each span's rows, and a NONE row where a gap follows it. */
-int cfi_assemble(struct cfi_table *t, const struct rows *rs, const struct spans *ss)
+int cfi_table__assemble(struct cfi_table *t, const struct rows *rs, const struct spans *ss)
 {
 	size_t cap = 0;
 	int err = 0;
@@ -165,7 +165,7 @@ static bool pack_rbp(const struct cfi_row *r, struct unwind_row *p)
 	return true;
 }
 
-struct unwind_row cfi_row__pack(const struct cfi_row *r, uint64_t base)
+struct unwind_row cfi_table__row_pack(const struct cfi_row *r, uint64_t base)
 {
 	struct unwind_row p = { .pc = (__u32)(r->pc - base), .kind = r->cfa };
 	bool has_off = r->cfa == CFI_CFA_RSP || r->cfa == CFI_CFA_RBP || r->cfa == CFI_CFA_PLT;
@@ -194,7 +194,7 @@ int cfi_table__pack(const struct cfi_table *t, struct unwind_row **out, size_t *
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nr; i++) {
-		struct unwind_row p = cfi_row__pack(&t->rows[i], t->base);
+		struct unwind_row p = cfi_table__row_pack(&t->rows[i], t->base);
 
 		if (n && same_rule(&v[n - 1], &p))
 			continue;

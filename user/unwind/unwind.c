@@ -310,7 +310,7 @@ void unwind__free(struct unwind *u)
 	for (size_t i = 0; i < u->nr_tables; i++) {
 		if (table__pending(&u->tables[i]))
 			close(u->tables[i].fd);
-		cfi_table__free(u->tables[i].cfi);
+		cfi__table_free(u->tables[i].cfi);
 		free(u->tables[i].path);
 	}
 	free(u->tables);

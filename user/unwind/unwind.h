@@ -50,7 +50,7 @@ struct unwind_ops {
 	bool (*wanted)(void *ctx, size_t i);
 	/*
 	 * --follow: publish the executable mappings of image tag (sorted, at
-	 * most MEMLEAK_UNWIND_MAPPINGS; unwind__update_image), or with m NULL
+	 * most MEMLEAK_UNWIND_MAPPINGS; unwind_image__update), or with m NULL
 	 * forget them: 0, -ENOSPC when no slot is free, or -errno. NULL: no
 	 * images.
 	 */
@@ -95,10 +95,10 @@ int unwind__build_now(struct unwind *u, const struct maps *maps, const char *con
  * first stacks are walked by them), shared with the target's and every
  * other image's by build id. 0 or -errno; u NULL: 0.
  */
-int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
+int unwind_image__update(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
 			 bool add);
 /* The image's last process is gone: its mappings are forgotten. */
-void unwind__forget_image(struct unwind *u, uint32_t image);	/* u NULL: nothing */
+void unwind_image__forget(struct unwind *u, uint32_t image);	/* u NULL: nothing */
 /* Tables still pending. */
 bool unwind__pending(const struct unwind *u);	/* u NULL: false */
 /*

@@ -56,7 +56,7 @@ static int append_rows(struct table *t, struct unwind_packed *p, struct batch *b
 		b->nr += p->nr;
 		drop_rows(t);
 	} else {
-		cfi_table__free(t->cfi);
+		cfi__table_free(t->cfi);
 		t->cfi = NULL;
 		t->nr_rows = 0;
 	}

@@ -59,7 +59,7 @@ static int publish_image(struct unwind *u, const struct image_pub *im)
 	return err;
 }
 
-int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
+int unwind_image__update(struct unwind *u, uint32_t image, pid_t pid, const struct maps *maps,
 			 bool add)
 {
 	struct image_pub *im;
@@ -88,14 +88,14 @@ int unwind__update_image(struct unwind *u, uint32_t image, pid_t pid, const stru
 			fprintf(stderr, "memleakbpf: more than %d exec'd images, and forks with libraries of their own, alive at once: the later ones are walked by frame pointers\n",
 				MEMLEAK_UNWIND_SLOTS - 1);
 		u->said_no_slot = true;
-		unwind__forget_image(u, image);
+		unwind_image__forget(u, image);
 		err = 0;
 	}
 	/* The target's own mappings may have been waiting (-p) for a table built here. */
 	return err ?: unwind__publish(u);
 }
 
-void unwind__forget_image(struct unwind *u, uint32_t image)
+void unwind_image__forget(struct unwind *u, uint32_t image)
 {
 	struct image_pub *im = u ? find_image(u, image) : NULL;
 

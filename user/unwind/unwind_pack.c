@@ -36,7 +36,7 @@ void unwind_pack__one(struct table *t, struct unwind_packed *out)
 		free(out->rows);
 		out->rows = NULL;
 		out->nr = 0;
-		cfi_table__free(t->cfi);
+		cfi__table_free(t->cfi);
 		t->cfi = NULL;
 	}
 	close(t->fd);

@@ -37,7 +37,7 @@ static bool pass(const struct keyed *src, struct keyed *dst, size_t n, int d, si
 	return true;
 }
 
-int keysort(struct keyed *v, size_t n)
+int keysort__sort(struct keyed *v, size_t n)
 {
 	struct keyed *tmp, *src = v, *dst;
 	size_t *count;

@@ -19,6 +19,6 @@ struct keyed {
 };
 
 /* Sort v[0..n) by (hi, lo), ascending; equal keys keep their order. 0 or -ENOMEM. */
-int keysort(struct keyed *v, size_t n);
+int keysort__sort(struct keyed *v, size_t n);
 
 #endif

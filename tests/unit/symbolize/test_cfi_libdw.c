@@ -159,7 +159,7 @@ out:
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
-	cfi_table__free(t);
+	cfi__table_free(t);
 	return ok;
 }
 

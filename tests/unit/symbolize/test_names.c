@@ -7,7 +7,7 @@
 static const char *source(const char *sym)
 {
 	static char buf[128];
-	size_t len = sym_source_len(sym);
+	size_t len = symbolize_names__source_len(sym);
 
 	memcpy(buf, sym, len);
 	buf[len] = '\0';

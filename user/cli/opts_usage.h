@@ -68,7 +68,7 @@ static const char usage_text[] =
 "  -C, --combined-only        bcc's: always so here (figures kept per stack)\n"
 "  -F, --wa-missing-free      bcc's: always so here (a block at an address still\n"
 "                             held replaces it, counted)\n"
-"  -P, --percpu               bcc's: not needed, refused (-k traces per-CPU memory)\n"
+"  -P, --percpu               bcc's: refused, not needed (-k traces per-CPU)\n"
 "      --sort KEY             size (default: outstanding bytes) or count\n"
 "                             (outstanding allocations): the order of sites\n"
 "  -v, --verbose              print more detail; repeat for more\n"

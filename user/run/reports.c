@@ -35,22 +35,25 @@
 #include "analyze/insight.h"
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
 #include "sample.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "report/snapshot_dir.h"
+#include "report/writers.h"
 #include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
 #include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
+#include "reports.h"
 #include "tracer.h"
 #include "util/procmaps.h"
 #include "util/vec.h"
 #include "util/worker.h"
+#include "report/report_text.h"
 
 static void write_file(struct tracer *tr, const char *path,
 		       int (*writer)(const struct report *, FILE *), const struct report *r)
@@ -120,8 +123,8 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 	const struct opts *o = tr->opts;
 
 	return !job->text || o->snapshot_dir ||
-	       (job->final && (o->pprof_path || o->flamegraph_path || o->html_path ||
-			       (o->all_stacks && (o->json_path || o->folded_path))));
+	       (job->final && writers__need(o->outputs, WRITER_ALL |
+					     (o->all_stacks ? WRITER_KEPT : 0)));
 }
 
 /*
@@ -132,7 +135,7 @@ static bool all_stacks(const struct tracer *tr, const struct report_job *job)
 static int symbolize(struct tracer *tr, const struct report_job *job,
 		     const struct report_meta *meta, struct built *b)
 {
-	bool files = job->final && (tr->opts->json_path || tr->opts->folded_path);
+	bool files = job->final && writers__need(tr->opts->outputs, WRITER_KEPT);
 	bool *want = NULL;
 	int err;
 
@@ -144,7 +147,7 @@ static int symbolize(struct tracer *tr, const struct report_job *job,
 		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
 			want[i] |= !b->r->stacks[i].left_out;
 	}
-	err = report__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
+	err = report_build__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
 	free(want);
 	return err;
 }
@@ -160,7 +163,7 @@ static int build_stacks(const struct aggregate *sites, void *ctx, struct report_
 {
 	const struct stacks_ctx *c = ctx;
 
-	return report__build_stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
+	return report_build__stacks(sites, c->tr->sym, c->tr->mods, c->meta, out, nr);
 }
 
 /* Between two steps: an exec made this report moot. */
@@ -181,7 +184,8 @@ static int take_all(struct report_job *job)
 static int analyze(struct tracer *tr, const struct report_job *job, struct report_meta *meta,
 		   struct built *b)
 {
-	bool pprof = tr->opts->snapshot_dir || (job->final && tr->opts->pprof_path);
+	bool pprof = tr->opts->snapshot_dir ||
+		     (job->final && writers__need(tr->opts->outputs, WRITER_MAPS));
 	struct timespec t0;
 	int err = 0;
 
@@ -195,15 +199,15 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err && pprof && tr->opts->follow)
 		err = images__code_maps(tr->images, &b->image_maps, &b->nr_image_maps);
 	/* The allocated bytes of --html's flame graph count the stacks freed since, too. */
-	if (!err && (pprof || (job->final && tr->opts->html_path)))
-		err = report__build_freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
+	if (!err && (pprof || (job->final && writers__need(tr->opts->outputs, WRITER_FREED))))
+		err = report_build__freed(b->snap, tr->sym, tr->mods, meta, &b->freed);
 	meta->maps = b->maps;
 	meta->image_maps = b->image_maps;
 	meta->nr_image_maps = b->nr_image_maps;
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
-		err = report__build_figures(b->agg, tr->mods, meta, &b->r);
+		err = report_build__figures(b->agg, tr->mods, meta, &b->r);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);
@@ -215,7 +219,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 				    &(struct stacks_ctx){ tr, meta }, b->r);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
-		err = report__sites(b->r, b->agg, tr->sym, tr->mods, meta);
+		err = report_sites__fill(b->r, b->agg, tr->sym, tr->mods, meta);
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -265,7 +269,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 			.mean = tr->opts->sample_value,
 			.seed = tr->opts->sample_seed,
 		};
-		probes__sample_calls(tr->probes, &b->sampling.calls, &b->sampling.bytes,
+		probes_sample__calls(tr->probes, &b->sampling.calls, &b->sampling.bytes,
 				     &b->sampling.sampled);
 		meta.sampling = &b->sampling;
 	}
@@ -288,24 +292,13 @@ static void built_free(struct built *b)
 	snapshot__free(b->snap);
 }
 
-/* --pprof-format: the heap profile's writer, and its extension in --snapshot-dir. */
-static int (*profile_writer(const struct tracer *tr))(const struct report *, FILE *)
-{
-	return tr->opts->pprof_gperftools ? report_gperftools__write : report_pprof__write;
-}
-
-static const char *profile_ext(const struct tracer *tr)
-{
-	return tr->opts->pprof_gperftools ? "heap" : "pb.gz";
-}
-
 /* --snapshot-dir: the heap profile and the folded stacks under the next free number. */
 static void write_snapshot(struct tracer *tr, const struct report *r, bool asked, bool say)
 {
 	struct snapshot_files files;
 	int err = snapshot_dir__write(tr->snapshot_dirfd, tr->target->pid, asked,
 				      asked ? &tr->asked_snapshots : &tr->snapshots,
-				      profile_ext(tr), profile_writer(tr), tr->opts->snapshot_html, r,
+				      tr->opts->pprof_gperftools, tr->opts->snapshot_html, r,
 				      &files);
 
 	if (err) {
@@ -326,13 +319,10 @@ static void write_all(struct tracer *tr, const struct report_job *job, const str
 	if (job->text)
 		write_text(tr, r);
 	if (job->final) {
-		write_file(tr, tr->opts->json_path, report_json__write, r);
-		write_file(tr, tr->opts->folded_path, report_folded__write, r);
-		write_file(tr, tr->opts->pprof_path, profile_writer(tr), r);
-		write_file(tr, tr->opts->flamegraph_path, report_svg__write, r);
-		write_file(tr, tr->opts->html_path, report_html__write, r);
-		write_file(tr, tr->opts->timeline_path, report_timeline_csv__write, r);
-		write_file(tr, tr->opts->timeline_svg_path, report_timeline_svg__write, r);
+		for (int i = 0; i < REPORT_OUT__COUNT; i++)
+			if (writers[i].when & WRITER_FINAL)
+				write_file(tr, tr->opts->outputs[i],
+					   writers__of(i, tr->opts->pprof_gperftools), r);
 	}
 	if (tr->opts->snapshot_dir)
 		write_snapshot(tr, r, job->asked, job->asked || tr->opts->verbose);
@@ -347,23 +337,6 @@ static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
 {
 	tr->site_tags_new = tr->opts->follow && !tr->opts->older_ms &&
 			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
-}
-
-/* Did tag end before the report's tables were read? One that ended later may have sites since. */
-static bool proc_ended(void *ctx, uint32_t tag)
-{
-	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
-				   ((struct tracer *)ctx)->ends_before);
-}
-
-/* --follow: the files of images whose processes all ended and the last report did not name. */
-void tracer__release_images(struct tracer *tr)
-{
-	if (!tr->site_tags_new)
-		return;
-	tr->site_tags_new = false;
-	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
-						tr->nr_site_tags);
 }
 
 /*
@@ -446,7 +419,7 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 	tracer__refresh_modules(tr);
 }
 
-int tracer__report(struct tracer *tr, bool final)
+int reports__now(struct tracer *tr, bool final)
 {
 	struct report_job job;
 
@@ -461,7 +434,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	uint64_t all = 0;
 	size_t nr;
 
-	probes__live(tr->probes, live);
+	peak__live(tr->probes, live);
 	for (int k = 0; k < KIND__COUNT; k++)
 		all += live[k].bytes;
 	insight__tick(tr->ins, &job->at, all);
@@ -475,7 +448,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 		insight__sample(tr->ins, &job->at, tr->live, nr);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
 	if (job->sample)
-		probes__peak_arm(tr->probes);
+		peak__arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
 	return 0;
@@ -538,7 +511,7 @@ static void finish_job(struct tracer *tr, bool cancel)
 	tracer__catch_up(tr);
 }
 
-bool tracer__working(const struct tracer *tr)
+bool reports__working(const struct tracer *tr)
 {
 	/*
 	 * A sample alone reads only the BPF tables and the history: the loop
@@ -550,7 +523,7 @@ bool tracer__working(const struct tracer *tr)
 	       (tr->job.kind == JOB_REPORT || tr->job.warm_addr);
 }
 
-bool tracer__report_due(struct tracer *tr)
+bool reports__due(struct tracer *tr)
 {
 	if (tr->report_due)
 		return false;	/* one is waiting already: ticks coalesce, as a timer's do */
@@ -577,7 +550,7 @@ static void tick_job(struct tracer *tr, bool warm)
 	start(tr);
 }
 
-void tracer__tick(struct tracer *tr)
+void reports__tick(struct tracer *tr)
 {
 	tick_job(tr, true);
 }
@@ -587,28 +560,28 @@ void tracer__tick(struct tracer *tr)
  * first allocations, and a long read then would hold back the maps the
  * loop learns meanwhile (learn_maps), a library's among them.
  */
-void tracer__sample_peak(struct tracer *tr)
+void reports__sample_peak(struct tracer *tr)
 {
 	tick_job(tr, false);
 }
 
-void tracer__job_done(struct tracer *tr)
+void reports__job_done(struct tracer *tr)
 {
 	finish_job(tr, false);
 	start_due(tr);
 }
 
-void tracer__settle_jobs(struct tracer *tr)
+void reports__settle(struct tracer *tr)
 {
 	finish_job(tr, true);
 }
 
-void tracer__resume_jobs(struct tracer *tr)
+void reports__resume(struct tracer *tr)
 {
 	start_due(tr);
 }
 
-void tracer__finish_jobs(struct tracer *tr)
+void reports__finish(struct tracer *tr)
 {
 	finish_job(tr, false);
 	/*
@@ -624,7 +597,7 @@ void tracer__finish_jobs(struct tracer *tr)
 }
 
 /* SIGUSR1: a snapshot now, or without --snapshot-dir a report now. */
-void tracer__on_snapshot_signal(struct tracer *tr)
+void reports__on_snapshot_signal(struct tracer *tr)
 {
 	if (!tr->tracing || tr->untraced) {
 		fprintf(stderr, "memleakbpf: SIGUSR1: %s, no snapshot\n",
@@ -647,7 +620,7 @@ static bool yield_job(struct tracer *tr)
 	return was != PHASE_ALL;
 }
 
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
+void reports__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize)
 {
 	struct timespec t0 = tr->awake;	/* as a stop's (tracer.c) */
 	double ms;
@@ -666,7 +639,7 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fin
 	 * 10 to 30 s where it takes 0.03. Its figures stay those of that moment.
 	 */
 	if (finalize && pid == tr->target->pid)
-		probes__detach_allocator(tr->probes);
+		probes_attach__detach_allocator(tr->probes);
 	ms = tracer__since(&t0) * 1e3;
 	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
 	if (stopped && ms > tr->py_exit_ms)
@@ -674,7 +647,13 @@ void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fin
 	start_due(tr);
 }
 
-void tracer__free_jobs(struct tracer *tr)
+void reports__free(struct tracer *tr)
 {
 	pyrelay__free(&tr->relay);
 }
+
+const struct tracer_jobs reports__jobs = {
+	.working = reports__working,
+	.settle = reports__settle,
+	.resume = reports__resume,
+};

@@ -72,8 +72,22 @@ struct learned_maps {
 	struct maps *maps;
 };
 
+/*
+ * The jobs (reports.h) as the stops see them: a stop that needs the state a
+ * job reads settles it (cancels it and waits), and resumes what is due
+ * after; while a job works, the maps a stop learns wait aside. The reports
+ * are built above the tracer, which reaches them only through these (set by
+ * main.c).
+ */
+struct tracer_jobs {
+	bool (*working)(const struct tracer *tr);
+	void (*settle)(struct tracer *tr);
+	void (*resume)(struct tracer *tr);
+};
+
 struct tracer {
 	const struct opts *opts;
+	const struct tracer_jobs *jobs;
 	struct target *target;
 	struct probes *probes;
 	struct modules *mods;
@@ -144,6 +158,9 @@ struct tracer {
 	bool reach_due;		/* SIGUSR2: a report that shows it, once no job runs */
 };
 
+/* How long a stop waits for the target to be stopped, at most. */
+#define STOP_WAIT_MS 1000
+
 /* Probing the allocator. */
 /* -p: probe the running target's allocator. */
 int tracer__attach_pid(struct tracer *tr);
@@ -154,16 +171,8 @@ void tracer__refresh_modules(struct tracer *tr);
 /* -p: unwind tables still to load for the target (a slice at a time, between events). */
 bool tracer__tables_pending(const struct tracer *tr);
 void tracer__build_tables(struct tracer *tr);
-/* --follow (probes__on_image): an exec'd image's unwind tables, published or forgotten. */
+/* --follow (follow_exec__on_image): an exec'd image's unwind tables, published or forgotten. */
 void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
-
-/* Reachability scans (tracer_reach in tracer.c). */
-/* -c --reach: BPF stopped pid at _exit, or Python at its exit: scan it, then resume. */
-void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python);
-/* SIGUSR2: scan now, the target held for it; a report shows it. */
-void tracer__on_reach_signal(struct tracer *tr);
-/* --reach, the end of -p (or -c ended otherwise): scan while the target still lives. */
-void tracer__reach_final(struct tracer *tr);
 
 /* What stops learned while a job ran, taken in now that it is done. */
 void tracer__catch_up(struct tracer *tr);
@@ -171,34 +180,6 @@ void tracer__catch_up(struct tracer *tr);
 void tracer__release_images(struct tracer *tr);
 /* What the stops kept, freed at the end. */
 void tracer__free(struct tracer *tr);
-
-/* Reports, and the work on the tables that feeds them, as jobs (reports.c). */
-/* A report now, on this thread: the text on stdout; when final, the files the options name. */
-int tracer__report(struct tracer *tr, bool final);
-/* The interval's report: now, or once the job running is done. False: one waits already. */
-bool tracer__report_due(struct tracer *tr);
-/* SIGUSR1: a snapshot, or without --snapshot-dir a report, now or after the job running. */
-void tracer__on_snapshot_signal(struct tracer *tr);
-/* The insight timer: a sample of the peak (and symbols read ahead), unless a job runs. */
-void tracer__tick(struct tracer *tr);
-/* BPF says the heap's peak rose: a sample of the sites, unless a job runs. */
-void tracer__sample_peak(struct tracer *tr);
-/* The worker's descriptor was readable: take the job's end, start the next one due. */
-void tracer__job_done(struct tracer *tr);
-/* A job that reads the loop's state runs (a report, symbols read ahead): the loop keeps off it. */
-bool tracer__working(const struct tracer *tr);
-/* An exec: cancel the job running and wait for it; resume starts what is due. */
-void tracer__settle_jobs(struct tracer *tr);
-void tracer__resume_jobs(struct tracer *tr);
-/*
- * Python is exiting: its code read while the target lives (stopped: -c holds
- * it meanwhile). finalize: at Py_FinalizeEx, where tracing ended.
- */
-void tracer__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool finalize);
-/* The end: the job running, and the reports asked for, done. */
-void tracer__finish_jobs(struct tracer *tr);
-/* The relay's copies, freed at the end. */
-void tracer__free_jobs(struct tracer *tr);
 
 /* Seconds since t0 (CLOCK_MONOTONIC). */
 static inline double tracer__since(const struct timespec *t0)

@@ -28,21 +28,14 @@
 
 /* Long-only options: values outside the char range. */
 enum {
-	OPT_JSON = 256,
-	OPT_FOLDED,
-	OPT_MAX_ALLOCS,
+	OPT_MAX_ALLOCS = 256,
 	OPT_STACK_STORAGE,
-	OPT_PPROF,
-	OPT_FLAMEGRAPH,
-	OPT_HTML,
 	OPT_SNAPSHOT_HTML,
 	OPT_SNAPSHOT_DIR,
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
 	OPT_OWN,
 	OPT_PYTHON_MALLOC,
-	OPT_TIMELINE,
-	OPT_TIMELINE_SVG,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
 	OPT_FOLDED_BY_PROCESS,
@@ -54,6 +47,7 @@ enum {
 	OPT_ALLOCS_PER_STACK,
 	OPT_TRACE_BUFFER,
 	OPT_SORT,
+	OPT_OUTPUT,	/* + enum report_output: the output files' (report/writers.h) */
 };
 
 static const struct option long_options[] = {
@@ -65,14 +59,12 @@ static const struct option long_options[] = {
 	{ "older", required_argument, NULL, 'o' },
 	{ "min-size", required_argument, NULL, 'z' },
 	{ "max-size", required_argument, NULL, 'Z' },
-	{ "json", required_argument, NULL, OPT_JSON },
-	{ "folded", required_argument, NULL, OPT_FOLDED },
+#define OUTPUT_OPTION(out, option, ...) { option, required_argument, NULL, OPT_OUTPUT + REPORT_OUT_##out },
+	REPORT_WRITERS(OUTPUT_OPTION)
+#undef OUTPUT_OPTION
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
 	{ "prealloc-stacks", no_argument, NULL, OPT_PREALLOC_STACKS },
-	{ "pprof", required_argument, NULL, OPT_PPROF },
-	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
-	{ "html", required_argument, NULL, OPT_HTML },
 	{ "snapshot-html", no_argument, NULL, OPT_SNAPSHOT_HTML },
 	{ "snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR },
 	{ "pprof-format", required_argument, NULL, OPT_PPROF_FORMAT },
@@ -80,8 +72,6 @@ static const struct option long_options[] = {
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "own", required_argument, NULL, OPT_OWN },
 	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
-	{ "timeline", required_argument, NULL, OPT_TIMELINE },
-	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "follow", no_argument, NULL, 'f' },
@@ -390,6 +380,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	uint64_t v;
 	int ret;
 
+	if (c >= OPT_OUTPUT && c < OPT_OUTPUT + REPORT_OUT__COUNT)
+		return set_string(c, arg, &o->outputs[c - OPT_OUTPUT], err, errlen);
 	switch (c) {
 	case 'p':
 		return set_pid(o, arg, err, errlen);
@@ -399,16 +391,6 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return set_string(c, arg, &o->user, err, errlen);
 	case 'O':
 		return set_string(c, arg, &o->obj, err, errlen);
-	case OPT_JSON:
-		return set_string(c, arg, &o->json_path, err, errlen);
-	case OPT_FOLDED:
-		return set_string(c, arg, &o->folded_path, err, errlen);
-	case OPT_PPROF:
-		return set_string(c, arg, &o->pprof_path, err, errlen);
-	case OPT_FLAMEGRAPH:
-		return set_string(c, arg, &o->flamegraph_path, err, errlen);
-	case OPT_HTML:
-		return set_string(c, arg, &o->html_path, err, errlen);
 	case OPT_SNAPSHOT_DIR:
 		return set_string(c, arg, &o->snapshot_dir, err, errlen);
 	case OPT_FOLDED_WEIGHT:
@@ -421,10 +403,6 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return add_own(o, arg, err, errlen);
 	case OPT_PYTHON_MALLOC:
 		return set_python_malloc(o, arg, err, errlen);
-	case OPT_TIMELINE:
-		return set_string(c, arg, &o->timeline_path, err, errlen);
-	case OPT_TIMELINE_SVG:
-		return set_string(c, arg, &o->timeline_svg_path, err, errlen);
 	case OPT_UNWIND:
 		return set_unwind(o, arg, err, errlen);
 	case 'T':
@@ -589,13 +567,13 @@ static int validate(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "-u/--user needs -c: it names the user the command runs as");
 	if (o->python_malloc && !o->command)
 		return fail(err, errlen, "--python-malloc needs -c: a running interpreter keeps its allocator");
-	if (o->folded_allocs && !o->folded_path && !o->snapshot_dir)
+	if (o->folded_allocs && !o->outputs[REPORT_OUT_FOLDED] && !o->snapshot_dir)
 		return fail(err, errlen, "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks");
 	if (o->snapshot_html && !o->snapshot_dir)
 		return fail(err, errlen, "--snapshot-html needs --snapshot-dir: the pages go there");
-	if (o->pprof_format_given && !o->pprof_path && !o->snapshot_dir)
+	if (o->pprof_format_given && !o->outputs[REPORT_OUT_PPROF] && !o->snapshot_dir)
 		return fail(err, errlen, "--pprof-format needs --pprof or --snapshot-dir: it is their format");
-	if (o->all_stacks && !o->json_path && !o->folded_path && !o->snapshot_dir)
+	if (o->all_stacks && !o->outputs[REPORT_OUT_JSON] && !o->outputs[REPORT_OUT_FOLDED] && !o->snapshot_dir)
 		return fail(err, errlen, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
 	if (o->reach && o->sample_mode)
 		return fail(err, errlen, "--reach cannot run under --sample or -s: it needs every block, not a sample");

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "report/writers.h"	/* enum report_output */
 #include "unwind/unwind.h"	/* enum unwind_mode */
 
 #define OPTS_DEFAULT_INTERVAL_S 5.0
@@ -31,15 +32,12 @@ struct opts {
 	uint64_t max_size;		/* -Z/--max-size, default UINT64_MAX */
 	const char *obj;		/* -O/--obj: allocator object override */
 	int verbose;			/* -v/--verbose, repeatable */
-	const char *json_path;		/* --json FILE */
-	const char *folded_path;	/* --folded FILE */
+	const char *outputs[REPORT_OUT__COUNT];	/* --json FILE, --folded FILE, ...: NULL if not
+						   given (report/writers.h) */
 	uint32_t max_allocs;		/* --max-allocs N */
 	uint32_t stack_storage_size;	/* --stack-storage-size N */
 	bool stack_storage_given;	/* N was given, not the default */
 	const char *user;		/* -u/--user USER: run -c as this user */
-	const char *pprof_path;		/* --pprof FILE */
-	const char *flamegraph_path;	/* --flamegraph FILE */
-	const char *html_path;		/* --html FILE */
 	bool snapshot_html;		/* --snapshot-html: each snapshot's HTML page too */
 	const char *snapshot_dir;	/* --snapshot-dir DIR */
 	bool folded_allocs;		/* --folded-weight allocs (default bytes) */
@@ -66,8 +64,6 @@ struct opts {
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
 	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */
-	const char *timeline_path;	/* --timeline FILE (CSV) */
-	const char *timeline_svg_path;	/* --timeline-svg FILE */
 	enum unwind_mode unwind;	/* --unwind, default auto */
 	/*
 	 * --sample BYTES (sample_mode SAMPLE_BYTES, sample_value the mean) or

@@ -19,7 +19,7 @@
 #include "allocator/allocator.h"
 #include "analyze/insight.h"
 #include "analyze/reach_run.h"
-#include "opts.h"
+#include "cli/opts.h"
 #include "sample.h"
 #include "probe/probes.h"
 #include "probe/probes_reach.h"
@@ -46,8 +46,6 @@ static int start_timer(struct tracer *tr)
 	its.it_value = its.it_interval;
 	return timerfd_settime(tr->timerfd, 0, &its, NULL) ? -errno : 0;
 }
-
-#define STOP_WAIT_MS 1000
 
 /* Tables pending, for a target whose stacks can still need them. */
 bool tracer__tables_pending(const struct tracer *tr)
@@ -88,7 +86,7 @@ static void take_maps(struct tracer *tr, const struct learned_maps *l)
 	if (l->image) {
 		images__update(tr->images, l->image, l->pid, l->maps, tr->mods);
 		/* Its unwind tables too, once it has files of its own (a fork may not). */
-		err = unwind__update_image(tr->unw, l->image, l->pid, l->maps,
+		err = unwind_image__update(tr->unw, l->image, l->pid, l->maps,
 					   images__of(tr->images, l->image, tr->mods) != tr->mods);
 		if (err)
 			fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s\n",
@@ -105,10 +103,10 @@ void tracer__image_tables(void *ctx, uint32_t image, pid_t pid, const struct map
 	int err;
 
 	if (!maps) {
-		unwind__forget_image(tr->unw, image);
+		unwind_image__forget(tr->unw, image);
 		return;
 	}
-	err = unwind__update_image(tr->unw, image, pid, maps, true);
+	err = unwind_image__update(tr->unw, image, pid, maps, true);
 	if (err)
 		fprintf(stderr, "memleakbpf: cannot publish the unwind tables of pid %d: %s: it is walked by frame pointers\n",
 			pid, strerror(-err));
@@ -118,7 +116,7 @@ static void learn_maps(struct tracer *tr, uint32_t image, pid_t pid, struct maps
 {
 	struct learned_maps l = { image, pid, maps };
 
-	if (!tracer__working(tr)) {
+	if (!tr->jobs->working(tr)) {
 		take_maps(tr, &l);
 		return;
 	}
@@ -135,6 +133,23 @@ static void set_wrappers(struct tracer *tr, struct alloc_wrapper *w, size_t nr)
 	allocator__free_wrappers(tr->wrappers, tr->nr_wrappers);
 	tr->wrappers = w;
 	tr->nr_wrappers = nr;
+}
+
+/* Did tag end before the report's tables were read? One that ended later may have sites since. */
+static bool proc_ended(void *ctx, uint32_t tag)
+{
+	return processes__ended_by(&((struct tracer *)ctx)->procs, tag,
+				   ((struct tracer *)ctx)->ends_before);
+}
+
+/* --follow: the files of images whose processes all ended and the last report did not name. */
+void tracer__release_images(struct tracer *tr)
+{
+	if (!tr->site_tags_new)
+		return;
+	tr->site_tags_new = false;
+	tr->images_released += images__release(tr->images, proc_ended, tr, tr->site_tags,
+						tr->nr_site_tags);
 }
 
 void tracer__catch_up(struct tracer *tr)
@@ -244,7 +259,7 @@ static void take_wrappers(struct tracer *tr, struct allocator *a)
 	if (tr->opts->verbose && a->nr_wrappers && !tr->nr_wrappers && !tr->nr_next_wrappers)
 		fprintf(stderr, "memleakbpf:   operator new and delete in %s: thin wrappers over malloc and free, not probed; their blocks are counted at malloc, and named new or new[]\n",
 			a->wrappers[0].path);
-	if (tracer__working(tr)) {
+	if (tr->jobs->working(tr)) {
 		/* The job running may read them: the new ones wait for it. */
 		allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 		tr->next_wrappers = a->wrappers;
@@ -312,7 +327,7 @@ static void attach_exit_stop(struct tracer *tr, const struct lookup_order *lo)
 		err = elf_file__find_func(ef, "_exit", false, &vaddr, &off);
 		elf_file__close(ef);
 		if (!err) {
-			probes__attach_exit_stop(tr->probes, lo->objects[i].open_path, off);
+			probes_reach__attach_exit_stop(tr->probes, lo->objects[i].open_path, off);
 			return;
 		}
 	}
@@ -351,7 +366,7 @@ static void learn_running(struct tracer *tr)
 /* -p --follow: the descendants running now, followed from now on, their libraries named. */
 static void follow_running(struct tracer *tr)
 {
-	say_running(tr, probes__follow_running(tr->probes, &tr->procs, tr->target->pid));
+	say_running(tr, follow__running(tr->probes, &tr->procs, tr->target->pid));
 	learn_running(tr);
 }
 
@@ -375,7 +390,7 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 	if (!err)
 		err = build_core_tables(tr, maps, lo, a);
 	if (!err)
-		err = probes__attach_allocator(tr->probes, a);
+		err = probes_attach__allocator(tr->probes, a);
 	if (err >= 0 && !tr->tracing) {
 		tr->tracing = true;
 		clock_gettime(CLOCK_MONOTONIC, &tr->start);
@@ -452,7 +467,7 @@ static void name_stop(struct tracer *tr, const struct lookup_order *lo, char *wh
  */
 static int on_stop(struct tracer *tr, char *what, size_t len)
 {
-	uint64_t execs = probes__counter(tr->probes, CNT_EXECS);
+	uint64_t execs = counters__read(tr->probes, CNT_EXECS);
 	const struct report_python *py;
 	struct lookup_order *lo = NULL;
 	struct maps *maps = NULL;
@@ -481,10 +496,10 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 			(unsigned long long)execs, lo->nr, lo->is_static ? "static, " : "",
 			lo->complete ? "complete" : "loading");
 	if (!err && !lo->is_static) {
-		err = probes__attach_dl(tr->probes, lo->ldso_open_path);
+		err = probes_attach__dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
 	}
-	/* Not again once Python's shutdown began: tracer__on_python_exit detached them. */
+	/* Not again once Python's shutdown began: reports__on_python_exit detached them. */
 	py = pytrace__report(tr->py);	/* the new image's, after an exec */
 	if (!err && lo->complete && !(py && py->shutdown))
 		err = attach_allocator(tr, maps, lo);
@@ -512,7 +527,7 @@ int tracer__attach_pid(struct tracer *tr)
 			tr->target->pid, strerror(-err),
 			err == -EACCES ? " (another user's process: memleakbpf needs root or CAP_DAC_READ_SEARCH too)" : "");
 	/* Hear of dlopen/dlclose, so that their mappings are kept for reports. */
-	if (!err && !lo->is_static && !probes__attach_dl(tr->probes, lo->ldso_open_path))
+	if (!err && !lo->is_static && !probes_attach__dl(tr->probes, lo->ldso_open_path))
 		probes__set_notify_dl(tr->probes, true);
 	/*
 	 * The tables first: the target runs, and allocates as soon as probed.
@@ -546,7 +561,7 @@ static int hand_over(struct tracer *tr, pid_t pid)
 /* A new image (an exec, or the shell's child): the job running must give everything back. */
 static bool new_image(struct tracer *tr, pid_t pid)
 {
-	return pid != tr->target->pid || probes__counter(tr->probes, CNT_EXECS) != tr->execs_seen;
+	return pid != tr->target->pid || counters__read(tr->probes, CNT_EXECS) != tr->execs_seen;
 }
 
 /*
@@ -582,18 +597,18 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 
 	/* A followed process of an image it exec'd: its own stop. */
 	if (pid != tr->target->pid && pid != probes__handoff(tr->probes) &&
-	    probes__follow_stopped(tr->probes, &tr->procs, tr->images, pid, &img, &libs)) {
+	    follow_exec__stopped(tr->probes, &tr->procs, tr->images, pid, &img, &libs)) {
 		if (!libs)
 			return;
 		/* Its files, opened while the library is mapped: not after a job. */
-		tracer__settle_jobs(tr);
+		tr->jobs->settle(tr);
 		learn_maps(tr, img, pid, libs);
 		target__continue(pid);
-		tracer__resume_jobs(tr);
+		tr->jobs->resume(tr);
 		return;
 	}
 	if (image)
-		tracer__settle_jobs(tr);
+		tr->jobs->settle(tr);
 	if (target__wait_stopped(pid, STOP_WAIT_MS))
 		return;
 	err = 0;
@@ -610,79 +625,7 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 	if (tr->opts->verbose > 1)
 		fprintf(stderr, "memleakbpf: stop: held %.1f ms (%s)\n", ms, what);
 	if (image)
-		tracer__resume_jobs(tr);
-}
-
-/* ---------------------------------------------------------------- reachability */
-
-static int live_blocks(void *ctx, struct live_block **out, size_t *nr)
-{
-	return probes__blocks(ctx, out, nr);
-}
-
-/* Scan pid now, held for it (no job runs: the reports borrow tr->reach). */
-static void reach_now(struct tracer *tr, pid_t pid, bool final)
-{
-	struct reach_run_ops ops = { tr->probes, live_blocks, 0, tr->reach ? &tr->reach->head : NULL };
-	struct memleak_live live[KIND__COUNT];
-	struct reach_sum *s;
-	char err[256];
-
-	probes__live(tr->probes, live);
-	ops.heap_bytes = live[KIND_HEAP].bytes;
-	if (reach_run__scan(pid, &ops, &s, err, sizeof(err))) {
-		fprintf(stderr, "memleakbpf: %s: no reachability figures\n", err);
-		return;
-	}
-	s->head.at_exit = final && tr->target->spawned;
-	s->head.t_s = tracer__since(&tr->start);
-	reach_sum__free(tr->reach);
-	tr->reach = s;
-	tr->reach_final = final;
-	reach_run__say(tr->target->pid, &s->head);
-}
-
-void tracer__on_exit_stop(struct tracer *tr, pid_t pid, bool python)
-{
-	/* Once: Python stops at Py_FinalizeEx and at _exit, and its figures froze at the first. */
-	bool scan = tr->opts->reach && !tr->reach_final && pid == tr->target->pid;
-	struct timespec t0 = tr->awake;	/* as a stop's: the latest it can have begun */
-
-	if (scan)
-		tracer__settle_jobs(tr);
-	if (scan && !target__wait_stopped(pid, STOP_WAIT_MS))
-		reach_now(tr, pid, true);
-	if (python)
-		return;	/* tracer__on_python_exit goes on, and resumes it */
-	target__continue(pid);
-	holds__add(&tr->holds, tracer__since(&t0) * 1e3, "the reachability scan at _exit");
-	clock_gettime(CLOCK_MONOTONIC, &tr->awake);
-	if (scan)
-		tracer__resume_jobs(tr);
-}
-
-void tracer__on_reach_signal(struct tracer *tr)
-{
-	if (!tr->tracing || tr->target->exited || tr->image_gone || tr->reach_final ||
-	    target__gone(tr->target)) {
-		/* After the scan at exit, the blocks of a Python shutting down are frozen: no other. */
-		fprintf(stderr, "memleakbpf: SIGUSR2: %s: no reachability scan\n",
-			!tr->tracing ? "not tracing yet" :
-			tr->reach_final ? "the target's exit was scanned already" : "the target is gone");
-		return;
-	}
-	tracer__settle_jobs(tr);
-	reach_now(tr, tr->target->pid, false);
-	tr->reach_due = tr->reach != NULL;
-	tracer__resume_jobs(tr);
-}
-
-void tracer__reach_final(struct tracer *tr)
-{
-	if (!tr->opts->reach || tr->reach_final || !tr->tracing || tr->image_gone ||
-	    target__gone(tr->target))
-		return;
-	reach_now(tr, tr->target->pid, true);
+		tr->jobs->resume(tr);
 }
 
 void tracer__free(struct tracer *tr)

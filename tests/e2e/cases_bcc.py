@@ -145,6 +145,14 @@ def check_trace_lost(work, truth):
 	return errs
 
 
+def check_prefix_line(work, truth):
+	"""The tracing line names the prefixed malloc and the victim that defines it."""
+	if not re.search(r"memleakbpf: tracing pid \d+: \d+ allocation functions, pfx_malloc from "
+			 r"\S+/v_prefix;", work.read("tracer.stderr")):
+		return ["the tracing line does not name pfx_malloc in v_prefix"]
+	return []
+
+
 def check_sort_count(work, truth):
 	"""--sort count: v_basic's site_malloc (5 blocks of 48 bytes) leads."""
 	out = work.read("tracer.stdout")
@@ -171,7 +179,8 @@ CASES = [
 	 command_case("{V}/v_churn 8 300 4", "v_churn", "v_churn.c", 0,
 		      ["-t", "--trace-buffer", "4K", "0.02"], check_trace_lost)),
 	("bcc_symbols_prefix", TRACE, [],
-	 command_case("{V}/v_prefix", "v_prefix", "v_prefix.c", 0, ["--symbols-prefix", "pfx_"])),
+	 command_case("{V}/v_prefix", "v_prefix", "v_prefix.c", 0, ["--symbols-prefix", "pfx_"],
+		      check_prefix_line)),
 	("bcc_symbols_prefix_obj", TRACE, [],
 	 command_case("{V}/v_prefix", "v_prefix", "v_prefix.c", 0,
 		      ["-S", "pfx_", "-O", victim("v_prefix")])),

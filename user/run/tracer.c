@@ -223,8 +223,8 @@ static void say_sampling(const struct opts *o)
 
 static void announce(struct tracer *tr, const struct allocator *a)
 {
-	fprintf(stderr, "memleakbpf: tracing pid %d: %zu allocation functions, malloc from %s; %s\n",
-		tr->target->pid, a->nr, a->malloc_path,
+	fprintf(stderr, "memleakbpf: tracing pid %d: %zu allocation functions, %smalloc from %s; %s\n",
+		tr->target->pid, a->nr, a->prefix ?: "", a->malloc_path,
 		tr->opts->count ? "ends after COUNT reports" : "Ctrl-C to end");
 	if (tr->opts->verbose)
 		say_sampling(tr->opts);

@@ -133,10 +133,10 @@ void reclaim__free(struct probes *p);
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 
-/* A slot's counts summed over its shards, frees read first (snapshot.c). */
-void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);
+/* A slot's counts summed over its shards, frees read first (site_slot.c). */
+void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
-bool snapshot__slot_live(const struct site_slot *slot);
+bool site_slot__live(const struct site_slot *slot);
 struct probes_config;
 /* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
 void probes_sample__set(struct probes *p, const struct probes_config *cfg);

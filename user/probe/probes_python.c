@@ -158,7 +158,7 @@ static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 	if (info->size != s->size || info->site >= s->p->site_slots)
 		return 0;
 	slot = &s->p->site_table[info->site];
-	if (!snapshot__slot_live(slot) || slot->api != s->api)
+	if (!site_slot__live(slot) || slot->api != s->api)
 		return 0;
 	if (vec__reserve(&s->addrs, &s->cap, s->nr + 1, sizeof(*s->addrs)))
 		return -ENOMEM;

@@ -265,14 +265,14 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 	__u64 key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 	struct site_counts c;
 
-	if (!snapshot__slot_live(s))
+	if (!site_slot__live(s))
 		return false;
-	snapshot__slot_counts(s, &c);
+	site_slot__counts(s, &c);
 	if (outstanding(&c) ||
 	    !__atomic_compare_exchange_n(&s->key, &key, MEMLEAK_SITE_RETIRING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return false;
-	snapshot__slot_counts(s, &c);
+	site_slot__counts(s, &c);
 	if (outstanding(&c) || (c.total_allocs > s->base_allocs && keep_site(p, s, &c))) {
 		__atomic_store_n(&s->key, key, __ATOMIC_SEQ_CST);
 		return false;
@@ -315,7 +315,7 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 
 		if (retire_site(p, s))
 			n++;
-		else if (snapshot__slot_live(s) && s->stack_id != MEMLEAK_NO_STACK &&
+		else if (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&
 			 idmap__put(&r->named, s->stack_id, 0))
 			return 0;	/* no memory: let go of no stack */
 	}

@@ -29,33 +29,6 @@ static __u64 less(__u64 a, __u64 b)
 	return a > b ? a - b : 0;
 }
 
-void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum)
-{
-	const struct site_counts *c = slot->counts;
-
-	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		sum->freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
-		sum->freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
-		sum->freed_samples += __atomic_load_n(&c[i].freed_samples, __ATOMIC_ACQUIRE);
-		sum->freed_var += __atomic_load_n(&c[i].freed_var, __ATOMIC_ACQUIRE);
-	}
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		sum->total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
-		sum->total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
-		sum->total_samples += __atomic_load_n(&c[i].total_samples, __ATOMIC_ACQUIRE);
-		sum->total_var += __atomic_load_n(&c[i].total_var, __ATOMIC_ACQUIRE);
-	}
-}
-
-bool snapshot__slot_live(const struct site_slot *slot)
-{
-	__u64 key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
-
-	return key != MEMLEAK_SITE_EMPTY && key < MEMLEAK_SITE_RETIRING &&
-	       __atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE);
-}
-
 /* Blocks from BPF's counts: under sampling those are weights, in 2^-16 units. */
 static __u64 blocks_of(const struct probes *p, __u64 count)
 {
@@ -75,9 +48,9 @@ static bool read_slot(const struct probes *p, const struct site_slot *slot,
 {
 	struct site_counts c;
 
-	if (!snapshot__slot_live(slot))
+	if (!site_slot__live(slot))
 		return false;
-	snapshot__slot_counts(slot, &c);
+	site_slot__counts(slot, &c);
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
 	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);

@@ -61,7 +61,7 @@ __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
 __u64 settle_until_ns;
 /*
  * CLOCK_MONOTONIC to CLOCK_FEED_PERIOD_MS, kept by a thread of the tracer
- * (user/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
+ * (user/probe/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
  * cost a sixth of what the programs do per malloc/free pair.
  */
 __u64 now_ns;
@@ -557,7 +557,7 @@ static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u6
 
 /*
  * An entry-only probe may sit past the entry, on the first instruction the
- * kernel emulates rather than single-steps (user/placement.c): the cookie's
+ * kernel emulates rather than single-steps (user/allocator/placement.c): the cookie's
  * upper half says by how many bytes the function has lowered the stack
  * pointer by then, so that the nested-call test and the return address see
  * the stack as it was at the entry.
@@ -626,7 +626,7 @@ int api_enter(struct pt_regs *ctx)
 }
 
 /*
- * free() and malloc() have programs of their own (user/probes.c: lanes):
+ * free() and malloc() have programs of their own (user/probe/probes.c: lanes):
  * the hottest calls take no switch. A free() of a tracked block is the
  * program's own release, whatever the thread is doing: the allocator's
  * nested calls never record a block, and a block being resized left the

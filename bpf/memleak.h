@@ -92,7 +92,7 @@ enum memleak_counter {
 
 struct alloc_info {
 	__u64 size;
-	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/clock.c) when the call returned */
+	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/probe/clock.c) when the call returned */
 	__u32 site;		/* index of its site in the site table */
 	__u32 proc;		/* --follow: the process's tag (0: the target); part of the key */
 };
@@ -131,7 +131,7 @@ struct site_stats {
 
 /*
  * What BPF counts per site: two atomic adds per allocation and two per free.
- * Outstanding is what was allocated less what was freed (user/snapshot.c).
+ * Outstanding is what was allocated less what was freed (user/probe/snapshot.c).
  * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:
  * threads allocating from one stack on several CPUs would otherwise pass
  * the line back and forth at every call.
@@ -295,7 +295,7 @@ struct internal_set {
 
 /*
  * CFI unwinding (--unwind). User space turns each module's call-frame
- * information into rows (user/cfi.c), loads them once per build id into
+ * information into rows (user/unwind/cfi.c), loads them once per build id into
  * fixed-size chunks, and lists the target's executable mappings with where
  * their rows are; BPF binary-searches a mapping, then its rows.
  */
@@ -355,7 +355,7 @@ struct unwind_mapping {
 #define MEMLEAK_ROWS_PENDING 0xffffffffu
 
 /*
- * Python frames (user/python.c, user/pytrace.c). User space finds an
+ * Python frames (user/python/python.c, user/python/pytrace.c). User space finds an
  * interpreter in the target and tells BPF where its state lies, as chains
  * of pointer offsets: from _PyRuntime to the PyThreadState of the thread
  * that holds (or last held) the GIL, and from a PyThreadState to the

@@ -9,12 +9,17 @@
 - Only probe/ includes libbpf and the skeleton; only symbolize/ includes
   libdwfl (elfutils' libdw); at most three .c files directly in user/; no
   source file in user/ or bpf/ over 700 lines.
+- Between modules (a .c with its .h, modules.py): no circle of includes
+  or of calls; each export named after its file; no stale path in a
+  comment.
 
 Prints one line per broken wall, then "layout: N passed, N failed".
 """
 import os
 import re
 import sys
+
+import modules
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 USER = os.path.join(ROOT, "user")
@@ -69,7 +74,12 @@ def reach(edges, start):
 
 def main():
 	edges, libs = graph()
-	walls = {"one-way folders": [], "the top": [], "libraries": libs, "top files": [], "lines": []}
+	files = modules.read(USER)
+	walls = {"one-way folders": [], "the top": [], "libraries": libs, "top files": [], "lines": [],
+		 "one-way module includes": modules.includes(files),
+		 "one-way module calls": modules.calls(files),
+		 "prefixes": modules.prefixes(files),
+		 "paths in comments": modules.stale_paths(ROOT, ("user", "bpf"))}
 	for src in sorted(edges):
 		if src and "" in edges[src]:
 			walls["the top"].append("%s/ includes a header of the top (user/*.h)" % src)

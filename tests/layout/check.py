@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""The source tree's walls (docs/DEVELOPING.md, "Source tree"), checked on every `make test`.
+"""The source tree's walls (docs/HACKING.md, "Source tree"), checked on every `make test`.
 
 - No folder of user/ includes a header of a folder that includes one of
   its own, directly or through others: dependencies point one way.

@@ -12,6 +12,9 @@
 - Between modules (a .c with its .h, modules.py): no circle of includes
   or of calls; each export named after its file; no stale path in a
   comment.
+- docs/OPTIONS.md's table lists the options --help lists, with their
+  arguments and defaults, and the guides run memleakbpf with no other
+  (options.py).
 
 Prints one line per broken wall, then "layout: N passed, N failed".
 """
@@ -20,6 +23,7 @@ import re
 import sys
 
 import modules
+import options
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 USER = os.path.join(ROOT, "user")
@@ -79,7 +83,8 @@ def main():
 		 "one-way module includes": modules.includes(files),
 		 "one-way module calls": modules.calls(files),
 		 "prefixes": modules.prefixes(files),
-		 "paths in comments": modules.stale_paths(ROOT, ("user", "bpf"))}
+		 "paths in comments": modules.stale_paths(ROOT, ("user", "bpf")),
+		 "option tables": options.check(ROOT)}
 	for src in sorted(edges):
 		if src and "" in edges[src]:
 			walls["the top"].append("%s/ includes a header of the top (user/*.h)" % src)

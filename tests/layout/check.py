@@ -66,16 +66,6 @@ def graph():
 	return edges, broken
 
 
-def reach(edges, start):
-	seen, todo = set(), [start]
-	while todo:
-		for n in edges.get(todo.pop(), ()):
-			if n not in seen:
-				seen.add(n)
-				todo.append(n)
-	return seen
-
-
 def main():
 	edges, libs = graph()
 	files = modules.read(USER)
@@ -89,7 +79,7 @@ def main():
 		if src and "" in edges[src]:
 			walls["the top"].append("%s/ includes a header of the top (user/*.h)" % src)
 		for dst in sorted(edges[src]):
-			if dst and src and src in reach(edges, dst):
+			if dst and src and src in modules.reach(edges, dst):
 				walls["one-way folders"].append(
 					"%s/ and %s/ include each other's headers (a cycle)" % (src, dst))
 	top = [f for f in os.listdir(USER) if f.endswith(".c")]

@@ -58,18 +58,23 @@ def read(user):
 	return files
 
 
+def reach(graph, start):
+	"""The nodes graph leads to from start (graph: node -> its successors)."""
+	seen, todo = set(), [start]
+	while todo:
+		for n in graph.get(todo.pop(), ()):
+			if n not in seen:
+				seen.add(n)
+				todo.append(n)
+	return seen
+
+
 def cycles(graph, what):
 	"""One line per edge a -> b of graph whose b leads back to a."""
 	broken = []
 	for a in sorted(graph):
 		for b in sorted(graph[a]):
-			seen, todo = set(), [b]
-			while todo:
-				for n in graph.get(todo.pop(), ()):
-					if n not in seen:
-						seen.add(n)
-						todo.append(n)
-			if a in seen:
+			if a in reach(graph, b):
 				broken.append("%s %s %s (%s), and %s back" % (
 					a, what, b, ", ".join(sorted(graph[a][b])[:3]), b))
 	return broken

@@ -291,10 +291,10 @@ static bool retire_site(struct probes *p, struct site_slot *s)
  */
 static void trim_chains(struct probes *p)
 {
-	size_t n = p->site_slots;
+	size_t n = p->tables.slots;
 
 	for (size_t k = 2 * n; k-- > 0;) {
-		struct site_slot *s = &p->site_table[k % n], *next = &p->site_table[(k + 1) % n];
+		struct site_slot *s = &p->tables.sites[k % n], *next = &p->tables.sites[(k + 1) % n];
 		__u64 retired = MEMLEAK_SITE_RETIRED;
 
 		if (__atomic_load_n(&next->key, __ATOMIC_ACQUIRE) == MEMLEAK_SITE_EMPTY &&
@@ -310,8 +310,8 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	size_t n = 0;
 
 	idmap__clear(&r->named);
-	for (size_t i = 0; i < p->site_slots; i++) {
-		struct site_slot *s = &p->site_table[i];
+	for (size_t i = 0; i < p->tables.slots; i++) {
+		struct site_slot *s = &p->tables.sites[i];
 
 		if (retire_site(p, s))
 			n++;
@@ -452,9 +452,9 @@ static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 {
 	size_t n = 0;
 
-	if (p->py_used && name_pairs(p, &r->named))
+	if (p->py.used && name_pairs(p, &r->named))
 		return 0;
-	if (p->py_used) {
+	if (p->py.used) {
 		n += let_go(p, p->skel->maps.stack_pairs, FILL_PAIRS, &r->named, keep_pair);
 		n += let_go(p, p->skel->maps.py_stacks, FILL_PY_STACKS, &r->named, keep_python);
 	}

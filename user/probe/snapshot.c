@@ -99,11 +99,11 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	struct slot_copy slot;
 	uint32_t at;
 
-	snap->site_of_slot = calloc(p->site_slots, sizeof(*snap->site_of_slot));
+	snap->site_of_slot = calloc(p->tables.slots, sizeof(*snap->site_of_slot));
 	if (!snap->site_of_slot)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->site_slots; i++) {
-		if (!read_slot(p, &p->site_table[i], &slot))
+	for (size_t i = 0; i < p->tables.slots; i++) {
+		if (!read_slot(p, &p->tables.sites[i], &slot))
 			continue;
 		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
 			return -ENOMEM;
@@ -174,7 +174,7 @@ static bool known_native(struct probes *p, uint64_t id)
 static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 {
 	*pair = (struct stack_pair){ .native = id };
-	if (!p->py_used || retired__pair(p->retired, id, pair) || known_native(p, id))
+	if (!p->py.used || retired__pair(p->retired, id, pair) || known_native(p, id))
 		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, pair))
 		*pair = (struct stack_pair){ .native = id };
@@ -301,8 +301,8 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
  */
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
 {
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		struct alloc_bucket *bucket = &p->alloc_table[b];
+	for (size_t b = 0; b < p->tables.buckets; b++) {
+		struct alloc_bucket *bucket = &p->tables.allocs[b];
 
 		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
 			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
@@ -329,7 +329,7 @@ static int account_block(void *arg, struct alloc_bucket *bucket, size_t b, int i
 			 const struct alloc_info *info)
 {
 	struct walk *w = arg;
-	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
+	uint32_t at = info->site < w->p->tables.slots ? w->snap->site_of_slot[info->site] : 0;
 
 	if (at)
 		account(w->p, w->snap, &w->snap->sites[at - 1], info, w->older_ns);
@@ -435,8 +435,8 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 	struct slot_copy slot;
 
 	*nr = 0;
-	for (size_t i = 0; i < p->site_slots; i++)
-		if (read_slot(p, &p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
+	for (size_t i = 0; i < p->tables.slots; i++)
+		if (read_slot(p, &p->tables.sites[i], &slot) && append_live(buf, cap, nr, &slot))
 			return -ENOMEM;
 	return 0;
 }

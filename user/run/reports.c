@@ -17,7 +17,7 @@
  * for the job's state (mappings, wrappers, Python's code copies) until the
  * job is done (tracer__catch_up, pyrelay__flush). The loop starts a job and
  * joins it, so each side sees what the other did before. The one thing
- * both may touch is the probes' flag that Python was found (py_used, set
+ * both may touch is the probes' flag that Python was found (py.used, set
  * once, on the loop, when it finds an interpreter): a job's snapshot that
  * reads it stale sees no Python frames, which no stack has yet.
  *

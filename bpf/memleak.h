@@ -29,6 +29,17 @@ enum memleak_api {
 #define API__ALLOCATING API_FREE
 
 /*
+ * A row that reads an argument its entry probe does not keep (regs), or an
+ * allocating API without a size, does not compile.
+ */
+#define MEMLEAK_API_CHECK(api, name, kind, size, nmemb, ptr, bytes, regs, ...)		\
+	_Static_assert((regs) >= 1 && (regs) <= 3 && (size) <= (regs) && (nmemb) <= (regs) &&	\
+		       (ptr) <= (regs) && (API_##api >= API__ALLOCATING || (size) > 0),	\
+		       "alloc_apis.h: the row of " #api);
+MEMLEAK_APIS(MEMLEAK_API_CHECK)
+#undef MEMLEAK_API_CHECK
+
+/*
  * Heap blocks and mmaps are counted apart: a program's mapped files (git's
  * pack files) are not heap, and heap tools (massif) count only blocks.
  */

@@ -17,7 +17,7 @@ LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
 # user/ holds main.c and a folder per stage
-# (docs/DEVELOPING.md, "Source tree"). Sources are named by their path under user/, without .c.
+# (docs/HACKING.md, "Source tree"). Sources are named by their path under user/, without .c.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,

@@ -63,7 +63,7 @@ static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, _
 
 /*
  * An entry-only probe may sit past the entry, on the first instruction the
- * kernel emulates rather than single-steps (user/placement.c): the cookie's
+ * kernel emulates rather than single-steps (user/allocator/placement.c): the cookie's
  * upper half says by how many bytes the function has lowered the stack
  * pointer by then, so that the nested-call test and the return address see
  * the stack as it was at the entry.

@@ -61,7 +61,7 @@ __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
 __u64 settle_until_ns;
 /*
  * CLOCK_MONOTONIC to CLOCK_FEED_PERIOD_MS, kept by a thread of the tracer
- * (user/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
+ * (user/probe/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
  * cost a sixth of what the programs do per malloc/free pair.
  */
 __u64 now_ns;
@@ -624,7 +624,7 @@ int api_enter(struct pt_regs *ctx)
 }
 
 /*
- * free() and malloc() have programs of their own (user/probes.c: lanes):
+ * free() and malloc() have programs of their own (user/probe/probes.c: lanes):
  * the hottest calls take no switch. A free() of a tracked block is the
  * program's own release, whatever the thread is doing: the allocator's
  * nested calls never record a block, and a block being resized left the

@@ -29,6 +29,17 @@ enum memleak_api {
 #define API__ALLOCATING API_FREE
 
 /*
+ * A row that reads an argument its entry probe does not keep (regs), or an
+ * allocating API without a size, does not compile.
+ */
+#define MEMLEAK_API_CHECK(api, name, kind, size, nmemb, ptr, bytes, regs, ...)		\
+	_Static_assert((regs) >= 1 && (regs) <= 3 && (size) <= (regs) && (nmemb) <= (regs) &&	\
+		       (ptr) <= (regs) && (API_##api >= API__ALLOCATING || (size) > 0),	\
+		       "alloc_apis.h: the row of " #api);
+MEMLEAK_APIS(MEMLEAK_API_CHECK)
+#undef MEMLEAK_API_CHECK
+
+/*
  * Heap blocks and mmaps are counted apart: a program's mapped files (git's
  * pack files) are not heap, and heap tools (massif) count only blocks.
  */
@@ -94,7 +105,7 @@ enum memleak_counter {
 
 struct alloc_info {
 	__u64 size;
-	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/clock.c) when the call returned */
+	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/probe/clock.c) when the call returned */
 	__u32 site;		/* index of its site in the site table */
 	__u32 proc;		/* --follow: the process's tag (0: the target); part of the key */
 };
@@ -133,7 +144,7 @@ struct site_stats {
 
 /*
  * What BPF counts per site: two atomic adds per allocation and two per free.
- * Outstanding is what was allocated less what was freed (user/snapshot.c).
+ * Outstanding is what was allocated less what was freed (user/probe/snapshot.c).
  * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:
  * threads allocating from one stack on several CPUs would otherwise pass
  * the line back and forth at every call.
@@ -313,7 +324,7 @@ struct internal_set {
 
 /*
  * CFI unwinding (--unwind). User space turns each module's call-frame
- * information into rows (user/cfi.c), loads them once per build id into
+ * information into rows (user/unwind/cfi.c), loads them once per build id into
  * fixed-size chunks, and lists the target's executable mappings with where
  * their rows are; BPF binary-searches a mapping, then its rows.
  */
@@ -373,7 +384,7 @@ struct unwind_mapping {
 #define MEMLEAK_ROWS_PENDING 0xffffffffu
 
 /*
- * Python frames (user/python.c, user/pytrace.c). User space finds an
+ * Python frames (user/python/python.c, user/python/pytrace.c). User space finds an
  * interpreter in the target and tells BPF where its state lies, as chains
  * of pointer offsets: from _PyRuntime to the PyThreadState of the thread
  * that holds (or last held) the GIL, and from a PyThreadState to the

@@ -23,7 +23,6 @@
 #include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/support.h"
-#include "probe/trace_ring.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
 #include "symbolize/symbolize.h"
@@ -478,7 +477,7 @@ int main(int argc, char **argv)
 	run(&tr);
 	reports__finish(&tr);
 	tracer_reach__final(&tr);
-	trace_ring__stop(tr.probes);	/* -t's last lines, then the final report */
+	probes__trace_flush(tr.probes);	/* -t's last lines, then the final report */
 	if (tr.tracing && !tr.untraced)
 		reports__now(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */

@@ -35,14 +35,14 @@ struct report_frame {
 	bool inlined;		/* an inlined call inside the next frame's function */
 	bool own;		/* the user's code, by the sites' rules (analyze/sites.h) */
 	/*
-	 * FRAME_PYTHON (user/pystack.c): function is co_qualname, module and
+	 * FRAME_PYTHON (user/python/pystack.c): function is co_qualname, module and
 	 * file the source file, address the instruction being executed and
 	 * module_offset its byte offset in the code's bytecode.
 	 */
 	enum report_language language;
 };
 
-/* How a stack's outstanding bytes moved over the run (user/history.c). */
+/* How a stack's outstanding bytes moved over the run (user/analyze/history.c). */
 enum report_trend {
 	TREND_UNKNOWN,		/* too few intervals yet */
 	TREND_GROWING,
@@ -225,7 +225,7 @@ enum report_allocator {
 /*
  * Start-up: the reports while the program ran code for the first time
  * (imports, library loads, a first request), which allocates from stacks
- * never seen before (user/history.c).
+ * never seen before (user/analyze/history.c).
  */
 struct report_startup {
 	double end_s;		/* the last report whose interval did so in bulk; trends start there */
@@ -235,7 +235,7 @@ struct report_startup {
 	double new_share;	/* of its allocations, those of the two above (0..1) */
 };
 
-/* Live blocks against the target's memory (user/verdict.c). */
+/* Live blocks against the target's memory (user/analyze/verdict.c). */
 struct report_memory {
 	enum report_verdict verdict;
 	bool attached;		/* -p: what was allocated before the attach is unknown */
@@ -291,7 +291,7 @@ struct report_peak {
 	double mmap_t_s;	/* when; < 0: no mmap traced */
 };
 
-/* What the run's history adds to a report (user/insight.c). */
+/* What the run's history adds to a report (user/analyze/insight.c). */
 struct report_analysis {
 	size_t *growing;	/* indices into report.stacks, most leak-like first */
 	size_t nr_growing;
@@ -313,7 +313,7 @@ struct report_pyarenas {
 	uint64_t skipped;	/* 1 MiB mmaps not counted: no pymalloc block in them */
 };
 
-/* The target's Python interpreter (user/pytrace.c). */
+/* The target's Python interpreter (user/python/pytrace.c). */
 struct report_python {
 	const char *version;	/* "3.11.2" */
 	const char *path;	/* the object holding the interpreter, as the target sees it */

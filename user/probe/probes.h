@@ -161,6 +161,8 @@ struct sample_weight;
 /* What a block of api and size added to its site (bpf/sample.h: block_weight's twin). */
 void probes_sample__block_weight(const struct probes *p, uint32_t api, uint64_t size,
 			  struct sample_weight *w);
+/* -t: print the lines left in its ring, before the final report. */
+void probes__trace_flush(struct probes *p);
 void probes__free(struct probes *p);
 
 #endif

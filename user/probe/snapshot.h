@@ -27,7 +27,7 @@ struct snap_site {
 	struct stack_blob *stack;	/* holds ips; NULL when none */
 	struct stack_blob *pystack;	/* holds py; NULL when none */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
-	/* -a (snapshot__blocks): its oldest live blocks, and how many it has. */
+	/* -a (snapshot_blocks__read): its oldest live blocks, and how many it has. */
 	struct report_block *blocks;
 	uint32_t nr_blocks, cap_blocks;
 	uint64_t blocks_seen;
@@ -111,7 +111,7 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
  * max a site (0: all), of those older than older_ns. 0 or -ENOMEM
  * (snapshot_blocks.c).
  */
-int snapshot__blocks(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
+int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
 void snapshot__free(struct snapshot *snap);
 
 /* The distinct process tags of snap's sites, ascending, into *tags (grown; *cap). 0 or -ENOMEM. */

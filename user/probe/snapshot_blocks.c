@@ -62,7 +62,7 @@ static int keep_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, u
 		      const struct alloc_info *info)
 {
 	struct blocks_walk *w = arg;
-	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
+	uint32_t at = info->site < w->p->tables.slots ? w->snap->site_of_slot[info->site] : 0;
 	struct report_block blk = { addr, info->size, age_of(w->snap, info->timestamp_ns) };
 	struct snap_site *s;
 	size_t cap;
@@ -97,7 +97,7 @@ static int cmp_block(const void *pa, const void *pb)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-int snapshot__blocks(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns)
+int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns)
 {
 	struct blocks_walk w = { p, snap, max, older_ns };
 	int err;

@@ -15,20 +15,6 @@
 #include <linux/types.h>
 #include "memleak.h"
 
-struct probes;
-struct probes_config;
-
-/* Before the BPF object loads: -t on or off, and its ring's size. */
-void trace_ring__configure(struct probes *p, const struct probes_config *cfg);
-/* Once it loaded: the printing thread, with -t. 0 or -errno (said). */
-int trace_ring__start(struct probes *p);
-/*
- * Print what is left in the ring and stop the thread; the lines lost, if
- * any, said on stderr. Before the final report, so that it comes last; again
- * (a no-op) when the probes are freed.
- */
-void trace_ring__stop(struct probes *p);
-
 /* One record as its line (no newline) into buf; t0_ns: when tracing began. */
 void trace_ring__format(const struct memleak_trace *t, uint64_t t0_ns, char *buf, size_t len);
 

@@ -17,7 +17,7 @@
  * for the job's state (mappings, wrappers, Python's code copies) until the
  * job is done (tracer__catch_up, pyrelay__flush). The loop starts a job and
  * joins it, so each side sees what the other did before. The one thing
- * both may touch is the probes' flag that Python was found (py_used, set
+ * both may touch is the probes' flag that Python was found (py.used, set
  * once, on the loop, when it finds an interpreter): a job's snapshot that
  * reads it stale sees no Python frames, which no stack has yet.
  *
@@ -261,7 +261,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	atomic_store(&job->phase, PHASE_TABLES);
 	err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (!err && tr->opts->show_allocs)
-		err = snapshot__blocks(tr->probes, b->snap, tr->opts->allocs_per_stack,
+		err = snapshot_blocks__read(tr->probes, b->snap, tr->opts->allocs_per_stack,
 				       tr->opts->older_ms * 1000000ull);
 	if (tr->opts->sample_mode) {
 		b->sampling = (struct report_sampling){

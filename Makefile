@@ -17,7 +17,7 @@ LIBS      := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -Wall
 
 # user/ holds main.c and a folder per stage
-# (docs/DEVELOPING.md, "Source tree"). Sources are named by their path under user/, without .c.
+# (docs/HACKING.md, "Source tree"). Sources are named by their path under user/, without .c.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 # Modules that need neither libbpf nor libdw: they build into the unit tests,
@@ -123,7 +123,7 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS) $(PURE_OBJS)
 $(OUTPUT)/victims/%: tests/victims/%.c tests/victims/truth.h | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)
 	$(Q)$(CC) $(VICTIM_FLAGS) $(if $(findstring static,$*),-static) \
-		$(if $(findstring nopie,$*),-no-pie) $< -o $@
+		$(if $(findstring nopie,$*),-no-pie) $(if $(findstring prefix,$*),-rdynamic) $< -o $@
 
 $(OUTPUT)/victims/%: tests/victims/%.cc | $(OUTPUT)/victims
 	$(call msg,VICTIM,$@)

@@ -23,7 +23,8 @@
  *           nmemb, calloc's), ARRAY (size * nmemb, ~0 on overflow:
  *           reallocarray's), PAGES (whole pages, at least one: pvalloc's)
  *   regs    how many argument registers the entry program reads, which
- *           a probe placed past the entry must find intact (placement.h)
+ *           a probe placed past the entry must find intact (placement.h);
+ *           0 for -k's rows, which no uprobe serves
  *   std     the standard names (C, and C++'s mangled operators)
  *   aliases other names of the same call (glibc's __libc_*, gperftools'
  *           tc_*, jemalloc's *allocx)

@@ -61,4 +61,16 @@ static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, _
 #undef ARGS_BYTES
 #undef ARGS_PICK
 
+/*
+ * An entry-only probe may sit past the entry, on the first instruction the
+ * kernel emulates rather than single-steps (user/allocator/placement.c): the cookie's
+ * upper half says by how many bytes the function has lowered the stack
+ * pointer by then, so that the nested-call test and the return address see
+ * the stack as it was at the entry.
+ */
+static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
+{
+	return PT_REGS_SP(ctx) + (cookie >> 32);
+}
+
 #endif

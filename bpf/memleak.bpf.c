@@ -61,7 +61,7 @@ __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
 __u64 settle_until_ns;
 /*
  * CLOCK_MONOTONIC to CLOCK_FEED_PERIOD_MS, kept by a thread of the tracer
- * (user/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
+ * (user/probe/clock.c): the allocations' timestamps. bpf_ktime_get_ns() would
  * cost a sixth of what the programs do per malloc/free pair.
  */
 __u64 now_ns;
@@ -240,6 +240,7 @@ static __always_inline bool called_from_allocator(__u64 sp)
 }
 
 #include "sample.bpf.h"
+#include "trace.bpf.h"
 
 /*
  * Start tracking an outermost call; NULL for nested and foreign calls.
@@ -314,14 +315,19 @@ static __always_inline void site_sub(const struct alloc_info *info, __u64 bytes,
 	__sync_fetch_and_add(&c->freed_var, w.var);
 }
 
-/* A tracked block leaves the table and its site's figures; false if untracked. */
-static __always_inline bool release_tracked(__u64 addr, __u32 proc)
+/*
+ * A tracked block leaves the table and its site's figures; false if
+ * untracked. api: the release that freed it (API__COUNT: a free missed).
+ */
+static __always_inline bool release_tracked(__u64 addr, __u32 proc, __u32 api)
 {
 	struct alloc_info old;
 
 	if (!forget(addr, proc, &old))
 		return false;
 	site_sub(&old, old.size, true);
+	if (trace_calls && api != API__COUNT)
+		trace_emit(api, old.size, addr, 0, 0);
 	return true;
 }
 
@@ -353,7 +359,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		err = alloc_insert(addr, &info);
 		if (err != -EEXIST || i)
 			break;
-		release_tracked(addr, st->proc);
+		release_tracked(addr, st->proc, API__COUNT);
 		count(CNT_REPLACED);
 	}
 	if (err) {
@@ -377,12 +383,14 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
  * through free() when the thread exits) are not the program's.
  */
 static __always_inline void release(struct task_struct *task, __u64 addr, __u64 sp,
-				    struct call_state *st, __u32 proc)
+				    struct call_state *st, __u32 proc, __u32 api)
 {
 	/* Sampling: most blocks freed were never sampled; not counted. */
-	if (!release_tracked(addr, proc) && sample_mode == SAMPLE_NONE &&
-	    (!st || st->released != addr) && !called_from_allocator(sp))
+	if (!release_tracked(addr, proc, api) && sample_mode == SAMPLE_NONE &&
+	    (!st || st->released != addr) && !called_from_allocator(sp)) {
 		count(CNT_UNTRACKED_FREES);
+		trace_emit(api, 0, addr, 0, TRACE_SIZE_UNKNOWN);
+	}
 	if (!st)
 		st = call_state(task, true);
 	if (st)
@@ -391,12 +399,12 @@ static __always_inline void release(struct task_struct *task, __u64 addr, __u64 
 
 /* Any other free or delete: the call state tells nested and repeated releases. */
 static __always_inline void release_unknown(struct task_struct *task, __u64 addr, __u64 sp,
-					    __u32 proc)
+					    __u32 proc, __u32 api)
 {
 	struct call_state *st = call_state(task, false);
 
 	if (!nested(sp, st))
-		release(task, addr, sp, st, proc);
+		release(task, addr, sp, st, proc, api);
 }
 
 /*
@@ -515,6 +523,7 @@ static __always_inline int call_end(struct pt_regs *ctx)
 		return 0;
 
 	found = returned_block(st, PT_REGS_RC(ctx), &addr, &old);
+	trace_call(st, found ? addr : 0);
 	if (old == OLD_KEPT)
 		resize_keep_old(st);
 	else if (old == OLD_GONE)
@@ -541,6 +550,7 @@ static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u6
 	    !forget(start, proc, &old))
 		return;
 	len = (length + page_size - 1) & ~(page_size - 1);
+	trace_emit(API_MUNMAP, len < old.size ? len : old.size, start, 0, 0);
 	if (len >= old.size) {
 		site_sub(&old, old.size, true);
 		return;
@@ -553,18 +563,6 @@ static __always_inline void munmap_user(struct task_struct *task, __u64 sp, __u6
 		count(CNT_ALLOCS_MAP_FULL);
 		site_sub(&old, old.size, true);
 	}
-}
-
-/*
- * An entry-only probe may sit past the entry, on the first instruction the
- * kernel emulates rather than single-steps (user/placement.c): the cookie's
- * upper half says by how many bytes the function has lowered the stack
- * pointer by then, so that the nested-call test and the return address see
- * the stack as it was at the entry.
- */
-static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
-{
-	return PT_REGS_SP(ctx) + (cookie >> 32);
 }
 
 /*
@@ -603,7 +601,7 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 cookie)
 	case API_DELETE_ARRAY:
 		proc = a1 ? proc_of(task) : -1;
 		if (proc >= 0)
-			release_unknown(task, a1, entry_sp(ctx, cookie), proc);
+			release_unknown(task, a1, entry_sp(ctx, cookie), proc, api);
 		return 0;
 	case API_MUNMAP:
 		munmap_user(task, entry_sp(ctx, cookie), a1, a2);
@@ -626,7 +624,7 @@ int api_enter(struct pt_regs *ctx)
 }
 
 /*
- * free() and malloc() have programs of their own (user/probes.c: lanes):
+ * free() and malloc() have programs of their own (user/probe/probes.c: lanes):
  * the hottest calls take no switch. A free() of a tracked block is the
  * program's own release, whatever the thread is doing: the allocator's
  * nested calls never record a block, and a block being resized left the
@@ -647,8 +645,8 @@ int api_free(struct pt_regs *ctx)
 	task = bpf_get_current_task_btf();
 	proc = proc_of(task);
 	/* Sampling: a block not found was not sampled (or is not ours): one lookup. */
-	if (proc >= 0 && !release_tracked(a1, proc) && sample_mode == SAMPLE_NONE)
-		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)), proc);
+	if (proc >= 0 && !release_tracked(a1, proc, API_FREE) && sample_mode == SAMPLE_NONE)
+		release_unknown(task, a1, entry_sp(ctx, bpf_get_attach_cookie(ctx)), proc, API_FREE);
 	return 0;
 }
 

@@ -29,6 +29,19 @@ enum memleak_api {
 #define API__ALLOCATING API_FREE
 
 /*
+ * A row that reads an argument its entry probe does not keep (regs), or an
+ * allocating API without a size, does not compile. regs 0: no probe at all
+ * (-k's tracepoints, bpf/kmem.bpf.c), and no argument read.
+ */
+#define MEMLEAK_API_CHECK(api, name, kind, size, nmemb, ptr, bytes, regs, ...)		\
+	_Static_assert((regs) == 0 ? (size) == 0 && (nmemb) == 0 && (ptr) == 0 :		\
+		       (regs) <= 3 && (size) <= (regs) && (nmemb) <= (regs) &&		\
+		       (ptr) <= (regs) && (API_##api >= API__ALLOCATING || (size) > 0),	\
+		       "alloc_apis.h: the row of " #api);
+MEMLEAK_APIS(MEMLEAK_API_CHECK)
+#undef MEMLEAK_API_CHECK
+
+/*
  * Heap blocks and mmaps are counted apart: a program's mapped files (git's
  * pack files) are not heap, and heap tools (massif) count only blocks.
  */
@@ -74,6 +87,8 @@ enum memleak_counter {
 				   informational, not a drop */
 	CNT_PROCS_MAP_FULL,	/* --follow: a child not followed, the process table full */
 	CNT_FOLLOW_EXECS,	/* --follow: a followed process ran exec: traced on in its new image */
+	CNT_TRACE_DROPS,	/* -t: lines lost, the trace ring full (--trace-buffer); the
+				   figures are whole: shown with the trace, not as a drop */
 	/*
 	 * -k: tracepoint hits not handled: the kernel skipped a program while
 	 * one of ours ran on that CPU (an interrupt's allocation or free), or a
@@ -99,7 +114,7 @@ enum memleak_counter {
 
 struct alloc_info {
 	__u64 size;
-	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/clock.c) when the call returned */
+	__u64 timestamp_ns;	/* CLOCK_MONOTONIC to 5 ms (user/probe/clock.c) when the call returned */
 	__u32 site;		/* index of its site in the site table */
 	__u32 proc;		/* --follow: the process's tag (0: the target); part of the key */
 };
@@ -138,7 +153,7 @@ struct site_stats {
 
 /*
  * What BPF counts per site: two atomic adds per allocation and two per free.
- * Outstanding is what was allocated less what was freed (user/snapshot.c).
+ * Outstanding is what was allocated less what was freed (user/probe/snapshot.c).
  * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:
  * threads allocating from one stack on several CPUs would otherwise pass
  * the line back and forth at every call.
@@ -266,6 +281,22 @@ struct memleak_event {
 };
 
 /*
+ * -t/--trace: one record per allocation or free as it happens, through a
+ * ring buffer of its own (bpf/trace.bpf.h, user/probe/trace_ring.c).
+ */
+#define TRACE_SIZE_UNKNOWN 1	/* memleak_trace.flags: a free of a block not tracked */
+
+struct memleak_trace {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid;		/* bpf_get_current_pid_tgid() */
+	__u64 size;		/* requested, or the block's when freed */
+	__u64 addr;		/* the block returned or released; 0: the call failed */
+	__u64 old;		/* realloc, mremap, xallocx: the block resized; else 0 */
+	__u32 api;		/* enum memleak_api */
+	__u32 flags;		/* TRACE_* */
+};
+
+/*
  * --follow: each traced process other than the target has a tag, given in
  * order from 1 and never reused (a pid may be): blocks are keyed by (tag,
  * address), and the stacks of a tagged process are pairs (struct
@@ -302,7 +333,7 @@ struct internal_set {
 
 /*
  * CFI unwinding (--unwind). User space turns each module's call-frame
- * information into rows (user/cfi.c), loads them once per build id into
+ * information into rows (user/unwind/cfi.c), loads them once per build id into
  * fixed-size chunks, and lists the target's executable mappings with where
  * their rows are; BPF binary-searches a mapping, then its rows.
  */
@@ -362,7 +393,7 @@ struct unwind_mapping {
 #define MEMLEAK_ROWS_PENDING 0xffffffffu
 
 /*
- * Python frames (user/python.c, user/pytrace.c). User space finds an
+ * Python frames (user/python/python.c, user/python/pytrace.c). User space finds an
  * interpreter in the target and tells BPF where its state lies, as chains
  * of pointer offsets: from _PyRuntime to the PyThreadState of the thread
  * that holds (or last held) the GIL, and from a PyThreadState to the

@@ -228,7 +228,7 @@ struct {
 	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
 } py_codes_sent SEC(".maps");
 
-/* struct py_code for user space (user/pytrace.c): room for about 230 at once. */
+/* struct py_code for user space (user/python/pytrace.c): room for about 230 at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);

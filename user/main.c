@@ -343,6 +343,9 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.sample_mode = o->sample_mode,
 		.sample_value = o->sample_value,
 		.sample_seed = o->sample_seed,
+		.symbols_prefix = o->symbols_prefix,
+		.trace = o->trace,
+		.trace_buffer = o->trace_buffer,
 		.no_session = o->bench_no_session,
 		.verbose = o->verbose,
 	};
@@ -523,6 +526,7 @@ int main(int argc, char **argv)
 	run(&tr);
 	reports__finish(&tr);
 	tracer_reach__final(&tr);
+	probes__trace_flush(tr.probes);	/* -t's last lines, then the final report */
 	if (tr.tracing && !tr.untraced)
 		reports__now(&tr, true);
 	else if (tr.target->exited && !tr.untraced)	/* that said why already */

@@ -350,9 +350,11 @@ def check_sites(rep):
 	if out.get("option") != "--all-stacks":
 		errs.append("left_out.option %r" % out.get("option"))
 	for what, items in (("sites", sites), ("stacks", stacks)):
-		b = [x.get("bytes", 0) for x in items]
+		# --sort count (bcc's): the sites by their blocks; the stacks stay by bytes.
+		key = "allocs" if what == "sites" and rep.get("sort") == "count" else "bytes"
+		b = [x.get(key, 0) for x in items]
 		if b != sorted(b, reverse=True):
-			errs.append("%s not sorted by bytes, descending" % what)
+			errs.append("%s not sorted by %s, descending" % (what, key))
 	got = figures(stacks)
 	if (got[0] + out.get("bytes", 0), got[1] + out.get("allocs", 0)) != want:
 		errs.append("totals outstanding %s bytes / %s allocs; stacks %d / %d and left out %s / %s" % (

@@ -58,6 +58,8 @@ Where things are, in tests/e2e/:
   cases_limits.py      tables too big, interrupts while loading, refusals at once
   cases_follow.py      processes the target starts: --follow, and the count without it
   cases_sample.py      --sample and -s: estimates within their intervals of the truth
+  cases_bcc.py         bcc's options: -a, -t, --symbols-prefix, --sort, and those
+                       accepted or refused
   cases_kernel.py      -k, the kernel's allocations: the pipes a victim keeps open
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
 run.py runs them module by module in the order of its MODULES.
@@ -88,6 +90,7 @@ import cases_limits
 import cases_reach
 import cases_follow
 import cases_sample
+import cases_bcc
 import cases_kernel
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
@@ -96,7 +99,8 @@ from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symbols,
 	   cases_clones, cases_unwinding, cases_sites,
 	   cases_insight, cases_peak, cases_python, cases_torch, cases_stress, cases_faults,
-	   cases_privileges, cases_limits, cases_reach, cases_follow, cases_sample, cases_kernel)
+	   cases_privileges, cases_limits, cases_reach, cases_follow, cases_sample, cases_bcc,
+	   cases_kernel)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""The source tree's walls (docs/DEVELOPING.md, "Source tree"), checked on every `make test`.
+"""The source tree's walls (docs/HACKING.md, "Source tree"), checked on every `make test`.
 
 - No folder of user/ includes a header of a folder that includes one of
   its own, directly or through others: dependencies point one way.
@@ -9,12 +9,21 @@
 - Only probe/ includes libbpf and the skeleton; only symbolize/ includes
   libdwfl (elfutils' libdw); at most three .c files directly in user/; no
   source file in user/ or bpf/ over 700 lines.
+- Between modules (a .c with its .h, modules.py): no circle of includes
+  or of calls; each export named after its file; no stale path in a
+  comment.
+- docs/OPTIONS.md's table lists the options --help lists, with their
+  arguments and defaults, and the guides run memleakbpf with no other
+  (options.py).
 
 Prints one line per broken wall, then "layout: N passed, N failed".
 """
 import os
 import re
 import sys
+
+import modules
+import options
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 USER = os.path.join(ROOT, "user")
@@ -57,24 +66,20 @@ def graph():
 	return edges, broken
 
 
-def reach(edges, start):
-	seen, todo = set(), [start]
-	while todo:
-		for n in edges.get(todo.pop(), ()):
-			if n not in seen:
-				seen.add(n)
-				todo.append(n)
-	return seen
-
-
 def main():
 	edges, libs = graph()
-	walls = {"one-way folders": [], "the top": [], "libraries": libs, "top files": [], "lines": []}
+	files = modules.read(USER)
+	walls = {"one-way folders": [], "the top": [], "libraries": libs, "top files": [], "lines": [],
+		 "one-way module includes": modules.includes(files),
+		 "one-way module calls": modules.calls(files),
+		 "prefixes": modules.prefixes(files),
+		 "paths in comments": modules.stale_paths(ROOT, ("user", "bpf")),
+		 "option tables": options.check(ROOT)}
 	for src in sorted(edges):
 		if src and "" in edges[src]:
 			walls["the top"].append("%s/ includes a header of the top (user/*.h)" % src)
 		for dst in sorted(edges[src]):
-			if dst and src and src in reach(edges, dst):
+			if dst and src and src in modules.reach(edges, dst):
 				walls["one-way folders"].append(
 					"%s/ and %s/ include each other's headers (a cycle)" % (src, dst))
 	top = [f for f in os.listdir(USER) if f.endswith(".c")]

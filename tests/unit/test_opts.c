@@ -215,6 +215,9 @@ TEST(opts_usage_lists_everything)
 		"memleakbpf -p 1234", "memleakbpf -c './server --port 80' 10 6",
 		"memleakbpf --json report.json --folded leaks.folded -c ./server",
 		"1048576", "262144",
+		"-a, --show-allocs", "--allocs-per-stack N", "-t, --trace", "--trace-buffer BYTES",
+		"-S, --symbols-prefix P", "-C, --combined-only", "-F, --wa-missing-free",
+		"--sort KEY",
 	};
 	char *text = NULL, *line;
 	size_t len = 0;

@@ -487,7 +487,7 @@ TEST(report_text_empty_and_odd_command)
 static const char sample_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-	"assert list(d) == ['version', 'target', 'duration_s', 'python', 'reach', 'sampling', 'totals',\n"
+	"assert list(d) == ['version', 'target', 'duration_s', 'sort', 'python', 'reach', 'sampling', 'totals',\n"
 	"                   'sites', 'left_out', 'stacks'], list(d)\n"
 	"assert d['python'] is None\n"
 	"assert d['sampling'] is None\n"

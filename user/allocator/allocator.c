@@ -305,6 +305,9 @@ void allocator__free(struct allocator *a)
 	allocator__free_wrappers(a->wrappers, a->nr_wrappers);
 	objects_free(a->objects, a->nr_objects);
 	free(a->probes);
+	for (size_t i = 0; i < a->nr_names; i++)
+		free(a->names[i]);
+	free(a->names);
 	free(a);
 }
 
@@ -334,16 +337,34 @@ static bool probed_at(const struct allocator *a, size_t object, uint64_t offset)
 	return false;
 }
 
-/* Find symbol (api's) in the first object that defines it; -ENOENT if none. */
-static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
-		       size_t nr, const char *symbol, uint32_t api)
+/*
+ * The name symbol s (api's) has in this allocator: with a prefix (jemalloc
+ * built with --with-jemalloc-prefix=je_), the allocator's own functions
+ * carry it; mmap and its kin are the system's, whoever calls them. NULL:
+ * no memory.
+ */
+static const char *symbol_name(struct allocator *a, size_t s, const char *symbol, uint32_t api)
 {
+	if (!a->prefix || api == API_MMAP || api == API_MUNMAP || api == API_MREMAP)
+		return symbol;
+	if (!a->names[s] && asprintf(&a->names[s], "%s%s", a->prefix, symbol) < 0)
+		a->names[s] = NULL;
+	return a->names[s];
+}
+
+/* Find symbol s (api's) in the first object that defines it; -ENOENT if none. */
+static int resolve_one(struct allocator *a, struct elf_file **elves, const struct lookup_object *objs,
+		       size_t nr, size_t s, const char *symbol, uint32_t api)
+{
+	const char *name = symbol_name(a, s, symbol, api);
 	uint64_t vaddr, offset, size;
 	int idx;
 
+	if (!name)
+		return -ENOMEM;
 	for (size_t o = 0; o < nr; o++) {
-		if (!elves[o] || elf_file__find_func_size(elves[o], symbol,
-							  !a->is_static, &vaddr, &offset, &size))
+		if (!elves[o] || elf_file__find_func_size(elves[o], name, !a->is_static, &vaddr,
+							  &offset, &size))
 			continue;
 		idx = provider_index(a, &objs[o]);
 		if (idx < 0)
@@ -352,7 +373,7 @@ static int resolve_one(struct allocator *a, struct elf_file **elves, const struc
 			return 0;
 		a->probes[a->nr++] = (struct alloc_probe){
 			.api = api,
-			.symbol = symbol,
+			.symbol = name,
 			.object = idx,
 			.offset = offset,
 			.vaddr = vaddr,
@@ -452,7 +473,7 @@ static int unwrap_cxx(struct allocator *a)
 }
 
 int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
-		       struct allocator **out)
+		       const char *prefix, struct allocator **out)
 {
 	struct elf_file **elves = calloc(nr ? nr : 1, sizeof(*elves));
 	struct allocator *a = calloc(1, sizeof(*a));
@@ -464,16 +485,19 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 	if (!elves || !a)
 		goto nomem;
 	a->is_static = is_static;
+	a->prefix = prefix && *prefix ? prefix : NULL;
 	while (api_symbol_at(nr_symbols, &symbol, &api))
 		nr_symbols++;
 	a->probes = calloc(nr_symbols, sizeof(*a->probes));
-	if (!a->probes)
+	a->names = a->prefix ? calloc(nr_symbols, sizeof(*a->names)) : NULL;
+	a->nr_names = a->names ? nr_symbols : 0;
+	if (!a->probes || (a->prefix && !a->names))
 		goto nomem;
 	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
 		if (objs[o].open_path)
 			elf_file__open(objs[o].open_path, &elves[o]);
 	for (size_t s = 0; api_symbol_at(s, &symbol, &api) && err != -ENOMEM; s++)
-		err = resolve_one(a, elves, objs, nr, symbol, api);
+		err = resolve_one(a, elves, objs, nr, s, symbol, api);
 	if (err == -ENOMEM)
 		goto nomem;
 	for (size_t o = 0; o < nr; o++)

@@ -65,6 +65,9 @@ struct allocator {
 	const char *malloc_path;	/* who provides malloc */
 	struct alloc_wrapper *wrappers;	/* owned; see struct alloc_wrapper */
 	size_t nr_wrappers;
+	const char *prefix;	/* -S: the allocator's names carry it (borrowed); NULL: none */
+	char **names;		/* the prefixed names, by API table row (owned); NULL: none */
+	size_t nr_names;
 };
 
 /* Read the lookup order from the live target (auxv, _r_debug). 0 or -errno. */
@@ -74,11 +77,12 @@ void lookup_order__free(struct lookup_order *lo);
 /*
  * Resolve every API function over objs (in lookup order): the first object
  * defining a symbol provides it; two symbols at one address are probed once.
- * Static executables are searched in .symtab too. -ENOENT when nothing
- * provides malloc.
+ * Static executables are searched in .symtab too. With prefix (-S, NULL:
+ * none), the allocator's functions are prefix + their name: je_malloc.
+ * -ENOENT when nothing provides malloc (prefix + malloc).
  */
 int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
-		       struct allocator **out);
+		       const char *prefix, struct allocator **out);
 /*
  * Executable ranges of the objects that provide allocation functions: their
  * own mmap calls are the allocator's business. None for a static binary,

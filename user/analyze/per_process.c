@@ -69,7 +69,7 @@ int per_process__build(const struct snapshot *snap, struct processes *ps, pid_t 
 		long at = index_of(r, snap->sites[i].proc);
 
 		/*
-		 * Every process is in the table before it runs (following.c),
+		 * Every process is in the table before it runs (probe/follow.c),
 		 * so before any site of its own: the target's is a fallback.
 		 */
 		add_site(&r->processes[at < 0 ? 0 : at].totals, &snap->sites[i]);

@@ -3,7 +3,7 @@
  * Reachability of the live blocks, with valgrind memcheck's meanings
  * (mc_leakcheck.c), from a memory reader and the roots: no recompiling,
  * no valgrind. Pure: the target's memory comes through a callback
- * (target/reach_scan.c reads it), so the tests give it a fake one.
+ * (target/reach_hold.c reads it), so the tests give it a fake one.
  *
  * A root is a word of non-heap writable memory or a register. A pointer to
  * a block's first byte is a start pointer; to any other of its bytes an

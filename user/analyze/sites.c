@@ -283,6 +283,16 @@ static int cmp_site(const void *pa, const void *pb)
 	return report__cmp_u64(a->stacks[0], b->stacks[0]);
 }
 
+/* --sort count: the most blocks first, then as cmp_site. */
+static int cmp_site_count(const void *pa, const void *pb)
+{
+	const struct report_site *a = pa, *b = pb;
+
+	if (a->allocs != b->allocs)
+		return a->allocs > b->allocs ? -1 : 1;
+	return cmp_site(pa, pb);
+}
+
 /*
  * The growing sites, the most leak-like first. Scores equal to two decimals
  * are a tie (one leak's stacks differ by noise: PyTorch's all score about
@@ -401,7 +411,7 @@ int sites__group(struct report *r, size_t file_sites, size_t file_stacks)
 	free(group);
 	if (err)
 		return err;
-	qsort(r->sites, r->nr_sites, sizeof(*r->sites), cmp_site);
+	qsort(r->sites, r->nr_sites, sizeof(*r->sites), r->sort_count ? cmp_site_count : cmp_site);
 	err = rank_growing(r);
 	if (!err)
 		keep(r, file_sites, file_stacks);

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include "memleak.h"
 #include "sample.h"
+#include "opts_usage.h"
 
 /* Map sizes above this cannot be what the user meant (and would not load). */
 #define OPTS_MAX_MAP_ENTRIES (1u << 28)
@@ -43,6 +44,9 @@ enum {
 	OPT_PPROF_FORMAT,
 	OPT_PREALLOC_STACKS,
 	OPT_SAMPLE,
+	OPT_ALLOCS_PER_STACK,
+	OPT_TRACE_BUFFER,
+	OPT_SORT,
 	OPT_OUTPUT,	/* + enum report_output: the output files' (report/writers.h) */
 };
 
@@ -77,6 +81,16 @@ static const struct option long_options[] = {
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "sample-rate", required_argument, NULL, 's' },
 	{ "kernel", no_argument, NULL, 'k' },
+	{ "show-allocs", no_argument, NULL, 'a' },
+	{ "allocs-per-stack", required_argument, NULL, OPT_ALLOCS_PER_STACK },
+	{ "trace", no_argument, NULL, 't' },
+	{ "trace-buffer", required_argument, NULL, OPT_TRACE_BUFFER },
+	{ "symbols-prefix", required_argument, NULL, 'S' },
+	/* bcc's and libbpf-tools' (their short forms are libbpf-tools'): opts_bcc.c. */
+	{ "combined-only", no_argument, NULL, 'C' },
+	{ "wa-missing-free", no_argument, NULL, 'F' },
+	{ "percpu", no_argument, NULL, 'P' },
+	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,74 +101,7 @@ static const struct option long_options[] = {
  * permuted (tests reuse it) and POSIXLY_CORRECT cannot change the meaning.
  * ':': a missing argument is reported as ':' rather than '?'.
  */
-static const char short_options[] = "-:p:c:u:O:T:o:z:Z:s:fkvh";
-
-static const char usage_text[] =
-"Usage: memleakbpf [OPTIONS] -p PID [INTERVAL [COUNT]]\n"
-"       memleakbpf [OPTIONS] -c COMMAND [INTERVAL [COUNT]]\n"
-"       memleakbpf [OPTIONS] [-k] [INTERVAL [COUNT]]\n"
-"\n"
-"Trace a process's heap: every INTERVAL seconds (default 5; 0.5 works too)\n"
-"print the allocations still outstanding, grouped by user stack. A final\n"
-"report ends the run when the target exits, on Ctrl-C, or as report COUNT.\n"
-"With neither -p nor -c, the kernel's own allocations, by kernel stack.\n"
-"\n"
-"  -p, --pid PID              trace the running process PID\n"
-"  -c, --command CMD          run CMD (quote it: one argument) and trace it\n"
-"  -k, --kernel               trace the kernel's kmalloc, kmem_cache_alloc,\n"
-"                             page and per-CPU allocations (the default without\n"
-"                             -p or -c); stacks named by /proc/kallsyms\n"
-"  -u, --user USER            run CMD as USER (default: the sudo caller)\n"
-"  -f, --follow               trace the processes the target starts too, each\n"
-"                             on its own\n"
-"  -O, --obj PATH             trace the allocator in PATH, not the detected one\n"
-"  -T, --top N                show the N sites holding most bytes (default 10)\n"
-"  -o, --older MS             count only allocations older than MS milliseconds\n"
-"  -z, --min-size BYTES       trace only allocations of at least BYTES\n"
-"  -Z, --max-size BYTES       trace only allocations of at most BYTES\n"
-"      --json FILE            write the final report as JSON to FILE\n"
-"      --folded FILE          write folded stacks (for flamegraph.pl) to FILE\n"
-"      --folded-weight W      bytes (default) or allocs: what folded stacks count\n"
-"      --folded-by-process    root each folded stack at its process (--follow)\n"
-"      --all-stacks           every stack in the JSON and folded files, not the\n"
-"                             biggest of each site\n"
-"      --pprof FILE           write the final report as a pprof profile (gzipped\n"
-"                             profile.proto with our names, for go tool pprof)\n"
-"      --flamegraph FILE      write the final report as an SVG flame graph\n"
-"      --html FILE            write the final report as one self-contained HTML\n"
-"                             page: verdict, timeline, sites, flame graph\n"
-"      --snapshot-dir DIR     snapshots to DIR every INTERVAL and on SIGUSR1\n"
-"      --snapshot-html        each snapshot as an HTML page too (see --html)\n"
-"      --pprof-format F       proto (default) or gperftools (legacy text, for\n"
-"                             google-pprof): --pprof's and the snapshots' format\n"
-"      --timeline FILE        write live bytes, RSS and rates per report as CSV\n"
-"      --timeline-svg FILE    write a plot of live heap against RSS as SVG\n"
-"      --max-allocs N         room for at least N live blocks (default 1048576;\n"
-"                             -k: 262144)\n"
-"      --stack-storage-size N distinct stacks kept (default 262144; -k: 16384)\n"
-"      --prealloc-stacks      the stack tables' whole room in kernel memory from\n"
-"                             the start: each new stack is stored faster\n"
-"      --debug-dir DIR        another root of separate debug files; repeatable\n"
-"      --own PATH             your code: a directory or glob; sites are its lines\n"
-"                             (default: not system headers, libraries, packages)\n"
-"      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
-"      --py-objects           probe pymalloc's API: each object at its line\n"
-"      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
-"      --reach                the final report says which blocks are lost or\n"
-"                             still reachable (as memcheck); SIGUSR2: now\n"
-"      --sample BYTES         sample: a block of s bytes with probability\n"
-"                             1-exp(-s/BYTES) (Poisson by bytes, per thread;\n"
-"                             K, M, G: 512K), figures estimated with their error\n"
-"  -s, --sample-rate N        sample each allocation with probability 1/N (bcc's\n"
-"                             -s), figures scaled by N\n"
-"  -v, --verbose              print more detail; repeat for more\n"
-"  -h, --help                 print this help and exit\n"
-"\n"
-"Examples:\n"
-"  memleakbpf -p 1234                       report every 5 s until 1234 exits\n"
-"  memleakbpf -c './server --port 80' 10 6  run ./server; 6 reports, 10 s apart\n"
-"  memleakbpf --json report.json --folded leaks.folded -c ./server\n"
-"  memleakbpf -k 10                         the kernel's allocations, every 10 s\n";
+static const char short_options[] = "-:p:c:u:O:T:o:z:Z:s:S:fatCFPkvh";
 
 void opts__usage(FILE *f)
 {
@@ -370,6 +317,42 @@ static int set_python_malloc(struct opts *o, const char *arg, char *err, size_t 
 	return 0;
 }
 
+/* -a's bound: a count, or "all" (0). */
+static int set_allocs_per_stack(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	uint64_t v = 0;
+
+	o->allocs_per_stack_given = true;
+	if (!strcmp(arg, "all"))
+		o->allocs_per_stack = 0;
+	else if (parse_u64(arg, UINT32_MAX, &v) || !v)
+		return fail(err, errlen, "--allocs-per-stack: '%s' is neither a positive integer nor all", arg);
+	o->allocs_per_stack = (uint32_t)v;
+	return 0;
+}
+
+/* The ring's size: a power of two of whole pages, as the kernel wants it. */
+static int set_trace_buffer(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	int ret = parse_bytes(arg, 1ull << 30, &o->trace_buffer);
+
+	if (ret == -EINVAL)
+		return fail(err, errlen, "--trace-buffer: '%s' is not a number of bytes (K, M, G allowed)", arg);
+	if (ret || o->trace_buffer < 4096 || (o->trace_buffer & (o->trace_buffer - 1)))
+		return fail(err, errlen, "--trace-buffer: '%s' is not a power of two from 4K to 1G", arg);
+	o->trace_buffer_given = true;
+	return 0;
+}
+
+/* bcc's --sort: size (outstanding bytes, the default) or count (outstanding allocations). */
+static int set_sort(struct opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "size") && strcmp(arg, "count"))
+		return fail(err, errlen, "--sort: '%s' is neither size nor count", arg);
+	o->sort_count = !strcmp(arg, "count");
+	return 0;
+}
+
 /* Repeatable: kept in order, pointing into argv like the other strings. */
 static int add_debug_dir(struct opts *o, const char *arg, char *err, size_t errlen)
 {
@@ -476,6 +459,25 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case OPT_SAMPLE:
 	case 's':
 		return set_sample(o, c, arg, err, errlen);
+	case 'a':
+		o->show_allocs = true;
+		return 0;
+	case OPT_ALLOCS_PER_STACK:
+		return set_allocs_per_stack(o, arg, err, errlen);
+	case 't':
+		o->trace = true;
+		return 0;
+	case OPT_TRACE_BUFFER:
+		return set_trace_buffer(o, arg, err, errlen);
+	case 'S':
+		return set_string(c, arg, &o->symbols_prefix, err, errlen);
+	case 'C':	/* bcc: aggregate in the kernel, as memleakbpf always does */
+	case 'F':	/* bcc: a new block at a held address replaces it, as here always */
+		return 0;
+	case 'P':
+		return fail(err, errlen, "--percpu is not needed: -k traces the kernel's per-CPU allocations with its others");
+	case OPT_SORT:
+		return set_sort(o, arg, err, errlen);
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -544,7 +546,7 @@ static int getopt_error(const struct opts *o, int c, int argc, char **argv,
 		return fail(err, errlen, "%s needs an argument",
 			    option_name(optopt, name, sizeof(name)));
 	/* A known val here means a long option given "=value" it does not take. */
-	if (optopt == 'v' || optopt == 'h')
+	if (optopt > 0 && optopt < 256 && strchr("vhatCFP", optopt))
 		return fail(err, errlen, "%s takes no argument (got '%s')",
 			    option_name(optopt, name, sizeof(name)), arg);
 	if (optopt > 0 && optopt < 256 && isdigit(optopt))
@@ -573,7 +575,9 @@ static int validate_kernel(struct opts *o, char *err, size_t errlen)
 		o->reach ? "--reach" : o->sample_mode ? "--sample or -s" :
 		o->py_objects ? "--py-objects" : o->python_malloc ? "--python-malloc" :
 		o->nr_own ? "--own" : o->folded_by_process ? "--folded-by-process" :
-		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" : NULL;
+		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" :
+		o->show_allocs ? "-a/--show-allocs" : o->trace ? "-t/--trace" :
+		o->symbols_prefix ? "-S/--symbols-prefix" : NULL;
 
 	if (o->pid || o->command)
 		return fail(err, errlen, "-k traces the kernel: give it without -p or -c");
@@ -613,6 +617,12 @@ static int validate_outputs(const struct opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--all-stacks needs --json, --folded or --snapshot-dir: the stacks it keeps go there");
 	if (o->reach && o->sample_mode)
 		return fail(err, errlen, "--reach cannot run under --sample or -s: it needs every block, not a sample");
+	if (o->allocs_per_stack_given && !o->show_allocs)
+		return fail(err, errlen, "--allocs-per-stack needs -a/--show-allocs: it bounds the blocks -a shows");
+	if (o->trace_buffer_given && !o->trace)
+		return fail(err, errlen, "--trace-buffer needs -t/--trace: it is the ring of -t's lines");
+	if (o->symbols_prefix && strspn(o->symbols_prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$") != strlen(o->symbols_prefix))
+		return fail(err, errlen, "-S/--symbols-prefix: '%s' is not the start of a symbol name", o->symbols_prefix);
 	if (o->min_size > o->max_size)
 		return fail(err, errlen, "--min-size %llu is larger than --max-size %llu",
 			    (unsigned long long)o->min_size,
@@ -636,6 +646,8 @@ static void set_defaults(struct opts *o)
 	o->max_size = UINT64_MAX;
 	o->max_allocs = OPTS_DEFAULT_MAX_ALLOCS;
 	o->stack_storage_size = OPTS_DEFAULT_STACK_STORAGE;
+	o->allocs_per_stack = OPTS_DEFAULT_ALLOCS_PER_STACK;
+	o->trace_buffer = OPTS_DEFAULT_TRACE_BUFFER;
 	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");

@@ -21,6 +21,8 @@
 #define OPTS_KERNEL_STACK_STORAGE (1u << 14)
 #define OPTS_MAX_DEBUG_DIRS 16
 #define OPTS_MAX_OWN 32
+#define OPTS_DEFAULT_ALLOCS_PER_STACK 10
+#define OPTS_DEFAULT_TRACE_BUFFER (4u << 20)
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -51,6 +53,15 @@ struct opts {
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */
+	bool show_allocs;		/* -a/--show-allocs: each stack's live blocks in the reports */
+	uint32_t allocs_per_stack;	/* --allocs-per-stack N: of them, at most N a stack
+					   (default 10; 0: all) */
+	bool allocs_per_stack_given;
+	bool trace;			/* -t/--trace: each allocation and free, a line each */
+	uint64_t trace_buffer;		/* --trace-buffer BYTES: the ring -t's lines go through */
+	bool trace_buffer_given;
+	bool sort_count;		/* --sort count: sites by outstanding allocations, not bytes */
+	const char *symbols_prefix;	/* -S/--symbols-prefix: the allocator's names carry it */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */
 	size_t nr_debug_dirs;
 	const char *own[OPTS_MAX_OWN];	/* --own PATH, repeatable: the user's code (analyze/sites.h) */

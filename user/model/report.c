@@ -223,6 +223,7 @@ static void stack_free(struct report_stack *s)
 	if (s->site_frame)
 		report__frame_free(s->site_frame);
 	free(s->site_frame);
+	free(s->blocks);
 }
 
 static void stacks_free(struct report_stack *s, size_t nr)

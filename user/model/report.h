@@ -36,14 +36,14 @@ struct report_frame {
 	bool inlined;		/* an inlined call inside the next frame's function */
 	bool own;		/* the user's code, by the sites' rules (analyze/sites.h) */
 	/*
-	 * FRAME_PYTHON (user/pystack.c): function is co_qualname, module and
+	 * FRAME_PYTHON (user/python/pystack.c): function is co_qualname, module and
 	 * file the source file, address the instruction being executed and
 	 * module_offset its byte offset in the code's bytecode.
 	 */
 	enum report_language language;
 };
 
-/* How a stack's outstanding bytes moved over the run (user/history.c). */
+/* How a stack's outstanding bytes moved over the run (user/analyze/history.c). */
 enum report_trend {
 	TREND_UNKNOWN,		/* too few intervals yet */
 	TREND_GROWING,
@@ -92,6 +92,13 @@ struct report_reach {
 	uint64_t mmap_bytes, mmap_blocks;	/* tracked mmaps: not heap blocks, scanned as roots */
 };
 
+/* -a/--show-allocs: one live block of a stack. */
+struct report_block {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t age_ns;	/* at the snapshot */
+};
+
 struct report_stack {
 	uint32_t api;		/* enum memleak_api */
 	uint64_t bytes;		/* outstanding */
@@ -121,6 +128,13 @@ struct report_stack {
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
+	/*
+	 * -a: its live blocks (older than -o), the oldest first, at most
+	 * report.allocs_per_stack of the blocks_seen the table held; owned.
+	 */
+	struct report_block *blocks;
+	size_t nr_blocks;
+	uint64_t blocks_seen;
 };
 
 /*
@@ -212,7 +226,7 @@ enum report_allocator {
 /*
  * Start-up: the reports while the program ran code for the first time
  * (imports, library loads, a first request), which allocates from stacks
- * never seen before (user/history.c).
+ * never seen before (user/analyze/history.c).
  */
 struct report_startup {
 	double end_s;		/* the last report whose interval did so in bulk; trends start there */
@@ -222,7 +236,7 @@ struct report_startup {
 	double new_share;	/* of its allocations, those of the two above (0..1) */
 };
 
-/* Live blocks against the target's memory (user/verdict.c). */
+/* Live blocks against the target's memory (user/analyze/verdict.c). */
 struct report_memory {
 	enum report_verdict verdict;
 	bool attached;		/* -p: what was allocated before the attach is unknown */
@@ -278,7 +292,7 @@ struct report_peak {
 	double mmap_t_s;	/* when; < 0: no mmap traced */
 };
 
-/* What the run's history adds to a report (user/insight.c). */
+/* What the run's history adds to a report (user/analyze/insight.c). */
 struct report_analysis {
 	size_t *growing;	/* indices into report.stacks, most leak-like first */
 	size_t nr_growing;
@@ -300,7 +314,7 @@ struct report_pyarenas {
 	uint64_t skipped;	/* 1 MiB mmaps not counted: no pymalloc block in them */
 };
 
-/* The target's Python interpreter (user/pytrace.c). */
+/* The target's Python interpreter (user/python/pytrace.c). */
 struct report_python {
 	const char *version;	/* "3.11.2" */
 	const char *path;	/* the object holding the interpreter, as the target sees it */
@@ -370,6 +384,9 @@ struct report {
 	 * with SIGUSR1, show each site's biggest stacks with their frames.
 	 */
 	bool brief;
+	bool show_allocs;	/* -a: each stack's blocks (report_stack.blocks) */
+	uint32_t allocs_per_stack;	/* -a's bound; 0: all */
+	bool sort_count;	/* --sort count: sites by outstanding allocations */
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
 	size_t top;		/* the text report shows this many sites */
 	struct report_totals totals;

@@ -205,11 +205,11 @@ static int link_python(struct probes *p, pid_t pid, int *fds, size_t *n)
 
 	for (int i = 0; i < 2 && !err; i++) {
 		__u64 cookie = (__u64)i;
-		struct recipe r = { &p->py_exit_offsets[i], &cookie, 1 };
+		struct recipe r = { &p->py_exit.offsets[i], &cookie, 1 };
 
-		if (p->py_exit_files[i] >= 0)
+		if (p->py_exit.files[i] >= 0)
 			err = probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.py_exit),
-						 p->py_exit_files[i], &r, false, fds, n);
+						 p->py_exit.files[i], &r, false, fds, n);
 	}
 	return err;
 }

@@ -91,7 +91,8 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	struct allocator *a;
 	struct modules *mods;
 	size_t n = 0;
-	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static, &a);
+	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static,
+						 p->symbols_prefix, &a);
 
 	if (!err)
 		err = set_internal(p, pid, a, maps);
@@ -136,8 +137,8 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	if (!err && (lo->complete || lo->is_static))
 		err = probe_image(p, im, pid, tag, maps, lo) ?: 1;
 	/* A Python interpreter in it: its frames, before it runs any (python/pytrace.c). */
-	if (err > 0 && p->py_exec_fn)
-		p->py_exec_fn(p->py_exec_ctx, pid, tag, maps, lo);
+	if (err > 0 && p->py.exec_fn)
+		p->py.exec_fn(p->py.exec_ctx, pid, tag, maps, lo);
 	/* Its unwind tables, before it runs (tracer.c). */
 	if (err > 0 && p->image_fn)
 		p->image_fn(p->image_ctx, tag, pid, maps);
@@ -162,13 +163,13 @@ static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t t
 /* The buckets before dist from addr's home no longer count it as stored past them. */
 static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
 {
-	size_t mask = p->alloc_buckets - 1;
+	size_t mask = p->tables.buckets - 1;
 	size_t home = (size_t)(((addr ^ ((uint64_t)tag << 47)) * 0x9e3779b97f4a7c15ULL) >>
 			       p->skel->rodata->alloc_bucket_shift);
 	size_t dist = (at - home) & mask;
 
 	for (size_t d = 0; d < dist; d++)
-		__sync_fetch_and_sub(&p->alloc_table[(home + d) & mask].spill, 1);
+		__sync_fetch_and_sub(&p->tables.allocs[(home + d) & mask].spill, 1);
 }
 
 /*
@@ -195,10 +196,10 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 	if (info->proc != im->tag || !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
 		return 0;
 	unspill(p, addr, im->tag, b);
-	if (info->site < p->site_slots) {
+	if (info->site < p->tables.slots) {
 		struct sample_weight w;
 
-		slot = &p->site_table[info->site];
+		slot = &p->tables.sites[info->site];
 		/* What BPF's free takes back: under sampling, the block's weight. */
 		probes_sample__block_weight(p, slot->api, info->size, &w);
 		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,

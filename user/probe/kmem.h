@@ -42,8 +42,8 @@ const char *kmem__point(const struct kmem *k, size_t i);
  * (or older_ns) each site's oldest block. 0 or -errno.
  */
 int kmem_snapshot__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out);
-/* The live bytes and their peak, as probes__live's. */
-void kmem__live(const struct kmem *k, struct memleak_live out[KIND__COUNT]);
+/* The live bytes and their peak, as peak__live's (kmem_stats.c). */
+void kmem_stats__live(const struct kmem *k, struct memleak_live out[KIND__COUNT]);
 void kmem__free(struct kmem *k);
 
 #endif

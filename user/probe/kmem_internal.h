@@ -33,7 +33,8 @@ struct kmem {
 	size_t nr_blobs, cap_blobs;
 };
 
-uint64_t kmem__recursion_misses(const struct kmem *k);
+/* The runs the kernel skipped (kmem_stats.c). */
+uint64_t kmem_stats__missed(const struct kmem *k);
 void kmem_snapshot__free_stacks(struct kmem *k);
 
 #endif

@@ -155,7 +155,7 @@ static void read_counters(struct kmem *k, struct snapshot *snap)
 {
 	for (int c = 0; c < CNT__COUNT; c++)
 		snap->counters[c] = __atomic_load_n(&k->skel->bss->counters[c], __ATOMIC_RELAXED);
-	snap->counters[CNT_KERNEL_MISSED] += kmem__recursion_misses(k);
+	snap->counters[CNT_KERNEL_MISSED] += kmem_stats__missed(k);
 }
 
 int kmem_snapshot__collect(struct kmem *k, uint64_t older_ns, bool ages, struct snapshot **out)
@@ -167,7 +167,7 @@ int kmem_snapshot__collect(struct kmem *k, uint64_t older_ns, bool ages, struct 
 	if (!snap)
 		return -ENOMEM;
 	read_counters(k, snap);
-	kmem__live(k, snap->live);
+	kmem_stats__live(k, snap->live);
 	snap->time_ns = clock__now_ns();
 	err = read_sites(k, snap, &of_key);
 	if (!err && (ages || older_ns))

@@ -53,8 +53,8 @@ static int on_py_code(void *ctx, void *data, size_t len)
 {
 	struct probes *p = ctx;
 
-	if (len >= sizeof(struct py_code) && p->py_code_fn)
-		p->py_code_fn(p->py_code_ctx, data);
+	if (len >= sizeof(struct py_code) && p->py.code_fn)
+		p->py.code_fn(p->py.code_ctx, data);
 	return 0;
 }
 
@@ -203,25 +203,25 @@ static void *map_table(struct bpf_map *map, size_t *len)
 
 static int map_tables(struct probes *p)
 {
-	p->alloc_table = map_table(p->skel->maps.allocs, &p->alloc_table_len);
-	p->site_table = map_table(p->skel->maps.sites, &p->site_table_len);
-	if (!p->alloc_table || !p->site_table) {
+	p->tables.allocs = map_table(p->skel->maps.allocs, &p->tables.allocs_len);
+	p->tables.sites = map_table(p->skel->maps.sites, &p->tables.sites_len);
+	if (!p->tables.allocs || !p->tables.sites) {
 		int err = -errno;
 
 		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
 		return err;
 	}
-	p->alloc_buckets = bpf_map__max_entries(p->skel->maps.allocs);
-	p->site_slots = bpf_map__max_entries(p->skel->maps.sites);
+	p->tables.buckets = bpf_map__max_entries(p->skel->maps.allocs);
+	p->tables.slots = bpf_map__max_entries(p->skel->maps.sites);
 	return 0;
 }
 
 static void unmap_tables(struct probes *p)
 {
-	if (p->alloc_table)
-		munmap(p->alloc_table, p->alloc_table_len);
-	if (p->site_table)
-		munmap(p->site_table, p->site_table_len);
+	if (p->tables.allocs)
+		munmap(p->tables.allocs, p->tables.allocs_len);
+	if (p->tables.sites)
+		munmap(p->tables.sites, p->tables.sites_len);
 }
 
 int probes__load(const struct probes_config *cfg, struct probes **out)
@@ -239,11 +239,12 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	pthread_mutex_init(&p->tables_lock, NULL);
 	pthread_mutex_init(&p->retired_lock, NULL);
 	pthread_mutex_init(&p->stacks_lock, NULL);
-	p->dl_fd = p->dl_file = -1;
-	p->py_exit_fds[0] = p->py_exit_fds[1] = -1;
-	p->py_exit_files[0] = p->py_exit_files[1] = -1;
+	p->dl.fd = p->dl.file = -1;
+	p->py_exit.fds[0] = p->py_exit.fds[1] = -1;
+	p->py_exit.files[0] = p->py_exit.files[1] = -1;
 	p->follow = cfg->follow;
-	p->exit_stop_fd = -1;
+	p->symbols_prefix = cfg->symbols_prefix;
+	p->exit_stop.fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -258,8 +259,9 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
 	probes_sample__set(p, cfg);
+	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
-	p->py_used = cfg->follow;
+	p->py.used = cfg->follow;
 	bpf_program__set_autoload(p->skel->progs.exit_follow, cfg->follow);
 	size_maps(p->skel, cfg);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_enter, PROBES_UPROBE_MULTI);
@@ -275,7 +277,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 			strerror(-err));
 		goto fail;
 	}
-	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p) ?:
+	      trace_ring__start(p);
 	if (err)
 		goto fail;
 	p->clock = clock__feed_start((volatile uint64_t *)&p->skel->bss->now_ns);
@@ -397,8 +400,8 @@ static int clear_tables(struct probes *p)
 {
 	int err;
 
-	memset(p->alloc_table, 0, p->alloc_table_len);
-	memset(p->site_table, 0, p->site_table_len);
+	memset(p->tables.allocs, 0, p->tables.allocs_len);
+	memset(p->tables.sites, 0, p->tables.sites_len);
 	err = clear_map(p->skel->maps.stack_traces);
 	if (!err)
 		err = clear_map(p->skel->maps.py_stacks);
@@ -431,15 +434,21 @@ int probes__clear(struct probes *p)
 	return err;
 }
 
+void probes__trace_flush(struct probes *p)
+{
+	trace_ring__stop(p);
+}
+
 void probes__free(struct probes *p)
 {
 	if (!p)
 		return;
+	trace_ring__stop(p);
 	probes_unwind__release(p);
 	follow__free(p);
 	probes_attach__detach_all(p);
 	free(p->attached);
-	free(p->exit_stop_path);
+	free(p->exit_stop.path);
 	ring_buffer__free(p->events_rb);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);

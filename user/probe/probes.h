@@ -25,6 +25,9 @@ struct probes_config {
 	bool bench_floor;	/* BPF programs return at once (opts.h) */
 	bool probe_at_entry;	/* every probe at its function's entry (opts.h) */
 	bool follow;		/* --follow: trace the processes the target starts */
+	const char *symbols_prefix;	/* -S: the allocator's names carry it; NULL: none */
+	bool trace;		/* -t: each allocation and free, a line each (trace_ring.h) */
+	uint64_t trace_buffer;	/* its ring's bytes */
 	int sample_mode;	/* enum memleak_sample_mode (bpf/sample.h); opts.h */
 	uint64_t sample_value;	/* --sample's mean bytes, -s's N */
 	uint64_t sample_seed;	/* 0: the kernel's random numbers */
@@ -158,6 +161,8 @@ struct sample_weight;
 /* What a block of api and size added to its site (bpf/sample.h: block_weight's twin). */
 void probes_sample__block_weight(const struct probes *p, uint32_t api, uint64_t size,
 			  struct sample_weight *w);
+/* -t: print the lines left in its ring, before the final report. */
+void probes__trace_flush(struct probes *p);
 void probes__free(struct probes *p);
 
 #endif

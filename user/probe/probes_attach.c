@@ -601,10 +601,10 @@ static void keep_dl_file(struct probes *p, const char *path, __u64 off)
 {
 	if (!p->follow)
 		return;
-	if (p->dl_file >= 0)
-		close(p->dl_file);
-	p->dl_file = open(path, O_PATH | O_CLOEXEC);
-	p->dl_offset = off;
+	if (p->dl.file >= 0)
+		close(p->dl.file);
+	p->dl.file = open(path, O_PATH | O_CLOEXEC);
+	p->dl.offset = off;
 }
 
 int probes_attach__dl(struct probes *p, const char *path)
@@ -615,8 +615,8 @@ int probes_attach__dl(struct probes *p, const char *path)
 
 	if (stat(path, &st))
 		return -errno;
-	if (p->dl_fd >= 0 && p->dl_pid == p->tgid && p->dl_dev == st.st_dev &&
-	    p->dl_ino == st.st_ino)
+	if (p->dl.fd >= 0 && p->dl.pid == p->tgid && p->dl.dev == st.st_dev &&
+	    p->dl.ino == st.st_ino)
 		return 0;
 	err = dl_debug_offset(path, &off);
 	if (!err) {
@@ -628,12 +628,12 @@ int probes_attach__dl(struct probes *p, const char *path)
 			path, strerror(-err));
 		return err;
 	}
-	if (p->dl_fd >= 0)
-		close(p->dl_fd);
-	p->dl_fd = err;
-	p->dl_pid = p->tgid;
-	p->dl_dev = st.st_dev;
-	p->dl_ino = st.st_ino;
+	if (p->dl.fd >= 0)
+		close(p->dl.fd);
+	p->dl.fd = err;
+	p->dl.pid = p->tgid;
+	p->dl.dev = st.st_dev;
+	p->dl.ino = st.st_ino;
 	keep_dl_file(p, path, off);
 	return 0;
 }
@@ -641,12 +641,12 @@ int probes_attach__dl(struct probes *p, const char *path)
 int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 {
 	__u64 cookie = 0;
-	struct recipe r = { &p->dl_offset, &cookie, 1 };
+	struct recipe r = { &p->dl.offset, &cookie, 1 };
 
-	if (p->dl_file < 0)
+	if (p->dl.file < 0)
 		return 0;	/* a static target, or not followed */
 	return probes_attach__link_again(p, pid, bpf_program__fd(p->skel->progs.dl_debug_state),
-				  p->dl_file, &r, false, fds, n);
+				  p->dl.file, &r, false, fds, n);
 }
 
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
@@ -660,19 +660,19 @@ void probes_attach__detach_all(struct probes *p)
 		free_recipes(&p->attached[i]);
 	}
 	for (int i = 0; i < 2; i++) {
-		if (p->py_exit_fds[i] >= 0)
-			fds[n++] = p->py_exit_fds[i];
-		if (p->py_exit_files[i] >= 0)
-			close(p->py_exit_files[i]);
-		p->py_exit_files[i] = -1;
+		if (p->py_exit.fds[i] >= 0)
+			fds[n++] = p->py_exit.fds[i];
+		if (p->py_exit.files[i] >= 0)
+			close(p->py_exit.files[i]);
+		p->py_exit.files[i] = -1;
 	}
-	if (p->dl_fd >= 0)
-		fds[n++] = p->dl_fd;
-	if (p->dl_file >= 0)
-		close(p->dl_file);
-	p->dl_file = -1;
-	if (p->exit_stop_fd >= 0)
-		fds[n++] = p->exit_stop_fd;
-	p->py_exit_fds[0] = p->py_exit_fds[1] = p->dl_fd = p->exit_stop_fd = -1;
+	if (p->dl.fd >= 0)
+		fds[n++] = p->dl.fd;
+	if (p->dl.file >= 0)
+		close(p->dl.file);
+	p->dl.file = -1;
+	if (p->exit_stop.fd >= 0)
+		fds[n++] = p->exit_stop.fd;
+	p->py_exit.fds[0] = p->py_exit.fds[1] = p->dl.fd = p->exit_stop.fd = -1;
 	probes_attach__close_links(fds, n);
 }

@@ -38,6 +38,66 @@ struct ring_buffer;
 #define PROBES_UPROBE_MULTI 48		/* BPF_TRACE_UPROBE_MULTI */
 #define PROBES_UPROBE_SESSION 57	/* BPF_TRACE_UPROBE_SESSION (Linux 6.13) */
 
+/* The links on the dynamic linker's _dl_debug_state (probes_attach.c). */
+struct probes_dl {
+	int fd;			/* the link */
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+	int file;		/* --follow: its file (O_PATH) and offset, for children */
+	__u64 offset;
+};
+
+/* A Python target's links on _exit and Py_FinalizeEx (probes_python.c). */
+struct probes_py_exit {
+	int fds[2];
+	int files[2];		/* --follow: their files (O_PATH) and offsets, for children */
+	__u64 offsets[2];
+};
+
+/* -c --reach: the link on _exit (probes_reach.c). */
+struct probes_exit_stop {
+	int fd;
+	pid_t pid;
+	uint64_t offset;
+	char *path;
+};
+
+/* What Python's side gave (probes_python.c), and whether a Python target was seen. */
+struct probes_py {
+	bool used;		/* a Python target was seen: stack ids may be pairs */
+	void (*code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
+	void *code_ctx;
+	/* pytrace_ops.on_exec: follow_exec.c hands it each exec'd image. */
+	void (*exec_fn)(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
+			const struct lookup_order *lo);
+	void *exec_ctx;
+};
+
+/*
+ * CFI rows (probes_unwind.c): chunks created, rows used, the chunk being
+ * filled (mmap'ed); per slot of mappings (0: the target's; --follow: an
+ * exec'd image's, whose tag holds it), the live half and generation.
+ */
+struct probes_cfi {
+	uint32_t chunks;
+	uint32_t rows;
+	struct unwind_row *fill;
+	uint32_t half[MEMLEAK_UNWIND_SLOTS];
+	uint32_t gen[MEMLEAK_UNWIND_SLOTS];
+	uint32_t slot_tag[MEMLEAK_UNWIND_SLOTS];
+	uint32_t slot_next;	/* where the search for a free slot starts */
+	uint64_t chunk_bytes;
+};
+
+/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
+struct probes_tables {
+	struct alloc_bucket *allocs;
+	size_t allocs_len, buckets;
+	struct site_slot *sites;
+	size_t sites_len, slots;
+};
+
 struct probes {
 	struct memleak_bpf *skel;
 	pid_t tgid;
@@ -45,50 +105,18 @@ struct probes {
 	bool probe_at_entry;	/* probes_config */
 	struct attachment *attached;
 	size_t nr_attached, cap_attached;
-	int dl_fd;		/* link on the dynamic linker's _dl_debug_state */
-	pid_t dl_pid;
-	dev_t dl_dev;
-	ino_t dl_ino;
-	int dl_file;		/* --follow: its file (O_PATH) and offset, for children */
-	__u64 dl_offset;
+	struct probes_dl dl;
 	struct ring_buffer *events_rb;
 	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
 	size_t nr_events;
-	int py_exit_fds[2];	/* Python target: links on _exit and Py_FinalizeEx */
-	int py_exit_files[2];	/* --follow: their files (O_PATH) and offsets, for children */
-	__u64 py_exit_offsets[2];
-	int exit_stop_fd;	/* -c --reach: link on _exit (probes_reach.c) */
-	pid_t exit_stop_pid;
-	uint64_t exit_stop_offset;
-	char *exit_stop_path;
-	bool py_used;		/* a Python target was seen: stack ids may be pairs */
-	void (*py_code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
-	void *py_code_ctx;
-	/* pytrace_ops.on_exec: follow_exec.c hands it each exec'd image. */
-	void (*py_exec_fn)(void *arg, pid_t pid, uint32_t tag, const struct maps *maps,
-			   const struct lookup_order *lo);
-	void *py_exec_ctx;
+	struct probes_py_exit py_exit;
+	struct probes_exit_stop exit_stop;
+	struct probes_py py;
 	/* follow_exec__on_image's: each exec'd image's maps when probed, NULL when it is gone. */
 	void (*image_fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 	void *image_ctx;
-	/*
-	 * CFI rows: chunks created, rows used, the chunk being filled
-	 * (mmap'ed); per slot of mappings (0: the target's; --follow: an
-	 * exec'd image's, whose tag holds it), the live half and generation.
-	 */
-	uint32_t unwind_chunks;
-	uint32_t unwind_rows;
-	struct unwind_row *unwind_fill;
-	uint32_t unwind_half[MEMLEAK_UNWIND_SLOTS];
-	uint32_t unwind_gen[MEMLEAK_UNWIND_SLOTS];
-	uint32_t unwind_slot_tag[MEMLEAK_UNWIND_SLOTS];
-	uint32_t unwind_slot_next;	/* where the search for a free slot starts */
-	uint64_t unwind_chunk_bytes;
-	/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
-	struct alloc_bucket *alloc_table;
-	size_t alloc_table_len, alloc_buckets;
-	struct site_slot *site_table;
-	size_t site_table_len, site_slots;
+	struct probes_cfi cfi;
+	struct probes_tables tables;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
 	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
 	/* Sampling: malloc's lane is the session program api_malloc_session, with no return link. */
@@ -109,6 +137,9 @@ struct probes {
 	struct stackcache *stacks;
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
 	bool follow;		/* --follow: links are kept as recipes, made again per child */
+	const char *symbols_prefix;	/* -S: an exec'd image's allocator carries it too */
+	uint64_t trace_bytes;		/* -t: the trace ring's size; 0: -t is off */
+	struct trace_ring *trace;	/* -t: its reader (trace_ring.c) */
 	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
 	struct image_links *image_links;	/* exec'd images' links, for their forks */
 };
@@ -133,15 +164,27 @@ void reclaim__free(struct probes *p);
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 
-/* A slot's counts summed over its shards, frees read first (snapshot.c). */
-void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum);
+/* A slot's counts summed over its shards, frees read first (site_slot.c). */
+void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
-bool snapshot__slot_live(const struct site_slot *slot);
+bool site_slot__live(const struct site_slot *slot);
 struct probes_config;
 /* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
 void probes_sample__set(struct probes *p, const struct probes_config *cfg);
 /* The link's attach type for prog_fd: a session's, or a multi-uprobe's. */
 __u32 probes_sample__attach_type(const struct probes *p, int prog_fd);
+
+/* -t (trace_ring.c). */
+/* Before the BPF object loads: -t on or off, and its ring's size. */
+void trace_ring__configure(struct probes *p, const struct probes_config *cfg);
+/* Once it loaded: the printing thread, with -t. 0 or -errno (said). */
+int trace_ring__start(struct probes *p);
+/*
+ * Print what is left in the ring and stop the thread; the lines lost, if
+ * any, said on stderr. Before the final report, so that it comes last; again
+ * (a no-op) when the probes are freed.
+ */
+void trace_ring__stop(struct probes *p);
 
 /*
  * Each block of the live-block table whose record is written (a slot with

@@ -21,11 +21,11 @@
 static void close_python_exits(struct probes *p)
 {
 	for (int i = 0; i < 2; i++) {
-		if (p->py_exit_fds[i] >= 0)
-			close(p->py_exit_fds[i]);
-		if (p->py_exit_files[i] >= 0)
-			close(p->py_exit_files[i]);
-		p->py_exit_fds[i] = p->py_exit_files[i] = -1;
+		if (p->py_exit.fds[i] >= 0)
+			close(p->py_exit.fds[i]);
+		if (p->py_exit.files[i] >= 0)
+			close(p->py_exit.files[i]);
+		p->py_exit.fds[i] = p->py_exit.files[i] = -1;
 	}
 }
 
@@ -47,7 +47,7 @@ static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 	bss->py = *py;
 	bss->py_frozen = 0;
 	bss->py_exit_stop = stop_at_exit;
-	p->py_used = true;
+	p->py.used = true;
 	__sync_synchronize();
 	bss->py_enabled = 1;
 	return 0;
@@ -62,7 +62,7 @@ static int set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
 		return -EOPNOTSUPP;
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.py_images), &key, py, BPF_ANY))
 		return errno == E2BIG ? -E2BIG : -errno;
-	p->py_used = true;
+	p->py.used = true;
 	return 0;
 }
 
@@ -72,8 +72,8 @@ static void on_exec(void *ctx, void (*fn)(void *arg, pid_t pid, uint32_t tag,
 {
 	struct probes *p = ctx;
 
-	p->py_exec_fn = fn;
-	p->py_exec_ctx = arg;
+	p->py.exec_fn = fn;
+	p->py.exec_ctx = arg;
 }
 
 /* The events' ring buffer hands the copies to fn (probes.c: on_py_code). */
@@ -81,8 +81,8 @@ static void on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), v
 {
 	struct probes *p = ctx;
 
-	p->py_code_fn = fn;
-	p->py_code_ctx = arg;
+	p->py.code_fn = fn;
+	p->py.code_ctx = arg;
 }
 
 static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finalize)
@@ -97,16 +97,16 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 			finalize ? "Py_FinalizeEx" : "_exit", path, strerror(-fd));
 		return fd;
 	}
-	if (p->py_exit_fds[finalize] >= 0)
-		close(p->py_exit_fds[finalize]);
-	p->py_exit_fds[finalize] = fd;
+	if (p->py_exit.fds[finalize] >= 0)
+		close(p->py_exit.fds[finalize]);
+	p->py_exit.fds[finalize] = fd;
 	if (!p->follow)
 		return 0;
 	/* --follow: its children get the same links (follow.c), on this file. */
-	if (p->py_exit_files[finalize] >= 0)
-		close(p->py_exit_files[finalize]);
-	p->py_exit_files[finalize] = open(path, O_PATH | O_CLOEXEC);
-	p->py_exit_offsets[finalize] = (__u64)offset;
+	if (p->py_exit.files[finalize] >= 0)
+		close(p->py_exit.files[finalize]);
+	p->py_exit.files[finalize] = open(path, O_PATH | O_CLOEXEC);
+	p->py_exit.offsets[finalize] = (__u64)offset;
 	return 0;
 }
 
@@ -155,10 +155,10 @@ static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 	struct sized_blocks *s = arg;
 	const struct site_slot *slot;
 
-	if (info->size != s->size || info->site >= s->p->site_slots)
+	if (info->size != s->size || info->site >= s->p->tables.slots)
 		return 0;
-	slot = &s->p->site_table[info->site];
-	if (!snapshot__slot_live(slot) || slot->api != s->api)
+	slot = &s->p->tables.sites[info->site];
+	if (!site_slot__live(slot) || slot->api != s->api)
 		return 0;
 	if (vec__reserve(&s->addrs, &s->cap, s->nr + 1, sizeof(*s->addrs)))
 		return -ENOMEM;

@@ -25,9 +25,9 @@ static int add_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 	const struct site_slot *slot;
 
 	/* --follow: another process's block; the scan reads the target's memory. */
-	if (info->site >= l->p->site_slots || info->proc)
+	if (info->site >= l->p->tables.slots || info->proc)
 		return 0;
-	slot = &l->p->site_table[info->site];
+	slot = &l->p->tables.sites[info->site];
 	if (vec__reserve_min(l->out, &l->cap, *l->nr + 1, sizeof(**l->out), 4096))
 		return -ENOMEM;
 	(*l->out)[(*l->nr)++] = (struct live_block){ addr, info->size, slot->stack_id, slot->api };
@@ -63,8 +63,8 @@ int probes_reach__attach_exit_stop(struct probes *p, const char *path, uint64_t 
 	char *copy;
 	int fd;
 
-	if (p->exit_stop_fd >= 0 && p->exit_stop_pid == p->tgid && p->exit_stop_offset == offset &&
-	    p->exit_stop_path && !strcmp(p->exit_stop_path, path))
+	if (p->exit_stop.fd >= 0 && p->exit_stop.pid == p->tgid && p->exit_stop.offset == offset &&
+	    p->exit_stop.path && !strcmp(p->exit_stop.path, path))
 		return 0;
 	copy = strdup(path);
 	if (!copy)
@@ -77,12 +77,12 @@ int probes_reach__attach_exit_stop(struct probes *p, const char *path, uint64_t 
 		free(copy);
 		return fd;
 	}
-	if (p->exit_stop_fd >= 0)
-		close(p->exit_stop_fd);
-	free(p->exit_stop_path);
-	p->exit_stop_fd = fd;
-	p->exit_stop_pid = p->tgid;
-	p->exit_stop_offset = offset;
-	p->exit_stop_path = copy;
+	if (p->exit_stop.fd >= 0)
+		close(p->exit_stop.fd);
+	free(p->exit_stop.path);
+	p->exit_stop.fd = fd;
+	p->exit_stop.pid = p->tgid;
+	p->exit_stop.offset = offset;
+	p->exit_stop.path = copy;
 	return 0;
 }

@@ -82,7 +82,7 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 		return -ENOMEM;
 	}
 	for (; made < n; made++) {
-		keys[made] = p->unwind_chunks + made;
+		keys[made] = p->cfi.chunks + made;
 		fds[made] = chunk_create(&rows[made]);
 		if (fds[made] < 0) {
 			err = fds[made];	/* nothing made for it */
@@ -92,8 +92,8 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 	if (!err && bpf_map_update_batch(outer, keys, fds, &count, NULL))
 		err = -errno;
 	if (!err) {
-		p->unwind_chunks += n;
-		p->unwind_chunk_bytes += n * map_memlock(fds[0]);
+		p->cfi.chunks += n;
+		p->cfi.chunk_bytes += n * map_memlock(fds[0]);
 	}
 	for (__u32 i = 0; i < made; i++) {
 		if (err)
@@ -108,15 +108,15 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 /* The chunk being filled, unmapped (probes__free). */
 void probes_unwind__release(struct probes *p)
 {
-	if (p->unwind_fill)
-		munmap(p->unwind_fill, CHUNK_BYTES);
-	p->unwind_fill = NULL;
+	if (p->cfi.fill)
+		munmap(p->cfi.fill, CHUNK_BYTES);
+	p->cfi.fill = NULL;
 }
 
 /* The chunks that rows [at, at + nr) need, created; fresh[i] is chunk have + i. */
 static int grow_for(struct probes *p, uint32_t at, size_t nr, struct unwind_row ***fresh)
 {
-	__u32 have = p->unwind_chunks;
+	__u32 have = p->cfi.chunks;
 	__u32 need = (__u32)((at + nr + MEMLEAK_CFI_CHUNK_ROWS - 1) >> MEMLEAK_CFI_CHUNK_SHIFT);
 	int err;
 
@@ -143,7 +143,7 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 {
 	struct probes *p = ctx;
 	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
-	uint32_t at = p->unwind_rows, have = p->unwind_chunks;
+	uint32_t at = p->cfi.rows, have = p->cfi.chunks;
 	struct unwind_row **fresh;
 	int err;
 
@@ -156,21 +156,21 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 	while (nr) {
 		__u32 chunk = at >> MEMLEAK_CFI_CHUNK_SHIFT, slot = at & (MEMLEAK_CFI_CHUNK_ROWS - 1);
 		__u32 n = MEMLEAK_CFI_CHUNK_ROWS - slot < nr ? MEMLEAK_CFI_CHUNK_ROWS - slot : (__u32)nr;
-		struct unwind_row *dst = chunk < have ? p->unwind_fill : fresh[chunk - have];
+		struct unwind_row *dst = chunk < have ? p->cfi.fill : fresh[chunk - have];
 
 		memcpy(dst + slot, rows, n * sizeof(*rows));
 		rows += n;
 		nr -= n;
 		at += n;
 	}
-	p->unwind_rows = at;
+	p->cfi.rows = at;
 	if (fresh) {
-		__u32 last = p->unwind_chunks - have - 1;
+		__u32 last = p->cfi.chunks - have - 1;
 
 		probes_unwind__release(p);
 		for (__u32 i = 0; i < last; i++)
 			munmap(fresh[i], CHUNK_BYTES);
-		p->unwind_fill = fresh[last];
+		p->cfi.fill = fresh[last];
 		free(fresh);
 	}
 	return 0;
@@ -180,7 +180,7 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 static int publish_slot(struct probes *p, uint32_t slot, const struct unwind_mapping *m, size_t nr)
 {
 	int fd = bpf_map__fd(p->skel->maps.unwind_mappings);
-	__u32 half = !p->unwind_half[slot], base = (slot * 2 + half) * MEMLEAK_UNWIND_MAPPINGS;
+	__u32 half = !p->cfi.half[slot], base = (slot * 2 + half) * MEMLEAK_UNWIND_MAPPINGS;
 	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
 	__u64 *active = slot ? &p->skel->bss->image_unwind_active[slot] : &p->skel->bss->unwind_active;
 
@@ -193,9 +193,9 @@ static int publish_slot(struct probes *p, uint32_t slot, const struct unwind_map
 	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
 		return -errno;
 	/* A new generation: BPF's row cache forgets the old mappings' rows. */
-	__atomic_store_n(active, (__u64)++p->unwind_gen[slot] << 32 | (__u64)half << 16 | nr,
+	__atomic_store_n(active, (__u64)++p->cfi.gen[slot] << 32 | (__u64)half << 16 | nr,
 			 __ATOMIC_RELEASE);
-	p->unwind_half[slot] = half;
+	p->cfi.half[slot] = half;
 	return 0;
 }
 
@@ -210,14 +210,14 @@ static uint32_t image_slot(struct probes *p, uint32_t image, bool take)
 	uint32_t n = MEMLEAK_UNWIND_SLOTS - 1;
 
 	for (uint32_t slot = 1; slot < MEMLEAK_UNWIND_SLOTS; slot++)
-		if (p->unwind_slot_tag[slot] == image)
+		if (p->cfi.slot_tag[slot] == image)
 			return slot;
 	/* The least lately freed: a walk may still be reading one just let go. */
 	for (uint32_t i = 0; take && i < n; i++) {
-		uint32_t slot = 1 + (p->unwind_slot_next + i) % n;
+		uint32_t slot = 1 + (p->cfi.slot_next + i) % n;
 
-		if (!p->unwind_slot_tag[slot]) {
-			p->unwind_slot_next = slot % n;
+		if (!p->cfi.slot_tag[slot]) {
+			p->cfi.slot_next = slot % n;
 			return slot;
 		}
 	}
@@ -238,15 +238,15 @@ static int set_image_mappings(void *ctx, uint32_t image, const struct unwind_map
 	if (!m) {
 		bpf_map_delete_elem(fd, &key);
 		__atomic_store_n(&p->skel->bss->image_unwind_active[slot], 0, __ATOMIC_RELEASE);
-		p->unwind_slot_tag[slot] = 0;
+		p->cfi.slot_tag[slot] = 0;
 		return 0;
 	}
 	err = publish_slot(p, slot, m, nr);
 	/* Named to BPF once its mappings are in place. */
-	if (!err && !p->unwind_slot_tag[slot] && bpf_map_update_elem(fd, &key, &slot, BPF_ANY))
+	if (!err && !p->cfi.slot_tag[slot] && bpf_map_update_elem(fd, &key, &slot, BPF_ANY))
 		err = -errno;
 	if (!err)
-		p->unwind_slot_tag[slot] = image;
+		p->cfi.slot_tag[slot] = image;
 	return err;
 }
 
@@ -255,21 +255,21 @@ static bool wanted(void *ctx, size_t i)
 	const struct probes *p = ctx;
 
 	return i < MEMLEAK_UNWIND_MAPPINGS &&
-	       p->skel->bss->unwind_wanted[p->unwind_half[0] * MEMLEAK_UNWIND_MAPPINGS + i];
+	       p->skel->bss->unwind_wanted[p->cfi.half[0] * MEMLEAK_UNWIND_MAPPINGS + i];
 }
 
 static uint64_t rows_loaded(void *ctx)
 {
 	const struct probes *p = ctx;
 
-	return p->unwind_rows;
+	return p->cfi.rows;
 }
 
 static uint64_t rows_bytes(void *ctx)
 {
 	const struct probes *p = ctx;
 
-	return p->unwind_chunk_bytes;
+	return p->cfi.chunk_bytes;
 }
 
 void probes_unwind__ops(struct probes *p, struct unwind_ops *ops)

@@ -265,14 +265,14 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 	__u64 key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 	struct site_counts c;
 
-	if (!snapshot__slot_live(s))
+	if (!site_slot__live(s))
 		return false;
-	snapshot__slot_counts(s, &c);
+	site_slot__counts(s, &c);
 	if (outstanding(&c) ||
 	    !__atomic_compare_exchange_n(&s->key, &key, MEMLEAK_SITE_RETIRING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return false;
-	snapshot__slot_counts(s, &c);
+	site_slot__counts(s, &c);
 	if (outstanding(&c) || (c.total_allocs > s->base_allocs && keep_site(p, s, &c))) {
 		__atomic_store_n(&s->key, key, __ATOMIC_SEQ_CST);
 		return false;
@@ -291,10 +291,10 @@ static bool retire_site(struct probes *p, struct site_slot *s)
  */
 static void trim_chains(struct probes *p)
 {
-	size_t n = p->site_slots;
+	size_t n = p->tables.slots;
 
 	for (size_t k = 2 * n; k-- > 0;) {
-		struct site_slot *s = &p->site_table[k % n], *next = &p->site_table[(k + 1) % n];
+		struct site_slot *s = &p->tables.sites[k % n], *next = &p->tables.sites[(k + 1) % n];
 		__u64 retired = MEMLEAK_SITE_RETIRED;
 
 		if (__atomic_load_n(&next->key, __ATOMIC_ACQUIRE) == MEMLEAK_SITE_EMPTY &&
@@ -310,12 +310,12 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	size_t n = 0;
 
 	idmap__clear(&r->named);
-	for (size_t i = 0; i < p->site_slots; i++) {
-		struct site_slot *s = &p->site_table[i];
+	for (size_t i = 0; i < p->tables.slots; i++) {
+		struct site_slot *s = &p->tables.sites[i];
 
 		if (retire_site(p, s))
 			n++;
-		else if (snapshot__slot_live(s) && s->stack_id != MEMLEAK_NO_STACK &&
+		else if (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&
 			 idmap__put(&r->named, s->stack_id, 0))
 			return 0;	/* no memory: let go of no stack */
 	}
@@ -452,9 +452,9 @@ static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 {
 	size_t n = 0;
 
-	if (p->py_used && name_pairs(p, &r->named))
+	if (p->py.used && name_pairs(p, &r->named))
 		return 0;
-	if (p->py_used) {
+	if (p->py.used) {
 		n += let_go(p, p->skel->maps.stack_pairs, FILL_PAIRS, &r->named, keep_pair);
 		n += let_go(p, p->skel->maps.py_stacks, FILL_PY_STACKS, &r->named, keep_python);
 	}

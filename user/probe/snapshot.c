@@ -29,33 +29,6 @@ static __u64 less(__u64 a, __u64 b)
 	return a > b ? a - b : 0;
 }
 
-void snapshot__slot_counts(const struct site_slot *slot, struct site_counts *sum)
-{
-	const struct site_counts *c = slot->counts;
-
-	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		sum->freed_bytes += __atomic_load_n(&c[i].freed_bytes, __ATOMIC_ACQUIRE);
-		sum->freed_allocs += __atomic_load_n(&c[i].freed_allocs, __ATOMIC_ACQUIRE);
-		sum->freed_samples += __atomic_load_n(&c[i].freed_samples, __ATOMIC_ACQUIRE);
-		sum->freed_var += __atomic_load_n(&c[i].freed_var, __ATOMIC_ACQUIRE);
-	}
-	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
-		sum->total_bytes += __atomic_load_n(&c[i].total_bytes, __ATOMIC_ACQUIRE);
-		sum->total_allocs += __atomic_load_n(&c[i].total_allocs, __ATOMIC_ACQUIRE);
-		sum->total_samples += __atomic_load_n(&c[i].total_samples, __ATOMIC_ACQUIRE);
-		sum->total_var += __atomic_load_n(&c[i].total_var, __ATOMIC_ACQUIRE);
-	}
-}
-
-bool snapshot__slot_live(const struct site_slot *slot)
-{
-	__u64 key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
-
-	return key != MEMLEAK_SITE_EMPTY && key < MEMLEAK_SITE_RETIRING &&
-	       __atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE);
-}
-
 /* Blocks from BPF's counts: under sampling those are weights, in 2^-16 units. */
 static __u64 blocks_of(const struct probes *p, __u64 count)
 {
@@ -75,9 +48,9 @@ static bool read_slot(const struct probes *p, const struct site_slot *slot,
 {
 	struct site_counts c;
 
-	if (!snapshot__slot_live(slot))
+	if (!site_slot__live(slot))
 		return false;
-	snapshot__slot_counts(slot, &c);
+	site_slot__counts(slot, &c);
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
 	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
@@ -126,11 +99,11 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	struct slot_copy slot;
 	uint32_t at;
 
-	snap->site_of_slot = calloc(p->site_slots, sizeof(*snap->site_of_slot));
+	snap->site_of_slot = calloc(p->tables.slots, sizeof(*snap->site_of_slot));
 	if (!snap->site_of_slot)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->site_slots; i++) {
-		if (!read_slot(p, &p->site_table[i], &slot))
+	for (size_t i = 0; i < p->tables.slots; i++) {
+		if (!read_slot(p, &p->tables.sites[i], &slot))
 			continue;
 		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
 			return -ENOMEM;
@@ -201,7 +174,7 @@ static bool known_native(struct probes *p, uint64_t id)
 static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 {
 	*pair = (struct stack_pair){ .native = id };
-	if (!p->py_used || retired__pair(p->retired, id, pair) || known_native(p, id))
+	if (!p->py.used || retired__pair(p->retired, id, pair) || known_native(p, id))
 		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, pair))
 		*pair = (struct stack_pair){ .native = id };
@@ -327,8 +300,8 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
  */
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
 {
-	for (size_t b = 0; b < p->alloc_buckets; b++) {
-		struct alloc_bucket *bucket = &p->alloc_table[b];
+	for (size_t b = 0; b < p->tables.buckets; b++) {
+		struct alloc_bucket *bucket = &p->tables.allocs[b];
 
 		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
 			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
@@ -355,7 +328,7 @@ static int account_block(void *arg, struct alloc_bucket *bucket, size_t b, int i
 			 const struct alloc_info *info)
 {
 	struct walk *w = arg;
-	uint32_t at = info->site < w->p->site_slots ? w->snap->site_of_slot[info->site] : 0;
+	uint32_t at = info->site < w->p->tables.slots ? w->snap->site_of_slot[info->site] : 0;
 
 	if (at)
 		account(w->p, w->snap, &w->snap->sites[at - 1], info, w->older_ns);
@@ -461,8 +434,8 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 	struct slot_copy slot;
 
 	*nr = 0;
-	for (size_t i = 0; i < p->site_slots; i++)
-		if (read_slot(p, &p->site_table[i], &slot) && append_live(buf, cap, nr, &slot))
+	for (size_t i = 0; i < p->tables.slots; i++)
+		if (read_slot(p, &p->tables.sites[i], &slot) && append_live(buf, cap, nr, &slot))
 			return -ENOMEM;
 	return 0;
 }
@@ -512,9 +485,11 @@ void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
-	for (size_t i = 0; i < snap->nr; i++)
+	for (size_t i = 0; i < snap->nr; i++) {
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });
+		free(snap->sites[i].blocks);
+	}
 	free(snap->sites);
 	free(snap->site_of_slot);
 	free(snap);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "memleak.h"
+#include "model/report.h"
 
 struct stack_blob;
 
@@ -26,6 +27,10 @@ struct snap_site {
 	struct stack_blob *stack;	/* holds ips; NULL when none */
 	struct stack_blob *pystack;	/* holds py; NULL when none */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
+	/* -a (snapshot_blocks__read): its oldest live blocks, and how many it has. */
+	struct report_block *blocks;
+	uint32_t nr_blocks, cap_blocks;
+	uint64_t blocks_seen;
 };
 
 /* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
@@ -106,6 +111,12 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
  * site's set to 0, to be counted again from the old blocks by a walk.
  */
 void snapshot__start_recount(struct snapshot *snap);
+/*
+ * -a: each site's live blocks into its blocks, the oldest first: at most
+ * max a site (0: all), of those older than older_ns. 0 or -ENOMEM
+ * (snapshot_blocks.c).
+ */
+int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
 void snapshot__free(struct snapshot *snap);
 
 /* The distinct process tags of snap's sites, ascending, into *tags (grown; *cap). 0 or -ENOMEM. */

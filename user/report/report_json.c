@@ -15,6 +15,7 @@
 #include "report_json.h"
 #include "report_processes.h"
 #include "report_pyarenas.h"
+#include "report_allocs.h"
 #include "report_reach.h"
 
 #define JSON_VERSION 1
@@ -230,6 +231,8 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
 	report_reach__json_stack(s, f);
+	if (site != SIZE_MAX)
+		report_allocs__json(r, s, f);
 	fputs(",\n", f);
 	put_stack_extra(s, extra, f);
 	fputs("     \"frames\": [", f);
@@ -491,6 +494,7 @@ int report_json__write(const struct report *r, FILE *f)
 	json_put__string(r->command, f);
 	/* JSON has no NaN or infinity. */
 	fprintf(f, "},\n  \"duration_s\": %.3f,\n", isfinite(r->duration_s) ? r->duration_s : 0.0);
+	fprintf(f, "  \"sort\": \"%s\",\n", r->sort_count ? "count" : "size");	/* sites[]' order */
 	put_python(r->python, f);
 	report_reach__json(r, f);
 	put_sampling(r, f);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "model/report.h"
+#include "report_allocs.h"
 #include "report_insight.h"
 #include "report_processes.h"
 #include "report_pyarenas.h"
@@ -204,6 +205,7 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
 	text_put__frames(s, f);
+	report_allocs__text(r, s, f);
 }
 
 /* The top sites, and of each its first stacks, printed in full: -T sites, or all. */
@@ -272,10 +274,11 @@ static void print_sites(const struct report *r, FILE *f)
 	if (r->nr_sites == 1)
 		fputs("1 site", f);
 	else if (shown < r->nr_sites)
-		fprintf(f, "Top %s of %s sites by outstanding bytes", report__count(shown, a),
-			report__count(r->nr_sites, b));
+		fprintf(f, "Top %s of %s sites by outstanding %s", report__count(shown, a),
+			report__count(r->nr_sites, b), r->sort_count ? "allocations" : "bytes");
 	else
-		fprintf(f, "All %s sites by outstanding bytes", report__count(r->nr_sites, a));
+		fprintf(f, "All %s sites by outstanding %s", report__count(r->nr_sites, a),
+			r->sort_count ? "allocations" : "bytes");
 	fprintf(f, " (%s %s in all, grouped by their innermost frame %s):\n",
 		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"),
 		r->kernel ? "outside the allocators" : "of the program's own code");

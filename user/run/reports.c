@@ -17,7 +17,7 @@
  * for the job's state (mappings, wrappers, Python's code copies) until the
  * job is done (tracer__catch_up, pyrelay__flush). The loop starts a job and
  * joins it, so each side sees what the other did before. The one thing
- * both may touch is the probes' flag that Python was found (py_used, set
+ * both may touch is the probes' flag that Python was found (py.used, set
  * once, on the loop, when it finds an interpreter): a job's snapshot that
  * reads it stale sees no Python frames, which no stack has yet.
  *
@@ -85,10 +85,13 @@ static void write_file(struct tracer *tr, const char *path,
 /* The text report; a full disk or a closed pipe is said once, not at every report. */
 static void write_text(struct tracer *tr, const struct report *r)
 {
-	int err = report_text__write(r, stdout);
+	int err;
 
+	flockfile(stdout);	/* -t's lines wait: none inside the report (probe/trace_ring.h) */
+	err = report_text__write(r, stdout);
 	if (!err && fflush(stdout))
 		err = -errno;
+	funlockfile(stdout);
 	if (err && !tr->output_failed)
 		fprintf(stderr, "memleakbpf: cannot write the report to standard output: %s\n",
 			strerror(err == -EIO && errno ? errno : -err));
@@ -247,7 +250,10 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.all_stacks = tr->opts->all_stacks,
 		.folded_by_process = tr->opts->folded_by_process,
 		/* A periodic text report: its sites show no stacks (report.h). */
-		.brief = job->text && !job->final && !job->asked,
+		.brief = job->text && !job->final && !job->asked && !tr->opts->show_allocs,
+		.show_allocs = tr->opts->show_allocs,
+		.allocs_per_stack = tr->opts->allocs_per_stack,
+		.sort_count = tr->opts->sort_count,
 		.images = tr->images,
 		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd },
 	};
@@ -260,6 +266,9 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
 	else
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	if (!err && tr->opts->show_allocs)
+		err = snapshot_blocks__read(tr->probes, b->snap, tr->opts->allocs_per_stack,
+				       tr->opts->older_ms * 1000000ull);
 	if (tr->opts->sample_mode) {
 		b->sampling = (struct report_sampling){
 			.by_bytes = tr->opts->sample_mode == SAMPLE_BYTES,
@@ -432,7 +441,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	size_t nr;
 
 	if (tr->kmem)
-		kmem__live(tr->kmem, live);
+		kmem_stats__live(tr->kmem, live);
 	else
 		peak__live(tr->probes, live);
 	for (int k = 0; k < KIND__COUNT; k++)

@@ -181,14 +181,15 @@ void tracer__refresh_modules(struct tracer *tr)
 static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 			  struct allocator **out)
 {
+	const char *pfx = tr->opts->symbols_prefix;
 	struct lookup_object obj;
 	int err;
 
 	if (!tr->opts->obj) {
-		err = allocator__resolve(lo->objects, lo->nr, lo->is_static, out);
+		err = allocator__resolve(lo->objects, lo->nr, lo->is_static, pfx, out);
 		if (err == -ENOENT)
-			fprintf(stderr, "memleakbpf: pid %d uses no traceable allocator: nothing in %s or its libraries defines malloc (use -O to name one)\n",
-				tr->target->pid, lo->nr ? lo->objects[0].path : "it");
+			fprintf(stderr, "memleakbpf: pid %d uses no traceable allocator: nothing in %s or its libraries defines %smalloc (use -O to name one)\n",
+				tr->target->pid, lo->nr ? lo->objects[0].path : "it", pfx ?: "");
 		return err;
 	}
 	err = lookup_object__init(&obj, tr->target->pid, tr->opts->obj, NULL);
@@ -198,9 +199,9 @@ static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
 		lookup_object__release(&obj);
 		return err;
 	}
-	err = allocator__resolve(&obj, 1, true, out);
+	err = allocator__resolve(&obj, 1, true, pfx, out);
 	if (err == -ENOENT)
-		fprintf(stderr, "memleakbpf: -O %s: defines no malloc\n", tr->opts->obj);
+		fprintf(stderr, "memleakbpf: -O %s: defines no %smalloc\n", tr->opts->obj, pfx ?: "");
 	lookup_object__release(&obj);
 	return err;
 }
@@ -222,8 +223,8 @@ static void say_sampling(const struct opts *o)
 
 static void announce(struct tracer *tr, const struct allocator *a)
 {
-	fprintf(stderr, "memleakbpf: tracing pid %d: %zu allocation functions, malloc from %s; %s\n",
-		tr->target->pid, a->nr, a->malloc_path,
+	fprintf(stderr, "memleakbpf: tracing pid %d: %zu allocation functions, %smalloc from %s; %s\n",
+		tr->target->pid, a->nr, a->prefix ?: "", a->malloc_path,
 		tr->opts->count ? "ends after COUNT reports" : "Ctrl-C to end");
 	if (tr->opts->verbose)
 		say_sampling(tr->opts);

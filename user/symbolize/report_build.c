@@ -186,6 +186,23 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->allocator = meta->allocator;
 	r->brief = meta->brief;
 	r->sampling = meta->sampling;
+	r->show_allocs = meta->show_allocs;
+	r->allocs_per_stack = meta->allocs_per_stack;
+	r->sort_count = meta->sort_count;
+}
+
+/* -a: a copy of the site's blocks (the snapshot goes first). 0 or -ENOMEM. */
+static int stack_blocks(const struct snap_site *site, struct report_stack *st)
+{
+	st->blocks_seen = site->blocks_seen;
+	if (!site->nr_blocks)
+		return 0;
+	st->blocks = malloc(site->nr_blocks * sizeof(*st->blocks));
+	if (!st->blocks)
+		return -ENOMEM;
+	memcpy(st->blocks, site->blocks, site->nr_blocks * sizeof(*st->blocks));
+	st->nr_blocks = site->nr_blocks;
+	return 0;
 }
 
 int report_build__figures(const struct aggregate *agg, const struct modules *mods,
@@ -213,7 +230,10 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 		       &r->stacks[i]);
 	}
 	r->nr_stacks = agg->nr;
-	*out = r;
+	*out = r;	/* freed by the caller on an error, as report__symbolize's */
+	for (size_t i = 0; i < agg->nr; i++)
+		if (stack_blocks(agg->sites[i], &r->stacks[i]))
+			return -ENOMEM;
 	return 0;
 }
 

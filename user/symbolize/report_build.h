@@ -36,6 +36,9 @@ struct report_meta {
 	bool all_stacks;	/* --all-stacks: the files get every stack */
 	bool folded_by_process;	/* --folded-by-process: folded stacks rooted at their process */
 	bool brief;		/* a periodic text report (report.brief) */
+	bool show_allocs;	/* -a: each stack's blocks (report.show_allocs) */
+	uint32_t allocs_per_stack;
+	bool sort_count;	/* --sort count (report.sort_count) */
 	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
 	struct sites_own own;	/* --own: the user's code (analyze/sites.h); borrowed */
 	const struct report_sampling *sampling;	/* borrowed; NULL: exact */

@@ -303,6 +303,16 @@ void unwind__totals(const struct unwind *u, size_t *files, uint64_t *rows)
 	*rows = u ? u->ops.rows(u->ops.ctx) : 0;
 }
 
+/* The exec'd images' tables (unwind_image.c), at the end. */
+static void images_free(struct unwind *u)
+{
+	for (size_t i = 0; i < u->nr_images; i++)
+		free(u->images[i].pub);
+	free(u->images);
+	u->images = NULL;
+	u->nr_images = u->cap_images = 0;
+}
+
 void unwind__free(struct unwind *u)
 {
 	if (!u)
@@ -316,6 +326,6 @@ void unwind__free(struct unwind *u)
 	free(u->tables);
 	free(u->pub);
 	free(u->sent);
-	unwind_image__free_all(u);
+	images_free(u);
 	free(u);
 }

@@ -106,11 +106,3 @@ void unwind_image__forget(struct unwind *u, uint32_t image)
 	*im = u->images[--u->nr_images];
 }
 
-void unwind_image__free_all(struct unwind *u)
-{
-	for (size_t i = 0; i < u->nr_images; i++)
-		free(u->images[i].pub);
-	free(u->images);
-	u->images = NULL;
-	u->nr_images = u->cap_images = 0;
-}

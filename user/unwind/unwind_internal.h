@@ -69,7 +69,6 @@ void unwind__add_pending(const struct unwind *u, const struct published *pb, siz
 			 size_t *nr);
 /* The target's mappings to BPF, unless they are what it has already. 0 or -errno. */
 int unwind__publish(struct unwind *u);
-void unwind_image__free_all(struct unwind *u);
 
 static inline bool table__pending(const struct table *t)
 {

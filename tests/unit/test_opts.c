@@ -263,6 +263,10 @@ TEST(opts_err_target)
 			  "-f/--follow: for a process, not with -k (the kernel's allocations)"));
 	ASSERT(fails_with(parse("--sample", "512K", NULL),
 			  "--sample or -s: for a process, not with -k (the kernel's allocations)"));
+	ASSERT(fails_with(parse("-k", "-a", NULL),
+			  "-a/--show-allocs: for a process, not with -k (the kernel's allocations)"));
+	ASSERT(fails_with(parse("-t", NULL),
+			  "-t/--trace: for a process, not with -k (the kernel's allocations)"));
 	ASSERT(fails_with(parse("-k", "--folded-weight", "allocs", NULL),
 			  "--folded-weight needs --folded or --snapshot-dir: it weighs their stacks"));
 	ASSERT_EQ_U64(parse("-p", "1", NULL), 0);

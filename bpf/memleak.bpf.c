@@ -146,7 +146,9 @@ struct call_state {
 	__u64 sample_left;
 	__u64 rng;
 	__u32 sample_ready;	/* sample_left was drawn */
-	__u32 pad;
+	__u32 skip_api;		/* uprobe sessions: the last call sampled out (sample.bpf.h) */
+	__u64 skip_sp;		/* ... its entry stack pointer, 0 when none */
+	__u64 skip_ret;		/* ... and the return address there */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
 };
@@ -271,6 +273,8 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 		}
 		/* The previous call left without its return probe (longjmp). */
 		count(CNT_MISSED_RETURNS);
+	} else if (sample_inside_skipped(ctx, st, api, size)) {
+		return NULL;
 	}
 	st->tail_calls = 0;
 	st->released = 0;
@@ -659,34 +663,6 @@ int api_malloc(struct pt_regs *ctx)
 	return 0;
 }
 
-extern bool bpf_session_is_return(void) __ksym __weak;
-
-/*
- * Sampling on a kernel with uprobe sessions (6.13): malloc's entry and
- * return in one program, attached as a session (user/probe/probes_sample.c).
- * The entry returns 1 for a call it does not sample (or does not track), and
- * the kernel then takes no return probe for it: one trap, not two, and the
- * thread's call state is left idle, as no return will end the call. A
- * nested or tail call needs no return either: call_end ignores those.
- */
-SEC("uprobe")
-int api_malloc_session(struct pt_regs *ctx)
-{
-	struct call_state *st;
-
-	if (bpf_session_is_return()) {
-		call_end(ctx);
-		return 0;
-	}
-	st = call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC, PT_REGS_PARM1(ctx), 0, false);
-	if (!st)
-		return 1;
-	if (st->flags & CALL_SAMPLED)
-		return 0;
-	st->sp = 0;
-	return 1;
-}
-
 SEC("uprobe")
 int api_exit(struct pt_regs *ctx)
 {
@@ -695,4 +671,5 @@ int api_exit(struct pt_regs *ctx)
 	return call_end(ctx);
 }
 
+#include "sample_session.bpf.h"
 #include "events.bpf.h"

@@ -75,4 +75,57 @@ static __always_inline void block_weight(struct sample_weight *w, __u32 api, __u
 	}
 }
 
+/*
+ * Uprobe sessions (sample_session.bpf.h): a call sampled out asks for no
+ * return probe, so nothing tells when it ends, and the calls it makes are
+ * not seen as nested. Those that matter are the same allocation handed on:
+ * realloc(NULL, n) and memalign(8, n) to malloc(n), reallocarray to
+ * realloc, PyObject_Malloc(n) or operator new(n) to malloc(n). Deciding
+ * again there would take the block about twice as often as its weight
+ * says. So the call sampled out is remembered: its entry stack pointer,
+ * the return address it left there, its API.
+ */
+static __always_inline void sample_skip(struct call_state *st)
+{
+	if (bpf_probe_read_user(&st->skip_ret, sizeof(st->skip_ret), (void *)st->sp))
+		st->skip_sp = 0;
+	else
+		st->skip_sp = st->sp;
+	st->skip_api = st->api;
+	st->sp = 0;
+}
+
+/*
+ * A return address at the top of the 47-bit user space: the uprobe
+ * trampoline (the "[uprobes]" page), put there by a return probe. Another
+ * tracer's return probes on the same function hijack this call's return
+ * address though ours asked for none: the kernel takes a return for every
+ * consumer of the probe that did not refuse it, whatever process it filters.
+ */
+#define SAMPLE_TRAMPOLINE_LOW 0x7ffffff00000ULL
+
+/*
+ * Is this entry the call sampled out handing its allocation on? Of the
+ * same size, made while that call runs: below its entry stack pointer
+ * (or at it, a tail call into another API) while its return address is
+ * still there, or the trampoline that took its place. Once that call has
+ * returned, its caller's next call overwrites the slot. Any other entry
+ * forgets it: one read of the stack, only after a call sampled out, and
+ * only under sampling.
+ */
+static __always_inline bool sample_inside_skipped(struct pt_regs *ctx, struct call_state *st,
+						  __u32 api, __u64 size)
+{
+	__u64 sp = PT_REGS_SP(ctx), skip_sp = st->skip_sp, ret;
+
+	if (sample_mode == SAMPLE_NONE || !skip_sp)
+		return false;
+	if (size == st->size && (sp < skip_sp || (sp == skip_sp && api != st->skip_api)) &&
+	    !bpf_probe_read_user(&ret, sizeof(ret), (void *)skip_sp) &&
+	    (ret == st->skip_ret || ret >= SAMPLE_TRAMPOLINE_LOW))
+		return true;
+	st->skip_sp = 0;
+	return false;
+}
+
 #endif

@@ -185,8 +185,9 @@ static int lane_prog(const struct probes *p, enum lane lane)
 {
 	const struct memleak_bpf *skel = p->skel;
 
-	if (lane == LANE_MALLOC && p->malloc_session)
-		return bpf_program__fd(skel->progs.api_malloc_session);
+	if (lane != LANE_FREE && p->session)
+		return bpf_program__fd(lane == LANE_MALLOC ? skel->progs.api_malloc_session :
+				       skel->progs.api_session);
 	return bpf_program__fd(lane == LANE_FREE ? skel->progs.api_free :
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
@@ -247,8 +248,8 @@ static void plan_object(const struct probes *p, const struct allocator *a, size_
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
 			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
-			/* malloc's session program takes its returns itself. */
-			if (ap->api < API__ALLOCATING && !(l == LANE_MALLOC && p->malloc_session)) {
+			/* A session program takes its returns itself. */
+			if (ap->api < API__ALLOCATING && !p->session) {
 				ret_offsets[*nret] = offsets[l][n[l]];
 				ret_cookies[(*nret)++] = ap->api;
 			}

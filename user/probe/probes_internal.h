@@ -119,8 +119,11 @@ struct probes {
 	struct probes_tables tables;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
 	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
-	/* Sampling: malloc's lane is the session program api_malloc_session, with no return link. */
-	bool malloc_session;
+	/*
+	 * Sampling: the allocating functions are session programs (malloc's lane
+	 * api_malloc_session, the others' api_session), with no return link.
+	 */
+	bool session;
 	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
 	struct retired *retired;
 	struct reclaim *reclaim;

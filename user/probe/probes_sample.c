@@ -40,27 +40,31 @@ static bool can_session(void)
 }
 
 /*
- * Sampling on a kernel that has them: malloc's entry and return as one
- * session program, whose entry asks for no return probe when it does not
- * sample the call (bpf/memleak.bpf.c: api_malloc_session). Elsewhere, and in
- * exact mode, the links of every mode: an entry and a return probe.
+ * Sampling on a kernel that has them: each allocating function's entry and
+ * return as one session program, whose entry asks for no return probe when
+ * it does not sample the call (bpf/sample_session.bpf.h): malloc's lane
+ * api_malloc_session, the others' api_session; free keeps its entry probe.
+ * Elsewhere, and in exact mode, the links of every mode: an entry and a
+ * return probe.
  */
 static void set_session(struct probes *p, const struct probes_config *cfg)
 {
-	p->malloc_session = cfg->sample_mode && !cfg->no_session && !cfg->bench_floor &&
-			    can_session();
+	p->session = cfg->sample_mode && !cfg->no_session && !cfg->bench_floor && can_session();
 	if (cfg->sample_mode && cfg->verbose)
-		fprintf(stderr, "memleakbpf:   sampling: %s\n", p->malloc_session ?
-			"malloc as a uprobe session: a call not sampled traps once" :
+		fprintf(stderr, "memleakbpf:   sampling: %s\n", p->session ?
+			"allocating functions as uprobe sessions: a call not sampled traps once" :
 			"no uprobe sessions (Linux 6.13): a call not sampled traps twice, as any");
-	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->malloc_session);
+	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->session);
+	bpf_program__set_autoload(p->skel->progs.api_session, p->session);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_malloc_session,
 					      PROBES_UPROBE_SESSION);
+	bpf_program__set_expected_attach_type(p->skel->progs.api_session, PROBES_UPROBE_SESSION);
 }
 
 __u32 probes_sample__attach_type(const struct probes *p, int prog_fd)
 {
-	if (p->malloc_session && prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session))
+	if (p->session && (prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session) ||
+			   prog_fd == bpf_program__fd(p->skel->progs.api_session)))
 		return PROBES_UPROBE_SESSION;
 	return PROBES_UPROBE_MULTI;
 }

@@ -450,6 +450,8 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 
 	err = merge(h, snap, t_s, point, &iv);
 	startup_update(h, t_s, totals, &iv);
+	/* Sampling: the live total is an estimate too; its noise is no growth (trend_of). */
+	h->live.var = totals->outstanding_var;
 	if (!err)
 		err = update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0, t_s, point);
 	if (!err)

@@ -434,3 +434,29 @@ TEST(svg_order_from_the_root_whatever_the_input)
 	free(two);
 	return true;
 }
+
+/*
+ * Under --sample every figure drawn is an estimate: the subtitle says so,
+ * with the total's 95% interval and the samples behind it, and each
+ * frame's tooltip marks its bytes and allocations with ~. Exact: no ~.
+ */
+TEST(svg_sampled_figures_are_estimates)
+{
+	struct report_sampling sm = { .by_bytes = true, .mean = 512 * 1024 };
+	struct report r = sample_svg();
+	char *exact = render_svg(&r), *text;
+	bool ok;
+
+	r.sampling = &sm;
+	r.totals.outstanding_var = 1e12;	/* sd 1e6 bytes: ±1.9 MiB */
+	r.totals.outstanding_samples = 37;
+	text = render_svg(&r);
+	ASSERT(exact && text);
+	ok = strstr(text, "~5500 bytes (5.4 KiB ±1.9 MiB) in ~") &&
+	     strstr(text, "estimated from 37 samples (--sample 512.0 KiB)") &&
+	     count(text, "\n~") == 2 * SV_FRAMES && count(text, "(estimates, by sampling)") == SV_FRAMES &&
+	     !strstr(exact, "~") && !strstr(exact, "estimate");
+	free(exact);
+	free(text);
+	return ok;
+}

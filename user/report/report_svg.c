@@ -324,6 +324,7 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 		      FILE *f)
 {
 	const struct report_frame *fr = o->it.fr;
+	const char *est = l->r->sampling ? "~" : "";
 	char size[32];
 
 	fputs("<title>", f);
@@ -344,10 +345,11 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 	}
 	if (o->it.kind == K_API)
 		fputs("\nallocation function", f);
-	fprintf(f, "\n%llu bytes (%s), %.2f%% of all outstanding\n%llu allocation%s</title>",
-		(unsigned long long)o->bytes, report__human_size(o->bytes, size, sizeof(size)),
-		100.0 * (double)o->bytes / (double)l->total_bytes, (unsigned long long)o->allocs,
-		o->allocs == 1 ? "" : "s");
+	/* Sampling: every figure an estimate, marked ~ as in the text report. */
+	fprintf(f, "\n%s%llu bytes (%s), %.2f%% of all outstanding\n%s%llu allocation%s%s</title>",
+		est, (unsigned long long)o->bytes, report__human_size(o->bytes, size, sizeof(size)),
+		100.0 * (double)o->bytes / (double)l->total_bytes, est, (unsigned long long)o->allocs,
+		o->allocs == 1 ? "" : "s", *est ? " (estimates, by sampling)" : "");
 }
 
 /* As much of the name as fits in w pixels, ".." marking a cut; nothing below 3 characters. */
@@ -572,9 +574,24 @@ static const char script[] =
 	"})();\n"
 	"]]></script>\n";
 
+/* Sampling: the total's 95% interval, and the samples and the rate behind it. */
+static void sampled_text(const struct layout *l, char *margin, char *from, size_t len)
+{
+	const struct report_sampling *sm = l->r->sampling;
+	char m[32], mean[32];
+
+	report__human_size((uint64_t)report__margin(l->r->totals.outstanding_var), m, sizeof(m));
+	snprintf(margin, len, " ±%s", m);
+	snprintf(mean, sizeof(mean), "%llu", (unsigned long long)sm->mean);
+	snprintf(from, len, ", estimated from %llu samples (%s %s)",
+		 (unsigned long long)l->r->totals.outstanding_samples, sm->by_bytes ? "--sample" : "-s",
+		 sm->by_bytes ? report__human_size(sm->mean, mean, sizeof(mean)) : mean);
+}
+
 static void put_header(const struct layout *l, unsigned height, FILE *f)
 {
-	char size[32], target[REPORT_TARGET_LEN];
+	const char *est = l->r->sampling ? "~" : "";
+	char size[32], target[REPORT_TARGET_LEN], margin[96] = "", from[96] = "";
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -592,14 +609,16 @@ static void put_header(const struct layout *l, unsigned height, FILE *f)
 		xml__put(l->r->command, XML_ALL, f);
 		fputc(')', f);
 	}
+	if (l->r->sampling)
+		sampled_text(l, margin, from, sizeof(from));
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"40\" text-anchor=\"middle\" fill=\"#555\">"
-		"%llu bytes (%s) in %llu allocations%s; width is bytes, click a frame to zoom"
-		"</text>\n"
+		"%s%llu bytes (%s%s) in %s%llu allocations%s%s; width is bytes, click a frame to "
+		"zoom</text>\n"
 		"<text id=\"reset\" x=\"%d\" y=\"22\" display=\"none\">Reset zoom</text>\n",
-		SVG_WIDTH / 2, (unsigned long long)l->total_bytes,
-		report__human_size(l->total_bytes, size, sizeof(size)),
+		SVG_WIDTH / 2, est, (unsigned long long)l->total_bytes,
+		report__human_size(l->total_bytes, size, sizeof(size)), margin, est,
 		(unsigned long long)l->total_allocs, l->r->older_ms ? " (older blocks only)" : "",
-		SVG_MARGIN);
+		from, SVG_MARGIN);
 }
 
 static void put_legend(FILE *f)

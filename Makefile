@@ -69,7 +69,7 @@ help:
 	@echo "make bench      overhead against the raw probes and the peers (docs/PERFORMANCE.md)"
 	@echo "make fuzz       libFuzzer on the parsers and writers (FUZZ_RUNS, FUZZ_TIME)"
 	@echo "make stress     full-size contention, capacity and fault runs (docs/RELIABILITY.md)"
-	@echo "make soak       trace a busy victim for 10 minutes (SOAK_S=seconds)"
+	@echo "make soak       redis under --sample 512K, then a busy victim, 10 minutes each (SOAK_S=seconds)"
 	@echo "make install    install to \$$(DESTDIR)\$$(PREFIX)/sbin and share/man/man8 (PREFIX=$(PREFIX))"
 	@echo "V=1             show the commands"
 
@@ -338,6 +338,7 @@ stress: memleakbpf victims
 	$(Q)/usr/bin/python3 scripts/stress.py
 
 soak: memleakbpf victims
+	$(Q)/usr/bin/python3 scripts/soak_redis.py $(if $(SOAK_S),--seconds $(SOAK_S))
 	$(Q)/usr/bin/python3 scripts/soak.py $(if $(SOAK_S),--seconds $(SOAK_S))
 
 .PHONY: unit-san fuzz stress soak e2e-torch

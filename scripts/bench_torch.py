@@ -48,7 +48,7 @@ JOB = os.path.join(ROOT, "tests", "victims", "python", "torch_train.py")
 HEAPTRACK = "/usr/bin/heaptrack"
 DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 BEGIN, END = "<!-- bench-torch:begin -->", "<!-- bench-torch:end -->"
-MODES = ("untraced", "memleakbpf", "floor", "heaptrack")
+MODES = ("untraced", "memleakbpf", "sample-512K", "floor", "heaptrack")
 ROUNDS = 3		# a traced job takes about a minute here
 STEPS = 1000		# torch_train.py's default: the loop is a second of the job untraced
 RUN_TIMEOUT = 900
@@ -89,7 +89,8 @@ def command(mode, steps, out):
 		return [HEAPTRACK, "-o", out + ".heaptrack"] + job, env
 	if mode == "floor":
 		env["MEMLEAKBPF_BENCH_FLOOR"] = "1"
-	return [TRACER, "-v", "--json", out + ".json", "-c", " ".join(stamped)], env
+	sample = ["--sample", mode.split("-", 1)[1]] if mode.startswith("sample-") else []
+	return [TRACER, "-v", "--json", out + ".json"] + sample + ["-c", " ".join(stamped)], env
 
 
 def read_kv(path):
@@ -216,10 +217,16 @@ def where_lines(vals):
 	lines.append("waiting for a core: %+.2f s (the bare probes: %+.2f s), while the tracer "
 		     "used %.2f s of CPU on the machine's two cores" % (
 			     added["wait"], floor["wait"], med(t, "tracer_cpu")))
-	h = vals.get("heaptrack")
+	h, sm = vals.get("heaptrack"), vals.get("sample-512K")
 	if h:
 		lines.append("heaptrack: %.2fx untraced (%+.2f s)" % (
 			med(h, "job") / med(u, "job"), med(h, "job") - med(u, "job")))
+	if h and sm:
+		lines.append("--sample 512K: %.2fx untraced, %.2f s against heaptrack's %.2f s (target: no "
+			     "slower than heaptrack: %s); the tracer's CPU %.2f s" % (
+				     med(sm, "job") / med(u, "job"), med(sm, "job"), med(h, "job"),
+				     "met" if med(sm, "job") <= med(h, "job") else "not met",
+				     med(sm, "tracer_cpu")))
 	return lines
 
 

@@ -16,6 +16,14 @@ tens of seconds, to the end of the loop:
                   leak before the loop; the final one does, its growing
                   stacks all the loop's, under step() and train(), the most
                   leak-like at one of the loop's allocating lines
+  torch_leak_sample_c  torch_leak_c under --sample 512K (seed 1): the leak
+                  found from the estimates, at the loop's lines. FAILS
+                  today (issue 26): under sampling a stack is new when it
+                  is first sampled, so 30 to 100% of each interval's
+                  estimated allocations come from "code not run before"
+                  and start-up is judged to last ~150 s into the loop;
+                  after it, the leak's growth, spread over a dozen stacks,
+                  stays under each stack's own noise margin
   torch_leak_p    the same leak under -p, attached once torch is imported,
                   the loop let go once every unwind table is loaded (-v says
                   when), so that no stack is cut short at one still loading;
@@ -285,10 +293,12 @@ def leak_said(out):
 	return loop >= 0 and any(v.startswith("Verdict: leak") for v in verdicts(out[loop:]))
 
 
-def leak_stopped(work):
+def leak_stopped(work, sample=None):
 	"""-c the leaking job, stopped (SIGTERM) once a report made during its loop says leak.
 
-	The --html page of its final report stays under 5 MB and renders.
+	The --html page of its final report stays under 5 MB and renders. With
+	sample (--sample's BYTES, a fixed seed): the same leak found by the
+	estimates, at the same lines; no page.
 	It is stopped while it leaks, as one stops a job whose memory keeps growing:
 	however many reports the machine's load let into the loop, the final
 	report still sees the loop's stacks rising. No report before the loop may
@@ -297,8 +307,12 @@ def leak_stopped(work):
 	js = work.path("report.json")
 	end = deadline()
 	cmd = "%s %s --leak --steps %d" % (PY, os.path.join(PYVICTIMS, VICTIM), LEAK_STEPS)
-	p = work.start([TRACER, "--json", js, "--html", work.path("report.html"), "-c", cmd, INTERVAL],
-		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	env = py_env(work)
+	if sample:
+		env["MEMLEAKBPF_SAMPLE_SEED"] = "1"
+	out = ["--sample", sample] if sample else ["--html", work.path("report.html")]
+	p = work.start([TRACER, "--json", js] + out + ["-c", cmd, INTERVAL], env=env,
+		       stdin=subprocess.DEVNULL, tag="tracer")
 	wait_for(lambda: leak_said(work.read("tracer.stdout")), end,
 		 "a leak verdict from a report made during the loop", alive=p)
 	p.send_signal(signal.SIGTERM)
@@ -313,8 +327,11 @@ def leak_stopped(work):
 		errs.append("before the loop: %s" % said[0])
 	if not re.search(r"\nVerdict: [^\n]* since start-up ended at [\d.]+ s", text):
 		errs.append("final text: the verdict does not say when start-up ended")
+	if sample and (rep.get("sampling") or {}).get("mean") != int(sample[:-1]) << 10:
+		errs.append("sampling %r: not --sample %s" % (rep.get("sampling"), sample))
 	# The page of the biggest report we make: under 5 MB, drawn by Chromium.
-	errs += check_html("report.html", [], ["forward"], "forward")(work, None)
+	if not sample:
+		errs += check_html("report.html", [], ["forward"], "forward")(work, None)
 	common_checks(work, rc, 128 + signal.SIGTERM, errs)
 	return errs
 
@@ -347,6 +364,8 @@ CASES = [
 	("torch_fixed_c", TRACE, [PY], command_case(job(), fixed_check)),
 	("torch_leak_c", TRACE, [PY], leak_stopped),
 	("torch_leak_p", TRACE, [PY], leak_attach),
+	# --sample 512K, as one would leave it on a training job: the same leak, the same lines.
+	("torch_leak_sample_c", TRACE, [PY], lambda work: leak_stopped(work, "512K")),
 	# --follow: a DataLoader's workers, each exact at its __getitem__ line.
 	("torch_loader_follow", TRACE, [PY], case_torch_loader_follow),
 ]

@@ -158,6 +158,7 @@ def main(argv):
 			errs.append("exit status %s" % rc)
 		hist = history(work.read("tracer.stdout"))
 		reports = len(hist)
+		n = snapshots(snapdir)[0]
 		if n < reports - 1 or not reports:
 			errs.append("%d reports, %d snapshots" % (reports, n))
 		growth, warm = check(rows, hist, interval, errs)

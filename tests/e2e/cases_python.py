@@ -336,12 +336,12 @@ def objects_truth(work):
 	return {k: (int(v) if v.isdigit() else v) for k, v in kv.items()}
 
 
-def py_objects_run(work, python, args="", on_start=None):
+def py_objects_run(work, python, args="", on_start=None, tracer_args=(), env=None):
 	"""The tracer on small_leak.py; on_start(tracer) while it runs, if given."""
 	js = work.path("report.json")
-	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks", "-c", "%s %s %s" % (
-		python, os.path.join(PYVICTIMS, "small_leak.py"), args)], env=py_env(work),
-		stdin=subprocess.DEVNULL, tag="tracer")
+	p = work.start([TRACER, "--py-objects", "--json", js, "--all-stacks"] + list(tracer_args) +
+		       ["-c", "%s %s %s" % (python, os.path.join(PYVICTIMS, "small_leak.py"), args)],
+		       env=dict(py_env(work), **(env or {})), stdin=subprocess.DEVNULL, tag="tracer")
 	if on_start:
 		on_start(p)
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf --py-objects")
@@ -377,6 +377,40 @@ def py_objects_case(work):
 	# Under -c every block is seen allocated: a free of one never tracked is a miscount.
 	if (rep.get("totals") or {}).get("untracked_frees"):
 		errs.append("%d frees of blocks never tracked" % rep["totals"]["untracked_frees"])
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+SAMPLE_ROUNDS = 40000	# 1.9 MB of 48-byte objects kept: some 29 samples at 64K
+
+
+def py_objects_sample_case(work):
+	"""--py-objects under --sample 64K (seed 1): the objects small_leak.py keeps, each a
+	PyObject_Malloc call sampled out or in at its entry, estimated at their line within
+	3 standard deviations of the truth (the variance the tracer keeps, summed over the
+	line's stacks); the line that drops as many holds at most one sampled object."""
+	rc, rep = py_objects_run(work, pyenv_python("3.11"), str(SAMPLE_ROUNDS),
+				 tracer_args=["--sample", "64K"], env={"MEMLEAKBPF_SAMPLE_SEED": "1"})
+	t, errs = objects_truth(work), []
+	mine = lambda s: True
+	stacks = [s for s in rep.get("stacks") or [] if (lambda f: f and (
+		f.get("file"), f.get("line"), f.get("function")) == (t["file"], t["leak_line"],
+								    t["function"]))(py_site(s)[1])]
+	est = sum(s["bytes"] for s in stacks)
+	sd = sum(((s["bytes_interval"][1] - s["bytes"]) / 1.959963984540054) ** 2 for s in stacks) ** 0.5
+	lib.log("  line %d: estimate %d bytes, sd %.0f, %d samples; truth %d" % (
+		t["leak_line"], est, sd, sum(s["samples"] for s in stacks), t["bytes"]))
+	if (rep.get("sampling") or {}).get("mean") != 65536:
+		errs.append("sampling %r: not --sample 64K" % rep.get("sampling"))
+	if not stacks or abs(est - t["bytes"]) > 3 * sd + 1:
+		errs.append("line %d: estimate %d bytes (sd %.0f) from %d stacks, truth %d" % (
+			t["leak_line"], est, sd, len(stacks), t["bytes"]))
+	churn = [s for s in rep.get("stacks") or [] if mine(s) and (lambda f: f and f.get("line") ==
+		 t["churn_line"] and f.get("file") == t["file"])(py_site(s)[1])]
+	if sum(s["samples"] for s in churn) > 1:
+		errs.append("the churning line %d holds %d samples" % (
+			t["churn_line"], sum(s["samples"] for s in churn)))
+	errs += dropped_errs(rep.get("totals") or {}, also=lambda k: k.startswith("py_"))
 	common_checks(work, rc, 0, errs)
 	return errs
 
@@ -496,6 +530,7 @@ CASES = [
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
 	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
+	("py_objects_sample_c", TRACE, [pyenv_python("3.11")], py_objects_sample_case),
 	("py_objects_refused", TRACE, [PY], py_objects_refused_case(PY, True)),
 	("py_objects_refused_env", TRACE, [PY], py_objects_refused_case(PY + " -E", False)),
 	("py_pyenv_3_11", TRACE, [pyenv_python("3.11")],

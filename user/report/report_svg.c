@@ -324,7 +324,7 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 		      FILE *f)
 {
 	const struct report_frame *fr = o->it.fr;
-	const char *est = l->r->sampling ? "~" : "";
+	const char *est = l->r->sampling ? "~" : "";	/* every figure an estimate */
 	char size[32];
 
 	fputs("<title>", f);
@@ -345,7 +345,6 @@ static void put_title(const struct layout *l, const struct open_frame *o, const 
 	}
 	if (o->it.kind == K_API)
 		fputs("\nallocation function", f);
-	/* Sampling: every figure an estimate, marked ~ as in the text report. */
 	fprintf(f, "\n%s%llu bytes (%s), %.2f%% of all outstanding\n%s%llu allocation%s%s</title>",
 		est, (unsigned long long)o->bytes, report__human_size(o->bytes, size, sizeof(size)),
 		100.0 * (double)o->bytes / (double)l->total_bytes, est, (unsigned long long)o->allocs,

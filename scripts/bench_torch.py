@@ -12,6 +12,7 @@ mode, rounds interleaved so that drift of the machine spreads over all alike:
   untraced     the job alone
   memleakbpf   ./memleakbpf -c with the default options (-v besides, which
                only names the unwind tables it builds)
+  sample-512K  the same with --sample 512K (issue 26: no slower than heaptrack)
   floor        the same with BPF programs that return at once
                (MEMLEAKBPF_BENCH_FLOOR=1): what the uprobes alone cost
   heaptrack    the in-process peer (LD_PRELOAD, trace written to a file)

@@ -400,8 +400,13 @@ static int clear_tables(struct probes *p)
 {
 	int err;
 
-	memset(p->tables.allocs, 0, p->tables.allocs_len);
-	memset(p->tables.sites, 0, p->tables.sites_len);
+	if (p->tables_written) {
+		memset(p->tables.allocs, 0, p->tables.allocs_len);
+		memset(p->tables.sites, 0, p->tables.sites_len);
+	}
+	/* Links kept through the exec (or a follower's) may write them again at once. */
+	p->tables_written = p->nr_attached || p->follow || p->dl.fd >= 0 ||
+			    p->py_exit.fds[0] >= 0 || p->py_exit.fds[1] >= 0 || p->exit_stop.fd >= 0;
 	err = clear_map(p->skel->maps.stack_traces);
 	if (!err)
 		err = clear_map(p->skel->maps.py_stacks);

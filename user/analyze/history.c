@@ -47,6 +47,7 @@ struct history {
 	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
 	uint32_t *of_site;
 	size_t nr_of_site, cap_of_site;
+	size_t nr_vals;		/* stacks whose points are kept (vals) */
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
 	uint32_t npoints;
@@ -99,7 +100,7 @@ static void free_stacks(struct history *h)
 	free(h->of_site);
 	h->stacks = NULL;
 	h->of_site = NULL;
-	h->nr = h->cap = h->nr_of_site = h->cap_of_site = 0;
+	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_vals = 0;
 }
 
 void history__free(struct history *h)
@@ -216,6 +217,7 @@ static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t 
 			return 0;
 		if (!s->vals && !(s->vals = calloc(HISTORY_POINTS, sizeof(uint64_t))))
 			return -ENOMEM;
+		h->nr_vals++;
 		/* It held nothing at the last report: that is where its series starts. */
 		s->t_zero = h->t_last;
 		s->first = point != NONE ? point : h->npoints;
@@ -287,7 +289,6 @@ static void count_interval(struct interval *iv, const struct hstack *s,
 	}
 }
 
-/* < 0: s sorts before site; 0: the same key. */
 static int cmp_key(const struct hstack *s, const struct snap_site *site)
 {
 	return report__cmp_site(s->stack_id, s->api, site->stack_id, site->api);
@@ -299,11 +300,9 @@ static size_t count_fresh(const struct history *h, const struct snap_site **v, s
 	size_t i = 0, fresh = 0;
 
 	for (size_t j = 0; j < nr; j++) {
-		int c = 1;
-
-		while (i < h->nr && (c = cmp_key(&h->stacks[i], v[j])) < 0)
+		while (i < h->nr && cmp_key(&h->stacks[i], v[j]) < 0)
 			i++;
-		fresh += i == h->nr || c != 0;
+		fresh += i == h->nr || cmp_key(&h->stacks[i], v[j]) != 0;
 	}
 	return fresh;
 }
@@ -311,12 +310,9 @@ static size_t count_fresh(const struct history *h, const struct snap_site **v, s
 /*
  * Merge the snapshot's sites into the stacks (both sorted) and update each,
  * counting the interval's allocations into iv. A stack the snapshot lacks
- * holds nothing: sites only leave the maps when they are cleared.
- *
- * In place, from the end: stacks never leave, so the merged array is ours
- * grown by the fresh keys, and each one moves at most to a later slot that
- * is free by then. A second array for the merge cost a torch job's tracer
- * another 75 MiB (2 x 720,000 stacks of 104 bytes, and their room twice).
+ * holds nothing: sites only leave the maps when they are cleared. In place,
+ * from the end: stacks never leave, so ours only move to later slots, free
+ * by then (a second array cost a torch job's tracer 75 MiB more).
  */
 static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
 		 struct interval *iv)
@@ -326,12 +322,9 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 	int err = 0;
 
 	h->nr_of_site = 0;
-	if (!v || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site))) {
-		free(v);
-		return -ENOMEM;
-	}
-	n = h->nr + count_fresh(h, v, snap->nr);
-	if (vec__reserve(&h->stacks, &h->cap, n + 1, sizeof(*h->stacks))) {
+	n = v ? h->nr + count_fresh(h, v, snap->nr) : 0;
+	if (!v || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
+	    vec__reserve(&h->stacks, &h->cap, n + 1, sizeof(*h->stacks))) {
 		free(v);
 		return -ENOMEM;
 	}
@@ -602,6 +595,14 @@ void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, d
 		     struct report_growth *g)
 {
 	growth_or_none(h, find(h, stack_id, api), age_s, g);
+}
+
+size_t history__bytes(const struct history *h, size_t *stacks)
+{
+	*stacks = h->nr;
+	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
+	       (h->nr_vals + 1) * HISTORY_POINTS * sizeof(uint64_t) +
+	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites);
 }
 
 void history__growth_site(const struct history *h, size_t site, double age_s,

@@ -244,23 +244,22 @@ static int update_site(struct history *h, struct hstack *s, const struct site_st
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
 }
 
-/* The snapshot's sites sorted by key, to merge with ours. */
-static const struct snap_site **sorted_sites(const struct snapshot *snap)
+/*
+ * The snapshot's keys sorted, each with its site's index: the merge compares
+ * these, in a row, and reads a site (in the snapshot's order: a cache miss
+ * each) only to take its figures.
+ */
+static struct keyed *sorted_keys(const struct snapshot *snap)
 {
-	const struct snap_site **v = malloc((snap->nr ?: 1) * sizeof(*v));
 	struct keyed *keys = malloc((snap->nr ?: 1) * sizeof(*keys));
 
 	for (size_t i = 0; keys && i < snap->nr; i++)
 		keys[i] = (struct keyed){ snap->sites[i].stack_id, snap->sites[i].api, (uint32_t)i };
-	if (!v || !keys || keysort__sort(keys, snap->nr)) {
-		free(v);
+	if (keys && keysort__sort(keys, snap->nr)) {
 		free(keys);
 		return NULL;
 	}
-	for (size_t i = 0; i < snap->nr; i++)
-		v[i] = &snap->sites[keys[i].index];
-	free(keys);
-	return v;
+	return keys;
 }
 
 /* The allocations of one interval, and those of the stacks first seen in it. */
@@ -289,20 +288,20 @@ static void count_interval(struct interval *iv, const struct hstack *s,
 	}
 }
 
-static int cmp_key(const struct hstack *s, const struct snap_site *site)
+static int cmp_key(const struct hstack *s, const struct keyed *k)
 {
-	return report__cmp_site(s->stack_id, s->api, site->stack_id, site->api);
+	return report__cmp_site(s->stack_id, s->api, k->hi, k->lo);
 }
 
-/* The snapshot's keys we keep no stack for yet (both sorted by key; v has no repeats). */
-static size_t count_fresh(const struct history *h, const struct snap_site **v, size_t nr)
+/* The snapshot's keys we keep no stack for yet (both sorted; keys has no repeats). */
+static size_t count_fresh(const struct history *h, const struct keyed *keys, size_t nr)
 {
 	size_t i = 0, fresh = 0;
 
 	for (size_t j = 0; j < nr; j++) {
-		while (i < h->nr && cmp_key(&h->stacks[i], v[j]) < 0)
+		while (i < h->nr && cmp_key(&h->stacks[i], &keys[j]) < 0)
 			i++;
-		fresh += i == h->nr || cmp_key(&h->stacks[i], v[j]) != 0;
+		fresh += i == h->nr || cmp_key(&h->stacks[i], &keys[j]) != 0;
 	}
 	return fresh;
 }
@@ -317,37 +316,36 @@ static size_t count_fresh(const struct history *h, const struct snap_site **v, s
 static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
 		 struct interval *iv)
 {
-	const struct snap_site **v = sorted_sites(snap);
+	struct keyed *keys = sorted_keys(snap);
 	size_t i = h->nr, j = snap->nr, n;
 	int err = 0;
 
 	h->nr_of_site = 0;
-	n = v ? h->nr + count_fresh(h, v, snap->nr) : 0;
-	if (!v || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
+	n = keys ? h->nr + count_fresh(h, keys, snap->nr) : 0;
+	if (!keys || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
 	    vec__reserve(&h->stacks, &h->cap, n + 1, sizeof(*h->stacks))) {
-		free(v);
+		free(keys);
 		return -ENOMEM;
 	}
 	h->nr = n;
 	while (n > 0) {
 		/* > 0: only ours; < 0: only the snapshot's; 0: both. */
-		int c = j == 0 ? 1 : i == 0 ? -1 : cmp_key(&h->stacks[i - 1], v[j - 1]);
+		int c = j == 0 ? 1 : i == 0 ? -1 : cmp_key(&h->stacks[i - 1], &keys[j - 1]);
+		const struct snap_site *site = c <= 0 ? &snap->sites[keys[j - 1].index] : NULL;
 		struct hstack *s = &h->stacks[--n];
 
 		if (c >= 0)
 			*s = h->stacks[--i];
 		else
-			stack_init(s, v[j - 1]->stack_id, v[j - 1]->api);
-		if (c <= 0) {
-			count_interval(iv, s, v[j - 1], c < 0);
-			h->of_site[v[j - 1] - snap->sites] = (uint32_t)n;
+			stack_init(s, site->stack_id, site->api);
+		if (site) {
+			count_interval(iv, s, site, c < 0);
+			h->of_site[keys[--j].index] = (uint32_t)n;
 		}
 		if (!err)
-			err = update_site(h, s, c <= 0 ? &v[j - 1]->stats : NULL, t_s, point);
-		if (c <= 0)
-			j--;
+			err = update_site(h, s, site ? &site->stats : NULL, t_s, point);
 	}
-	free(v);
+	free(keys);
 	h->nr_of_site = snap->nr;
 	return err;
 }

@@ -503,7 +503,8 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	out->stack_bytes = stackcache__bytes(p->stacks);
 	pthread_mutex_lock(&p->retired_lock);
 	out->retired = retired__nr_stacks(p->retired);
-	out->retired_bytes = retired__bytes(p->retired);
+	out->retired_frames = retired__frame_bytes(p->retired);
+	out->retired_bytes = retired__bytes(p->retired) - out->retired_frames;
 	pthread_mutex_unlock(&p->retired_lock);
 	pthread_mutex_unlock(&p->stacks_lock);
 	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +

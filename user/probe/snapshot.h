@@ -123,7 +123,8 @@ void snapshot__free(struct snapshot *snap);
 struct snapshot_memory {
 	size_t tables_mapped;	/* the BPF tables of live blocks and sites, mmap'ed (kernel memory) */
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, their frames and index */
-	size_t retired, retired_bytes;	/* stacks reclaiming kept aside (some share the cache's) */
+	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
+	size_t retired_frames;	/* and their frames, blobs the cache holds too while reports read them */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
 };
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out);

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,14 +489,6 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
-	/*
-	 * Blocks of 1 MiB and more come from mmap and go back at free, always:
-	 * glibc raises that threshold after each such free, up to 32 MiB, and
-	 * then a report's big arrays (its sites, their index, the history's)
-	 * stay in the heap as free room after it. 87 MiB less peak RSS for the
-	 * tracer of a torch job (1,245 MiB to 1,157 MiB, -v --json, 1,500 steps).
-	 */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	processes__init(&tr.procs);
 	int e = opts__parse(argc, argv, &opts, err, sizeof(err));
 	if (e > 0)

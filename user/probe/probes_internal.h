@@ -122,6 +122,7 @@ struct probes {
 	 * have written them. Until then clearing them skips the memset of
 	 * their 220 MiB (the kernel created them zeroed): at -c's first exec,
 	 * 15 ms of a start-up's CPU and every page of them touched for nothing.
+	 * Whatever else attaches a program that writes them must set it too.
 	 */
 	bool tables_written;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */

@@ -17,7 +17,8 @@ reports   the CPU time of the periodic reports at many stacks: memleakbpf -v
           stacks, more than the stack table holds, so that reclaiming retires
           stacks as a torch import does) with a report every second; each
           report's CPU time (the report thread's, as -v says it) against the
-          stacks it had, and the tracer's peak RSS (its -v memory line).
+          stacks it read (its stack cache's, from -v's memory line), and the
+          tracer's peak RSS (that line's too).
 
 Prints the tables and rewrites the "Tracer" section of docs/PERFORMANCE.md.
 """
@@ -43,6 +44,8 @@ TIMEOUT = 600
 START_MODES = ("untraced", "memleakbpf", "heaptrack")
 BUILT = re.compile(r"memleakbpf: (final )?report built in (\d+) ms, (\d+) ms on the CPU .*?, (\d+) stacks")
 PEAK = re.compile(r"our memory: RSS ([\d.]+ \w+) \(peak ([\d.]+) (\w+)\)")
+# The stacks the report read (the stack cache's, after it): the built line counts those it shows.
+READ = re.compile(r"our memory: .*?stack cache [\d.]+ \w+ \((\d+) stacks\)")
 LOADED = re.compile(r"BPF programs loaded in (\d+) ms, (\d+) ms of it on the CPU.*checked:(.*)")
 
 
@@ -113,7 +116,7 @@ def startup_rows(vals, errors):
 
 
 def reports():
-	"""[(stacks, report CPU ms, wall ms)] of each periodic report, the final one, peak RSS."""
+	"""[(stacks read, report CPU ms, wall ms)] of each periodic report, the final one, peak RSS."""
 	argv = [TRACER, "-v", "-c", "%s %d %d" % (V_STACKS, STACK_BITS, STACK_ROUNDS), "1"]
 	with tempfile.TemporaryFile() as log:
 		subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
@@ -122,7 +125,8 @@ def reports():
 		text = log.read().decode("utf-8", "replace")
 	periodic, final, peak = [], None, None
 	for m in BUILT.finditer(text):
-		row = (int(m.group(4)), int(m.group(3)), int(m.group(2)))
+		read = READ.search(text, m.end())
+		row = (int(read.group(1)) if read else 0, int(m.group(3)), int(m.group(2)))
 		if m.group(1):
 			final = row
 		else:
@@ -143,7 +147,8 @@ def report_lines(periodic, final, peak):
 		 "(target: 200 ms at 210,000 stacks: %s)" % (
 			 STACK_BITS, STACK_ROUNDS, len(periodic), "{:,}".format(most[0]),
 			 statistics.median(cpus), min(cpus), max(cpus), "{:,}".format(most[0]), most[1],
-			 "met" if most[1] <= 200 else "not met")]
+			 ("met" if most[1] <= 200 else "not met") if most[0] >= 210000 else
+			 "not judged, fewer stacks")]
 	if final:
 		lines.append("final report: %d ms of CPU at %s stacks" % (final[1], "{:,}".format(final[0])))
 	if peak:

@@ -244,11 +244,7 @@ static int update_site(struct history *h, struct hstack *s, const struct site_st
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
 }
 
-/*
- * The snapshot's keys sorted, each with its site's index: the merge compares
- * these, in a row, and reads a site (in the snapshot's order: a cache miss
- * each) only to take its figures.
- */
+/* The snapshot's keys sorted with their sites' indexes: compared in a row, no cache miss each. */
 static struct keyed *sorted_keys(const struct snapshot *snap)
 {
 	struct keyed *keys = malloc((snap->nr ?: 1) * sizeof(*keys));

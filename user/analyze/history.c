@@ -303,11 +303,9 @@ static size_t count_fresh(const struct history *h, const struct keyed *keys, siz
 }
 
 /*
- * Merge the snapshot's sites into the stacks (both sorted) and update each,
- * counting the interval's allocations into iv. A stack the snapshot lacks
- * holds nothing: sites only leave the maps when they are cleared. In place,
- * from the end: stacks never leave, so ours only move to later slots, free
- * by then (a second array cost a torch job's tracer 75 MiB more).
+ * Merge the snapshot's sites into the stacks (both sorted), update each, count the
+ * interval's allocations into iv. A stack the snapshot lacks holds nothing. In place,
+ * from the end: stacks never leave, so ours only move to later slots, free by then.
  */
 static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
 		 struct interval *iv)

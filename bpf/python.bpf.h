@@ -141,20 +141,24 @@ static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *
 /*
  * Code objects freed. User space probes the interpreter's code_dealloc
  * (PyCode_Type.tp_dealloc), which runs before a code object's memory can
- * be freed and given to a new one: it moves py_code_gen on and notes, by
- * address, the generation the address was last freed at. A frame's code
- * is then known by (address, linetable, that generation): a later code
- * object at the same address is told from it even when its linetable
- * took the freed one's address too (as both do when a program compiles
- * one small module after another).
+ * be freed and given to a new one: it counts the free (py_code_frees) and
+ * notes, by address, that count as the address was last freed. A frame's
+ * code is then known by (address, linetable, that count: born): a later
+ * code object at the same address is told from it even when its
+ * linetable took the freed one's address too (as both do when a program
+ * compiles one small module after another).
  *
- * Each code object's linetable and generation are kept per CPU by code
- * address, read once instead of at every frame of every allocation (a
- * user read each, 80 to 160 ns here, most of a Python stack's cost). An
- * entry holds while py_code_gen has not moved. A code object on the
- * walking thread's frame chain is alive (its frame holds a reference), so
- * an entry written from it is true at that generation. py_code_cache is
- * set once the probe is in place; the target's own interpreter only: a
+ * Each code object's linetable and born are kept per CPU by code address
+ * (py_lines), read once instead of at every frame of every allocation (a
+ * user read each, 80 to 160 ns here, most of a Python stack's cost). The
+ * probe clears the freed address's entry on every CPU before the memory
+ * can go to another object; a code object on the walking thread's frame
+ * chain is alive (its frame holds a reference), so an entry written from
+ * it is true until then. (Voiding every entry at each free, as a first
+ * version did, left a torch import, which frees a code object every 70
+ * allocations, nearly nothing cached.) py_code_gen voids them all: user
+ * space moves it when another interpreter comes. py_code_cache is set
+ * once the probe is in place; the target's own interpreter only: a
  * followed process's code_dealloc is not probed (its frames' born is 0).
  */
 #define PY_LINE_CACHE 512	/* 20 KiB a CPU (a per-CPU value holds at most 32) */
@@ -183,8 +187,36 @@ struct {
 	__uint(max_entries, 1);
 } py_lines SEC(".maps");
 
-__u64 py_code_gen;	/* code objects freed: every py_lines entry of an older one is void */
+__u64 py_code_gen;	/* moved by user space: every py_lines entry of an older one is void */
+__u64 py_code_frees;	/* code objects freed (born) */
 __u32 py_code_cache;	/* the code_dealloc probe is in place: py_lines may be used */
+const volatile __u32 nr_cpus = 1;	/* possible CPUs: py_lines' copies */
+#define PY_LINES_CPUS 1024
+
+struct py_forget {
+	__u64 code;
+	__u32 idx;
+};
+
+/* Clear code's entry in one CPU's py_lines. */
+static long py_forget_on(__u32 cpu, void *ctx)
+{
+	struct py_forget *f = ctx;
+	struct py_line_cache *c;
+	__u32 zero = 0;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&py_lines, &zero, cpu);
+	if (c && c->slot[f->idx & (PY_LINE_CACHE - 1)].code == f->code)
+		c->slot[f->idx & (PY_LINE_CACHE - 1)].code = 0;	/* one store: its check fails */
+	return 0;
+}
+
+static __always_inline __u32 py_line_idx(__u64 code)
+{
+	return (code >> 4 ^ code >> 14) & (PY_LINE_CACHE - 1);
+}
 
 static __always_inline __u64 py_line_check(__u64 code, __u64 linetable, __u64 gen, __u64 born)
 {
@@ -195,10 +227,12 @@ static __always_inline __u64 py_line_check(__u64 code, __u64 linetable, __u64 ge
 SEC("uprobe")
 int py_code_dealloc(struct pt_regs *ctx)
 {
-	__u64 code = PT_REGS_PARM1(ctx), gen = __sync_fetch_and_add(&py_code_gen, 1) + 1;
+	__u64 code = PT_REGS_PARM1(ctx), born = __sync_fetch_and_add(&py_code_frees, 1) + 1;
+	struct py_forget f = { code, py_line_idx(code) };
 
-	if (bpf_map_update_elem(&py_code_freed, &code, &gen, BPF_ANY))
+	if (bpf_map_update_elem(&py_code_freed, &code, &born, BPF_ANY))
 		count(CNT_PY_CODES_UNTOLD);
+	bpf_loop(PY_LINES_CPUS, py_forget_on, &f, 0);
 	return 0;
 }
 
@@ -242,7 +276,7 @@ static __always_inline __u32 head_u8(const __u64 *head, __u32 off)
 
 /*
  * code's co_linetable, and in *born when its address was last freed: from
- * this CPU's py_lines when it holds them at this generation.
+ * this CPU's py_lines when it holds them.
  */
 static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *born)
 {
@@ -252,7 +286,7 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 	*born = 0;
 	if (!w->lines)
 		return py_read(code, w->o->code_linetable);
-	e = &w->lines->slot[(code >> 4 ^ code >> 14) & (PY_LINE_CACHE - 1)];
+	e = &w->lines->slot[py_line_idx(code)];
 	if (e->code == code && e->gen == w->gen &&
 	    e->check == py_line_check(code, e->linetable, w->gen, e->born)) {
 		*born = e->born;

@@ -297,6 +297,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->py_walk = probes_unwind__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
+	p->skel->rodata->nr_cpus = (__u32)libbpf_num_possible_cpus();	/* py_lines (bpf/python.bpf.h) */
 	probes_sample__set(p, cfg);
 	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */

@@ -122,7 +122,7 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 }
 
 /*
- * The probe that notes code objects freed (py_code_freed, py_code_gen),
+ * The probe that notes code objects freed (py_code_freed, py_code_frees),
  * then py_lines in use; path NULL: none (this interpreter's code_dealloc is
  * not known). Before BPF walks the frames: a code object freed unnoticed
  * would let a later one at its address pass for it. The link is the

@@ -174,9 +174,10 @@ static int set_version(pid_t pid, const struct elf_file *ef, uint64_t bias, stru
 /*
  * Where PyCode_Type's tp_dealloc (code_dealloc, a static function) lies in
  * the file: the word the file holds there, when it is an address of this
- * object's code (an executable without relocations for it, as Debian's
- * python3.11; a position-independent one's is relocated at load, and left
- * unprobed: BPF then reads every code object's linetable, as before).
+ * object's code. An executable without relocations holds the address
+ * itself (Debian's python3.11); in a shared libpython GNU ld writes the
+ * R_X86_64_RELATIVE addend there too (pyenv's), a linker that writes 0
+ * leaves it unprobed: BPF then reads every code object's linetable.
  */
 static void find_dealloc(const struct lookup_object *obj, struct elf_file *ef, uint64_t code_type,
 			 struct python *py)

@@ -161,7 +161,7 @@ static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *
  * once the probe is in place; the target's own interpreter only: a
  * followed process's code_dealloc is not probed (its frames' born is 0).
  */
-#define PY_LINE_CACHE 512	/* 20 KiB a CPU (a per-CPU value holds at most 32) */
+#define PY_LINE_CACHE 1024	/* 32 KiB a CPU, what a per-CPU value holds at most */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -172,8 +172,12 @@ struct {
 } py_code_freed SEC(".maps");
 
 struct py_line_slot {
-	__u64 code, linetable, gen, born;
-	__u64 check;	/* the four mixed: a slot half written by a preempted program fails it */
+	__u64 code, linetable, born;
+	/*
+	 * The three and py_code_gen mixed: a slot of another generation, or
+	 * half written by a preempted program, fails it.
+	 */
+	__u64 check;
 };
 
 struct py_line_cache {
@@ -287,8 +291,7 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 	if (!w->lines)
 		return py_read(code, w->o->code_linetable);
 	e = &w->lines->slot[py_line_idx(code)];
-	if (e->code == code && e->gen == w->gen &&
-	    e->check == py_line_check(code, e->linetable, w->gen, e->born)) {
+	if (e->code == code && e->check == py_line_check(code, e->linetable, w->gen, e->born)) {
 		*born = e->born;
 		return e->linetable;
 	}
@@ -299,7 +302,6 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 	if (lt) {
 		e->code = code;
 		e->linetable = lt;
-		e->gen = w->gen;
 		e->born = *born;
 		e->check = py_line_check(code, lt, w->gen, *born);
 	}

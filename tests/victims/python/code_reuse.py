@@ -8,8 +8,9 @@ named gen_K.py, whose line 2 keeps a bytearray of BASE + 64*K bytes; runs
 it, then drops the module, its function and their code objects, so that
 the next one's code objects can take their memory (pymalloc hands a freed
 block of the same size back first). Every block must be reported at its
-own gen_K, line 2: a tracer that names a frame by its code object's
-address alone names most of them after an earlier gen. Prints
+own gen_K, line 2: a tracer that knows a frame's code by its address,
+or by its address and its line table's (which are freed and reused
+together here), names most of them after an earlier gen. Prints
 "REUSED R" (how many gen functions' code objects took an address an
 earlier one had), which tells whether the run could show that mistake.
 """

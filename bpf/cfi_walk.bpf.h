@@ -86,8 +86,14 @@ struct {
 	__type(value, struct row_cache_slot);
 } row_cache SEC(".maps");
 
-/* Registers of the frame being unwound, and where its caller goes. */
-struct uwalk {
+/*
+ * Registers of the frame being unwound, and where its caller goes. Kept in
+ * a per-CPU map rather than on the BPF stack: the verifier then sees them
+ * as unknown at every round of the walk, and checks the step twice instead
+ * of once for each set of constants a round can leave in them (26 rounds
+ * of 1,200 instructions at every start).
+ */
+struct uwalk_frame {
 	__u64 ip, sp, bp;
 	__u64 bp_at;		/* not 0: bp is not read yet, it is saved there */
 	/*
@@ -98,6 +104,18 @@ struct uwalk {
 	__u32 adj;		/* 1: ip is a return address; its call is at ip - 1 */
 	__u32 first, nr;	/* the active mappings */
 	__u32 gen;		/* their generation */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct uwalk_frame);
+	__uint(max_entries, 1);
+} uwalk_frame SEC(".maps");
+
+/* A walk: its frame's registers, where its frames go, how it reads the stack. */
+struct uwalk {
+	struct uwalk_frame *f;
 	struct stack_trace *st;
 	struct stack_reader r;
 };
@@ -206,24 +224,24 @@ static __always_inline __u64 row_check(__u64 pc, __u64 row, __u32 gen)
 
 static __always_inline struct unwind_row find_row(struct uwalk *s)
 {
-	__u64 pc = s->ip - s->adj;
+	__u64 pc = s->f->ip - s->f->adj;
 	__u32 key = (__u32)((pc * 0x9e3779b97f4a7c15ULL) >> 52);	/* 12 bits */
 	struct row_cache_slot *slot = bpf_map_lookup_elem(&row_cache, &key), c;
 	union row_bits u;
 
 	if (!slot) {
-		u.raw = cfi_search(pc, s->first, s->nr);
+		u.raw = cfi_search(pc, s->f->first, s->f->nr);
 		return u.row;
 	}
 	c = *slot;
-	if (c.pc == pc && c.check == row_check(c.pc, c.row, s->gen)) {
+	if (c.pc == pc && c.check == row_check(c.pc, c.row, s->f->gen)) {
 		u.raw = c.row;
 		return u.row;
 	}
-	u.raw = cfi_search(pc, s->first, s->nr);
+	u.raw = cfi_search(pc, s->f->first, s->f->nr);
 	slot->pc = pc;
 	slot->row = u.raw;
-	slot->check = row_check(pc, u.raw, s->gen);
+	slot->check = row_check(pc, u.raw, s->f->gen);
 	return u.row;
 }
 
@@ -250,16 +268,16 @@ static __always_inline long signal_frame(struct uwalk *s)
 	__u64 r[7];	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
 	s->r.c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
-	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->sp + 120)) || !r[6])
+	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->f->sp + 120)) || !r[6])
 		return -1;
 	if (!push_frame(s, r[6]))
 		return 1;
-	s->ip = r[6];
-	s->sp = r[5];
-	s->bp = r[0];
-	s->bp_at = 0;
-	s->bp_src = 0;
-	s->adj = 0;	/* an interrupted instruction, not a return address */
+	s->f->ip = r[6];
+	s->f->sp = r[5];
+	s->f->bp = r[0];
+	s->f->bp_at = 0;
+	s->f->bp_src = 0;
+	s->f->adj = 0;	/* an interrupted instruction, not a return address */
 	return 0;
 }
 
@@ -269,12 +287,12 @@ static __always_inline long signal_frame(struct uwalk *s)
  */
 static __always_inline __u64 frame_bp(struct uwalk *s)
 {
-	if (s->bp_src == BP_FROM_REGISTER)
+	if (s->f->bp_src == BP_FROM_REGISTER)
 		s->r.c->bp_used = 1;
-	else if (s->bp_src)
-		cache_read(s->r.c, &s->bp, sizeof(s->bp), s->bp_src, 0);
-	s->bp_src = 0;
-	return s->bp;
+	else if (s->f->bp_src)
+		cache_read(s->r.c, &s->f->bp, sizeof(s->f->bp), s->f->bp_src, 0);
+	s->f->bp_src = 0;
+	return s->f->bp;
 }
 
 static __always_inline __u64 cfa_of(struct uwalk *s, const struct unwind_row *row)
@@ -283,11 +301,11 @@ static __always_inline __u64 cfa_of(struct uwalk *s, const struct unwind_row *ro
 
 	switch (row->kind & UNWIND_CFA_MASK) {
 	case UNWIND_CFA_RSP:
-		return s->sp + off;
+		return s->f->sp + off;
 	case UNWIND_CFA_RBP:
-		return frame_bp(s) ? s->bp + off : 0;
+		return frame_bp(s) ? s->f->bp + off : 0;
 	case UNWIND_CFA_PLT:
-		return s->sp + 8 + ((s->ip & 15) >= off ? 8 : 0);
+		return s->f->sp + 8 + ((s->f->ip & 15) >= off ? 8 : 0);
 	}
 	return 0;
 }
@@ -298,12 +316,12 @@ static __always_inline __u64 cfa_of(struct uwalk *s, const struct unwind_row *ro
  */
 static __always_inline bool load_bp(struct uwalk *s)
 {
-	if (!s->bp_at)
+	if (!s->f->bp_at)
 		return true;
-	if (walk_read(&s->r, &s->bp, sizeof(s->bp), s->bp_at))
+	if (walk_read(&s->r, &s->f->bp, sizeof(s->f->bp), s->f->bp_at))
 		return false;
-	s->bp_at = 0;
-	s->bp_src = 0;
+	s->f->bp_at = 0;
+	s->f->bp_src = 0;
 	return true;
 }
 
@@ -322,21 +340,21 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 		if (stack_read(&s->r, pair, sizeof(pair), cfa - 16))
 			return false;
 		cache_read(s->r.c, &pair[1], sizeof(pair[1]), cfa - 8, 0);
-		s->bp = pair[0];
-		s->bp_at = 0;
-		s->bp_src = cfa - 16;
+		s->f->bp = pair[0];
+		s->f->bp_at = 0;
+		s->f->bp_src = cfa - 16;
 		*ra = pair[1];
 		return true;
 	}
 	if (walk_read(&s->r, ra, sizeof(*ra), cfa - 8))
 		return false;
 	if (row->kind & UNWIND_RBP_SAVED) {
-		s->bp_at = cfa + (__s64)row->rbp_off * 8;
-		s->bp_src = 0;	/* load_bp notes the word when it reads it */
+		s->f->bp_at = cfa + (__s64)row->rbp_off * 8;
+		s->f->bp_src = 0;	/* load_bp notes the word when it reads it */
 	} else if (row->kind & UNWIND_RBP_LOST) {
-		s->bp = 0;
-		s->bp_at = 0;
-		s->bp_src = 0;
+		s->f->bp = 0;
+		s->f->bp_at = 0;
+		s->f->bp_src = 0;
 	}
 	return true;
 }
@@ -368,7 +386,7 @@ static __always_inline long unwind_frame(struct uwalk *s)
 		return signal_frame(s);
 	cfa = cfa_of(s, &row);
 	/* Callers' frames lie higher up: anything else is garbage. */
-	if (cfa <= s->sp)
+	if (cfa <= s->f->sp)
 		return -1;
 	if (!read_caller(s, &row, cfa, &ra))
 		return -1;
@@ -376,9 +394,9 @@ static __always_inline long unwind_frame(struct uwalk *s)
 		return 1;	/* some outermost frames end with a zero return address */
 	if (!push_frame(s, ra))
 		return 1;
-	s->ip = ra;
-	s->sp = cfa;
-	s->adj = 1;
+	s->f->ip = ra;
+	s->f->sp = cfa;
+	s->f->adj = 1;
 	return 0;
 }
 
@@ -432,18 +450,29 @@ static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_
 					      const struct stack_reader *r, __u32 slot,
 					      __u64 active)
 {
-	struct uwalk s = {
-		.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .adj = 1,
-		.bp_src = BP_FROM_REGISTER,
-		.first = (slot * 2 + (active >> 16 & 1)) * MEMLEAK_UNWIND_MAPPINGS,
-		.nr = (__u16)active,
-		/* The row cache's: each slot's generations apart from the others'. */
-		.gen = (__u32)(active >> 32) ^ slot << 24, .st = st, .r = *r,
-	};
+	struct uwalk s = { .st = st, .r = *r };
+	struct uwalk_frame *f;
+	__u32 zero = 0;
 
 	r->c->bp_used = 0;
-	st->ips[0] = s.ip;
+	st->ips[0] = PT_REGS_IP(ctx);
 	st->nr = 1;
+	s.f = f = bpf_map_lookup_elem(&uwalk_frame, &zero);
+	if (!f) {
+		st->flags |= STACK_CUT;
+		count(CNT_STACK_ERRORS);
+		return;
+	}
+	f->ip = PT_REGS_IP(ctx);
+	f->sp = PT_REGS_SP(ctx);
+	f->bp = PT_REGS_FP(ctx);
+	f->bp_at = 0;
+	f->bp_src = BP_FROM_REGISTER;
+	f->adj = 1;
+	f->first = (slot * 2 + (active >> 16 & 1)) * MEMLEAK_UNWIND_MAPPINGS;
+	f->nr = (__u16)active;
+	/* The row cache's: each slot's generations apart from the others'. */
+	f->gen = (__u32)(active >> 32) ^ slot << 24;
 	bpf_loop(MEMLEAK_MAX_STACK_DEPTH, unwind_step, &s, 0);
 }
 

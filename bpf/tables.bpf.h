@@ -57,6 +57,16 @@ static __always_inline struct alloc_bucket *bucket_at(__u32 idx)
 	return bpf_map_lookup_elem(&allocs, &idx);
 }
 
+/* The slot of process proc's block at addr in bucket b, or -1. */
+static __always_inline __s64 bucket_slot(const struct alloc_bucket *b, __u64 addr, __u32 proc)
+{
+	for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+		if (b->addr[i] == addr && b->info[i].proc == proc)
+			return i;
+	}
+	return -1;
+}
+
 /*
  * Where process proc's block at addr is: its distance from home << 8 | its
  * slot, or -1. A child and its parent may hold blocks at one address
@@ -67,14 +77,15 @@ static __always_inline __s64 alloc_find(__u64 addr, __u32 proc)
 	__u32 home = alloc_home(addr, proc);
 	struct alloc_bucket *b;
 
+	__s64 slot;
+
 	for (__u32 d = 0; d < MEMLEAK_BUCKET_PROBES; d++) {
 		b = bucket_at(home + d);
 		if (!b)
 			return -1;
-		for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-			if (b->addr[i] == addr && b->info[i].proc == proc)
-				return d << 8 | i;
-		}
+		slot = bucket_slot(b, addr, proc);
+		if (slot >= 0)
+			return d << 8 | slot;
 		if (!b->spill)
 			return -1;
 	}
@@ -87,7 +98,8 @@ static __always_inline __s64 alloc_find(__u64 addr, __u32 proc)
  * the 56 slots it could have found. Inlined, forget's and alloc_insert's
  * callers were 110,000 of the 180,000 instructions it checked at every
  * start. A call costs 19 ns more per free() with this machine's return
- * thunks, though: forget looks in the home bucket itself (alloc_near).
+ * thunks, though: forget and alloc_insert look in the home bucket
+ * themselves first (alloc_near, alloc_claim_near).
  */
 __noinline __s64 alloc_locate(__u64 addr, __u32 proc)
 {
@@ -98,8 +110,8 @@ __noinline __s64 alloc_locate(__u64 addr, __u32 proc)
 
 /*
  * Always 0, in .bss, which the programs may write: the verifier cannot know
- * its value. alloc_near's answers are xor'ed with it, so that forget goes on
- * from one answer the verifier does not know, not from each of 7 slots.
+ * its value. The near answers are xor'ed with it, so that their callers go
+ * on from one answer the verifier does not know, not from each of 7 slots.
  */
 __u64 verifier_zero;
 
@@ -107,16 +119,11 @@ __u64 verifier_zero;
 static __always_inline __s64 alloc_near(__u64 addr, __u32 proc)
 {
 	struct alloc_bucket *b = bucket_at(alloc_home(addr, proc));
-	__s64 at = -1;
+	__s64 at;
 
 	if (!b)
 		return -1;
-	for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
-		if (b->addr[i] == addr && b->info[i].proc == proc) {
-			at = i;
-			break;
-		}
-	}
+	at = bucket_slot(b, addr, proc);
 	if (at < 0 && b->spill)
 		at = ALLOC_FAR;
 	return at ^ *(volatile __u64 *)&verifier_zero;
@@ -187,16 +194,45 @@ __noinline __s64 alloc_claim(__u64 addr, __u32 proc)
 	return -ENOSPC;
 }
 
+/*
+ * alloc_claim in the home bucket alone, where most blocks go, without a
+ * call: ALLOC_FAR when it is full, or spilled (the address may be tracked
+ * past it).
+ */
+static __always_inline __s64 alloc_claim_near(__u64 addr, __u32 proc)
+{
+	struct alloc_bucket *b = bucket_at(alloc_home(addr, proc));
+	__s64 at = ALLOC_FAR;
+
+	if (!b)
+		return ALLOC_FAR;
+	if (bucket_slot(b, addr, proc) >= 0)
+		at = -EEXIST;
+	else if (!b->spill) {
+		for (__u32 i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+			if (!b->addr[i] &&
+			    !__sync_val_compare_and_swap(&b->addr[i], 0, addr | MEMLEAK_ADDR_BUSY)) {
+				at = i;
+				break;
+			}
+		}
+	}
+	return at ^ *(volatile __u64 *)&verifier_zero;
+}
+
 /* Track a block: 0, or alloc_claim's error. */
 static __always_inline int alloc_insert(__u64 addr, const struct alloc_info *info)
 {
-	__s64 at = alloc_claim(addr, info->proc);
-	__u32 slot = at & 0xff, dist = (at >> 8) & (MEMLEAK_BUCKET_PROBES - 1);
-	__u32 home = alloc_home(addr, info->proc);
+	__s64 at = alloc_claim_near(addr, info->proc);
+	__u32 slot, dist, home = alloc_home(addr, info->proc);
 	struct alloc_bucket *b;
 
+	if (at == ALLOC_FAR)
+		at = alloc_claim(addr, info->proc);
 	if (at < 0)
 		return at;
+	slot = at & 0xff;
+	dist = (at >> 8) & (MEMLEAK_BUCKET_PROBES - 1);
 	b = bucket_at(home + dist);
 	if (!b || slot >= MEMLEAK_BUCKET_SLOTS)
 		return -ENOSPC;	/* never: alloc_claim found both */

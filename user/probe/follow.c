@@ -325,16 +325,7 @@ void follow__let_go(struct probes *p, pid_t pid)
 /* Entries in the BPF table of followed processes (a walk: for the end's check). */
 static size_t procs_entries(const struct probes *p)
 {
-	int fd = bpf_map__fd(p->skel->maps.procs);
-	__u32 key, next;
-	size_t n = 0;
-
-	for (int err = bpf_map_get_next_key(fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(fd, &key, &next)) {
-		key = next;
-		n++;
-	}
-	return n;
+	return bpfmaps__proc_count(p->skel);
 }
 
 struct follow_stats {
@@ -413,8 +404,7 @@ void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, 
 	processes__add(ps, &info);
 	target__continue(info.pid);
 	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
-	__sync_bool_compare_and_swap(&p->skel->bss->held[ev->proc & (MEMLEAK_HELD - 1)],
-				     (__u32)info.pid, 0);
+	bpfmaps__release_held(p->skel, ev->proc, info.pid);
 	if (verbose > 1)
 		fprintf(stderr, "memleakbpf: following pid %d, started by pid %d: held %.1f ms\n",
 			info.pid, info.ppid, info.hold_ms);
@@ -504,14 +494,13 @@ static int children_of(pid_t pid, pid_t **kids, size_t *nr, size_t *cap)
 static void adopt_running(struct probes *p, struct processes *ps, pid_t pid, pid_t ppid)
 {
 	struct memleak_proc e = {
-		.tag = __atomic_add_fetch(&p->skel->bss->last_proc, 1, __ATOMIC_SEQ_CST),
+		.tag = bpfmaps__next_proc_tag(p->skel),
 	};
 	struct process_info info = { .tag = e.tag, .pid = pid, .ppid = ppid, .attached = true };
-	__u32 key = (__u32)pid;
 	int err;
 
 	/* Already followed: it was forked by one we took in first, and BPF saw the fork. */
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_NOEXIST))
+	if (bpfmaps__proc_add(p->skel, pid, &e))
 		return;
 	err = adopt(p, pid, 0);
 	if (err && !p->follow_state->failed++)

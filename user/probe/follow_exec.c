@@ -33,30 +33,25 @@
 /* pid's entry in BPF's table of followed processes: false when it has none. */
 static bool proc_entry(struct probes *p, pid_t pid, struct memleak_proc *e)
 {
-	__u32 key = (__u32)pid;
-
-	return !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.procs), &key, e);
+	return bpfmaps__proc_lookup(p->skel, pid, e);
 }
 
 /* Its image is probed (or cannot be): its dynamic linker's events no longer stop it. */
 static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 {
 	struct memleak_proc e;
-	__u32 key = (__u32)pid;
 
 	if (proc_entry(p, pid, &e) && e.tag == tag) {
 		e.loading = 0;
-		bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_EXIST);
+		bpfmaps__proc_update(p->skel, pid, &e);
 	}
 	/* Not the watchdog's any more (unless a later event took the slot). */
-	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
+	bpfmaps__release_held(p->skel, tag, pid);
 }
 
 void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag, uint32_t image)
 {
-	__u32 key = (__u32)pid;
-
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
+	bpfmaps__forget_own_internal(p->skel, pid);
 	/* Its image's links and interpreter, if no other process runs it (image_links.c). */
 	if (image)
 		image_links__release(p, image);
@@ -69,12 +64,9 @@ static int set_internal(struct probes *p, pid_t pid, const struct allocator *a,
 			const struct maps *maps)
 {
 	struct internal_set set = {};
-	__u32 key = (__u32)pid;
 
 	set.nr = (__u32)allocator__internal_ranges(a, maps, set.r, MEMLEAK_MAX_INTERNAL);
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.own_internal), &key, &set, BPF_ANY))
-		return -errno;
-	return 0;
+	return bpfmaps__set_own_internal(p->skel, pid, &set);
 }
 
 static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
@@ -202,8 +194,7 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 		slot = &p->tables.sites[info->site];
 		/* What BPF's free takes back: under sampling, the block's weight. */
 		probes_sample__block_weight(p, slot->api, info->size, &w);
-		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
-				     w.bytes);
+		bpfmaps__live_sub(p->skel, MEMLEAK_KIND_OF(slot->api), w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
 		if (p->sample_mode) {

@@ -77,12 +77,11 @@ void image_links__release(struct probes *p, uint32_t tag)
 {
 	struct image_links *il = p->image_links;
 	struct image *im = find(il, tag);
-	__u32 key = tag;
 
 	if (!im || --im->live)
 		return;
 	/* Its interpreter, if it has one (probes_python.c: set_image), and its unwind tables. */
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.py_images), &key);
+	bpfmaps__forget_py_image(p->skel, tag);
 	if (p->image_fn)
 		p->image_fn(p->image_ctx, tag, 0, NULL);
 	free_image(im);

@@ -194,39 +194,13 @@ int probes__check_memory(const struct probes_config *cfg, char *err, size_t errl
 	return ret;
 }
 
-/* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */
-static void *map_table(struct bpf_map *map, size_t *len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	void *mem;
-
-	*len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
-	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return mem == MAP_FAILED ? NULL : mem;
-}
-
 static int map_tables(struct probes *p)
 {
-	p->tables.allocs = map_table(p->skel->maps.allocs, &p->tables.allocs_len);
-	p->tables.sites = map_table(p->skel->maps.sites, &p->tables.sites_len);
-	if (!p->tables.allocs || !p->tables.sites) {
-		int err = -errno;
+	int err = bpfmaps__map_tables(p->skel, &p->tables);
 
+	if (err)
 		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
-		return err;
-	}
-	p->tables.buckets = bpf_map__max_entries(p->skel->maps.allocs);
-	p->tables.slots = bpf_map__max_entries(p->skel->maps.sites);
-	return 0;
-}
-
-static void unmap_tables(struct probes *p)
-{
-	if (p->tables.allocs)
-		munmap(p->tables.allocs, p->tables.allocs_len);
-	if (p->tables.sites)
-		munmap(p->tables.sites, p->tables.sites_len);
+	return err;
 }
 
 static double seconds_since(clockid_t clock, const struct timespec *t0)
@@ -326,22 +300,15 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	      trace_ring__start(p);
 	if (err)
 		goto fail;
-	p->clock = clock__feed_start((volatile uint64_t *)&p->skel->bss->now_ns);
+	p->clock = clock__feed_start(bpfmaps__now_ns(p->skel));
 	if (!p->clock) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot start the clock thread: %s\n", strerror(-err));
 		goto fail;
 	}
-	p->skel->bss->targ_tgid = cfg->tgid;
-	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
+	bpfmaps__set_target(p->skel, cfg->tgid, cfg->stop_on_exec);
 	peak__arm(p);
-	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
-	/* Copies of Python code objects come in with the events, in the same consume. */
-	if (p->events_rb &&
-	    ring_buffer__add(p->events_rb, bpf_map__fd(p->skel->maps.py_codes), on_py_code, p)) {
-		ring_buffer__free(p->events_rb);
-		p->events_rb = NULL;
-	}
+	p->events_rb = bpfmaps__events_reader(p->skel, on_event, on_py_code, p);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (cfg->follow)
@@ -362,42 +329,33 @@ fail:
 
 void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr)
 {
-	/* Shrink first, so that BPF never reads a half-written range. */
-	p->skel->bss->nr_internal = 0;
-	__sync_synchronize();
-	for (size_t i = 0; i < nr && i < MEMLEAK_MAX_INTERNAL; i++)
-		p->skel->bss->internal[i] = ranges[i];
-	__sync_synchronize();
-	p->skel->bss->nr_internal = nr < MEMLEAK_MAX_INTERNAL ? nr : MEMLEAK_MAX_INTERNAL;
+	bpfmaps__set_internal(p->skel, ranges, nr);
 }
 
 void probes__set_stop_on_dl(struct probes *p, bool on)
 {
-	p->skel->bss->stop_on_dl = on;
+	bpfmaps__set_stop_on_dl(p->skel, on);
 }
 
 void probes__set_follow_shell(struct probes *p, bool on)
 {
-	p->skel->bss->handoff_tgid = 0;
-	p->skel->bss->follow_shell = on;
+	bpfmaps__set_follow_shell(p->skel, on);
 }
 
 pid_t probes__handoff(const struct probes *p)
 {
-	return (pid_t)__atomic_load_n(&p->skel->bss->handoff_tgid, __ATOMIC_RELAXED);
+	return bpfmaps__handoff(p->skel);
 }
 
 void probes__retarget(struct probes *p, pid_t tgid)
 {
 	p->tgid = tgid;
-	p->skel->bss->follow_shell = 0;
-	p->skel->bss->handoff_tgid = 0;
-	p->skel->bss->targ_tgid = (__u32)tgid;
+	bpfmaps__retarget(p->skel, tgid);
 }
 
 void probes__set_notify_dl(struct probes *p, bool on)
 {
-	p->skel->bss->notify_dl = on;
+	bpfmaps__set_notify_dl(p->skel, on);
 }
 
 int probes__events_fd(const struct probes *p)
@@ -418,26 +376,7 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
-	v->pids[0] = &p->skel->bss->targ_tgid;
-	v->pids[1] = &p->skel->bss->handoff_tgid;
-	v->stops = (const volatile uint64_t *)&p->skel->bss->counters[CNT_STOP_REQUESTS];
-	v->held = p->skel->bss->held;
-	v->nr_held = MEMLEAK_HELD;
-}
-
-/* Delete every key of a map; the target is stopped, so nothing races. */
-static int clear_map(struct bpf_map *map)
-{
-	int fd = bpf_map__fd(map);
-	size_t key_size = bpf_map__key_size(map);
-	char key[64];
-
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	while (!bpf_map_get_next_key(fd, NULL, key))
-		if (bpf_map_delete_elem(fd, key))
-			return -errno;
-	return 0;
+	bpfmaps__stop_view(p->skel, v);
 }
 
 /* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */
@@ -452,23 +391,10 @@ static int clear_tables(struct probes *p)
 	/* Links kept through the exec (or a follower's) may write them again at once. */
 	p->tables_written = p->nr_attached || p->follow || p->dl.fd >= 0 ||
 			    p->py_exit.fds[0] >= 0 || p->py_exit.fds[1] >= 0 || p->exit_stop.fd >= 0;
-	err = clear_map(p->skel->maps.stack_traces);
-	if (!err)
-		err = clear_map(p->skel->maps.py_stacks);
-	if (!err)
-		err = clear_map(p->skel->maps.stack_pairs);
-	if (!err)
-		err = clear_map(p->skel->maps.py_codes_sent);
-	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
-	memset(p->skel->bss->live, 0, sizeof(p->skel->bss->live));
+	err = bpfmaps__clear_tables(p->skel);
 	peak__arm(p);
 	if (!err)
 		err = reclaim__reset(p);
-	/* Stacks the threads remember are gone from the map. */
-	p->skel->bss->stacks_cleared++;
-	for (int c = 0; c < CNT__COUNT; c++)
-		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
-			p->skel->bss->counters[c] = 0;
 	return err;
 }
 
@@ -479,7 +405,7 @@ int probes__clear(struct probes *p)
 	pthread_mutex_lock(&p->tables_lock);
 	err = clear_tables(p);
 	/* Sampling: the calls counted are the old image's too. */
-	memset(p->skel->bss->entry_calls, 0, sizeof(p->skel->bss->entry_calls));
+	bpfmaps__clear_entry_calls(p->skel);
 	pthread_mutex_unlock(&p->tables_lock);
 	return err;
 }
@@ -506,7 +432,7 @@ void probes__free(struct probes *p)
 	pthread_mutex_destroy(&p->tables_lock);
 	pthread_mutex_destroy(&p->retired_lock);
 	pthread_mutex_destroy(&p->stacks_lock);
-	unmap_tables(p);
+	bpfmaps__unmap_tables(&p->tables);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

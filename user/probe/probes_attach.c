@@ -163,8 +163,8 @@ static void settle_after(struct probes *p, uint64_t ns)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
-	p->skel->bss->settle_until_ns = (uint64_t)now.tv_sec * 1000000000ull +
-					(uint64_t)now.tv_nsec + ns;
+	bpfmaps__set_settle_until(p->skel, (uint64_t)now.tv_sec * 1000000000ull +
+					   (uint64_t)now.tv_nsec + ns);
 }
 
 /* When attach_object places a function's entry probe: 0 first. */
@@ -277,7 +277,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	 * every entry probe is in place too (they come one function at a
 	 * time), a return without its entry is the attach's doing.
 	 */
-	p->skel->bss->settle_until_ns = UINT64_MAX;
+	bpfmaps__set_settle_until(p->skel, UINT64_MAX);
 	if (nret) {
 		at->exit_fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit),
 						   path, ret_offsets, ret_cookies, nret, true);

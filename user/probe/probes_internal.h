@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "bpfmaps.h"
 
 struct maps;
 struct lookup_order;
@@ -92,14 +93,6 @@ struct probes_cfi {
 	uint32_t slot_tag[MEMLEAK_UNWIND_SLOTS];
 	uint32_t slot_next;	/* where the search for a free slot starts */
 	uint64_t chunk_bytes;
-};
-
-/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
-struct probes_tables {
-	struct alloc_bucket *allocs;
-	size_t allocs_len, buckets;
-	struct site_slot *sites;
-	size_t sites_len, slots;
 };
 
 struct probes {

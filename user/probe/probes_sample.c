@@ -90,7 +90,7 @@ void probes_sample__set(struct probes *p, const struct probes_config *cfg)
 void probes_sample__calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
 			  uint64_t *sampled)
 {
-	const struct memleak_calls *c = p->skel->bss->entry_calls;
+	const struct memleak_calls *c = bpfmaps__entry_calls(p->skel);
 
 	*calls = *bytes = *sampled = 0;
 	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {

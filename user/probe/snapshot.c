@@ -176,7 +176,7 @@ static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 	*pair = (struct stack_pair){ .native = id };
 	if (!p->py.used || retired__pair(p->retired, id, pair) || known_native(p, id))
 		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, pair))
+	if (bpfmaps__pair_lookup(p->skel, id, pair))
 		*pair = (struct stack_pair){ .native = id };
 }
 
@@ -188,7 +188,7 @@ static struct stack_blob *native_blob(struct probes *p, uint64_t id, struct stac
 
 	if (blob)
 		return stack_blob__hold(blob);
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_traces), &id, &b->native))
+	if (bpfmaps__stack_lookup(p->skel, id, &b->native))
 		return NULL;
 	c.nr_ips = b->native.nr < MEMLEAK_MAX_STACK_DEPTH ? b->native.nr : MEMLEAK_MAX_STACK_DEPTH;
 	c.flags = b->native.flags;
@@ -201,7 +201,7 @@ static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stac
 
 	if (blob)
 		return stack_blob__hold(blob);
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &id, &b->py))
+	if (bpfmaps__py_stack_lookup(p->skel, id, &b->py))
 		return NULL;
 	return stack_blob__new(id, &(struct stack_copy){ .py = &b->py });
 }
@@ -365,7 +365,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	if (!snap)
 		return -ENOMEM;
 	for (int c = 0; c < CNT__COUNT; c++)
-		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
+		snap->counters[c] = bpfmaps__counter(p->skel, c);
 	peak__live(p, snap->live);
 	reclaim__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();

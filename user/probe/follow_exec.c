@@ -55,8 +55,8 @@ void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag, uint32_t ima
 	/* Its image's links and interpreter, if no other process runs it (image_links.c). */
 	if (image)
 		image_links__release(p, image);
-	else if (p->image_fn)
-		p->image_fn(p->image_ctx, tag, 0, NULL);
+	else if (p->follow.image_fn)
+		p->follow.image_fn(p->follow.image_ctx, tag, 0, NULL);
 }
 
 /* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
@@ -84,7 +84,7 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	struct modules *mods;
 	size_t n = 0;
 	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static,
-						 p->symbols_prefix, &a);
+						 p->follow.symbols_prefix, &a);
 
 	if (!err)
 		err = set_internal(p, pid, a, maps);
@@ -132,8 +132,8 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	if (err > 0 && p->py.exec_fn)
 		p->py.exec_fn(p->py.exec_ctx, pid, tag, maps, lo);
 	/* Its unwind tables, before it runs (tracer.c). */
-	if (err > 0 && p->image_fn)
-		p->image_fn(p->image_ctx, tag, pid, maps);
+	if (err > 0 && p->follow.image_fn)
+		p->follow.image_fn(p->follow.image_ctx, tag, pid, maps);
 	image_links__record(p, 0);
 	lookup_order__free(lo);
 	maps__free(maps);
@@ -197,7 +197,7 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 		bpfmaps__live_sub(p->skel, MEMLEAK_KIND_OF(slot->api), w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
-		if (p->sample_mode) {
+		if (p->sample.mode) {
 			__sync_fetch_and_add(&slot->counts[0].freed_samples, 1);
 			__sync_fetch_and_add(&slot->counts[0].freed_var, w.var);
 		}
@@ -211,9 +211,9 @@ static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t
 {
 	struct image_blocks im = { .p = p, .tag = tag };
 
-	pthread_mutex_lock(&p->tables_lock);	/* not while a site is retired */
+	pthread_mutex_lock(&p->rc.tables_lock);	/* not while a site is retired */
 	snapshot__each_block(p, free_block, &im);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	*bytes += im.bytes;
 	*blocks += im.blocks;
 }
@@ -253,8 +253,8 @@ void follow_exec__on_image(struct probes *p,
 		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
 		      void *ctx)
 {
-	p->image_fn = fn;
-	p->image_ctx = ctx;
+	p->follow.image_fn = fn;
+	p->follow.image_ctx = ctx;
 }
 
 bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images *im,
@@ -265,7 +265,7 @@ bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images 
 	int res;
 
 	*libs = NULL;
-	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
+	if (!p->follow.children || !proc_entry(p, pid, &e) || !e.tag)
 		return false;
 	/* A fork of the target's: its modules are its own once it loads a library. */
 	*image = e.image ?: e.tag;

@@ -44,8 +44,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		follow__queue(p, ev);
 		return 0;
 	}
-	if (p->nr_events < PROBES_MAX_EVENTS)
-		p->events[p->nr_events++] = *ev;
+	if (p->events.nr < PROBES_MAX_EVENTS)
+		p->events.buf[p->events.nr++] = *ev;
 	return 0;
 }
 
@@ -245,18 +245,18 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 		return -ENOMEM;
 	verbosity = cfg->verbose;
 	p->verbose = cfg->verbose;
-	p->probe_at_entry = cfg->probe_at_entry;
+	p->links.at_entry = cfg->probe_at_entry;
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
-	pthread_mutex_init(&p->tables_lock, NULL);
-	pthread_mutex_init(&p->retired_lock, NULL);
-	pthread_mutex_init(&p->stacks_lock, NULL);
+	pthread_mutex_init(&p->rc.tables_lock, NULL);
+	pthread_mutex_init(&p->rc.retired_lock, NULL);
+	pthread_mutex_init(&p->rc.stacks_lock, NULL);
 	p->dl.fd = p->dl.file = -1;
 	p->py_exit.fds[0] = p->py_exit.fds[1] = -1;
 	p->py_exit.files[0] = p->py_exit.files[1] = -1;
 	p->py_exit.dealloc_fd = -1;
-	p->follow = cfg->follow;
-	p->symbols_prefix = cfg->symbols_prefix;
+	p->follow.on = cfg->follow;
+	p->follow.symbols_prefix = cfg->symbols_prefix;
 	p->exit_stop.fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
@@ -308,12 +308,12 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	bpfmaps__set_target(p->skel, cfg->tgid, cfg->stop_on_exec);
 	peak__arm(p);
-	p->events_rb = bpfmaps__events_reader(p->skel, on_event, on_py_code, p);
+	p->events.rb = bpfmaps__events_reader(p->skel, on_event, on_py_code, p);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (cfg->follow)
 		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
-	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	if (!p->events.rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
 	    (cfg->follow && !p->skel->links.exit_follow)) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
@@ -360,17 +360,17 @@ void probes__set_notify_dl(struct probes *p, bool on)
 
 int probes__events_fd(const struct probes *p)
 {
-	return p ? ring_buffer__epoll_fd(p->events_rb) : -1;	/* -k: no events */
+	return p ? ring_buffer__epoll_fd(p->events.rb) : -1;	/* -k: no events */
 }
 
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	size_t n;
 
-	ring_buffer__consume(p->events_rb);
-	n = p->nr_events < max ? p->nr_events : max;
-	memcpy(evs, p->events, n * sizeof(*evs));
-	p->nr_events = 0;
+	ring_buffer__consume(p->events.rb);
+	n = p->events.nr < max ? p->events.nr : max;
+	memcpy(evs, p->events.buf, n * sizeof(*evs));
+	p->events.nr = 0;
 	return n;
 }
 
@@ -389,7 +389,7 @@ static int clear_tables(struct probes *p)
 		memset(p->tables.sites, 0, p->tables.sites_len);
 	}
 	/* Links kept through the exec (or a follower's) may write them again at once. */
-	p->tables_written = p->nr_attached || p->follow || p->dl.fd >= 0 ||
+	p->tables_written = p->links.nr || p->follow.on || p->dl.fd >= 0 ||
 			    p->py_exit.fds[0] >= 0 || p->py_exit.fds[1] >= 0 || p->exit_stop.fd >= 0;
 	err = bpfmaps__clear_tables(p->skel);
 	peak__arm(p);
@@ -402,11 +402,11 @@ int probes__clear(struct probes *p)
 {
 	int err;
 
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = clear_tables(p);
 	/* Sampling: the calls counted are the old image's too. */
 	bpfmaps__clear_entry_calls(p->skel);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	return err;
 }
 
@@ -423,15 +423,15 @@ void probes__free(struct probes *p)
 	probes_unwind__release(p);
 	follow__free(p);
 	probes_attach__detach_all(p);
-	free(p->attached);
+	free(p->links.v);
 	free(p->exit_stop.path);
-	ring_buffer__free(p->events_rb);
+	ring_buffer__free(p->events.rb);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
 	reclaim__free(p);
-	pthread_mutex_destroy(&p->tables_lock);
-	pthread_mutex_destroy(&p->retired_lock);
-	pthread_mutex_destroy(&p->stacks_lock);
+	pthread_mutex_destroy(&p->rc.tables_lock);
+	pthread_mutex_destroy(&p->rc.retired_lock);
+	pthread_mutex_destroy(&p->rc.stacks_lock);
 	bpfmaps__unmap_tables(&p->tables);
 	memleak_bpf__destroy(p->skel);
 	free(p);

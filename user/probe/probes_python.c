@@ -104,7 +104,7 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 	if (p->py_exit.fds[finalize] >= 0)
 		close(p->py_exit.fds[finalize]);
 	p->py_exit.fds[finalize] = fd;
-	if (!p->follow)
+	if (!p->follow.on)
 		return 0;
 	/* --follow: its children get the same links (follow.c), on this file. */
 	if (p->py_exit.files[finalize] >= 0)

@@ -243,7 +243,7 @@ void probes_unwind__ops(struct probes *p, struct unwind_ops *ops)
 		.ctx = p,
 		.add_rows = add_rows,
 		.set_mappings = set_mappings,
-		.set_image_mappings = p->follow ? set_image_mappings : NULL,
+		.set_image_mappings = p->follow.on ? set_image_mappings : NULL,
 		.wanted = wanted,
 		.rows = rows_loaded,
 		.bytes = rows_bytes,

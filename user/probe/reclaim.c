@@ -87,9 +87,9 @@ struct reclaim {
  */
 static long sweeper_tick_ms(const struct probes *p)
 {
-	if (p->sample_mode == SAMPLE_BYTES)
+	if (p->sample.mode == SAMPLE_BYTES)
 		return 10 * SWEEPER_TICK_MS;
-	if (p->sample_mode == SAMPLE_COUNT)	/* rodata's sample_mean: -s's N */
+	if (p->sample.mode == SAMPLE_COUNT)	/* rodata's sample_mean: -s's N */
 		return SWEEPER_TICK_MS * (long)(p->skel->rodata->sample_mean < 10 ?
 						p->skel->rodata->sample_mean : 10);
 	return SWEEPER_TICK_MS;
@@ -115,52 +115,52 @@ static uint64_t mark_for(uint64_t room, uint64_t live);
 static void first_marks(struct probes *p)
 {
 	for (int k = 0; k < BPFMAPS__TABLES; k++) {
-		p->reclaim->next[k] = mark_for(room_of(p, k), 0);
-		*mark_of(p, k) = p->reclaim->next[k] + 1;
+		p->rc.sweep->next[k] = mark_for(room_of(p, k), 0);
+		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
 
 int reclaim__new(struct probes *p)
 {
-	p->reclaim = calloc(1, sizeof(*p->reclaim));
-	p->retired = retired__new();
-	p->stacks = stackcache__new();
-	if (!p->reclaim || !p->retired || !p->stacks)
+	p->rc.sweep = calloc(1, sizeof(*p->rc.sweep));
+	p->rc.retired = retired__new();
+	p->rc.stacks = stackcache__new();
+	if (!p->rc.sweep || !p->rc.retired || !p->rc.stacks)
 		return -ENOMEM;
-	pthread_mutex_init(&p->reclaim->mu, NULL);
-	pthread_cond_init(&p->reclaim->cond, NULL);
+	pthread_mutex_init(&p->rc.sweep->mu, NULL);
+	pthread_cond_init(&p->rc.sweep->cond, NULL);
 	first_marks(p);
 	return 0;
 }
 
 int reclaim__reset(struct probes *p)
 {
-	pthread_mutex_lock(&p->retired_lock);
-	retired__free(p->retired);
-	p->retired = retired__new();
-	pthread_mutex_unlock(&p->retired_lock);
-	if (!p->retired)
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__free(p->rc.retired);
+	p->rc.retired = retired__new();
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	if (!p->rc.retired)
 		return -ENOMEM;
 	first_marks(p);
-	pthread_mutex_lock(&p->reclaim->mu);
-	p->reclaim->seen = 0;	/* the counters restart */
-	pthread_mutex_unlock(&p->reclaim->mu);
+	pthread_mutex_lock(&p->rc.sweep->mu);
+	p->rc.sweep->seen = 0;	/* the counters restart */
+	pthread_mutex_unlock(&p->rc.sweep->mu);
 	return 0;
 }
 
 void reclaim__free(struct probes *p)
 {
-	if (p->reclaim) {
-		idmap__free(&p->reclaim->named);
-		pthread_mutex_destroy(&p->reclaim->mu);
-		pthread_cond_destroy(&p->reclaim->cond);
+	if (p->rc.sweep) {
+		idmap__free(&p->rc.sweep->named);
+		pthread_mutex_destroy(&p->rc.sweep->mu);
+		pthread_cond_destroy(&p->rc.sweep->cond);
 	}
-	free(p->reclaim);
-	retired__free(p->retired);
-	stackcache__free(p->stacks);
-	p->reclaim = NULL;
-	p->retired = NULL;
-	p->stacks = NULL;
+	free(p->rc.sweep);
+	retired__free(p->rc.retired);
+	stackcache__free(p->rc.stacks);
+	p->rc.sweep = NULL;
+	p->rc.retired = NULL;
+	p->rc.stacks = NULL;
 }
 
 static void sweep(struct probes *p);
@@ -169,7 +169,7 @@ static void sweep(struct probes *p);
 static void *sweeper(void *arg)
 {
 	struct probes *p = arg;
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	nice__raise(PROBES_SWEEP_NICE);
 	pthread_mutex_lock(&r->mu);
@@ -196,7 +196,7 @@ static void *sweeper(void *arg)
 
 int reclaim__start_thread(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 	pthread_condattr_t attr;
 	sigset_t all, old;
 	int err;
@@ -220,7 +220,7 @@ int reclaim__start_thread(struct probes *p)
 
 void reclaim__stop_thread(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	if (!r || !r->running)
 		return;
@@ -234,7 +234,7 @@ void reclaim__stop_thread(struct probes *p)
 
 void reclaim__kick(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	if (!r || !r->running)
 		return;
@@ -254,10 +254,10 @@ static int keep_site(struct probes *p, const struct site_slot *s, const struct s
 {
 	int err;
 
-	pthread_mutex_lock(&p->retired_lock);
-	err = retired__add_site(p->retired, s->stack_id, s->api, c->total_bytes - s->base_bytes,
+	pthread_mutex_lock(&p->rc.retired_lock);
+	err = retired__add_site(p->rc.retired, s->stack_id, s->api, c->total_bytes - s->base_bytes,
 				c->total_allocs - s->base_allocs);
-	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_unlock(&p->rc.retired_lock);
 	return err;
 }
 
@@ -349,14 +349,14 @@ static int let_go_batch(void *ctx, const uint64_t *keys, const void *vals, uint3
 	uint32_t nr = 0;
 
 	/* The order every holder of both takes them in (snapshot.c). */
-	pthread_mutex_lock(&p->stacks_lock);
-	pthread_mutex_lock(&p->retired_lock);
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
 	for (uint32_t i = 0; i < n; i++)
 		if (!idmap__get(lg->named, keys[i], NULL) &&
 		    !lg->keep(p, keys[i], (const char *)vals + i * lg->size))
 			gone[nr++] = keys[i];
-	pthread_mutex_unlock(&p->retired_lock);
-	pthread_mutex_unlock(&p->stacks_lock);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
 	bpfmaps__delete_batch(p->skel, lg->k, gone, &nr);
 	__atomic_fetch_sub(fill_of(p, lg->k), nr, __ATOMIC_SEQ_CST);
 	lg->gone += nr;
@@ -374,17 +374,17 @@ static size_t let_go(struct probes *p, enum bpfmaps_table k, const struct idmap 
 
 static int keep_native(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_native(p->retired, id, val, stackcache__native(p->stacks, id));
+	return retired__keep_native(p->rc.retired, id, val, stackcache__native(p->rc.stacks, id));
 }
 
 static int keep_python(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_python(p->retired, id, val, stackcache__python(p->stacks, id));
+	return retired__keep_python(p->rc.retired, id, val, stackcache__python(p->rc.stacks, id));
 }
 
 static int keep_pair(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_pair(p->retired, id, val);
+	return retired__keep_pair(p->rc.retired, id, val);
 }
 
 /* The stacks a named pair stands for are named too. */
@@ -434,7 +434,7 @@ static void forget_codes(struct probes *p)
 static bool due(struct probes *p)
 {
 	for (int k = 0; k < BPFMAPS__TABLES; k++)
-		if (*fill_of(p, k) > p->reclaim->next[k])
+		if (*fill_of(p, k) > p->rc.sweep->next[k])
 			return true;
 	return false;
 }
@@ -463,9 +463,9 @@ static void set_marks(struct probes *p)
 		uint64_t now = *fill_of(p, k), live = now;
 
 		if (k == BPFMAPS_STACKS || k == BPFMAPS_PY_STACKS || k == BPFMAPS_PAIRS)
-			live = now < p->reclaim->named.nr ? now : p->reclaim->named.nr;
-		p->reclaim->next[k] = mark_for(room_of(p, k), live);
-		*mark_of(p, k) = p->reclaim->next[k] + 1;
+			live = now < p->rc.sweep->named.nr ? now : p->rc.sweep->named.nr;
+		p->rc.sweep->next[k] = mark_for(room_of(p, k), live);
+		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
 
@@ -490,7 +490,7 @@ static void charge_drops(struct probes *p, struct reclaim *r)
 
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	memset(out, 0, sizeof(*out));
 	if (!r)
@@ -536,12 +536,12 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 			(unsigned long long)*fill_of(p, BPFMAPS_PY_STACKS),
 			(unsigned long long)*fill_of(p, BPFMAPS_PAIRS),
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
-			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
+			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
 }
 
 static void sweep(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 	uint64_t t0, c0;
 	size_t sites, stacks;
 
@@ -549,16 +549,16 @@ static void sweep(struct probes *p)
 		return;
 	t0 = clock__now_ns();
 	c0 = thread_cpu_ns();
-	pthread_mutex_lock(&p->retired_lock);
-	retired__next_sweep(p->retired);
-	pthread_mutex_unlock(&p->retired_lock);
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__next_sweep(p->rc.retired);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	sites = retire_sites(p, r);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	stacks = let_go_stacks(p, r);
-	pthread_mutex_lock(&p->retired_lock);
-	retired__trim(p->retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
-	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__trim(p->rc.retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
+	pthread_mutex_unlock(&p->rc.retired_lock);
 	if (*fill_of(p, BPFMAPS_PY_CODES) > room_of(p, BPFMAPS_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);

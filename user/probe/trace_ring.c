@@ -47,7 +47,7 @@ void trace_ring__configure(struct probes *p, const struct probes_config *cfg)
 		return;	/* the ring keeps its one page: nothing is written to it */
 	bpfmaps__size_trace_ring(p->skel, (__u32)cfg->trace_buffer);
 	p->skel->rodata->trace_wake_bytes = cfg->trace_buffer / 4;
-	p->trace_bytes = cfg->trace_buffer;
+	p->trace.bytes = cfg->trace_buffer;
 }
 
 /*
@@ -126,13 +126,13 @@ int trace_ring__start(struct probes *p)
 	struct trace_ring *tr;
 	int err;
 
-	if (!p->trace_bytes)
+	if (!p->trace.bytes)
 		return 0;
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
 	tr->t0_ns = now_ns();
-	tr->ring_bytes = p->trace_bytes;
+	tr->ring_bytes = p->trace.bytes;
 	tr->counters = bpfmaps__counters(p->skel);
 	tr->rb = bpfmaps__trace_reader(p->skel, on_record, tr);
 	err = tr->rb ? -pthread_create(&tr->thread, NULL, trace_thread, tr) : -errno;
@@ -144,13 +144,13 @@ int trace_ring__start(struct probes *p)
 		return err;
 	}
 	tr->running = true;
-	p->trace = tr;
+	p->trace.ring = tr;
 	return 0;
 }
 
 void trace_ring__stop(struct probes *p)
 {
-	struct trace_ring *tr = p ? p->trace : NULL;
+	struct trace_ring *tr = p ? p->trace.ring : NULL;
 
 	if (!tr)
 		return;
@@ -162,5 +162,5 @@ void trace_ring__stop(struct probes *p)
 			tr->dropped, tr->ring_bytes >> 10);
 	ring_buffer__free(tr->rb);
 	free(tr);
-	p->trace = NULL;
+	p->trace.ring = NULL;
 }

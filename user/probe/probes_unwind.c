@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"

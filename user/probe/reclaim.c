@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
 #include "probes.h"
 #include "clock.h"
 #include "probes_internal.h"

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
 #include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"

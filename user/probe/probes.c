@@ -2,7 +2,8 @@
 /*
  * The BPF skeleton's lifecycle: open, size and load it, its tables checked
  * against the memory available, the events ring buffer, the settings BPF
- * reads from .bss, and the end. The uprobe links are probes_attach.c's.
+ * reads (written through bpfmaps.c, the one owner of its maps and .bss),
+ * and the end. The uprobe links are probes_attach.c's.
  */
 #include <errno.h>
 #include <stdarg.h>

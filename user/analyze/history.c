@@ -90,7 +90,7 @@ void history__reset(struct history *h)
 	h->reports = 0;
 	h->peak_known = false;
 	h->peak.nr = 0;
-	h->startup = (struct report_startup){ .end_s = t };
+	h->startup = (struct report_startup){ .end_s = t, .by_site = h->by_site };
 	h->prev_map_full = 0;	/* the counters restart with the new image */
 	h->nr_seen = 0;		/* a new program: its sites are new */
 	h->exited = false;

@@ -150,10 +150,18 @@ uint64_t history__interval_allocs(const struct history *h, size_t site);
 struct history_site {
 	uint64_t key;		/* sites__key of its frame */
 	uint64_t allocs;	/* its stacks' allocations in the last interval */
+	uint64_t samples;	/* the sampled blocks its stacks hold */
 	bool import;		/* allocated by an import: start-up by definition */
 };
 
-/* Start-up as of the last report, judged by its n sites. 0 or -ENOMEM. */
+/*
+ * Start-up as of the last report, judged by its n sites. A site's first
+ * sample says that it ran, not when it began: a loop's rare line is first
+ * sampled long after it began. So a site not seen before counts as new code
+ * only by its samples beyond the first, (k - 1)/k of its allocations with k
+ * samples: a rare site adds nothing, a new bulk of code (k large) almost
+ * all. An import's sites always count whole. 0 or -ENOMEM.
+ */
 int history__startup_sites(struct history *h, const struct history_site *sites, size_t n);
 /*
  * The growth of the sum of snapshot sites sites[0..n) (the stacks of one

@@ -14,6 +14,7 @@
 void history__by_site(struct history *h)
 {
 	h->by_site = true;
+	h->startup.by_site = true;
 }
 
 static const struct hstack *of_site(const struct history *h, size_t site)
@@ -67,16 +68,25 @@ static int remember(struct history *h, const struct history_site *sites, size_t 
  */
 int history__startup_sites(struct history *h, const struct history_site *sites, size_t n)
 {
-	uint64_t all = h->startup.unstored, fresh = h->startup.unstored;
+	uint64_t all = h->startup.unstored;
+	double fresh = (double)h->startup.unstored;
 
 	if (!h->by_site)
 		return 0;
+	h->startup.new_sites = 0;
 	for (size_t i = 0; i < n; i++) {
-		all += sites[i].allocs;
-		if (sites[i].import || !seen_in(h->seen, h->nr_seen, sites[i].key))
-			fresh += sites[i].allocs;
+		const struct history_site *s = &sites[i];
+
+		all += s->allocs;
+		if (s->import) {
+			fresh += (double)s->allocs;
+		} else if (!seen_in(h->seen, h->nr_seen, s->key)) {
+			h->startup.new_sites++;
+			if (s->samples > 1)
+				fresh += (double)s->allocs * (double)(s->samples - 1) / (double)s->samples;
+		}
 	}
-	history__startup_judge(h, h->t_last, all ? fmin(1, (double)fresh / all) : 0,
+	history__startup_judge(h, h->t_last, all ? fmin(1, fresh / (double)all) : 0,
 			       h->reports > 1);
 	return remember(h, sites, n);
 }

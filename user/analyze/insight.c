@@ -249,6 +249,7 @@ static int startup_by_site(struct insight *in, const struct snapshot *snap,
 					       .import = true };
 		for (size_t j = i; j != SIZE_MAX; j = l->next[j]) {
 			v[nr].allocs += history__interval_allocs(in->h, snap_index(snap, agg, j));
+			v[nr].samples += r->stacks[j].samples;
 			v[nr].import = v[nr].import && r->stacks[j].site_import;
 		}
 		nr++;

@@ -243,9 +243,13 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 {
 	char a[COUNT_LEN], b[COUNT_LEN];
 
-	fprintf(f, "%u%% of the last interval's allocations came from code not run before\n"
-		"  (%s new %s", (unsigned)llround(100 * st->new_share),
-		report__count(st->new_stacks, a), report__plural(st->new_stacks, "stack", "stacks"));
+	uint32_t n = st->by_site ? st->new_sites : st->new_stacks;
+
+	/* Sampling: by site, an import's or one not seen before (analyze/history.h). */
+	fprintf(f, "%u%% of the last interval's %sallocations came from code not run before\n"
+		"  (%s new %s%s", (unsigned)llround(100 * st->new_share), st->by_site ? "estimated " : "",
+		report__count(n, a), st->by_site ? "site" : "stack",
+		st->by_site ? (n == 1 ? " or an import" : "s or imports") : n == 1 ? "" : "s");
 	if (st->unstored)
 		fprintf(f, "; %s %s whose stack the full stack map could not take",
 			report__count(st->unstored, b),

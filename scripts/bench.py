@@ -6,7 +6,8 @@ Usage: scripts/bench.py [--runs N] [--quick] [--no-doc] [--no-scale] [--no-unwin
 
 --only runs only what it names: workloads of the table below, and the parts
 after it: scale, unwind, python, python-objects (--py-objects on pyenv's 3.11),
-torch (the PyTorch job, scripts/bench_torch.py).
+torch (the PyTorch job, scripts/bench_torch.py), startup and reports (the tracer's
+start-up and its reports' CPU at many stacks, scripts/bench_tracer.py).
 
 Every workload runs untraced and under every tracer, interleaved: round after
 round, each (workload, tracer) once, so that drift of the machine spreads over
@@ -60,6 +61,7 @@ import tempfile
 import time
 
 import bench_torch
+import bench_tracer
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, ".output", "bench")
@@ -76,7 +78,7 @@ TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
 RUN_TIMEOUT = 120
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-PARTS = ("scale", "unwind", "python", "python-objects", "torch")	# what runs after the table
+PARTS = ("scale", "unwind", "python", "python-objects", "torch", "startup", "reports")	# what runs after the table
 
 # name: (argv, how it is timed[, the allocator LD_PRELOADed])
 WORKLOADS = {
@@ -901,6 +903,9 @@ def main(argv):
 		pyobjects_bench(runs)
 	if chosen("torch"):
 		bench_torch.bench(min(runs, bench_torch.ROUNDS), doc=doc)
+	tracer_parts = tuple(p for p in ("startup", "reports") if chosen(p))
+	if tracer_parts:
+		bench_tracer.bench(max(runs, bench_tracer.ROUNDS), tracer_parts, doc=doc)
 	return 0
 
 

@@ -25,7 +25,9 @@ main thread's run-queue delay: the tracer and anything else running on this
 machine's two cores) or stopped and blocked (for the tracer under -c at each
 library it maps, until that library's unwind table is built; reading its
 files). Beside it, the tracer's whole run (load, attach, reports, the final
-report) and the CPU time the tracer itself used. So where the time goes:
+report), the CPU time the tracer itself used and its peak RSS (its VmHWM,
+its mapped BPF tables included, from the memory line -v prints after each
+report; heaptrack's own memory is the job's, not apart). So where the time goes:
 floor against untraced is the traps; memleakbpf against the floor, its BPF
 programs, stack walks and stops.
 
@@ -34,6 +36,7 @@ Prints the table and rewrites the torch section of docs/PERFORMANCE.md.
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -54,6 +57,8 @@ ROUNDS = 3		# a traced job takes about a minute here
 STEPS = 1000		# torch_train.py's default: the loop is a second of the job untraced
 RUN_TIMEOUT = 900
 UNWIND_TABLE = "memleakbpf: unwind table "
+# memleakbpf -v's account of its memory after each report: its VmHWM, the mapped tables in it.
+OUR_PEAK = re.compile(r"our memory: RSS [\d.]+ \w+ \(peak ([\d.]+) (\w+)\)")
 
 
 def say(msg):
@@ -118,6 +123,16 @@ def tables(path):
 	return files, int(rows), int(kib.split()[0])
 
 
+def tracer_peak(path):
+	"""The tracer's peak RSS in MiB, from the last memory line of its -v log, or None."""
+	with open(path, errors="replace") as f:
+		found = OUR_PEAK.findall(f.read())
+	if not found:
+		return None
+	value, unit = found[-1]
+	return float(value) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}.get(unit, 1)
+
+
 def run(mode, steps, work):
 	"""One run's figures (s): job, user, sys, wait, stopped, whole, tracer_cpu; allocs, tables."""
 	out = os.path.join(work, mode)
@@ -141,6 +156,7 @@ def run(mode, steps, work):
 		with open(out + ".json") as f:
 			r["allocs"] = json.load(f)["totals"]["allocs"]
 		r["tables"] = tables(out + ".log")
+		r["peak_mib"] = tracer_peak(out + ".log")
 	return r
 
 
@@ -171,12 +187,13 @@ def med(runs, key):
 
 def table(vals, errors):
 	rows = [("mode", "job s (min..max)", "x untraced", "user s", "system s",
-		 "waiting for a core s", "stopped or blocked s", "whole run s", "tracer CPU s")]
+		 "waiting for a core s", "stopped or blocked s", "whole run s", "tracer CPU s",
+		 "tracer peak RSS MiB")]
 	base = med(vals["untraced"], "job") if vals.get("untraced") else None
 	for mode in MODES:
 		runs = vals.get(mode)
 		if not runs:
-			rows.append((mode, "n/a", errors.get(mode, "not run")[:60], "", "", "", "", "", ""))
+			rows.append((mode, "n/a", errors.get(mode, "not run")[:60], "", "", "", "", "", "", ""))
 			continue
 		jobs = [r["job"] for r in runs]
 		m = statistics.median(jobs)
@@ -185,8 +202,15 @@ def table(vals, errors):
 			     "%.2f" % med(runs, "sys"), "%.2f" % med(runs, "wait"),
 			     "%.2f" % med(runs, "stopped"),
 			     "%.2f" % med(runs, "whole"),
-			     "%.2f" % med(runs, "tracer_cpu") if mode != "untraced" else ""))
+			     "%.2f" % med(runs, "tracer_cpu") if mode != "untraced" else "",
+			     peak_cell(runs)))
 	return rows
+
+
+def peak_cell(runs):
+	"""memleakbpf's own peak RSS (its -v line); heaptrack's is in the job's, not apart."""
+	peaks = [r["peak_mib"] for r in runs if r.get("peak_mib")]
+	return "%.0f" % statistics.median(peaks) if peaks else ""
 
 
 def where_lines(vals):

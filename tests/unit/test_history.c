@@ -755,3 +755,85 @@ TEST(history_sampled_live_total_beyond_noise)
 	}
 	return true;
 }
+
+/* What a stack's counts should be after a report, kept the plain way. */
+struct expect {
+	bool seen;		/* in some snapshot so far: the history keeps it */
+	bool held;		/* has held bytes: its counts run */
+	uint64_t bytes;
+	uint32_t grew, shrank, intervals;
+};
+
+#define MERGE_KEYS 24
+
+static void expect_report(struct expect *e, bool present, uint64_t bytes)
+{
+	uint64_t now = present ? bytes : 0;
+
+	e->seen |= present;
+	if (!e->seen)
+		return;
+	if (!e->held) {
+		if (now) {
+			e->held = true;
+			e->intervals = e->grew = 1;
+		}
+	} else {
+		e->intervals++;
+		e->grew += now > e->bytes;
+		e->shrank += now < e->bytes;
+	}
+	e->bytes = now;
+}
+
+/*
+ * The merge of each snapshot into the stacks kept (done in place, from the
+ * end): keys that arrive between kept ones, keys that leave a snapshot and
+ * come back, snapshots in no order. Every stack's counts are those kept
+ * the plain way, found by its key and by its site of the last snapshot.
+ */
+TEST(history_merge_interleaved_keys)
+{
+	struct history *h = history__new();
+	struct expect e[MERGE_KEYS] = { 0 };
+	struct snap_site sites[MERGE_KEYS];
+	struct report_totals totals = { 0 };
+	struct report_growth g, by_site;
+	unsigned seed = 12345;
+
+	ASSERT(h);
+	for (int r = 1; r <= 14; r++) {
+		struct snapshot snap = { .sites = sites };
+
+		/* Key k arrives at report k % 7 + 1; ids interleave (7919 k mod 1000). */
+		for (int k = 0; k < MERGE_KEYS; k++) {
+			int at = (k * 5 + r) % MERGE_KEYS;	/* a different order each report */
+			uint64_t id = (uint64_t)(at * 7919 % 1000) + 1;
+			bool present = r >= at % 7 + 1 && (rand_r(&seed) % 5 != 0);
+			uint64_t bytes = (uint64_t)(rand_r(&seed) % 4) * 4096;
+
+			expect_report(&e[at], present, bytes);
+			if (present)
+				sites[snap.nr++] = (struct snap_site){
+					.stack_id = id, .api = API_MALLOC,
+					.stats = { .outstanding_bytes = bytes,
+						   .outstanding_allocs = bytes / 4096,
+						   .total_bytes = 4096ull * r,
+						   .total_allocs = (uint64_t)r } };
+		}
+		ASSERT(history__add(h, r, &snap, &totals, NULL) == 0);
+		for (int k = 0; k < MERGE_KEYS; k++) {
+			history__growth(h, (uint64_t)(k * 7919 % 1000) + 1, API_MALLOC, -1, &g);
+			ASSERT_EQ_U64(g.intervals, e[k].held ? e[k].intervals : 0);
+			ASSERT_EQ_U64(g.grew, e[k].held ? e[k].grew : 0);
+			ASSERT_EQ_U64(g.shrank, e[k].held ? e[k].shrank : 0);
+		}
+		for (size_t i = 0; i < snap.nr; i++) {
+			history__growth(h, sites[i].stack_id, API_MALLOC, -1, &g);
+			history__growth_site(h, i, -1, &by_site);
+			ASSERT(memcmp(&g, &by_site, sizeof(g)) == 0);
+		}
+	}
+	history__free(h);
+	return true;
+}

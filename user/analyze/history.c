@@ -56,11 +56,10 @@ static void free_stacks(struct history *h)
 	for (size_t i = 0; i < h->nr; i++)
 		free(h->stacks[i].vals);
 	free(h->stacks);
-	free(h->spare);
 	free(h->of_site);
-	h->stacks = h->spare = NULL;
+	h->stacks = NULL;
 	h->of_site = NULL;
-	h->nr = h->cap = h->cap_spare = h->nr_of_site = h->cap_of_site = 0;
+	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_vals = 0;
 }
 
 void history__free(struct history *h)
@@ -179,6 +178,7 @@ static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t 
 			return 0;
 		if (!s->vals && !(s->vals = calloc(HISTORY_POINTS, sizeof(uint64_t))))
 			return -ENOMEM;
+		h->nr_vals++;
 		/* It held nothing at the last report: that is where its series starts. */
 		s->t_zero = h->t_last;
 		s->first = point != NONE ? point : h->npoints;
@@ -205,23 +205,18 @@ static int update_site(struct history *h, struct hstack *s, const struct site_st
 	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
 }
 
-/* The snapshot's sites sorted by key, to merge with ours. */
-static const struct snap_site **sorted_sites(const struct snapshot *snap)
+/* The snapshot's keys sorted with their sites' indexes: compared in a row, no cache miss each. */
+static struct keyed *sorted_keys(const struct snapshot *snap)
 {
-	const struct snap_site **v = malloc((snap->nr ?: 1) * sizeof(*v));
 	struct keyed *keys = malloc((snap->nr ?: 1) * sizeof(*keys));
 
 	for (size_t i = 0; keys && i < snap->nr; i++)
 		keys[i] = (struct keyed){ snap->sites[i].stack_id, snap->sites[i].api, (uint32_t)i };
-	if (!v || !keys || keysort__sort(keys, snap->nr)) {
-		free(v);
+	if (keys && keysort__sort(keys, snap->nr)) {
 		free(keys);
 		return NULL;
 	}
-	for (size_t i = 0; i < snap->nr; i++)
-		v[i] = &snap->sites[keys[i].index];
-	free(keys);
-	return v;
+	return keys;
 }
 
 /* The allocations of one interval, and those of the stacks first seen in it. */
@@ -251,53 +246,64 @@ static void count_interval(struct interval *iv, struct hstack *s,
 	}
 }
 
+static int cmp_key(const struct hstack *s, const struct keyed *k)
+{
+	return report__cmp_site(s->stack_id, s->api, k->hi, k->lo);
+}
+
+/* The snapshot's keys we keep no stack for yet (both sorted; keys has no repeats). */
+static size_t count_fresh(const struct history *h, const struct keyed *keys, size_t nr)
+{
+	size_t i = 0, fresh = 0;
+
+	for (size_t j = 0; j < nr; j++) {
+		while (i < h->nr && cmp_key(&h->stacks[i], &keys[j]) < 0)
+			i++;
+		fresh += i == h->nr || cmp_key(&h->stacks[i], &keys[j]) != 0;
+	}
+	return fresh;
+}
+
 /*
- * Merge the snapshot's sites into the stacks (both sorted) and update each,
- * counting the interval's allocations into iv. A stack the snapshot lacks
- * holds nothing: sites only leave the maps when they are cleared.
+ * Merge the snapshot's sites into the stacks (both sorted), update each, count the
+ * interval's allocations into iv. A stack the snapshot lacks holds nothing. In place,
+ * from the end: stacks never leave, so ours only move to later slots, free by then.
  */
 static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
 		 struct interval *iv)
 {
-	const struct snap_site **v = sorted_sites(snap);
-	struct hstack *out;
-	size_t i = 0, j = 0, n = 0, n_cap;
+	struct keyed *keys = sorted_keys(snap);
+	size_t i = h->nr, j = snap->nr, n;
 	int err = 0;
 
 	h->nr_of_site = 0;
-	if (!v || vec__reserve(&h->spare, &h->cap_spare, h->nr + snap->nr + 1, sizeof(*out)) ||
-	    vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site))) {
-		free(v);
+	n = keys ? h->nr + count_fresh(h, keys, snap->nr) : 0;
+	if (!keys || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
+	    vec__reserve(&h->stacks, &h->cap, n + 1, sizeof(*h->stacks))) {
+		free(keys);
 		return -ENOMEM;
 	}
-	out = h->spare;
-	while (i < h->nr || j < snap->nr) {
-		/* < 0: only ours; > 0: only the snapshot's; 0: both. */
-		int c = i == h->nr ? 1 : j == snap->nr ? -1 :
-			report__cmp_site(h->stacks[i].stack_id, h->stacks[i].api,
-					 v[j]->stack_id, v[j]->api);
-		struct hstack *s = &out[n++];
+	h->nr = n;
+	while (n > 0) {
+		/* > 0: only ours; < 0: only the snapshot's; 0: both. */
+		int c = j == 0 ? 1 : i == 0 ? -1 : cmp_key(&h->stacks[i - 1], &keys[j - 1]);
+		const struct snap_site *site = c <= 0 ? &snap->sites[keys[j - 1].index] : NULL;
+		struct hstack *s = &h->stacks[--n];
 
-		if (c <= 0)
-			*s = h->stacks[i++];
+		if (c >= 0)
+			*s = h->stacks[--i];
 		else
-			stack_init(s, v[j]->stack_id, v[j]->api);
+			stack_init(s, site->stack_id, site->api);
 		s->iv_allocs = 0;
-		if (c >= 0) {
-			count_interval(iv, s, v[j], c > 0);
-			h->of_site[v[j] - snap->sites] = (uint32_t)(n - 1);
+		if (site) {
+			count_interval(iv, s, site, c < 0);
+			h->of_site[keys[--j].index] = (uint32_t)n;
 		}
 		if (!err)
-			err = update_site(h, s, c >= 0 ? &v[j]->stats : NULL, t_s, point);
-		if (c >= 0)
-			j++;
+			err = update_site(h, s, site ? &site->stats : NULL, t_s, point);
 	}
-	free(v);
+	free(keys);
 	h->nr_of_site = snap->nr;
-	h->spare = h->stacks;
-	h->stacks = out;
-	n_cap = h->cap, h->cap = h->cap_spare, h->cap_spare = n_cap;
-	h->nr = n;
 	return err;
 }
 
@@ -555,6 +561,15 @@ void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, d
 		     struct report_growth *g)
 {
 	growth_or_none(h, find(h, stack_id, api), age_s, g);
+}
+
+size_t history__bytes(const struct history *h, size_t *stacks)
+{
+	*stacks = h->nr;
+	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
+	       (h->nr_vals + 1) * HISTORY_POINTS * sizeof(uint64_t) +
+	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites) +
+	       h->cap_seen * sizeof(*h->seen);
 }
 
 void history__growth_site(const struct history *h, size_t site, double age_s,

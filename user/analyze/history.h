@@ -95,6 +95,8 @@ int history__tick(struct history *h, double t_s, const struct snap_live *live, s
  */
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
 		     struct report_growth *g);
+/* The bytes the history holds (-v: memuse.h), and in *stacks how many stacks. */
+size_t history__bytes(const struct history *h, size_t *stacks);
 /*
  * The same for site i of the snapshot history__add took last (the merge
  * found each site's stack already): no search for a report's 200,000

@@ -31,12 +31,10 @@ struct hstack {
 struct history {
 	struct hstack *stacks;	/* sorted by key */
 	size_t nr, cap;
-	/* The next merge's room, kept: 70 MiB fresh from the kernel at every report otherwise. */
-	struct hstack *spare;
-	size_t cap_spare;
 	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
 	uint32_t *of_site;
 	size_t nr_of_site, cap_of_site;
+	size_t nr_vals;		/* stacks whose points are kept (vals) */
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
 	uint32_t npoints;

@@ -64,6 +64,11 @@ struct insight *insight__new(bool attached)
 	return in;
 }
 
+size_t insight__bytes(const struct insight *in, size_t *stacks)
+{
+	return history__bytes(in->h, stacks);
+}
+
 void insight__free(struct insight *in)
 {
 	if (!in)

@@ -40,6 +40,8 @@ struct insight *insight__new(bool attached);
 /* -k: the kernel is the target: it never exits, and has no /proc/PID to read. */
 void insight__kernel(struct insight *in);
 void insight__free(struct insight *in);
+/* The bytes its history holds, and in *stacks how many stacks (-v: memuse.h). */
+size_t insight__bytes(const struct insight *in, size_t *stacks);
 /* The timer to watch; insight__due when it is readable. */
 int insight__fd(const struct insight *in);
 /* Tracing of pid began at start (CLOCK_MONOTONIC): the baseline, and the ticks. */

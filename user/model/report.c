@@ -209,6 +209,8 @@ const char *report__human_size(uint64_t bytes, char *buf, size_t len)
 
 void report__frame_free(struct report_frame *f)
 {
+	if (f->borrowed)
+		return;
 	free(f->function);
 	free(f->symbol);
 	free(f->module);

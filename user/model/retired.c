@@ -219,6 +219,11 @@ size_t retired__nr_stacks(const struct retired *r)
 	return r->nr_kept;
 }
 
+size_t retired__frame_bytes(const struct retired *r)
+{
+	return r->kept_bytes;
+}
+
 size_t retired__bytes(const struct retired *r)
 {
 	return sizeof(*r) + r->kept_bytes + r->cap_kept * sizeof(*r->kept) +

@@ -71,5 +71,7 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
 /* Stacks kept, and the bytes all of it takes. */
 size_t retired__nr_stacks(const struct retired *r);
 size_t retired__bytes(const struct retired *r);
+/* Of those, the stacks' frames (blobs the stack cache may share). */
+size_t retired__frame_bytes(const struct retired *r);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -224,8 +225,41 @@ static void unmap_tables(struct probes *p)
 		munmap(p->tables.sites, p->tables.sites_len);
 }
 
+static double seconds_since(clockid_t clock, const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * -v: how long loading took, and what the kernel's verifier checked of each
+ * program (instructions processed, which its time follows): most of a
+ * start-up's CPU (memleakbpf -c /bin/true, docs/PERFORMANCE.md).
+ */
+static void say_load(const struct probes *p, const struct timespec *t0,
+		     const struct timespec *cpu0)
+{
+	struct bpf_program *prog;
+
+	fprintf(stderr, "memleakbpf: BPF programs loaded in %.0f ms, %.0f ms of it on the CPU (the kernel's verifier, mostly); instructions checked:",
+		seconds_since(CLOCK_MONOTONIC, t0) * 1e3,
+		seconds_since(CLOCK_THREAD_CPUTIME_ID, cpu0) * 1e3);
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.verified_insns > 1000)
+			fprintf(stderr, " %s %u", bpf_program__name(prog), info.verified_insns);
+	}
+	fputc('\n', stderr);
+}
+
 int probes__load(const struct probes_config *cfg, struct probes **out)
 {
+	struct timespec t0, cpu0;
 	struct probes *p = calloc(1, sizeof(*p));
 	int err;
 
@@ -271,12 +305,16 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.exit_stop, PROBES_UPROBE_MULTI);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
 			strerror(-err));
 		goto fail;
 	}
+	if (p->verbose)
+		say_load(p, &t0, &cpu0);
 	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p) ?:
 	      trace_ring__start(p);
 	if (err)
@@ -400,8 +438,13 @@ static int clear_tables(struct probes *p)
 {
 	int err;
 
-	memset(p->tables.allocs, 0, p->tables.allocs_len);
-	memset(p->tables.sites, 0, p->tables.sites_len);
+	if (p->tables_written) {
+		memset(p->tables.allocs, 0, p->tables.allocs_len);
+		memset(p->tables.sites, 0, p->tables.sites_len);
+	}
+	/* Links kept through the exec (or a follower's) may write them again at once. */
+	p->tables_written = p->nr_attached || p->follow || p->dl.fd >= 0 ||
+			    p->py_exit.fds[0] >= 0 || p->py_exit.fds[1] >= 0 || p->exit_stop.fd >= 0;
 	err = clear_map(p->skel->maps.stack_traces);
 	if (!err)
 		err = clear_map(p->skel->maps.py_stacks);

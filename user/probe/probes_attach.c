@@ -83,8 +83,10 @@ int probes_attach__link_uprobes_pid(struct probes *p, pid_t pid, int prog_fd, co
 		.multi_flags = ret ? UPROBE_MULTI_RETURN : 0,
 		.pid = (__u32)pid,
 	};
-	int fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	int fd;
 
+	p->tables_written = true;	/* before the link: its first hit may come at once */
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	if (fd < 0)
 		return -errno;
 	/* --follow: an exec'd image's link, made again for each process it forks. */

@@ -117,6 +117,14 @@ struct probes {
 	void *image_ctx;
 	struct probes_cfi cfi;
 	struct probes_tables tables;
+	/*
+	 * A uprobe link was made since the tables were last emptied: BPF may
+	 * have written them. Until then clearing them skips the memset of
+	 * their 220 MiB (the kernel created them zeroed): at -c's first exec,
+	 * 15 ms of a start-up's CPU and every page of them touched for nothing.
+	 * Whatever else attaches a program that writes them must set it too.
+	 */
+	bool tables_written;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
 	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
 	/*

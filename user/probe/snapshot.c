@@ -495,6 +495,22 @@ void snapshot__free(struct snapshot *snap)
 	free(snap);
 }
 
+void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out)
+{
+	out->tables_mapped = p->tables.allocs_len + p->tables.sites_len;
+	pthread_mutex_lock(&p->stacks_lock);
+	out->stacks = stackcache__nr(p->stacks);
+	out->stack_bytes = stackcache__bytes(p->stacks);
+	pthread_mutex_lock(&p->retired_lock);
+	out->retired = retired__nr_stacks(p->retired);
+	out->retired_frames = retired__frame_bytes(p->retired);
+	out->retired_bytes = retired__bytes(p->retired) - out->retired_frames;
+	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_unlock(&p->stacks_lock);
+	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +
+				     p->tables.slots * sizeof(*snap->site_of_slot) : 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

@@ -119,6 +119,16 @@ void snapshot__start_recount(struct snapshot *snap);
 int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
 void snapshot__free(struct snapshot *snap);
 
+/* What the tables' readings hold in our memory (-v: analyze/memuse.h). */
+struct snapshot_memory {
+	size_t tables_mapped;	/* the BPF tables of live blocks and sites, mmap'ed (kernel memory) */
+	size_t stacks, stack_bytes;	/* the stack cache: stacks read, their frames and index */
+	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
+	size_t retired_frames;	/* and their frames, blobs the cache holds too while reports read them */
+	size_t snapshot_bytes;	/* snap's sites and slot index */
+};
+void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out);
+
 /* The distinct process tags of snap's sites, ascending, into *tags (grown; *cap). 0 or -ENOMEM. */
 int snapshot__tags(const struct snapshot *snap, uint32_t **tags, size_t *cap, size_t *nr);
 

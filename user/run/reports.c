@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/memuse.h"
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
 #include "cli/opts.h"
@@ -376,6 +377,16 @@ static void say_cost(struct tracer *tr, const struct report *r)
 		100 * (share < 1 ? share : 1), share < 0.95 ? 1 - share : 0.05);
 }
 
+/* -v: what our memory is for, at each report (the peak comes with one). */
+static void say_memory(struct tracer *tr, const struct snapshot *snap)
+{
+	struct snapshot_memory m;
+	size_t stacks, bytes = insight__bytes(tr->ins, &stacks);
+
+	snapshot__memory(tr->probes, snap, &m);
+	memuse__say(stderr, &m, stacks, bytes);
+}
+
 /* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
@@ -401,6 +412,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 			job->final ? "final report" : "report", tracer__since(&t0) * 1e3,
 			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6,
 			b.maps_s * 1e3, b.frames_s * 1e3, b.r->nr_stacks);
+	if (!err && tr->opts->verbose)
+		say_memory(tr, b.snap);
 	built_free(&b);
 	return err;
 }

@@ -145,6 +145,31 @@ static int frames_append(const struct report_frame *src, size_t n, const char *m
 }
 
 /*
+ * The same, borrowing the strings: a cache entry's, and the module's path,
+ * live until symbolizer__reset and modules__clear, which come between
+ * reports, never while one is built or written (run/reports.c).
+ */
+static int frames_borrow(const struct report_frame *src, size_t n, const char *module,
+			 uint64_t addr, uint64_t offset, struct report_frame **frames, size_t *nr)
+{
+	struct report_frame *v = realloc(*frames, (*nr + n) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*frames = v;
+	for (size_t i = 0; i < n; i++) {
+		struct report_frame *f = &v[(*nr)++];
+
+		*f = src[i];
+		f->address = addr;
+		f->module_offset = module ? offset : 0;
+		f->module = (char *)module;
+		f->borrowed = true;
+	}
+	return 0;
+}
+
+/*
  * An address in no mapped file: JIT code, if the target's perf map names it
  * (the map's addresses are absolute: its "module" has bias 0). Never cached:
  * a JIT reuses its memory for other code.
@@ -239,7 +264,7 @@ int symbolizer__resolve(struct symbolizer *s, const struct modules *mods, uint64
 			return err;
 		}
 	}
-	return frames_append(e->frames, e->nr, m->path, addr, vaddr, frames, nr);
+	return frames_borrow(e->frames, e->nr, m->path, addr, vaddr, frames, nr);
 }
 
 int symbolizer__warm(struct symbolizer *s, const struct modules *mods, uint64_t addr)

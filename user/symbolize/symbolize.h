@@ -21,7 +21,9 @@ struct symbolizer *symbolizer__new(const char *const *debug_dirs, size_t nr_debu
 /*
  * Resolve addr among mods into one or more frames (innermost first; more than
  * one when the address lies in inlined code), appended to *frames and *nr (a
- * realloc'd array the caller frees with report__free's rules).
+ * realloc'd array the caller frees with report__free's rules). A frame
+ * of a mapped file borrows its strings (report_frame.borrowed): they are
+ * valid until symbolizer__reset, symbolizer__free or the module's removal.
  * return_address: addr is a return address, so it is looked up at addr - 1
  * to land on the call instruction's line. An address in no module is looked
  * up in the target's /tmp/perf-PID.map (JIT code). Unknown parts stay

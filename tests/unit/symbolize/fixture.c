@@ -270,10 +270,27 @@ bool fx_frames_are(const struct report_frame *frames, size_t nr, const struct fx
 
 void fx_frames_free(struct report_frame *frames, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		free(frames[i].function);
-		free(frames[i].module);
-		free(frames[i].file);
-	}
+	for (size_t i = 0; i < nr; i++)
+		report__frame_free(&frames[i]);
 	free(frames);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+struct report_frame *fx_frames_copy(const struct report_frame *frames, size_t nr)
+{
+	struct report_frame *v = calloc(nr ?: 1, sizeof(*v));
+
+	for (size_t i = 0; v && i < nr; i++) {
+		v[i] = frames[i];
+		v[i].function = dup_or_null(frames[i].function);
+		v[i].symbol = dup_or_null(frames[i].symbol);
+		v[i].module = dup_or_null(frames[i].module);
+		v[i].file = dup_or_null(frames[i].file);
+		v[i].borrowed = false;
+	}
+	return v;
 }

@@ -49,5 +49,7 @@ struct fx_frame {
 bool fx_frames_are(const struct report_frame *frames, size_t nr, const struct fx_frame *want,
 		   size_t n);
 void fx_frames_free(struct report_frame *frames, size_t nr);
+/* Copies that own their strings: kept past a symbolizer__reset (frames borrow theirs). */
+struct report_frame *fx_frames_copy(const struct report_frame *frames, size_t nr);
 
 #endif

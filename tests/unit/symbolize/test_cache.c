@@ -70,8 +70,12 @@ TEST(sym_file_read_once_per_run)
 
 	/* The first load: the file is read (one descriptor kept by libdwfl). */
 	ok = ok && !fx_load(mods, bin, BIAS_A) &&
-	     resolve_counting(s, mods, BIAS_A, vaddr, &first, &nfirst, &fds);
+	     resolve_counting(s, mods, BIAS_A, vaddr, &f, &nfirst, &fds);
 	ASSERT(ok && nfirst == 3 && fds == 1);
+	/* Kept past the resets below, which end what the frames borrow. */
+	first = fx_frames_copy(f, nfirst);
+	fx_frames_free(f, nfirst);
+	ASSERT(first);
 	/* The same file loaded again elsewhere (dlopen after dlclose): not reread. */
 	ok = !fx_load(mods, bin, BIAS_B) && resolve_counting(s, mods, BIAS_B, vaddr, &f, &nf, &fds);
 	ok = ok && same_frames(first, nfirst, f, nf) && fds == 0 && f[0].address == BIAS_B + vaddr;
@@ -218,5 +222,34 @@ TEST(sym_modules_find_newest_over_an_address)
 	if (ma->end > m->end)
 		ASSERT(modules__find(mods, m->end) == ma);
 	modules__free(mods);
+	return true;
+}
+
+/*
+ * A report's frames borrow the cache's strings (no copy per frame), and
+ * freeing them leaves the cache's: the next report gets the same.
+ */
+TEST(sym_frames_borrow_the_cache)
+{
+	const char *bin = fx_victim("v_inline");
+	uint64_t vaddr = fx_call_return(bin, "via_inl_host", "calloc@plt", 0);
+	struct modules *mods = modules__new(getpid());
+	struct symbolizer *s = symbolizer__new(NULL, 0);
+	struct report_frame *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	int fds;
+	bool ok = mods && s && vaddr && !fx_load(mods, bin, BIAS_A) &&
+		  resolve_counting(s, mods, BIAS_A, vaddr, &a, &na, &fds) && na == 3;
+
+	for (size_t i = 0; ok && i < na; i++)
+		ok = a[i].borrowed && a[i].function;
+	ok = ok && resolve_counting(s, mods, BIAS_A, vaddr, &b, &nb, &fds) && nb == na &&
+	     b[0].function == a[0].function && b[2].file == a[2].file;
+	fx_frames_free(a, na);
+	ok = ok && same_frames(b, nb, b, nb) && b[0].function && strlen(b[0].function) > 0;
+	fx_frames_free(b, nb);
+	symbolizer__free(s);
+	modules__free(mods);
+	ASSERT(ok);
 	return true;
 }

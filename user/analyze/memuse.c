@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the tracer's memory is for (memuse.h). The resident set counts the
+ * BPF tables it maps (file pages of kernel memory, there from the start),
+ * and malloc's heap: what it hands out (the parts, the rest: symbolizer,
+ * modules, Python's code, unwind rows, the report being built) and what
+ * it keeps free after a report gave it back.
+ */
+#include <malloc.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "memuse.h"
+#include "model/report.h"
+#include "util/proc.h"
+
+/* A "key:" line of our status, in bytes; 0 when it cannot be read. */
+static size_t status_bytes(const char *key)
+{
+	char v[64];
+
+	return proc__status(getpid(), key, v, sizeof(v)) ? 0 : strtoull(v, NULL, 10) * 1024;
+}
+
+static const char *mib(size_t bytes, char *buf, size_t len)
+{
+	return report__human_size(bytes, buf, len);
+}
+
+void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, size_t history_bytes)
+{
+	struct mallinfo2 mi = mallinfo2();
+	size_t used = mi.uordblks + mi.hblkhd;
+	size_t counted = p->stack_bytes + p->retired_bytes + history_bytes + p->snapshot_bytes;
+	char b[9][32];
+
+	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), of it mapped BPF tables %s "
+		"(kernel memory); malloc %s in use, %s kept free: stack cache %s (%zu stacks), "
+		"stacks kept aside %s (%zu; their frames %s, shared with the cache), history %s "
+		"(%zu stacks), this report's snapshot %s, "
+		"the rest %s (symbolizer, modules, Python code, unwind rows, the report)\n",
+		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0,
+		mib(p->tables_mapped, b[0], 32), mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
+		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->retired_bytes, b[4], 32),
+		p->retired, mib(p->retired_frames, b[5], 32), mib(history_bytes, b[6], 32), history,
+		mib(p->snapshot_bytes, b[7], 32), mib(used > counted ? used - counted : 0, b[8], 32));
+}

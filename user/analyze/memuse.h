@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the tracer's own memory is for (-v): its resident set beside the
+ * parts it can count, the rest named by what it holds. Pure: the caller
+ * hands in the parts (the tables' readings, the history).
+ */
+#ifndef MEMUSE_H
+#define MEMUSE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "probe/snapshot.h"
+
+
+/* One line on out: the resident set, malloc's share, each part, the history's besides. */
+void memuse__say(FILE *out, const struct snapshot_memory *m, size_t history, size_t history_bytes);
+
+#endif

@@ -79,6 +79,7 @@ int history__startup_sites(struct history *h, const struct history_site *sites, 
 
 		all += s->allocs;
 		if (s->import) {
+			h->startup.new_sites += s->allocs > 0;
 			fresh += (double)s->allocs;
 		} else if (!seen_in(h->seen, h->nr_seen, s->key)) {
 			h->startup.new_sites++;

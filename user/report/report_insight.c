@@ -249,7 +249,7 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 	fprintf(f, "%u%% of the last interval's %sallocations came from code not run before\n"
 		"  (%s new %s%s", (unsigned)llround(100 * st->new_share), st->by_site ? "estimated " : "",
 		report__count(n, a), st->by_site ? "site" : "stack",
-		st->by_site ? (n == 1 ? " or an import" : "s or imports") : n == 1 ? "" : "s");
+		st->by_site ? (n == 1 ? " new or importing" : "s new or importing") : n == 1 ? "" : "s");
 	if (st->unstored)
 		fprintf(f, "; %s %s whose stack the full stack map could not take",
 			report__count(st->unstored, b),

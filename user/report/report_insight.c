@@ -314,7 +314,7 @@ static void print_no_growth(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
 
-	fputs("no stack grows steadily", f);
+	fputs(r->sampling ? "no site grows steadily" : "no stack grows steadily", f);
 	print_since_startup(r, f);
 	fprintf(f, "; the live blocks %s, ",
 		m->live.trend == TREND_SHRINKING ? "shrink" : "hold steady");
@@ -376,6 +376,7 @@ static void print_verdict(const struct report *r, FILE *f)
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
 		report_incomplete__text(r, f);
+		report_incomplete__sampling(r, f);
 		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
@@ -409,6 +410,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		break;
 	}
 	report_incomplete__text(r, f);
+	report_incomplete__sampling(r, f);
 	print_at_exit(r, f);
 	if (m->attached)
 		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/insight.h"
+#include "report/report_incomplete.h"
 #include "sample.h"
 #include "unit.h"
 
@@ -290,5 +291,45 @@ TEST(sampled_no_leak_no_growing_site)
 		sim_end(w);
 	}
 	free(w);
+	return true;
+}
+
+/*
+ * The least growth the report says sampling can tell from noise
+ * (report_incomplete__least_growth: z² x BYTES): a site that grows from
+ * nothing by that much in 64-byte blocks is judged (its estimate beyond
+ * 1.96 standard deviations of itself) about half the time, by a quarter of
+ * it almost never, by four times it almost always. 400 runs each: the
+ * binomial's standard deviation is 2.5% at most.
+ */
+static double judged_share(uint64_t growth)
+{
+	int judged = 0, runs = 400;
+
+	for (int r = 0; r < runs; r++) {
+		struct sim_stack s = { 0 };
+		struct sim *w = calloc(1, sizeof(*w));
+
+		if (!w)
+			return -1;
+		w->rng = sample_seed_of(7, r);
+		w->left = sample_exp_draw(MEAN, sample_xorshift(&w->rng));
+		allocate(w, &s, growth / 64, 64, true);
+		judged += (double)s.bytes >
+			  REPORT_Z95 * sqrt((double)s.var * (double)(1ULL << MEMLEAK_VAR_SHIFT));
+		free(w);
+	}
+	return (double)judged / runs;
+}
+
+TEST(sampled_least_growth_is_the_noise_floor)
+{
+	const struct report_sampling s = { .by_bytes = true, .mean = MEAN };
+	double least = report_incomplete__least_growth(&s), p;
+
+	ASSERT(fabs(least - 3.8415 * MEAN) < 0.001 * MEAN);	/* ~1.9 MiB */
+	ASSERT((p = judged_share((uint64_t)(least / 4))) >= 0 && p < 0.05);
+	ASSERT((p = judged_share((uint64_t)least)) > 0.3 && p < 0.75);
+	ASSERT(judged_share((uint64_t)(least * 4)) > 0.95);
 	return true;
 }

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyze/history.h"
 #include "analyze/insight.h"
 #include "report/report_incomplete.h"
 #include "sample.h"
@@ -206,10 +207,10 @@ static void sim_end(struct sim *w)
 }
 
 /* The run to its end, a report each second; the rare line's first sample's second. */
-static bool run(struct sim *w, bool leak, int *rare_at)
+static bool run_for(struct sim *w, bool leak, int *rare_at, int seconds)
 {
 	*rare_at = 0;
-	for (int t = 1; t <= SECONDS; t++) {
+	for (int t = 1; t <= seconds; t++) {
 		second(w, t, leak);
 		if (!*rare_at && w->stacks[NR - 1].samples)
 			*rare_at = t;
@@ -217,6 +218,11 @@ static bool run(struct sim *w, bool leak, int *rare_at)
 			return false;
 	}
 	return true;
+}
+
+static bool run(struct sim *w, bool leak, int *rare_at)
+{
+	return run_for(w, leak, rare_at, SECONDS);
 }
 
 static enum site site_of(const struct sim *w, size_t i)
@@ -331,5 +337,29 @@ TEST(sampled_least_growth_is_the_noise_floor)
 	ASSERT((p = judged_share((uint64_t)(least / 4))) >= 0 && p < 0.05);
 	ASSERT((p = judged_share((uint64_t)least)) > 0.3 && p < 0.75);
 	ASSERT(judged_share((uint64_t)(least * 4)) > 0.95);
+	return true;
+}
+
+/*
+ * A long run: past HISTORY_POINTS reports the kept points are thinned (a
+ * site's sum is made of its stacks' thinned points, some stacks first seen
+ * at a report that is not kept); the leak is still its site's alone.
+ */
+TEST(sampled_leak_found_after_thinning)
+{
+	struct sim *w = calloc(1, sizeof(*w));
+	size_t growing = 0;
+	int rare_at;
+
+	ASSERT(w && sim_start(w, 2) && run_for(w, true, &rare_at, 3 * HISTORY_POINTS / 2));
+	for (size_t i = 0; i < w->r->nr_stacks; i++) {
+		if (w->r->stacks[i].growth.trend != TREND_GROWING)
+			continue;
+		ASSERT(site_of(w, i) == LEAK);
+		growing++;
+	}
+	ASSERT(growing >= LEAK_STACKS / 2 && w->r->analysis->memory.startup.end_s <= IMPORT_END + 2);
+	sim_end(w);
+	free(w);
 	return true;
 }

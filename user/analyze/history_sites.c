@@ -118,7 +118,14 @@ static void add_stack(const struct history *h, struct hstack *sum, const struct 
 /* The sum's intervals, and those in which it grew or fell: from its kept points, and the last. */
 static void count_moves(const struct history *h, struct hstack *sum)
 {
-	uint64_t prev = sum->vals[sum->first];
+	uint64_t prev;
+
+	/* Its first bytes came at the last report, not a kept point: one interval, grown. */
+	if (sum->first >= h->npoints) {
+		sum->intervals = sum->grew = 1;
+		return;
+	}
+	prev = sum->vals[sum->first];
 
 	for (uint32_t i = sum->first + 1; i <= h->npoints; i++) {
 		uint64_t v = i < h->npoints ? sum->vals[i] : sum->bytes;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Start-up and growth under --sample 512K, judged by site (analyze/history.h,
- * history__by_site), driven through insight.c as reports.c drives it: a
+ * Start-up and growth under --sample 512K, judged by site (analyze/history_sites.h),
+ * driven through insight.c as reports.c drives it: a
  * program's allocations drawn by the countdown of bpf/sample.h with a fixed
  * seed, a snapshot of the sampled stacks each second, their site frames set
  * before insight__fill.

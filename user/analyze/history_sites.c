@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Start-up and growth judged by site, under sampling (see history.h,
- * history__by_site): the report's sites, grouped by analyze/sites.c, are
+ * Start-up and growth judged by site, under sampling (see history_sites.h):
+ * the report's sites, grouped by analyze/sites.c, are
  * handed in by insight.c once their frames are known.
  */
 #include <errno.h>
@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "history_internal.h"
+#include "history_sites.h"
 #include "util/vec.h"
 
-void history__by_site(struct history *h)
+void history_sites__by_site(struct history *h)
 {
 	h->by_site = true;
 	h->startup.by_site = true;
@@ -22,7 +23,7 @@ static const struct hstack *of_site(const struct history *h, size_t site)
 	return site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL;
 }
 
-uint64_t history__interval_allocs(const struct history *h, size_t site)
+uint64_t history_sites__interval_allocs(const struct history *h, size_t site)
 {
 	const struct hstack *s = of_site(h, site);
 
@@ -66,7 +67,7 @@ static int remember(struct history *h, const struct history_site *sites, size_t 
  * of new or importing sites; the stacks the full stack map could not take
  * count as new (history.h, HISTORY_STARTUP_SHARE), as by stack.
  */
-int history__startup_sites(struct history *h, const struct history_site *sites, size_t n)
+int history_sites__startup(struct history *h, const struct history_site *sites, size_t n)
 {
 	uint64_t all = h->startup.unstored;
 	double fresh = (double)h->startup.unstored;
@@ -141,7 +142,7 @@ static void count_moves(const struct history *h, struct hstack *sum)
 	sum->grew = sum->grew ?: sum->intervals == 1;
 }
 
-void history__growth_sum(const struct history *h, const size_t *sites, size_t n, double age_s,
+void history_sites__growth_sum(const struct history *h, const size_t *sites, size_t n, double age_s,
 			 struct report_growth *g)
 {
 	uint64_t vals[HISTORY_POINTS] = { 0 };

@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "history.h"
+#include "history_sites.h"
 #include "insight.h"
 #include "sites.h"
 #include "target/memstat.h"
@@ -236,7 +237,7 @@ static int lists_make(const struct report *r, size_t n, struct site_lists *l)
 	return 0;
 }
 
-/* Start-up judged by the report's sites (history.h, history__by_site). */
+/* Start-up judged by the report's sites (history.h, history_sites__by_site). */
 static int startup_by_site(struct insight *in, const struct snapshot *snap,
 			   const struct aggregate *agg, const struct report *r, size_t n,
 			   const struct site_lists *l)
@@ -253,13 +254,13 @@ static int startup_by_site(struct insight *in, const struct snapshot *snap,
 		v[nr] = (struct history_site){ .key = sites__key(r->stacks[i].site_frame),
 					       .import = true };
 		for (size_t j = i; j != SIZE_MAX; j = l->next[j]) {
-			v[nr].allocs += history__interval_allocs(in->h, snap_index(snap, agg, j));
+			v[nr].allocs += history_sites__interval_allocs(in->h, snap_index(snap, agg, j));
 			v[nr].samples += r->stacks[j].samples;
 			v[nr].import = v[nr].import && r->stacks[j].site_import;
 		}
 		nr++;
 	}
-	err = history__startup_sites(in->h, v, nr);
+	err = history_sites__startup(in->h, v, nr);
 	free(v);
 	return err;
 }
@@ -283,7 +284,7 @@ static void site_growth(struct insight *in, const struct snapshot *snap,
 		if (r->stacks[j].growth.age_s > age)
 			age = r->stacks[j].growth.age_s;
 	}
-	history__growth_sum(in->h, idx, nr, age, &g);
+	history_sites__growth_sum(in->h, idx, nr, age, &g);
 	for (size_t j = first; j != SIZE_MAX; j = l->next[j]) {
 		struct report_growth *s = &r->stacks[j].growth;
 		bool rose = s->slope > 0 &&
@@ -303,7 +304,7 @@ static int growth_by_site(struct insight *in, const struct snapshot *snap,
 	size_t *idx = malloc((n ?: 1) * sizeof(*idx));
 	int err = idx ? lists_make(r, n, &l) : -ENOMEM;
 
-	history__by_site(in->h);
+	history_sites__by_site(in->h);
 	if (!err)
 		err = startup_by_site(in, snap, agg, r, n, &l);
 	for (size_t i = 0; !err && i < n; i++)

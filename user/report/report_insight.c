@@ -245,7 +245,7 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 
 	uint32_t n = st->by_site ? st->new_sites : st->new_stacks;
 
-	/* Sampling: by site, an import's or one not seen before (analyze/history.h). */
+	/* Sampling: by site, an import's or one not seen before (analyze/history_sites.h). */
 	fprintf(f, "%u%% of the last interval's %sallocations came from code not run before\n"
 		"  (%s new %s%s", (unsigned)llround(100 * st->new_share), st->by_site ? "estimated " : "",
 		report__count(n, a), st->by_site ? "site" : "stack",

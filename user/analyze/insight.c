@@ -237,7 +237,7 @@ static int lists_make(const struct report *r, size_t n, struct site_lists *l)
 	return 0;
 }
 
-/* Start-up judged by the report's sites (history.h, history_sites__by_site). */
+/* Start-up judged by the report's sites (history_sites.h). */
 static int startup_by_site(struct insight *in, const struct snapshot *snap,
 			   const struct aggregate *agg, const struct report *r, size_t n,
 			   const struct site_lists *l)

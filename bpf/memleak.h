@@ -96,6 +96,8 @@ enum memleak_counter {
 	 * a missed free leaves its block outstanding.
 	 */
 	CNT_KERNEL_MISSED,
+	CNT_PY_CODES_UNTOLD,	/* a code object freed without note (py_code_freed full): frames
+				   at its address may be named after it */
 	CNT__COUNT,
 };
 
@@ -443,6 +445,12 @@ struct py_frame {
 	 * from one created later at the same address, once it is freed.
 	 */
 	__u64 linetable;
+	/*
+	 * When the code object's address was last freed (py_code_gen then;
+	 * 0: not while its code_dealloc was probed): the linetable's address
+	 * may be freed and reused with it, this cannot.
+	 */
+	__u64 born;
 };
 
 #define PY_STACK_TRUNCATED 1	/* py_stack.flags: deeper than MEMLEAK_PY_MAX_FRAMES */
@@ -467,8 +475,9 @@ struct py_stack {
 #define PY_CODE_TABLE_CUT 2	/* co_linetable is longer than the copy */
 
 struct py_code {
-	__u64 code;		/* with linetable, the key of struct py_frame */
+	__u64 code;		/* with linetable and born, the key of struct py_frame */
 	__u64 linetable;
+	__u64 born;
 	__s32 firstlineno;
 	__s32 firsttraceable;
 	__u32 table_len;	/* bytes in table */

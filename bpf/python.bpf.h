@@ -138,6 +138,108 @@ static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *
 	return ts;
 }
 
+/*
+ * Code objects freed. User space probes the interpreter's code_dealloc
+ * (PyCode_Type.tp_dealloc), which runs before a code object's memory can
+ * be freed and given to a new one: it counts the free (py_code_frees) and
+ * notes, by address, that count as the address was last freed. A frame's
+ * code is then known by (address, linetable, that count: born): a later
+ * code object at the same address is told from it even when its
+ * linetable took the freed one's address too (as both do when a program
+ * compiles one small module after another).
+ *
+ * Each code object's linetable and born are kept per CPU by code address
+ * (py_lines), read once instead of at every frame of every allocation (a
+ * user read each, 80 to 160 ns here, most of a Python stack's cost). The
+ * probe clears the freed address's entry on every CPU before the memory
+ * can go to another object; a code object on the walking thread's frame
+ * chain is alive (its frame holds a reference), so an entry written from
+ * it is true until then. (Voiding every entry at each free, as a first
+ * version did, left a torch import, which frees a code object every 70
+ * allocations, nearly nothing cached.) py_code_gen voids them all: user
+ * space moves it when another interpreter comes. py_code_cache is set
+ * once the probe is in place; the target's own interpreter only: a
+ * followed process's code_dealloc is not probed (its frames' born is 0).
+ */
+#define PY_LINE_CACHE 1024	/* 32 KiB a CPU, what a per-CPU value holds at most */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);	/* a code object's address */
+	__type(value, __u64);	/* py_code_gen when a code object there was last freed */
+	__uint(max_entries, 1 << 20);	/* 4 x --stack-storage-size */
+} py_code_freed SEC(".maps");
+
+struct py_line_slot {
+	__u64 code, linetable, born;
+	/*
+	 * The three and py_code_gen mixed: a slot of another generation, or
+	 * half written by a preempted program, fails it.
+	 */
+	__u64 check;
+};
+
+struct py_line_cache {
+	struct py_line_slot slot[PY_LINE_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct py_line_cache);
+	__uint(max_entries, 1);
+} py_lines SEC(".maps");
+
+__u64 py_code_gen;	/* moved by user space: every py_lines entry of an older one is void */
+__u64 py_code_frees;	/* code objects freed (born) */
+__u32 py_code_cache;	/* the code_dealloc probe is in place: py_lines may be used */
+const volatile __u32 nr_cpus = 1;	/* possible CPUs: py_lines' copies */
+#define PY_LINES_CPUS 1024
+
+struct py_forget {
+	__u64 code;
+	__u32 idx;
+};
+
+/* Clear code's entry in one CPU's py_lines. */
+static long py_forget_on(__u32 cpu, void *ctx)
+{
+	struct py_forget *f = ctx;
+	struct py_line_cache *c;
+	__u32 zero = 0;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&py_lines, &zero, cpu);
+	if (c && c->slot[f->idx & (PY_LINE_CACHE - 1)].code == f->code)
+		c->slot[f->idx & (PY_LINE_CACHE - 1)].code = 0;	/* one store: its check fails */
+	return 0;
+}
+
+static __always_inline __u32 py_line_idx(__u64 code)
+{
+	return (code >> 4 ^ code >> 14) & (PY_LINE_CACHE - 1);
+}
+
+static __always_inline __u64 py_line_check(__u64 code, __u64 linetable, __u64 gen, __u64 born)
+{
+	return mix(mix(mix(code, linetable), gen), born);
+}
+
+/* Attached to the entry of the target's code_dealloc (user/probe/probes_python.c). */
+SEC("uprobe")
+int py_code_dealloc(struct pt_regs *ctx)
+{
+	__u64 code = PT_REGS_PARM1(ctx), born = __sync_fetch_and_add(&py_code_frees, 1) + 1;
+	struct py_forget f = { code, py_line_idx(code) };
+
+	if (bpf_map_update_elem(&py_code_freed, &code, &born, BPF_ANY))
+		count(CNT_PY_CODES_UNTOLD);
+	bpf_loop(PY_LINES_CPUS, py_forget_on, &f, 0);
+	return 0;
+}
+
 struct py_walk {
 	const struct py_offsets *o;	/* the interpreter's: the target's, or an exec'd image's */
 	__u64 tag;		/* or'd into each linetable: its process's (PY_LINETABLE_TAG) */
@@ -145,6 +247,8 @@ struct py_walk {
 	struct py_stack *st;
 	struct stack_window *win;	/* the native walk's, free by now */
 	bool fault;
+	struct py_line_cache *lines;	/* NULL: read every linetable */
+	__u64 gen;		/* py_code_gen as the walk began */
 };
 
 /*
@@ -174,6 +278,36 @@ static __always_inline __u32 head_u8(const __u64 *head, __u32 off)
 	return off < MEMLEAK_PY_FRAME_HEAD ? ((const __u8 *)head)[off & 127] : MEMLEAK_PY_NONE;
 }
 
+/*
+ * code's co_linetable, and in *born when its address was last freed: from
+ * this CPU's py_lines when it holds them.
+ */
+static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *born)
+{
+	struct py_line_slot *e;
+	__u64 lt, *freed;
+
+	*born = 0;
+	if (!w->lines)
+		return py_read(code, w->o->code_linetable);
+	e = &w->lines->slot[py_line_idx(code)];
+	if (e->code == code && e->check == py_line_check(code, e->linetable, w->gen, e->born)) {
+		*born = e->born;
+		return e->linetable;
+	}
+	lt = py_read(code, w->o->code_linetable);
+	freed = bpf_map_lookup_elem(&py_code_freed, &code);
+	if (freed)
+		*born = *freed;
+	if (lt) {
+		e->code = code;
+		e->linetable = lt;
+		e->born = *born;
+		e->check = py_line_check(code, lt, w->gen, *born);
+	}
+	return lt;
+}
+
 /* One frame per bpf_loop round: the verifier checks the step once. */
 static long py_step(__u32 i, void *ctx)
 {
@@ -182,7 +316,7 @@ static long py_step(__u32 i, void *ctx)
 	const struct py_offsets *o = w->o;
 	struct py_stack *st = w->st;
 	__u32 n = st->nr;
-	__u64 code;
+	__u64 code, born;
 
 	if (!w->frame)
 		return 1;
@@ -206,7 +340,8 @@ static long py_step(__u32 i, void *ctx)
 	}
 	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].code = code;
 	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].instr = head_u64(head, o->instr);
-	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].linetable = py_read(code, o->code_linetable) | w->tag;
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].linetable = py_linetable(w, code, &born) | w->tag;
+	st->frames[n & (MEMLEAK_PY_MAX_FRAMES - 1)].born = born;
 	/* 3.11: the frame an evaluation loop was entered with. */
 	if (o->is_entry != MEMLEAK_PY_NONE && head_u8(head, o->is_entry))
 		st->entries |= 1ULL << (n & 63);
@@ -218,6 +353,7 @@ static long py_step(__u32 i, void *ctx)
 struct py_code_key {
 	__u64 code;
 	__u64 linetable;
+	__u64 born;
 };
 
 struct {
@@ -256,7 +392,7 @@ static long py_send_code(__u32 i, void *ctx)
 	const struct py_offsets *o = w->o;
 	struct py_stack *st = w->st;
 	struct py_frame *f = &st->frames[i & (MEMLEAK_PY_MAX_FRAMES - 1)];
-	struct py_code_key key = { f->code, f->linetable };
+	struct py_code_key key = { f->code, f->linetable, f->born };
 	__u64 table = f->linetable & ~PY_LINETABLE_TAGS;
 	static const __u8 one = 1;
 	struct py_code *c;
@@ -277,6 +413,7 @@ static long py_send_code(__u32 i, void *ctx)
 	}
 	c->code = key.code;
 	c->linetable = key.linetable;
+	c->born = key.born;
 	c->flags = 0;
 	c->firstlineno = (__s32)py_read(key.code, o->code_firstlineno);
 	c->firsttraceable = (__s32)py_read(key.code, o->code_firsttraceable);
@@ -303,11 +440,12 @@ static __always_inline bool same_py_stack(const struct py_stack *a, const struct
 
 	return a->nr == b->nr && a->flags == b->flags && a->entries == b->entries &&
 	       a->frames[0].instr == b->frames[0].instr &&
+	       a->frames[0].born == b->frames[0].born &&
 	       a->frames[last].instr == b->frames[last].instr;
 }
 
 /* The calling thread's Python frames, stored once; their hash, or 0 for none. */
-static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag)
+static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag, bool own)
 {
 	struct py_walk w = {};
 	struct py_stack *st, *old;
@@ -326,6 +464,10 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
 	if (w.win)
 		w.win->len = 0;
+	if (own && py_code_cache) {
+		w.gen = *(volatile __u64 *)&py_code_gen;
+		w.lines = bpf_map_lookup_elem(&py_lines, &zero);
+	}
 	w.frame = py_follow(hop, &o->frame[1], o->nr_frame - 1);
 	/* Twice the frames: from 3.12 on, each evaluation adds a shim frame. */
 	bpf_loop(2 * MEMLEAK_PY_MAX_FRAMES, py_step, &w, 0);
@@ -339,8 +481,8 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	for (int i = 0; i < MEMLEAK_PY_MAX_FRAMES; i++) {
 		if (i >= st->nr)
 			break;
-		h = mix(mix(mix(h, st->frames[i].code), st->frames[i].instr),
-			st->frames[i].linetable);
+		h = mix(mix(mix(mix(h, st->frames[i].code), st->frames[i].instr),
+			    st->frames[i].linetable), st->frames[i].born);
 	}
 	h = h ?: 1;
 	old = bpf_map_lookup_elem(&py_stacks, &h);
@@ -372,9 +514,9 @@ static __always_inline __u64 python_of(__u32 proc, __u32 image)
 	const struct py_offsets *o;
 
 	if (!follow || !image)
-		return py_enabled ? capture_python(&py, 0) : 0;
+		return py_enabled ? capture_python(&py, 0, !proc) : 0;
 	o = bpf_map_lookup_elem(&py_images, &image);
-	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT) : 0;
+	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT, false) : 0;
 }
 
 /*

@@ -484,6 +484,51 @@ def py_objects_refused(work, python, suggest):
 	common_checks(work, rc, 0, errs)
 	return errs
 
+CODE_REUSE_N = 200
+CODE_REUSE_BASE = 20000	# code_reuse.py's BASE: gen_K keeps BASE + 64*K bytes
+
+
+def code_reuse_errs(rep, reused):
+	"""Each gen_K of code_reuse.py: one block, at gen_K.py line 2, of its own size."""
+	if reused < CODE_REUSE_N // 2:
+		return ["the victim reused %d code object addresses of %d: the case shows nothing" % (
+			reused, CODE_REUSE_N)]
+	got = {}
+	for s in rep.get("stacks") or []:
+		_, f = py_site(s)
+		if f and s["api"] in PY_HEAP_APIS and s["bytes"] > 16384:
+			k = f.get("function", "?")
+			if (f.get("file"), f.get("line")) != ("%s.py" % k, 2):
+				return ["a block named at %s:%s %s" % (f.get("file"), f.get("line"), k)]
+			b, a = got.get(k, (0, 0))
+			got[k] = (b + s["bytes"], a + s["allocs"])
+	extra = got.get("gen_0", (0, 0))[0] - CODE_REUSE_BASE
+	errs = []
+	for k in range(CODE_REUSE_N):
+		want = (CODE_REUSE_BASE + 64 * k + extra, 1)
+		if got.get("gen_%d" % k) != want:
+			errs.append("gen_%d: %r (bytes, allocs), expected %r" % (k, got.get("gen_%d" % k), want))
+	if len(got) != CODE_REUSE_N:
+		errs.append("%d functions hold blocks, %d expected" % (len(got), CODE_REUSE_N))
+	return errs[:5]
+
+
+def py_code_reuse_case(work):
+	"""Code objects freed and their addresses given to new ones, each
+	allocating: every block named after its own function (the line tables
+	BPF keeps are voided as code objects are freed)."""
+	js = work.path("report.json")
+	cmd = "%s %s %d" % (PY, os.path.join(PYVICTIMS, "code_reuse.py"), CODE_REUSE_N)
+	argv = [TRACER, "-v", "--json", js, "--all-stacks", "-T", "10000", "-c", cmd]
+	p = work.start(argv, env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	m = re.search(r"^REUSED (\d+)$", work.read("tracer.stdout"), re.M)
+	errs = code_reuse_errs(load_report(js), int(m.group(1)) if m else 0)
+	if "code objects' line tables kept in BPF" not in work.read("tracer.stderr"):
+		errs.append("-v does not say that code_dealloc is probed")
+	common_checks(work, rc, 0, errs)
+	return errs
+
 
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
@@ -528,6 +573,7 @@ CASES = [
 	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
+	("py_code_reuse_c", TRACE, [PY], py_code_reuse_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
 	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
 	("py_objects_sample_c", TRACE, [pyenv_python("3.11")], py_objects_sample_case),

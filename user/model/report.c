@@ -28,6 +28,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_UNWIND_PENDING] = "unwind_pending",
 	[CNT_PROCS_MAP_FULL] = "procs_map_full",
 	[CNT_KERNEL_MISSED] = "kernel_missed",
+	[CNT_PY_CODES_UNTOLD] = "py_codes_untold",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -36,6 +37,7 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_SITES_MAP_FULL] = "--stack-storage-size",
 	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
+	[CNT_PY_CODES_UNTOLD] = "--stack-storage-size",
 };
 
 bool report__starts(const char *s, const char *prefix)

@@ -128,6 +128,10 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 				 cfg->stack_storage_size > (1u << 30) ? (1u << 31)
 								      : 2 * cfg->stack_storage_size);
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
+	/* Addresses of code objects freed: more of them than of stacks held (16 bytes each). */
+	bpf_map__set_max_entries(skel->maps.py_code_freed,
+				 cfg->stack_storage_size > (1u << 29) ? (1u << 31)
+								      : 4 * cfg->stack_storage_size);
 	/* --follow: a slot of unwind mappings for each exec'd image alive (1 MiB). */
 	if (cfg->follow)
 		bpf_map__set_max_entries(skel->maps.unwind_mappings,
@@ -276,6 +280,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->dl.fd = p->dl.file = -1;
 	p->py_exit.fds[0] = p->py_exit.fds[1] = -1;
 	p->py_exit.files[0] = p->py_exit.files[1] = -1;
+	p->py_exit.dealloc_fd = -1;
 	p->follow = cfg->follow;
 	p->symbols_prefix = cfg->symbols_prefix;
 	p->exit_stop.fd = -1;
@@ -292,6 +297,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->py_walk = probes_unwind__can_walk_tables();	/* bpf_loop */
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
+	p->skel->rodata->nr_cpus = (__u32)libbpf_num_possible_cpus();	/* py_lines (bpf/python.bpf.h) */
 	probes_sample__set(p, cfg);
 	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */
@@ -304,6 +310,7 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpf_program__set_expected_attach_type(p->skel->progs.api_exit, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.dl_debug_state, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, PROBES_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.py_code_dealloc, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.exit_stop, PROBES_UPROBE_MULTI);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);

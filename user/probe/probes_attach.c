@@ -655,7 +655,7 @@ int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
 void probes_attach__detach_all(struct probes *p)
 {
-	int fds[(LANES + 1) * p->nr_attached + 4];
+	int fds[(LANES + 1) * p->nr_attached + 5];
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_attached; i++) {
@@ -669,6 +669,9 @@ void probes_attach__detach_all(struct probes *p)
 			close(p->py_exit.files[i]);
 		p->py_exit.files[i] = -1;
 	}
+	if (p->py_exit.dealloc_fd >= 0)
+		fds[n++] = p->py_exit.dealloc_fd;
+	p->py_exit.dealloc_fd = -1;
 	if (p->dl.fd >= 0)
 		fds[n++] = p->dl.fd;
 	if (p->dl.file >= 0)

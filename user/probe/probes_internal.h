@@ -48,11 +48,15 @@ struct probes_dl {
 	__u64 offset;
 };
 
-/* A Python target's links on _exit and Py_FinalizeEx (probes_python.c). */
+/*
+ * A Python target's links on _exit and Py_FinalizeEx (probes_python.c),
+ * and on code_dealloc (py_code_freed, py_lines: bpf/python.bpf.h).
+ */
 struct probes_py_exit {
 	int fds[2];
 	int files[2];		/* --follow: their files (O_PATH) and offsets, for children */
 	__u64 offsets[2];
+	int dealloc_fd;
 };
 
 /* -c --reach: the link on _exit (probes_reach.c). */

@@ -29,6 +29,16 @@ static void close_python_exits(struct probes *p)
 	}
 }
 
+/* BPF reads every linetable again: no probe tells it of code objects freed. */
+static void close_python_dealloc(struct probes *p)
+{
+	p->skel->bss->py_code_cache = 0;
+	__sync_fetch_and_add(&p->skel->bss->py_code_gen, 1);
+	if (p->py_exit.dealloc_fd >= 0)
+		close(p->py_exit.dealloc_fd);
+	p->py_exit.dealloc_fd = -1;
+}
+
 static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 {
 	struct probes *p = ctx;
@@ -39,6 +49,7 @@ static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 	__sync_synchronize();
 	if (!py) {
 		close_python_exits(p);
+		close_python_dealloc(p);
 		bss->py_frozen = 0;
 		return 0;
 	}
@@ -107,6 +118,39 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 		close(p->py_exit.files[finalize]);
 	p->py_exit.files[finalize] = open(path, O_PATH | O_CLOEXEC);
 	p->py_exit.offsets[finalize] = (__u64)offset;
+	return 0;
+}
+
+/*
+ * The probe that notes code objects freed (py_code_freed, py_code_frees),
+ * then py_lines in use; path NULL: none (this interpreter's code_dealloc is
+ * not known). Before BPF walks the frames: a code object freed unnoticed
+ * would let a later one at its address pass for it. The link is the
+ * target's only: a followed process's frames do not use them
+ * (bpf/python.bpf.h).
+ */
+static int attach_dealloc(void *ctx, const char *path, uint64_t offset)
+{
+	struct probes *p = ctx;
+	__u64 off = offset, cookie = 0;
+	int fd;
+
+	close_python_dealloc(p);	/* another interpreter's, if any */
+	if (!path)
+		return 0;
+	fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.py_code_dealloc), path,
+					 &off, &cookie, 1, false);
+	if (fd < 0) {
+		fprintf(stderr, "memleakbpf: cannot probe code_dealloc in %s: %s; Python frames "
+			"are read in full\n", path, strerror(-fd));
+		return fd;
+	}
+	p->py_exit.dealloc_fd = fd;
+	__sync_synchronize();
+	p->skel->bss->py_code_cache = 1;
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf: code objects' line tables kept in BPF until freed "
+			"(code_dealloc probed at +0x%llx)\n", (unsigned long long)offset);
 	return 0;
 }
 
@@ -190,6 +234,7 @@ void probes_python__ops(struct probes *p, struct pytrace_ops *ops)
 		.on_exec = on_exec,
 		.on_code = on_code,
 		.attach_exit = attach_exit,
+		.attach_dealloc = attach_dealloc,
 		.attach_image_exit = attach_image_exit,
 		.each_stack = each_stack,
 		.blocks = blocks,

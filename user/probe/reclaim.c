@@ -486,7 +486,7 @@ static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 static void forget_codes(struct probes *p)
 {
 	struct bpf_map *map = p->skel->maps.py_codes_sent;
-	struct { __u64 code, linetable; } key;
+	struct { __u64 code, linetable, born; } key;
 	int fd = bpf_map__fd(map);
 
 	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))

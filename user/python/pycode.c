@@ -19,6 +19,7 @@
 struct code {
 	uint64_t addr;		/* 0: free slot */
 	uint64_t linetable_addr;	/* its co_linetable, as BPF read it */
+	uint64_t born;		/* when its address was last freed, as BPF noted (py_frame.born) */
 	bool valid;		/* read, and a code object */
 	char *function, *file;
 	int firstlineno, firsttraceable;
@@ -66,12 +67,14 @@ struct pycode *pycode__new(const struct py_layout *layout, uint64_t code_type)
 	return pc;
 }
 
-static size_t slot_of(const struct pycode *pc, uint64_t addr, uint64_t linetable)
+static size_t slot_of(const struct pycode *pc, uint64_t addr, uint64_t linetable, uint64_t born)
 {
-	size_t i = (size_t)(((addr ^ linetable) >> 4) * 0x9e3779b97f4a7c15ULL) & (pc->cap - 1);
+	size_t i = (size_t)(((addr ^ linetable ^ born) >> 4) * 0x9e3779b97f4a7c15ULL) &
+		   (pc->cap - 1);
 
 	while (pc->slots[i].addr &&
-	       (pc->slots[i].addr != addr || pc->slots[i].linetable_addr != linetable))
+	       (pc->slots[i].addr != addr || pc->slots[i].linetable_addr != linetable ||
+		pc->slots[i].born != born))
 		i = (i + 1) & (pc->cap - 1);
 	return i;
 }
@@ -86,8 +89,8 @@ static int grow(struct pycode *pc)
 		return -ENOMEM;
 	for (size_t i = 0; i < pc->cap; i++)
 		if (pc->slots[i].addr)
-			bigger.slots[slot_of(&bigger, pc->slots[i].addr,
-					     pc->slots[i].linetable_addr)] = pc->slots[i];
+			bigger.slots[slot_of(&bigger, pc->slots[i].addr, pc->slots[i].linetable_addr,
+					     pc->slots[i].born)] = pc->slots[i];
 	free(pc->slots);
 	*pc = bigger;
 	return 0;
@@ -230,12 +233,12 @@ int pycode__add(struct pycode *pc, const struct py_frame *f, pycode_read_fn read
 	struct code *c;
 	int err;
 
-	if (!f->code || pc->slots[slot_of(pc, f->code, f->linetable)].addr)
+	if (!f->code || pc->slots[slot_of(pc, f->code, f->linetable, f->born)].addr)
 		return 0;
 	if (2 * (pc->nr + 1) > pc->cap && grow(pc))
 		return -ENOMEM;
-	c = &pc->slots[slot_of(pc, f->code, f->linetable)];
-	*c = (struct code){ .addr = f->code, .linetable_addr = f->linetable };
+	c = &pc->slots[slot_of(pc, f->code, f->linetable, f->born)];
+	*c = (struct code){ .addr = f->code, .linetable_addr = f->linetable, .born = f->born };
 	pc->nr++;
 	err = read_code(pc, c, read, ctx);
 	if (err)
@@ -280,12 +283,13 @@ int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_
 	struct code *c;
 	int err;
 
-	if (!copy->code || pc->slots[slot_of(pc, copy->code, copy->linetable)].addr)
+	if (!copy->code || pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)].addr)
 		return 0;
 	if (2 * (pc->nr + 1) > pc->cap && grow(pc))
 		return -ENOMEM;
-	c = &pc->slots[slot_of(pc, copy->code, copy->linetable)];
-	*c = (struct code){ .addr = copy->code, .linetable_addr = copy->linetable };
+	c = &pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)];
+	*c = (struct code){ .addr = copy->code, .linetable_addr = copy->linetable,
+			    .born = copy->born };
 	pc->nr++;
 	/* A name that is not plain ASCII, a longer table: the target, while it has them. */
 	err = copy->flags && read ? read_code(pc, c, read, ctx) : -ENODATA;
@@ -308,7 +312,7 @@ size_t pycode__count(const struct pycode *pc)
 
 bool pycode__where(const struct pycode *pc, const struct py_frame *f, struct pycode_where *out)
 {
-	const struct code *c = &pc->slots[slot_of(pc, f->code, f->linetable)];
+	const struct code *c = &pc->slots[slot_of(pc, f->code, f->linetable, f->born)];
 	uint64_t start = f->code + pc->layout.code_code, instr = f->instr;
 
 	if (!f->code || c->addr != f->code || !c->valid)

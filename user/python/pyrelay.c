@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Python's code copies held while a report reads the code (pyrelay.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include "pyrelay.h"
 #include "util/vec.h"
@@ -69,6 +70,14 @@ static int relay_attach_exit(void *ctx, const char *path, uint64_t offset, bool 
 	return r->inner.attach_exit(r->inner.ctx, path, offset, finalize);
 }
 
+static int relay_attach_dealloc(void *ctx, const char *path, uint64_t offset)
+{
+	struct pyrelay *r = ctx;
+
+	return r->inner.attach_dealloc ? r->inner.attach_dealloc(r->inner.ctx, path, offset)
+				       : -EOPNOTSUPP;
+}
+
 static int relay_attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t offset)
 {
 	struct pyrelay *r = ctx;
@@ -102,6 +111,7 @@ void pyrelay__wrap(struct pyrelay *r, struct worker *const *worker, struct pytra
 		.on_exec = relay_on_exec,
 		.on_code = relay_on_code,
 		.attach_exit = relay_attach_exit,
+		.attach_dealloc = relay_attach_dealloc,
 		.attach_image_exit = relay_attach_image_exit,
 		.each_stack = relay_each_stack,
 		.blocks = relay_blocks,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gelf.h>
 #include "python.h"
 #include "util/elfsym.h"
 #include "util/proc.h"
@@ -167,6 +168,36 @@ static int set_version(pid_t pid, const struct elf_file *ef, uint64_t bias, stru
 	return 0;
 }
 
+/* PyTypeObject.tp_dealloc: after ob_base (24 bytes), tp_name, tp_basicsize, tp_itemsize. */
+#define PY_TP_DEALLOC 48
+
+/*
+ * Where PyCode_Type's tp_dealloc (code_dealloc, a static function) lies in
+ * the file: the word the file holds there, when it is an address of this
+ * object's code. An executable without relocations holds the address
+ * itself (Debian's python3.11); in a shared libpython GNU ld writes the
+ * R_X86_64_RELATIVE addend there too (pyenv's), a linker that writes 0
+ * leaves it unprobed: BPF then reads every code object's linetable.
+ */
+static void find_dealloc(const struct lookup_object *obj, struct elf_file *ef, uint64_t code_type,
+			 struct python *py)
+{
+	const struct elf_segment *segs;
+	uint64_t fn;
+	size_t nr;
+
+	if (elf_file__read(ef, code_type + PY_TP_DEALLOC, &fn, sizeof(fn)))
+		return;
+	segs = elf_file__segments(ef, &nr);
+	for (size_t i = 0; i < nr; i++)
+		if ((segs[i].flags & PF_X) && fn >= segs[i].vaddr &&
+		    fn < segs[i].vaddr + segs[i].filesz) {
+			py->dealloc_path = strdup(obj->open_path);
+			py->dealloc_offset = fn - segs[i].vaddr + segs[i].offset;
+			return;
+		}
+}
+
 /* The interpreter in the object at path: runtime address, version, probes. */
 static int read_interpreter(pid_t pid, const struct maps *maps, const struct lookup_object *obj,
 			    struct elf_file *ef, uint64_t runtime, struct python *py, char *msg,
@@ -191,6 +222,7 @@ static int read_interpreter(pid_t pid, const struct maps *maps, const struct loo
 		return -ENOTSUP;
 	}
 	py->code_type = bias + vaddr;
+	find_dealloc(obj, ef, vaddr, py);
 	if (!elf_file__find_func(ef, "Py_FinalizeEx", true, &vaddr, &off)) {
 		py->finalize_path = strdup(obj->open_path);
 		py->finalize_offset = off;
@@ -316,6 +348,7 @@ void python__free(struct python *py)
 		return;
 	free(py->path);
 	free(py->finalize_path);
+	free(py->dealloc_path);
 	free(py->exit_path);
 	free(py);
 }

@@ -47,6 +47,8 @@ struct python {
 	uint64_t code_type;	/* address of PyCode_Type: what a code object's ob_type is */
 	char *finalize_path;	/* open path and file offset of Py_FinalizeEx; NULL if none */
 	uint64_t finalize_offset;
+	char *dealloc_path;	/* ... of code_dealloc (PyCode_Type.tp_dealloc); NULL if unknown */
+	uint64_t dealloc_offset;
 	char *exit_path;	/* ... of _exit (the C library's) */
 	uint64_t exit_offset;
 	enum py_malloc malloc;

@@ -186,6 +186,9 @@ static int start(struct pytrace *t)
 	err = code_for(t, py);
 	if (err)
 		return err;
+	/* Before the walk begins; only a cost saved when it fails (BPF reads every linetable). */
+	if (ops->attach_dealloc)
+		ops->attach_dealloc(ops->ctx, py->dealloc_path, py->dealloc_offset);
 	err = ops->set_python(ops->ctx, &py->bpf, t->spawned);
 	if (!err && py->finalize_path)
 		err = ops->attach_exit(ops->ctx, py->finalize_path, py->finalize_offset, true);

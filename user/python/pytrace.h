@@ -60,6 +60,14 @@ struct pytrace_ops {
 	 */
 	int (*attach_exit)(void *ctx, const char *path, uint64_t offset, bool finalize);
 	/*
+	 * Code objects' deallocation (code_dealloc at offset in path; path
+	 * NULL: not known): BPF notes each address freed, which tells a code
+	 * object from a later one at its address, and keeps each code
+	 * object's linetable pointer until one is freed instead of reading it
+	 * at every frame. 0 or -errno (then neither, as without it).
+	 */
+	int (*attach_dealloc)(void *ctx, const char *path, uint64_t offset);
+	/*
 	 * --follow: pid, which exec'd a Python image, is no longer traced
 	 * from its call of Py_FinalizeEx (at offset in path), nor are its
 	 * forks: its figures end where a Python target's do. 0 or -errno.

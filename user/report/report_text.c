@@ -50,6 +50,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				 "not followed: 65,536 followed at once, the event ring full, or the kernel cannot hold a child at its fork (Linux 6.13)" },
 	[CNT_KERNEL_MISSED] = { "tracepoint hit", "tracepoint hits",
 				"missed (-k): one of our programs ran on that CPU already (an interrupt's allocation or free)" },
+	[CNT_PY_CODES_UNTOLD] = { "code object", "code objects",
+				  "freed without note (the table of freed code addresses full): Python frames at their addresses may be named after them" },
 };
 
 static void print_header(const struct report *r, FILE *f)

@@ -640,18 +640,20 @@ static void print_churn(const struct report *r, FILE *f)
  * "Peak: 48.0 MiB (50,331,648 bytes) of heap blocks at 1.2 s, exact; mmaps apart: ..."
  * and where its stacks come from: a sample, maybe a little after the peak.
  */
-static void print_peak_head(const struct report_peak *p, FILE *f)
+static void print_peak_head(const struct report *r, const struct report_peak *p, FILE *f)
 {
+	const char *est = r->sampling ? "~" : "";	/* sampled: the probes' mark of an estimate */
 	char b[SIZE_LEN], e[COUNT_LEN];
 
-	fprintf(f, "\nPeak: %s (%s bytes) of heap blocks", size_str(p->bytes, b),
+	fprintf(f, "\nPeak: %s%s (%s bytes) of heap blocks", est, size_str(p->bytes, b),
 		report__count(p->bytes, e));
 	if (p->t_s >= 0)
 		fprintf(f, " at %.1f s", p->t_s);
-	fputs(p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
+	fputs(r->sampling ? ", estimated (the highest the sampled estimate reached: a noisy series' highest point lies above its truth on average); mmaps apart: " :
+	      p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
 	      ", the best sample; mmaps apart: ", f);
 	if (p->mmap_bytes && p->mmap_t_s >= 0)
-		fprintf(f, "peak %s at %.1f s\n", size_str(p->mmap_bytes, b), p->mmap_t_s);
+		fprintf(f, "peak %s%s at %.1f s\n", est, size_str(p->mmap_bytes, b), p->mmap_t_s);
 	else
 		fputs("none\n", f);
 	fprintf(f, "  The stacks as sampled at %.1f s, holding %s (%u%% of the peak; sampled when the peak rises by a 64th, every %.1f s, and at each report):\n",
@@ -668,7 +670,7 @@ static void print_peak(const struct report *r, FILE *f)
 
 	if (!p->known || !r->final)
 		return;
-	print_peak_head(p, f);
+	print_peak_head(r, p, f);
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct report_stack *s = &p->stacks[i];
 

@@ -17,13 +17,9 @@ tens of seconds, to the end of the loop:
                   stacks all the loop's, under step() and train(), the most
                   leak-like at one of the loop's allocating lines
   torch_leak_sample_c  torch_leak_c under --sample 512K (seed 1): the leak
-                  found from the estimates, at the loop's lines. FAILS
-                  today (issue 26): under sampling a stack is new when it
-                  is first sampled, so 30 to 100% of each interval's
-                  estimated allocations come from "code not run before"
-                  and start-up is judged to last ~150 s into the loop;
-                  after it, the leak's growth, spread over a dozen stacks,
-                  stays under each stack's own noise margin
+                  found from the estimates, at the loop's lines, start-up
+                  and growth judged by site (docs/SAMPLING.md, "Trends and
+                  verdicts"): named some 3 s after start-up ends
   torch_leak_p    the same leak under -p, attached once torch is imported,
                   the loop let go once every unwind table is loaded (-v says
                   when), so that no stack is cut short at one still loading;

@@ -73,6 +73,7 @@ def main():
 		 "one-way module includes": modules.includes(files),
 		 "one-way module calls": modules.calls(files),
 		 "prefixes": modules.prefixes(files),
+		 "one owner of the BPF maps": modules.map_owner(files),
 		 "paths in comments": modules.stale_paths(ROOT, ("user", "bpf")),
 		 "option tables": options.check(ROOT)}
 	for src in sorted(edges):

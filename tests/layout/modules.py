@@ -13,6 +13,9 @@ private half of X.h); a header without a .c is a module of its own.
   (probes_attach.c: probes_attach__link_child), but an opaque handle's
   functions its name (HANDLES: STYLE.md's module__verb on a handle).
 - A path a comment names under user/ or bpf/ exists.
+- Only probe/bpfmaps (and, for -k's object, probe/kmem_maps: MAP_OWNERS)
+  calls libbpf's map functions or touches a skeleton's maps, .bss or .data
+  (MAP_EXCEPTIONS: where else, and why).
 """
 import os
 import re
@@ -27,6 +30,17 @@ HANDLES = {
 	"model/stackcache.c": ("stack_blob", "stack_ref"),
 }
 
+# The one owner of each BPF object's maps and .bss/.data: memleak.bpf.c's, -k's kmem.bpf.c's.
+MAP_OWNERS = ("probe/bpfmaps", "probe/kmem_maps")
+# Outside it: a file -> the functions allowed (None: all of them), and why.
+MAP_EXCEPTIONS = {
+	# The skeleton's load path: the maps sized and their memory costed before it loads.
+	"probe/probes.c": ("prealloc_stack_maps", "size_maps", "probes__maps_cost"),
+}
+MAP_TOUCH = re.compile(r'\bbpf_map_\w+\s*\(|\bbpf_map__\w+\s*\(|\bbpf_object__for_each_map\b|'
+		       r'\bskel\s*->\s*(?:bss|data|maps)\b|->\s*(?:bss|data)\s*->')
+# The function a line at the left margin starts, for MAP_EXCEPTIONS.
+FUNCTION = re.compile(r'^[A-Za-z_][^\n;=]*?\b([a-z_][a-z0-9_]*)\(', re.M)
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 # A function defined at the left margin, not static: an export.
 DEFINE = re.compile(r'^(?!static\b)[A-Za-z_][^\n;(=]*?\b([a-z_][a-z0-9_]*)\([^;{]*?\)\s*\{', re.M)
@@ -123,6 +137,24 @@ def prefixes(files):
 			if "__" not in name or name.split("__")[0] not in own:
 				broken.append("%s defines %s: its prefix is not %s" % (rel, name, " or ".join(
 					p + "__" for p in own)))
+	return broken
+
+
+def map_owner(files):
+	"""Each touch of a BPF map or the skeleton's .bss/.data outside MAP_OWNERS."""
+	broken = []
+	for rel, text in sorted(files.items()):
+		if module_of(rel) in MAP_OWNERS:
+			continue
+		body, allowed = bare(text), MAP_EXCEPTIONS.get(rel, ())
+		starts = [(m.start(), m.group(1)) for m in FUNCTION.finditer(body)]
+		for m in MAP_TOUCH.finditer(body):
+			fn = ([name for at, name in starts if at < m.start()] or ["(top)"])[-1]
+			if allowed is None or fn in allowed:
+				continue
+			broken.append("%s:%d (%s) touches BPF maps: %s; only %s do" % (
+				rel, body.count("\n", 0, m.start()) + 1, fn, m.group(0).strip(),
+				" and ".join(o + ".c" for o in MAP_OWNERS)))
 	return broken
 
 

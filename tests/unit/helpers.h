@@ -19,7 +19,7 @@ char *unit__render(int (*writer)(const struct report *, FILE *), const struct re
 
 /*
  * Group a hand-made report's stacks into sites (analyze/sites.h), each
- * stack's site frame picked from its own frames as report_sites__fill picks it
+ * stack's site frame picked from its own frames as report_sites__frames picks it
  * from the raw stack: the innermost of the program's own (only Python
  * frames when it has any), else frames[0]; then sites__group with these
  * limits. The site frames point into the stacks' frames: unit__ungroup

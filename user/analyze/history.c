@@ -20,52 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "history.h"
+#include "history_internal.h"
 #include "memleak.h"
 #include "sample.h"
 #include "util/keysort.h"
 #include "util/vec.h"
-
-#define NONE UINT32_MAX		/* hstack.first: has never held bytes */
-
-struct hstack {
-	uint64_t stack_id;
-	uint32_t api;
-	uint32_t first;		/* its first kept point, or NONE */
-	uint32_t grew, shrank, intervals;
-	bool idle;		/* it neither allocated nor freed in the last interval */
-	uint64_t bytes, blocks;	/* outstanding at the last report (blocks: not the live total's) */
-	double var;		/* sampling: the variance of bytes then (bytes^2); exact: 0 */
-	uint64_t total_allocs, total_bytes;	/* at the last report */
-	double last_allocs_per_s, last_bytes_per_s;
-	double t_zero;		/* it held nothing at this report: its life starts here */
-	uint64_t *vals;		/* bytes at the kept points; NULL until it holds some */
-};
-
-struct history {
-	struct hstack *stacks;	/* sorted by key */
-	size_t nr, cap;
-	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
-	uint32_t *of_site;
-	size_t nr_of_site, cap_of_site;
-	size_t nr_vals;		/* stacks whose points are kept (vals) */
-	struct hstack live;	/* the live total, as a stack of its own */
-	double t[HISTORY_POINTS];	/* times of the kept points */
-	uint32_t npoints;
-	uint32_t stride;	/* every stride-th report is a kept point */
-	uint64_t reports;	/* since the last reset */
-	double t_last;		/* of the last report; 0 before any */
-	struct report_sample base;
-	struct report_sample *samples;
-	size_t nr_samples, cap_samples;
-	struct history_peak peak;
-	struct snap_live *peak_sites;
-	size_t peak_cap;
-	bool peak_known;
-	struct report_startup startup;
-	uint64_t prev_map_full;	/* stacks_map_full at the last report */
-	bool exited;		/* the last report was made after the target exited */
-	bool first_only;	/* start-up is the first interval only (-k) */
-};
 
 static void stack_init(struct hstack *s, uint64_t stack_id, uint32_t api)
 {
@@ -111,6 +70,7 @@ void history__free(struct history *h)
 	free(h->live.vals);
 	free(h->samples);
 	free(h->peak_sites);
+	free(h->seen);
 	free(h);
 }
 
@@ -129,8 +89,9 @@ void history__reset(struct history *h)
 	h->reports = 0;
 	h->peak_known = false;
 	h->peak.nr = 0;
-	h->startup = (struct report_startup){ .end_s = t };
+	h->startup = (struct report_startup){ .end_s = t, .by_site = h->by_site };
 	h->prev_map_full = 0;	/* the counters restart with the new image */
+	h->nr_seen = 0;		/* a new program: its sites are new */
 	h->exited = false;
 }
 
@@ -270,13 +231,14 @@ struct interval {
  * totals; fresh: a key we never saw. The stack of failed walks is no code
  * of its own.
  */
-static void count_interval(struct interval *iv, const struct hstack *s,
+static void count_interval(struct interval *iv, struct hstack *s,
 			   const struct snap_site *site, bool fresh)
 {
 	uint64_t now = site->stats.total_allocs;
 	/* Fewer than before: its site was cleared and made anew in between. */
 	uint64_t n = now >= s->total_allocs ? now - s->total_allocs : now;
 
+	s->iv_allocs = n;
 	iv->allocs += n;
 	if (fresh && site->stack_id != MEMLEAK_NO_STACK) {
 		iv->new_stacks++;
@@ -332,6 +294,7 @@ static int merge(struct history *h, const struct snapshot *snap, double t_s, uin
 			*s = h->stacks[--i];
 		else
 			stack_init(s, site->stack_id, site->api);
+		s->iv_allocs = 0;
 		if (site) {
 			count_interval(iv, s, site, c < 0);
 			h->of_site[keys[--j].index] = (uint32_t)n;
@@ -425,10 +388,22 @@ static int report_peak(struct history *h, double t_s, const struct snapshot *sna
 	return err;
 }
 
+void history__startup_judge(struct history *h, double t_s, double share, bool later)
+{
+	struct report_startup *st = &h->startup;
+
+	st->new_share = share;
+	st->ongoing = share >= HISTORY_STARTUP_SHARE && !(h->first_only && later);
+	if (st->ongoing)
+		st->end_s = t_s;
+}
+
 /*
  * Did the interval that ends at t_s run new code in bulk? Its allocations
  * from new stacks are the new keys' and those that found the stack map full
- * (counters restart at an exec).
+ * (counters restart at an exec). Under sampling a stack is new when it is
+ * first sampled, which may be long after it first ran: history_sites.c
+ * judges by site instead, once the report's sites are known.
  */
 static void startup_update(struct history *h, double t_s, const struct report_totals *totals,
 			   const struct interval *iv)
@@ -438,11 +413,10 @@ static void startup_update(struct history *h, double t_s, const struct report_to
 
 	st->new_stacks = iv->new_stacks;
 	st->unstored = full >= h->prev_map_full ? full - h->prev_map_full : full;
-	st->new_share = iv->allocs ? fmin(1, (double)(iv->new_allocs + st->unstored) / iv->allocs) : 0;
-	st->ongoing = st->new_share >= HISTORY_STARTUP_SHARE && !(h->first_only && h->reports);
-	if (st->ongoing)
-		st->end_s = t_s;
 	h->prev_map_full = full;
+	if (!h->by_site)
+		history__startup_judge(h, t_s, iv->allocs ? fmin(1, (double)(iv->new_allocs +
+						st->unstored) / iv->allocs) : 0, h->reports);
 }
 
 int history__add(struct history *h, double t_s, const struct snapshot *snap,
@@ -541,8 +515,8 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 		g->trend = TREND_STARTUP;
 }
 
-static void growth_of(const struct history *h, const struct hstack *s, double age_s,
-		      struct report_growth *g)
+void history__growth_of(const struct history *h, const struct hstack *s, double age_s,
+			struct report_growth *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
@@ -580,7 +554,7 @@ static void growth_or_none(const struct history *h, const struct hstack *s, doub
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
-		growth_of(h, s, age_s, g);
+		history__growth_of(h, s, age_s, g);
 }
 
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
@@ -594,7 +568,8 @@ size_t history__bytes(const struct history *h, size_t *stacks)
 	*stacks = h->nr;
 	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
 	       (h->nr_vals + 1) * HISTORY_POINTS * sizeof(uint64_t) +
-	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites);
+	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites) +
+	       h->cap_seen * sizeof(*h->seen);
 }
 
 void history__growth_site(const struct history *h, size_t site, double age_s,
@@ -605,7 +580,7 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 
 void history__live_growth(const struct history *h, struct report_growth *g)
 {
-	growth_of(h, &h->live, -1, g);
+	history__growth_of(h, &h->live, -1, g);
 	g->score = 0;
 }
 

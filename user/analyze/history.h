@@ -131,6 +131,7 @@ const struct report_sample *history__base(const struct history *h);
  * is no program starting, and its trends must not wait for one.
  */
 void history__startup_first(struct history *h);
+
 void history__exited(struct history *h);
 
 /* Least-squares fit and trend of the points (t, y); exported for the verdict. */

@@ -13,7 +13,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "history.h"
+#include "history_sites.h"
 #include "insight.h"
+#include "sites.h"
 #include "target/memstat.h"
 #include "verdict.h"
 
@@ -190,30 +192,155 @@ static int rank_cmp(const void *a, const void *b, void *stacks)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
+/* Snapshot site of report stack i. */
+static size_t snap_index(const struct snapshot *snap, const struct aggregate *agg, size_t i)
+{
+	return (size_t)(agg->sites[i] - snap->sites);
+}
+
+static double age_of(const struct snapshot *snap, const struct snap_site *s)
+{
+	if (!s->oldest_ns)
+		return -1;
+	return s->oldest_ns < snap->time_ns ? (snap->time_ns - s->oldest_ns) / 1e9 : 0;
+}
+
+/*
+ * The report's sites before sites__group (sampling): the stacks of each as
+ * a list, head[first] -> next[...], first the site's first stack
+ * (sites__stack_groups), SIZE_MAX ending it.
+ */
+struct site_lists {
+	size_t *group, *head, *next;
+};
+
+static void lists_free(struct site_lists *l)
+{
+	free(l->group);
+	free(l->head);
+	free(l->next);
+}
+
+static int lists_make(const struct report *r, size_t n, struct site_lists *l)
+{
+	l->group = calloc(r->nr_stacks ?: 1, sizeof(size_t));
+	l->head = malloc((n ?: 1) * sizeof(size_t));
+	l->next = malloc((n ?: 1) * sizeof(size_t));
+	if (!l->group || !l->head || !l->next || sites__stack_groups(r, l->group))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		l->head[i] = SIZE_MAX;
+	for (size_t i = n; i-- > 0;) {
+		l->next[i] = l->head[l->group[i]];
+		l->head[l->group[i]] = i;
+	}
+	return 0;
+}
+
+/* Start-up judged by the report's sites (history_sites.h). */
+static int startup_by_site(struct insight *in, const struct snapshot *snap,
+			   const struct aggregate *agg, const struct report *r, size_t n,
+			   const struct site_lists *l)
+{
+	struct history_site *v = malloc((n ?: 1) * sizeof(*v));
+	size_t nr = 0;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (l->group[i] != i)
+			continue;
+		v[nr] = (struct history_site){ .key = sites__key(r->stacks[i].site_frame),
+					       .import = true };
+		for (size_t j = i; j != SIZE_MAX; j = l->next[j]) {
+			v[nr].allocs += history_sites__interval_allocs(in->h, snap_index(snap, agg, j));
+			v[nr].samples += r->stacks[j].samples;
+			v[nr].import = v[nr].import && r->stacks[j].site_import;
+		}
+		nr++;
+	}
+	err = history_sites__startup(in->h, v, nr);
+	free(v);
+	return err;
+}
+
+/*
+ * Growth judged by site: a site grows when the sum of its stacks does,
+ * beyond the sum of their variances; then its stacks whose estimate rose
+ * are its growing ones, scored as the site. A stack of a site that does not
+ * grow is not growing, whatever its own noise allowed.
+ */
+static void site_growth(struct insight *in, const struct snapshot *snap,
+			const struct aggregate *agg, struct report *r, size_t first,
+			const struct site_lists *l, size_t *idx)
+{
+	struct report_growth g;
+	double age = -1;
+	size_t nr = 0;
+
+	for (size_t j = first; j != SIZE_MAX; j = l->next[j]) {
+		idx[nr++] = snap_index(snap, agg, j);
+		if (r->stacks[j].growth.age_s > age)
+			age = r->stacks[j].growth.age_s;
+	}
+	history_sites__growth_sum(in->h, idx, nr, age, &g);
+	for (size_t j = first; j != SIZE_MAX; j = l->next[j]) {
+		struct report_growth *s = &r->stacks[j].growth;
+		bool rose = s->slope > 0 &&
+			    (s->trend == TREND_STABLE || s->trend == TREND_GROWING);
+
+		s->trend = g.trend == TREND_GROWING && rose ? TREND_GROWING :
+			   s->trend == TREND_GROWING ? TREND_STABLE : s->trend;
+		s->score = s->trend == TREND_GROWING ? g.score : 0;
+	}
+}
+
+/* Sampling: start-up, then each stack's growth, then each site's. */
+static int growth_by_site(struct insight *in, const struct snapshot *snap,
+			  const struct aggregate *agg, struct report *r, size_t n)
+{
+	struct site_lists l = { 0 };
+	size_t *idx = malloc((n ?: 1) * sizeof(*idx));
+	int err = idx ? lists_make(r, n, &l) : -ENOMEM;
+
+	history_sites__by_site(in->h);
+	if (!err)
+		err = startup_by_site(in, snap, agg, r, n, &l);
+	for (size_t i = 0; !err && i < n; i++)
+		history__growth_site(in->h, snap_index(snap, agg, i), age_of(snap, agg->sites[i]),
+				     &r->stacks[i].growth);
+	for (size_t i = 0; !err && i < n; i++)
+		if (l.group[i] == i)
+			site_growth(in, snap, agg, r, i, &l, idx);
+	lists_free(&l);
+	free(idx);
+	return err;
+}
+
 /* Each stack's growth; the growing ones ranked, the most leak-like first. */
 static int growth(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		  struct report *r, struct report_analysis *a)
 {
 	size_t n = r->nr_stacks < agg->nr ? r->nr_stacks : agg->nr;
+	int err = 0;
 
 	a->growing = calloc(r->nr_stacks ?: 1, sizeof(*a->growing));
 	if (!a->growing)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct snap_site *s = agg->sites[i];
-		double age = -1;
-
-		if (s->oldest_ns)
-			age = s->oldest_ns < snap->time_ns ? (snap->time_ns - s->oldest_ns) / 1e9 : 0;
-		/* The snapshot insight__add gave the history: its merge found each site's stack. */
-		history__growth_site(in->h, (size_t)(s - snap->sites), age, &r->stacks[i].growth);
+	if (r->sampling)
+		err = growth_by_site(in, snap, agg, r, n);
+	else	/* The snapshot insight__add gave the history: its merge found each site's stack. */
+		for (size_t i = 0; i < n; i++)
+			history__growth_site(in->h, snap_index(snap, agg, i),
+					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
+	for (size_t i = 0; i < n; i++)
 		if (r->stacks[i].growth.trend == TREND_GROWING)
 			a->growing[a->nr_growing++] = i;
-	}
 	qsort_r(a->growing, a->nr_growing, sizeof(*a->growing), rank_cmp, r->stacks);
 	for (size_t i = 0; i < a->nr_growing; i++)
 		r->stacks[a->growing[i]].growth.rank = i + 1;
-	return 0;
+	return err;
 }
 
 /* ------------------------------------------------------------ churn, peak */

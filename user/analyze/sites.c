@@ -226,12 +226,17 @@ static uint64_t hash_frame(const struct report_frame *f)
 	return h;
 }
 
+uint64_t sites__key(const struct report_frame *f)
+{
+	return hash_frame(f);
+}
+
 /*
  * Each stack's group: the first stack whose site frame equals its own, by
  * a hash table checked with cmp_frame. One comparison of names per stack,
  * where sorting 200,000 stacks by their names took 18 each.
  */
-static int group_stacks(const struct report *r, size_t *group)
+int sites__stack_groups(const struct report *r, size_t *group)
 {
 	size_t cap = 64, mask;
 	size_t *slots;
@@ -395,7 +400,7 @@ int sites__group(struct report *r, size_t file_sites, size_t file_stacks)
 {
 	size_t *order = malloc((r->nr_stacks ?: 1) * sizeof(*order));
 	size_t *group = malloc((r->nr_stacks ?: 1) * sizeof(*group));
-	int err = order && group ? group_stacks(r, group) : -ENOMEM;
+	int err = order && group ? sites__stack_groups(r, group) : -ENOMEM;
 
 	if (err) {
 		free(order);

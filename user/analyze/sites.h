@@ -106,6 +106,15 @@ bool sites__own_frame(const struct report_frame *f, bool python, const struct si
 bool sites__import_file(const char *file);
 
 /*
+ * Each stack's site before sites__group: group[i] is the first stack of
+ * r->stacks whose site frame is stack i's (i itself when it is the first).
+ * 0 or -ENOMEM.
+ */
+int sites__stack_groups(const struct report *r, size_t *group);
+/* A site frame's key: equal frames (one site) have equal keys; NULL too has one. */
+uint64_t sites__key(const struct report_frame *f);
+
+/*
  * Group r's stacks (bytes descending, each with its site_frame set, or
  * NULL) into r->sites, biggest first; r->stacks[i].site says which. Each
  * site lists its growing stacks first, then the others, each by bytes. The

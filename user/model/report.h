@@ -239,6 +239,9 @@ struct report_startup {
 	double end_s;		/* the last report whose interval did so in bulk; trends start there */
 	bool ongoing;		/* the last interval did */
 	uint32_t new_stacks;	/* stacks first seen in the last interval */
+	/* Sampling: judged by site (analyze/history_sites.h); its sites first seen or importing. */
+	bool by_site;
+	uint32_t new_sites;
 	uint64_t unstored;	/* its allocations whose stack the full stack map could not take */
 	double new_share;	/* of its allocations, those of the two above (0..1) */
 };

@@ -83,7 +83,7 @@ int follow__new(struct probes *p)
 	sigset_t all, old;
 	int err;
 
-	if (!p->follow)
+	if (!p->follow.on)
 		return 0;
 	f = calloc(1, sizeof(*f));
 	if (!f || image_links__new(p)) {
@@ -92,7 +92,7 @@ int follow__new(struct probes *p)
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->wake, NULL);
-	p->follow_state = f;
+	p->follow.children = f;
 	/* The closer takes no signal: they are the loop's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -134,8 +134,8 @@ static void resume_pending(struct probes *p, struct follow *f)
 {
 	bpf_link__destroy(p->skel->links.fork_follow);
 	p->skel->links.fork_follow = NULL;
-	if (p->events_rb)
-		ring_buffer__consume(p->events_rb);
+	if (p->events.rb)
+		ring_buffer__consume(p->events.rb);
 	for (size_t i = 0; i < f->nr_events; i++)
 		if (f->events[i].kind == EVENT_FORK)
 			target__continue((pid_t)f->events[i].tgid);
@@ -144,7 +144,7 @@ static void resume_pending(struct probes *p, struct follow *f)
 
 void follow__free(struct probes *p)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 
 	if (!f)
 		return;
@@ -165,7 +165,7 @@ void follow__free(struct probes *p)
 	free(f->children);
 	free(f->events);
 	free(f);
-	p->follow_state = NULL;
+	p->follow.children = NULL;
 	image_links__free(p);
 }
 
@@ -175,7 +175,7 @@ void follow__free(struct probes *p)
  */
 void follow__queue(struct probes *p, const struct memleak_event *ev)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 
 	if (f && !vec__reserve_min(&f->events, &f->cap_events, f->nr_events + 1,
 				   sizeof(*f->events), 64))
@@ -186,7 +186,7 @@ void follow__queue(struct probes *p, const struct memleak_event *ev)
 
 size_t follow__take(struct probes *p, struct memleak_event *evs, size_t max)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 	size_t n;
 
 	if (!f)
@@ -269,7 +269,7 @@ static int link_image(struct probes *p, uint32_t tag, pid_t pid, int *fds, size_
 /* pid's links: those of the image it runs (image: an exec'd one's tag; 0: the target's). */
 static int adopt(struct probes *p, pid_t pid, uint32_t image)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 	struct child_links c = { .pid = pid };
 	int err;
 
@@ -298,7 +298,7 @@ static int adopt(struct probes *p, pid_t pid, uint32_t image)
 
 size_t follow__count(const struct probes *p)
 {
-	const struct follow *f = p->follow_state;
+	const struct follow *f = p->follow.children;
 	size_t n = 0;
 
 	if (!f)
@@ -310,7 +310,7 @@ size_t follow__count(const struct probes *p)
 
 void follow__let_go(struct probes *p, pid_t pid)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 
 	for (size_t i = 0; f && i < f->nr_children; i++) {
 		if (f->children[i].pid != pid)
@@ -325,16 +325,7 @@ void follow__let_go(struct probes *p, pid_t pid)
 /* Entries in the BPF table of followed processes (a walk: for the end's check). */
 static size_t procs_entries(const struct probes *p)
 {
-	int fd = bpf_map__fd(p->skel->maps.procs);
-	__u32 key, next;
-	size_t n = 0;
-
-	for (int err = bpf_map_get_next_key(fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(fd, &key, &next)) {
-		key = next;
-		n++;
-	}
-	return n;
+	return bpfmaps__proc_count(p->skel);
 }
 
 struct follow_stats {
@@ -361,7 +352,7 @@ static void drain(struct follow *f)
 
 static void follow_stats(struct probes *p, struct follow_stats *st)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 
 	memset(st, 0, sizeof(*st));
 	if (!f)
@@ -402,7 +393,7 @@ void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, 
 		err = -ENOMEM;
 	if (!err) {
 		err = adopt(p, info.pid, ev->image);
-		if (err && !p->follow_state->failed++)
+		if (err && !p->follow.children->failed++)
 			fprintf(stderr, "memleakbpf: cannot probe pid %d, started by pid %d: %s: it runs untraced\n",
 				info.pid, info.ppid, strerror(-err));
 	}
@@ -413,8 +404,7 @@ void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, 
 	processes__add(ps, &info);
 	target__continue(info.pid);
 	/* Resumed: not the watchdog's any more (unless a later fork took the slot). */
-	__sync_bool_compare_and_swap(&p->skel->bss->held[ev->proc & (MEMLEAK_HELD - 1)],
-				     (__u32)info.pid, 0);
+	bpfmaps__release_held(p->skel, ev->proc, info.pid);
 	if (verbose > 1)
 		fprintf(stderr, "memleakbpf: following pid %d, started by pid %d: held %.1f ms\n",
 			info.pid, info.ppid, info.hold_ms);
@@ -428,7 +418,7 @@ void follow__on_fork(struct probes *p, struct processes *ps, struct images *im, 
  */
 void follow__close_now(struct probes *p, pid_t pid)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 
 	for (size_t i = 0; f && i < f->nr_children; i++) {
 		if (f->children[i].pid != pid)
@@ -445,7 +435,7 @@ void follow__close_now(struct probes *p, pid_t pid)
 /* More links of pid (its new image's), closed with the others at its end. */
 int follow__add_links(struct probes *p, pid_t pid, const int *fds, size_t n)
 {
-	struct follow *f = p->follow_state;
+	struct follow *f = p->follow.children;
 	struct child_links *c = NULL;
 	int *grown;
 
@@ -504,17 +494,16 @@ static int children_of(pid_t pid, pid_t **kids, size_t *nr, size_t *cap)
 static void adopt_running(struct probes *p, struct processes *ps, pid_t pid, pid_t ppid)
 {
 	struct memleak_proc e = {
-		.tag = __atomic_add_fetch(&p->skel->bss->last_proc, 1, __ATOMIC_SEQ_CST),
+		.tag = bpfmaps__next_proc_tag(p->skel),
 	};
 	struct process_info info = { .tag = e.tag, .pid = pid, .ppid = ppid, .attached = true };
-	__u32 key = (__u32)pid;
 	int err;
 
 	/* Already followed: it was forked by one we took in first, and BPF saw the fork. */
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_NOEXIST))
+	if (bpfmaps__proc_add(p->skel, pid, &e))
 		return;
 	err = adopt(p, pid, 0);
-	if (err && !p->follow_state->failed++)
+	if (err && !p->follow.children->failed++)
 		fprintf(stderr, "memleakbpf: cannot probe pid %d, started by pid %d: %s: it runs untraced\n",
 			pid, ppid, strerror(-err));
 	info.traced = !err;
@@ -555,7 +544,7 @@ int follow__running(struct probes *p, struct processes *ps, pid_t pid)
 	size_t nr = 0, cap = 0, done = 0;
 	int err;
 
-	if (!p || !p->follow_state)
+	if (!p || !p->follow.children)
 		return 0;
 	err = queue_children(pid, &queue, &nr, &cap);
 	for (; !err && done < nr; done++) {
@@ -572,7 +561,7 @@ void follow__say(struct probes *p, struct processes *ps)
 	size_t exited = 0, execed = 0;
 	struct process_info worst = {};
 
-	if (!p->follow_state)
+	if (!p->follow.children)
 		return;
 	follow_stats(p, &st);
 	pthread_mutex_lock(&ps->lock);

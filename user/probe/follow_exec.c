@@ -15,8 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
@@ -33,35 +31,30 @@
 /* pid's entry in BPF's table of followed processes: false when it has none. */
 static bool proc_entry(struct probes *p, pid_t pid, struct memleak_proc *e)
 {
-	__u32 key = (__u32)pid;
-
-	return !bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.procs), &key, e);
+	return bpfmaps__proc_lookup(p->skel, pid, e);
 }
 
 /* Its image is probed (or cannot be): its dynamic linker's events no longer stop it. */
 static void loaded(struct probes *p, pid_t pid, uint32_t tag)
 {
 	struct memleak_proc e;
-	__u32 key = (__u32)pid;
 
 	if (proc_entry(p, pid, &e) && e.tag == tag) {
 		e.loading = 0;
-		bpf_map_update_elem(bpf_map__fd(p->skel->maps.procs), &key, &e, BPF_EXIST);
+		bpfmaps__proc_update(p->skel, pid, &e);
 	}
 	/* Not the watchdog's any more (unless a later event took the slot). */
-	__sync_bool_compare_and_swap(&p->skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
+	bpfmaps__release_held(p->skel, tag, pid);
 }
 
 void follow_exec__forget(struct probes *p, pid_t pid, uint32_t tag, uint32_t image)
 {
-	__u32 key = (__u32)pid;
-
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.own_internal), &key);
+	bpfmaps__forget_own_internal(p->skel, pid);
 	/* Its image's links and interpreter, if no other process runs it (image_links.c). */
 	if (image)
 		image_links__release(p, image);
-	else if (p->image_fn)
-		p->image_fn(p->image_ctx, tag, 0, NULL);
+	else if (p->follow.image_fn)
+		p->follow.image_fn(p->follow.image_ctx, tag, 0, NULL);
 }
 
 /* Its allocator's code, whose own mmaps (thread stacks, arenas) are not its program's. */
@@ -69,12 +62,9 @@ static int set_internal(struct probes *p, pid_t pid, const struct allocator *a,
 			const struct maps *maps)
 {
 	struct internal_set set = {};
-	__u32 key = (__u32)pid;
 
 	set.nr = (__u32)allocator__internal_ranges(a, maps, set.r, MEMLEAK_MAX_INTERNAL);
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.own_internal), &key, &set, BPF_ANY))
-		return -errno;
-	return 0;
+	return bpfmaps__set_own_internal(p->skel, pid, &set);
 }
 
 static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
@@ -92,7 +82,7 @@ static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t 
 	struct modules *mods;
 	size_t n = 0;
 	int *fds, err = allocator__resolve(lo->objects, lo->nr, lo->is_static,
-						 p->symbols_prefix, &a);
+						 p->follow.symbols_prefix, &a);
 
 	if (!err)
 		err = set_internal(p, pid, a, maps);
@@ -140,8 +130,8 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	if (err > 0 && p->py.exec_fn)
 		p->py.exec_fn(p->py.exec_ctx, pid, tag, maps, lo);
 	/* Its unwind tables, before it runs (tracer.c). */
-	if (err > 0 && p->image_fn)
-		p->image_fn(p->image_ctx, tag, pid, maps);
+	if (err > 0 && p->follow.image_fn)
+		p->follow.image_fn(p->follow.image_ctx, tag, pid, maps);
 	image_links__record(p, 0);
 	lookup_order__free(lo);
 	maps__free(maps);
@@ -202,11 +192,10 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 		slot = &p->tables.sites[info->site];
 		/* What BPF's free takes back: under sampling, the block's weight. */
 		probes_sample__block_weight(p, slot->api, info->size, &w);
-		__sync_fetch_and_sub(&p->skel->bss->live[MEMLEAK_KIND_OF(slot->api)].bytes,
-				     w.bytes);
+		bpfmaps__live_sub(p->skel, MEMLEAK_KIND_OF(slot->api), w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
 		__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
-		if (p->sample_mode) {
+		if (p->sample.mode) {
 			__sync_fetch_and_add(&slot->counts[0].freed_samples, 1);
 			__sync_fetch_and_add(&slot->counts[0].freed_var, w.var);
 		}
@@ -220,9 +209,9 @@ static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t
 {
 	struct image_blocks im = { .p = p, .tag = tag };
 
-	pthread_mutex_lock(&p->tables_lock);	/* not while a site is retired */
+	pthread_mutex_lock(&p->rc.tables_lock);	/* not while a site is retired */
 	snapshot__each_block(p, free_block, &im);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	*bytes += im.bytes;
 	*blocks += im.blocks;
 }
@@ -262,8 +251,8 @@ void follow_exec__on_image(struct probes *p,
 		      void (*fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps),
 		      void *ctx)
 {
-	p->image_fn = fn;
-	p->image_ctx = ctx;
+	p->follow.image_fn = fn;
+	p->follow.image_ctx = ctx;
 }
 
 bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images *im,
@@ -274,7 +263,7 @@ bool follow_exec__stopped(struct probes *p, struct processes *ps, struct images 
 	int res;
 
 	*libs = NULL;
-	if (!p->follow_state || !proc_entry(p, pid, &e) || !e.tag)
+	if (!p->follow.children || !proc_entry(p, pid, &e) || !e.tag)
 		return false;
 	/* A fork of the target's: its modules are its own once it loads a library. */
 	*image = e.image ?: e.tag;

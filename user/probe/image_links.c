@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "probes_internal.h"
 #include "util/vec.h"
 
@@ -34,10 +32,10 @@ struct image_links {
 
 int image_links__new(struct probes *p)
 {
-	if (!p->follow)
+	if (!p->follow.on)
 		return 0;
-	p->image_links = calloc(1, sizeof(*p->image_links));
-	return p->image_links ? 0 : -ENOMEM;
+	p->follow.images = calloc(1, sizeof(*p->follow.images));
+	return p->follow.images ? 0 : -ENOMEM;
 }
 
 static struct image *find(struct image_links *il, uint32_t tag)
@@ -50,7 +48,7 @@ static struct image *find(struct image_links *il, uint32_t tag)
 
 int image_links__hold(struct probes *p, uint32_t tag)
 {
-	struct image_links *il = p->image_links;
+	struct image_links *il = p->follow.images;
 	struct image *im = find(il, tag);
 
 	if (!im) {
@@ -75,24 +73,23 @@ static void free_image(struct image *im)
 
 void image_links__release(struct probes *p, uint32_t tag)
 {
-	struct image_links *il = p->image_links;
+	struct image_links *il = p->follow.images;
 	struct image *im = find(il, tag);
-	__u32 key = tag;
 
 	if (!im || --im->live)
 		return;
 	/* Its interpreter, if it has one (probes_python.c: set_image), and its unwind tables. */
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.py_images), &key);
-	if (p->image_fn)
-		p->image_fn(p->image_ctx, tag, 0, NULL);
+	bpfmaps__forget_py_image(p->skel, tag);
+	if (p->follow.image_fn)
+		p->follow.image_fn(p->follow.image_ctx, tag, 0, NULL);
 	free_image(im);
 	*im = il->v[--il->nr];
 }
 
 void image_links__record(struct probes *p, uint32_t tag)
 {
-	if (p->image_links)
-		p->image_links->recording = tag;
+	if (p->follow.images)
+		p->follow.images->recording = tag;
 }
 
 /*
@@ -103,7 +100,7 @@ void image_links__record(struct probes *p, uint32_t tag)
 void image_links__made(struct probes *p, int prog_fd, const char *path, const __u64 *offsets,
 		       const __u64 *cookies, __u32 cnt, bool ret)
 {
-	struct image_links *il = p->image_links;
+	struct image_links *il = p->follow.images;
 	struct image *im = il && il->recording ? find(il, il->recording) : NULL;
 	struct image_link l = { .prog_fd = prog_fd, .ret = ret };
 	int err;
@@ -128,14 +125,14 @@ void image_links__made(struct probes *p, int prog_fd, const char *path, const __
 
 size_t image_links__max(const struct probes *p, uint32_t tag)
 {
-	const struct image *im = find(p->image_links, tag);
+	const struct image *im = find(p->follow.images, tag);
 
 	return im ? im->nr : 0;
 }
 
 const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr)
 {
-	const struct image *im = find(p->image_links, tag);
+	const struct image *im = find(p->follow.images, tag);
 
 	*nr = im ? im->nr : 0;
 	return im ? im->r : NULL;
@@ -143,7 +140,7 @@ const struct image_link *image_links__of(const struct probes *p, uint32_t tag, s
 
 void image_links__free(struct probes *p)
 {
-	struct image_links *il = p->image_links;
+	struct image_links *il = p->follow.images;
 
 	if (!il)
 		return;
@@ -151,5 +148,5 @@ void image_links__free(struct probes *p)
 		free_image(&il->v[i]);
 	free(il->v);
 	free(il);
-	p->image_links = NULL;
+	p->follow.images = NULL;
 }

@@ -16,21 +16,14 @@
 #include "clock.h"
 #include "kmem.h"
 #include "kmem_internal.h"
+#include "kmem_maps.h"
 #include "mapfit.h"
 #include "probes_internal.h"
 #include "model/report.h"
 
-static void size_maps(struct kmem_bpf *skel, uint32_t max_allocs, uint32_t stacks)
-{
-	bpf_map__set_max_entries(skel->maps.blocks, max_allocs ?: 1);
-	bpf_map__set_max_entries(skel->maps.stacks, stacks ?: 1);
-	/* A stack may allocate through two APIs (a kmalloc and its pages). */
-	bpf_map__set_max_entries(skel->maps.sites, stacks + stacks / 2 + 64);
-}
-
 static uint64_t cost_of(void *skel, uint32_t max_allocs, uint32_t stacks)
 {
-	size_maps(skel, max_allocs, stacks);
+	kmem_maps__size(skel, max_allocs, stacks);
 	return probes__maps_cost(((struct kmem_bpf *)skel)->obj);
 }
 
@@ -122,7 +115,7 @@ static int open_skel(const struct kmem_config *cfg, struct kmem *k, bool functio
 	k->skel->rodata->self_tgid = (uint32_t)getpid();
 	k->skel->rodata->bench_floor = cfg->bench_floor;
 	k->skel->rodata->bench_no_stack = cfg->bench_no_stack;
-	size_maps(k->skel, cfg->max_allocs, cfg->stacks);
+	kmem_maps__size(k->skel, cfg->max_allocs, cfg->stacks);
 	drop_missing(k->skel);
 	if (!functions)
 		drop_functions(k->skel);
@@ -172,7 +165,7 @@ int kmem__load(const struct kmem_config *cfg, struct kmem **out)
 			report__human_size(probes__maps_cost(k->skel->obj), size, sizeof(size)));
 	}
 	if (!err) {
-		k->clock = clock__feed_start((volatile uint64_t *)&k->skel->bss->now_ns);
+		k->clock = clock__feed_start(kmem_maps__now_ns(k->skel));
 		err = k->clock ? attach(k) : -errno;
 	}
 	if (err) {

@@ -8,15 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "clock.h"
 #include "kmem_internal.h"
+#include "kmem_maps.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/vec.h"
-
-#define KMEM_BATCH 4096
 
 static uint64_t less(uint64_t a, uint64_t b)
 {
@@ -32,7 +29,7 @@ static struct stack_blob *stack_for(struct kmem *k, uint64_t id, struct stack_tr
 
 	if (idmap__get(&k->stack_of, id, &at))
 		return stack_blob__hold(k->blobs[at]);
-	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.stacks), &id, buf))
+	if (kmem_maps__stack_lookup(k->skel, id, buf))
 		return NULL;
 	copy.ips = (uint64_t *)buf->ips;
 	copy.nr_ips = buf->nr < MEMLEAK_MAX_STACK_DEPTH ? buf->nr : MEMLEAK_MAX_STACK_DEPTH;
@@ -81,23 +78,27 @@ static int add_site(struct kmem *k, struct snapshot *snap, size_t *cap, struct i
 	return 0;
 }
 
+struct site_reading {
+	struct kmem *k;
+	struct snapshot *snap;
+	size_t cap;
+	struct idmap *of_key;
+	struct stack_trace *buf;
+};
+
+static int read_site(void *ctx, const struct kmem_site_key *key, const struct site_counts *c)
+{
+	struct site_reading *r = ctx;
+
+	return add_site(r->k, r->snap, &r->cap, r->of_key, key, c, r->buf);
+}
+
 static int read_sites(struct kmem *k, struct snapshot *snap, struct idmap *of_key)
 {
-	int fd = bpf_map__fd(k->skel->maps.sites);
-	struct stack_trace *buf = malloc(sizeof(*buf));
-	struct kmem_site_key key, next;
-	struct site_counts c;
-	size_t cap = 0;
-	int err = buf ? 0 : -ENOMEM;
-	void *prev = NULL;
+	struct site_reading r = { k, snap, 0, of_key, malloc(sizeof(*r.buf)) };
+	int err = r.buf ? kmem_maps__each_site(k->skel, read_site, &r) : -ENOMEM;
 
-	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &c))
-			err = add_site(k, snap, &cap, of_key, &key, &c, buf);
-	}
-	free(buf);
+	free(r.buf);
 	return err;
 }
 
@@ -120,41 +121,37 @@ static void account(struct snapshot *snap, const struct idmap *of_key,
 }
 
 /* Every live block, in batches: the ages and, with older_ns, the old blocks' figures. */
+struct block_walk {
+	struct snapshot *snap;
+	const struct idmap *of_key;
+	uint64_t older_ns;
+};
+
+static void account_batch(void *ctx, const struct kmem_block *b, __u32 n)
+{
+	struct block_walk *w = ctx;
+
+	for (__u32 i = 0; i < n; i++)
+		account(w->snap, w->of_key, &b[i], w->older_ns);
+}
+
 static int walk_blocks(struct kmem *k, struct snapshot *snap, const struct idmap *of_key,
 		       uint64_t older_ns)
 {
-	int fd = bpf_map__fd(k->skel->maps.blocks), err = 0;
-	struct kmem_key *keys = calloc(KMEM_BATCH, sizeof(*keys));
-	struct kmem_block *vals = calloc(KMEM_BATCH, sizeof(*vals));
-	struct kmem_key batch;
-	void *in = NULL;
+	struct block_walk w = { snap, of_key, older_ns };
+	int err;
 
-	if (!keys || !vals)
-		err = -ENOMEM;
 	if (older_ns)
 		snapshot__start_recount(snap);
-	while (!err) {
-		__u32 n = KMEM_BATCH;
-
-		err = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &n, NULL) ? -errno : 0;
-		for (__u32 i = 0; i < n && (!err || err == -ENOENT); i++)
-			account(snap, of_key, &vals[i], older_ns);
-		in = &batch;
-		if (err == -ENOENT) {	/* the last batch */
-			err = 0;
-			break;
-		}
-	}
+	err = kmem_maps__each_block(k->skel, account_batch, &w);
 	snap->ages = !err;
-	free(keys);
-	free(vals);
 	return err;
 }
 
 static void read_counters(struct kmem *k, struct snapshot *snap)
 {
 	for (int c = 0; c < CNT__COUNT; c++)
-		snap->counters[c] = __atomic_load_n(&k->skel->bss->counters[c], __ATOMIC_RELAXED);
+		snap->counters[c] = kmem_maps__counter(k->skel, c);
 	snap->counters[CNT_KERNEL_MISSED] += kmem_stats__missed(k);
 }
 

@@ -6,10 +6,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kmem_internal.h"
+#include "kmem_maps.h"
 
 void kmem_stats__live(const struct kmem *k, struct memleak_live out[KIND__COUNT])
 {
-	const struct memleak_live *l = k->skel->bss->live;
+	const struct memleak_live *l = kmem_maps__live(k->skel);
 
 	for (int i = 0; i < KIND__COUNT; i++)
 		out[i] = (struct memleak_live){

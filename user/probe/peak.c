@@ -5,6 +5,7 @@
  * that the heap's peak rose: the moment to sample the sites for the stacks
  * that hold it.
  */
+#include "bpfmaps.h"
 #include "probes.h"
 #include "probes_internal.h"
 
@@ -13,7 +14,7 @@
 
 void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT])
 {
-	const struct memleak_live *l = p->skel->bss->live;
+	const struct memleak_live *l = bpfmaps__live(p->skel);
 
 	for (int k = 0; k < KIND__COUNT; k++) {
 		out[k] = (struct memleak_live){
@@ -26,7 +27,7 @@ void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT])
 
 void peak__arm(struct probes *p)
 {
-	struct memleak_live *l = &p->skel->bss->live[KIND_HEAP];
+	struct memleak_live *l = &bpfmaps__live(p->skel)[KIND_HEAP];
 	uint64_t peak = __atomic_load_n(&l->peak, __ATOMIC_RELAXED);
 
 	__atomic_store_n(&l->mark, peak + (peak >> PEAK_STEP_SHIFT) + 1, __ATOMIC_RELAXED);

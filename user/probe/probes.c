@@ -2,7 +2,8 @@
 /*
  * The BPF skeleton's lifecycle: open, size and load it, its tables checked
  * against the memory available, the events ring buffer, the settings BPF
- * reads from .bss, and the end. The uprobe links are probes_attach.c's.
+ * reads (written through bpfmaps.c, the one owner of its maps and .bss),
+ * and the end. The uprobe links are probes_attach.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -44,8 +44,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		follow__queue(p, ev);
 		return 0;
 	}
-	if (p->nr_events < PROBES_MAX_EVENTS)
-		p->events[p->nr_events++] = *ev;
+	if (p->events.nr < PROBES_MAX_EVENTS)
+		p->events.buf[p->events.nr++] = *ev;
 	return 0;
 }
 
@@ -194,39 +194,13 @@ int probes__check_memory(const struct probes_config *cfg, char *err, size_t errl
 	return ret;
 }
 
-/* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */
-static void *map_table(struct bpf_map *map, size_t *len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	void *mem;
-
-	*len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
-	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return mem == MAP_FAILED ? NULL : mem;
-}
-
 static int map_tables(struct probes *p)
 {
-	p->tables.allocs = map_table(p->skel->maps.allocs, &p->tables.allocs_len);
-	p->tables.sites = map_table(p->skel->maps.sites, &p->tables.sites_len);
-	if (!p->tables.allocs || !p->tables.sites) {
-		int err = -errno;
+	int err = bpfmaps__map_tables(p->skel, &p->tables);
 
+	if (err)
 		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
-		return err;
-	}
-	p->tables.buckets = bpf_map__max_entries(p->skel->maps.allocs);
-	p->tables.slots = bpf_map__max_entries(p->skel->maps.sites);
-	return 0;
-}
-
-static void unmap_tables(struct probes *p)
-{
-	if (p->tables.allocs)
-		munmap(p->tables.allocs, p->tables.allocs_len);
-	if (p->tables.sites)
-		munmap(p->tables.sites, p->tables.sites_len);
+	return err;
 }
 
 static double seconds_since(clockid_t clock, const struct timespec *t0)
@@ -271,18 +245,18 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 		return -ENOMEM;
 	verbosity = cfg->verbose;
 	p->verbose = cfg->verbose;
-	p->probe_at_entry = cfg->probe_at_entry;
+	p->links.at_entry = cfg->probe_at_entry;
 	libbpf_set_print(libbpf_print);
 	p->tgid = cfg->tgid;
-	pthread_mutex_init(&p->tables_lock, NULL);
-	pthread_mutex_init(&p->retired_lock, NULL);
-	pthread_mutex_init(&p->stacks_lock, NULL);
+	pthread_mutex_init(&p->rc.tables_lock, NULL);
+	pthread_mutex_init(&p->rc.retired_lock, NULL);
+	pthread_mutex_init(&p->rc.stacks_lock, NULL);
 	p->dl.fd = p->dl.file = -1;
 	p->py_exit.fds[0] = p->py_exit.fds[1] = -1;
 	p->py_exit.files[0] = p->py_exit.files[1] = -1;
 	p->py_exit.dealloc_fd = -1;
-	p->follow = cfg->follow;
-	p->symbols_prefix = cfg->symbols_prefix;
+	p->follow.on = cfg->follow;
+	p->follow.symbols_prefix = cfg->symbols_prefix;
 	p->exit_stop.fd = -1;
 	p->skel = memleak_bpf__open();
 	if (!p->skel) {
@@ -326,27 +300,20 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	      trace_ring__start(p);
 	if (err)
 		goto fail;
-	p->clock = clock__feed_start((volatile uint64_t *)&p->skel->bss->now_ns);
+	p->clock = clock__feed_start(bpfmaps__now_ns(p->skel));
 	if (!p->clock) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot start the clock thread: %s\n", strerror(-err));
 		goto fail;
 	}
-	p->skel->bss->targ_tgid = cfg->tgid;
-	p->skel->bss->stop_on_exec = cfg->stop_on_exec;
+	bpfmaps__set_target(p->skel, cfg->tgid, cfg->stop_on_exec);
 	peak__arm(p);
-	p->events_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
-	/* Copies of Python code objects come in with the events, in the same consume. */
-	if (p->events_rb &&
-	    ring_buffer__add(p->events_rb, bpf_map__fd(p->skel->maps.py_codes), on_py_code, p)) {
-		ring_buffer__free(p->events_rb);
-		p->events_rb = NULL;
-	}
+	p->events.rb = bpfmaps__events_reader(p->skel, on_event, on_py_code, p);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (cfg->follow)
 		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
-	if (!p->events_rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	if (!p->events.rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
 	    (cfg->follow && !p->skel->links.exit_follow)) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
@@ -362,82 +329,54 @@ fail:
 
 void probes__set_internal(struct probes *p, const struct addr_range *ranges, size_t nr)
 {
-	/* Shrink first, so that BPF never reads a half-written range. */
-	p->skel->bss->nr_internal = 0;
-	__sync_synchronize();
-	for (size_t i = 0; i < nr && i < MEMLEAK_MAX_INTERNAL; i++)
-		p->skel->bss->internal[i] = ranges[i];
-	__sync_synchronize();
-	p->skel->bss->nr_internal = nr < MEMLEAK_MAX_INTERNAL ? nr : MEMLEAK_MAX_INTERNAL;
+	bpfmaps__set_internal(p->skel, ranges, nr);
 }
 
 void probes__set_stop_on_dl(struct probes *p, bool on)
 {
-	p->skel->bss->stop_on_dl = on;
+	bpfmaps__set_stop_on_dl(p->skel, on);
 }
 
 void probes__set_follow_shell(struct probes *p, bool on)
 {
-	p->skel->bss->handoff_tgid = 0;
-	p->skel->bss->follow_shell = on;
+	bpfmaps__set_follow_shell(p->skel, on);
 }
 
 pid_t probes__handoff(const struct probes *p)
 {
-	return (pid_t)__atomic_load_n(&p->skel->bss->handoff_tgid, __ATOMIC_RELAXED);
+	return bpfmaps__handoff(p->skel);
 }
 
 void probes__retarget(struct probes *p, pid_t tgid)
 {
 	p->tgid = tgid;
-	p->skel->bss->follow_shell = 0;
-	p->skel->bss->handoff_tgid = 0;
-	p->skel->bss->targ_tgid = (__u32)tgid;
+	bpfmaps__retarget(p->skel, tgid);
 }
 
 void probes__set_notify_dl(struct probes *p, bool on)
 {
-	p->skel->bss->notify_dl = on;
+	bpfmaps__set_notify_dl(p->skel, on);
 }
 
 int probes__events_fd(const struct probes *p)
 {
-	return p ? ring_buffer__epoll_fd(p->events_rb) : -1;	/* -k: no events */
+	return p ? ring_buffer__epoll_fd(p->events.rb) : -1;	/* -k: no events */
 }
 
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	size_t n;
 
-	ring_buffer__consume(p->events_rb);
-	n = p->nr_events < max ? p->nr_events : max;
-	memcpy(evs, p->events, n * sizeof(*evs));
-	p->nr_events = 0;
+	ring_buffer__consume(p->events.rb);
+	n = p->events.nr < max ? p->events.nr : max;
+	memcpy(evs, p->events.buf, n * sizeof(*evs));
+	p->events.nr = 0;
 	return n;
 }
 
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
-	v->pids[0] = &p->skel->bss->targ_tgid;
-	v->pids[1] = &p->skel->bss->handoff_tgid;
-	v->stops = (const volatile uint64_t *)&p->skel->bss->counters[CNT_STOP_REQUESTS];
-	v->held = p->skel->bss->held;
-	v->nr_held = MEMLEAK_HELD;
-}
-
-/* Delete every key of a map; the target is stopped, so nothing races. */
-static int clear_map(struct bpf_map *map)
-{
-	int fd = bpf_map__fd(map);
-	size_t key_size = bpf_map__key_size(map);
-	char key[64];
-
-	if (key_size > sizeof(key))
-		return -EINVAL;
-	while (!bpf_map_get_next_key(fd, NULL, key))
-		if (bpf_map_delete_elem(fd, key))
-			return -errno;
-	return 0;
+	bpfmaps__stop_view(p->skel, v);
 }
 
 /* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */
@@ -450,25 +389,12 @@ static int clear_tables(struct probes *p)
 		memset(p->tables.sites, 0, p->tables.sites_len);
 	}
 	/* Links kept through the exec (or a follower's) may write them again at once. */
-	p->tables_written = p->nr_attached || p->follow || p->dl.fd >= 0 ||
+	p->tables_written = p->links.nr || p->follow.on || p->dl.fd >= 0 ||
 			    p->py_exit.fds[0] >= 0 || p->py_exit.fds[1] >= 0 || p->exit_stop.fd >= 0;
-	err = clear_map(p->skel->maps.stack_traces);
-	if (!err)
-		err = clear_map(p->skel->maps.py_stacks);
-	if (!err)
-		err = clear_map(p->skel->maps.stack_pairs);
-	if (!err)
-		err = clear_map(p->skel->maps.py_codes_sent);
-	memset(&p->skel->bss->fill, 0, sizeof(p->skel->bss->fill));
-	memset(p->skel->bss->live, 0, sizeof(p->skel->bss->live));
+	err = bpfmaps__clear_tables(p->skel);
 	peak__arm(p);
 	if (!err)
 		err = reclaim__reset(p);
-	/* Stacks the threads remember are gone from the map. */
-	p->skel->bss->stacks_cleared++;
-	for (int c = 0; c < CNT__COUNT; c++)
-		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
-			p->skel->bss->counters[c] = 0;
 	return err;
 }
 
@@ -476,11 +402,11 @@ int probes__clear(struct probes *p)
 {
 	int err;
 
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = clear_tables(p);
 	/* Sampling: the calls counted are the old image's too. */
-	memset(p->skel->bss->entry_calls, 0, sizeof(p->skel->bss->entry_calls));
-	pthread_mutex_unlock(&p->tables_lock);
+	bpfmaps__clear_entry_calls(p->skel);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	return err;
 }
 
@@ -497,16 +423,16 @@ void probes__free(struct probes *p)
 	probes_unwind__release(p);
 	follow__free(p);
 	probes_attach__detach_all(p);
-	free(p->attached);
+	free(p->links.v);
 	free(p->exit_stop.path);
-	ring_buffer__free(p->events_rb);
+	ring_buffer__free(p->events.rb);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
 	reclaim__free(p);
-	pthread_mutex_destroy(&p->tables_lock);
-	pthread_mutex_destroy(&p->retired_lock);
-	pthread_mutex_destroy(&p->stacks_lock);
-	unmap_tables(p);
+	pthread_mutex_destroy(&p->rc.tables_lock);
+	pthread_mutex_destroy(&p->rc.retired_lock);
+	pthread_mutex_destroy(&p->rc.stacks_lock);
+	bpfmaps__unmap_tables(&p->tables);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

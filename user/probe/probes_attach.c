@@ -142,7 +142,7 @@ static void probe_point(const struct probes *p, const struct allocator *a,
 
 	*offset = ap->offset;
 	*cookie = ap->api;
-	if (!p->probe_at_entry)
+	if (!p->links.at_entry)
 		placement__decide(ap->open_path, ap->offset, args_read(ap->api), &pl);
 	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
 		pl = (struct placement){ .insn = "another function starts there" };
@@ -163,8 +163,8 @@ static void settle_after(struct probes *p, uint64_t ns)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns()'s clock */
-	p->skel->bss->settle_until_ns = (uint64_t)now.tv_sec * 1000000000ull +
-					(uint64_t)now.tv_nsec + ns;
+	bpfmaps__set_settle_until(p->skel, (uint64_t)now.tv_sec * 1000000000ull +
+					   (uint64_t)now.tv_nsec + ns);
 }
 
 /* When attach_object places a function's entry probe: 0 first. */
@@ -187,7 +187,7 @@ static int lane_prog(const struct probes *p, enum lane lane)
 {
 	const struct memleak_bpf *skel = p->skel;
 
-	if (lane != LANE_FREE && p->session)
+	if (lane != LANE_FREE && p->sample.session)
 		return bpf_program__fd(lane == LANE_MALLOC ? skel->progs.api_malloc_session :
 				       skel->progs.api_session);
 	return bpf_program__fd(lane == LANE_FREE ? skel->progs.api_free :
@@ -217,7 +217,7 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
 {
 	int err = 0;
 
-	if (!p->follow)
+	if (!p->follow.on)
 		return 0;
 	at->file_fd = open(path, O_PATH | O_CLOEXEC);
 	if (at->file_fd < 0)
@@ -251,7 +251,7 @@ static void plan_object(const struct probes *p, const struct allocator *a, size_
 				continue;
 			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
 			/* A session program takes its returns itself. */
-			if (ap->api < API__ALLOCATING && !p->session) {
+			if (ap->api < API__ALLOCATING && !p->sample.session) {
 				ret_offsets[*nret] = offsets[l][n[l]];
 				ret_cookies[(*nret)++] = ap->api;
 			}
@@ -277,7 +277,7 @@ static int attach_object(struct probes *p, const struct allocator *a, size_t obj
 	 * every entry probe is in place too (they come one function at a
 	 * time), a return without its entry is the attach's doing.
 	 */
-	p->skel->bss->settle_until_ns = UINT64_MAX;
+	bpfmaps__set_settle_until(p->skel, UINT64_MAX);
 	if (nret) {
 		at->exit_fd = probes_attach__link_uprobes(p, bpf_program__fd(p->skel->progs.api_exit),
 						   path, ret_offsets, ret_cookies, nret, true);
@@ -340,7 +340,7 @@ static int link_object(struct probes *p, const struct attachment *at, pid_t pid,
 
 size_t probes_attach__child_links_max(const struct probes *p)
 {
-	return p->nr_attached * (LANES + 1);
+	return p->links.nr * (LANES + 1);
 }
 
 int probes_attach__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
@@ -348,9 +348,9 @@ int probes_attach__link_child(struct probes *p, pid_t pid, int *fds, size_t *n)
 	int err = 0;
 
 	*n = 0;
-	for (size_t i = 0; i < p->nr_attached && !err; i++)
-		if (p->attached[i].pid == p->tgid && p->attached[i].file_fd >= 0)
-			err = link_object(p, &p->attached[i], pid, fds, n);
+	for (size_t i = 0; i < p->links.nr && !err; i++)
+		if (p->links.v[i].pid == p->tgid && p->links.v[i].file_fd >= 0)
+			err = link_object(p, &p->links.v[i], pid, fds, n);
 	return err;
 }
 
@@ -484,8 +484,8 @@ static void detach(struct attachment *at)
 
 static struct attachment *find_attachment(struct probes *p, const struct stat *st, uint64_t sig)
 {
-	for (size_t i = 0; i < p->nr_attached; i++) {
-		struct attachment *at = &p->attached[i];
+	for (size_t i = 0; i < p->links.nr; i++) {
+		struct attachment *at = &p->links.v[i];
 
 		if (at->pid == p->tgid && at->dev == st->st_dev && at->ino == st->st_ino &&
 		    at->signature == sig)
@@ -500,9 +500,9 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 	struct attachment *at;
 	int err;
 
-	if (vec__reserve(&p->attached, &p->cap_attached, p->nr_attached + 1, sizeof(*at)))
+	if (vec__reserve(&p->links.v, &p->links.cap, p->links.nr + 1, sizeof(*at)))
 		return -ENOMEM;
-	at = &p->attached[p->nr_attached];
+	at = &p->links.v[p->links.nr];
 	*at = (struct attachment){ .pid = p->tgid, .dev = st->st_dev, .ino = st->st_ino,
 				   .signature = sig, .wanted = true, .file_fd = -1,
 				   .execs = counters__read(p, CNT_EXECS) };
@@ -514,7 +514,7 @@ static int attach_new(struct probes *p, const struct allocator *a, size_t obj,
 		detach(at);
 		return err;
 	}
-	p->nr_attached++;
+	p->links.nr++;
 	return 0;
 }
 
@@ -539,26 +539,26 @@ static void say_kept(const struct probes *p, const struct allocator *a, size_t o
 /* Detach what is no longer wanted, compacting the array; the links closed together. */
 static void detach_unwanted(struct probes *p)
 {
-	int fds[(LANES + 1) * p->nr_attached + 1];
+	int fds[(LANES + 1) * p->links.nr + 1];
 	size_t kept = 0, n = 0;
 
-	for (size_t i = 0; i < p->nr_attached; i++) {
-		if (!p->attached[i].wanted) {
-			n += take_links(&p->attached[i], fds + n);
-			free_recipes(&p->attached[i]);
+	for (size_t i = 0; i < p->links.nr; i++) {
+		if (!p->links.v[i].wanted) {
+			n += take_links(&p->links.v[i], fds + n);
+			free_recipes(&p->links.v[i]);
 			continue;
 		}
-		p->attached[kept++] = p->attached[i];
+		p->links.v[kept++] = p->links.v[i];
 	}
-	p->nr_attached = kept;
+	p->links.nr = kept;
 	probes_attach__close_links(fds, n);
 }
 
 void probes_attach__detach_allocator(struct probes *p)
 {
 	/* A handed-over shell's links stay, as in probes_attach__allocator. */
-	for (size_t i = 0; i < p->nr_attached; i++)
-		p->attached[i].wanted = p->attached[i].pid != p->tgid;
+	for (size_t i = 0; i < p->links.nr; i++)
+		p->links.v[i].wanted = p->links.v[i].pid != p->tgid;
 	detach_unwanted(p);
 }
 
@@ -568,8 +568,8 @@ int probes_attach__allocator(struct probes *p, const struct allocator *a)
 
 	/* Links of a process we handed over from stay until the end:
 	 * detaching costs a grace period each, and BPF ignores that process. */
-	for (size_t i = 0; i < p->nr_attached; i++)
-		p->attached[i].wanted = p->attached[i].pid != p->tgid;
+	for (size_t i = 0; i < p->links.nr; i++)
+		p->links.v[i].wanted = p->links.v[i].pid != p->tgid;
 	for (size_t obj = 0; obj < a->nr_objects; obj++) {
 		uint64_t sig = object_signature(a, obj);
 		struct attachment *at;
@@ -602,7 +602,7 @@ int probes_attach__allocator(struct probes *p, const struct allocator *a)
  */
 static void keep_dl_file(struct probes *p, const char *path, __u64 off)
 {
-	if (!p->follow)
+	if (!p->follow.on)
 		return;
 	if (p->dl.file >= 0)
 		close(p->dl.file);
@@ -655,12 +655,12 @@ int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *
 /* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
 void probes_attach__detach_all(struct probes *p)
 {
-	int fds[(LANES + 1) * p->nr_attached + 5];
+	int fds[(LANES + 1) * p->links.nr + 5];
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->nr_attached; i++) {
-		n += take_links(&p->attached[i], fds + n);
-		free_recipes(&p->attached[i]);
+	for (size_t i = 0; i < p->links.nr; i++) {
+		n += take_links(&p->links.v[i], fds + n);
+		free_recipes(&p->links.v[i]);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (p->py_exit.fds[i] >= 0)

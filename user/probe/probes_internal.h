@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "bpfmaps.h"
 
 struct maps;
 struct lookup_order;
@@ -94,31 +95,78 @@ struct probes_cfi {
 	uint64_t chunk_bytes;
 };
 
-/* The BPF tables of live blocks and sites, mmap'ed (read by snapshot.c). */
-struct probes_tables {
-	struct alloc_bucket *allocs;
-	size_t allocs_len, buckets;
-	struct site_slot *sites;
-	size_t sites_len, slots;
+/* The uprobe links of the target's allocator (probes_attach.c). */
+struct probes_links {
+	struct attachment *v;
+	size_t nr, cap;
+	bool at_entry;		/* probes_config's probe_at_entry */
 };
 
-struct probes {
-	struct memleak_bpf *skel;
-	pid_t tgid;
-	int verbose;		/* > 0: say where each entry probe goes */
-	bool probe_at_entry;	/* probes_config */
-	struct attachment *attached;
-	size_t nr_attached, cap_attached;
-	struct probes_dl dl;
-	struct ring_buffer *events_rb;
-	struct memleak_event events[PROBES_MAX_EVENTS];	/* read, not yet taken */
-	size_t nr_events;
-	struct probes_py_exit py_exit;
-	struct probes_exit_stop exit_stop;
-	struct probes_py py;
+/* BPF's events, read from its ring and queued for probes__take_events (probes.c). */
+struct probes_events {
+	struct ring_buffer *rb;
+	struct memleak_event buf[PROBES_MAX_EVENTS];	/* read, not yet taken */
+	size_t nr;
+};
+
+/* --follow (follow.c, follow_exec.c, image_links.c). */
+struct probes_follow {
+	bool on;		/* --follow: links are kept as recipes, made again per child */
+	const char *symbols_prefix;	/* -S: an exec'd image's allocator carries it too */
+	struct follow *children;	/* the children's links, closed on a thread (follow.c) */
+	struct image_links *images;	/* exec'd images' links, for their forks */
 	/* follow_exec__on_image's: each exec'd image's maps when probed, NULL when it is gone. */
 	void (*image_fn)(void *ctx, uint32_t image, pid_t pid, const struct maps *maps);
 	void *image_ctx;
+};
+
+/* --sample (probes_sample.c). */
+struct probes_sampling {
+	int mode;		/* probes_config's: site counts of blocks in weight units */
+	/*
+	 * The allocating functions are session programs (malloc's lane
+	 * api_malloc_session, the others' api_session), with no return link.
+	 */
+	bool session;
+};
+
+/*
+ * Reclaiming (reclaim.c): what it let go of, read back by snapshot.c, the
+ * sweep's state, and the locks a sweep shares with a reading.
+ */
+struct probes_reclaim {
+	struct retired *retired;
+	struct reclaim *sweep;
+	/*
+	 * Held while sites are retired, while they are read (snapshot.c) and
+	 * while the tables are cleared: the sweeps run on a thread of their own.
+	 */
+	pthread_mutex_t tables_lock;
+	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
+	/*
+	 * The stacks the last reading found (snapshot.c), whose blobs a sweep
+	 * shares with the retired store: both under stacks_lock.
+	 */
+	struct stackcache *stacks;
+	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
+};
+
+/* -t (trace_ring.c). */
+struct probes_trace {
+	uint64_t bytes;			/* the trace ring's size; 0: -t is off */
+	struct trace_ring *ring;	/* its reader */
+};
+
+struct probes {
+	struct memleak_bpf *skel;	/* its maps and .bss: through bpfmaps.h only */
+	pid_t tgid;
+	int verbose;		/* > 0: say where each entry probe goes */
+	struct probes_links links;
+	struct probes_dl dl;
+	struct probes_events events;
+	struct probes_py_exit py_exit;
+	struct probes_exit_stop exit_stop;
+	struct probes_py py;
 	struct probes_cfi cfi;
 	struct probes_tables tables;
 	/*
@@ -130,33 +178,10 @@ struct probes {
 	 */
 	bool tables_written;
 	struct clock_feed *clock;	/* keeps now_ns, the allocations' timestamps */
-	int sample_mode;	/* probes_config's: site counts of blocks in weight units */
-	/*
-	 * Sampling: the allocating functions are session programs (malloc's lane
-	 * api_malloc_session, the others' api_session), with no return link.
-	 */
-	bool session;
-	/* What reclaiming let go of (reclaim.c), read back by snapshot.c. */
-	struct retired *retired;
-	struct reclaim *reclaim;
-	/*
-	 * Held while sites are retired, while they are read (snapshot.c) and
-	 * while the tables are cleared: the sweeps run on a thread of their own.
-	 */
-	pthread_mutex_t tables_lock;
-	pthread_mutex_t retired_lock;	/* the retired store; taken after tables_lock */
-	/*
-	 * The stacks the last reading found (snapshot.c), whose blobs a sweep
-	 * shares with the retired store (reclaim.c): both under stacks_lock.
-	 */
-	struct stackcache *stacks;
-	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
-	bool follow;		/* --follow: links are kept as recipes, made again per child */
-	const char *symbols_prefix;	/* -S: an exec'd image's allocator carries it too */
-	uint64_t trace_bytes;		/* -t: the trace ring's size; 0: -t is off */
-	struct trace_ring *trace;	/* -t: its reader (trace_ring.c) */
-	struct follow *follow_state;	/* the children's links, closed on a thread (follow.c) */
-	struct image_links *image_links;	/* exec'd images' links, for their forks */
+	struct probes_sampling sample;
+	struct probes_reclaim rc;
+	struct probes_follow follow;
+	struct probes_trace trace;
 };
 
 /*

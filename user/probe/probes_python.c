@@ -32,8 +32,7 @@ static void close_python_exits(struct probes *p)
 /* BPF reads every linetable again: no probe tells it of code objects freed. */
 static void close_python_dealloc(struct probes *p)
 {
-	p->skel->bss->py_code_cache = 0;
-	__sync_fetch_and_add(&p->skel->bss->py_code_gen, 1);
+	bpfmaps__set_py_code_cache(p->skel, false);
 	if (p->py_exit.dealloc_fd >= 0)
 		close(p->py_exit.dealloc_fd);
 	p->py_exit.dealloc_fd = -1;
@@ -42,37 +41,31 @@ static void close_python_dealloc(struct probes *p)
 static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 {
 	struct probes *p = ctx;
-	struct memleak_bpf__bss *bss = p->skel->bss;
 
-	/* Off first, so that BPF never walks with half-written offsets. */
-	bss->py_enabled = 0;
-	__sync_synchronize();
+	bpfmaps__python_off(p->skel);
 	if (!py) {
 		close_python_exits(p);
 		close_python_dealloc(p);
-		bss->py_frozen = 0;
+		bpfmaps__set_python(p->skel, NULL, false);
 		return 0;
 	}
 	if (!p->skel->rodata->py_walk)
 		return -EOPNOTSUPP;
-	bss->py = *py;
-	bss->py_frozen = 0;
-	bss->py_exit_stop = stop_at_exit;
 	p->py.used = true;
-	__sync_synchronize();
-	bss->py_enabled = 1;
+	bpfmaps__set_python(p->skel, py, stop_at_exit);
 	return 0;
 }
 
 static int set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
 {
 	struct probes *p = ctx;
-	__u32 key = tag;
+	int err;
 
 	if (!p->skel->rodata->py_walk)
 		return -EOPNOTSUPP;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.py_images), &key, py, BPF_ANY))
-		return errno == E2BIG ? -E2BIG : -errno;
+	err = bpfmaps__set_py_image(p->skel, tag, py);
+	if (err)
+		return err;
 	p->py.used = true;
 	return 0;
 }
@@ -111,7 +104,7 @@ static int attach_exit(void *ctx, const char *path, uint64_t offset, bool finali
 	if (p->py_exit.fds[finalize] >= 0)
 		close(p->py_exit.fds[finalize]);
 	p->py_exit.fds[finalize] = fd;
-	if (!p->follow)
+	if (!p->follow.on)
 		return 0;
 	/* --follow: its children get the same links (follow.c), on this file. */
 	if (p->py_exit.files[finalize] >= 0)
@@ -147,7 +140,7 @@ static int attach_dealloc(void *ctx, const char *path, uint64_t offset)
 	}
 	p->py_exit.dealloc_fd = fd;
 	__sync_synchronize();
-	p->skel->bss->py_code_cache = 1;
+	bpfmaps__set_py_code_cache(p->skel, true);
 	if (p->verbose)
 		fprintf(stderr, "memleakbpf: code objects' line tables kept in BPF until freed "
 			"(code_dealloc probed at +0x%llx)\n", (unsigned long long)offset);

@@ -46,9 +46,9 @@ int probes_reach__blocks(struct probes *p, struct live_block **out, size_t *nr)
 	*out = NULL;
 	*nr = 0;
 	/* A block's site is never reclaimed while it lives; the lock keeps a clear away. */
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = read_blocks(p, out, nr);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	if (err) {
 		free(*out);
 		*out = NULL;

@@ -49,13 +49,13 @@ static bool can_session(void)
  */
 static void set_session(struct probes *p, const struct probes_config *cfg)
 {
-	p->session = cfg->sample_mode && !cfg->no_session && !cfg->bench_floor && can_session();
+	p->sample.session = cfg->sample_mode && !cfg->no_session && !cfg->bench_floor && can_session();
 	if (cfg->sample_mode && cfg->verbose)
-		fprintf(stderr, "memleakbpf:   sampling: %s\n", p->session ?
+		fprintf(stderr, "memleakbpf:   sampling: %s\n", p->sample.session ?
 			"allocating functions as uprobe sessions: a call not sampled traps once" :
 			"no uprobe sessions (Linux 6.13): a call not sampled traps twice, as any");
-	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->session);
-	bpf_program__set_autoload(p->skel->progs.api_session, p->session);
+	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->sample.session);
+	bpf_program__set_autoload(p->skel->progs.api_session, p->sample.session);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_malloc_session,
 					      PROBES_UPROBE_SESSION);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_session, PROBES_UPROBE_SESSION);
@@ -63,7 +63,7 @@ static void set_session(struct probes *p, const struct probes_config *cfg)
 
 __u32 probes_sample__attach_type(const struct probes *p, int prog_fd)
 {
-	if (p->session && (prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session) ||
+	if (p->sample.session && (prog_fd == bpf_program__fd(p->skel->progs.api_malloc_session) ||
 			   prog_fd == bpf_program__fd(p->skel->progs.api_session)))
 		return PROBES_UPROBE_SESSION;
 	return PROBES_UPROBE_MULTI;
@@ -74,7 +74,7 @@ void probes_sample__set(struct probes *p, const struct probes_config *cfg)
 	__u64 t;
 
 	set_session(p, cfg);
-	p->sample_mode = cfg->sample_mode;
+	p->sample.mode = cfg->sample_mode;
 	p->skel->rodata->sample_mode = cfg->sample_mode;
 	p->skel->rodata->sample_seed = cfg->sample_seed;
 	if (cfg->sample_mode == SAMPLE_BYTES) {
@@ -90,7 +90,7 @@ void probes_sample__set(struct probes *p, const struct probes_config *cfg)
 void probes_sample__calls(const struct probes *p, uint64_t *calls, uint64_t *bytes,
 			  uint64_t *sampled)
 {
-	const struct memleak_calls *c = p->skel->bss->entry_calls;
+	const struct memleak_calls *c = bpfmaps__entry_calls(p->skel);
 
 	*calls = *bytes = *sampled = 0;
 	for (int i = 0; i < MEMLEAK_SITE_SHARDS; i++) {
@@ -105,9 +105,9 @@ void probes_sample__block_weight(const struct probes *p, uint32_t api, uint64_t 
 {
 	const typeof(*p->skel->rodata) *ro = p->skel->rodata;
 
-	if (p->sample_mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP)
-		*w = (struct sample_weight){ size, p->sample_mode ? MEMLEAK_WEIGHT_ONE : 1, 0 };
-	else if (p->sample_mode == SAMPLE_BYTES)
+	if (p->sample.mode == SAMPLE_NONE || MEMLEAK_KIND_OF(api) == KIND_MMAP)
+		*w = (struct sample_weight){ size, p->sample.mode ? MEMLEAK_WEIGHT_ONE : 1, 0 };
+	else if (p->sample.mode == SAMPLE_BYTES)
 		sample_bytes_weight(w, size, ro->sample_mean);
 	else
 		sample_count_weight(w, size, ro->sample_per_block);

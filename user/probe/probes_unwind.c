@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
@@ -43,27 +42,6 @@ bool probes_unwind__can_walk_tables(void)
 
 #define CHUNK_BYTES ((size_t)MEMLEAK_CFI_CHUNK_ROWS * sizeof(struct unwind_row))
 
-/* A chunk of rows, mapped into our memory: its fd, or -errno. */
-static int chunk_create(struct unwind_row **rows)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_chunk", sizeof(__u32),
-				sizeof(struct unwind_row), MEMLEAK_CFI_CHUNK_ROWS, &opts);
-	void *mem;
-	int err;
-
-	if (fd < 0)
-		return -errno;
-	mem = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	*rows = mem;
-	return fd;
-}
-
 /*
  * n new chunks, mapped into rows[], put in the outer map with one update:
  * the kernel waits for an RCU grace period at every update of a map of
@@ -72,8 +50,8 @@ static int chunk_create(struct unwind_row **rows)
  */
 static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 {
-	int outer = bpf_map__fd(p->skel->maps.cfi_chunks), err = 0;
-	__u32 *keys = calloc(n, sizeof(*keys)), count = n, made = 0;
+	int err = 0;
+	__u32 *keys = calloc(n, sizeof(*keys)), made = 0;
 	int *fds = calloc(n, sizeof(*fds));
 
 	if (!keys || !fds) {
@@ -83,14 +61,14 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 	}
 	for (; made < n; made++) {
 		keys[made] = p->cfi.chunks + made;
-		fds[made] = chunk_create(&rows[made]);
+		fds[made] = bpfmaps__cfi_chunk_new(&rows[made], CHUNK_BYTES);
 		if (fds[made] < 0) {
 			err = fds[made];	/* nothing made for it */
 			break;
 		}
 	}
-	if (!err && bpf_map_update_batch(outer, keys, fds, &count, NULL))
-		err = -errno;
+	if (!err)
+		err = bpfmaps__cfi_chunks_add(p->skel, keys, fds, n);
 	if (!err) {
 		p->cfi.chunks += n;
 		p->cfi.chunk_bytes += n * map_memlock(fds[0]);
@@ -179,22 +157,12 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 /* Fill the half of slot's mappings BPF does not read, then switch to it with one store. */
 static int publish_slot(struct probes *p, uint32_t slot, const struct unwind_mapping *m, size_t nr)
 {
-	int fd = bpf_map__fd(p->skel->maps.unwind_mappings);
-	__u32 half = !p->cfi.half[slot], base = (slot * 2 + half) * MEMLEAK_UNWIND_MAPPINGS;
-	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
-	__u64 *active = slot ? &p->skel->bss->image_unwind_active[slot] : &p->skel->bss->unwind_active;
+	__u32 half = !p->cfi.half[slot];
+	int err = bpfmaps__publish_mappings(p->skel, slot, half, p->cfi.gen[slot] + 1, m, nr);
 
-	if (nr > MEMLEAK_UNWIND_MAPPINGS)
-		return -E2BIG;
-	for (__u32 i = 0; i < count; i++)
-		keys[i] = base + i;
-	if (!slot)
-		memset(&p->skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
-	if (count && bpf_map_update_batch(fd, keys, m, &count, NULL))
-		return -errno;
-	/* A new generation: BPF's row cache forgets the old mappings' rows. */
-	__atomic_store_n(active, (__u64)++p->cfi.gen[slot] << 32 | (__u64)half << 16 | nr,
-			 __ATOMIC_RELEASE);
+	if (err)
+		return err;
+	p->cfi.gen[slot]++;
 	p->cfi.half[slot] = half;
 	return 0;
 }
@@ -228,23 +196,20 @@ static uint32_t image_slot(struct probes *p, uint32_t image, bool take)
 static int set_image_mappings(void *ctx, uint32_t image, const struct unwind_mapping *m, size_t nr)
 {
 	struct probes *p = ctx;
-	int fd = bpf_map__fd(p->skel->maps.image_unwind_slot);
 	uint32_t slot = image_slot(p, image, m != NULL);
-	__u32 key = image;
 	int err;
 
 	if (!slot)
 		return m ? -ENOSPC : 0;
 	if (!m) {
-		bpf_map_delete_elem(fd, &key);
-		__atomic_store_n(&p->skel->bss->image_unwind_active[slot], 0, __ATOMIC_RELEASE);
+		bpfmaps__drop_image_slot(p->skel, image, slot);
 		p->cfi.slot_tag[slot] = 0;
 		return 0;
 	}
 	err = publish_slot(p, slot, m, nr);
 	/* Named to BPF once its mappings are in place. */
-	if (!err && !p->cfi.slot_tag[slot] && bpf_map_update_elem(fd, &key, &slot, BPF_ANY))
-		err = -errno;
+	if (!err && !p->cfi.slot_tag[slot])
+		err = bpfmaps__name_image_slot(p->skel, image, slot);
 	if (!err)
 		p->cfi.slot_tag[slot] = image;
 	return err;
@@ -254,8 +219,7 @@ static bool wanted(void *ctx, size_t i)
 {
 	const struct probes *p = ctx;
 
-	return i < MEMLEAK_UNWIND_MAPPINGS &&
-	       p->skel->bss->unwind_wanted[p->cfi.half[0] * MEMLEAK_UNWIND_MAPPINGS + i];
+	return bpfmaps__unwind_wanted(p->skel, p->cfi.half[0], i);
 }
 
 static uint64_t rows_loaded(void *ctx)
@@ -278,7 +242,7 @@ void probes_unwind__ops(struct probes *p, struct unwind_ops *ops)
 		.ctx = p,
 		.add_rows = add_rows,
 		.set_mappings = set_mappings,
-		.set_image_mappings = p->follow ? set_image_mappings : NULL,
+		.set_image_mappings = p->follow.on ? set_image_mappings : NULL,
 		.wanted = wanted,
 		.rows = rows_loaded,
 		.bytes = rows_bytes,

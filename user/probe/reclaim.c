@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
 #include "probes.h"
 #include "clock.h"
 #include "probes_internal.h"
@@ -57,10 +56,8 @@
  */
 #define RETIRED_MAX_BYTES (256u << 20)
 
-enum fill_kind { FILL_STACKS, FILL_PY_STACKS, FILL_PAIRS, FILL_PY_CODES, FILL_SITES, FILL__COUNT };
-
 struct reclaim {
-	uint64_t next[FILL__COUNT];	/* sweep when a table holds more than this */
+	uint64_t next[BPFMAPS__TABLES];	/* sweep when a table holds more than this */
 	struct idmap named;		/* ids the live sites name, this sweep */
 	uint64_t sweeps, sites, stacks, longest_ns;
 	uint64_t cpu_ns;		/* the sweeps' CPU time: what they cost, load or not */
@@ -89,93 +86,80 @@ struct reclaim {
  */
 static long sweeper_tick_ms(const struct probes *p)
 {
-	if (p->sample_mode == SAMPLE_BYTES)
+	if (p->sample.mode == SAMPLE_BYTES)
 		return 10 * SWEEPER_TICK_MS;
-	if (p->sample_mode == SAMPLE_COUNT)	/* rodata's sample_mean: -s's N */
+	if (p->sample.mode == SAMPLE_COUNT)	/* rodata's sample_mean: -s's N */
 		return SWEEPER_TICK_MS * (long)(p->skel->rodata->sample_mean < 10 ?
 						p->skel->rodata->sample_mean : 10);
 	return SWEEPER_TICK_MS;
 }
 
-/* A table's entry in f: its fill count, or its mark. */
-static volatile __u64 *gauge(struct memleak_fill *f, enum fill_kind k)
+static volatile __u64 *fill_of(struct probes *p, enum bpfmaps_table k)
 {
-	volatile __u64 *v[FILL__COUNT] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
-					   &f->site_slots };
-
-	return v[k];
+	return bpfmaps__fill(p->skel, k);
 }
 
-static volatile __u64 *fill_of(struct probes *p, enum fill_kind k)
+static volatile __u64 *mark_of(struct probes *p, enum bpfmaps_table k)
 {
-	return gauge(&p->skel->bss->fill, k);
+	return bpfmaps__fill_mark(p->skel, k);
 }
 
-static volatile __u64 *mark_of(struct probes *p, enum fill_kind k)
+static uint64_t room_of(struct probes *p, enum bpfmaps_table k)
 {
-	return gauge(&p->skel->bss->fill_mark, k);
-}
-
-static uint64_t room_of(struct probes *p, enum fill_kind k)
-{
-	struct bpf_map *m[FILL__COUNT] = { p->skel->maps.stack_traces, p->skel->maps.py_stacks,
-					   p->skel->maps.stack_pairs, p->skel->maps.py_codes_sent,
-					   p->skel->maps.sites };
-
-	return bpf_map__max_entries(m[k]);
+	return bpfmaps__room(p->skel, k);
 }
 
 static uint64_t mark_for(uint64_t room, uint64_t live);
 
 static void first_marks(struct probes *p)
 {
-	for (int k = 0; k < FILL__COUNT; k++) {
-		p->reclaim->next[k] = mark_for(room_of(p, k), 0);
-		*mark_of(p, k) = p->reclaim->next[k] + 1;
+	for (int k = 0; k < BPFMAPS__TABLES; k++) {
+		p->rc.sweep->next[k] = mark_for(room_of(p, k), 0);
+		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
 
 int reclaim__new(struct probes *p)
 {
-	p->reclaim = calloc(1, sizeof(*p->reclaim));
-	p->retired = retired__new();
-	p->stacks = stackcache__new();
-	if (!p->reclaim || !p->retired || !p->stacks)
+	p->rc.sweep = calloc(1, sizeof(*p->rc.sweep));
+	p->rc.retired = retired__new();
+	p->rc.stacks = stackcache__new();
+	if (!p->rc.sweep || !p->rc.retired || !p->rc.stacks)
 		return -ENOMEM;
-	pthread_mutex_init(&p->reclaim->mu, NULL);
-	pthread_cond_init(&p->reclaim->cond, NULL);
+	pthread_mutex_init(&p->rc.sweep->mu, NULL);
+	pthread_cond_init(&p->rc.sweep->cond, NULL);
 	first_marks(p);
 	return 0;
 }
 
 int reclaim__reset(struct probes *p)
 {
-	pthread_mutex_lock(&p->retired_lock);
-	retired__free(p->retired);
-	p->retired = retired__new();
-	pthread_mutex_unlock(&p->retired_lock);
-	if (!p->retired)
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__free(p->rc.retired);
+	p->rc.retired = retired__new();
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	if (!p->rc.retired)
 		return -ENOMEM;
 	first_marks(p);
-	pthread_mutex_lock(&p->reclaim->mu);
-	p->reclaim->seen = 0;	/* the counters restart */
-	pthread_mutex_unlock(&p->reclaim->mu);
+	pthread_mutex_lock(&p->rc.sweep->mu);
+	p->rc.sweep->seen = 0;	/* the counters restart */
+	pthread_mutex_unlock(&p->rc.sweep->mu);
 	return 0;
 }
 
 void reclaim__free(struct probes *p)
 {
-	if (p->reclaim) {
-		idmap__free(&p->reclaim->named);
-		pthread_mutex_destroy(&p->reclaim->mu);
-		pthread_cond_destroy(&p->reclaim->cond);
+	if (p->rc.sweep) {
+		idmap__free(&p->rc.sweep->named);
+		pthread_mutex_destroy(&p->rc.sweep->mu);
+		pthread_cond_destroy(&p->rc.sweep->cond);
 	}
-	free(p->reclaim);
-	retired__free(p->retired);
-	stackcache__free(p->stacks);
-	p->reclaim = NULL;
-	p->retired = NULL;
-	p->stacks = NULL;
+	free(p->rc.sweep);
+	retired__free(p->rc.retired);
+	stackcache__free(p->rc.stacks);
+	p->rc.sweep = NULL;
+	p->rc.retired = NULL;
+	p->rc.stacks = NULL;
 }
 
 static void sweep(struct probes *p);
@@ -184,7 +168,7 @@ static void sweep(struct probes *p);
 static void *sweeper(void *arg)
 {
 	struct probes *p = arg;
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	nice__raise(PROBES_SWEEP_NICE);
 	pthread_mutex_lock(&r->mu);
@@ -211,7 +195,7 @@ static void *sweeper(void *arg)
 
 int reclaim__start_thread(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 	pthread_condattr_t attr;
 	sigset_t all, old;
 	int err;
@@ -235,7 +219,7 @@ int reclaim__start_thread(struct probes *p)
 
 void reclaim__stop_thread(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	if (!r || !r->running)
 		return;
@@ -249,7 +233,7 @@ void reclaim__stop_thread(struct probes *p)
 
 void reclaim__kick(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	if (!r || !r->running)
 		return;
@@ -269,10 +253,10 @@ static int keep_site(struct probes *p, const struct site_slot *s, const struct s
 {
 	int err;
 
-	pthread_mutex_lock(&p->retired_lock);
-	err = retired__add_site(p->retired, s->stack_id, s->api, c->total_bytes - s->base_bytes,
+	pthread_mutex_lock(&p->rc.retired_lock);
+	err = retired__add_site(p->rc.retired, s->stack_id, s->api, c->total_bytes - s->base_bytes,
 				c->total_allocs - s->base_allocs);
-	pthread_mutex_unlock(&p->retired_lock);
+	pthread_mutex_unlock(&p->rc.retired_lock);
 	return err;
 }
 
@@ -317,7 +301,7 @@ static void trim_chains(struct probes *p)
 		if (__atomic_load_n(&next->key, __ATOMIC_ACQUIRE) == MEMLEAK_SITE_EMPTY &&
 		    __atomic_compare_exchange_n(&s->key, &retired, MEMLEAK_SITE_EMPTY, false,
 						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			__atomic_fetch_sub(fill_of(p, FILL_SITES), 1, __ATOMIC_SEQ_CST);
+			__atomic_fetch_sub(fill_of(p, BPFMAPS_SITES), 1, __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -347,48 +331,9 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 typedef int (*keep_fn)(struct probes *p, uint64_t id, const void *val);
 
 /* Entries a batch reads: a few MiB of stacks. */
-#define BATCH 2048
-
-/* What is done with one batch of a map's entries: 0, or -errno to stop. */
-typedef int (*batch_fn)(void *ctx, const uint64_t *keys, const void *vals, uint32_t n);
-
-/*
- * Every entry of a hash map keyed by __u64, BATCH at a time: one syscall
- * per batch, where one per key, value and delete cost 20 us each on a
- * torch import's 100,000 stacks. 0, or the first error.
- */
-static int each_batch(struct bpf_map *map, batch_fn fn, void *ctx)
-{
-	int fd = bpf_map__fd(map), err = 0;
-	uint64_t *keys = malloc(BATCH * sizeof(*keys));
-	void *vals = malloc(BATCH * bpf_map__value_size(map));
-	__u32 cursor, *in = NULL;
-	bool last = false;
-
-	if (!keys || !vals)
-		err = -ENOMEM;
-	while (!err && !last) {
-		__u32 n = BATCH;
-
-		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
-		if (bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL)) {
-			last = errno == ENOENT;
-			if (!last)
-				err = -errno;
-		}
-		if (!err)
-			err = fn(ctx, keys, vals, n);
-		in = &cursor;
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
 struct letting_go {
 	struct probes *p;
-	int fd;
-	enum fill_kind k;
+	enum bpfmaps_table k;
 	const struct idmap *named;
 	keep_fn keep;
 	size_t size, gone;
@@ -399,50 +344,46 @@ static int let_go_batch(void *ctx, const uint64_t *keys, const void *vals, uint3
 {
 	struct letting_go *lg = ctx;
 	struct probes *p = lg->p;
-	uint64_t gone[BATCH];
+	uint64_t gone[BPFMAPS_BATCH];
 	uint32_t nr = 0;
 
 	/* The order every holder of both takes them in (snapshot.c). */
-	pthread_mutex_lock(&p->stacks_lock);
-	pthread_mutex_lock(&p->retired_lock);
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
 	for (uint32_t i = 0; i < n; i++)
 		if (!idmap__get(lg->named, keys[i], NULL) &&
 		    !lg->keep(p, keys[i], (const char *)vals + i * lg->size))
 			gone[nr++] = keys[i];
-	pthread_mutex_unlock(&p->retired_lock);
-	pthread_mutex_unlock(&p->stacks_lock);
-	/* On an error the kernel says how many it deleted before it. */
-	if (nr)
-		bpf_map_delete_batch(lg->fd, gone, &nr, NULL);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
+	bpfmaps__delete_batch(p->skel, lg->k, gone, &nr);
 	__atomic_fetch_sub(fill_of(p, lg->k), nr, __ATOMIC_SEQ_CST);
 	lg->gone += nr;
 	return 0;
 }
 
 /* The entries of map no live site names, let go of: how many. */
-static size_t let_go(struct probes *p, struct bpf_map *map, enum fill_kind k,
-		     const struct idmap *named, keep_fn keep)
+static size_t let_go(struct probes *p, enum bpfmaps_table k, const struct idmap *named, keep_fn keep)
 {
-	struct letting_go lg = { p, bpf_map__fd(map), k, named, keep,
-				 bpf_map__value_size(map), 0 };
+	struct letting_go lg = { p, k, named, keep, bpfmaps__value_size(p->skel, k), 0 };
 
-	each_batch(map, let_go_batch, &lg);	/* what failed stays for the next sweep */
+	bpfmaps__each_batch(p->skel, k, let_go_batch, &lg);	/* what failed stays for the next sweep */
 	return lg.gone;
 }
 
 static int keep_native(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_native(p->retired, id, val, stackcache__native(p->stacks, id));
+	return retired__keep_native(p->rc.retired, id, val, stackcache__native(p->rc.stacks, id));
 }
 
 static int keep_python(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_python(p->retired, id, val, stackcache__python(p->stacks, id));
+	return retired__keep_python(p->rc.retired, id, val, stackcache__python(p->rc.stacks, id));
 }
 
 static int keep_pair(struct probes *p, uint64_t id, const void *val)
 {
-	return retired__keep_pair(p->retired, id, val);
+	return retired__keep_pair(p->rc.retired, id, val);
 }
 
 /* The stacks a named pair stands for are named too. */
@@ -461,7 +402,7 @@ static int name_pair_batch(void *ctx, const uint64_t *keys, const void *vals, ui
 
 static int name_pairs(struct probes *p, struct idmap *named)
 {
-	return each_batch(p->skel->maps.stack_pairs, name_pair_batch, named);
+	return bpfmaps__each_batch(p->skel, BPFMAPS_PAIRS, name_pair_batch, named);
 }
 
 /* Step 2: the stacks no live site names. */
@@ -472,32 +413,27 @@ static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 	if (p->py.used && name_pairs(p, &r->named))
 		return 0;
 	if (p->py.used) {
-		n += let_go(p, p->skel->maps.stack_pairs, FILL_PAIRS, &r->named, keep_pair);
-		n += let_go(p, p->skel->maps.py_stacks, FILL_PY_STACKS, &r->named, keep_python);
+		n += let_go(p, BPFMAPS_PAIRS, &r->named, keep_pair);
+		n += let_go(p, BPFMAPS_PY_STACKS, &r->named, keep_python);
 	}
-	n += let_go(p, p->skel->maps.stack_traces, FILL_STACKS, &r->named, keep_native);
+	n += let_go(p, BPFMAPS_STACKS, &r->named, keep_native);
 	/* Threads' stack caches may hold the ids let go of: walk again. */
 	if (n)
-		__atomic_fetch_add(&p->skel->bss->stacks_cleared, 1, __ATOMIC_SEQ_CST);
+		bpfmaps__stacks_cleared(p->skel);
 	return n;
 }
 
 /* Step 3. */
 static void forget_codes(struct probes *p)
 {
-	struct bpf_map *map = p->skel->maps.py_codes_sent;
-	struct { __u64 code, linetable, born; } key;
-	int fd = bpf_map__fd(map);
-
-	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
-		__atomic_fetch_sub(fill_of(p, FILL_PY_CODES), 1, __ATOMIC_SEQ_CST);
+	bpfmaps__forget_codes(p->skel);
 }
 
 /* Is a table past its mark? */
 static bool due(struct probes *p)
 {
-	for (int k = 0; k < FILL__COUNT; k++)
-		if (*fill_of(p, k) > p->reclaim->next[k])
+	for (int k = 0; k < BPFMAPS__TABLES; k++)
+		if (*fill_of(p, k) > p->rc.sweep->next[k])
 			return true;
 	return false;
 }
@@ -522,13 +458,13 @@ static uint64_t mark_for(uint64_t room, uint64_t live)
 /* The stack tables' live entries are those the live sites name (r->named). */
 static void set_marks(struct probes *p)
 {
-	for (int k = 0; k < FILL__COUNT; k++) {
+	for (int k = 0; k < BPFMAPS__TABLES; k++) {
 		uint64_t now = *fill_of(p, k), live = now;
 
-		if (k == FILL_STACKS || k == FILL_PY_STACKS || k == FILL_PAIRS)
-			live = now < p->reclaim->named.nr ? now : p->reclaim->named.nr;
-		p->reclaim->next[k] = mark_for(room_of(p, k), live);
-		*mark_of(p, k) = p->reclaim->next[k] + 1;
+		if (k == BPFMAPS_STACKS || k == BPFMAPS_PY_STACKS || k == BPFMAPS_PAIRS)
+			live = now < p->rc.sweep->named.nr ? now : p->rc.sweep->named.nr;
+		p->rc.sweep->next[k] = mark_for(room_of(p, k), live);
+		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
 
@@ -539,22 +475,21 @@ static void set_marks(struct probes *p)
  */
 static void charge_drops(struct probes *p, struct reclaim *r)
 {
-	uint64_t full = __atomic_load_n(&p->skel->bss->counters[CNT_STACKS_MAP_FULL],
-					__ATOMIC_RELAXED);
+	uint64_t full = bpfmaps__counter(p->skel, CNT_STACKS_MAP_FULL);
 
 	if (full < r->seen)	/* counters restart at an exec */
 		r->seen = 0;
 	r->live = r->named.nr;
 	if (r->live > r->live_max)
 		r->live_max = r->live;
-	if (r->live <= room_of(p, FILL_STACKS) / 2)
+	if (r->live <= room_of(p, BPFMAPS_STACKS) / 2)
 		r->outran += full - r->seen;
 	r->seen = full;
 }
 
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 
 	memset(out, 0, sizeof(*out));
 	if (!r)
@@ -564,7 +499,7 @@ void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 	out->seen = r->seen;
 	out->live = r->live;
 	out->live_max = r->live_max;
-	out->room = room_of(p, FILL_STACKS);
+	out->room = room_of(p, BPFMAPS_STACKS);
 	out->stacks = r->stacks;
 	out->cpu_ns = r->cpu_ns;
 	pthread_mutex_unlock(&r->mu);
@@ -596,16 +531,16 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
 			"%llu stacks (%llu live), %llu Python stacks, %llu pairs and %llu sites left; "
 			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6, cpu / 1e6,
-			(unsigned long long)*fill_of(p, FILL_STACKS), (unsigned long long)r->live,
-			(unsigned long long)*fill_of(p, FILL_PY_STACKS),
-			(unsigned long long)*fill_of(p, FILL_PAIRS),
-			(unsigned long long)*fill_of(p, FILL_SITES),
-			retired__nr_stacks(p->retired), retired__bytes(p->retired) / 1048576.0);
+			(unsigned long long)*fill_of(p, BPFMAPS_STACKS), (unsigned long long)r->live,
+			(unsigned long long)*fill_of(p, BPFMAPS_PY_STACKS),
+			(unsigned long long)*fill_of(p, BPFMAPS_PAIRS),
+			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
+			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
 }
 
 static void sweep(struct probes *p)
 {
-	struct reclaim *r = p->reclaim;
+	struct reclaim *r = p->rc.sweep;
 	uint64_t t0, c0;
 	size_t sites, stacks;
 
@@ -613,17 +548,17 @@ static void sweep(struct probes *p)
 		return;
 	t0 = clock__now_ns();
 	c0 = thread_cpu_ns();
-	pthread_mutex_lock(&p->retired_lock);
-	retired__next_sweep(p->retired);
-	pthread_mutex_unlock(&p->retired_lock);
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__next_sweep(p->rc.retired);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	sites = retire_sites(p, r);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	stacks = let_go_stacks(p, r);
-	pthread_mutex_lock(&p->retired_lock);
-	retired__trim(p->retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
-	pthread_mutex_unlock(&p->retired_lock);
-	if (*fill_of(p, FILL_PY_CODES) > room_of(p, FILL_PY_CODES) / 2)
+	pthread_mutex_lock(&p->rc.retired_lock);
+	retired__trim(p->rc.retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	if (*fill_of(p, BPFMAPS_PY_CODES) > room_of(p, BPFMAPS_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
 	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0);

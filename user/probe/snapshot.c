@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
 #include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
@@ -32,7 +31,7 @@ static __u64 less(__u64 a, __u64 b)
 /* Blocks from BPF's counts: under sampling those are weights, in 2^-16 units. */
 static __u64 blocks_of(const struct probes *p, __u64 count)
 {
-	if (!p->sample_mode)
+	if (!p->sample.mode)
 		return count;
 	return (count + MEMLEAK_WEIGHT_ONE / 2) >> MEMLEAK_WEIGHT_SHIFT;
 }
@@ -117,14 +116,14 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *of_key,
 			size_t *cap)
 {
-	size_t n = retired__nr_sites(p->retired);
+	size_t n = retired__nr_sites(p->rc.retired);
 	uint32_t at;
 
-	retired__forgotten(p->retired, &snap->forgotten_sites, &snap->forgotten_allocs,
+	retired__forgotten(p->rc.retired, &snap->forgotten_sites, &snap->forgotten_allocs,
 			   &snap->forgotten_bytes);
 	snap->forgotten_allocs = blocks_of(p, snap->forgotten_allocs);
 	for (size_t i = 0; i < n; i++) {
-		const struct retired_site *r = retired__site_at(p->retired, i);
+		const struct retired_site *r = retired__site_at(p->rc.retired, i);
 
 		if (site_for(snap, of_key, cap, r->stack_id, r->api, &at))
 			return -ENOMEM;
@@ -145,9 +144,9 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	int err = read_live(p, snap, &of_key, &cap);
 
 	if (!err) {
-		pthread_mutex_lock(&p->retired_lock);
+		pthread_mutex_lock(&p->rc.retired_lock);
 		err = read_retired(p, snap, &of_key, &cap);
-		pthread_mutex_unlock(&p->retired_lock);
+		pthread_mutex_unlock(&p->rc.retired_lock);
 	}
 	idmap__free(&of_key);
 	return err;
@@ -162,7 +161,7 @@ struct stack_buf {
 /* Is id a native stack's, known here already: then it is no pair's. */
 static bool known_native(struct probes *p, uint64_t id)
 {
-	return stackcache__native(p->stacks, id) || retired__native(p->retired, id);
+	return stackcache__native(p->rc.stacks, id) || retired__native(p->rc.retired, id);
 }
 
 /*
@@ -174,21 +173,21 @@ static bool known_native(struct probes *p, uint64_t id)
 static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 {
 	*pair = (struct stack_pair){ .native = id };
-	if (!p->py.used || retired__pair(p->retired, id, pair) || known_native(p, id))
+	if (!p->py.used || retired__pair(p->rc.retired, id, pair) || known_native(p, id))
 		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_pairs), &id, pair))
+	if (bpfmaps__pair_lookup(p->skel, id, pair))
 		*pair = (struct stack_pair){ .native = id };
 }
 
 /* The frames of native stack id, held: shared with the cache or the retired store, or read. */
 static struct stack_blob *native_blob(struct probes *p, uint64_t id, struct stack_buf *b)
 {
-	struct stack_blob *blob = stackcache__native(p->stacks, id) ?: retired__native(p->retired, id);
+	struct stack_blob *blob = stackcache__native(p->rc.stacks, id) ?: retired__native(p->rc.retired, id);
 	struct stack_copy c = { .ips = (uint64_t *)b->native.ips };
 
 	if (blob)
 		return stack_blob__hold(blob);
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stack_traces), &id, &b->native))
+	if (bpfmaps__stack_lookup(p->skel, id, &b->native))
 		return NULL;
 	c.nr_ips = b->native.nr < MEMLEAK_MAX_STACK_DEPTH ? b->native.nr : MEMLEAK_MAX_STACK_DEPTH;
 	c.flags = b->native.flags;
@@ -197,11 +196,11 @@ static struct stack_blob *native_blob(struct probes *p, uint64_t id, struct stac
 
 static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stack_buf *b)
 {
-	struct stack_blob *blob = stackcache__python(p->stacks, id) ?: retired__python(p->retired, id);
+	struct stack_blob *blob = stackcache__python(p->rc.stacks, id) ?: retired__python(p->rc.retired, id);
 
 	if (blob)
 		return stack_blob__hold(blob);
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.py_stacks), &id, &b->py))
+	if (bpfmaps__py_stack_lookup(p->skel, id, &b->py))
 		return NULL;
 	return stack_blob__new(id, &(struct stack_copy){ .py = &b->py });
 }
@@ -236,16 +235,16 @@ static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *
 
 	if (s->stack_id == MEMLEAK_NO_STACK)
 		return;
-	if (!stackcache__get(p->stacks, s->stack_id, &ref)) {
+	if (!stackcache__get(p->rc.stacks, s->stack_id, &ref)) {
 		bool found;
 
-		pthread_mutex_lock(&p->retired_lock);
+		pthread_mutex_lock(&p->rc.retired_lock);
 		found = read_stack_once(p, s->stack_id, b, &ref);
-		pthread_mutex_unlock(&p->retired_lock);
+		pthread_mutex_unlock(&p->rc.retired_lock);
 		if (!found)
 			return;
 		/* A failure costs the next reading a lookup again: no more. */
-		(void)stackcache__put(p->stacks, s->stack_id, &ref);
+		(void)stackcache__put(p->rc.stacks, s->stack_id, &ref);
 	}
 	s->stack = ref.native;
 	s->pystack = ref.python;
@@ -287,7 +286,7 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
 		s->stats.outstanding_bytes += w.bytes;
 		/* Under sampling, whole blocks: each old block's weight rounded. */
 		s->stats.outstanding_allocs += blocks_of(p, w.blocks);
-		s->stats.outstanding_samples += !!p->sample_mode;
+		s->stats.outstanding_samples += !!p->sample.mode;
 		s->stats.outstanding_var += w.var;
 	}
 }
@@ -365,7 +364,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	if (!snap)
 		return -ENOMEM;
 	for (int c = 0; c < CNT__COUNT; c++)
-		snap->counters[c] = __atomic_load_n(&p->skel->bss->counters[c], __ATOMIC_RELAXED);
+		snap->counters[c] = bpfmaps__counter(p->skel, c);
 	peak__live(p, snap->live);
 	reclaim__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
@@ -397,8 +396,8 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 
 	if (!b)
 		return -ENOMEM;
-	pthread_mutex_lock(&p->stacks_lock);
-	stackcache__begin(p->stacks);
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	stackcache__begin(p->rc.stacks);
 	for (size_t i = 0; i < snap->nr; i++) {
 		/*
 		 * Let a sweep in now and then: a report of 131,072 sites held
@@ -408,13 +407,13 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 		 * that ends meanwhile frees none this one holds.
 		 */
 		if (i && !(i % SNAPSHOT_STACKS_AT_ONCE)) {
-			pthread_mutex_unlock(&p->stacks_lock);
-			pthread_mutex_lock(&p->stacks_lock);
+			pthread_mutex_unlock(&p->rc.stacks_lock);
+			pthread_mutex_lock(&p->rc.stacks_lock);
 		}
 		read_stack(p, &snap->sites[i], b);
 	}
-	stackcache__end(p->stacks);
-	pthread_mutex_unlock(&p->stacks_lock);
+	stackcache__end(p->rc.stacks);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
 	free(b);
 	return 0;
 }
@@ -449,9 +448,9 @@ int snapshot__ages(struct probes *p, struct snapshot *snap)
 {
 	int err;
 
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = ages(p, snap);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	return err;
 }
 
@@ -460,9 +459,9 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 {
 	int err, was = nice__raise(PROBES_SWEEP_NICE);
 
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = collect(p, older_ns, out);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	if (!err && (err = read_stacks(p, *out))) {
 		snapshot__free(*out);
 		*out = NULL;
@@ -475,9 +474,9 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
 {
 	int err;
 
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = live(p, buf, cap, nr);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	return err;
 }
 
@@ -498,15 +497,15 @@ void snapshot__free(struct snapshot *snap)
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out)
 {
 	out->tables_mapped = p->tables.allocs_len + p->tables.sites_len;
-	pthread_mutex_lock(&p->stacks_lock);
-	out->stacks = stackcache__nr(p->stacks);
-	out->stack_bytes = stackcache__bytes(p->stacks);
-	pthread_mutex_lock(&p->retired_lock);
-	out->retired = retired__nr_stacks(p->retired);
-	out->retired_frames = retired__frame_bytes(p->retired);
-	out->retired_bytes = retired__bytes(p->retired) - out->retired_frames;
-	pthread_mutex_unlock(&p->retired_lock);
-	pthread_mutex_unlock(&p->stacks_lock);
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	out->stacks = stackcache__nr(p->rc.stacks);
+	out->stack_bytes = stackcache__bytes(p->rc.stacks);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	out->retired = retired__nr_stacks(p->rc.retired);
+	out->retired_frames = retired__frame_bytes(p->rc.retired);
+	out->retired_bytes = retired__bytes(p->rc.retired) - out->retired_frames;
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
 	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +
 				     p->tables.slots * sizeof(*snap->site_of_slot) : 0;
 }

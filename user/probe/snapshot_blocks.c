@@ -103,9 +103,9 @@ int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max,
 	int err;
 
 	/* A block's site is never reclaimed while it lives; the lock keeps a clear away. */
-	pthread_mutex_lock(&p->tables_lock);
+	pthread_mutex_lock(&p->rc.tables_lock);
 	err = snapshot__each_block(p, keep_block, &w);
-	pthread_mutex_unlock(&p->tables_lock);
+	pthread_mutex_unlock(&p->rc.tables_lock);
 	for (size_t i = 0; i < snap->nr; i++)
 		if (snap->sites[i].nr_blocks > 1)
 			qsort(snap->sites[i].blocks, snap->sites[i].nr_blocks, sizeof(struct report_block),

@@ -29,7 +29,7 @@ struct trace_ring {
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when tracing began: the lines' time 0 */
 	uint64_t dropped;	/* CNT_TRACE_DROPS said so far */
 	uint64_t ring_bytes;	/* --trace-buffer */
-	__u64 *counters;	/* BPF's (.bss) */
+	const __u64 *counters;	/* BPF's (.bss) */
 };
 
 static uint64_t now_ns(void)
@@ -45,9 +45,9 @@ void trace_ring__configure(struct probes *p, const struct probes_config *cfg)
 	p->skel->rodata->trace_calls = cfg->trace;
 	if (!cfg->trace)
 		return;	/* the ring keeps its one page: nothing is written to it */
-	bpf_map__set_max_entries(p->skel->maps.trace_ring, (__u32)cfg->trace_buffer);
+	bpfmaps__size_trace_ring(p->skel, (__u32)cfg->trace_buffer);
 	p->skel->rodata->trace_wake_bytes = cfg->trace_buffer / 4;
-	p->trace_bytes = cfg->trace_buffer;
+	p->trace.bytes = cfg->trace_buffer;
 }
 
 /*
@@ -126,15 +126,15 @@ int trace_ring__start(struct probes *p)
 	struct trace_ring *tr;
 	int err;
 
-	if (!p->trace_bytes)
+	if (!p->trace.bytes)
 		return 0;
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
 	tr->t0_ns = now_ns();
-	tr->ring_bytes = p->trace_bytes;
-	tr->counters = p->skel->bss->counters;
-	tr->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.trace_ring), on_record, tr, NULL);
+	tr->ring_bytes = p->trace.bytes;
+	tr->counters = bpfmaps__counters(p->skel);
+	tr->rb = bpfmaps__trace_reader(p->skel, on_record, tr);
 	err = tr->rb ? -pthread_create(&tr->thread, NULL, trace_thread, tr) : -errno;
 	if (err) {
 		fprintf(stderr, "memleakbpf: -t: cannot start reading the trace ring: %s\n",
@@ -144,13 +144,13 @@ int trace_ring__start(struct probes *p)
 		return err;
 	}
 	tr->running = true;
-	p->trace = tr;
+	p->trace.ring = tr;
 	return 0;
 }
 
 void trace_ring__stop(struct probes *p)
 {
-	struct trace_ring *tr = p ? p->trace : NULL;
+	struct trace_ring *tr = p ? p->trace.ring : NULL;
 
 	if (!tr)
 		return;
@@ -162,5 +162,5 @@ void trace_ring__stop(struct probes *p)
 			tr->dropped, tr->ring_bytes >> 10);
 	ring_buffer__free(tr->rb);
 	free(tr);
-	p->trace = NULL;
+	p->trace.ring = NULL;
 }

@@ -11,6 +11,7 @@
 #include "report_incomplete.h"
 
 #define COUNT_LEN REPORT_COUNT_LEN
+#define SIZE_LEN 64
 
 /* "more allocations went untracked in 6 of 7 intervals (285,312 in all)": growth too. */
 void report_incomplete__untracked_growth(const struct report_memory *m, FILE *f)
@@ -21,6 +22,40 @@ void report_incomplete__untracked_growth(const struct report_memory *m, FILE *f)
 		"  the tables are full of live blocks and more keep coming (a leak too big for them,\n"
 		"  or more blocks live at once than they hold)",
 		m->untracked_rose, m->untracked_intervals, report__count(m->untracked, n));
+}
+
+/*
+ * A site that grows by G bytes of small blocks from nothing adds estimated
+ * bytes of variance about G times the mean (each sampled block, of weight
+ * w·s ~ BYTES, adds w(w-1)s^2 ~ BYTES·w·s): it is told from noise when
+ * G > z·sqrt(G·BYTES), G > z²·BYTES, 1.9 MiB at --sample 512K. Under -s N a
+ * block of s bytes weighs N blocks and adds N(N-1)s^2: z²·(N-1) blocks.
+ * A site that held much already has the variance of that too: more.
+ */
+double report_incomplete__least_growth(const struct report_sampling *s)
+{
+	return REPORT_Z95 * REPORT_Z95 * (s->by_bytes ? (double)s->mean : (double)s->mean - 1);
+}
+
+void report_incomplete__sampling(const struct report *r, FILE *f)
+{
+	const struct report_sampling *s = r->sampling;
+	enum report_verdict v = r->analysis->memory.verdict;
+	char a[SIZE_LEN], b[SIZE_LEN], n[COUNT_LEN];
+	double least;
+
+	if (!s || v == VERDICT_LEAK || v == VERDICT_LEAK_AND_FRAGMENTATION)
+		return;
+	least = report_incomplete__least_growth(s);
+	if (s->by_bytes)
+		fprintf(f, "  Sampling cannot see a small leak: a site's growth under ~%s (more where it already\n"
+			"  held much) cannot be told from noise at --sample %s; exact mode sees every block.\n",
+			report__human_size((uint64_t)least, a, sizeof(a)),
+			report__human_size(s->mean, b, sizeof(b)));
+	else
+		fprintf(f, "  Sampling cannot see a small leak: a site's growth under ~%s blocks (more where it\n"
+			"  already held much) cannot be told from noise at -s %llu; exact mode sees every block.\n",
+			report__count((uint64_t)least, n), (unsigned long long)s->mean);
 }
 
 /* Retention that the untracked blocks may explain: measured, not judged. */

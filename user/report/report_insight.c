@@ -243,9 +243,13 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 {
 	char a[COUNT_LEN], b[COUNT_LEN];
 
-	fprintf(f, "%u%% of the last interval's allocations came from code not run before\n"
-		"  (%s new %s", (unsigned)llround(100 * st->new_share),
-		report__count(st->new_stacks, a), report__plural(st->new_stacks, "stack", "stacks"));
+	uint32_t n = st->by_site ? st->new_sites : st->new_stacks;
+
+	/* Sampling: by site, an import's or one not seen before (analyze/history_sites.h). */
+	fprintf(f, "%u%% of the last interval's %sallocations came from code not run before\n"
+		"  (%s new %s%s", (unsigned)llround(100 * st->new_share), st->by_site ? "estimated " : "",
+		report__count(n, a), st->by_site ? "site" : "stack",
+		st->by_site ? (n == 1 ? " new or importing" : "s new or importing") : n == 1 ? "" : "s");
 	if (st->unstored)
 		fprintf(f, "; %s %s whose stack the full stack map could not take",
 			report__count(st->unstored, b),
@@ -310,7 +314,7 @@ static void print_no_growth(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
 
-	fputs("no stack grows steadily", f);
+	fputs(r->sampling ? "no site grows steadily" : "no stack grows steadily", f);
 	print_since_startup(r, f);
 	fprintf(f, "; the live blocks %s, ",
 		m->live.trend == TREND_SHRINKING ? "shrink" : "hold steady");
@@ -372,6 +376,7 @@ static void print_verdict(const struct report *r, FILE *f)
 			fprintf(f, "too early: trends need %d reports, this is the %s (a shorter INTERVAL gives them sooner)\n",
 				HISTORY_MIN_POINTS, ordinal((unsigned)n, a));
 		report_incomplete__text(r, f);
+		report_incomplete__sampling(r, f);
 		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
@@ -405,6 +410,7 @@ static void print_verdict(const struct report *r, FILE *f)
 		break;
 	}
 	report_incomplete__text(r, f);
+	report_incomplete__sampling(r, f);
 	print_at_exit(r, f);
 	if (m->attached)
 		fprintf(f, "  Measured from the attach (RSS %s, anonymous %s then): what was allocated before it is unknown.\n",
@@ -634,18 +640,20 @@ static void print_churn(const struct report *r, FILE *f)
  * "Peak: 48.0 MiB (50,331,648 bytes) of heap blocks at 1.2 s, exact; mmaps apart: ..."
  * and where its stacks come from: a sample, maybe a little after the peak.
  */
-static void print_peak_head(const struct report_peak *p, FILE *f)
+static void print_peak_head(const struct report *r, const struct report_peak *p, FILE *f)
 {
+	const char *est = r->sampling ? "~" : "";	/* sampled: the probes' mark of an estimate */
 	char b[SIZE_LEN], e[COUNT_LEN];
 
-	fprintf(f, "\nPeak: %s (%s bytes) of heap blocks", size_str(p->bytes, b),
+	fprintf(f, "\nPeak: %s%s (%s bytes) of heap blocks", est, size_str(p->bytes, b),
 		report__count(p->bytes, e));
 	if (p->t_s >= 0)
 		fprintf(f, " at %.1f s", p->t_s);
-	fputs(p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
+	fputs(r->sampling ? ", estimated (the highest the sampled estimate reached: a noisy series' highest point lies above its truth on average); mmaps apart: " :
+	      p->exact ? ", exact (the probes keep the high-water mark); mmaps apart: " :
 	      ", the best sample; mmaps apart: ", f);
 	if (p->mmap_bytes && p->mmap_t_s >= 0)
-		fprintf(f, "peak %s at %.1f s\n", size_str(p->mmap_bytes, b), p->mmap_t_s);
+		fprintf(f, "peak %s%s at %.1f s\n", est, size_str(p->mmap_bytes, b), p->mmap_t_s);
 	else
 		fputs("none\n", f);
 	fprintf(f, "  The stacks as sampled at %.1f s, holding %s (%u%% of the peak; sampled when the peak rises by a 64th, every %.1f s, and at each report):\n",
@@ -662,7 +670,7 @@ static void print_peak(const struct report *r, FILE *f)
 
 	if (!p->known || !r->final)
 		return;
-	print_peak_head(p, f);
+	print_peak_head(r, p, f);
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct report_stack *s = &p->stacks[i];
 

@@ -392,6 +392,9 @@ static void put_startup(const struct report_startup *st, FILE *f)
 		"\"new_share\": ", st->ongoing ? "true" : "false", st->new_stacks,
 		(unsigned long long)st->unstored);
 	put_num(st->new_share, f);
+	/* Sampling: judged by site (analyze/history_sites.h); exact mode has no such key. */
+	if (st->by_site)
+		fprintf(f, ", \"new_sites\": %u", st->new_sites);
 	fputs("},\n", f);
 }
 

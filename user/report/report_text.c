@@ -136,8 +136,8 @@ static void print_sampling(const struct report *r, FILE *f)
 	if (s->seed)
 		fprintf(f, ", seed %llu (reproducible, for tests)", (unsigned long long)s->seed);
 	fprintf(f, "\n  %s heap %s asking for %s, counted exactly; %s sampled. "
-		"~ marks an estimate, ± its 95%% interval;\n  a stack is called growing "
-		"only when it grew by more than that\n",
+		"~ marks an estimate, ± its 95%% interval;\n  a site is called growing "
+		"only when its stacks together grew by more than theirs\n",
 		report__count(s->calls, c), report__plural(s->calls, "call", "calls"),
 		report__human_size(s->bytes, b, sizeof(b)), report__count(s->sampled, k));
 }

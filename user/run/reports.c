@@ -216,13 +216,16 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 					 job->pid <= 0, b->r);
 	if (!err)
 		reach_sum__fill(job->reach, b->agg, b->r);
+	/* Each stack's site first: under sampling, start-up and growth are judged by site. */
+	if (!err)
+		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
 				    &(struct stacks_ctx){ tr, meta }, b->r);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
-		err = report_sites__fill(b->r, b->agg, tr->sym, tr->mods, meta);
+		err = report_sites__group(b->r, meta);
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);

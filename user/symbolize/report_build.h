@@ -78,14 +78,17 @@ int report_build__symbolize(struct report *r, const struct aggregate *agg, struc
 		      const bool *want);
 
 /*
- * Group r's stacks (built from agg by report_build__figures, with their
- * growth when there is an analysis) into sites (analyze/sites.h): each
- * stack's site frame, found without resolving the rest of its frames (see
- * report_sites.c), then sites__group, which also marks the stacks the files
- * leave out unless meta->all_stacks. 0 or -errno.
+ * Sites (analyze/sites.h) of r's stacks, built from agg by
+ * report_build__figures: report_sites__frames finds each stack's site
+ * frame, without resolving the rest of its frames (see report_sites.c);
+ * report_sites__group, once the stacks have their growth when there is an
+ * analysis (under sampling it is judged by site: insight.c), groups them
+ * with sites__group, which also marks the stacks the files leave out unless
+ * meta->all_stacks. 0 or -errno.
  */
-int report_sites__fill(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-		  const struct modules *mods, const struct report_meta *meta);
+int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta);
+int report_sites__group(struct report *r, const struct report_meta *meta);
 
 /*
  * The sites of snap that hold nothing outstanding but allocated something

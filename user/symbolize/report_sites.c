@@ -179,17 +179,21 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	return err;
 }
 
-int report_sites__fill(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-		  const struct modules *mods, const struct report_meta *meta)
+int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta)
 {
-	size_t all = meta->all_stacks ? SIZE_MAX : 0;
 	int err = 0;
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
 		err = site_frame(agg->sites[i], sym,
 				 images__of(meta->images, agg->sites[i]->proc, mods), meta,
 				 &r->stacks[i]);
-	if (!err)
-		err = sites__group(r, all ?: SITES_FILE_SITES, all ?: SITES_FILE_STACKS);
 	return err;
+}
+
+int report_sites__group(struct report *r, const struct report_meta *meta)
+{
+	size_t all = meta->all_stacks ? SIZE_MAX : 0;
+
+	return sites__group(r, all ?: SITES_FILE_SITES, all ?: SITES_FILE_STACKS);
 }

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The history's state, shared by history.c (the stacks, start-up by
+ * stack, trends) and history_sites.c (start-up and growth by site, under
+ * sampling). Not for other modules: history.h is the interface.
+ */
+#ifndef HISTORY_INTERNAL_H
+#define HISTORY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "history.h"
+
+#define NONE UINT32_MAX		/* hstack.first: has never held bytes */
+
+struct hstack {
+	uint64_t stack_id;
+	uint32_t api;
+	uint32_t first;		/* its first kept point, or NONE */
+	uint32_t grew, shrank, intervals;
+	bool idle;		/* it neither allocated nor freed in the last interval */
+	uint64_t bytes, blocks;	/* outstanding at the last report (blocks: not the live total's) */
+	double var;		/* sampling: the variance of bytes then (bytes^2); exact: 0 */
+	uint64_t iv_allocs;	/* allocations in the last interval (sampling: estimated) */
+	uint64_t total_allocs, total_bytes;	/* at the last report */
+	double last_allocs_per_s, last_bytes_per_s;
+	double t_zero;		/* it held nothing at this report: its life starts here */
+	uint64_t *vals;		/* bytes at the kept points; NULL until it holds some */
+};
+
+struct history {
+	struct hstack *stacks;	/* sorted by key */
+	size_t nr, cap;
+	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
+	uint32_t *of_site;
+	size_t nr_of_site, cap_of_site;
+	size_t nr_vals;		/* stacks whose points are kept (vals) */
+	struct hstack live;	/* the live total, as a stack of its own */
+	double t[HISTORY_POINTS];	/* times of the kept points */
+	uint32_t npoints;
+	uint32_t stride;	/* every stride-th report is a kept point */
+	uint64_t reports;	/* since the last reset */
+	double t_last;		/* of the last report; 0 before any */
+	struct report_sample base;
+	struct report_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct history_peak peak;
+	struct snap_live *peak_sites;
+	size_t peak_cap;
+	bool peak_known;
+	struct report_startup startup;
+	uint64_t prev_map_full;	/* stacks_map_full at the last report */
+	bool exited;		/* the last report was made after the target exited */
+	bool first_only;	/* start-up is the first interval only (-k) */
+	/*
+	 * Sampling: start-up is judged by the sites (history_sites.c), not by
+	 * the stacks; the keys of the sites seen so far, sorted.
+	 */
+	bool by_site;
+	uint64_t *seen;
+	size_t nr_seen, cap_seen;
+};
+
+/* The growth of s (a stack, or a site's sum made by history_sites.c) as history__growth. */
+void history__growth_of(const struct history *h, const struct hstack *s, double age_s,
+			struct report_growth *g);
+/*
+ * Start-up as of the interval that ended at t_s, given its share of
+ * allocations from new code; later: it is not the first interval.
+ */
+void history__startup_judge(struct history *h, double t_s, double share, bool later);
+
+#endif

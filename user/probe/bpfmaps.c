@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one owner of the BPF skeleton's maps and .bss (bpfmaps.h says why):
+ * each function writes or reads one thing BPF shares with us, by name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpfmaps.h"
+#include "target/watchdog.h"
+
+static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
+{
+	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.stack_traces, skel->maps.py_stacks,
+					       skel->maps.stack_pairs, skel->maps.py_codes_sent,
+					       skel->maps.sites };
+
+	return m[t];
+}
+
+/* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */
+static void *map_table(struct bpf_map *map, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	void *mem;
+
+	*len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
+	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+int bpfmaps__map_tables(const struct memleak_bpf *skel, struct probes_tables *t)
+{
+	t->allocs = map_table(skel->maps.allocs, &t->allocs_len);
+	t->sites = map_table(skel->maps.sites, &t->sites_len);
+	if (!t->allocs || !t->sites)
+		return -errno;
+	t->buckets = bpf_map__max_entries(skel->maps.allocs);
+	t->slots = bpf_map__max_entries(skel->maps.sites);
+	return 0;
+}
+
+void bpfmaps__unmap_tables(struct probes_tables *t)
+{
+	if (t->allocs)
+		munmap(t->allocs, t->allocs_len);
+	if (t->sites)
+		munmap(t->sites, t->sites_len);
+}
+
+struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,
+					   bpfmaps_ring_fn on_py_code, void *ctx)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, ctx, NULL);
+
+	if (rb && ring_buffer__add(rb, bpf_map__fd(skel->maps.py_codes), on_py_code, ctx)) {
+		ring_buffer__free(rb);
+		rb = NULL;
+	}
+	return rb;
+}
+
+struct ring_buffer *bpfmaps__trace_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
+					  void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(skel->maps.trace_ring), fn, ctx, NULL);
+}
+
+void bpfmaps__size_trace_ring(struct memleak_bpf *skel, uint32_t bytes)
+{
+	bpf_map__set_max_entries(skel->maps.trace_ring, bytes);
+}
+
+uint64_t bpfmaps__room(const struct memleak_bpf *skel, enum bpfmaps_table t)
+{
+	return bpf_map__max_entries(table_map(skel, t));
+}
+
+size_t bpfmaps__value_size(const struct memleak_bpf *skel, enum bpfmaps_table t)
+{
+	return bpf_map__value_size(table_map(skel, t));
+}
+
+int bpfmaps__each_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
+			bpfmaps_batch_fn fn, void *ctx)
+{
+	struct bpf_map *map = table_map(skel, t);
+	int fd = bpf_map__fd(map), err = 0;
+	uint64_t *keys = malloc(BPFMAPS_BATCH * sizeof(*keys));
+	void *vals = malloc(BPFMAPS_BATCH * bpf_map__value_size(map));
+	__u32 cursor, *in = NULL;
+	bool last = false;
+
+	if (!keys || !vals)
+		err = -ENOMEM;
+	while (!err && !last) {
+		__u32 n = BPFMAPS_BATCH;
+
+		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
+		if (bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL)) {
+			last = errno == ENOENT;
+			if (!last)
+				err = -errno;
+		}
+		if (!err)
+			err = fn(ctx, keys, vals, n);
+		in = &cursor;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+void bpfmaps__delete_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
+			   const uint64_t *keys, __u32 *nr)
+{
+	/* On an error the kernel says how many it deleted before it. */
+	if (*nr)
+		bpf_map_delete_batch(bpf_map__fd(table_map(skel, t)), keys, nr, NULL);
+}
+
+void bpfmaps__forget_codes(struct memleak_bpf *skel)
+{
+	struct { __u64 code, linetable, born; } key;
+	int fd = bpf_map__fd(skel->maps.py_codes_sent);
+
+	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
+		__atomic_fetch_sub(bpfmaps__fill(skel, BPFMAPS_PY_CODES), 1, __ATOMIC_SEQ_CST);
+}
+
+static int lookup(struct bpf_map *map, const void *key, void *val)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(map), key, val) ? -errno : 0;
+}
+
+int bpfmaps__pair_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_pair *pair)
+{
+	return lookup(skel->maps.stack_pairs, &id, pair);
+}
+
+int bpfmaps__stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_trace *st)
+{
+	return lookup(skel->maps.stack_traces, &id, st);
+}
+
+int bpfmaps__py_stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct py_stack *st)
+{
+	return lookup(skel->maps.py_stacks, &id, st);
+}
+
+/* Delete every key of a map; the target is stopped, so nothing races. */
+static int clear_map(struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	size_t key_size = bpf_map__key_size(map);
+	char key[64];
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		if (bpf_map_delete_elem(fd, key))
+			return -errno;
+	return 0;
+}
+
+int bpfmaps__clear_tables(struct memleak_bpf *skel)
+{
+	int err = clear_map(skel->maps.stack_traces);
+
+	if (!err)
+		err = clear_map(skel->maps.py_stacks);
+	if (!err)
+		err = clear_map(skel->maps.stack_pairs);
+	if (!err)
+		err = clear_map(skel->maps.py_codes_sent);
+	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
+	memset(skel->bss->live, 0, sizeof(skel->bss->live));
+	/* Stacks the threads remember are gone from the map. */
+	skel->bss->stacks_cleared++;
+	for (int c = 0; c < CNT__COUNT; c++)
+		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)
+			skel->bss->counters[c] = 0;
+	return err;
+}
+
+void bpfmaps__clear_entry_calls(struct memleak_bpf *skel)
+{
+	memset(skel->bss->entry_calls, 0, sizeof(skel->bss->entry_calls));
+}
+
+void bpfmaps__set_target(struct memleak_bpf *skel, pid_t tgid, bool stop_on_exec)
+{
+	skel->bss->targ_tgid = (__u32)tgid;
+	skel->bss->stop_on_exec = stop_on_exec;
+}
+
+void bpfmaps__set_internal(struct memleak_bpf *skel, const struct addr_range *ranges, size_t nr)
+{
+	/* Shrink first, so that BPF never reads a half-written range. */
+	skel->bss->nr_internal = 0;
+	__sync_synchronize();
+	for (size_t i = 0; i < nr && i < MEMLEAK_MAX_INTERNAL; i++)
+		skel->bss->internal[i] = ranges[i];
+	__sync_synchronize();
+	skel->bss->nr_internal = nr < MEMLEAK_MAX_INTERNAL ? nr : MEMLEAK_MAX_INTERNAL;
+}
+
+void bpfmaps__set_stop_on_dl(struct memleak_bpf *skel, bool on)
+{
+	skel->bss->stop_on_dl = on;
+}
+
+void bpfmaps__set_notify_dl(struct memleak_bpf *skel, bool on)
+{
+	skel->bss->notify_dl = on;
+}
+
+void bpfmaps__set_follow_shell(struct memleak_bpf *skel, bool on)
+{
+	skel->bss->handoff_tgid = 0;
+	skel->bss->follow_shell = on;
+}
+
+pid_t bpfmaps__handoff(const struct memleak_bpf *skel)
+{
+	return (pid_t)__atomic_load_n(&skel->bss->handoff_tgid, __ATOMIC_RELAXED);
+}
+
+void bpfmaps__retarget(struct memleak_bpf *skel, pid_t tgid)
+{
+	skel->bss->follow_shell = 0;
+	skel->bss->handoff_tgid = 0;
+	skel->bss->targ_tgid = (__u32)tgid;
+}
+
+void bpfmaps__set_settle_until(struct memleak_bpf *skel, uint64_t ns)
+{
+	skel->bss->settle_until_ns = ns;
+}
+
+volatile uint64_t *bpfmaps__now_ns(struct memleak_bpf *skel)
+{
+	return (volatile uint64_t *)&skel->bss->now_ns;
+}
+
+void bpfmaps__stop_view(const struct memleak_bpf *skel, struct watchdog_view *v)
+{
+	v->pids[0] = &skel->bss->targ_tgid;
+	v->pids[1] = &skel->bss->handoff_tgid;
+	v->stops = (const volatile uint64_t *)&skel->bss->counters[CNT_STOP_REQUESTS];
+	v->held = skel->bss->held;
+	v->nr_held = MEMLEAK_HELD;
+}
+
+bool bpfmaps__proc_lookup(const struct memleak_bpf *skel, pid_t pid, struct memleak_proc *e)
+{
+	__u32 key = (__u32)pid;
+
+	return !lookup(skel->maps.procs, &key, e);
+}
+
+int bpfmaps__proc_add(struct memleak_bpf *skel, pid_t pid, const struct memleak_proc *e)
+{
+	__u32 key = (__u32)pid;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &key, e, BPF_NOEXIST) ? -errno : 0;
+}
+
+void bpfmaps__proc_update(struct memleak_bpf *skel, pid_t pid, const struct memleak_proc *e)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_update_elem(bpf_map__fd(skel->maps.procs), &key, e, BPF_EXIST);
+}
+
+size_t bpfmaps__proc_count(const struct memleak_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.procs);
+	__u32 key, next;
+	size_t n = 0;
+
+	for (int err = bpf_map_get_next_key(fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
+}
+
+uint32_t bpfmaps__next_proc_tag(struct memleak_bpf *skel)
+{
+	return __atomic_add_fetch(&skel->bss->last_proc, 1, __ATOMIC_SEQ_CST);
+}
+
+void bpfmaps__release_held(struct memleak_bpf *skel, uint32_t tag, pid_t pid)
+{
+	__sync_bool_compare_and_swap(&skel->bss->held[tag & (MEMLEAK_HELD - 1)], (__u32)pid, 0);
+}
+
+int bpfmaps__set_own_internal(struct memleak_bpf *skel, pid_t pid, const struct internal_set *set)
+{
+	__u32 key = (__u32)pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.own_internal), &key, set, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void bpfmaps__forget_own_internal(struct memleak_bpf *skel, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.own_internal), &key);
+}
+
+void bpfmaps__live_sub(struct memleak_bpf *skel, int kind, uint64_t bytes)
+{
+	__sync_fetch_and_sub(&skel->bss->live[kind].bytes, bytes);
+}
+
+void bpfmaps__python_off(struct memleak_bpf *skel)
+{
+	/* Off first, so that BPF never walks with half-written offsets. */
+	skel->bss->py_enabled = 0;
+	__sync_synchronize();
+}
+
+void bpfmaps__set_python(struct memleak_bpf *skel, const struct py_offsets *py, bool stop_at_exit)
+{
+	struct memleak_bpf__bss *bss = skel->bss;
+
+	bpfmaps__python_off(skel);
+	if (!py) {
+		bss->py_frozen = 0;
+		return;
+	}
+	bss->py = *py;
+	bss->py_frozen = 0;
+	bss->py_exit_stop = stop_at_exit;
+	__sync_synchronize();
+	bss->py_enabled = 1;
+}
+
+int bpfmaps__set_py_image(struct memleak_bpf *skel, uint32_t tag, const struct py_offsets *py)
+{
+	__u32 key = tag;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.py_images), &key, py, BPF_ANY))
+		return errno == E2BIG ? -E2BIG : -errno;
+	return 0;
+}
+
+void bpfmaps__forget_py_image(struct memleak_bpf *skel, uint32_t tag)
+{
+	__u32 key = tag;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.py_images), &key);
+}
+
+void bpfmaps__set_py_code_cache(struct memleak_bpf *skel, bool on)
+{
+	if (on) {
+		skel->bss->py_code_cache = 1;
+		return;
+	}
+	skel->bss->py_code_cache = 0;
+	__sync_fetch_and_add(&skel->bss->py_code_gen, 1);
+}
+
+int bpfmaps__cfi_chunk_new(struct unwind_row **rows, size_t bytes)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "cfi_chunk", sizeof(__u32),
+				sizeof(struct unwind_row), MEMLEAK_CFI_CHUNK_ROWS, &opts);
+	void *mem;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*rows = mem;
+	return fd;
+}
+
+int bpfmaps__cfi_chunks_add(struct memleak_bpf *skel, const __u32 *keys, const int *fds, __u32 n)
+{
+	__u32 count = n;
+
+	if (bpf_map_update_batch(bpf_map__fd(skel->maps.cfi_chunks), keys, fds, &count, NULL))
+		return -errno;
+	return 0;
+}
+
+int bpfmaps__publish_mappings(struct memleak_bpf *skel, uint32_t slot, uint32_t half, uint32_t gen,
+			      const struct unwind_mapping *m, size_t nr)
+{
+	__u32 base = (slot * 2 + half) * MEMLEAK_UNWIND_MAPPINGS;
+	__u32 keys[MEMLEAK_UNWIND_MAPPINGS], count = (__u32)nr;
+	__u64 *active = slot ? &skel->bss->image_unwind_active[slot] : &skel->bss->unwind_active;
+
+	if (nr > MEMLEAK_UNWIND_MAPPINGS)
+		return -E2BIG;
+	for (__u32 i = 0; i < count; i++)
+		keys[i] = base + i;
+	if (!slot)
+		memset(&skel->bss->unwind_wanted[base], 0, MEMLEAK_UNWIND_MAPPINGS);
+	if (count &&
+	    bpf_map_update_batch(bpf_map__fd(skel->maps.unwind_mappings), keys, m, &count, NULL))
+		return -errno;
+	/* A new generation: BPF's row cache forgets the old mappings' rows. */
+	__atomic_store_n(active, (__u64)gen << 32 | (__u64)half << 16 | nr, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int bpfmaps__name_image_slot(struct memleak_bpf *skel, uint32_t image, uint32_t slot)
+{
+	__u32 key = image;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.image_unwind_slot), &key, &slot, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void bpfmaps__drop_image_slot(struct memleak_bpf *skel, uint32_t image, uint32_t slot)
+{
+	__u32 key = image;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.image_unwind_slot), &key);
+	__atomic_store_n(&skel->bss->image_unwind_active[slot], 0, __ATOMIC_RELEASE);
+}
+
+bool bpfmaps__unwind_wanted(const struct memleak_bpf *skel, uint32_t half, size_t i)
+{
+	return i < MEMLEAK_UNWIND_MAPPINGS &&
+	       skel->bss->unwind_wanted[half * MEMLEAK_UNWIND_MAPPINGS + i];
+}

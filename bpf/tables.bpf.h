@@ -99,35 +99,22 @@ static __always_inline __s64 alloc_find(__u64 addr, __u32 proc)
  * callers were 110,000 of the 180,000 instructions it checked at every
  * start. A call costs 19 ns more per free() with this machine's return
  * thunks, though: forget and alloc_insert look in the home bucket
- * themselves first (alloc_near, alloc_claim_near).
+ * themselves first (alloc_claim_near).
  */
 __noinline __s64 alloc_locate(__u64 addr, __u32 proc)
 {
 	return alloc_find(addr, proc);
 }
 
-#define ALLOC_FAR (-2)	/* not in its home bucket, which has spilled */
+#define ALLOC_FAR (-2)	/* alloc_claim_near: ask alloc_claim */
 
 /*
  * Always 0, in .bss, which the programs may write: the verifier cannot know
- * its value. The near answers are xor'ed with it, so that their callers go
- * on from one answer the verifier does not know, not from each of 7 slots.
+ * its value. alloc_claim_near's answer is xor'ed with it, so that its
+ * caller goes on from one answer the verifier does not know, not from each
+ * of 7 slots.
  */
 __u64 verifier_zero;
-
-/* alloc_find in the home bucket alone, where most blocks are: no call. */
-static __always_inline __s64 alloc_near(__u64 addr, __u32 proc)
-{
-	struct alloc_bucket *b = bucket_at(alloc_home(addr, proc));
-	__s64 at;
-
-	if (!b)
-		return -1;
-	at = bucket_slot(b, addr, proc);
-	if (at < 0 && b->spill)
-		at = ALLOC_FAR;
-	return at ^ *(volatile __u64 *)&verifier_zero;
-}
 
 /* The buckets before dist, counting (or no longer) a block stored past them. */
 static __always_inline void spill_add(__u32 home, __u32 dist, __s32 delta)
@@ -143,27 +130,43 @@ static __always_inline void spill_add(__u32 home, __u32 dist, __s32 delta)
 	}
 }
 
-/* Remove a block's record into *out; false when it was not tracked. */
+/* Take slot i of bucket b, holding addr, into *out: false if another thread took it first. */
+static __always_inline bool bucket_take(struct alloc_bucket *b, __u32 i, __u64 addr,
+					struct alloc_info *out)
+{
+	if (i >= MEMLEAK_BUCKET_SLOTS)
+		return false;
+	*out = b->info[i];
+	/* Two threads freeing one block (a double free): only one wins. */
+	return __sync_val_compare_and_swap(&b->addr[i], addr, 0) == addr;
+}
+
+/*
+ * Remove a block's record into *out; false when it was not tracked. The
+ * home bucket inline, where most blocks are: no call, and nothing after a
+ * slot's take depends on which slot it was, so its paths join again.
+ */
 static __always_inline bool forget(__u64 addr, __u32 proc, struct alloc_info *out)
 {
-	__s64 at = alloc_near(addr, proc);
-	__u32 slot, dist;
-	struct alloc_bucket *b;
+	__u32 home = alloc_home(addr, proc), slot, dist;
+	struct alloc_bucket *b = bucket_at(home);
+	__s64 at;
 
-	if (at == ALLOC_FAR)
-		at = alloc_locate(addr, proc);
-	slot = at & 0xff;
-	dist = (at >> 8) & (MEMLEAK_BUCKET_PROBES - 1);
-	if (at < 0 || slot >= MEMLEAK_BUCKET_SLOTS)
-		return false;
-	b = bucket_at(alloc_home(addr, proc) + dist);
 	if (!b)
 		return false;
-	*out = b->info[slot];
-	/* Two threads freeing one block (a double free): only one wins. */
-	if (__sync_val_compare_and_swap(&b->addr[slot], addr, 0) != addr)
+	at = bucket_slot(b, addr, proc);
+	if (at >= 0)
+		return bucket_take(b, at, addr, out);
+	if (!b->spill)
 		return false;
-	spill_add(alloc_home(addr, proc), dist, -1);
+	at = alloc_locate(addr, proc);
+	slot = at & 0xff;
+	dist = (at >> 8) & (MEMLEAK_BUCKET_PROBES - 1);
+	if (at < 0 || slot >= MEMLEAK_BUCKET_SLOTS || !(b = bucket_at(home + dist)))
+		return false;
+	if (!bucket_take(b, slot, addr, out))
+		return false;
+	spill_add(home, dist, -1);
 	return true;
 }
 

@@ -97,9 +97,9 @@ static __always_inline __s64 alloc_find(__u64 addr, __u32 proc)
  * callers then go on from one answer it does not know, not from each of
  * the 56 slots it could have found. Inlined, forget's and alloc_insert's
  * callers were 110,000 of the 180,000 instructions it checked at every
- * start. A call costs 19 ns more per free() with this machine's return
- * thunks, though: forget and alloc_insert look in the home bucket
- * themselves first (alloc_claim_near).
+ * start. A call costs about 20 ns more per free() with this machine's
+ * return thunks, though (docs/PERFORMANCE.md): forget and alloc_insert
+ * look in the home bucket themselves first, and call only past it.
  */
 __noinline __s64 alloc_locate(__u64 addr, __u32 proc)
 {

@@ -62,6 +62,17 @@ static __always_inline void call_args(__u32 api, __u64 a1, __u64 a2, __u64 a3, _
 #undef ARGS_PICK
 
 /*
+ * realloc, reallocarray, mremap and xallocx: ptr is a block they resize
+ * (posix_memalign's is its out-pointer). Its old block's record is taken at
+ * entry (call_begun), and -t prints it (trace_call).
+ */
+static __always_inline bool api_resizes(__u32 api)
+{
+	return api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP ||
+	       api == API_XALLOCX;
+}
+
+/*
  * An entry-only probe may sit past the entry, on the first instruction the
  * kernel emulates rather than single-steps (user/allocator/placement.c): the cookie's
  * upper half says by how many bytes the function has lowered the stack

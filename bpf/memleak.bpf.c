@@ -578,8 +578,7 @@ static __always_inline void call_begun(struct pt_regs *ctx, struct call_state *s
 {
 	if ((api == API_MMAP || api == API_MREMAP) && called_from_allocator(PT_REGS_SP(ctx)))
 		st->flags |= CALL_INTERNAL;
-	else if (api == API_REALLOC || api == API_REALLOCARRAY || api == API_MREMAP ||
-		 api == API_XALLOCX)
+	else if (api_resizes(api))
 		resize_begin(st, ptr);
 }
 

@@ -56,8 +56,7 @@ static __always_inline void trace_call(const struct call_state *st, __u64 addr)
 	/* trace_calls first: without -t the verifier then drops all of it. */
 	if (!trace_calls || !(st->flags & CALL_SAMPLED) || st->size < min_size || st->size > max_size)
 		return;
-	trace_emit(api, st->size, addr, api == API_REALLOC || api == API_REALLOCARRAY ||
-		   api == API_MREMAP || api == API_XALLOCX ? st->ptr : 0, 0);
+	trace_emit(api, st->size, addr, api_resizes(api) ? st->ptr : 0, 0);
 }
 
 #endif /* TRACE_BPF_H */

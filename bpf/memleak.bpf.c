@@ -23,6 +23,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
+
+/* -z/-Z: is a block of size bytes counted (and traced)? */
+static __always_inline bool size_wanted(__u64 size)
+{
+	return size >= min_size && size <= max_size;
+}
+
 const volatile __u64 page_size = 4096;
 /*
  * Benchmarking only: the same programs on the same links return at once, so
@@ -344,7 +351,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	struct site_slot *s;
 	int err;
 
-	if (size < min_size || size > max_size)
+	if (!size_wanted(size))
 		return;
 	block_weight(&w, st->api, size);
 	info.timestamp_ns = now_ns;

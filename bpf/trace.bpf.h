@@ -54,7 +54,7 @@ static __always_inline void trace_call(const struct call_state *st, __u64 addr)
 	__u32 api = st->api;
 
 	/* trace_calls first: without -t the verifier then drops all of it. */
-	if (!trace_calls || !(st->flags & CALL_SAMPLED) || st->size < min_size || st->size > max_size)
+	if (!trace_calls || !(st->flags & CALL_SAMPLED) || !size_wanted(st->size))
 		return;
 	trace_emit(api, st->size, addr, api_resizes(api) ? st->ptr : 0, 0);
 }

@@ -24,7 +24,6 @@
 struct trace_ring {
 	struct ring_buffer *rb;
 	pthread_t thread;
-	bool running;
 	volatile bool stop;
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when tracing began: the lines' time 0 */
 	uint64_t dropped;	/* CNT_TRACE_DROPS said so far */
@@ -135,7 +134,6 @@ int trace_ring__start(struct probes *p)
 		free(tr);
 		return err;
 	}
-	tr->running = true;
 	p->trace.ring = tr;
 	return 0;
 }

@@ -335,12 +335,10 @@ void bpfmaps__set_python(struct memleak_bpf *skel, const struct py_offsets *py, 
 	struct memleak_bpf__bss *bss = skel->bss;
 
 	bpfmaps__python_off(skel);
-	if (!py) {
-		bss->py_frozen = 0;
-		return;
-	}
-	bss->py = *py;
 	bss->py_frozen = 0;
+	if (!py)
+		return;
+	bss->py = *py;
 	bss->py_exit_stop = stop_at_exit;
 	__sync_synchronize();
 	bss->py_enabled = 1;
@@ -351,7 +349,7 @@ int bpfmaps__set_py_image(struct memleak_bpf *skel, uint32_t tag, const struct p
 	__u32 key = tag;
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.py_images), &key, py, BPF_ANY))
-		return errno == E2BIG ? -E2BIG : -errno;
+		return -errno;
 	return 0;
 }
 

@@ -170,14 +170,11 @@ static int clear_map(struct bpf_map *map)
 
 int bpfmaps__clear_tables(struct memleak_bpf *skel)
 {
-	int err = clear_map(skel->maps.stack_traces);
+	int err = 0;
 
-	if (!err)
-		err = clear_map(skel->maps.py_stacks);
-	if (!err)
-		err = clear_map(skel->maps.stack_pairs);
-	if (!err)
-		err = clear_map(skel->maps.py_codes_sent);
+	/* The hash tables; the sites, an array, the caller zeroes through its mapping. */
+	for (int t = BPFMAPS_STACKS; t < BPFMAPS_SITES && !err; t++)
+		err = clear_map(table_map(skel, (enum bpfmaps_table)t));
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
 	/* Stacks the threads remember are gone from the map. */

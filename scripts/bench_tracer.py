@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+from bench_torch import markdown, plain
+
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 TRACER = os.path.join(ROOT, "memleakbpf")
 HEAPTRACK = "/usr/bin/heaptrack"
@@ -154,16 +156,6 @@ def report_lines(periodic, final, peak):
 	if peak:
 		lines.append("the tracer's peak RSS on it: %s (its BPF tables, mapped, included)" % peak)
 	return lines
-
-
-def markdown(rows):
-	out = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
-	return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows[1:]])
-
-
-def plain(rows):
-	widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-	return "\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows)
 
 
 def write_doc(rows, lines, rounds, load):

@@ -276,20 +276,13 @@ static int set_string(int val, const char *arg, const char **out, char *err,
 	return 0;
 }
 
-static int set_weight(struct opts *o, const char *arg, char *err, size_t errlen)
+/* An option of two words: *is_b says which was given; else the error said. */
+static int either(const char *opt, const char *arg, const char *a, const char *b, bool *is_b,
+		  char *err, size_t errlen)
 {
-	if (strcmp(arg, "bytes") && strcmp(arg, "allocs"))
-		return fail(err, errlen, "--folded-weight: '%s' is neither bytes nor allocs", arg);
-	o->folded_allocs = !strcmp(arg, "allocs");
-	return 0;
-}
-
-static int set_pprof_format(struct opts *o, const char *arg, char *err, size_t errlen)
-{
-	if (strcmp(arg, "proto") && strcmp(arg, "gperftools"))
-		return fail(err, errlen, "--pprof-format: '%s' is neither proto nor gperftools", arg);
-	o->pprof_gperftools = !strcmp(arg, "gperftools");
-	o->pprof_format_given = true;
+	if (strcmp(arg, a) && strcmp(arg, b))
+		return fail(err, errlen, "%s: '%s' is neither %s nor %s", opt, arg, a, b);
+	*is_b = !strcmp(arg, b);
 	return 0;
 }
 
@@ -306,15 +299,6 @@ static int set_unwind(struct opts *o, const char *arg, char *err, size_t errlen)
 		}
 	}
 	return fail(err, errlen, "--unwind: '%s' is none of auto, fp, dwarf", arg);
-}
-
-/* PYTHONMALLOC for the command: the two allocators whose blocks mean something here. */
-static int set_python_malloc(struct opts *o, const char *arg, char *err, size_t errlen)
-{
-	if (strcmp(arg, "pymalloc") && strcmp(arg, "malloc"))
-		return fail(err, errlen, "--python-malloc: '%s' is neither pymalloc nor malloc", arg);
-	o->python_malloc = arg;
-	return 0;
 }
 
 /* -a's bound: a count, or "all" (0). */
@@ -341,15 +325,6 @@ static int set_trace_buffer(struct opts *o, const char *arg, char *err, size_t e
 	if (ret || o->trace_buffer < 4096 || (o->trace_buffer & (o->trace_buffer - 1)))
 		return fail(err, errlen, "--trace-buffer: '%s' is not a power of two from 4K to 1G", arg);
 	o->trace_buffer_given = true;
-	return 0;
-}
-
-/* bcc's --sort: size (outstanding bytes, the default) or count (outstanding allocations). */
-static int set_sort(struct opts *o, const char *arg, char *err, size_t errlen)
-{
-	if (strcmp(arg, "size") && strcmp(arg, "count"))
-		return fail(err, errlen, "--sort: '%s' is neither size nor count", arg);
-	o->sort_count = !strcmp(arg, "count");
 	return 0;
 }
 
@@ -398,15 +373,19 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case OPT_SNAPSHOT_DIR:
 		return set_string(c, arg, &o->snapshot_dir, err, errlen);
 	case OPT_FOLDED_WEIGHT:
-		return set_weight(o, arg, err, errlen);
+		return either("--folded-weight", arg, "bytes", "allocs", &o->folded_allocs, err, errlen);
 	case OPT_PPROF_FORMAT:
-		return set_pprof_format(o, arg, err, errlen);
+		o->pprof_format_given = true;
+		return either("--pprof-format", arg, "proto", "gperftools", &o->pprof_gperftools, err,
+			      errlen);
 	case OPT_DEBUG_DIR:
 		return add_debug_dir(o, arg, err, errlen);
 	case OPT_OWN:
 		return add_own(o, arg, err, errlen);
 	case OPT_PYTHON_MALLOC:
-		return set_python_malloc(o, arg, err, errlen);
+		/* PYTHONMALLOC for the command: the two allocators whose blocks mean something here. */
+		o->python_malloc = arg;
+		return either("--python-malloc", arg, "pymalloc", "malloc", &(bool){ 0 }, err, errlen);
 	case OPT_UNWIND:
 		return set_unwind(o, arg, err, errlen);
 	case 'T':
@@ -477,7 +456,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case 'P':
 		return fail(err, errlen, "--percpu is not needed: -k traces the kernel's per-CPU allocations with its others");
 	case OPT_SORT:
-		return set_sort(o, arg, err, errlen);
+		/* bcc's: size (outstanding bytes, the default) or count (outstanding allocations). */
+		return either("--sort", arg, "size", "count", &o->sort_count, err, errlen);
 	case 'v':
 		o->verbose++;
 		return 0;

@@ -170,14 +170,11 @@ static int clear_map(struct bpf_map *map)
 
 int bpfmaps__clear_tables(struct memleak_bpf *skel)
 {
-	int err = clear_map(skel->maps.stack_traces);
+	int err = 0;
 
-	if (!err)
-		err = clear_map(skel->maps.py_stacks);
-	if (!err)
-		err = clear_map(skel->maps.stack_pairs);
-	if (!err)
-		err = clear_map(skel->maps.py_codes_sent);
+	/* The hash tables; the sites, an array, the caller zeroes through its mapping. */
+	for (int t = BPFMAPS_STACKS; t < BPFMAPS_SITES && !err; t++)
+		err = clear_map(table_map(skel, (enum bpfmaps_table)t));
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
 	/* Stacks the threads remember are gone from the map. */
@@ -335,12 +332,10 @@ void bpfmaps__set_python(struct memleak_bpf *skel, const struct py_offsets *py, 
 	struct memleak_bpf__bss *bss = skel->bss;
 
 	bpfmaps__python_off(skel);
-	if (!py) {
-		bss->py_frozen = 0;
-		return;
-	}
-	bss->py = *py;
 	bss->py_frozen = 0;
+	if (!py)
+		return;
+	bss->py = *py;
 	bss->py_exit_stop = stop_at_exit;
 	__sync_synchronize();
 	bss->py_enabled = 1;
@@ -351,7 +346,7 @@ int bpfmaps__set_py_image(struct memleak_bpf *skel, uint32_t tag, const struct p
 	__u32 key = tag;
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.py_images), &key, py, BPF_ANY))
-		return errno == E2BIG ? -E2BIG : -errno;
+		return -errno;
 	return 0;
 }
 

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "model/report.h"
 #include "probes.h"
 #include "probes_internal.h"
@@ -24,21 +24,12 @@
 struct trace_ring {
 	struct ring_buffer *rb;
 	pthread_t thread;
-	bool running;
 	volatile bool stop;
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when tracing began: the lines' time 0 */
 	uint64_t dropped;	/* CNT_TRACE_DROPS said so far */
 	uint64_t ring_bytes;	/* --trace-buffer */
 	const __u64 *counters;	/* BPF's (.bss) */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 void trace_ring__configure(struct probes *p, const struct probes_config *cfg)
 {
@@ -131,7 +122,7 @@ int trace_ring__start(struct probes *p)
 	tr = calloc(1, sizeof(*tr));
 	if (!tr)
 		return -ENOMEM;
-	tr->t0_ns = now_ns();
+	tr->t0_ns = clock__now_ns();
 	tr->ring_bytes = p->trace.bytes;
 	tr->counters = bpfmaps__counters(p->skel);
 	tr->rb = bpfmaps__trace_reader(p->skel, on_record, tr);
@@ -143,7 +134,6 @@ int trace_ring__start(struct probes *p)
 		free(tr);
 		return err;
 	}
-	tr->running = true;
 	p->trace.ring = tr;
 	return 0;
 }

@@ -175,26 +175,28 @@ static void read_build_id(const char *path, char *hex)
 	}
 }
 
-const char *ksyms__build_id(struct ksyms *k, const char *module)
+/* m's build id in hex, read at its first asking; "" when there is none. */
+static const char *module_build_id(struct kmodule *m)
 {
 	char path[256];
+	size_t len = strlen(m->name);
 
-	for (size_t i = 0; k && i < k->nr_mods; i++) {
-		struct kmodule *m = &k->mods[i];
-		size_t len = strlen(m->name);
-
-		if (strcmp(m->name, module))
-			continue;
-		if (!m->id_read && !strcmp(module, KSYMS_VMLINUX))
-			read_build_id("/sys/kernel/notes", m->build_id);
-		else if (!m->id_read && len > 2) {
-			snprintf(path, sizeof(path), "/sys/module/%.*s/notes/.note.gnu.build-id",
-				 (int)(len - 2), m->name + 1);
-			read_build_id(path, m->build_id);
-		}
-		m->id_read = true;
-		return m->build_id;
+	if (!m->id_read && !strcmp(m->name, KSYMS_VMLINUX))
+		read_build_id("/sys/kernel/notes", m->build_id);
+	else if (!m->id_read && len > 2) {
+		snprintf(path, sizeof(path), "/sys/module/%.*s/notes/.note.gnu.build-id",
+			 (int)(len - 2), m->name + 1);
+		read_build_id(path, m->build_id);
 	}
+	m->id_read = true;
+	return m->build_id;
+}
+
+const char *ksyms__build_id(struct ksyms *k, const char *module)
+{
+	for (size_t i = 0; k && i < k->nr_mods; i++)
+		if (!strcmp(k->mods[i].name, module))
+			return module_build_id(&k->mods[i]);
 	return "";
 }
 
@@ -216,7 +218,7 @@ int ksyms__maps(struct ksyms *k, struct maps **out)
 	}
 	for (size_t i = 0; i < k->nr_mods; i++) {
 		struct map_entry *e = &m->entries[m->nr];
-		const char *id = ksyms__build_id(k, k->mods[i].name);
+		const char *id = module_build_id(&k->mods[i]);
 
 		if (!k->mods[i].base || k->mods[i].base == UINT64_MAX)
 			continue;	/* hidden addresses: no mapping */

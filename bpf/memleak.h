@@ -98,6 +98,10 @@ enum memleak_counter {
 	CNT_KERNEL_MISSED,
 	CNT_PY_CODES_UNTOLD,	/* a code object freed without note (py_code_freed full): frames
 				   at its address may be named after it */
+	CNT_STACK_RING_FULL,	/* a new stack's frames found the stack ring full: tracked, stack
+				   unknown (the stack is sent again when met again) */
+	CNT_STACK_MERGED,	/* user space: a stack sent under the id of another one already
+				   received (a 64-bit hash collision BPF's check missed) */
 	CNT__COUNT,
 };
 
@@ -132,11 +136,39 @@ struct alloc_bucket {
 #define STACK_CUT 2		/* the unwinder stopped at a frame it could not follow */
 #define STACK_PENDING 4		/* ... at a frame whose module's rows were still being loaded */
 
-/* Value of the stack map, keyed by the stack's hash (__u64). */
+/* A user stack's frames, as a walk finds them (-k: the value of its stack map). */
 struct stack_trace {
 	__u32 nr;		/* frames in ips */
 	__u32 flags;		/* STACK_* */
 	__u64 ips[MEMLEAK_STACK_SLOTS];	/* innermost first */
+};
+
+/*
+ * A stack on its way to user space (bpf/stack.bpf.h): the first time BPF
+ * meets it, through the stack ring, its first 16 + 8 * st.nr bytes. id is
+ * the stack id sites name: a 64-bit hash of the frames.
+ */
+struct stack_msg {
+	__u64 id;
+	struct stack_trace st;
+};
+
+/*
+ * The stacks BPF sent lately, remembered so that each is sent once: a set
+ * of MEMLEAK_KNOWN_WAYS per hash, a cache line. key is the stack id mixed
+ * with the generation (stacks_cleared), so that a new generation forgets
+ * them all at once; check is a hash of the depth, flags and both ends,
+ * which tells two stacks of one id apart as the stack map once did.
+ */
+#define MEMLEAK_KNOWN_WAYS 4
+
+struct known_stack {
+	__u64 key;		/* 0: empty */
+	__u64 check;
+};
+
+struct known_set {
+	struct known_stack way[MEMLEAK_KNOWN_WAYS];
 };
 
 /*
@@ -222,7 +254,6 @@ struct site_slot {
  * EVENT_RECLAIM when one reaches the mark user space sets for it.
  */
 struct memleak_fill {
-	__u64 stacks;		/* stack_traces */
 	__u64 py_stacks;
 	__u64 pairs;		/* stack_pairs */
 	__u64 py_codes;		/* py_codes_sent */

@@ -4,7 +4,8 @@
  * stack cache and the page windows the walks read the stack through
  * (stack_cache.bpf.h), the walk by frame pointers (fp_walk.bpf.h), the walk
  * by the CFI rows user space loads (--unwind, cfi_walk.bpf.h), and here the
- * stack map keyed by a hash of the frames, and the capture that uses them all.
+ * stacks sent to user space by a hash of their frames, and the capture that
+ * uses them all.
  */
 #ifndef STACK_BPF_H
 #define STACK_BPF_H
@@ -14,19 +15,10 @@
 #include "fp_walk.bpf.h"
 #include "cfi_walk.bpf.h"
 
-static __always_inline bool same_stack(const struct stack_trace *a, const struct stack_trace *b)
-{
-	__u32 last = (a->nr - 1) & (MEMLEAK_STACK_SLOTS - 1);
-
-	/* Depth and both ends: a full compare on every allocation costs too much. */
-	return a->nr == b->nr && a->flags == b->flags && a->ips[0] == b->ips[0] &&
-	       a->ips[last] == b->ips[last];
-}
-
 /*
  * What a cached walk depends on besides registers and stack: the unwind
- * rows of the mappings in slot (their generation, in active) and the stack
- * map (emptied at an exec).
+ * rows of the mappings in slot (their generation, in active) and the
+ * stacks user space holds (stacks_cleared: it let go of some).
  */
 static __always_inline __u64 stack_cache_gen(__u64 active, __u32 slot)
 {
@@ -47,29 +39,122 @@ static long hash_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The frames in st, stored once; their hash, or MEMLEAK_NO_STACK. */
-static __always_inline __u64 store_stack(struct stack_trace *st)
+/* Sets of known_stacks less one, and the ring's bytes that wake its reader: set before loading. */
+const volatile __u32 known_mask = (1 << 16) - 1;
+const volatile __u64 stack_ring_wake = 1 << 20;
+
+/*
+ * The depth, flags and both ends of st, hashed: what tells two stacks of
+ * one id apart, as comparing them with the stack map's entry once did.
+ */
+static __always_inline __u64 stack_check(const struct stack_trace *st)
 {
-	struct stack_trace *old;
-	__u64 h;
+	__u32 nr = st->nr, last = (nr - 1) & (MEMLEAK_STACK_SLOTS - 1);
+	__u64 first = nr ? st->ips[0] : 0, end = nr ? st->ips[last] : 0;
 
-	struct hash_walk hw = { mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32), st };
+	return mix(mix(nr | (__u64)st->flags << 32, first), end) | 1;
+}
 
+enum known { KNOWN_NOT, KNOWN_SENT, KNOWN_OTHER };
+
+/*
+ * Was the stack of key (its id in this generation) and check sent? A way
+ * is rewritten key first (to 0), then check, then key: a check read
+ * between two reads of one key is that key's.
+ */
+static __always_inline enum known known_find(const struct known_set *s, __u64 key, __u64 check)
+{
+	for (int i = 0; i < MEMLEAK_KNOWN_WAYS; i++) {
+		const struct known_stack *w = &s->way[i];
+
+		if (*(volatile const __u64 *)&w->key != key)
+			continue;
+		if (*(volatile const __u64 *)&w->check == check)
+			return KNOWN_SENT;
+		return *(volatile const __u64 *)&w->key == key ? KNOWN_OTHER : KNOWN_NOT;
+	}
+	return KNOWN_NOT;
+}
+
+/* Remember a stack sent: in an empty way, else in any (a cache: the one lost is sent again). */
+static __always_inline void known_add(struct known_set *s, __u64 key, __u64 check)
+{
+	__u32 i = bpf_get_prandom_u32();
+	struct known_stack *w;
+
+	for (__u32 j = 0; j < MEMLEAK_KNOWN_WAYS; j++) {
+		if (!s->way[j].key) {
+			i = j;
+			break;
+		}
+	}
+	w = &s->way[i & (MEMLEAK_KNOWN_WAYS - 1)];
+	*(volatile __u64 *)&w->key = 0;
+	*(volatile __u64 *)&w->check = check;
+	*(volatile __u64 *)&w->key = key;
+}
+
+/*
+ * rec to user space: its frames only. The reader looks by itself every
+ * few ms; woken only when this record fills the ring past the mark.
+ */
+static __always_inline bool stack_send(struct stack_msg *rec)
+{
+	__u32 nr = rec->st.nr;
+	__u64 len, avail = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA);
+
+	if (nr > MEMLEAK_MAX_STACK_DEPTH)
+		nr = MEMLEAK_MAX_STACK_DEPTH;
+	len = sizeof(*rec) - sizeof(rec->st.ips) + nr * sizeof(rec->st.ips[0]);
+	return !bpf_ringbuf_output(&stack_ring, rec, len,
+				   avail < stack_ring_wake && avail + len >= stack_ring_wake ?
+					   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * The id of rec's frames (a hash), sent to user space the first time in
+ * this generation (stacks_cleared); MEMLEAK_NO_STACK when they collide
+ * with another stack's, or could not be sent. A global function, which
+ * the verifier checks once: its caller goes on from one answer it does
+ * not know, not from each way of the set it could have found.
+ */
+__noinline __u64 store_stack(struct stack_msg *rec)
+{
+	struct stack_trace *st;
+	struct hash_walk hw;
+	__u64 h, key, check;
+	struct known_set *s;
+	enum known k;
+	__u32 idx;
+
+	if (!rec)
+		return MEMLEAK_NO_STACK;
+	st = &rec->st;
+	hw = (struct hash_walk){ mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32), st };
+	check = stack_check(st);
 	bpf_loop(st->nr & (MEMLEAK_STACK_SLOTS - 1), hash_step, &hw, 0);
 	h = hw.h ?: 1;
-	old = bpf_map_lookup_elem(&stack_traces, &h);
-	if (old) {
-		if (same_stack(old, st))
-			return h;
+	key = (h ^ (stacks_cleared + 1ULL) * 0x9e3779b97f4a7c15ULL) ?: 1;
+	idx = (__u32)(h >> 32) & known_mask;
+	s = bpf_map_lookup_elem(&known_stacks, &idx);
+	if (!s) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
+	k = known_find(s, key, check);
+	if (k == KNOWN_SENT)
+		return h;
+	if (k == KNOWN_OTHER) {
 		count(CNT_STACK_COLLISIONS);
 		return MEMLEAK_NO_STACK;
 	}
-	if (!bpf_map_update_elem(&stack_traces, &h, st, BPF_NOEXIST))
-		fill_add(&fill.stacks, &fill_mark.stacks);
-	else if (!bpf_map_lookup_elem(&stack_traces, &h)) {
-		count(CNT_STACKS_MAP_FULL);
+	rec->id = h;
+	if (!stack_send(rec)) {
+		/* Not remembered: the next allocation from it sends it again. */
+		count(CNT_STACK_RING_FULL);
 		return MEMLEAK_NO_STACK;
 	}
+	known_add(s, key, check);
 	return h;
 }
 
@@ -90,6 +175,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	bool match;
 	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);
 	struct stack_reader r = { .c = c };
+	struct stack_msg *rec;
 	struct stack_trace *st;
 	__u32 zero = 0;
 
@@ -102,18 +188,19 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	if (match && stack_cache_hit(c, &r))
 		return c->stack_id;
 	/* A walk: where its frames go. */
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st) {
+	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!rec) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
+	st = &rec->st;
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (tables)
 		unwind_user_stack(ctx, st, &r, slot, active);
 	else
 		walk_user_stack(ctx, st, &r);
-	id = store_stack(st);
+	id = store_stack(rec);
 	/* Cut and truncated walks count a stop each time: walk those again. */
 	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {
 		c->stack_id = id;

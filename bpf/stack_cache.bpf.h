@@ -51,7 +51,10 @@ struct {
 	__uint(max_entries, 1);
 } stack_window SEC(".maps");
 
-/* Bumped by user space whenever it empties the stack map. */
+/*
+ * Bumped by user space whenever it lets go of stacks (an exec, a sweep):
+ * the threads' caches and the stacks known as sent forget them.
+ */
 __u32 stacks_cleared;
 
 /*

@@ -46,6 +46,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_ALLOCS_PER_STACK,
 	OPT_TRACE_BUFFER,
+	OPT_STACK_RING,
 	OPT_SORT,
 	OPT_OUTPUT,	/* + enum report_output: the output files' (report/writers.h) */
 };
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
 	{ "allocs-per-stack", required_argument, NULL, OPT_ALLOCS_PER_STACK },
 	{ "trace", no_argument, NULL, 't' },
 	{ "trace-buffer", required_argument, NULL, OPT_TRACE_BUFFER },
+	{ "new-stack-buffer", required_argument, NULL, OPT_STACK_RING },
 	{ "symbols-prefix", required_argument, NULL, 'S' },
 	/* bcc's and libbpf-tools' (their short forms are libbpf-tools'): opts_bcc.c. */
 	{ "combined-only", no_argument, NULL, 'C' },
@@ -315,16 +317,17 @@ static int set_allocs_per_stack(struct opts *o, const char *arg, char *err, size
 	return 0;
 }
 
-/* The ring's size: a power of two of whole pages, as the kernel wants it. */
-static int set_trace_buffer(struct opts *o, const char *arg, char *err, size_t errlen)
+/* A BPF ring's size: a power of two of whole pages, as the kernel wants it. */
+static int set_ring(const char *name, const char *arg, uint64_t *bytes, bool *given, char *err,
+		    size_t errlen)
 {
-	int ret = parse_bytes(arg, 1ull << 30, &o->trace_buffer);
+	int ret = parse_bytes(arg, 1ull << 30, bytes);
 
 	if (ret == -EINVAL)
-		return fail(err, errlen, "--trace-buffer: '%s' is not a number of bytes (K, M, G allowed)", arg);
-	if (ret || o->trace_buffer < 4096 || (o->trace_buffer & (o->trace_buffer - 1)))
-		return fail(err, errlen, "--trace-buffer: '%s' is not a power of two from 4K to 1G", arg);
-	o->trace_buffer_given = true;
+		return fail(err, errlen, "%s: '%s' is not a number of bytes (K, M, G allowed)", name, arg);
+	if (ret || *bytes < 4096 || (*bytes & (*bytes - 1)))
+		return fail(err, errlen, "%s: '%s' is not a power of two from 4K to 1G", name, arg);
+	*given = true;
 	return 0;
 }
 
@@ -447,7 +450,11 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		o->trace = true;
 		return 0;
 	case OPT_TRACE_BUFFER:
-		return set_trace_buffer(o, arg, err, errlen);
+		return set_ring("--trace-buffer", arg, &o->trace_buffer, &o->trace_buffer_given, err,
+				errlen);
+	case OPT_STACK_RING:
+		return set_ring("--new-stack-buffer", arg, &o->stack_ring, &o->stack_ring_given, err,
+				errlen);
 	case 'S':
 		return set_string(c, arg, &o->symbols_prefix, err, errlen);
 	case 'C':	/* bcc: aggregate in the kernel, as memleakbpf always does */
@@ -556,6 +563,7 @@ static int validate_kernel(struct opts *o, char *err, size_t errlen)
 		o->py_objects ? "--py-objects" : o->python_malloc ? "--python-malloc" :
 		o->nr_own ? "--own" : o->folded_by_process ? "--folded-by-process" :
 		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" :
+		o->stack_ring_given ? "--new-stack-buffer" :
 		o->show_allocs ? "-a/--show-allocs" : o->trace ? "-t/--trace" :
 		o->symbols_prefix ? "-S/--symbols-prefix" : NULL;
 
@@ -628,6 +636,7 @@ static void set_defaults(struct opts *o)
 	o->stack_storage_size = OPTS_DEFAULT_STACK_STORAGE;
 	o->allocs_per_stack = OPTS_DEFAULT_ALLOCS_PER_STACK;
 	o->trace_buffer = OPTS_DEFAULT_TRACE_BUFFER;
+	o->stack_ring = OPTS_DEFAULT_STACK_RING;
 	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");

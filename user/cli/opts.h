@@ -23,6 +23,7 @@
 #define OPTS_MAX_OWN 32
 #define OPTS_DEFAULT_ALLOCS_PER_STACK 10
 #define OPTS_DEFAULT_TRACE_BUFFER (4u << 20)
+#define OPTS_DEFAULT_STACK_RING (4u << 20)
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -49,7 +50,7 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
-	bool prealloc_stacks;		/* --prealloc-stacks: stack tables allocated whole at load */
+	bool prealloc_stacks;		/* --prealloc-stacks: the pair table allocated whole at load */
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */
@@ -60,6 +61,8 @@ struct opts {
 	bool trace;			/* -t/--trace: each allocation and free, a line each */
 	uint64_t trace_buffer;		/* --trace-buffer BYTES: the ring -t's lines go through */
 	bool trace_buffer_given;
+	uint64_t stack_ring;		/* --new-stack-buffer BYTES: the ring new stacks go through */
+	bool stack_ring_given;
 	bool sort_count;		/* --sort count: sites by outstanding allocations, not bytes */
 	const char *symbols_prefix;	/* -S/--symbols-prefix: the allocator's names carry it */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */

@@ -29,6 +29,8 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PROCS_MAP_FULL] = "procs_map_full",
 	[CNT_KERNEL_MISSED] = "kernel_missed",
 	[CNT_PY_CODES_UNTOLD] = "py_codes_untold",
+	[CNT_STACK_RING_FULL] = "stack_ring_full",
+	[CNT_STACK_MERGED] = "stacks_merged",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -38,6 +40,7 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_CODES_UNTOLD] = "--stack-storage-size",
+	[CNT_STACK_RING_FULL] = "--new-stack-buffer",
 };
 
 bool report__starts(const char *s, const char *prefix)

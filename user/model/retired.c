@@ -170,6 +170,11 @@ int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trac
 	return keep_stack(r, &r->native_of, id, &c, shared);
 }
 
+int retired__keep_native_blob(struct retired *r, uint64_t id, struct stack_blob *b)
+{
+	return keep_stack(r, &r->native_of, id, NULL, b);
+}
+
 int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st,
 			 struct stack_blob *shared)
 {

@@ -47,6 +47,8 @@ const struct retired_site *retired__site_at(const struct retired *r, size_t i);
  */
 int retired__keep_native(struct retired *r, uint64_t id, const struct stack_trace *st,
 			 struct stack_blob *shared);
+/* The same, of a native stack's blob (held here too). */
+int retired__keep_native_blob(struct retired *r, uint64_t id, struct stack_blob *b);
 int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair);
 int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *st,
 			 struct stack_blob *shared);

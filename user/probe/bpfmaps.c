@@ -15,9 +15,8 @@
 
 static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
 {
-	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.stack_traces, skel->maps.py_stacks,
-					       skel->maps.stack_pairs, skel->maps.py_codes_sent,
-					       skel->maps.sites };
+	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_stacks, skel->maps.stack_pairs,
+					       skel->maps.py_codes_sent, skel->maps.sites };
 
 	return m[t];
 }
@@ -63,6 +62,27 @@ struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfma
 		rb = NULL;
 	}
 	return rb;
+}
+
+struct ring_buffer *bpfmaps__stack_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
+					  void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(skel->maps.stack_ring), fn, ctx, NULL);
+}
+
+uint64_t bpfmaps__known_room(const struct memleak_bpf *skel)
+{
+	return (uint64_t)bpf_map__max_entries(skel->maps.known_stacks) * MEMLEAK_KNOWN_WAYS;
+}
+
+uint64_t bpfmaps__stack_ring_bytes(const struct memleak_bpf *skel)
+{
+	return bpf_map__max_entries(skel->maps.stack_ring);
+}
+
+void bpfmaps__count(struct memleak_bpf *skel, enum memleak_counter c, uint64_t n)
+{
+	__atomic_fetch_add(&skel->bss->counters[c], n, __ATOMIC_RELAXED);
 }
 
 struct ring_buffer *bpfmaps__trace_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
@@ -143,11 +163,6 @@ int bpfmaps__pair_lookup(const struct memleak_bpf *skel, uint64_t id, struct sta
 	return lookup(skel->maps.stack_pairs, &id, pair);
 }
 
-int bpfmaps__stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_trace *st)
-{
-	return lookup(skel->maps.stack_traces, &id, st);
-}
-
 int bpfmaps__py_stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct py_stack *st)
 {
 	return lookup(skel->maps.py_stacks, &id, st);
@@ -173,11 +188,11 @@ int bpfmaps__clear_tables(struct memleak_bpf *skel)
 	int err = 0;
 
 	/* The hash tables; the sites, an array, the caller zeroes through its mapping. */
-	for (int t = BPFMAPS_STACKS; t < BPFMAPS_SITES && !err; t++)
+	for (int t = 0; t < BPFMAPS_SITES && !err; t++)
 		err = clear_map(table_map(skel, (enum bpfmaps_table)t));
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
-	/* Stacks the threads remember are gone from the map. */
+	/* The stacks the threads and the known stacks remember are gone from user space. */
 	skel->bss->stacks_cleared++;
 	for (int c = 0; c < CNT__COUNT; c++)
 		if (c != CNT_STOP_REQUESTS && c != CNT_EXECS)

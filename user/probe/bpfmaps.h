@@ -23,7 +23,6 @@
 
 /* The tables the sweeper watches fill, and lets go of entries of (reclaim.c). */
 enum bpfmaps_table {
-	BPFMAPS_STACKS,		/* stack_traces */
 	BPFMAPS_PY_STACKS,	/* py_stacks */
 	BPFMAPS_PAIRS,		/* stack_pairs */
 	BPFMAPS_PY_CODES,	/* py_codes_sent */
@@ -53,6 +52,14 @@ typedef int (*bpfmaps_ring_fn)(void *ctx, void *data, size_t len);
 /* The events, and the copies of Python code objects, in one consume. */
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,
 					   bpfmaps_ring_fn on_py_code, void *ctx);
+/* The stacks BPF sends the first time it meets them (stack_ring.c). */
+struct ring_buffer *bpfmaps__stack_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
+					  void *ctx);
+uint64_t bpfmaps__stack_ring_bytes(const struct memleak_bpf *skel);
+/* The stacks BPF remembers it sent, at most (known_stacks). */
+uint64_t bpfmaps__known_room(const struct memleak_bpf *skel);
+/* A drop user space finds (CNT_STACK_MERGED), counted with BPF's. */
+void bpfmaps__count(struct memleak_bpf *skel, enum memleak_counter c, uint64_t n);
 /* -t's ring of calls. */
 struct ring_buffer *bpfmaps__trace_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
 					  void *ctx);
@@ -86,7 +93,7 @@ static inline const struct memleak_calls *bpfmaps__entry_calls(const struct meml
 /* A table's fill count, and the mark past which BPF asks for a sweep. */
 static inline volatile __u64 *bpfmaps__fill_gauge(struct memleak_fill *f, enum bpfmaps_table t)
 {
-	volatile __u64 *v[BPFMAPS__TABLES] = { &f->stacks, &f->py_stacks, &f->pairs, &f->py_codes,
+	volatile __u64 *v[BPFMAPS__TABLES] = { &f->py_stacks, &f->pairs, &f->py_codes,
 					      &f->site_slots };
 
 	return v[t];
@@ -103,7 +110,7 @@ static inline volatile __u64 *bpfmaps__fill_mark(const struct memleak_bpf *skel,
 	return bpfmaps__fill_gauge(&skel->bss->fill_mark, t);
 }
 
-/* Threads' stack caches forget the ids they hold (a sweep let go of stacks). */
+/* Threads' stack caches and the known stacks forget the ids they hold (a sweep let go of stacks). */
 static inline void bpfmaps__stacks_cleared(struct memleak_bpf *skel)
 {
 	__atomic_fetch_add(&skel->bss->stacks_cleared, 1, __ATOMIC_SEQ_CST);
@@ -117,7 +124,7 @@ typedef int (*bpfmaps_batch_fn)(void *ctx, const uint64_t *keys, const void *val
 /* The most entries of one batch. */
 #define BPFMAPS_BATCH 2048
 /*
- * Every entry of a stack table (keyed by __u64), BPFMAPS_BATCH at a time:
+ * Every entry of a hash table (keyed by __u64), BPFMAPS_BATCH at a time:
  * one syscall per batch, where one per key, value and delete cost 20 us
  * each on a torch import's 100,000 stacks. 0, or the first error.
  */
@@ -133,7 +140,6 @@ void bpfmaps__forget_codes(struct memleak_bpf *skel);
 
 /* A stack's entry by id: 0, or -errno (-ENOENT: let go of, or never there). */
 int bpfmaps__pair_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_pair *pair);
-int bpfmaps__stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_trace *st);
 int bpfmaps__py_stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct py_stack *st);
 
 /*

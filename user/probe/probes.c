@@ -92,17 +92,16 @@ static uint32_t log2_of(uint32_t pow2)
  */
 /*
  * --prealloc-stacks: the kernel grows a table without preallocation by an
- * allocation per new entry, refilled in small batches; on a torch job, where
- * half of the allocations come from a stack not seen before, storing one
- * cost 1.9 us with it, 0.5 us from a preallocated table (the pairs: 0.7 us
- * and 0.3 us). The price is the whole room at load, held or not.
+ * allocation per new entry, refilled in small batches; storing a pair cost
+ * 0.7 us with it on a torch job, 0.3 us from a preallocated table. The
+ * price is the whole room at load, held or not. (Native stacks have no
+ * table: they go to user space through the stack ring.)
  */
 static void prealloc_stack_maps(struct memleak_bpf *skel)
 {
-	struct bpf_map *maps[] = { skel->maps.stack_traces, skel->maps.stack_pairs };
+	struct bpf_map *pairs = skel->maps.stack_pairs;
 
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		bpf_map__set_map_flags(maps[i], bpf_map__map_flags(maps[i]) & ~BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(pairs, bpf_map__map_flags(pairs) & ~BPF_F_NO_PREALLOC);
 }
 
 static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
@@ -110,13 +109,24 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	uint32_t buckets = pow2_at_least((3ull * cfg->max_allocs / 2 + MEMLEAK_BUCKET_SLOTS - 1) /
 					 MEMLEAK_BUCKET_SLOTS, 64);
 	uint32_t sites = pow2_at_least(3ull * (cfg->stack_storage_size + API__COUNT) / 2, 64);
+	uint32_t known = pow2_at_least(cfg->stack_storage_size / MEMLEAK_KNOWN_WAYS, 64);
 
 	bpf_map__set_max_entries(skel->maps.allocs, buckets);
 	skel->rodata->alloc_bucket_mask = buckets - 1;
 	skel->rodata->alloc_bucket_shift = 64 - log2_of(buckets);
 	bpf_map__set_max_entries(skel->maps.sites, sites);
 	skel->rodata->site_mask = sites - 1;
-	bpf_map__set_max_entries(skel->maps.stack_traces, cfg->stack_storage_size);
+	/*
+	 * The stacks BPF remembers it sent: --stack-storage-size of them, in
+	 * sets of MEMLEAK_KNOWN_WAYS (16 bytes each); the ring they go
+	 * through, whose reader BPF wakes when a quarter of it waits.
+	 */
+	bpf_map__set_max_entries(skel->maps.known_stacks, known);
+	skel->rodata->known_mask = known - 1;
+	if (cfg->stack_ring) {
+		bpf_map__set_max_entries(skel->maps.stack_ring, (uint32_t)cfg->stack_ring);
+		skel->rodata->stack_ring_wake = cfg->stack_ring / 4;
+	}
 	/*
 	 * Python targets: one Python stack and one (native, Python) pair per
 	 * site at most. Pairs are the stacks of a Python target, nearly one
@@ -296,8 +306,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	if (p->verbose)
 		say_load(p, &t0, &cpu0);
-	err = map_tables(p) ?: reclaim__new(p) ?: reclaim__start_thread(p) ?: follow__new(p) ?:
-	      trace_ring__start(p);
+	err = map_tables(p) ?: reclaim__new(p) ?: stack_ring__start(p) ?: reclaim__start_thread(p) ?:
+	      follow__new(p) ?: trace_ring__start(p);
 	if (err)
 		goto fail;
 	p->clock = clock__feed_start(bpfmaps__now_ns(p->skel));
@@ -428,6 +438,7 @@ void probes__free(struct probes *p)
 	ring_buffer__free(p->events.rb);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
+	stack_ring__stop(p);
 	reclaim__free(p);
 	pthread_mutex_destroy(&p->rc.tables_lock);
 	pthread_mutex_destroy(&p->rc.retired_lock);

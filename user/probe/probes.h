@@ -20,6 +20,7 @@ struct probes_config {
 	uint32_t max_allocs;
 	uint32_t stack_storage_size;
 	bool prealloc_stacks;	/* --prealloc-stacks (opts.h) */
+	uint64_t stack_ring;	/* --new-stack-buffer: bytes, a power of two */
 	bool stop_on_exec;	/* -c: stop the target at each exec */
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
 	bool bench_floor;	/* BPF programs return at once (opts.h) */

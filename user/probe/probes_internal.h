@@ -28,7 +28,9 @@ struct clock_feed;
 struct reclaim;
 struct retired;
 struct stackcache;
+struct stack_ring;
 struct ring_buffer;
+struct idmap;
 
 #define PROBES_MAX_EVENTS 64
 
@@ -182,6 +184,7 @@ struct probes {
 	struct probes_reclaim rc;
 	struct probes_follow follow;
 	struct probes_trace trace;
+	struct stack_ring *stack_ring;	/* the native stacks BPF sent (stack_ring.c) */
 };
 
 /*
@@ -203,6 +206,28 @@ void reclaim__free(struct probes *p);
 /* The thread that sweeps (reclaim.c): 0 or -errno; stopping it waits for it. */
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
+
+/*
+ * The native stacks BPF sends through its stack ring (stack_ring.c): the
+ * thread that reads them, once the object loaded (0 or -errno, said), and
+ * its end, which lets go of them all.
+ */
+int stack_ring__start(struct probes *p);
+void stack_ring__stop(struct probes *p);
+/* What waits in the ring, read now: before a reading looks up its stacks. */
+void stack_ring__drain(struct probes *p);
+/* The frames of native stack id, held for the caller, or NULL; is it kept? */
+struct stack_blob *stack_ring__native(struct probes *p, uint64_t id);
+bool stack_ring__has(struct probes *p, uint64_t id);
+/*
+ * The stacks no id of named names handed to the retired store (the caller
+ * holds stacks_lock and retired_lock): how many.
+ */
+size_t stack_ring__let_go(struct probes *p, const struct idmap *named);
+/* Every stack let go of (the tables were cleared). */
+void stack_ring__clear(struct probes *p);
+/* Stacks kept. */
+size_t stack_ring__held(struct probes *p);
 
 /* A slot's counts summed over its shards, frees read first (site_slot.c). */
 void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);

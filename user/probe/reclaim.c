@@ -12,10 +12,11 @@
  *    its counts; an allocation counts itself, then looks at the key again.
  *    Both are locked instructions, so either we see its count and give the
  *    slot back, or it sees the mark and takes its count back.
- * 2. lets go of the pairs, Python stacks and native stacks no live site
- *    names, keeping a copy in the retired store: a stack id may still
- *    come back from a thread's stack cache or a walk in flight, and is
- *    then read from there; the caches are told to forget (stacks_cleared).
+ * 2. lets go of the pairs, Python stacks (BPF maps) and native stacks
+ *    (stack_ring.c) no live site names, keeping a copy in the retired
+ *    store: a stack id may still come back from a thread's stack cache, the
+ *    stacks BPF knows it sent or a walk in flight, and is then read from
+ *    there; the caches are told to forget (stacks_cleared).
  * 3. empties the set of code objects sent when it is half full: a code
  *    object met again is sent again, and pytrace knows it already.
  *
@@ -61,13 +62,8 @@ struct reclaim {
 	struct idmap named;		/* ids the live sites name, this sweep */
 	uint64_t sweeps, sites, stacks, longest_ns;
 	uint64_t cpu_ns;		/* the sweeps' CPU time: what they cost, load or not */
-	/*
-	 * Whose fault stacks_map_full is: drops while the live sites named
-	 * at most half the room (outran) came of freed stacks the sweep had
-	 * not let go of yet, not of live ones. seen: the counter at the last
-	 * sweep; live, live_max: the stacks named at the last sweep, and most.
-	 */
-	uint64_t seen, outran, live, live_max;
+	/* The stacks the live sites named at the last sweep, and the most. */
+	uint64_t live, live_max;
 	/* The thread that sweeps, woken by reclaim__kick or every tick. */
 	pthread_t thread;
 	bool running, stop, kicked;
@@ -141,9 +137,7 @@ int reclaim__reset(struct probes *p)
 	if (!p->rc.retired)
 		return -ENOMEM;
 	first_marks(p);
-	pthread_mutex_lock(&p->rc.sweep->mu);
-	p->rc.sweep->seen = 0;	/* the counters restart */
-	pthread_mutex_unlock(&p->rc.sweep->mu);
+	stack_ring__clear(p);
 	return 0;
 }
 
@@ -371,11 +365,6 @@ static size_t let_go(struct probes *p, enum bpfmaps_table k, const struct idmap 
 	return lg.gone;
 }
 
-static int keep_native(struct probes *p, uint64_t id, const void *val)
-{
-	return retired__keep_native(p->rc.retired, id, val, stackcache__native(p->rc.stacks, id));
-}
-
 static int keep_python(struct probes *p, uint64_t id, const void *val)
 {
 	return retired__keep_python(p->rc.retired, id, val, stackcache__python(p->rc.stacks, id));
@@ -416,8 +405,12 @@ static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 		n += let_go(p, BPFMAPS_PAIRS, &r->named, keep_pair);
 		n += let_go(p, BPFMAPS_PY_STACKS, &r->named, keep_python);
 	}
-	n += let_go(p, BPFMAPS_STACKS, &r->named, keep_native);
-	/* Threads' stack caches may hold the ids let go of: walk again. */
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	n += stack_ring__let_go(p, &r->named);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
+	/* Threads' stack caches and BPF's known stacks may hold the ids let go of: send again. */
 	if (n)
 		bpfmaps__stacks_cleared(p->skel);
 	return n;
@@ -461,30 +454,19 @@ static void set_marks(struct probes *p)
 	for (int k = 0; k < BPFMAPS__TABLES; k++) {
 		uint64_t now = *fill_of(p, k), live = now;
 
-		if (k == BPFMAPS_STACKS || k == BPFMAPS_PY_STACKS || k == BPFMAPS_PAIRS)
+		if (k == BPFMAPS_PY_STACKS || k == BPFMAPS_PAIRS)
 			live = now < p->rc.sweep->named.nr ? now : p->rc.sweep->named.nr;
 		p->rc.sweep->next[k] = mark_for(room_of(p, k), live);
 		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
 
-/*
- * The stack drops since the last sweep, charged to the churn when the
- * stacks live now fill at most half the room: the room was full of freed
- * stacks then, which a sweep in time would have let go of.
- */
-static void charge_drops(struct probes *p, struct reclaim *r)
+/* The stacks the live sites named at this sweep, and the most so far. */
+static void note_live(struct reclaim *r)
 {
-	uint64_t full = bpfmaps__counter(p->skel, CNT_STACKS_MAP_FULL);
-
-	if (full < r->seen)	/* counters restart at an exec */
-		r->seen = 0;
 	r->live = r->named.nr;
 	if (r->live > r->live_max)
 		r->live_max = r->live;
-	if (r->live <= room_of(p, BPFMAPS_STACKS) / 2)
-		r->outran += full - r->seen;
-	r->seen = full;
 }
 
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
@@ -495,11 +477,9 @@ void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->mu);
-	out->outran = r->outran;
-	out->seen = r->seen;
 	out->live = r->live;
 	out->live_max = r->live_max;
-	out->room = room_of(p, BPFMAPS_STACKS);
+	out->room = bpfmaps__known_room(p->skel);
 	out->stacks = r->stacks;
 	out->cpu_ns = r->cpu_ns;
 	pthread_mutex_unlock(&r->mu);
@@ -519,7 +499,7 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 		  uint64_t cpu)
 {
 	pthread_mutex_lock(&r->mu);
-	charge_drops(p, r);
+	note_live(r);
 	r->cpu_ns += cpu;
 	r->sweeps++;
 	r->sites += sites;
@@ -529,9 +509,9 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 	pthread_mutex_unlock(&r->mu);
 	if (p->verbose)
 		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
-			"%llu stacks (%llu live), %llu Python stacks, %llu pairs and %llu sites left; "
+			"%zu stacks (%llu live), %llu Python stacks, %llu pairs and %llu sites left; "
 			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6, cpu / 1e6,
-			(unsigned long long)*fill_of(p, BPFMAPS_STACKS), (unsigned long long)r->live,
+			stack_ring__held(p), (unsigned long long)r->live,
 			(unsigned long long)*fill_of(p, BPFMAPS_PY_STACKS),
 			(unsigned long long)*fill_of(p, BPFMAPS_PAIRS),
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),

@@ -152,16 +152,16 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
-/* What a reading of the stacks needs besides the site: room for one of each. */
+/* What a reading of the stacks needs besides the site: room for a Python stack. */
 struct stack_buf {
-	struct stack_trace native;
 	struct py_stack py;
 };
 
 /* Is id a native stack's, known here already: then it is no pair's. */
 static bool known_native(struct probes *p, uint64_t id)
 {
-	return stackcache__native(p->rc.stacks, id) || retired__native(p->rc.retired, id);
+	return stackcache__native(p->rc.stacks, id) || retired__native(p->rc.retired, id) ||
+	       stack_ring__has(p, id);
 }
 
 /*
@@ -179,19 +179,15 @@ static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 		*pair = (struct stack_pair){ .native = id };
 }
 
-/* The frames of native stack id, held: shared with the cache or the retired store, or read. */
-static struct stack_blob *native_blob(struct probes *p, uint64_t id, struct stack_buf *b)
+/*
+ * The frames of native stack id, held: shared with the cache, the retired
+ * store or the stacks BPF sent (stack_ring.c).
+ */
+static struct stack_blob *native_blob(struct probes *p, uint64_t id)
 {
 	struct stack_blob *blob = stackcache__native(p->rc.stacks, id) ?: retired__native(p->rc.retired, id);
-	struct stack_copy c = { .ips = (uint64_t *)b->native.ips };
 
-	if (blob)
-		return stack_blob__hold(blob);
-	if (bpfmaps__stack_lookup(p->skel, id, &b->native))
-		return NULL;
-	c.nr_ips = b->native.nr < MEMLEAK_MAX_STACK_DEPTH ? b->native.nr : MEMLEAK_MAX_STACK_DEPTH;
-	c.flags = b->native.flags;
-	return stack_blob__new(id, &c);
+	return blob ? stack_blob__hold(blob) : stack_ring__native(p, id);
 }
 
 static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stack_buf *b)
@@ -221,7 +217,7 @@ static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
 	if (pair.native == MEMLEAK_NO_STACK && pair.proc)
 		out->native = stack_blob__new(MEMLEAK_NO_STACK, &(struct stack_copy){ 0 });
 	else
-		out->native = native_blob(p, pair.native, b);
+		out->native = native_blob(p, pair.native);
 	if (!out->native)
 		return false;
 	out->python = pair.python ? python_blob(p, pair.python, b) : NULL;
@@ -396,6 +392,8 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 
 	if (!b)
 		return -ENOMEM;
+	/* Every stack BPF sent before it counted these sites' allocations. */
+	stack_ring__drain(p);
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	stackcache__begin(p->rc.stacks);
 	for (size_t i = 0; i < snap->nr; i++) {

@@ -35,11 +35,15 @@ struct snap_site {
 
 /* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
 struct sweep_stats {
-	uint64_t outran;	/* stacks_map_full while at most half the room was live */
-	uint64_t seen;		/* stacks_map_full at the last sweep */
+	/*
+	 * stacks_map_full while at most half the room was live, and at the
+	 * last sweep: 0 since native stacks have no map (probe/stack_ring.c).
+	 */
+	uint64_t outran;
+	uint64_t seen;
 	uint64_t live;		/* stacks the live sites named at the last sweep */
 	uint64_t live_max;	/* and at most, at a sweep */
-	uint64_t room;		/* the stack map's */
+	uint64_t room;		/* the stacks BPF remembers it sent */
 	uint64_t stacks;	/* stacks let go of */
 	uint64_t cpu_ns;	/* the sweeps' CPU time */
 };

@@ -52,6 +52,10 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				"missed (-k): one of our programs ran on that CPU already (an interrupt's allocation or free)" },
 	[CNT_PY_CODES_UNTOLD] = { "code object", "code objects",
 				  "freed without note (the table of freed code addresses full): Python frames at their addresses may be named after them" },
+	[CNT_STACK_RING_FULL] = { "allocation", "allocations",
+				  "without a stack: the ring new stacks reach the tracer through was full" },
+	[CNT_STACK_MERGED] = { "stack", "stacks",
+			       "sent under the id of another (a 64-bit hash collision): their sites may mix both stacks' figures" },
 };
 
 static void print_header(const struct report *r, FILE *f)

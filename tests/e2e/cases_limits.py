@@ -7,7 +7,8 @@ being created ends memleakbpf at once, and the -c command never runs; two
 outputs naming one file, -c of a directory, -p of memleakbpf itself, of a
 kernel thread or of a zombie: one line, a non-zero exit, well under a
 second. And the final report of a -c command that has exited: its memory
-is the last reading taken while it ran, with the time it was taken.
+is the last reading taken while it ran, with the time it was taken. New
+stacks lost to a full stack ring are counted, never misattributed.
 """
 
 import os
@@ -139,6 +140,38 @@ def case_memory_after_exit(work):
 	return errs
 
 
+def case_stack_ring_full(work):
+	"""-c v_stacks through a stack ring of one page (--new-stack-buffer 4K):
+	new stacks come faster than the tracer reads them, and those that find
+	the ring full are lost, never misattributed: every allocation is
+	counted, those whose stack was lost sit under no stack, exactly as many
+	as the drop line says, and the drop line names --new-stack-buffer."""
+	binary = victim("v_stacks")
+	argv = [TRACER, "--json", work.path("report.json"), "--new-stack-buffer", "4K", "--all-stacks",
+		"-c", "%s 10 2" % binary]
+	t = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(t, time.monotonic() + 120, "memleakbpf -c v_stacks")
+	errs = []
+	common_checks(work, rc, 0, errs)
+	truth = work.read("truth.txt")
+	m = re.search(r"^# total: site_churn malloc allocs=(\d+)", truth, re.M)
+	rep = load_report(work.path("report.json"))
+	totals, lost = rep["totals"], rep["totals"]["dropped"].get("stack_ring_full", 0)
+	unknown = sum(s["total_allocs"] for s in rep["stacks"] + rep.get("churn", []) if not s["frames"])
+	if not m:
+		return errs + ["v_stacks wrote no '# total:' note"]
+	if totals["allocs"] != int(m.group(1)) + 2:	# and site_keep's two blocks
+		errs.append("totals.allocs %d, truth %d" % (totals["allocs"], int(m.group(1)) + 2))
+	if not lost:
+		errs.append("no stack lost through a ring of one page: the case tests nothing")
+	if unknown != lost:
+		errs.append("%d allocations under no stack, %d counted as stack_ring_full" % (unknown, lost))
+	if not re.search(r"^Dropped: [\d,]+ allocations? without a stack: .*\(raise --new-stack-buffer\)$",
+			 work.read("tracer.stdout"), re.M):
+		errs.append("no drop line naming --new-stack-buffer")
+	return errs
+
+
 CHURN_ROOM = 16384
 
 
@@ -213,4 +246,5 @@ CASES = [
 	("sigterm_while_loading", TRACE, [], case_sigterm_while_loading),
 	("memory_after_exit", TRACE, [], case_memory_after_exit),
 	("churn_outran", TRACE, [], churn_case(17, 12, 128)),
+	("stack_ring_full", TRACE, [], case_stack_ring_full),
 ]

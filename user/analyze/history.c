@@ -408,7 +408,7 @@ void history__startup_judge(struct history *h, double t_s, double share, bool la
 static void startup_update(struct history *h, double t_s, const struct report_totals *totals,
 			   const struct interval *iv)
 {
-	uint64_t full = totals->counters[CNT_STACKS_MAP_FULL];
+	uint64_t full = totals->counters[CNT_STACKS_MAP_FULL] + totals->counters[CNT_STACK_RING_FULL];
 	struct report_startup *st = &h->startup;
 
 	st->new_stacks = iv->new_stacks;

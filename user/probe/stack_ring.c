@@ -15,7 +15,8 @@
  * 64-bit hash collision BPF's check of the depth, flags and both ends
  * missed) are counted, CNT_STACK_MERGED: their sites' figures may mix both.
  *
- * Locks: the store's is taken after stacks_lock and retired_lock.
+ * Locks: the store's is taken after stacks_lock and retired_lock; the
+ * reader only tries the retired store's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,6 +49,7 @@ struct stack_ring {
 	struct stack_blob **blobs;	/* held */
 	size_t nr, cap;
 	uint64_t received, again, merged;
+	bool retired_held;	/* this drain holds the retired store's lock */
 };
 
 static bool same_frames(const struct stack_blob *b, const struct stack_copy *c)
@@ -104,7 +106,7 @@ static int on_stack(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	/* Let go of, and sent again: the retired store's copy is kept here again. */
-	b = retired__native(sr->p->rc.retired, m->id);
+	b = sr->retired_held ? retired__native(sr->p->rc.retired, m->id) : NULL;
 	if (b) {
 		met_again(sr, b, &c);
 		b = stack_blob__hold(b);
@@ -116,18 +118,24 @@ static int on_stack(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* What waits in the ring, into the store. */
+/*
+ * What waits in the ring, into the store. The retired store only when its
+ * lock is free: a sweep trimming it holds it for a second or two, while
+ * the ring fills; a stack it has is then copied again, no more.
+ */
 static void drain(struct stack_ring *sr)
 {
+	bool held = !pthread_mutex_trylock(&sr->p->rc.retired_lock);
 	uint64_t merged;
 
-	pthread_mutex_lock(&sr->p->rc.retired_lock);
 	pthread_mutex_lock(&sr->lock);
+	sr->retired_held = held;
 	merged = sr->merged;
 	ring_buffer__consume(sr->rb);
 	merged = sr->merged - merged;
 	pthread_mutex_unlock(&sr->lock);
-	pthread_mutex_unlock(&sr->p->rc.retired_lock);
+	if (held)
+		pthread_mutex_unlock(&sr->p->rc.retired_lock);
 	if (merged)
 		bpfmaps__count(sr->p->skel, CNT_STACK_MERGED, merged);
 }

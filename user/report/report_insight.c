@@ -251,7 +251,7 @@ static void print_new_code(const struct report_startup *st, FILE *f)
 		report__count(n, a), st->by_site ? "site" : "stack",
 		st->by_site ? (n == 1 ? " new or importing" : "s new or importing") : n == 1 ? "" : "s");
 	if (st->unstored)
-		fprintf(f, "; %s %s whose stack the full stack map could not take",
+		fprintf(f, "; %s %s whose stack a full stack map or ring lost",
 			report__count(st->unstored, b),
 			report__plural(st->unstored, "allocation", "allocations"));
 	fputs("):\n  what start-up builds (modules, tables, caches) grows the heap as a leak would:\n"

@@ -350,8 +350,8 @@ TEST(timeline_text_startup)
 	a.memory.startup.new_stacks = 1;
 	a.memory.startup.unstored = 5678;
 	out = render(report_text__write, &r);
-	ASSERT(out && strstr(out, "\n  (1 new stack; 5,678 allocations whose stack the full stack map"
-				  " could not take):\n  what start-up"));
+	ASSERT(out && strstr(out, "\n  (1 new stack; 5,678 allocations whose stack a full stack map"
+				  " or ring lost):\n  what start-up"));
 	free(out);
 	a.memory.startup.ongoing = false;
 	a.memory.startup.end_s = 1.0;

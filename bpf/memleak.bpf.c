@@ -74,6 +74,16 @@ __u64 settle_until_ns;
 __u64 now_ns;
 
 /*
+ * A recorded block's timestamp, and the peak's. Under sampling only the
+ * sampled calls need one, a few a second: they ask the kernel, and no
+ * feed thread wakes the tracer 200 times a second (probes.c).
+ */
+static __always_inline __u64 stamp_ns(void)
+{
+	return sample_mode == SAMPLE_NONE ? now_ns : bpf_ktime_get_ns();
+}
+
+/*
  * Stacks keyed by a 64-bit hash of their frames: unlike a STACK_TRACE map,
  * two stacks that share a bucket do not make the second capture fail.
  */
@@ -354,7 +364,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (!size_wanted(size))
 		return;
 	block_weight(&w, st->api, size);
-	info.timestamp_ns = now_ns;
+	info.timestamp_ns = stamp_ns();
 	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
 						 st->image, st->proc),
 				   st->proc, st->image),

@@ -32,6 +32,12 @@ const volatile bool bench_no_stack = false;
 __u64 counters[CNT__COUNT];
 __u64 now_ns;	/* CLOCK_MONOTONIC to 5 ms, kept by a thread of the tracer (user/probe/clock.c) */
 
+/* peak.bpf.h's timestamp (memleak.bpf.c's reads the kernel's under sampling; -k has none). */
+static __always_inline __u64 stamp_ns(void)
+{
+	return now_ns;
+}
+
 /* peak.bpf.h's event, when user space sets a mark (it does not under -k). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

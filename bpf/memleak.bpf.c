@@ -74,11 +74,21 @@ __u64 settle_until_ns;
 __u64 now_ns;
 
 /*
+ * A recorded block's timestamp, and the peak's. Under sampling only the
+ * sampled calls need one, a few a second: they ask the kernel, and no
+ * feed thread wakes the tracer 200 times a second (probes.c).
+ */
+static __always_inline __u64 stamp_ns(void)
+{
+	return sample_mode == SAMPLE_NONE ? now_ns : bpf_ktime_get_ns();
+}
+
+/*
  * New stacks go to user space through a ring of their own, which costs a
  * copy where inserting into a hash map without preallocation cost an
  * allocation and a memory-cgroup charge (3.5 us a stack on a torch job,
  * half of whose allocations made one); user space keeps the frames
- * (user/probe/stack_ring.c). Sized by --stack-ring-size.
+ * (user/probe/stack_ring.c). Sized by --new-stack-buffer.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -358,7 +368,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	if (!size_wanted(size))
 		return;
 	block_weight(&w, st->api, size);
-	info.timestamp_ns = now_ns;
+	info.timestamp_ns = stamp_ns();
 	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
 						 st->image, st->proc),
 				   st->proc, st->image),

@@ -43,7 +43,7 @@ static __always_inline void live_add(__u32 kind, __u64 bytes)
 	for (int i = 0; i < PEAK_CAS_ROUNDS && now > peak; i++) {
 		old = __sync_val_compare_and_swap(&l->peak, peak, now);
 		if (old == peak) {
-			l->peak_ns = now_ns;
+			l->peak_ns = stamp_ns();
 			if (kind == KIND_HEAP)
 				peak_reached(l, now);
 			return;

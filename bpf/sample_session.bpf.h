@@ -16,8 +16,13 @@
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-/* The entry's answer for the outermost call in st (NULL: none tracked). */
-static __always_inline int session_entry_done(struct call_state *st)
+/*
+ * The entry's answer for the outermost call in st (NULL: none tracked).
+ * hands_on: the call may hand its allocation on to another probed
+ * function (sample_skip); the allocator's malloc never does, and its
+ * entry, the hottest, then reads no stack.
+ */
+static __always_inline int session_entry_done(struct call_state *st, bool hands_on)
 {
 	if (!st)
 		return 1;
@@ -29,11 +34,22 @@ static __always_inline int session_entry_done(struct call_state *st)
 	/* A block to record, or a resize's old block to put back or let go. */
 	if (st->flags & (CALL_SAMPLED | CALL_HAVE_OLD))
 		return 0;
-	sample_skip(st);
+	if (hands_on) {
+		sample_skip(st);
+	} else {
+		st->skip_sp = 0;
+		st->sp = 0;
+	}
 	return 1;
 }
 
-/* malloc: its own program, as api_malloc is; the hottest call takes no switch. */
+/*
+ * malloc: its own program, as api_malloc is; the hottest call takes no
+ * switch. The allocator's malloc hands nothing on (what it calls inside,
+ * its arenas' mmap, is its own), so a call sampled out is not remembered:
+ * the calls it could be confused with are those it makes, none of the
+ * same API and size.
+ */
 SEC("uprobe")
 int api_malloc_session(struct pt_regs *ctx)
 {
@@ -42,7 +58,7 @@ int api_malloc_session(struct pt_regs *ctx)
 		return 0;
 	}
 	return session_entry_done(call_begin(ctx, bpf_get_current_task_btf(), API_MALLOC,
-					     PT_REGS_PARM1(ctx), 0, false));
+					     PT_REGS_PARM1(ctx), 0, false), false);
 }
 
 /*
@@ -72,7 +88,7 @@ int api_session(struct pt_regs *ctx)
 	st = call_begin(ctx, task, api, size, ptr, false);
 	if (st)
 		call_begun(ctx, st, api, ptr);
-	return session_entry_done(st);
+	return session_entry_done(st, true);
 }
 
 #endif

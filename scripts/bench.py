@@ -696,8 +696,11 @@ PY_MODES = [
 ]
 
 
-def py_run(workload, mode, work, python=PYTHON, objects=False):
-	"""(ms from the interpreter's start to its exit, allocations memleakbpf counted)."""
+def py_run(workload, mode, work, python=PYTHON, objects=False, how=None):
+	"""(ms from the interpreter's start to its exit, allocations memleakbpf counted).
+	how (python-objects): "sample-64K" or "sample-512K" (--sample, the count an estimate),
+	"floor" (BPF that returns at once: the probes alone), "heaptrack" (every object a
+	malloc, PYTHONMALLOC=malloc, under heaptrack)."""
 	name, alloc, traced, frames = mode
 	out = os.path.join(work, "%s.%s" % (workload, name.replace(" ", "-").replace(",", "")))
 	env = dict(os.environ, BENCH_STAMP=out + ".result",
@@ -706,11 +709,19 @@ def py_run(workload, mode, work, python=PYTHON, objects=False):
 		  "MEMLEAKBPF_PROBE_AT_ENTRY", "MEMLEAKBPF_BENCH_NO_PYTHON"):
 		env.pop(k, None)
 	argv = ["/usr/bin/env", "LD_PRELOAD=" + STAMP, python] + PY_WORKLOADS[workload][1:]
-	if traced:
+	if how == "heaptrack":
+		# heaptrack puts its own library first, the stamp after it.
+		argv = ["heaptrack", "-o", out + ".heaptrack", python] + PY_WORKLOADS[workload][1:]
+		env.update(LD_PRELOAD=STAMP, PYTHONMALLOC="malloc")
+		traced = False
+	elif traced:
 		argv = [TRACER, "--json", out + ".json", "--python-malloc", alloc] + (
-			["--py-objects"] if objects else []) + ["-c", " ".join(argv), "3600"]
+			["--py-objects"] if objects else []) + (
+			["--sample", SAMPLES[how]] if how in SAMPLES else []) + ["-c", " ".join(argv), "3600"]
 		if not frames:
 			env["MEMLEAKBPF_BENCH_NO_PYTHON"] = "1"
+		if how == "floor":
+			env["MEMLEAKBPF_BENCH_FLOOR"] = "1"
 	elif alloc == "malloc":
 		env["PYTHONMALLOC"] = "malloc"
 	for f in (out + ".result", out + ".json"):
@@ -721,7 +732,7 @@ def py_run(workload, mode, work, python=PYTHON, objects=False):
 	with open(out + ".result") as f:
 		ms = float(dict(x.split("=", 1) for x in f.read().split())["ns"]) / 1e6
 	allocs = None
-	if traced:
+	if traced and how not in SAMPLES and how != "floor":
 		with open(out + ".json") as f:
 			allocs = json.load(f)["totals"]["allocs"]
 	return ms, allocs
@@ -790,14 +801,22 @@ def python_bench(runs, doc):
 
 # What --py-objects costs (issue 18), on an interpreter it can be exact on:
 # pyenv's 3.11 (built without LTO and PGO; Debian's refuses it). Against
-# the same interpreter untraced, traced with pymalloc (objects unseen) and
-# with malloc (every object a block, at a restart). Printed, not written.
+# the same interpreter untraced, traced with pymalloc (objects unseen), with
+# --py-objects exact, sampled at 64K and 512K (issue 26) and on the floor,
+# with malloc (every object a block, at a restart), and heaptrack seeing
+# every object as a malloc. "us added per allocation" divides by the
+# objects the exact --py-objects run counted. Printed, not written.
 PYOBJ_PYTHON = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
-PYOBJ_MODES = [  # (name, allocator, traced, frames), --py-objects
-	(("untraced", "pymalloc", False, False), False),
-	(("pymalloc (default)", "pymalloc", True, True), False),
-	(("pymalloc, --py-objects", "pymalloc", True, True), True),
-	(("malloc", "malloc", True, True), False),
+PYOBJ_EXACT = "pymalloc, --py-objects"
+PYOBJ_MODES = [  # (name, allocator, traced, frames), --py-objects, how (py_run)
+	(("untraced", "pymalloc", False, False), False, None),
+	(("pymalloc (default)", "pymalloc", True, True), False, None),
+	((PYOBJ_EXACT, "pymalloc", True, True), True, None),
+	(("--py-objects --sample 64K", "pymalloc", True, True), True, "sample-64K"),
+	(("--py-objects --sample 512K", "pymalloc", True, True), True, "sample-512K"),
+	(("--py-objects, floor", "pymalloc", True, True), True, "floor"),
+	(("malloc", "malloc", True, True), False, None),
+	(("heaptrack, PYTHONMALLOC=malloc", "malloc", True, True), False, "heaptrack"),
 ]
 
 
@@ -805,13 +824,14 @@ def pyobjects_bench(runs):
 	if not os.path.exists(PYOBJ_PYTHON):
 		say("python-objects: %s is missing, skipped" % PYOBJ_PYTHON)
 		return
+	modes = [m for m in PYOBJ_MODES if m[2] != "heaptrack" or "heaptrack" in ensure_packages()]
 	vals, work = {}, tempfile.mkdtemp(prefix="memleakbpf-pyobjects-")
 	try:
 		for r in range(runs):
 			say("python-objects: round %d of %d" % (r + 1, runs))
 			for w in PY_WORKLOADS:
-				for mode, objects in PYOBJ_MODES:
-					ms, n = py_run(w, mode, work, PYOBJ_PYTHON, objects)
+				for mode, objects, how in modes:
+					ms, n = py_run(w, mode, work, PYOBJ_PYTHON, objects, how)
 					v = vals.setdefault((w, mode[0]), ([], []))
 					v[0].append(ms)
 					v[1].extend([n] if n is not None else [])
@@ -821,12 +841,14 @@ def pyobjects_bench(runs):
 		 "x untraced", "allocations traced", "us added per allocation")]
 	for w in PY_WORKLOADS:
 		base = statistics.median(vals[(w, "untraced")][0])
-		for (name, _, _, _), _ in PYOBJ_MODES:
+		objs = vals[(w, PYOBJ_EXACT)][1]
+		for (name, _, _, _), _, how in modes:
 			ms, ns = vals[(w, name)]
 			m, n = statistics.median(ms), int(statistics.median(ns)) if ns else None
+			per = n or (int(statistics.median(objs)) if how and objs else None)
 			rows.append((w, name, "%.1f (%.1f..%.1f)" % (m, min(ms), max(ms)),
 				     "%.1f" % (m / base), "%d" % n if n else "",
-				     "%.2f" % ((m - base) * 1000 / n) if n else ""))
+				     "%.2f" % ((m - base) * 1000 / per) if per else ""))
 	print(plain(rows))
 
 # ================================================================ end of Python's allocator (issue 9)

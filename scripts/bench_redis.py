@@ -17,7 +17,9 @@ over all of them alike:
 and runs `redis-benchmark -t set,get -d 100 -n REQUESTS` against it. The
 figure is requests per second, SET and GET together (the harmonic mean of
 the two rates, which is what the whole run achieved); the result is each
-tracer's throughput over the untraced one, median over the rounds. Traffic
+tracer's throughput over the untraced one, median over the rounds; beside
+it, redis's own CPU time per request in each mode (the traps and the BPF
+programs run in its time; waiting for a core does not). Traffic
 goes to the loopback address only, bounded in count and time.
 
 Prints the table and rewrites the redis section of docs/PERFORMANCE.md.
@@ -40,6 +42,10 @@ SAMPLES = {"sample-64K": ["--sample", "64K"], "sample-512K": ["--sample", "512K"
 HOST = "127.0.0.1"
 STEP_TIMEOUT = 60
 CPU = {}	# mode: [the tracer's CPU time over redis's, each run]
+# mode: [redis's own CPU time per request, us, each run]: the traps and BPF
+# programs run in its time, and a core's wait is not in it, so it holds
+# where the machine's load moves the throughput by a third.
+SERVER_US = {}
 
 
 def say(msg):
@@ -123,6 +129,8 @@ def one_run(mode, requests, work):
 			wait_line(log + ".err", "injection finished", time.monotonic() + STEP_TIMEOUT, tracer)
 		c0 = cpu_s(server.pid), cpu_s(tracer.pid) if tracer and mode != "heaptrack" else 0
 		r = rps(port, requests)
+		# SET and GET: 2 * requests in all.
+		SERVER_US.setdefault(mode, []).append((cpu_s(server.pid) - c0[0]) * 1e6 / (2 * requests))
 		if tracer and mode != "heaptrack":
 			CPU.setdefault(mode, []).append((cpu_s(tracer.pid) - c0[1]) /
 							max(cpu_s(server.pid) - c0[0], 1e-9))
@@ -177,6 +185,13 @@ def verdicts(vals):
 		sx = med["sample-512K"] / med["untraced"]
 		lines.append("memleakbpf -p --sample 512K keeps %.2f (target at least 0.72: %s)" % (
 			sx, "met" if sx >= 0.72 else "not met"))
+	if SERVER_US.get("untraced"):
+		base = statistics.median(SERVER_US["untraced"])
+		lines.append("redis's own CPU per request, us (median; untraced over it, the throughput "
+			     "a CPU-bound redis would keep): " + ", ".join(
+				     "%s %.1f (%.2f)" % (m, statistics.median(SERVER_US[m]),
+							 base / statistics.median(SERVER_US[m]))
+				     for m in MODES if SERVER_US.get(m)))
 	for mode in ("memleakbpf", "sample-512K"):
 		if CPU.get(mode):
 			c = statistics.median(CPU[mode])

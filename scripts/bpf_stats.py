@@ -3,9 +3,10 @@
 """What each BPF program of one memleakbpf run costs, by the kernel's own
 statistics (docs/PERFORMANCE.md, "Python frames at a code object's cost").
 
-  scripts/bpf_stats.py [--tracer PATH] [--fifo] [--env K=V]... -- COMMAND
+  scripts/bpf_stats.py [--tracer PATH] [--fifo] [--env K=V]... [--arg=OPTION]... -- COMMAND
 
-Runs `memleakbpf -c COMMAND 3600` (one report, at the end) with the
+Runs `memleakbpf [OPTION]... -c COMMAND 3600` (one report, at the end;
+--arg=--sample --arg=512K for sampled mode) with the
 kernel's run-time statistics on, held by a BPF_ENABLE_STATS descriptor for
 the run (so that nothing else turning kernel.bpf_stats_enabled off ends
 them early), reads run_cnt and run_time_ns of the tracer's programs from
@@ -77,10 +78,11 @@ def read_progs(pid, names, progs):
 		progs[i] = (names[i], int(kv.get("run_cnt", 0)), int(kv.get("run_time_ns", 0)))
 
 
-def run(tracer, command, env, fifo):
+def run(tracer, args, command, env, fifo):
 	"""{name: (runs, ns)} of the tracer's programs over the run of command."""
 	cmd = ("chrt -f 1 " if fifo else "") + command
-	p = subprocess.Popen([tracer, "-c", cmd, "3600"], env=env, stdout=subprocess.DEVNULL)
+	p = subprocess.Popen([tracer] + args + ["-c", cmd, "3600"], env=env,
+			     stdout=subprocess.DEVNULL)
 	names, progs = {}, {}
 
 	def poll():
@@ -104,6 +106,7 @@ def main():
 	ap.add_argument("--tracer", default=os.path.join(ROOT, "memleakbpf"))
 	ap.add_argument("--fifo", action="store_true")
 	ap.add_argument("--env", action="append", default=[], metavar="K=V")
+	ap.add_argument("--arg", action="append", default=[], metavar="OPTION")
 	ap.add_argument("command", nargs="+")
 	a = ap.parse_args()
 	if os.geteuid():
@@ -111,7 +114,7 @@ def main():
 	env = dict(os.environ)
 	env.update(kv.split("=", 1) for kv in a.env)
 	fd = enable_stats()
-	progs = run(a.tracer, " ".join(a.command), env, a.fifo)
+	progs = run(a.tracer, a.arg, " ".join(a.command), env, a.fifo)
 	os.close(fd)
 	for name, (runs, ns) in sorted(progs.items(), key=lambda x: -x[1][1]):
 		if runs:

@@ -14,6 +14,8 @@ exactly at the entry. The same seed gives the same figures twice, with
 and without uprobe sessions. -s 1 takes every block at weight 1: the
 figures of every API, threads and C++ exact. pprof's
 profile carries the estimates and the period (go tool pprof -raw, -top).
+make demo's victim, leaking at a server's rate, gets its leak verdict at
+parse_header under --sample 512K; its bounded cache none.
 """
 
 import os
@@ -34,20 +36,21 @@ CXX_CALLS = 122000	# v_sample_cxx: 60,000 + 60,000 + 2,000
 APIS_CALLS = 112000	# v_sample_apis: 4 * 25,000 + 10,000 + 2,000
 
 
-def run_sampled(work, vname, args, tag="tracer", extra_env=None):
-	"""memleakbpf ARGS --json -c victim, with the fixed seed: (report, truth, stdout)."""
+def run_sampled(work, vname, args, tag="tracer", extra_env=None, vargs="", truth=True):
+	"""memleakbpf ARGS --json -c 'victim VARGS', with the fixed seed: (report, truth, stdout);
+	truth None for a victim that writes none."""
 	js = work.path(tag + ".json")
 	env = tracer_env(work)
 	env["MEMLEAKBPF_SAMPLE_SEED"] = SEED
 	env.update(extra_env or {})
-	argv = [TRACER, "--json", js] + list(args) + ["-c", victim(vname)]
+	argv = [TRACER, "--json", js] + list(args) + ["-c", (victim(vname) + " " + vargs).strip()]
 	p = work.start(argv, env=env, stdin=lib.subprocess.DEVNULL, tag=tag)
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c " + vname)
 	if rc != 0:
 		raise CaseFailed("memleakbpf exited %s (see %s.stderr)" % (rc, tag))
 	if not os.path.exists(js):
 		raise CaseFailed("no JSON report written")
-	return load_report(js), read_truth(work), work.read(tag + ".stdout")
+	return load_report(js), read_truth(work) if truth else None, work.read(tag + ".stdout")
 
 
 def site_of(rep, name):
@@ -179,6 +182,61 @@ def case_apis(work):
 	return errs
 
 
+# make demo's victim at a server's rate: 10 batches of 5,000 requests, about a
+# second apart, each leaking a 512-byte header (2.4 MiB a batch, 24.4 MiB in all).
+DEMO_BATCHES, DEMO_REQUESTS, DEMO_HEADER = 10, 5000, 512
+DEMO_MEAN = 512 * 1024
+GROWING_LINE = re.compile(r"^  \d+\. ~\+[^,]*/s.*, at (\S+) \(", re.M)
+
+
+def source_line(path, needle):
+	with open(os.path.join(lib.ROOT, path)) as f:
+		for n, line in enumerate(f, 1):
+			if needle in line:
+				return n
+	raise CaseFailed("%s: no line with %r" % (path, needle))
+
+
+def case_demo(work):
+	"""make demo's leak, named at its line under --sample 512K when it leaks at a server's rate.
+
+	Each 512-byte header is taken with p = 1 - exp(-512/524288) = 9.76e-4, so
+	make demo's own 200 leak 0.195 samples on average (P(none) = 0.82: no
+	verdict can see it). 50,000 headers give K ~ Poisson(48.8) samples, P(none)
+	= e^-48.8. The site is called growing when what it grew by after start-up
+	(~1 s, the first report) exceeds 1.96 sd of its estimate, sqrt(K) samples'
+	worth: the growth after the first two batches, ~39 samples (sd 6.2), against
+	1.96 sqrt(48.8) = 13.7, is 4 sd clear. The response cache (every tenth
+	request, four kept, each taken with p = 1.95e-3) and the freed bodies are
+	never called growing, in any report."""
+	rep, _, text = run_sampled(work, "demo_leaky", ["--sample", "512K", "1"],
+				   vargs="%d %d" % (DEMO_BATCHES, DEMO_REQUESTS), truth=False)
+	errs = []
+	mean = (rep.get("sampling") or {}).get("mean")
+	if mean != DEMO_MEAN:
+		errs.append("sampling.mean %r, expected %d" % (mean, DEMO_MEAN))
+	if (rep.get("memory") or {}).get("verdict") != "leak":
+		errs.append("final verdict %r, not leak" % (rep.get("memory") or {}).get("verdict"))
+	line = source_line("tests/victims/demo_leaky.c", "malloc(HEADER_SIZE)")
+	lead = [s for s in rep.get("sites") or [] if s.get("leak_rank") == 1]
+	frame = lead[0]["frame"] if lead else {}
+	if (frame.get("function"), frame.get("line")) != ("parse_header", line):
+		errs.append("the most leak-like site is %s:%s, not parse_header:%d" % (
+			frame.get("function"), frame.get("line"), line))
+	truth = DEMO_BATCHES * DEMO_REQUESTS * DEMO_HEADER
+	if lead:
+		lo, hi = lead[0]["bytes_interval"]
+		lib.log("  parse_header: truth %d, estimate %d, 95%% [%d, %d], %d samples" % (
+			truth, lead[0]["bytes"], lo, hi, lead[0]["samples"]))
+		if not lo <= truth <= hi:
+			errs.append("parse_header: truth %d outside [%d, %d]" % (truth, lo, hi))
+	growing = set(GROWING_LINE.findall(text))
+	if growing != {"parse_header"}:
+		errs.append("sites called growing over the reports: %s, expected parse_header only" %
+			    sorted(growing))
+	return errs
+
+
 COST_SAID = re.compile(r"^memleakbpf: pid \d+ makes ([\d,]+) allocations a second traced: exact "
 		       r"tracing adds [\d.]+ us or more .* --sample 512K", re.M)
 
@@ -212,6 +270,7 @@ CASES = [
 	("sample_count_victim", TRACE, [], case_count),
 	("sample_cxx", TRACE, [], case_cxx),
 	("sample_apis", TRACE, [], case_apis),
+	("sample_demo_leak", TRACE, [], case_demo),
 	("sample_cost_said", TRACE, [], case_cost_said),
 	("sample_reach_refused", ERROR, [],
 	 error_case(lambda: ["--sample", "512K", "--reach", "-c", "/bin/true"])),

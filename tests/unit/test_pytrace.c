@@ -128,7 +128,7 @@ static bool objects__read(pid_t pid, struct objects *o)
 {
 	o->maps = NULL;
 	o->lo = NULL;
-	return !maps__read(pid, &o->maps) && !lookup_order__read(pid, o->maps, &o->lo);
+	return !maps__read(pid, &o->maps) && !lookup_order__read(pid, o->maps, NULL, &o->lo);
 }
 
 static void objects__free(struct objects *o)

@@ -8,6 +8,12 @@
  *   - sometimes keeps the response in a small cache that evicts its oldest
  *     entry and is emptied at exit (memory in use, but bounded: not a leak).
  * Built with frame pointers so that every stack is complete.
+ *
+ * `make demo` runs it bare: 4 batches of 50 requests, 100 KiB leaked, which
+ * exact tracing names at once. `demo_leaky BATCHES REQUESTS` serves more, at
+ * a server's rate, so that a sampled run sees the leak as in production:
+ * --sample 512K takes a 512-byte header one time in 1,024, so it needs
+ * megabytes leaked, not kilobytes (docs/SAMPLING.md, what sampling sees).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCHES 4
+#define BATCHES 4		/* the defaults, `make demo`'s run */
 #define REQUESTS_PER_BATCH 50
+#define MAX_COUNT 1000000
 #define HEADER_SIZE 512
 #define BODY_SIZE 4096
 #define CACHE_SLOTS 4
@@ -106,29 +113,50 @@ static __attribute__((noinline)) void handle_request(int id)
 	escape(hdr);
 }
 
-static __attribute__((noinline)) void serve_batch(int batch)
+static __attribute__((noinline)) void serve_batch(int batch, int requests)
 {
-	for (int i = 0; i < REQUESTS_PER_BATCH; i++)
-		handle_request(batch * REQUESTS_PER_BATCH + i);
+	for (int i = 0; i < requests; i++)
+		handle_request(batch * requests + i);
 }
 
-int main(void)
+/* argv[i] as a count in [1, MAX_COUNT], or `dflt` when absent; -1 if bad. */
+static int count_arg(int argc, char **argv, int i, int dflt)
+{
+	char *end;
+	long v;
+
+	if (i >= argc)
+		return dflt;
+	v = strtol(argv[i], &end, 10);
+	if (end == argv[i] || *end || v < 1 || v > MAX_COUNT)
+		return -1;
+	return (int)v;
+}
+
+int main(int argc, char **argv)
 {
 	/* A static buffer: stdout's own would be one more outstanding block. */
 	static char outbuf[BUFSIZ];
 	const struct timespec pause = { .tv_nsec = 900 * 1000 * 1000 };
+	int batches = count_arg(argc, argv, 1, BATCHES);
+	int requests = count_arg(argc, argv, 2, REQUESTS_PER_BATCH);
 
+	if (argc > 3 || batches < 0 || requests < 0 ||
+	    (long)batches * requests > MAX_COUNT) {
+		fprintf(stderr, "usage: %s [BATCHES [REQUESTS_PER_BATCH]] (each 1 to %d, "
+			"%d requests in all at most)\n", argv[0], MAX_COUNT, MAX_COUNT);
+		return 2;
+	}
 	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
 	printf("demo: pid %d, %d batches of %d requests\n", (int)getpid(),
-	       BATCHES, REQUESTS_PER_BATCH);
-	for (int b = 0; b < BATCHES; b++) {
-		serve_batch(b);
-		printf("demo: batch %d/%d done\n", b + 1, BATCHES);
+	       batches, requests);
+	for (int b = 0; b < batches; b++) {
+		serve_batch(b, requests);
+		printf("demo: batch %d/%d done\n", b + 1, batches);
 		nanosleep(&pause, NULL);
 	}
 	cache_clear();
-	printf("demo: leaked %d request headers of %d bytes = %d bytes\n",
-	       BATCHES * REQUESTS_PER_BATCH, HEADER_SIZE,
-	       BATCHES * REQUESTS_PER_BATCH * HEADER_SIZE);
+	printf("demo: leaked %d request headers of %d bytes = %ld bytes\n",
+	       batches * requests, HEADER_SIZE, (long)batches * requests * HEADER_SIZE);
 	return 0;
 }

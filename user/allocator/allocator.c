@@ -80,7 +80,8 @@ int lookup_object__init(struct lookup_object *obj, pid_t pid, const char *path,
 {
 	int fd;
 
-	*obj = (struct lookup_object){ .path = strdup(path), .fd = -1 };
+	*obj = (struct lookup_object){ .path = strdup(path), .fd = -1, .dev = e ? e->dev : 0,
+				       .ino = e ? e->inode : 0 };
 	if (!obj->path)
 		return -ENOMEM;
 	fd = target_open(pid, path, e);
@@ -102,7 +103,8 @@ void lookup_object__release(struct lookup_object *obj)
 
 static int object_copy(struct lookup_object *dst, const struct lookup_object *src)
 {
-	*dst = (struct lookup_object){ .path = strdup(src->path), .fd = -1 };
+	*dst = (struct lookup_object){ .path = strdup(src->path), .fd = -1, .dev = src->dev,
+				       .ino = src->ino, .defines_none = src->defines_none };
 	if (!dst->path)
 		return -ENOMEM;
 	if (src->fd < 0)
@@ -129,9 +131,24 @@ void lookup_order__free(struct lookup_order *lo)
 	free(lo);
 }
 
-/* Append the object mapped at e, unless it is already listed. */
-static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry *e)
+/* prev's object for the file mapped at e, opened and still that file; NULL if none. */
+static const struct lookup_object *order_known(const struct lookup_order *prev,
+					       const struct map_entry *e)
 {
+	for (size_t i = 0; prev && i < prev->nr; i++) {
+		const struct lookup_object *o = &prev->objects[i];
+
+		if (o->fd >= 0 && o->dev == e->dev && o->ino == e->inode && !strcmp(o->path, e->path))
+			return o;
+	}
+	return NULL;
+}
+
+/* Append the object mapped at e, unless it is already listed. */
+static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry *e,
+		     const struct lookup_order *prev)
+{
+	const struct lookup_object *known;
 	struct lookup_object *objs;
 
 	if (!map_entry__is_file(e))
@@ -142,8 +159,13 @@ static int order_add(struct lookup_order *lo, pid_t pid, const struct map_entry 
 	if (vec__reserve(&lo->objects, &lo->cap, lo->nr + 1, sizeof(*lo->objects)))
 		return -ENOMEM;
 	objs = lo->objects;
+	known = e->deleted ? NULL : order_known(prev, e);
+	if (known && object_copy(&objs[lo->nr], known) == -ENOMEM) {
+		lookup_object__release(&objs[lo->nr]);
+		return -ENOMEM;
+	}
 	/* Unreadable: kept in its place in the order, and skipped. */
-	if (lookup_object__init(&objs[lo->nr], pid, e->path, e) == -ENOMEM)
+	if (!known && lookup_object__init(&objs[lo->nr], pid, e->path, e) == -ENOMEM)
 		return -ENOMEM;
 	lo->nr++;
 	return 0;
@@ -200,7 +222,8 @@ static int r_debug_addr(const struct lookup_order *lo, const struct maps *maps, 
 }
 
 /* Walk the link map: the order in which the dynamic linker looks symbols up. */
-static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *maps)
+static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *maps,
+			 const struct lookup_order *prev)
 {
 	uint64_t rdebug, lm = 0, ld;
 	int32_t state;
@@ -225,7 +248,7 @@ static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *
 			break;
 		e = maps__find(maps, ld);
 		if (e)
-			err = order_add(lo, pid, e);
+			err = order_add(lo, pid, e, prev);
 		if (!err)
 			err = read_mem(memfd, lm + L_NEXT_OFF, &lm, sizeof(lm));
 	}
@@ -233,7 +256,8 @@ static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *
 	return err;
 }
 
-static int add_exe(struct lookup_order *lo, pid_t pid, const struct maps *maps)
+static int add_exe(struct lookup_order *lo, pid_t pid, const struct maps *maps,
+		   const struct lookup_order *prev)
 {
 	char exe[PATH_MAX];
 	ssize_t n = proc__readlink(pid, "exe", exe, sizeof(exe));
@@ -246,12 +270,13 @@ static int add_exe(struct lookup_order *lo, pid_t pid, const struct maps *maps)
 
 		if (!strcmp(e->path, exe) ||
 		    (e->deleted && !strncmp(exe, e->path, strlen(e->path))))
-			return order_add(lo, pid, e);
+			return order_add(lo, pid, e, prev);
 	}
 	return -ENOENT;
 }
 
-int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order **out)
+int lookup_order__read(pid_t pid, const struct maps *maps, const struct lookup_order *prev,
+		       struct lookup_order **out)
 {
 	struct lookup_order *lo = calloc(1, sizeof(*lo));
 	const struct map_entry *ldso;
@@ -266,7 +291,7 @@ int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order *
 		goto fail;
 	if (!lo->ldso_base) {
 		lo->is_static = lo->complete = true;
-		err = add_exe(lo, pid, maps);
+		err = add_exe(lo, pid, maps, prev);
 		goto done;
 	}
 	ldso = maps__find(maps, lo->ldso_base);
@@ -283,11 +308,11 @@ int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order *
 	lo->ldso_open_path = obj.open_path;
 	lo->ldso_fd = obj.fd;
 	free(obj.path);
-	err = walk_link_map(lo, pid, maps);
+	err = walk_link_map(lo, pid, maps, prev);
 	/* Before the dynamic linker has set up its list, only it and the
 	 * executable are there. */
 	if (!err && !lo->nr)
-		err = add_exe(lo, pid, maps);
+		err = add_exe(lo, pid, maps, prev);
 done:
 	if (err)
 		goto fail;
@@ -472,7 +497,24 @@ static int unwrap_cxx(struct allocator *a)
 	return 0;
 }
 
-int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
+/* Does ef define any of the API's functions (under a's prefix)? */
+static bool defines_any(struct allocator *a, const struct elf_file *ef)
+{
+	uint64_t vaddr, offset, size;
+	const char *symbol, *name;
+	uint32_t api;
+
+	for (size_t s = 0; api_symbol_at(s, &symbol, &api); s++) {
+		name = symbol_name(a, s, symbol, api);
+		/* Found, or there but not usable as it is (an IFUNC): it defines it. */
+		if (!name || elf_file__find_func_size(ef, name, !a->is_static, &vaddr, &offset,
+						       &size) != -ENOENT)
+			return true;
+	}
+	return false;
+}
+
+int allocator__resolve(struct lookup_object *objs, size_t nr, bool is_static,
 		       const char *prefix, struct allocator **out)
 {
 	struct elf_file **elves = calloc(nr ? nr : 1, sizeof(*elves));
@@ -493,15 +535,18 @@ int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_stat
 	a->nr_names = a->names ? nr_symbols : 0;
 	if (!a->probes || (a->prefix && !a->names))
 		goto nomem;
-	for (size_t o = 0; o < nr; o++)	/* unreadable: skipped */
-		if (objs[o].open_path)
+	for (size_t o = 0; o < nr; o++)	/* unreadable, or known to define none: skipped */
+		if (objs[o].open_path && !objs[o].defines_none)
 			elf_file__open(objs[o].open_path, &elves[o]);
 	for (size_t s = 0; api_symbol_at(s, &symbol, &api) && err != -ENOMEM; s++)
 		err = resolve_one(a, elves, objs, nr, s, symbol, api);
 	if (err == -ENOMEM)
 		goto nomem;
-	for (size_t o = 0; o < nr; o++)
+	for (size_t o = 0; o < nr; o++) {
+		if (elves[o] && objs[o].dev && !defines_any(a, elves[o]))
+			objs[o].defines_none = true;
 		elf_file__close(elves[o]);
+	}
 	free(elves);
 	for (size_t i = 0; i < a->nr; i++) {
 		struct alloc_probe *p = &a->probes[i];

@@ -21,6 +21,13 @@ struct lookup_object {
 	char *path;		/* as the target sees it (its maps) */
 	char *open_path;	/* as the tracer opens it: /proc/self/fd/FD; NULL if unreadable */
 	int fd;			/* the file, opened inside the target's root (rootpath.h); -1 */
+	dev_t dev;		/* the file mapped (0, 0: opened by path, -O) */
+	ino_t ino;
+	/*
+	 * allocator__resolve found it to define none of the API's functions:
+	 * at a later stop, the same file is not read again (lookup_order__read).
+	 */
+	bool defines_none;
 };
 
 struct lookup_order {
@@ -70,8 +77,15 @@ struct allocator {
 	size_t nr_names;
 };
 
-/* Read the lookup order from the live target (auxv, _r_debug). 0 or -errno. */
-int lookup_order__read(pid_t pid, const struct maps *maps, struct lookup_order **out);
+/*
+ * Read the lookup order from the live target (auxv, _r_debug). 0 or -errno.
+ * prev (NULL: none), the order read at the last stop of the same image:
+ * an object whose file is still the one mapped is taken from it (its fd
+ * duplicated, what resolving it found kept), not opened again. A PyTorch
+ * job stops some 50 times, at each dlopen, with up to 300 objects mapped.
+ */
+int lookup_order__read(pid_t pid, const struct maps *maps, const struct lookup_order *prev,
+		       struct lookup_order **out);
 void lookup_order__free(struct lookup_order *lo);
 
 /*
@@ -79,9 +93,10 @@ void lookup_order__free(struct lookup_order *lo);
  * defining a symbol provides it; two symbols at one address are probed once.
  * Static executables are searched in .symtab too. With prefix (-S, NULL:
  * none), the allocator's functions are prefix + their name: je_malloc.
- * -ENOENT when nothing provides malloc (prefix + malloc).
+ * -ENOENT when nothing provides malloc (prefix + malloc). An object marked
+ * defines_none is not read; one read and found to define none is marked.
  */
-int allocator__resolve(const struct lookup_object *objs, size_t nr, bool is_static,
+int allocator__resolve(struct lookup_object *objs, size_t nr, bool is_static,
 		       const char *prefix, struct allocator **out);
 /*
  * Executable ranges of the objects that provide allocation functions: their

@@ -76,7 +76,7 @@ static int link_dl(struct probes *p, pid_t pid, const struct lookup_order *lo)
 
 /* The allocator of pid's complete image, probed for pid; its files kept for the names. */
 static int probe_image(struct probes *p, struct images *im, pid_t pid, uint32_t tag,
-		       const struct maps *maps, const struct lookup_order *lo)
+		       const struct maps *maps, struct lookup_order *lo)
 {
 	struct allocator *a;
 	struct modules *mods;
@@ -121,7 +121,7 @@ static int look(struct probes *p, struct images *im, pid_t pid, uint32_t tag, bo
 	/* The links made here are the image's: its forks get them too (image_links.c). */
 	image_links__record(p, tag);
 	if (!err)
-		err = lookup_order__read(pid, maps, &lo);
+		err = lookup_order__read(pid, maps, NULL, &lo);
 	if (!err && first && !lo->is_static)
 		err = link_dl(p, pid, lo);
 	if (!err && (lo->complete || lo->is_static))

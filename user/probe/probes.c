@@ -310,8 +310,10 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	      follow__new(p) ?: trace_ring__start(p);
 	if (err)
 		goto fail;
-	p->clock = clock__feed_start(bpfmaps__now_ns(p->skel));
-	if (!p->clock) {
+	/* Under sampling BPF asks the kernel for the few timestamps it takes (memleak.bpf.c). */
+	if (!cfg->sample_mode)	/* SAMPLE_NONE: exact */
+		p->clock = clock__feed_start(bpfmaps__now_ns(p->skel));
+	if (!cfg->sample_mode && !p->clock) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot start the clock thread: %s\n", strerror(-err));
 		goto fail;

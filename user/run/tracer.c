@@ -178,7 +178,7 @@ void tracer__refresh_modules(struct tracer *tr)
 }
 
 /* The objects to search: the target's lookup order, or -O's one object. */
-static int lookup_objects(struct tracer *tr, const struct lookup_order *lo,
+static int lookup_objects(struct tracer *tr, struct lookup_order *lo,
 			  struct allocator **out)
 {
 	const char *pfx = tr->opts->symbols_prefix;
@@ -372,7 +372,7 @@ static void follow_running(struct tracer *tr)
 
 /* Resolve the allocator from the target's current state and probe it. */
 static int attach_allocator(struct tracer *tr, const struct maps *maps,
-			    const struct lookup_order *lo)
+			    struct lookup_order *lo)
 {
 	struct addr_range ranges[MEMLEAK_MAX_INTERNAL];
 	struct allocator *a;
@@ -416,6 +416,8 @@ static int attach_allocator(struct tracer *tr, const struct maps *maps,
 static int forget_image(struct tracer *tr)
 {
 	strset__clear(&tr->link_paths);
+	lookup_order__free(tr->last_order);
+	tr->last_order = NULL;
 	modules__clear(tr->mods);
 	symbolizer__reset(tr->sym);
 	insight__reset(tr->ins, tr->target->pid);
@@ -485,7 +487,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 	}
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
-		err = lookup_order__read(tr->target->pid, maps, &lo);
+		err = lookup_order__read(tr->target->pid, maps, tr->last_order, &lo);
 	if (err && proc__state(tr->target->pid))
 		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s\n",
 			tr->target->pid, strerror(-err));
@@ -508,7 +510,11 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 		learn_maps(tr, 0, 0, maps);
 		maps = NULL;
 	}
-	lookup_order__free(lo);
+	/* The next stop's objects are mostly these: taken from them. */
+	lookup_order__free(tr->last_order);
+	tr->last_order = err ? NULL : lo;
+	if (err)
+		lookup_order__free(lo);
 	maps__free(maps);
 	return err;
 }
@@ -521,7 +527,7 @@ int tracer__attach_pid(struct tracer *tr)
 
 	err = maps__read(tr->target->pid, &maps);
 	if (!err)
-		err = lookup_order__read(tr->target->pid, maps, &lo);
+		err = lookup_order__read(tr->target->pid, maps, NULL, &lo);
 	if (err)
 		fprintf(stderr, "memleakbpf: cannot read the link map of pid %d: %s%s\n",
 			tr->target->pid, strerror(-err),
@@ -636,4 +642,5 @@ void tracer__free(struct tracer *tr)
 	free(tr->site_tags);
 	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 	strset__clear(&tr->link_paths);
+	lookup_order__free(tr->last_order);
 }

@@ -114,6 +114,7 @@ struct tracer {
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */
 	uint64_t execs_seen;
 	struct strset link_paths;	/* the link map at the last stop: the others are new */
+	struct lookup_order *last_order;	/* ... its objects, open (allocator.h) */
 	struct holds holds;	/* how long the stops held the target */
 	struct processes procs;	/* --follow: the processes traced besides the target */
 	/*

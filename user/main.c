@@ -470,6 +470,18 @@ static int begin(struct tracer *tr)
 	return target__release(tr->target);
 }
 
+/*
+ * -c: the command has ended, and whatever it handed over to or we followed:
+ * no probe can fire any more (they are filtered on those processes).
+ */
+static bool targets_gone(const struct tracer *tr)
+{
+	char st = proc__state(tr->target->pid);
+
+	return tr->target->spawned && tr->target->exited && !follow__count(tr->probes) &&
+	       (!st || st == 'Z' || st == 'X');
+}
+
 static struct pytrace *new_pytrace(const struct opts *o)
 {
 	struct pytrace_settings s = {
@@ -544,6 +556,8 @@ int main(int argc, char **argv)
 	    (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
 cleanup:
+	if (tr.wd && targets_gone(&tr))
+		probes__hand_links(tr.probes, tr.wd);
 	worker__free(tr.worker);	/* first: a report may still be using everything else */
 	tracer__free(&tr);
 	reports__free(&tr);

@@ -389,6 +389,21 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
 	bpfmaps__stop_view(p->skel, v);
+	v->close_links = probes_attach__close_links;
+}
+
+void probes__hand_links(struct probes *p, struct watchdog *wd)
+{
+	size_t n = p ? probes_attach__links_max(p) : 0;
+	int fds[n + 1];
+
+	n = n ? probes_attach__take_all(p, fds) : 0;
+	if (watchdog__take_links(wd, fds, n)) {
+		probes_attach__close_links(fds, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);	/* not the last reference: no wait */
 }
 
 /* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */

@@ -87,8 +87,16 @@ void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
  */
 void peak__arm(struct probes *p);
 struct watchdog_view;
+struct watchdog;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
+/*
+ * Every process traced has ended (the caller knows): the uprobe links go to
+ * the watchdog, which closes them once we have exited, since each close
+ * waits for a grace period (0.1 to 0.15 s) and an exit for the closes it
+ * makes. Closed here if the watchdog cannot take them.
+ */
+void probes__hand_links(struct probes *p, struct watchdog *wd);
 /*
  * Wake the thread that sweeps (reclaim.c): when a BPF table is a quarter full it
  * reclaims what sites with no block left hold there, keeping their figures

@@ -652,10 +652,14 @@ int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *
 				  p->dl.file, &r, false, fds, n);
 }
 
-/* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
-void probes_attach__detach_all(struct probes *p)
+size_t probes_attach__links_max(const struct probes *p)
 {
-	int fds[(LANES + 1) * p->links.nr + 5];
+	return (LANES + 1) * p->links.nr + 5;
+}
+
+/* Every link's fd, the Python exit probes' and the dynamic linker's too, moved into fds. */
+size_t probes_attach__take_all(struct probes *p, int *fds)
+{
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->links.nr; i++) {
@@ -680,5 +684,13 @@ void probes_attach__detach_all(struct probes *p)
 	if (p->exit_stop.fd >= 0)
 		fds[n++] = p->exit_stop.fd;
 	p->py_exit.fds[0] = p->py_exit.fds[1] = p->dl.fd = p->exit_stop.fd = -1;
-	probes_attach__close_links(fds, n);
+	return n;
+}
+
+/* Every link, closed together. */
+void probes_attach__detach_all(struct probes *p)
+{
+	int fds[probes_attach__links_max(p)];
+
+	probes_attach__close_links(fds, probes_attach__take_all(p, fds));
 }

@@ -364,6 +364,9 @@ const struct image_link *image_links__of(const struct probes *p, uint32_t tag, s
 void probes_unwind__release(struct probes *p);
 /* Close every link at once (probes__free). */
 void probes_attach__detach_all(struct probes *p);
+/* Room for every link's fd, and every link's fd moved into fds (room for that many): how many. */
+size_t probes_attach__links_max(const struct probes *p);
+size_t probes_attach__take_all(struct probes *p, int *fds);
 
 /* The kernel memory of every map of obj at its current size (util/mapmem.h); -k's too. */
 uint64_t probes__maps_cost(const struct bpf_object *obj);

@@ -7,6 +7,7 @@
 #ifndef WATCHDOG_H
 #define WATCHDOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Where the BPF side says what it stopped: memory shared with it (the .bss). */
@@ -15,6 +16,8 @@ struct watchdog_view {
 	const volatile uint64_t *stops;		/* SIGSTOPs it has sent */
 	const volatile uint32_t *held;		/* --follow: children stopped at their fork (0: none) */
 	uint32_t nr_held;
+	/* Closes link fds side by side (each close waits for a grace period); NULL: none handed over. */
+	void (*close_links)(const int *fds, size_t n);
 };
 
 struct watchdog;
@@ -23,6 +26,12 @@ struct watchdog;
 struct watchdog *watchdog__start(const struct watchdog_view *view);
 /* One stop was dealt with: the process was resumed, or is gone. */
 void watchdog__stop_handled(struct watchdog *wd);
+/*
+ * The tracer's targets have all ended: the watchdog takes its links and
+ * closes them after the tracer has gone. The caller closes its own copies
+ * either way: after 0 that costs nothing (-errno: the wait is its own).
+ */
+int watchdog__take_links(struct watchdog *wd, const int *fds, size_t n);
 /* The tracer is done: the watchdog resumes what is still stopped, and ends. */
 void watchdog__free(struct watchdog *wd);
 

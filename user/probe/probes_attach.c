@@ -135,15 +135,13 @@ static uint32_t args_read(__u32 api)
  * stack pointer has moved (an entry-only probe past a push or a sub).
  */
 static void probe_point(const struct probes *p, const struct allocator *a,
-			const struct alloc_probe *ap, __u64 *offset, __u64 *cookie)
+			const struct alloc_probe *ap, struct placement pl, __u64 *offset,
+			__u64 *cookie)
 {
-	struct placement pl = { .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
 	bool returns = ap->api < API__ALLOCATING;
 
 	*offset = ap->offset;
 	*cookie = ap->api;
-	if (!p->links.at_entry)
-		placement__decide(ap->open_path, ap->offset, args_read(ap->api), &pl);
 	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
 		pl = (struct placement){ .insn = "another function starts there" };
 	if (pl.skip && returns && pl.sp_delta)
@@ -238,10 +236,37 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
  * realloc missed after its allocation was seen would leave a block
  * outstanding that is not.
  */
+/* Where each probe of object obj would go (placement.h), its file read once: into pl[]. */
+static void place_object(const struct probes *p, const struct allocator *a, size_t obj,
+			 struct placement *pl)
+{
+	uint64_t entries[a->nr];
+	uint32_t keeps[a->nr];
+	struct placement got[a->nr];
+	size_t of[a->nr], n = 0;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		pl[i] = (struct placement){ .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
+		if (a->probes[i].object != obj || p->links.at_entry)
+			continue;
+		entries[n] = a->probes[i].offset;
+		keeps[n] = args_read(a->probes[i].api);
+		of[n++] = i;
+	}
+	if (!n)
+		return;
+	placement__decide_all(a->objects[obj].open_path, entries, keeps, n, got);
+	for (size_t k = 0; k < n; k++)
+		pl[of[k]] = got[k];
+}
+
 static void plan_object(const struct probes *p, const struct allocator *a, size_t obj,
 			__u64 (*offsets)[a->nr], __u64 (*cookies)[a->nr], __u32 *n,
 			__u64 *ret_offsets, __u64 *ret_cookies, __u32 *nret)
 {
+	struct placement pl[a->nr];
+
+	place_object(p, a, obj, pl);
 	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; i < a->nr; i++) {
 			const struct alloc_probe *ap = &a->probes[i];
@@ -249,7 +274,7 @@ static void plan_object(const struct probes *p, const struct allocator *a, size_
 
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
-			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
+			probe_point(p, a, ap, pl[i], &offsets[l][n[l]], &cookies[l][n[l]]);
 			/* A session program takes its returns itself. */
 			if (ap->api < API__ALLOCATING && !p->sample.session) {
 				ret_offsets[*nret] = offsets[l][n[l]];

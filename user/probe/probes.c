@@ -306,6 +306,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	if (p->verbose)
 		say_load(p, &t0, &cpu0);
+	if (cfg->unwind_tables)
+		probes_unwind__prefill(p);	/* meanwhile: the tables mapped, the target started */
 	err = map_tables(p) ?: reclaim__new(p) ?: stack_ring__start(p) ?: reclaim__start_thread(p) ?:
 	      follow__new(p) ?: trace_ring__start(p);
 	if (err)

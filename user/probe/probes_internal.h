@@ -81,6 +81,17 @@ struct probes_py {
 	void *exec_ctx;
 };
 
+/* Chunks made ahead, in the outer map after those in use, mapped (probes_unwind.c). */
+#define PROBES_CFI_SPARES 4
+struct probes_cfi_spares {
+	pthread_t thread;
+	bool started;
+	int err;		/* the thread's: none made */
+	uint32_t nr, next;	/* made; the next one to use */
+	uint64_t bytes;		/* their kernel memory */
+	struct unwind_row *rows[PROBES_CFI_SPARES];
+};
+
 /*
  * CFI rows (probes_unwind.c): chunks created, rows used, the chunk being
  * filled (mmap'ed); per slot of mappings (0: the target's; --follow: an
@@ -90,6 +101,7 @@ struct probes_cfi {
 	uint32_t chunks;
 	uint32_t rows;
 	struct unwind_row *fill;
+	struct probes_cfi_spares spares;
 	uint32_t half[MEMLEAK_UNWIND_SLOTS];
 	uint32_t gen[MEMLEAK_UNWIND_SLOTS];
 	uint32_t slot_tag[MEMLEAK_UNWIND_SLOTS];
@@ -360,8 +372,10 @@ void image_links__made(struct probes *p, int prog_fd, const char *path, const __
 size_t image_links__max(const struct probes *p, uint32_t tag);
 /* Image tag's links, in the order they were made (returns before entries), *nr of them. */
 const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr);
-/* Unmap the chunk of CFI rows being filled (probes__free). */
+/* Unmap the chunk of CFI rows being filled, and the spares (probes__free). */
 void probes_unwind__release(struct probes *p);
+/* Make the first chunks of CFI rows in the background, after the load. */
+void probes_unwind__prefill(struct probes *p);
 /* Close every link at once (probes__free). */
 void probes_attach__detach_all(struct probes *p);
 /* Room for every link's fd, and every link's fd moved into fds (room for that many): how many. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -208,9 +209,17 @@ static int map_tables(struct probes *p)
 {
 	int err = bpfmaps__map_tables(p->skel, &p->tables);
 
-	if (err)
+	if (err) {
 		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
-	return err;
+		return err;
+	}
+	/*
+	 * No child of ours reads them (the watchdog, forked next, reads the
+	 * .bss): a fork would copy the page tables of their 218 MiB.
+	 */
+	madvise(p->tables.allocs, p->tables.allocs_len, MADV_DONTFORK);
+	madvise(p->tables.sites, p->tables.sites_len, MADV_DONTFORK);
+	return 0;
 }
 
 static double seconds_since(clockid_t clock, const struct timespec *t0)

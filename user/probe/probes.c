@@ -405,16 +405,25 @@ void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 
 void probes__hand_links(struct probes *p, struct watchdog *wd)
 {
-	size_t n = p ? probes_attach__links_max(p) : 0;
-	int fds[n + 1];
+	if (!p)
+		return;
 
-	n = n ? probes_attach__take_all(p, fds) : 0;
-	if (watchdog__take_links(wd, fds, n)) {
+	int fds[probes_attach__links_max(p)];
+	size_t n = probes_attach__take_all(p, fds);
+	int err = watchdog__take_links(wd, fds, n);
+
+	if (err) {
+		if (p->verbose)
+			fprintf(stderr, "memleakbpf: the watchdog cannot take the links (%s): closed here\n",
+				strerror(-err));
 		probes_attach__close_links(fds, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);	/* not the last reference: no wait */
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf: %zu uprobe links handed to the watchdog, which closes them once we have exited (each close waits for a grace period)\n",
+			n);
 }
 
 /* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */

@@ -22,6 +22,7 @@
 #include "mapfit.h"
 #include "probes_internal.h"
 #include "target/watchdog.h"
+#include "util/fdclose.h"
 #include "util/mapmem.h"
 
 /* For libbpf_print, which libbpf calls without a context. */
@@ -400,7 +401,6 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
 	bpfmaps__stop_view(p->skel, v);
-	v->close_links = probes_attach__close_links;
 }
 
 void probes__hand_links(struct probes *p, struct watchdog *wd)
@@ -416,7 +416,7 @@ void probes__hand_links(struct probes *p, struct watchdog *wd)
 		if (p->verbose)
 			fprintf(stderr, "memleakbpf: the watchdog cannot take the links (%s): closed here\n",
 				strerror(-err));
-		probes_attach__close_links(fds, n);
+		fdclose__together(fds, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)

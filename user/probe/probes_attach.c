@@ -22,6 +22,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "util/elfsym.h"
+#include "util/fdclose.h"
 #include "util/rootpath.h"
 #include "util/vec.h"
 
@@ -453,36 +454,6 @@ static uint64_t object_signature(const struct allocator *a, size_t obj)
 	return h;
 }
 
-static void *close_fd(void *arg)
-{
-	close((int)(long)arg);
-	return NULL;
-}
-
-/*
- * Close link fds at once: releasing a uprobe link waits for an RCU
- * grace period (30 to 80 ms here), and waits that run side by side end
- * together. Falls back to closing in turn.
- */
-void probes_attach__close_links(const int *fds, size_t n)
-{
-	pthread_t threads[n ?: 1];
-	bool started[n ?: 1];
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (size_t i = 0; i < n; i++)
-		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (size_t i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			close(fds[i]);
-	}
-}
-
 /* Move at's open link fds into fds (room for LANES + 1); how many. */
 static size_t take_links(struct attachment *at, int *fds)
 {
@@ -503,7 +474,7 @@ static void detach(struct attachment *at)
 {
 	int fds[LANES + 1];
 
-	probes_attach__close_links(fds, take_links(at, fds));
+	fdclose__together(fds, take_links(at, fds));
 	free_recipes(at);
 }
 
@@ -576,7 +547,7 @@ static void detach_unwanted(struct probes *p)
 		p->links.v[kept++] = p->links.v[i];
 	}
 	p->links.nr = kept;
-	probes_attach__close_links(fds, n);
+	fdclose__together(fds, n);
 }
 
 void probes_attach__detach_allocator(struct probes *p)
@@ -717,5 +688,5 @@ void probes_attach__detach_all(struct probes *p)
 {
 	int fds[probes_attach__links_max(p)];
 
-	probes_attach__close_links(fds, probes_attach__take_all(p, fds));
+	fdclose__together(fds, probes_attach__take_all(p, fds));
 }

@@ -329,8 +329,6 @@ int probes_attach__link_allocator_pid(struct probes *p, const struct allocator *
 int probes_attach__link_dl_pid(struct probes *p, const char *path, pid_t pid);
 /* The target's dynamic linker's link, for pid (a fork of it), added to fds[*n]. 0 or -errno. */
 int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n);
-/* Close link fds side by side: each waits for a grace period. */
-void probes_attach__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
 int follow__new(struct probes *p);
 void follow__free(struct probes *p);

@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/fdclose.h"
 #include "util/proc.h"
 #include "util/vec.h"
 #include "watchdog.h"
@@ -55,7 +56,6 @@ struct watchdog {
 	int fd;			/* our end: links handed over, a byte, then EOF: "ended" */
 	bool handed;		/* links handed over: it ends once it has closed them */
 	volatile uint64_t *handled;	/* shared with the watchdog */
-	void (*close_links)(const int *fds, size_t n);
 };
 
 /* The links the tracer handed over, the watchdog's to close. */
@@ -140,7 +140,7 @@ static void wait_tracer(int fd, int tracer, struct links *l)
  * output is done: nothing left to say, so stderr goes first, and whoever
  * reads the tracer's output through a pipe sees its end now.
  */
-static void close_links(struct links *l, void (*close_fn)(const int *fds, size_t n))
+static void close_links(struct links *l)
 {
 	int null;
 
@@ -151,7 +151,7 @@ static void close_links(struct links *l, void (*close_fn)(const int *fds, size_t
 		dup2(null, STDERR_FILENO);
 		close(null);
 	}
-	close_fn(l->fds, l->nr);
+	fdclose__together(l->fds, l->nr);
 	free(l->fds);
 	l->nr = 0;
 }
@@ -203,7 +203,7 @@ static __attribute__((noreturn)) void watch(int fd, int tracer, const struct wat
 	prctl(PR_SET_NAME, "memleakbpf-wd");
 	close_all_but(fd, tracer);
 	wait_tracer(fd, tracer, &l);
-	close_links(&l, v->close_links);
+	close_links(&l);
 	if (*v->stops > *handled)
 		resume(v, handled);
 	/* A child held: its stop may still be landing, as the target's above. */
@@ -222,7 +222,6 @@ struct watchdog *watchdog__start(const struct watchdog_view *view)
 		return NULL;
 	wd->handled = mmap(NULL, sizeof(*wd->handled), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	wd->close_links = view->close_links;
 	if (wd->handled == MAP_FAILED ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd))
 		goto fail;
@@ -282,7 +281,7 @@ int watchdog__take_links(struct watchdog *wd, const int *fds, size_t n)
 {
 	int err = 0;
 
-	if (!wd || !wd->close_links)
+	if (!wd)
 		return -ENOTSUP;
 	for (size_t i = 0; i < n && !err; i += FDS_PER_MSG) {
 		err = send_fds(wd->fd, 'l', fds + i, n - i < FDS_PER_MSG ? n - i : FDS_PER_MSG);

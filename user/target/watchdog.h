@@ -16,8 +16,6 @@ struct watchdog_view {
 	const volatile uint64_t *stops;		/* SIGSTOPs it has sent */
 	const volatile uint32_t *held;		/* --follow: children stopped at their fork (0: none) */
 	uint32_t nr_held;
-	/* Closes link fds side by side (each close waits for a grace period); NULL: none handed over. */
-	void (*close_links)(const int *fds, size_t n);
 };
 
 struct watchdog;

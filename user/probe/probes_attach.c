@@ -193,14 +193,17 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
+/* Emptied, not only freed: the links are taken twice at the end (probes__hand_links, probes__free). */
 static void free_recipes(struct attachment *at)
 {
 	for (int l = 0; l < LANES; l++) {
 		free(at->entry[l].offsets);
 		free(at->entry[l].cookies);
+		at->entry[l] = (struct recipe){ 0 };
 	}
 	free(at->exit.offsets);
 	free(at->exit.cookies);
+	at->exit = (struct recipe){ 0 };
 	if (at->file_fd >= 0)
 		close(at->file_fd);
 	at->file_fd = -1;

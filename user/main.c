@@ -556,13 +556,13 @@ int main(int argc, char **argv)
 	    (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
 cleanup:
-	if (tr.wd && targets_gone(&tr))
-		probes__hand_links(tr.probes, tr.wd);
 	worker__free(tr.worker);	/* first: a report may still be using everything else */
 	tracer__free(&tr);
 	reports__free(&tr);
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
+	if (tr.wd && targets_gone(&tr))
+		probes__hand_links(tr.probes, tr.wd);	/* its exit would wait for their closes */
 	probes__free(tr.probes);
 	kmem__free(tr.kmem);
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */

@@ -292,11 +292,14 @@ int watchdog__take_links(struct watchdog *wd, const int *fds, size_t n)
 
 void watchdog__free(struct watchdog *wd)
 {
+	int err;
+
 	if (!wd)
 		return;
 	/* The caller has closed its probes (or handed them over): nothing can stop the command now. */
-	if (send_fds(wd->fd, 'x', NULL, 0))
-		fprintf(stderr, "memleakbpf: watchdog: %s\n", strerror(errno));
+	err = send_fds(wd->fd, 'x', NULL, 0);
+	if (err)
+		fprintf(stderr, "memleakbpf: watchdog: %s\n", strerror(-err));
 	close(wd->fd);
 	/* Closing the links it holds takes it a grace period: it ends alone, reaped as an orphan. */
 	while (!wd->handed && waitpid(wd->pid, NULL, 0) < 0 && errno == EINTR)

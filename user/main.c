@@ -335,7 +335,6 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.max_size = o->max_size,
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
-		.prealloc_stacks = o->prealloc_stacks,
 		.stack_ring = o->stack_ring,
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,

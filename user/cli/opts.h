@@ -50,7 +50,7 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
-	bool prealloc_stacks;		/* --prealloc-stacks: the pair table allocated whole at load */
+	bool prealloc_stacks;		/* --prealloc-stacks: accepted, a no-op (no stack table is left to preallocate) */
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */

@@ -92,20 +92,6 @@ static uint32_t log2_of(uint32_t pow2)
  * slots per stack and per failed-stack site, so that its probe chains stay
  * short (linear probing, no deletions).
  */
-/*
- * --prealloc-stacks: the kernel grows a table without preallocation by an
- * allocation per new entry, refilled in small batches; storing a pair cost
- * 0.7 us with it on a torch job, 0.3 us from a preallocated table. The
- * price is the whole room at load, held or not. (Native stacks have no
- * table: they go to user space through the stack ring.)
- */
-static void prealloc_stack_maps(struct memleak_bpf *skel)
-{
-	struct bpf_map *pairs = skel->maps.stack_pairs;
-
-	bpf_map__set_map_flags(pairs, bpf_map__map_flags(pairs) & ~BPF_F_NO_PREALLOC);
-}
-
 static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 {
 	uint32_t buckets = pow2_at_least((3ull * cfg->max_allocs / 2 + MEMLEAK_BUCKET_SLOTS - 1) /
@@ -129,16 +115,7 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 		bpf_map__set_max_entries(skel->maps.stack_ring, (uint32_t)cfg->stack_ring);
 		skel->rodata->stack_ring_wake = cfg->stack_ring / 4;
 	}
-	/*
-	 * Python targets: one Python stack and one (native, Python) pair per
-	 * site at most. Pairs are the stacks of a Python target, nearly one
-	 * per site (a torch job holds 190,000 at once), and take 16 bytes
-	 * each: twice the room, so that they fill no sooner than the sites.
-	 */
-	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
-	bpf_map__set_max_entries(skel->maps.stack_pairs,
-				 cfg->stack_storage_size > (1u << 30) ? (1u << 31)
-								      : 2 * cfg->stack_storage_size);
+	/* Python targets: a code object sent per stack's frame at most. */
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
 	/* Addresses of code objects freed: more of them than of stacks held (16 bytes each). */
 	bpf_map__set_max_entries(skel->maps.py_code_freed,
@@ -148,8 +125,6 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	if (cfg->follow)
 		bpf_map__set_max_entries(skel->maps.unwind_mappings,
 					 MEMLEAK_UNWIND_SLOTS * 2 * MEMLEAK_UNWIND_MAPPINGS);
-	if (cfg->prealloc_stacks)
-		prealloc_stack_maps(skel);
 }
 
 uint64_t probes__maps_cost(const struct bpf_object *obj)

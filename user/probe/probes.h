@@ -19,7 +19,6 @@ struct probes_config {
 	uint64_t min_size, max_size;
 	uint32_t max_allocs;
 	uint32_t stack_storage_size;
-	bool prealloc_stacks;	/* --prealloc-stacks (opts.h) */
 	uint64_t stack_ring;	/* --new-stack-buffer: bytes, a power of two */
 	bool stop_on_exec;	/* -c: stop the target at each exec */
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */

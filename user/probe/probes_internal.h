@@ -220,26 +220,30 @@ int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 
 /*
- * The native stacks BPF sends through its stack ring (stack_ring.c): the
- * thread that reads them, once the object loaded (0 or -errno, said), and
- * its end, which lets go of them all.
+ * The native stacks, Python stacks and pairs BPF sends through its stack
+ * ring (stack_ring.c): the thread that reads them, once the object loaded
+ * (0 or -errno, said), and its end, which lets go of them all.
  */
 int stack_ring__start(struct probes *p);
 void stack_ring__stop(struct probes *p);
 /* What waits in the ring, read now: before a reading looks up its stacks. */
 void stack_ring__drain(struct probes *p);
-/* The frames of native stack id, held for the caller, or NULL; is it kept? */
+/* The frames of native (Python) stack id, held for the caller, or NULL; is a native one kept? */
 struct stack_blob *stack_ring__native(struct probes *p, uint64_t id);
+struct stack_blob *stack_ring__python(struct probes *p, uint64_t id);
 bool stack_ring__has(struct probes *p, uint64_t id);
+/* What pair id stands for, if kept. */
+bool stack_ring__pair(struct probes *p, uint64_t id, struct stack_pair *out);
 /*
- * The stacks no id of named names handed to the retired store (the caller
- * holds stacks_lock and retired_lock): how many.
+ * The pairs, Python and native stacks no id of named names handed to the
+ * retired store (the caller holds stacks_lock and retired_lock): how
+ * many. The stacks of a pair named are named too (added to named).
  */
-size_t stack_ring__let_go(struct probes *p, const struct idmap *named);
+size_t stack_ring__let_go(struct probes *p, struct idmap *named);
 /* Every stack let go of (the tables were cleared). */
 void stack_ring__clear(struct probes *p);
-/* Stacks kept. */
-size_t stack_ring__held(struct probes *p);
+/* Native stacks kept; Python stacks and pairs in *python and *pairs. */
+size_t stack_ring__held(struct probes *p, size_t *python, size_t *pairs);
 
 /* A slot's counts summed over its shards, frees read first (site_slot.c). */
 void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);

@@ -366,30 +366,37 @@ bool stack_ring__has(struct probes *p, uint64_t id)
 }
 
 /*
- * A store's stacks named into a new index; the others to the retired
- * store (its lock held). No memory there: their frames are lost (a site
- * that names one says so).
+ * What a sweep lets go of, taken out of the stores under their lock and
+ * handed to the retired store after it: the reader, which waits for the
+ * lock, would otherwise leave the ring full for the 80 to 250 ms the
+ * retired store's copies took on a torch job (stack_ring_full).
  */
-static size_t blobs_let_go(struct stack_ring *sr, struct blob_store *st, bool python,
-			   const struct idmap *named)
+struct letting_go {
+	struct stack_blob **native, **python;	/* held */
+	struct kept_pair *pairs;
+	size_t nr_native, nr_python, nr_pairs;
+};
+
+/*
+ * A store's stacks named, kept under a new index; the others into *out
+ * (room for all of them: without it, none is let go of).
+ */
+static size_t blobs_split(struct blob_store *st, const struct idmap *named,
+			  struct stack_blob ***out)
 {
-	struct retired *r = sr->p->rc.retired;
 	struct idmap kept = {};
 	size_t n = 0, gone = 0;
 
+	*out = malloc((st->nr ?: 1) * sizeof(**out));
+	if (!*out)
+		return 0;
 	for (size_t i = 0; i < st->nr; i++) {
 		struct stack_blob *b = st->blobs[i];
 
-		if (idmap__get(named, b->id, NULL) && !idmap__put(&kept, b->id, (uint32_t)n)) {
+		if (idmap__get(named, b->id, NULL) && !idmap__put(&kept, b->id, (uint32_t)n))
 			st->blobs[n++] = b;
-			continue;
-		}
-		if (python)
-			(void)retired__keep_python(r, b->id, b->s.py, b);
 		else
-			(void)retired__keep_native_blob(r, b->id, b);
-		stack_blob__put(b);
-		gone++;
+			(*out)[gone++] = b;
 	}
 	idmap__free(&st->of_id);
 	st->of_id = kept;
@@ -397,24 +404,24 @@ static size_t blobs_let_go(struct stack_ring *sr, struct blob_store *st, bool py
 	return gone;
 }
 
-/* The pairs named name their stacks; the others go to the retired store. */
-static size_t pairs_let_go(struct stack_ring *sr, struct idmap *named)
+/* The pairs named name their stacks and stay; the others into *out. */
+static size_t pairs_split(struct pair_store *ps, struct idmap *named, struct kept_pair **out)
 {
-	struct pair_store *ps = &sr->pairs;
 	struct idmap kept = {};
 	size_t n = 0, gone = 0;
 
+	*out = malloc((ps->nr ?: 1) * sizeof(**out));
+	if (!*out)
+		return 0;
 	for (size_t i = 0; i < ps->nr; i++) {
 		struct kept_pair *k = &ps->pairs[i];
 
 		if (idmap__get(named, k->id, NULL) && !idmap__put(&kept, k->id, (uint32_t)n) &&
 		    !idmap__put(named, k->pair.native, 0) &&
-		    (!k->pair.python || !idmap__put(named, k->pair.python, 0))) {
+		    (!k->pair.python || !idmap__put(named, k->pair.python, 0)))
 			ps->pairs[n++] = *k;
-			continue;
-		}
-		(void)retired__keep_pair(sr->p->rc.retired, k->id, &k->pair);
-		gone++;
+		else
+			(*out)[gone++] = *k;
 	}
 	idmap__free(&ps->of_id);
 	ps->of_id = kept;
@@ -422,19 +429,39 @@ static size_t pairs_let_go(struct stack_ring *sr, struct idmap *named)
 	return gone;
 }
 
+/* Into the retired store (its lock held). No memory there: lost (a site that names one says so). */
+static void retire(struct retired *r, struct letting_go *lg)
+{
+	for (size_t i = 0; i < lg->nr_pairs; i++)
+		(void)retired__keep_pair(r, lg->pairs[i].id, &lg->pairs[i].pair);
+	for (size_t i = 0; i < lg->nr_python; i++) {
+		(void)retired__keep_python(r, lg->python[i]->id, lg->python[i]->s.py, lg->python[i]);
+		stack_blob__put(lg->python[i]);
+	}
+	for (size_t i = 0; i < lg->nr_native; i++) {
+		(void)retired__keep_native_blob(r, lg->native[i]->id, lg->native[i]);
+		stack_blob__put(lg->native[i]);
+	}
+	free(lg->pairs);
+	free(lg->python);
+	free(lg->native);
+}
+
 size_t stack_ring__let_go(struct probes *p, struct idmap *named)
 {
 	struct stack_ring *sr = p->stack_ring;
-	size_t gone;
+	struct letting_go lg = {};
 
 	if (!sr)
 		return 0;
 	pthread_mutex_lock(&sr->lock);
-	gone = pairs_let_go(sr, named);
-	gone += blobs_let_go(sr, &sr->python, true, named);
-	gone += blobs_let_go(sr, &sr->native, false, named);
+	/* The pairs first: the stacks of those kept are named. */
+	lg.nr_pairs = pairs_split(&sr->pairs, named, &lg.pairs);
+	lg.nr_python = blobs_split(&sr->python, named, &lg.python);
+	lg.nr_native = blobs_split(&sr->native, named, &lg.native);
 	pthread_mutex_unlock(&sr->lock);
-	return gone;
+	retire(p->rc.retired, &lg);
+	return lg.nr_pairs + lg.nr_python + lg.nr_native;
 }
 
 void stack_ring__clear(struct probes *p)

@@ -23,7 +23,7 @@
 #define OPTS_MAX_OWN 32
 #define OPTS_DEFAULT_ALLOCS_PER_STACK 10
 #define OPTS_DEFAULT_TRACE_BUFFER (4u << 20)
-#define OPTS_DEFAULT_STACK_RING (4u << 20)
+#define OPTS_DEFAULT_STACK_RING (16u << 20)	/* 4M lost stacks on a torch job under load */
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */

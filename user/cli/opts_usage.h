@@ -48,7 +48,7 @@ static const char usage_text[] =
 "      --stack-storage-size N distinct stacks kept (default 262144; -k: 16384)\n"
 "      --new-stack-buffer BYTES\n"
 "                             the ring new stacks reach the tracer through\n"
-"                             (default 4M; K, M, G): full, a stack is lost\n"
+"                             (default 16M; K, M, G): full, a stack is lost\n"
 "      --prealloc-stacks      ignored (kept for old command lines): no stack\n"
 "                             table is left to preallocate\n"
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"

@@ -40,6 +40,7 @@
 #include "probe/kmem.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
+#include "probe/snapshot_kept.h"
 #include "sample.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
@@ -268,6 +269,8 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	atomic_store(&job->phase, PHASE_TABLES);
 	if (tr->kmem)	/* -k: the kernel's tables, the ages read at the end */
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
+	else if (!tr->opts->older_ms && !tr->opts->show_allocs)	/* carried over */
+		err = snapshot_kept__collect(tr->probes, &b->snap);
 	else
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (!err && tr->opts->show_allocs)

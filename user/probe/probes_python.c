@@ -158,10 +158,12 @@ static int attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t of
 	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
 }
 
-static int each_stack(void *ctx, const struct snapshot *snap,
+/* The stacks of snap to give: those it read, when the last given were those of the reading it carries over. */
+static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct snapshot *now = NULL;
+	bool fresh;
 	int err = 0;
 
 	if (!snap) {
@@ -170,9 +172,14 @@ static int each_stack(void *ctx, const struct snapshot *snap,
 			return err;
 		snap = now;
 	}
-	for (size_t i = 0; i < snap->nr && !err; i++)
+	fresh = snap->follows && *walked == snap->follows;
+	for (size_t i = 0; fresh && i < snap->nr_fresh && !err; i++)
+		if (snap->sites[snap->fresh[i]].py)
+			err = fn(arg, snap->sites[snap->fresh[i]].py);
+	for (size_t i = 0; !fresh && i < snap->nr && !err; i++)
 		if (snap->sites[i].py)
 			err = fn(arg, snap->sites[i].py);
+	*walked = err ? 0 : snap->reading;
 	snapshot__free(now);
 	return err;
 }

@@ -163,6 +163,7 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	double t_s = seconds(in, snap->time_ns);
 	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
 	const struct mem_reading *mem = NULL;
+	int err;
 
 	if (pid <= 0 && !in->kernel) {
 		in->exited = true;
@@ -175,7 +176,10 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	} else if (in->have_last) {
 		mem = &in->last;	/* gone: its last reading, with its time */
 	}
-	return history__add(in->h, t_s, snap, &agg->totals, mem);
+	err = history__add(in->h, t_s, snap, &agg->totals, mem);
+	for (size_t i = 0; !err && i < agg->nr; i++)	/* their growth is read next */
+		history__catch_up_site(in->h, (size_t)(agg->sites[i] - snap->sites));
+	return err;
 }
 
 /* ------------------------------------------------------------ growth */

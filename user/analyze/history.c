@@ -312,6 +312,14 @@ static size_t points_of(const struct history *h, const struct hstack *s, double 
 	return n;
 }
 
+/* How many points points_of gives with no lower bound: the kept ones, and the last report's. */
+static size_t nr_points(const struct history *h, const struct hstack *s)
+{
+	size_t n = h->npoints > s->first ? h->npoints - s->first : 0;
+
+	return n + (h->reports && (!n || h->t[h->npoints - 1] < h->t_last));
+}
+
 /*
  * How leak-like, 0..1: how well the line fits, times the mean of the share
  * of intervals that grew and of the oldest block's age over the stack's
@@ -336,7 +344,7 @@ static double score(const struct report_growth *g, double life_s)
 static void trend_of(const struct history *h, const struct hstack *s, struct report_growth *g)
 {
 	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
-	size_t all = points_of(h, s, -INFINITY, t, y);
+	size_t all = nr_points(h, s);
 	size_t n = points_of(h, s, h->startup.end_s, t, y);
 	/*
 	 * The interval in which the target exited, if the stack did nothing in

@@ -223,17 +223,19 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 			return -ENOMEM;
 		}
 	}
-	/* operator new's frames off every stack: its site begins after them (report_sites.c). */
+	r->nr_stacks = agg->nr;
+	*out = r;	/* freed by the caller on an error, as report__symbolize's */
+	/*
+	 * operator new's frames off every stack: its site begins after them
+	 * (report_sites.c). One pass: each site is a cache miss of its own.
+	 */
 	for (size_t i = 0; i < agg->nr; i++) {
 		stack_figures(agg->sites[i], &r->stacks[i]);
 		unwrap(agg->sites[i], images__of(meta->images, agg->sites[i]->proc, mods), meta,
 		       &r->stacks[i]);
-	}
-	r->nr_stacks = agg->nr;
-	*out = r;	/* freed by the caller on an error, as report__symbolize's */
-	for (size_t i = 0; i < agg->nr; i++)
 		if (stack_blocks(agg->sites[i], &r->stacks[i]))
 			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -129,6 +129,7 @@ struct report_stack {
 	 * Report stacks only: not those of the churn or the peak.
 	 */
 	struct report_frame *site_frame;
+	bool site_frame_kept;	/* site_frame is borrowed (symbolize/report_sites.c's carry) */
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
 	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
 	size_t site;		/* index into report.sites, once grouped */

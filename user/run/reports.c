@@ -194,6 +194,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 
 	if (job->python)
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
+	if (!tr->site_carry)	/* none: every report finds its site frames */
+		tr->site_carry = report_sites__carry_new();
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
@@ -219,7 +221,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Each stack's site first: under sampling, start-up and growth are judged by site. */
 	if (!err)
-		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta);
+		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta, b->snap,
+					   tr->site_carry);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
@@ -678,6 +681,8 @@ void reports__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fi
 void reports__free(struct tracer *tr)
 {
 	pyrelay__free(&tr->relay);
+	report_sites__carry_free(tr->site_carry);	/* after the last report, which borrowed */
+	tr->site_carry = NULL;
 }
 
 const struct tracer_jobs reports__jobs = {

@@ -86,8 +86,18 @@ int report_build__symbolize(struct report *r, const struct aggregate *agg, struc
  * with sites__group, which also marks the stacks the files leave out unless
  * meta->all_stacks. 0 or -errno.
  */
+struct report_sites_carry;
 int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-			 const struct modules *mods, const struct report_meta *meta);
+			 const struct modules *mods, const struct report_meta *meta,
+			 const struct snapshot *snap, struct report_sites_carry *carry);
+/*
+ * The site frames report_sites__frames keeps from report to report, by
+ * the sites' indexes in snap, a reading carried over (probe/snapshot_kept.h):
+ * those found in a Python stack, lent to the reports (site_frame_kept).
+ * NULL carry: none kept. The carry must outlive the reports that borrow.
+ */
+struct report_sites_carry *report_sites__carry_new(void);
+void report_sites__carry_free(struct report_sites_carry *c);
 int report_sites__group(struct report *r, const struct report_meta *meta);
 
 /*

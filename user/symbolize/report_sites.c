@@ -6,11 +6,20 @@
  * code, innermost first, until one is found. A report of thousands of deep
  * stacks, of which the text prints a few, so costs a few lookups per
  * stack, not one per frame.
+ *
+ * A Python stack's site frame is kept from report to report (struct
+ * report_sites_carry), by the index its site keeps in a carried reading
+ * (probe/snapshot_kept.h): it depends only on the stack's frames, the
+ * rules and the code table, whose answers never change once found. It
+ * holds while the table is the same one and either every frame of the
+ * stack was found in it or it learnt no code since. Reports borrow it.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "analyze/sites.h"
+#include "probe/snapshot.h"
 #include "python/pycode.h"
 #include "python/pystack.h"
 #include "report_build.h"
@@ -92,6 +101,17 @@ static bool python_candidate(const struct py_stack *py, uint32_t i, const struct
 	return strict ? sites__own_python_file(w.file, rules->own) : !sites__import_file(w.file);
 }
 
+/* Is every frame of py's in the code table: then what it says of them holds for good. */
+static bool python_known(const struct py_stack *py, const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++)
+		if (!pc || !pycode__where(pc, &py->frames[i], &w))
+			return false;
+	return true;
+}
+
 /* Was the stack's allocation made by an import: importlib's bootstrap among its frames? */
 static bool python_import(const struct py_stack *py, const struct pycode *pc)
 {
@@ -154,14 +174,16 @@ static int native_site(const struct snap_site *site, uint32_t first, struct symb
 	return 0;
 }
 
+/* *python: the frame found is one of its Python frames (what a carry may keep). */
 static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
-		      struct report_stack *st)
+		      struct report_stack *st, bool *python)
 {
 	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
 	uint32_t first = st->wrapper_ips;
 	int err = 0;
 
+	*python = false;
 	if (site->py && site->py->nr) {
 		err = python_site(site->py, meta->pycode, &rules, true, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
@@ -169,6 +191,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		if (!err && !st->site_frame)
 			err = python_site(site->py, meta->pycode, &rules, false, &st->site_frame);
 		st->site_import = python_import(site->py, meta->pycode);
+		*python = st->site_frame != NULL;
 	} else {
 		err = native_site(site, first, sym, mods, &rules, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
@@ -179,15 +202,131 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	return err;
 }
 
-int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-			 const struct modules *mods, const struct report_meta *meta)
+/* ------------------------------------------------------------ the carry */
+
+/* What a site's Python stack gave, kept. */
+struct site_memo {
+	uint64_t stack_id;
+	uint32_t api;
+	bool used;
+	bool known;		/* every frame was in the code table */
+	bool own, import;
+	size_t codes;		/* the code table's count then */
+	struct report_frame *frame;	/* owned */
+};
+
+struct report_sites_carry {
+	struct site_memo *v;	/* by site index in the carried reading */
+	size_t cap;
+	uint64_t reading;	/* of the last report that used it; 0: none */
+	uint64_t pycode;	/* the code table's id then */
+	const struct report_python *python;
+};
+
+struct report_sites_carry *report_sites__carry_new(void)
 {
+	return calloc(1, sizeof(struct report_sites_carry));
+}
+
+static void memo_drop(struct site_memo *m)
+{
+	if (m->used && m->frame) {
+		report__frame_free(m->frame);
+		free(m->frame);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+void report_sites__carry_free(struct report_sites_carry *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		memo_drop(&c->v[i]);
+	free(c->v);
+	free(c);
+}
+
+/*
+ * The carry made ready for snap's report: kept if snap carries over the
+ * reading of the last report that used it, with the same code table and
+ * interpreter, else emptied. False: none for this report.
+ */
+static bool carry_ready(struct report_sites_carry *c, const struct snapshot *snap,
+			const struct report_meta *meta)
+{
+	bool ok = snap && snap->reading;
+
+	if (!ok || snap->follows != c->reading || c->pycode != pycode__id(meta->pycode) ||
+	    c->python != meta->python)
+		for (size_t i = 0; i < c->cap; i++)
+			memo_drop(&c->v[i]);
+	c->reading = ok ? snap->reading : 0;
+	c->pycode = pycode__id(meta->pycode);
+	c->python = meta->python;
+	if (ok && snap->nr > c->cap) {
+		struct site_memo *v = realloc(c->v, snap->nr * sizeof(*v));
+
+		if (!v) {
+			c->reading = 0;	/* emptied next time */
+			return false;
+		}
+		memset(v + c->cap, 0, (snap->nr - c->cap) * sizeof(*v));
+		c->v = v;
+		c->cap = snap->nr;
+	}
+	/* Sites that hold nothing now are in no report: their frames go. */
+	for (size_t k = 0; ok && k < snap->nr_changed; k++)
+		if (!snap->sites[snap->changed[k]].stats.outstanding_allocs)
+			memo_drop(&c->v[snap->changed[k]]);
+	return ok;
+}
+
+/* The kept site frame of site, if it still holds, lent to st. */
+static bool memo_lend(const struct site_memo *m, const struct snap_site *site,
+		      const struct report_meta *meta, struct report_stack *st)
+{
+	if (!m->used || m->stack_id != site->stack_id || m->api != site->api ||
+	    (!m->known && m->codes != pycode__count(meta->pycode)))
+		return false;
+	st->site_frame = m->frame;
+	st->site_frame_kept = true;
+	st->site_own = m->own;
+	st->site_import = m->import;
+	return true;
+}
+
+/* st's site frame, found in site's Python stack, kept in m (which owns it from now). */
+static void memo_keep(struct site_memo *m, const struct snap_site *site,
+		      const struct report_meta *meta, struct report_stack *st)
+{
+	memo_drop(m);
+	*m = (struct site_memo){ .stack_id = site->stack_id, .api = site->api, .used = true,
+				 .known = python_known(site->py, meta->pycode),
+				 .own = st->site_own, .import = st->site_import,
+				 .codes = pycode__count(meta->pycode), .frame = st->site_frame };
+	st->site_frame_kept = true;
+}
+
+int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta,
+			 const struct snapshot *snap, struct report_sites_carry *carry)
+{
+	bool kept = carry && carry_ready(carry, snap, meta);
 	int err = 0;
 
-	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
-		err = site_frame(agg->sites[i], sym,
-				 images__of(meta->images, agg->sites[i]->proc, mods), meta,
-				 &r->stacks[i]);
+	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++) {
+		const struct snap_site *site = agg->sites[i];
+		struct site_memo *m = kept ? &carry->v[site - snap->sites] : NULL;
+		bool python;
+
+		if (m && memo_lend(m, site, meta, &r->stacks[i]))
+			continue;
+		err = site_frame(site, sym, images__of(meta->images, site->proc, mods), meta,
+				 &r->stacks[i], &python);
+		if (!err && m && python)
+			memo_keep(m, site, meta, &r->stacks[i]);
+	}
 	return err;
 }
 

@@ -43,7 +43,8 @@ struct report_frame {
 	enum report_language language;
 	/*
 	 * Its strings are the symbolizer's cache's and the module table's,
-	 * which outlive every report (both change only between reports): not
+	 * which outlive every report (both change only between reports), or
+	 * a kept site frame's, Python's code table's (symbolize/report_sites.c): not
 	 * freed with it. A report at 210,000 stacks copied three or four
 	 * strings for each of its ten million frames otherwise.
 	 */

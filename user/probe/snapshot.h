@@ -158,6 +158,12 @@ struct snapshot_memory {
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
 	size_t retired_frames;	/* and their frames, blobs the cache holds too while reports read them */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
+	/*
+	 * Kept from report to report beside the snapshot (the caller's to
+	 * fill): a carried reading's index and per-site state
+	 * (snapshot_kept__bytes), the kept site frames (report_sites__carry_bytes).
+	 */
+	size_t carried_bytes;
 };
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out);
 

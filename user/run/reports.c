@@ -390,6 +390,7 @@ static void say_memory(struct tracer *tr, const struct snapshot *snap)
 	size_t stacks, bytes = insight__bytes(tr->ins, &stacks);
 
 	snapshot__memory(tr->probes, snap, &m);
+	m.carried_bytes = snapshot_kept__bytes(tr->probes) + report_sites__carry_bytes(tr->site_carry);
 	memuse__say(stderr, &m, stacks, bytes);
 }
 

@@ -98,6 +98,8 @@ int report_sites__frames(struct report *r, const struct aggregate *agg, struct s
  */
 struct report_sites_carry *report_sites__carry_new(void);
 void report_sites__carry_free(struct report_sites_carry *c);
+/* The bytes it holds (-v); 0 for NULL. */
+size_t report_sites__carry_bytes(const struct report_sites_carry *c);
 int report_sites__group(struct report *r, const struct report_meta *meta);
 
 /*

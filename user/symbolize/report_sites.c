@@ -247,6 +247,27 @@ void report_sites__carry_free(struct report_sites_carry *c)
 	free(c);
 }
 
+static size_t text_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+size_t report_sites__carry_bytes(const struct report_sites_carry *c)
+{
+	size_t n = c ? c->cap * sizeof(*c->v) : 0;
+
+	for (size_t i = 0; c && i < c->cap; i++) {
+		const struct report_frame *f = c->v[i].frame;
+
+		if (c->v[i].used && f)
+			n += sizeof(*f);
+		if (c->v[i].used && f && !f->borrowed)
+			n += text_bytes(f->function) + text_bytes(f->symbol) +
+			     text_bytes(f->module) + text_bytes(f->file);
+	}
+	return n;
+}
+
 /*
  * The carry made ready for snap's report: kept if snap carries over the
  * reading of the last report that used it, with the same code table and
@@ -296,11 +317,41 @@ static bool memo_lend(const struct site_memo *m, const struct snap_site *site,
 	return true;
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * f's names, copies of those the code table has for its frame of py, now
+ * borrowed from it instead: the table keeps them as long as its id holds,
+ * and so long only is a kept frame lent (a torch job keeps 210,000).
+ */
+static void borrow_names(struct report_frame *f, const struct py_stack *py,
+			 const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	for (uint32_t i = 0; pc && i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
+		if (py->frames[i].instr != f->address || !pycode__where(pc, &py->frames[i], &w))
+			continue;
+		if (!same_text(f->function, w.function) || !same_text(f->file, w.file) ||
+		    !same_text(f->module, w.file) || f->symbol)
+			continue;
+		report__frame_free(f);
+		f->function = (char *)w.function;
+		f->module = f->file = (char *)w.file;
+		f->borrowed = true;
+		return;
+	}
+}
+
 /* st's site frame, found in site's Python stack, kept in m (which owns it from now). */
 static void memo_keep(struct site_memo *m, const struct snap_site *site,
 		      const struct report_meta *meta, struct report_stack *st)
 {
 	memo_drop(m);
+	borrow_names(st->site_frame, site->py, meta->pycode);
 	*m = (struct site_memo){ .stack_id = site->stack_id, .api = site->api, .used = true,
 				 .known = python_known(site->py, meta->pycode),
 				 .own = st->site_own, .import = st->site_import,

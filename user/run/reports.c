@@ -194,7 +194,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 
 	if (job->python)
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
-	if (!tr->site_carry)	/* none: every report finds its site frames */
+	if (!tr->site_carry)	/* none: every report works out its site frames */
 		tr->site_carry = report_sites__carry_new();
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
 	if (!err)
@@ -213,7 +213,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
-		err = report_build__figures(b->agg, tr->mods, meta, &b->r);
+		err = report_build__figures(b->agg, tr->mods, meta, b->snap, tr->site_carry, &b->r);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);

@@ -204,23 +204,31 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 
 /* ------------------------------------------------------------ the carry */
 
-/* What a site's Python stack gave, kept. */
+/* What a site's Python stack gave, kept; and what unwrap() made of it. */
 struct site_memo {
 	uint64_t stack_id;
+	struct report_frame *frame;	/* owned */
 	uint32_t api;
-	bool used;
+	uint32_t codes;		/* the code table's count then */
+	uint32_t unwrap_epoch;	/* unwrap's answer holds while the carry's is this; 0: none */
+	uint8_t wrapper_ips, unwrap_api;
+	bool used;		/* frame, own, import, codes and known hold a site frame */
 	bool known;		/* every frame was in the code table */
 	bool own, import;
-	size_t codes;		/* the code table's count then */
-	struct report_frame *frame;	/* owned */
 };
 
 struct report_sites_carry {
 	struct site_memo *v;	/* by site index in the carried reading */
 	size_t cap;
 	uint64_t reading;	/* of the last report that used it; 0: none */
+	bool ok;		/* it serves that report */
 	uint64_t pycode;	/* the code table's id then */
 	const struct report_python *python;
+	/* What unwrap() reads: the target's modules (their count) and the wrappers. */
+	const struct modules *mods;
+	size_t nr_mods, nr_wrappers;
+	const struct alloc_wrapper *wrappers;
+	uint32_t unwrap_epoch;
 };
 
 struct report_sites_carry *report_sites__carry_new(void)
@@ -230,7 +238,7 @@ struct report_sites_carry *report_sites__carry_new(void)
 
 static void memo_drop(struct site_memo *m)
 {
-	if (m->used && m->frame) {
+	if (m->frame) {
 		report__frame_free(m->frame);
 		free(m->frame);
 	}
@@ -274,15 +282,25 @@ size_t report_sites__carry_bytes(const struct report_sites_carry *c)
  * interpreter, else emptied. False: none for this report.
  */
 static bool carry_ready(struct report_sites_carry *c, const struct snapshot *snap,
-			const struct report_meta *meta)
+			const struct report_meta *meta, const struct modules *mods)
 {
 	bool ok = snap && snap->reading;
 
+	if (ok && c->reading == snap->reading)	/* ready for this report already */
+		return c->ok;
 	if (!ok || snap->follows != c->reading || c->pycode != pycode__id(meta->pycode) ||
 	    c->python != meta->python)
 		for (size_t i = 0; i < c->cap; i++)
 			memo_drop(&c->v[i]);
+	if (c->mods != mods || c->nr_mods != modules__count(mods) ||
+	    c->wrappers != meta->wrappers || c->nr_wrappers != meta->nr_wrappers || !c->unwrap_epoch)
+		c->unwrap_epoch++;	/* unwrap's answers kept so far hold no more */
+	c->mods = mods;
+	c->nr_mods = modules__count(mods);
+	c->wrappers = meta->wrappers;
+	c->nr_wrappers = meta->nr_wrappers;
 	c->reading = ok ? snap->reading : 0;
+	c->ok = false;
 	c->pycode = pycode__id(meta->pycode);
 	c->python = meta->python;
 	if (ok && snap->nr > c->cap) {
@@ -300,15 +318,60 @@ static bool carry_ready(struct report_sites_carry *c, const struct snapshot *sna
 	for (size_t k = 0; ok && k < snap->nr_changed; k++)
 		if (!snap->sites[snap->changed[k]].stats.outstanding_allocs)
 			memo_drop(&c->v[snap->changed[k]]);
+	/* Sites whose stacks this reading read (new, or unread before): nothing kept holds. */
+	for (size_t k = 0; ok && k < snap->nr_fresh; k++)
+		memo_drop(&c->v[snap->fresh[k]]);
+	c->ok = ok;
 	return ok;
 }
 
-/* The kept site frame of site, if it still holds, lent to st. */
-static bool memo_lend(const struct site_memo *m, const struct snap_site *site,
-		      const struct report_meta *meta, struct report_stack *st)
+/* The memo of site, of the target's (another process's modules are not the carry's); NULL: none. */
+static struct site_memo *memo_of(struct report_sites_carry *c, const struct snapshot *snap,
+				 const struct snap_site *site)
 {
-	if (!m->used || m->stack_id != site->stack_id || m->api != site->api ||
-	    (!m->known && m->codes != pycode__count(meta->pycode)))
+	struct site_memo *m;
+
+	if (!c || !c->ok || !snap || site < snap->sites || site >= snap->sites + snap->nr ||
+	    site->proc)
+		return NULL;
+	m = &c->v[site - snap->sites];
+	if ((m->used || m->unwrap_epoch) && (m->stack_id != site->stack_id || m->api != site->api))
+		memo_drop(m);
+	m->stack_id = site->stack_id;
+	m->api = site->api;
+	return m;
+}
+
+bool report_sites__unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+			     const struct report_meta *meta, const struct modules *mods,
+			     const struct snap_site *site, struct report_stack *st)
+{
+	struct site_memo *m = c && carry_ready(c, snap, meta, mods) ? memo_of(c, snap, site) : NULL;
+
+	if (!m || m->unwrap_epoch != c->unwrap_epoch)
+		return false;
+	st->wrapper_ips = m->wrapper_ips;
+	st->api = m->unwrap_api;
+	return true;
+}
+
+void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+				  const struct snap_site *site, const struct report_stack *st)
+{
+	struct site_memo *m = memo_of(c, snap, site);
+
+	if (!m || st->api > UINT8_MAX)
+		return;
+	m->wrapper_ips = st->wrapper_ips;
+	m->unwrap_api = (uint8_t)st->api;
+	m->unwrap_epoch = c->unwrap_epoch;
+}
+
+/* The kept site frame of site, if it still holds, lent to st. */
+static bool memo_lend(const struct site_memo *m, const struct report_meta *meta,
+		      struct report_stack *st)
+{
+	if (!m->used || (!m->known && m->codes != pycode__count(meta->pycode)))
 		return false;
 	st->site_frame = m->frame;
 	st->site_frame_kept = true;
@@ -350,12 +413,17 @@ static void borrow_names(struct report_frame *f, const struct py_stack *py,
 static void memo_keep(struct site_memo *m, const struct snap_site *site,
 		      const struct report_meta *meta, struct report_stack *st)
 {
-	memo_drop(m);
+	if (m->frame) {	/* one that no longer held: its frame goes */
+		report__frame_free(m->frame);
+		free(m->frame);
+	}
 	borrow_names(st->site_frame, site->py, meta->pycode);
-	*m = (struct site_memo){ .stack_id = site->stack_id, .api = site->api, .used = true,
-				 .known = python_known(site->py, meta->pycode),
-				 .own = st->site_own, .import = st->site_import,
-				 .codes = pycode__count(meta->pycode), .frame = st->site_frame };
+	m->frame = st->site_frame;
+	m->used = true;
+	m->known = python_known(site->py, meta->pycode);
+	m->own = st->site_own;
+	m->import = st->site_import;
+	m->codes = (uint32_t)pycode__count(meta->pycode);
 	st->site_frame_kept = true;
 }
 
@@ -363,15 +431,15 @@ int report_sites__frames(struct report *r, const struct aggregate *agg, struct s
 			 const struct modules *mods, const struct report_meta *meta,
 			 const struct snapshot *snap, struct report_sites_carry *carry)
 {
-	bool kept = carry && carry_ready(carry, snap, meta);
+	bool kept = carry && carry_ready(carry, snap, meta, mods);
 	int err = 0;
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++) {
 		const struct snap_site *site = agg->sites[i];
-		struct site_memo *m = kept ? &carry->v[site - snap->sites] : NULL;
+		struct site_memo *m = kept ? memo_of(carry, snap, site) : NULL;
 		bool python;
 
-		if (m && memo_lend(m, site, meta, &r->stacks[i]))
+		if (m && memo_lend(m, meta, &r->stacks[i]))
 			continue;
 		err = site_frame(site, sym, images__of(meta->images, site->proc, mods), meta,
 				 &r->stacks[i], &python);

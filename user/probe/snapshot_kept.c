@@ -354,6 +354,8 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 	struct list todo = k->stackless;
 	int err = 0;
 
+	/* Every stack BPF sent before it counted these sites' allocations (as snapshot.c's). */
+	stack_ring__drain(p);
 	k->stackless = (struct list){ 0 };
 	k->fresh.nr = 0;
 	pthread_mutex_lock(&p->rc.stacks_lock);

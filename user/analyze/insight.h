@@ -20,7 +20,8 @@
 #include "probe/snapshot.h"
 
 #define INSIGHT_TICK_MS 100
-#define INSIGHT_MEM_TICKS 5	/* the target's memory is read every 5 ticks, and at each report */
+#define INSIGHT_MEM_TICKS 5	/* the target's memory is read every 5 ticks at most (insight.c),
+				   and at each report */
 #define INSIGHT_CHURN 20	/* churn stacks in a report (the text shows fewer) */
 #define INSIGHT_PEAK 20		/* stacks listed at the peak */
 

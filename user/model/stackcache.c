@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stackcache.h"
+#include "prefixes.h"
 #include "util/idmap.h"
 #include "util/vec.h"
 
@@ -23,42 +25,82 @@ struct stackcache {
 	size_t bytes;		/* of the blobs indexed: each once, however many hold it */
 };
 
-size_t stackcache__py_size(uint32_t nr)
+/* The frames of every blob, native and Python apart: made once, kept for the run. */
+static struct prefixes *natives, *pythons;
+static pthread_once_t stores_once = PTHREAD_ONCE_INIT;
+
+static void stores_new(void)
 {
-	nr = nr < MEMLEAK_PY_MAX_FRAMES ? nr : MEMLEAK_PY_MAX_FRAMES;
-	return offsetof(struct py_stack, frames) + nr * sizeof(struct py_frame);
+	natives = prefixes__new(sizeof(uint64_t));
+	pythons = prefixes__new(sizeof(struct py_frame));
 }
 
-static size_t copy_size(const struct stack_copy *s)
+static bool stores(void)
 {
-	return sizeof(struct stack_blob) + s->nr_ips * sizeof(*s->ips) +
-	       (s->py ? stackcache__py_size(s->py->nr) : 0);
+	pthread_once(&stores_once, stores_new);
+	return natives && pythons;
 }
 
 size_t stack_blob__size(const struct stack_blob *b)
 {
-	return b ? copy_size(&b->s) : 0;
+	return b ? sizeof(*b) : 0;
+}
+
+size_t stack_blob__flat_size(const struct stack_blob *b)
+{
+	uint32_t py = b && b->py_nr < MEMLEAK_PY_MAX_FRAMES ? b->py_nr : MEMLEAK_PY_MAX_FRAMES;
+
+	if (!b)
+		return 0;
+	return sizeof(*b) + b->nr_ips * sizeof(uint64_t) +
+	       (b->has_py ? offsetof(struct py_stack, frames) + py * sizeof(struct py_frame) : 0);
 }
 
 struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
 {
-	struct stack_blob *b = malloc(copy_size(s));
-	size_t ips = s->nr_ips * sizeof(*s->ips);
+	struct stack_blob *b = stores() ? malloc(sizeof(*b)) : NULL;
 
 	if (!b)
 		return NULL;
-	b->refs = 1;
-	b->id = id;
-	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags };
-	/* The frames right after the header, then the Python frames: all 8-byte aligned. */
-	b->s.ips = (uint64_t *)(b + 1);
-	if (ips)
-		memcpy(b->s.ips, s->ips, ips);
+	*b = (struct stack_blob){ .refs = 1, .id = id, .nr_ips = s->nr_ips, .flags = s->flags };
+	if (prefixes__intern(natives, s->ips, s->nr_ips, &b->ips))
+		goto fail;
 	if (s->py) {
-		b->s.py = (struct py_stack *)((char *)b->s.ips + ips);
-		memcpy(b->s.py, s->py, stackcache__py_size(s->py->nr));
+		uint32_t nr = s->py->nr < MEMLEAK_PY_MAX_FRAMES ? s->py->nr : MEMLEAK_PY_MAX_FRAMES;
+
+		b->has_py = true;
+		b->py_nr = s->py->nr;
+		b->py_flags = s->py->flags;
+		b->py_entries = s->py->entries;
+		if (prefixes__intern(pythons, s->py->frames, nr, &b->py)) {
+			prefixes__put(natives, b->ips);
+			goto fail;
+		}
 	}
 	return b;
+fail:
+	free(b);
+	return NULL;
+}
+
+uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max)
+{
+	if (!b)
+		return 0;
+	max = max < b->nr_ips ? max : b->nr_ips;
+	max = max < MEMLEAK_MAX_STACK_DEPTH ? max : MEMLEAK_MAX_STACK_DEPTH;
+	return prefixes__walk(natives, b->ips, out, max);
+}
+
+const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out)
+{
+	if (!b || !b->has_py)
+		return NULL;
+	out->nr = b->py_nr;
+	out->flags = b->py_flags;
+	out->entries = b->py_entries;
+	(void)prefixes__walk(pythons, b->py, out->frames, MEMLEAK_PY_MAX_FRAMES);
+	return out;
 }
 
 struct stack_blob *stack_blob__hold(struct stack_blob *b)
@@ -70,8 +112,11 @@ struct stack_blob *stack_blob__hold(struct stack_blob *b)
 
 void stack_blob__put(struct stack_blob *b)
 {
-	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
+	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL)) {
+		prefixes__put(natives, b->ips);
+		prefixes__put(pythons, b->py);
 		free(b);
+	}
 }
 
 void stack_ref__hold(const struct stack_ref *r)
@@ -214,4 +259,14 @@ size_t stackcache__bytes(const struct stackcache *c)
 {
 	return c->bytes + c->cap * sizeof(*c->entries) + idmap__bytes(&c->index) +
 	       idmap__bytes(&c->natives) + idmap__bytes(&c->pythons);
+}
+
+size_t stackcache__frame_nodes(void)
+{
+	return prefixes__nodes(natives) + prefixes__nodes(pythons);
+}
+
+size_t stackcache__frame_bytes(void)
+{
+	return prefixes__bytes(natives) + prefixes__bytes(pythons);
 }

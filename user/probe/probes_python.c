@@ -16,6 +16,7 @@
 #include "probes_internal.h"
 #include "python/pytrace.h"
 #include "snapshot.h"
+#include "model/stackcache.h"
 #include "util/vec.h"
 
 static void close_python_exits(struct probes *p)
@@ -162,18 +163,23 @@ static int each_stack(void *ctx, const struct snapshot *snap,
 		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct snapshot *now = NULL;
+	struct py_stack *buf = malloc(sizeof(*buf));
 	int err = 0;
 
+	if (!buf)
+		return -ENOMEM;
 	if (!snap) {
 		err = snapshot__collect(ctx, 0, &now);
-		if (err)
-			return err;
 		snap = now;
 	}
-	for (size_t i = 0; i < snap->nr && !err; i++)
-		if (snap->sites[i].py)
-			err = fn(arg, snap->sites[i].py);
+	for (size_t i = 0; !err && i < snap->nr; i++) {
+		const struct py_stack *py = stack_blob__py(snap->sites[i].pystack, buf);
+
+		if (py)
+			err = fn(arg, py);
+	}
 	snapshot__free(now);
+	free(buf);
 	return err;
 }
 

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The frame trie (prefixes.h). Nodes live in chunks that never move, found
+ * through a table of chunk pointers sized once (its untouched pages cost
+ * nothing), so a reader walking a held stack never meets a moving array.
+ * The index from (caller, frame) to node is open-addressed with linear
+ * probing; a node let go of leaves it by backward shifting, so lookups
+ * never wade through tombstones. Freed nodes are reused, the last freed
+ * first.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "prefixes.h"
+
+#define CHUNK_SHIFT 14
+#define CHUNK_NODES (1u << CHUNK_SHIFT)
+#define MAX_CHUNKS (1u << (32 - CHUNK_SHIFT))
+
+/* A node: its caller's node (0: the root), its holds, then its frame. */
+struct node {
+	uint32_t parent;	/* on the free list: the next free node */
+	uint32_t refs;
+};
+
+struct prefixes {
+	size_t item, stride;
+	char **chunks;		/* MAX_CHUNKS pointers, allocated as needed */
+	uint32_t next;		/* nodes ever handed out; node 0 is the root, never used */
+	uint32_t free;		/* the last node freed, 0: none */
+	size_t nodes;		/* held */
+	size_t nr_chunks;
+	uint32_t *slots;	/* node ids; 0: empty */
+	size_t cap;		/* a power of two, or 0 */
+	pthread_mutex_t lock;
+};
+
+static struct node *node_at(const struct prefixes *p, uint32_t n)
+{
+	return (struct node *)(p->chunks[n >> CHUNK_SHIFT] + (size_t)(n & (CHUNK_NODES - 1)) * p->stride);
+}
+
+static const void *frame_of(const struct node *n)
+{
+	return n + 1;
+}
+
+static uint64_t hash(uint32_t parent, const void *frame, size_t item)
+{
+	uint64_t h = (parent + 1) * 0x9e3779b97f4a7c15ull;
+	const uint64_t *w = frame;
+
+	for (size_t i = 0; i < item / 8; i++) {
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+struct prefixes *prefixes__new(size_t item)
+{
+	struct prefixes *p;
+
+	if (!item || item % 8)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->item = item;
+	p->stride = sizeof(struct node) + item;
+	p->chunks = calloc(MAX_CHUNKS, sizeof(*p->chunks));
+	if (!p->chunks) {
+		free(p);
+		return NULL;
+	}
+	p->next = 1;
+	pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+void prefixes__free(struct prefixes *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_chunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	free(p->slots);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static size_t home(const struct prefixes *p, uint32_t n)
+{
+	const struct node *x = node_at(p, n);
+
+	return hash(x->parent, frame_of(x), p->item) & (p->cap - 1);
+}
+
+/* The slot holding (parent, frame), or the empty slot where it would go. */
+static size_t find(const struct prefixes *p, uint32_t parent, const void *frame)
+{
+	size_t i = hash(parent, frame, p->item) & (p->cap - 1);
+
+	for (;; i = (i + 1) & (p->cap - 1)) {
+		const struct node *x;
+
+		if (!p->slots[i])
+			return i;
+		x = node_at(p, p->slots[i]);
+		if (x->parent == parent && !memcmp(frame_of(x), frame, p->item))
+			return i;
+	}
+}
+
+/* Room for one more node in the index, kept at most two thirds full. */
+static int grow_index(struct prefixes *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 1024, old = p->cap;
+	uint32_t *slots = p->slots;
+
+	if ((p->nodes + 1) * 3 <= p->cap * 2)
+		return 0;
+	p->slots = calloc(cap, sizeof(*p->slots));
+	if (!p->slots) {
+		p->slots = slots;
+		return -ENOMEM;
+	}
+	p->cap = cap;
+	for (size_t i = 0; i < old; i++) {
+		size_t j;
+
+		if (!slots[i])
+			continue;
+		for (j = home(p, slots[i]); p->slots[j]; j = (j + 1) & (cap - 1))
+			;
+		p->slots[j] = slots[i];
+	}
+	free(slots);
+	return 0;
+}
+
+/* A node no one uses: a freed one, or the next of a chunk. 0 without memory. */
+static uint32_t take_node(struct prefixes *p)
+{
+	uint32_t n = p->free;
+
+	if (n) {
+		p->free = node_at(p, n)->parent;
+		return n;
+	}
+	if (p->next == UINT32_MAX)
+		return 0;
+	if (!(p->next & (CHUNK_NODES - 1)) || p->next == 1) {
+		size_t c = p->next >> CHUNK_SHIFT;
+
+		if (!p->chunks[c]) {
+			p->chunks[c] = malloc(CHUNK_NODES * p->stride);
+			if (!p->chunks[c])
+				return 0;
+			p->nr_chunks = c + 1;
+		}
+	}
+	return p->next++;
+}
+
+/* Take slot i out of the index, moving up the nodes probing past it. */
+static void unindex(struct prefixes *p, size_t i)
+{
+	size_t j = i;
+
+	p->slots[i] = 0;
+	for (;;) {
+		size_t h;
+
+		j = (j + 1) & (p->cap - 1);
+		if (!p->slots[j])
+			return;
+		h = home(p, p->slots[j]);
+		/* Stays where it is if its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		p->slots[i] = p->slots[j];
+		p->slots[j] = 0;
+		i = j;
+	}
+}
+
+/* Free n and the callers it alone held, while no one holds them. Under the lock. */
+static void release(struct prefixes *p, uint32_t n)
+{
+	while (n) {
+		struct node *x = node_at(p, n);
+		uint32_t parent = x->parent;
+
+		if (x->refs)
+			return;
+		unindex(p, find(p, parent, frame_of(x)));
+		x->parent = p->free;
+		p->free = n;
+		p->nodes--;
+		n = parent;
+		if (n)
+			node_at(p, n)->refs--;
+	}
+}
+
+/* The node of frame under parent, made when none is. 0 without memory. */
+static uint32_t child(struct prefixes *p, uint32_t parent, const void *frame)
+{
+	size_t i;
+	uint32_t n;
+	struct node *x;
+
+	if (grow_index(p))
+		return 0;
+	i = find(p, parent, frame);
+	if (p->slots[i])
+		return p->slots[i];
+	n = take_node(p);
+	if (!n)
+		return 0;
+	x = node_at(p, n);
+	x->parent = parent;
+	x->refs = 0;
+	memcpy(x + 1, frame, p->item);
+	p->slots[i] = n;
+	p->nodes++;
+	if (parent)
+		node_at(p, parent)->refs++;
+	return n;
+}
+
+int prefixes__intern(struct prefixes *p, const void *frames, uint32_t nr, uint32_t *leaf)
+{
+	const char *f = frames;
+	uint32_t n = 0;
+
+	*leaf = 0;
+	if (!nr)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	/* From the outermost frame in: the stack's callers are its prefix. */
+	for (uint32_t i = nr; i-- > 0;) {
+		uint32_t c = child(p, n, f + (size_t)i * p->item);
+
+		if (!c) {
+			release(p, n);
+			pthread_mutex_unlock(&p->lock);
+			return -ENOMEM;
+		}
+		n = c;
+	}
+	node_at(p, n)->refs++;
+	pthread_mutex_unlock(&p->lock);
+	*leaf = n;
+	return 0;
+}
+
+void prefixes__hold(struct prefixes *p, uint32_t leaf)
+{
+	if (!leaf)
+		return;
+	pthread_mutex_lock(&p->lock);
+	node_at(p, leaf)->refs++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void prefixes__put(struct prefixes *p, uint32_t leaf)
+{
+	if (!leaf)
+		return;
+	pthread_mutex_lock(&p->lock);
+	node_at(p, leaf)->refs--;
+	release(p, leaf);
+	pthread_mutex_unlock(&p->lock);
+}
+
+uint32_t prefixes__walk(const struct prefixes *p, uint32_t leaf, void *out, uint32_t max)
+{
+	char *o = out;
+	uint32_t nr = 0;
+
+	for (uint32_t n = leaf; n && nr < max; nr++) {
+		const struct node *x = node_at(p, n);
+
+		memcpy(o + (size_t)nr * p->item, frame_of(x), p->item);
+		n = x->parent;
+	}
+	return nr;
+}
+
+size_t prefixes__nodes(const struct prefixes *p)
+{
+	return p ? p->nodes : 0;
+}
+
+size_t prefixes__bytes(const struct prefixes *p)
+{
+	if (!p)
+		return 0;
+	return p->nr_chunks * (CHUNK_NODES * p->stride) + p->cap * sizeof(*p->slots) +
+	       (p->nr_chunks + 511) / 512 * 4096;
+}

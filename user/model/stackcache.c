@@ -43,36 +43,40 @@ static bool stores(void)
 
 size_t stack_blob__size(const struct stack_blob *b)
 {
-	return b ? sizeof(*b) : 0;
+	return b ? sizeof(*b) + (b->has_py ? sizeof(b->python[0]) : 0) : 0;
 }
 
 size_t stack_blob__flat_size(const struct stack_blob *b)
 {
-	uint32_t py = b && b->py_nr < MEMLEAK_PY_MAX_FRAMES ? b->py_nr : MEMLEAK_PY_MAX_FRAMES;
+	uint32_t py;
 
 	if (!b)
 		return 0;
-	return sizeof(*b) + b->nr_ips * sizeof(uint64_t) +
+	py = !b->has_py ? 0 : b->python[0].nr < MEMLEAK_PY_MAX_FRAMES ? b->python[0].nr
+								 : MEMLEAK_PY_MAX_FRAMES;
+	return stack_blob__size(b) + b->nr_ips * sizeof(uint64_t) +
 	       (b->has_py ? offsetof(struct py_stack, frames) + py * sizeof(struct py_frame) : 0);
 }
 
 struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
 {
-	struct stack_blob *b = stores() ? malloc(sizeof(*b)) : NULL;
+	uint32_t nr = s->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? s->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+	struct stack_blob *b = NULL;
 
+	/* A native stack's blob is 24 bytes: the Python part only where there is one. */
+	if (stores())
+		b = malloc(sizeof(*b) + (s->py ? sizeof(b->python[0]) : 0));
 	if (!b)
 		return NULL;
-	*b = (struct stack_blob){ .refs = 1, .id = id, .nr_ips = s->nr_ips, .flags = s->flags };
-	if (prefixes__intern(natives, s->ips, s->nr_ips, &b->ips))
+	*b = (struct stack_blob){ .refs = 1, .id = id, .nr_ips = (uint8_t)nr,
+				  .flags = (uint16_t)s->flags, .has_py = s->py != NULL };
+	if (prefixes__intern(natives, s->ips, nr, &b->ips))
 		goto fail;
 	if (s->py) {
-		uint32_t nr = s->py->nr < MEMLEAK_PY_MAX_FRAMES ? s->py->nr : MEMLEAK_PY_MAX_FRAMES;
+		uint32_t n = s->py->nr < MEMLEAK_PY_MAX_FRAMES ? s->py->nr : MEMLEAK_PY_MAX_FRAMES;
 
-		b->has_py = true;
-		b->py_nr = s->py->nr;
-		b->py_flags = s->py->flags;
-		b->py_entries = s->py->entries;
-		if (prefixes__intern(pythons, s->py->frames, nr, &b->py)) {
+		b->python[0] = (struct stack_blob_py){ s->py->nr, s->py->flags, s->py->entries };
+		if (prefixes__intern(pythons, s->py->frames, n, &b->py)) {
 			prefixes__put(natives, b->ips);
 			goto fail;
 		}
@@ -96,9 +100,9 @@ const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stac
 {
 	if (!b || !b->has_py)
 		return NULL;
-	out->nr = b->py_nr;
-	out->flags = b->py_flags;
-	out->entries = b->py_entries;
+	out->nr = b->python[0].nr;
+	out->flags = b->python[0].flags;
+	out->entries = b->python[0].entries;
 	(void)prefixes__walk(pythons, b->py, out->frames, MEMLEAK_PY_MAX_FRAMES);
 	return out;
 }

@@ -43,15 +43,18 @@ struct stack_copy {
  */
 struct stack_blob {
 	uint32_t refs;		/* atomic */
-	uint32_t nr_ips;	/* native frames */
-	uint64_t id;
-	uint32_t flags;		/* STACK_* */
 	uint32_t ips;		/* the innermost native frame's node; 0: none */
+	uint64_t id;
+	uint8_t nr_ips;		/* native frames, at most MEMLEAK_MAX_STACK_DEPTH */
+	uint8_t has_py;		/* Python frames follow (python[0]) */
+	uint16_t flags;		/* STACK_* */
 	uint32_t py;		/* the innermost Python frame's node; 0: none */
-	uint32_t py_nr;		/* py_stack.nr as read (frames kept: at most MEMLEAK_PY_MAX_FRAMES) */
-	uint32_t py_flags;	/* PY_STACK_* */
-	bool has_py;
-	uint64_t py_entries;	/* py_stack.entries */
+	/* Only in a blob of Python frames: what else its py_stack said. */
+	struct stack_blob_py {
+		uint32_t nr;	/* py_stack.nr as read (frames kept: at most MEMLEAK_PY_MAX_FRAMES) */
+		uint32_t flags;	/* PY_STACK_* */
+		uint64_t entries;
+	} python[];
 };
 
 /* A site's stack: its native frames and, in Python, its Python frames (NULL: none). */

@@ -32,15 +32,23 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 	size_t used = mi.uordblks + mi.hblkhd;
 	size_t counted = p->stack_bytes + p->frame_bytes + p->retired_bytes + history_bytes +
 			 p->snapshot_bytes;
+	double peak = status_bytes("VmHWM") / 1048576.0;
 	char b[9][32];
 
+	/*
+	 * The kernel maps every page of a BPF table when it is mapped (not as
+	 * it is read): they are in the resident set, and its peak, from the
+	 * start. Without them, what this process itself took at most.
+	 */
 	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), of it mapped BPF tables %s "
-		"(kernel memory); malloc %s in use, %s kept free: stack cache %s (%zu stacks), "
-		"their frames %s (%zu shared prefix nodes), stacks kept aside %s (%zu), history %s "
-		"(%zu stacks), this report's snapshot %s, "
-		"the rest %s (symbolizer, modules, Python code, unwind rows, the report)\n",
-		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0,
-		mib(p->tables_mapped, b[0], 32), mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
+		"(kernel memory, mapped whole from the start: peak %.1f MiB without them); "
+		"malloc %s in use, %s kept free: stack cache %s (%zu stacks), their frames %s "
+		"(%zu shared prefix nodes), stacks kept aside %s (%zu), history %s (%zu stacks), "
+		"this report's snapshot %s, the rest %s (the report being built: its stacks and "
+		"site frames; symbolizer, modules, Python code, unwind rows)\n",
+		status_bytes("VmRSS") / 1048576.0, peak, mib(p->tables_mapped, b[0], 32),
+		peak > p->tables_mapped / 1048576.0 ? peak - p->tables_mapped / 1048576.0 : 0,
+		mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
 		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->frame_bytes, b[4], 32),
 		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,
 		mib(history_bytes, b[6], 32), history,

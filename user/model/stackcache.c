@@ -9,11 +9,18 @@
 #include "util/idmap.h"
 #include "util/vec.h"
 
+/* A kept stack: a stack_ref's fields, in 32 bytes (a stack_ref pads to 24). */
 struct entry {
 	uint64_t id;
+	struct stack_blob *native, *python;
+	uint32_t proc;
 	uint32_t gen;		/* the last reading that used it */
-	struct stack_ref ref;
 };
+
+static struct stack_ref ref_of(const struct entry *e)
+{
+	return (struct stack_ref){ e->native, e->python, e->proc };
+}
 
 struct stackcache {
 	struct entry *entries;
@@ -145,7 +152,8 @@ void stackcache__free(struct stackcache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr; i++)
-		stack_ref__put(&c->entries[i].ref);
+		stack_ref__put(&(struct stack_ref){ .native = c->entries[i].native,
+						    .python = c->entries[i].python });
 	free(c->entries);
 	idmap__free(&c->index);
 	idmap__free(&c->natives);
@@ -165,7 +173,7 @@ bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 	if (!idmap__get(&c->index, id, &at))
 		return false;
 	c->entries[at].gen = c->gen;
-	*out = c->entries[at].ref;
+	*out = ref_of(&c->entries[at]);
 	stack_ref__hold(out);
 	return true;
 }
@@ -173,7 +181,7 @@ bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 /* Index the blobs of entry at by their own ids, where none is yet. */
 static int index_blobs(struct stackcache *c, uint32_t at)
 {
-	const struct stack_ref *r = &c->entries[at].ref;
+	const struct stack_ref r_of = ref_of(&c->entries[at]), *r = &r_of;
 
 	if (r->native && r->native->id != MEMLEAK_NO_STACK &&
 	    !idmap__get(&c->natives, r->native->id, NULL)) {
@@ -199,7 +207,7 @@ int stackcache__put(struct stackcache *c, uint64_t id, const struct stack_ref *r
 	    idmap__put(&c->index, id, (uint32_t)c->nr))
 		return -ENOMEM;
 	e = &c->entries[c->nr];
-	*e = (struct entry){ id, c->gen, *ref };
+	*e = (struct entry){ id, ref->native, ref->python, ref->proc, c->gen };
 	stack_ref__hold(ref);
 	/* Not indexed, its blobs are not shared: the entry itself stands. */
 	(void)index_blobs(c, (uint32_t)c->nr++);
@@ -210,14 +218,14 @@ struct stack_blob *stackcache__native(const struct stackcache *c, uint64_t id)
 {
 	uint32_t at;
 
-	return idmap__get(&c->natives, id, &at) ? c->entries[at].ref.native : NULL;
+	return idmap__get(&c->natives, id, &at) ? c->entries[at].native : NULL;
 }
 
 struct stack_blob *stackcache__python(const struct stackcache *c, uint64_t id)
 {
 	uint32_t at;
 
-	return idmap__get(&c->pythons, id, &at) ? c->entries[at].ref.python : NULL;
+	return idmap__get(&c->pythons, id, &at) ? c->entries[at].python : NULL;
 }
 
 /* Index the kept entries again, at their new places. */
@@ -243,7 +251,7 @@ void stackcache__end(struct stackcache *c)
 		struct entry *e = &c->entries[i];
 
 		if (e->gen != c->gen) {
-			stack_ref__put(&e->ref);
+			stack_ref__put(&(struct stack_ref){ .native = e->native, .python = e->python });
 			continue;
 		}
 		c->entries[kept++] = *e;

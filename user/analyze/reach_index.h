@@ -25,8 +25,9 @@ struct reach_region {
 };
 
 /*
- * 20 bytes a block: a 4 GiB heap of 1 KiB blocks is 4 million of them. Its
- * size is the caller's (reach_index__size), read only to scan it.
+ * 20 bytes a block: a 4 GiB heap of 1 KiB blocks is 4 million of them. A
+ * block's size is its span's, but for a 0-byte block (whose span has one
+ * byte): then the caller's (reach_index__size).
  */
 struct reach_index {
 	/*
@@ -50,10 +51,12 @@ struct reach_index {
  * -ENOMEM (-E2BIG beyond 2^32 blocks).
  */
 int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr);
-/* The size of the block at i (by address). */
+/* The size of the block at i (by address): its span's, but for a 0- or 1-byte block. */
 static inline uint64_t reach_index__size(const struct reach_index *x, uint32_t i)
 {
-	return x->in[x->orig[i]].size;
+	uint64_t d = x->spans[i].end - x->spans[i].start;
+
+	return d != 1 ? d : x->in[x->orig[i]].size;
 }
 /* The block v points into (its first byte or any other): true and its index in *at. */
 bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at);

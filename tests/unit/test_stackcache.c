@@ -134,3 +134,27 @@ TEST(stackcache_shares_frames_between_sites)
 	free(py);
 	return true;
 }
+
+TEST(stack_blob_same_ips_compares_every_frame_and_the_flags)
+{
+	uint64_t ips[6], other[6];
+	struct stack_copy s = stack_of(ips, 6, NULL), t;
+	struct stack_blob *b = stack_blob__new(9, &s);
+
+	ASSERT(b && stack_blob__same_ips(b, &s));
+	for (uint32_t i = 0; i < 6; i++) {
+		memcpy(other, ips, sizeof(ips));
+		other[i] ^= 1ull << 40;	/* one frame differs, anywhere */
+		t = s;
+		t.ips = other;
+		ASSERT(!stack_blob__same_ips(b, &t));
+	}
+	t = s;
+	t.nr_ips = 5;	/* its innermost five only */
+	ASSERT(!stack_blob__same_ips(b, &t));
+	t = s;
+	t.flags = 0;
+	ASSERT(!stack_blob__same_ips(b, &t));
+	stack_blob__put(b);
+	return true;
+}

@@ -103,6 +103,15 @@ uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max
 	return prefixes__walk(natives, b->ips, out, max);
 }
 
+bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c)
+{
+	uint32_t nr = c->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? c->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+
+	return b->nr_ips == nr && b->flags == c->flags && stack_blob__ips(b, ips, nr) == nr &&
+	       !memcmp(ips, c->ips, nr * sizeof(*ips));
+}
+
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out)
 {
 	if (!b || !b->has_py)

@@ -81,6 +81,8 @@ size_t stack_blob__flat_size(const struct stack_blob *b);
  * nr_ips and MEMLEAK_MAX_STACK_DEPTH. NULL has none.
  */
 uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max);
+/* Does it hold c's native frames and flags (as stack_blob__new keeps them)? */
+bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c);
 /* Its Python frames into *out, and out; NULL (out untouched) when it has none. */
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out);
 /* Hold, or let go of, both blobs of a ref. */

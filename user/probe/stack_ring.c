@@ -52,12 +52,6 @@ struct stack_ring {
 	bool retired_held;	/* this drain holds the retired store's lock */
 };
 
-static bool same_frames(const struct stack_blob *b, const struct stack_copy *c)
-{
-	return b->s.nr_ips == c->nr_ips && b->s.flags == c->flags &&
-	       !memcmp(b->s.ips, c->ips, c->nr_ips * sizeof(*c->ips));
-}
-
 /* Keep b (held) under id: 0 or -ENOMEM (then let go of). */
 static int keep(struct stack_ring *sr, uint64_t id, struct stack_blob *b)
 {
@@ -73,7 +67,7 @@ static int keep(struct stack_ring *sr, uint64_t id, struct stack_blob *b)
 /* A stack met before, by this id: the same frames, or another stack's (counted). */
 static void met_again(struct stack_ring *sr, const struct stack_blob *b, const struct stack_copy *c)
 {
-	if (same_frames(b, c))
+	if (stack_blob__same_ips(b, c))
 		sr->again++;
 	else
 		sr->merged++;

@@ -18,6 +18,7 @@
 #define CHUNK_SHIFT 14
 #define CHUNK_NODES (1u << CHUNK_SHIFT)
 #define MAX_CHUNKS (1u << (32 - CHUNK_SHIFT))
+#define PATH_MAX_NODES 128	/* deeper than any stack: MEMLEAK_MAX_STACK_DEPTH */
 
 /* A node: its caller's node (0: the root), its holds, then its frame. */
 struct node {
@@ -34,6 +35,16 @@ struct prefixes {
 	size_t nr_chunks;
 	uint32_t *slots;	/* node ids; 0: empty */
 	size_t cap;		/* a power of two, or 0 */
+	/*
+	 * The nodes of the last stack interned, from the outermost: the next
+	 * stack shares most of them (consecutive stacks share their outer
+	 * frames), found by comparing frames, not by the index. Valid while
+	 * no node was freed since (frees unchanged): a freed node may be
+	 * reused for another frame.
+	 */
+	uint32_t path[PATH_MAX_NODES];
+	uint32_t path_nr;
+	uint64_t frees, path_frees;
 	pthread_mutex_t lock;
 };
 
@@ -201,6 +212,7 @@ static void release(struct prefixes *p, uint32_t n)
 		x->parent = p->free;
 		p->free = n;
 		p->nodes--;
+		p->frees++;
 		n = parent;
 		if (n)
 			node_at(p, n)->refs--;
@@ -233,26 +245,48 @@ static uint32_t child(struct prefixes *p, uint32_t parent, const void *frame)
 	return n;
 }
 
+/* How many outer frames of frames[0..nr) the last stack's path has: its nodes are theirs. */
+static uint32_t shared_outer(const struct prefixes *p, const char *frames, uint32_t nr)
+{
+	uint32_t k = 0;
+
+	if (p->path_frees != p->frees)
+		return 0;
+	while (k < p->path_nr && k < nr &&
+	       !memcmp(frame_of(node_at(p, p->path[k])), frames + (size_t)(nr - 1 - k) * p->item,
+		       p->item))
+		k++;
+	return k;
+}
+
 int prefixes__intern(struct prefixes *p, const void *frames, uint32_t nr, uint32_t *leaf)
 {
 	const char *f = frames;
-	uint32_t n = 0;
+	uint32_t n = 0, k;
 
 	*leaf = 0;
 	if (!nr)
 		return 0;
 	pthread_mutex_lock(&p->lock);
+	k = shared_outer(p, f, nr);
+	if (k)
+		n = p->path[k - 1];
 	/* From the outermost frame in: the stack's callers are its prefix. */
-	for (uint32_t i = nr; i-- > 0;) {
-		uint32_t c = child(p, n, f + (size_t)i * p->item);
+	for (uint32_t j = k; j < nr; j++) {
+		uint32_t c = child(p, n, f + (size_t)(nr - 1 - j) * p->item);
 
 		if (!c) {
 			release(p, n);
+			p->path_nr = 0;
 			pthread_mutex_unlock(&p->lock);
 			return -ENOMEM;
 		}
 		n = c;
+		if (j < PATH_MAX_NODES)
+			p->path[j] = n;
 	}
+	p->path_nr = nr < PATH_MAX_NODES ? nr : PATH_MAX_NODES;
+	p->path_frees = p->frees;
 	node_at(p, n)->refs++;
 	pthread_mutex_unlock(&p->lock);
 	*leaf = n;

@@ -104,7 +104,7 @@ TEST(retired_trim_forgets_the_least_used_frames_and_keeps_the_figures)
 	for (uint64_t id = 1; id <= 10; id++)
 		ASSERT(retired__add_site(r, id, API_MALLOC, 10000, 1000) == 0);
 	/* Room for about 40 of them: a quarter under that is kept. */
-	ASSERT(retired__trim(r, 40 * (24 + 840)) == 0);
+	ASSERT(retired__trim(r, 40 * (32 + 840)) == 0);
 	ASSERT(retired__nr_stacks(r) < 40 && retired__nr_stacks(r) >= 25);
 	for (uint64_t id = 1; id <= 10; id++)
 		ASSERT(retired__native(r, id) && retired__site(r, id, API_MALLOC));

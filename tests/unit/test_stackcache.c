@@ -45,7 +45,7 @@ TEST(stack_blob_copies_right_sized_and_is_shared)
 	ASSERT(stack_blob__ips(b, ips, 3) == 3);	/* the innermost only, when asked */
 	ASSERT(stack_blob__py(b, got) == got && got->nr == 3 && got->frames[2].code == 0xc0de);
 	/* Its flat size counts 3 Python frames, not MEMLEAK_PY_MAX_FRAMES. */
-	ASSERT_EQ_U64(stack_blob__size(b), 24 + sizeof(b->python[0]));
+	ASSERT_EQ_U64(stack_blob__size(b), 32 + sizeof(b->python[0]));
 	ASSERT_EQ_U64(stack_blob__flat_size(b), stack_blob__size(b) + 8 * sizeof(uint64_t) +
 		      offsetof(struct py_stack, frames) + 3 * sizeof(struct py_frame));
 	ASSERT(stack_blob__hold(b) == b && b->refs == 2);

@@ -33,7 +33,12 @@ struct prefixes {
 	uint32_t free;		/* the last node freed, 0: none */
 	size_t nodes;		/* held */
 	size_t nr_chunks;
-	uint32_t *slots;	/* node ids; 0: empty */
+	/*
+	 * A node's id (low half) and its hash's low 32 bits (high half); 0:
+	 * empty. The hash tells most other nodes apart without reading them,
+	 * and where a node's home is when the index grows or shifts.
+	 */
+	uint64_t *slots;
 	size_t cap;		/* a power of two, or 0 */
 	/*
 	 * The nodes of the last stack interned, from the outermost: the next
@@ -103,24 +108,30 @@ void prefixes__free(struct prefixes *p)
 	free(p);
 }
 
-static size_t home(const struct prefixes *p, uint32_t n)
+static uint32_t id_of(uint64_t slot)
 {
-	const struct node *x = node_at(p, n);
-
-	return hash(x->parent, frame_of(x), p->item) & (p->cap - 1);
+	return (uint32_t)slot;
 }
 
-/* The slot holding (parent, frame), or the empty slot where it would go. */
-static size_t find(const struct prefixes *p, uint32_t parent, const void *frame)
+static size_t home(const struct prefixes *p, uint64_t slot)
 {
-	size_t i = hash(parent, frame, p->item) & (p->cap - 1);
+	return (size_t)(slot >> 32) & (p->cap - 1);
+}
 
-	for (;; i = (i + 1) & (p->cap - 1)) {
+/* The slot holding (parent, frame), or the empty slot where it would go; its hash in *tag. */
+static size_t find(const struct prefixes *p, uint32_t parent, const void *frame, uint32_t *tag)
+{
+	size_t i;
+
+	*tag = (uint32_t)hash(parent, frame, p->item);
+	for (i = *tag & (p->cap - 1);; i = (i + 1) & (p->cap - 1)) {
 		const struct node *x;
 
 		if (!p->slots[i])
 			return i;
-		x = node_at(p, p->slots[i]);
+		if ((uint32_t)(p->slots[i] >> 32) != *tag)
+			continue;
+		x = node_at(p, id_of(p->slots[i]));
 		if (x->parent == parent && !memcmp(frame_of(x), frame, p->item))
 			return i;
 	}
@@ -130,7 +141,7 @@ static size_t find(const struct prefixes *p, uint32_t parent, const void *frame)
 static int grow_index(struct prefixes *p)
 {
 	size_t cap = p->cap ? p->cap * 2 : 1024, old = p->cap;
-	uint32_t *slots = p->slots;
+	uint64_t *slots = p->slots;
 
 	if ((p->nodes + 1) * 3 <= p->cap * 2)
 		return 0;
@@ -208,7 +219,9 @@ static void release(struct prefixes *p, uint32_t n)
 
 		if (x->refs)
 			return;
-		unindex(p, find(p, parent, frame_of(x)));
+		uint32_t tag;
+
+		unindex(p, find(p, parent, frame_of(x), &tag));
 		x->parent = p->free;
 		p->free = n;
 		p->nodes--;
@@ -223,14 +236,14 @@ static void release(struct prefixes *p, uint32_t n)
 static uint32_t child(struct prefixes *p, uint32_t parent, const void *frame)
 {
 	size_t i;
-	uint32_t n;
+	uint32_t n, tag;
 	struct node *x;
 
 	if (grow_index(p))
 		return 0;
-	i = find(p, parent, frame);
+	i = find(p, parent, frame, &tag);
 	if (p->slots[i])
-		return p->slots[i];
+		return id_of(p->slots[i]);
 	n = take_node(p);
 	if (!n)
 		return 0;
@@ -238,7 +251,7 @@ static uint32_t child(struct prefixes *p, uint32_t parent, const void *frame)
 	x->parent = parent;
 	x->refs = 0;
 	memcpy(x + 1, frame, p->item);
-	p->slots[i] = n;
+	p->slots[i] = (uint64_t)tag << 32 | n;
 	p->nodes++;
 	if (parent)
 		node_at(p, parent)->refs++;

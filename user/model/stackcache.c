@@ -53,6 +53,20 @@ size_t stack_blob__size(const struct stack_blob *b)
 	return b ? sizeof(*b) + (b->has_py ? sizeof(b->python[0]) : 0) : 0;
 }
 
+/* A hash of nr frames and flags, every bit of each frame mixed in (a murmur-style finish). */
+static uint64_t ips_hash(const uint64_t *ips, uint32_t nr, uint32_t flags)
+{
+	uint64_t h = 0x243f6a8885a308d3ull ^ ((uint64_t)flags << 32 | nr);
+
+	for (uint32_t i = 0; i < nr; i++) {
+		h ^= ips[i] * 0x9e3779b97f4a7c15ull;
+		h = (h << 27 | h >> 37) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 33;
+}
+
 size_t stack_blob__flat_size(const struct stack_blob *b)
 {
 	uint32_t py;
@@ -70,13 +84,14 @@ struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
 	uint32_t nr = s->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? s->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
 	struct stack_blob *b = NULL;
 
-	/* A native stack's blob is 24 bytes: the Python part only where there is one. */
+	/* A native stack's blob is 32 bytes: the Python part only where there is one. */
 	if (stores())
 		b = malloc(sizeof(*b) + (s->py ? sizeof(b->python[0]) : 0));
 	if (!b)
 		return NULL;
 	*b = (struct stack_blob){ .refs = 1, .id = id, .nr_ips = (uint8_t)nr,
-				  .flags = (uint16_t)s->flags, .has_py = s->py != NULL };
+				  .flags = (uint16_t)s->flags, .has_py = s->py != NULL,
+				  .ips_hash = ips_hash(s->ips, nr, s->flags) };
 	if (prefixes__intern(natives, s->ips, nr, &b->ips))
 		goto fail;
 	if (s->py) {
@@ -106,10 +121,8 @@ uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max
 bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c)
 {
 	uint32_t nr = c->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? c->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
-	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
 
-	return b->nr_ips == nr && b->flags == c->flags && stack_blob__ips(b, ips, nr) == nr &&
-	       !memcmp(ips, c->ips, nr * sizeof(*ips));
+	return b->nr_ips == nr && b->flags == c->flags && b->ips_hash == ips_hash(c->ips, nr, c->flags);
 }
 
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out)

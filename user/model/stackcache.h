@@ -49,6 +49,11 @@ struct stack_blob {
 	uint8_t has_py;		/* Python frames follow (python[0]) */
 	uint16_t flags;		/* STACK_* */
 	uint32_t py;		/* the innermost Python frame's node; 0: none */
+	/*
+	 * A 64-bit hash of its native frames, their number and flags (not the
+	 * BPF id's hash): a stack sent again is checked against it, not walked.
+	 */
+	uint64_t ips_hash;
 	/* Only in a blob of Python frames: what else its py_stack said. */
 	struct stack_blob_py {
 		uint32_t nr;	/* py_stack.nr as read (frames kept: at most MEMLEAK_PY_MAX_FRAMES) */
@@ -81,7 +86,13 @@ size_t stack_blob__flat_size(const struct stack_blob *b);
  * nr_ips and MEMLEAK_MAX_STACK_DEPTH. NULL has none.
  */
 uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max);
-/* Does it hold c's native frames and flags (as stack_blob__new keeps them)? */
+/*
+ * Does it hold c's native frames and flags (as stack_blob__new keeps
+ * them)? By their number, flags and a 64-bit hash of them all, not a walk
+ * of its frames (v_churn sends a million stacks again): only the count of
+ * two stacks under one BPF id (CNT_STACK_MERGED) depends on it, and it
+ * misses one only if this hash collides too.
+ */
 bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c);
 /* Its Python frames into *out, and out; NULL (out untouched) when it has none. */
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out);

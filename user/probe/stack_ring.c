@@ -32,10 +32,18 @@
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
+#include "util/nice.h"
 #include "util/vec.h"
 
 /* How often the reader looks by itself: the ring holds a burst of new stacks this long. */
 #define STACK_RING_POLL_MS 10
+/*
+ * Records read under one hold of the locks: a stack's frames are interned
+ * into the shared prefixes (model/prefixes.h), a microsecond or more for
+ * one unlike its predecessor (v_churn's), and a sweep waiting for the
+ * retired store's lock must not wait for a whole ring's worth.
+ */
+#define STACK_RING_BATCH 64
 
 struct stack_ring {
 	struct probes *p;
@@ -50,6 +58,7 @@ struct stack_ring {
 	size_t nr, cap;
 	uint64_t received, again, merged;
 	bool retired_held;	/* this drain holds the retired store's lock */
+	uint32_t batch;		/* records this hold of the locks took */
 };
 
 /* Keep b (held) under id: 0 or -ENOMEM (then let go of). */
@@ -109,7 +118,8 @@ static int on_stack(void *ctx, void *data, size_t len)
 	}
 	if (b)
 		(void)keep(sr, m->id, b);
-	return 0;
+	/* Enough for one hold of the locks: the record is consumed, the rest waits. */
+	return ++sr->batch < STACK_RING_BATCH ? 0 : -EAGAIN;
 }
 
 /*
@@ -117,21 +127,31 @@ static int on_stack(void *ctx, void *data, size_t len)
  * lock is free: a sweep trimming it holds it for a second or two, while
  * the ring fills; a stack it has is then copied again, no more.
  */
-static void drain(struct stack_ring *sr)
+/* One batch of what waits (STACK_RING_BATCH): -EAGAIN when more may. */
+static int drain_batch(struct stack_ring *sr)
 {
 	bool held = !pthread_mutex_trylock(&sr->p->rc.retired_lock);
 	uint64_t merged;
+	int err;
 
 	pthread_mutex_lock(&sr->lock);
 	sr->retired_held = held;
+	sr->batch = 0;
 	merged = sr->merged;
-	ring_buffer__consume(sr->rb);
+	err = ring_buffer__consume(sr->rb);
 	merged = sr->merged - merged;
 	pthread_mutex_unlock(&sr->lock);
 	if (held)
 		pthread_mutex_unlock(&sr->p->rc.retired_lock);
 	if (merged)
 		bpfmaps__count(sr->p->skel, CNT_STACK_MERGED, merged);
+	return err == -EAGAIN ? err : 0;
+}
+
+static void drain(struct stack_ring *sr)
+{
+	while (drain_batch(sr) == -EAGAIN)
+		;
 }
 
 static void *reader(void *arg)
@@ -139,6 +159,12 @@ static void *reader(void *arg)
 	struct stack_ring *sr = arg;
 	struct pollfd pfd = { .fd = ring_buffer__epoll_fd(sr->rb), .events = POLLIN };
 
+	/*
+	 * Ahead of the target, as the sweeper: a new stack's frames are
+	 * interned here (a microsecond or more each when unlike the last one's),
+	 * and a ring not read in time drops stacks.
+	 */
+	nice__raise(PROBES_SWEEP_NICE);
 	while (!sr->stop) {
 		poll(&pfd, 1, STACK_RING_POLL_MS);
 		drain(sr);

@@ -79,7 +79,8 @@ enum memleak_counter {
 	CNT_UNWIND_STOPS,	/* CFI unwinding met a frame it could not follow: stack cut short */
 	CNT_UNTRACKED_FREES,	/* free of a block not tracked (allocated before tracing, filtered,
 				   dropped, or freed twice): ignored; informational, not a drop */
-	CNT_PY_STACKS_MAP_FULL,	/* Python stack or pair map full: tracked, without Python frames */
+	CNT_PY_STACKS_MAP_FULL,	/* no longer counted: Python stacks and pairs go through the stack
+				   ring (CNT_PY_RING_FULL); kept for the reports' keys */
 	CNT_PY_STACK_ERRORS,	/* Python frames unreadable or colliding: tracked, without them */
 	CNT_UNWIND_PENDING,	/* CFI unwinding met a module whose rows were not loaded yet (-p,
 				   just after attaching): stack cut short there, marked */
@@ -102,6 +103,8 @@ enum memleak_counter {
 				   unknown (the stack is sent again when met again) */
 	CNT_STACK_MERGED,	/* user space: a stack sent under the id of another one already
 				   received (a 64-bit hash collision BPF's check missed) */
+	CNT_PY_RING_FULL,	/* a new Python stack or pair found the stack ring full: tracked,
+				   without Python frames (sent again when met again) */
 	CNT__COUNT,
 };
 
@@ -144,21 +147,35 @@ struct stack_trace {
 };
 
 /*
- * A stack on its way to user space (bpf/stack.bpf.h): the first time BPF
- * meets it, through the stack ring, its first 16 + 8 * st.nr bytes. id is
- * the stack id sites name: a 64-bit hash of the frames.
+ * What BPF sends through the stack ring (bpf/stack.bpf.h), each the first
+ * time it meets it in a generation: a native stack (its first 24 + 8 *
+ * st.nr bytes), a Python stack (24 + 32 * nr) or a (native, Python,
+ * process) pair. id is what names it: a 64-bit hash of what it holds.
  */
-struct stack_msg {
+enum stack_msg_kind {
+	STACK_MSG_NATIVE,	/* struct stack_msg */
+	STACK_MSG_PYTHON,	/* struct py_msg */
+	STACK_MSG_PAIR,		/* struct pair_msg */
+};
+
+struct stack_msg_head {
 	__u64 id;
+	__u32 kind;		/* enum stack_msg_kind */
+	__u32 pad;
+};
+
+struct stack_msg {
+	struct stack_msg_head h;
 	struct stack_trace st;
 };
 
 /*
- * The stacks BPF sent lately, remembered so that each is sent once: a set
- * of MEMLEAK_KNOWN_WAYS per hash, a cache line. key is the stack id mixed
- * with the generation (stacks_cleared), so that a new generation forgets
- * them all at once; check is a hash of the depth, flags and both ends,
- * which tells two stacks of one id apart as the stack map once did.
+ * The stacks and pairs BPF sent lately, remembered so that each is sent
+ * once: a set of MEMLEAK_KNOWN_WAYS per hash, a cache line. key is the id
+ * mixed with its kind and the generation (stacks_cleared), so that a new
+ * generation forgets them all at once; check is a hash of what tells two
+ * of one id apart (a stack's depth, flags and both ends; a pair's three
+ * fields), as the stack maps' compares once did.
  */
 #define MEMLEAK_KNOWN_WAYS 4
 
@@ -254,8 +271,6 @@ struct site_slot {
  * EVENT_RECLAIM when one reaches the mark user space sets for it.
  */
 struct memleak_fill {
-	__u64 py_stacks;
-	__u64 pairs;		/* stack_pairs */
 	__u64 py_codes;		/* py_codes_sent */
 	__u64 site_slots;	/* slots of sites that are not EMPTY */
 };
@@ -486,12 +501,18 @@ struct py_frame {
 
 #define PY_STACK_TRUNCATED 1	/* py_stack.flags: deeper than MEMLEAK_PY_MAX_FRAMES */
 
-/* Value of the Python stack map, keyed by the hash of its frames (__u64). */
+/* A thread's Python frames, named by the hash of them (their id). */
 struct py_stack {
 	__u32 nr;
 	__u32 flags;		/* PY_STACK_* */
 	__u64 entries;		/* bit i: frames[i] is the outermost of one evaluation loop */
 	struct py_frame frames[MEMLEAK_PY_MAX_FRAMES];
+};
+
+/* A Python stack on its way to user space: its first 32 + 32 * st.nr bytes. */
+struct py_msg {
+	struct stack_msg_head h;
+	struct py_stack st;
 };
 
 /*
@@ -520,9 +541,14 @@ struct py_code {
 
 /* The stack id of an allocation with Python frames stands for this pair. */
 struct stack_pair {
-	__u64 native;		/* key in the stack map */
-	__u64 python;		/* key in the Python stack map; 0: no Python frames */
+	__u64 native;		/* a native stack's id */
+	__u64 python;		/* a Python stack's id; 0: no Python frames */
 	__u64 proc;		/* --follow: the tag of the process that allocated (0: the target) */
+};
+
+struct pair_msg {
+	struct stack_msg_head h;
+	struct stack_pair pair;
 };
 
 #endif /* MEMLEAK_H */

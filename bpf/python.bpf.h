@@ -32,26 +32,16 @@ struct {
 
 #define PY_LINETABLE_TAGS (~0ULL << MEMLEAK_PY_TAG_SHIFT)
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* only Python targets use it */
-	__type(key, __u64);
-	__type(value, struct py_stack);
-	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
-} py_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct stack_pair);
-	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
-} stack_pairs SEC(".maps");
-
+/*
+ * A thread's Python frames and the pairs (native, Python, process) go to
+ * user space through the stack ring, as native stacks do (stack.bpf.h),
+ * and known_stacks remembers them sent: no hash-map insert, an allocation
+ * and a memory-cgroup charge each, for a new one (user/probe/stack_ring.c).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct py_stack);
+	__type(value, struct py_msg);
 	__uint(max_entries, 1);
 } py_scratch SEC(".maps");
 
@@ -434,28 +424,60 @@ static long py_send_code(__u32 i, void *ctx)
 	return 0;
 }
 
-static __always_inline bool same_py_stack(const struct py_stack *a, const struct py_stack *b)
+/*
+ * What tells two Python stacks of one id apart, hashed (its depth, flags,
+ * loops' entries and both ends), as comparing them with the Python stack
+ * map's entry once did.
+ */
+static __always_inline __u64 py_stack_check(const struct py_stack *st)
 {
-	__u32 last = (a->nr - 1) & (MEMLEAK_PY_MAX_FRAMES - 1);
+	__u32 last = (st->nr - 1) & (MEMLEAK_PY_MAX_FRAMES - 1);
+	const struct py_frame *f = &st->frames[0], *l = &st->frames[last];
 
-	return a->nr == b->nr && a->flags == b->flags && a->entries == b->entries &&
-	       a->frames[0].instr == b->frames[0].instr &&
-	       a->frames[0].born == b->frames[0].born &&
-	       a->frames[last].instr == b->frames[last].instr;
+	return mix(mix(mix(mix(mix(0x5851f42d4c957f2dULL, st->nr | (__u64)st->flags << 32),
+			       st->entries), f->instr ^ f->born), f->code), l->instr ^ l->code) | 1;
 }
 
-/* The calling thread's Python frames, stored once; their hash, or 0 for none. */
+/*
+ * Is id of kind (check: what tells it apart) sent in this generation?
+ * Then 1; 0 to send it, with *set and *key to remember it by; -1: another
+ * under its id, or no set (counted).
+ */
+static __always_inline int py_known(__u64 id, __u32 kind, __u64 check, struct known_set **set,
+				    __u64 *key)
+{
+	enum known k;
+
+	*set = known_set_of(id, kind, key);
+	if (!*set) {
+		count(CNT_PY_STACK_ERRORS);
+		return -1;
+	}
+	k = known_find(*set, *key, check);
+	if (k == KNOWN_OTHER)
+		count(CNT_PY_STACK_ERRORS);
+	return k == KNOWN_SENT ? 1 : k == KNOWN_OTHER ? -1 : 0;
+}
+
+/*
+ * The calling thread's Python frames, sent once a generation; their hash,
+ * or 0 for none.
+ */
 static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag, bool own)
 {
 	struct py_walk w = {};
-	struct py_stack *st, *old;
-	__u32 zero = 0;
-	__u64 ts, h, hop = 0;
+	struct py_msg *msg;
+	struct py_stack *st;
+	struct known_set *s;
+	__u32 zero = 0, nr;
+	__u64 ts, h, key, check, hop = 0;
+	int known;
 
 	ts = py_thread_state(o, &hop);
-	st = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!ts || !st)
+	msg = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!ts || !msg)
 		return 0;
+	st = &msg->st;
 	st->nr = st->flags = 0;
 	st->entries = 0;
 	w.o = o;
@@ -485,21 +507,22 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 			    st->frames[i].linetable), st->frames[i].born);
 	}
 	h = h ?: 1;
-	old = bpf_map_lookup_elem(&py_stacks, &h);
-	if (old) {
-		if (same_py_stack(old, st))
-			return h;
-		count(CNT_PY_STACK_ERRORS);
+	check = py_stack_check(st);
+	known = py_known(h, STACK_MSG_PYTHON, check, &s, &key);
+	if (known)
+		return known > 0 ? h : 0;
+	msg->h.id = h;
+	msg->h.kind = STACK_MSG_PYTHON;
+	nr = st->nr;
+	if (nr > MEMLEAK_PY_MAX_FRAMES)
+		nr = MEMLEAK_PY_MAX_FRAMES;
+	if (!stack_ring_put(msg, sizeof(*msg) - sizeof(st->frames) + nr * sizeof(st->frames[0]))) {
+		/* Not remembered: the next allocation from it sends it again. */
+		count(CNT_PY_RING_FULL);
 		return 0;
 	}
-	if (bpf_map_update_elem(&py_stacks, &h, st, BPF_NOEXIST)) {
-		if (bpf_map_lookup_elem(&py_stacks, &h))
-			return h;	/* another CPU stored it first */
-		count(CNT_PY_STACKS_MAP_FULL);
-		return 0;
-	}
-	fill_add(&fill.py_stacks, &fill_mark.py_stacks);
-	/* A new stack: its code objects may be new too, and alive now. */
+	known_add(s, key, check);
+	/* Sent the first time this generation: its code objects may be new too, and alive now. */
 	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, &w, 0);
 	return h;
 }
@@ -527,30 +550,30 @@ static __always_inline __u64 python_of(__u32 proc, __u32 image)
  */
 __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
 {
-	struct stack_pair pair = { .native = native, .proc = proc }, *old;
-	__u64 id;
+	struct pair_msg msg = { .h.kind = STACK_MSG_PAIR, .pair.native = native, .pair.proc = proc };
+	struct known_set *s;
+	__u64 id, key, check;
+	int known;
 
 	if (py_walk && native != MEMLEAK_NO_STACK)
-		pair.python = python_of(proc, image);
-	if (!pair.python && !proc)
+		msg.pair.python = python_of(proc, image);
+	if (!msg.pair.python && !proc)
 		return native;
-	id = mix(mix(0x94d049bb133111ebULL, native), pair.python);
+	id = mix(mix(0x94d049bb133111ebULL, native), msg.pair.python);
 	if (proc)
 		id = mix(id, proc);
 	id = id ?: 1;
-	old = bpf_map_lookup_elem(&stack_pairs, &id);
-	if (old) {
-		if (old->native == native && old->python == pair.python && old->proc == proc)
-			return id;
-		count(CNT_PY_STACK_ERRORS);
+	/* The three fields, hashed otherwise: a pair of another under id is told apart. */
+	check = mix(mix(mix(0xbf58476d1ce4e5b9ULL, native), msg.pair.python), proc) | 1;
+	known = py_known(id, STACK_MSG_PAIR, check, &s, &key);
+	if (known)
+		return known > 0 ? id : native;
+	msg.h.id = id;
+	if (!stack_ring_put(&msg, sizeof(msg))) {
+		count(CNT_PY_RING_FULL);
 		return native;
 	}
-	if (!bpf_map_update_elem(&stack_pairs, &id, &pair, BPF_NOEXIST))
-		fill_add(&fill.pairs, &fill_mark.pairs);
-	else if (!bpf_map_lookup_elem(&stack_pairs, &id)) {
-		count(CNT_PY_STACKS_MAP_FULL);
-		return native;
-	}
+	known_add(s, key, check);
 	return id;
 }
 

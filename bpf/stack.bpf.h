@@ -95,20 +95,42 @@ static __always_inline void known_add(struct known_set *s, __u64 key, __u64 chec
 }
 
 /*
- * rec to user space: its frames only. The reader looks by itself every
- * few ms; woken only when this record fills the ring past the mark.
+ * len bytes of rec to user space, through the stack ring. The reader
+ * looks by itself every few ms; woken only when this record fills the
+ * ring past the mark.
  */
-static __always_inline bool stack_send(struct stack_msg *rec)
+static __always_inline bool stack_ring_put(void *rec, __u64 len)
 {
-	__u32 nr = rec->st.nr;
-	__u64 len, avail = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA);
+	__u64 avail = bpf_ringbuf_query(&stack_ring, BPF_RB_AVAIL_DATA);
 
-	if (nr > MEMLEAK_MAX_STACK_DEPTH)
-		nr = MEMLEAK_MAX_STACK_DEPTH;
-	len = sizeof(*rec) - sizeof(rec->st.ips) + nr * sizeof(rec->st.ips[0]);
 	return !bpf_ringbuf_output(&stack_ring, rec, len,
 				   avail < stack_ring_wake && avail + len >= stack_ring_wake ?
 					   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+/* rec to user space: its frames only. */
+static __always_inline bool stack_send(struct stack_msg *rec)
+{
+	__u32 nr = rec->st.nr;
+
+	if (nr > MEMLEAK_MAX_STACK_DEPTH)
+		nr = MEMLEAK_MAX_STACK_DEPTH;
+	return stack_ring_put(rec, sizeof(*rec) - sizeof(rec->st.ips) + nr * sizeof(rec->st.ips[0]));
+}
+
+/*
+ * Where id of kind goes in known_stacks: its set (NULL: an error, the
+ * caller's to count) and the key it is known by in this generation
+ * (stacks_cleared). One table for all kinds: a cache, sized by
+ * --stack-storage-size, where what is forgotten is sent again.
+ */
+static __always_inline struct known_set *known_set_of(__u64 id, __u32 kind, __u64 *key)
+{
+	__u32 idx = (__u32)(id >> 32) & known_mask;
+
+	*key = (id ^ (stacks_cleared + 1ULL) * 0x9e3779b97f4a7c15ULL ^
+		(__u64)kind * 0xc2b2ae3d27d4eb4fULL) ?: 1;
+	return bpf_map_lookup_elem(&known_stacks, &idx);
 }
 
 /*
@@ -125,7 +147,6 @@ __noinline __u64 store_stack(struct stack_msg *rec)
 	__u64 h, key, check;
 	struct known_set *s;
 	enum known k;
-	__u32 idx;
 
 	if (!rec)
 		return MEMLEAK_NO_STACK;
@@ -134,9 +155,7 @@ __noinline __u64 store_stack(struct stack_msg *rec)
 	check = stack_check(st);
 	bpf_loop(st->nr & (MEMLEAK_STACK_SLOTS - 1), hash_step, &hw, 0);
 	h = hw.h ?: 1;
-	key = (h ^ (stacks_cleared + 1ULL) * 0x9e3779b97f4a7c15ULL) ?: 1;
-	idx = (__u32)(h >> 32) & known_mask;
-	s = bpf_map_lookup_elem(&known_stacks, &idx);
+	s = known_set_of(h, STACK_MSG_NATIVE, &key);
 	if (!s) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
@@ -148,7 +167,8 @@ __noinline __u64 store_stack(struct stack_msg *rec)
 		count(CNT_STACK_COLLISIONS);
 		return MEMLEAK_NO_STACK;
 	}
-	rec->id = h;
+	rec->h.id = h;
+	rec->h.kind = STACK_MSG_NATIVE;
 	if (!stack_send(rec)) {
 		/* Not remembered: the next allocation from it sends it again. */
 		count(CNT_STACK_RING_FULL);

@@ -335,7 +335,6 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.max_size = o->max_size,
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
-		.prealloc_stacks = o->prealloc_stacks,
 		.stack_ring = o->stack_ring,
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,
@@ -470,6 +469,18 @@ static int begin(struct tracer *tr)
 	return target__release(tr->target);
 }
 
+/*
+ * -c: the command has ended, and whatever it handed over to or we followed:
+ * no probe can fire any more (they are filtered on those processes).
+ */
+static bool targets_gone(const struct tracer *tr)
+{
+	char st = proc__state(tr->target->pid);
+
+	return tr->target->spawned && tr->target->exited && !follow__count(tr->probes) &&
+	       (!st || st == 'Z' || st == 'X');
+}
+
 static struct pytrace *new_pytrace(const struct opts *o)
 {
 	struct pytrace_settings s = {
@@ -549,6 +560,8 @@ cleanup:
 	reports__free(&tr);
 	unwind__free(tr.unw);
 	allocator__free_wrappers(tr.wrappers, tr.nr_wrappers);
+	if (tr.wd && targets_gone(&tr))
+		probes__hand_links(tr.probes, tr.wd);	/* its exit would wait for their closes */
 	probes__free(tr.probes);
 	kmem__free(tr.kmem);
 	watchdog__free(tr.wd);	/* after the probes: no stop can come any more */

@@ -248,6 +248,45 @@ def case_tracer_kill(pid_mode):
 	return run
 
 
+def case_tracer_end_hands_links(work):
+	"""-c: once the command has ended, the tracer hands its uprobe links to
+	the watchdog (-v says so) instead of waiting for their grace periods;
+	the watchdog closes every one of them, and ends. A run ended by SIGINT
+	while the command runs closes them itself (tracer_sigint_any)."""
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
+	t = work.start([TRACER, "-v", "-c", victim("v_wait")], env=tracer_env(work),
+		       stdin=subprocess.PIPE, stdout=subprocess.PIPE, tag="tracer")
+	out = LineReader(t.stdout)
+	pid = int(out.expect("READY pid=", step()).split("=", 1)[1])
+	work.pids.append((pid, "v_wait"))
+	go_until(t, out, "LEAKED", step())
+	ids = bpf_ids(t.pid)
+	wd = tracer_proc(work, t)
+	errs = []
+	if not ids["link_id"] or not wd:
+		errs.append("no link or no watchdog while tracing: the case proves nothing")
+	t.stdin.write(b"exit\n")
+	t.stdin.close()
+	rc = wait_exit(t, deadline, "memleakbpf")
+	if rc != 0:
+		errs.append("memleakbpf exited %s, expected the command's 0" % rc)
+	said = re.search(r"^memleakbpf: (\d+) uprobe links handed to the watchdog",
+			 work.read("tracer.stderr"), re.M)
+	if not said:
+		errs.append("-v did not say the links were handed to the watchdog")
+	elif int(said.group(1)) < 2:
+		errs.append("only %s links handed over" % said.group(1))
+	left = wait_bpf_gone(ids, time.monotonic() + 5)
+	if left:
+		errs.append("left behind by the watchdog: %s" % ", ".join(left))
+	for w in wd:
+		if not wait_for(lambda: gone(w), time.monotonic() + 5, "the watchdog to end"):
+			errs.append("the watchdog %d is still running" % w)
+	log("  %d links handed over, all gone" % len(ids["link_id"]))
+	return errs
+
+
 def case_tracer_kill_stopped(work):
 	"""-c: the tracer is killed while the command is stopped for it (at a
 	dlopen): the watchdog resumes the command, which finishes untraced."""
@@ -532,6 +571,7 @@ CASES = [
 	("tracer_kill_p", TRACE, [BPFTOOL], case_tracer_kill(True)),
 	("tracer_kill_c", TRACE, [BPFTOOL], case_tracer_kill(False)),
 	("tracer_kill_stopped", TRACE, [BPFTOOL], case_tracer_kill_stopped),
+	("tracer_end_hands_links", TRACE, [BPFTOOL], case_tracer_end_hands_links),
 	("tracer_sigint_any", TRACE, [BPFTOOL], case_tracer_sigint_any),
 	("output_full_disk", TRACE, [UNSHARE], case_output_full_disk),
 	("output_snapshot_full", TRACE, [UNSHARE], case_output_snapshot_full),

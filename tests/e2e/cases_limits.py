@@ -148,7 +148,7 @@ def case_stack_ring_full(work):
 	as the drop line says, and the drop line names --new-stack-buffer."""
 	binary = victim("v_stacks")
 	argv = [TRACER, "--json", work.path("report.json"), "--new-stack-buffer", "4K", "--all-stacks",
-		"-c", "%s 10 2" % binary]
+		"-c", "%s 12 2" % binary]
 	t = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(t, time.monotonic() + 120, "memleakbpf -c v_stacks")
 	errs = []

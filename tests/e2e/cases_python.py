@@ -530,6 +530,40 @@ def py_code_reuse_case(work):
 	return errs
 
 
+def py_stack_ring_full_case(work):
+	"""code_reuse.py's 200 functions, each a Python stack of its own, through
+	a stack ring of one page (--new-stack-buffer 4K): Python stacks and pairs
+	that find it full are counted (py_stack_ring_full) and their allocations
+	keep their native stacks, never another function's frames: each block
+	named at a gen_K is gen_K's own, one block of its own size, and the drop
+	line names --new-stack-buffer."""
+	js = work.path("report.json")
+	cmd = "%s %s %d" % (PY, os.path.join(PYVICTIMS, "code_reuse.py"), CODE_REUSE_N)
+	argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000", "--new-stack-buffer", "4K",
+		"-c", cmd]
+	p = work.start(argv, env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	rep = load_report(js)
+	lost = rep["totals"]["dropped"].get("py_stack_ring_full", 0)
+	errs = [] if lost else ["no Python stack lost through a ring of one page: the case tests nothing"]
+	extra = set()
+	for s in rep.get("stacks") or []:
+		_, f = py_site(s)
+		k = (f or {}).get("function", "")
+		if not f or s["api"] not in PY_HEAP_APIS or s["bytes"] <= 16384 or not k.startswith("gen_"):
+			continue
+		if (f.get("file"), f.get("line"), s["allocs"]) != ("%s.py" % k, 2, 1):
+			errs.append("%s: %d blocks named at %s:%s" % (k, s["allocs"], f.get("file"), f.get("line")))
+		extra.add(s["bytes"] - CODE_REUSE_BASE - 64 * int(k[4:]))
+	if len(extra) > 1:
+		errs.append("gen_K's blocks are not each BASE + 64*K (+ one overhead): %r" % sorted(extra))
+	if not re.search(r"^Dropped: [\d,]+ allocations? without Python frames: .*\(raise --new-stack-buffer\)$",
+			 work.read("tracer.stdout"), re.M):
+		errs.append("no drop line for Python frames naming --new-stack-buffer")
+	common_checks(work, rc, 0, errs)
+	return errs[:5]
+
+
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
 	python = pyenv_python("3.10")
@@ -560,6 +594,7 @@ CASES = [
 	("py_dict_c", TRACE, [PY], py_command_case("dict_cache.py")),
 	("py_dict_c_malloc", TRACE, [PY], py_command_case("dict_cache.py", ["--os-exit"], True)),
 	("py_churn_c", TRACE, [PY], py_command_case("churn.py")),
+	("py_stack_ring_full", TRACE, [PY], py_stack_ring_full_case),
 	("py_churn_c_malloc", TRACE, [PY], py_command_case("churn.py", malloc=True)),
 	("py_threads_c", TRACE, [PY], py_command_case("threads.py")),
 	# With malloc every object is a block: some 30,000 (native, Python) stacks

@@ -349,7 +349,7 @@ TEST(report_text_stack_drops_by_cause)
 	ASSERT(strstr(out, "Dropped: 30 allocations without a stack: new stacks came faster than the "
 		      "sweep let go of freed ones (at most 3 of the room's 16,384 stacks live at a "
 		      "sweep; it lets go of 300,000 a second of its CPU) (raise "
-		      "--stack-storage-size, or --prealloc-stacks)\n"
+		      "--stack-storage-size)\n"
 		      "Dropped: 10 allocations without a stack: stack map full: the live stacks "
 		      "outgrew the room (raise --stack-storage-size)\n"));
 	free(out);
@@ -507,7 +507,7 @@ static const char sample_check[] =
 	"                        'py_stacks_map_full': 0, 'py_stack_errors': 0,\n"
 	"                        'unwind_pending': 0, 'procs_map_full': 0, 'kernel_missed': 0,\n"
 	"                        'py_codes_untold': 0, 'stack_ring_full': 0,\n"
-	"                        'stacks_merged': 0}, t['dropped']\n"
+	"                        'stacks_merged': 0, 'py_stack_ring_full': 0}, t['dropped']\n"
 	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
 	"s = d['stacks']\n"
 	"assert len(s) == 4\n"

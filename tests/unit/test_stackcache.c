@@ -141,20 +141,47 @@ TEST(stack_blob_same_ips_compares_every_frame_and_the_flags)
 	struct stack_copy s = stack_of(ips, 6, NULL), t;
 	struct stack_blob *b = stack_blob__new(9, &s);
 
-	ASSERT(b && stack_blob__same_ips(b, &s));
+	ASSERT(b && stack_blob__same(b, &s));
 	for (uint32_t i = 0; i < 6; i++) {
 		memcpy(other, ips, sizeof(ips));
 		other[i] ^= 1ull << 40;	/* one frame differs, anywhere */
 		t = s;
 		t.ips = other;
-		ASSERT(!stack_blob__same_ips(b, &t));
+		ASSERT(!stack_blob__same(b, &t));
 	}
 	t = s;
 	t.nr_ips = 5;	/* its innermost five only */
-	ASSERT(!stack_blob__same_ips(b, &t));
+	ASSERT(!stack_blob__same(b, &t));
 	t = s;
 	t.flags = 0;
-	ASSERT(!stack_blob__same_ips(b, &t));
+	ASSERT(!stack_blob__same(b, &t));
 	stack_blob__put(b);
+	return true;
+}
+
+TEST(stack_blob_same_python_frames_compares_each)
+{
+	struct py_stack *py = calloc(1, sizeof(*py)), *other = calloc(1, sizeof(*other));
+	struct stack_blob *b;
+
+	py->nr = 3;
+	py->entries = 4;
+	for (uint32_t i = 0; i < 3; i++)
+		py->frames[i] = (struct py_frame){ 0xc0de + i, 0x1000 + i, 0x2000 + i, i };
+	b = stack_blob__new(7, &(struct stack_copy){ .py = py });
+	ASSERT(b && stack_blob__same(b, &(struct stack_copy){ .py = py }));
+	for (uint32_t i = 0; i < 3; i++) {
+		memcpy(other, py, sizeof(*py));
+		other->frames[i].born ^= 1;	/* one field of one frame differs */
+		ASSERT(!stack_blob__same(b, &(struct stack_copy){ .py = other }));
+	}
+	memcpy(other, py, sizeof(*py));
+	other->entries = 5;
+	ASSERT(!stack_blob__same(b, &(struct stack_copy){ .py = other }));
+	ASSERT_EQ_U64(stackcache__py_size(3), offsetof(struct py_stack, frames) + 3 * sizeof(struct py_frame));
+	ASSERT(stackcache__py_size(1000) == sizeof(struct py_stack));
+	stack_blob__put(b);
+	free(py);
+	free(other);
 	return true;
 }

@@ -453,47 +453,49 @@ bool placement__branch_into(const uint8_t *code, size_t len, uint32_t skip)
 	return false;
 }
 
+/* Is there a rel32 jump or call at seg[i]? Then *target: where it lands (a file offset). */
+static bool rel32_at(const uint8_t *seg, size_t len, uint64_t seg_off, size_t i, uint64_t *target)
+{
+	size_t at = i;
+
+	if (i + 5 > len)
+		return false;
+	if (seg[i] == 0x0f && i + 6 <= len && (seg[i + 1] & 0xf0) == 0x80)
+		at = i + 1;
+	else if (seg[i] != 0xe8 && seg[i] != 0xe9)
+		return false;
+	*target = seg_off + at + 5 + (uint64_t)read_imm(seg + at + 1, 4);
+	return true;
+}
+
 bool placement__rel32_into(const uint8_t *seg, size_t len, uint64_t seg_off, uint64_t entry,
 			   uint32_t skip)
 {
-	for (size_t i = 0; i + 5 <= len; i++) {
-		size_t at = i;
-		uint64_t target;
+	uint64_t target;
 
-		if (seg[i] == 0x0f && i + 6 <= len && (seg[i + 1] & 0xf0) == 0x80)
-			at = i + 1;
-		else if (seg[i] != 0xe8 && seg[i] != 0xe9)
-			continue;
-		target = seg_off + at + 5 + (uint64_t)read_imm(seg + at + 1, 4);
-		if (target > entry && target <= entry + skip)
+	for (size_t i = 0; i < len; i++)
+		if (rel32_at(seg, len, seg_off, i, &target) && target > entry &&
+		    target <= entry + skip)
 			return true;
-	}
 	return false;
 }
 
-/* The executable PT_LOAD holding entry, and the size of the function there. */
-static int locate(Elf *elf, uint64_t entry, struct elf_segment *seg, uint64_t *size)
+/* One function of a file being decided: where it is, and what the scans found. */
+struct fn {
+	uint64_t entry, size;
+	size_t seg;		/* its executable PT_LOAD; nr when none */
+	uint32_t keep;
+	bool rel32_check;	/* moved: may a jump from elsewhere land past its entry? */
+};
+
+/* Each function's size: the largest of the function symbols at its address. */
+static void function_sizes(Elf *elf, const struct elf_segment *segs, size_t nr, struct fn *fns,
+			   size_t n)
 {
-	struct elf_segment *segs;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	GElf_Sym sym;
-	size_t nr, i;
-	uint64_t vaddr;
 
-	if (elf__load_segments(elf, &segs, &nr))
-		return -EINVAL;
-	for (i = 0; i < nr; i++)
-		if ((segs[i].flags & PF_X) && entry >= segs[i].offset &&
-		    entry < segs[i].offset + segs[i].filesz)
-			break;
-	if (i < nr)
-		*seg = segs[i];
-	free(segs);
-	if (i == nr)
-		return -ENOENT;
-	vaddr = entry - seg->offset + seg->vaddr;
-	*size = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
 
@@ -501,55 +503,131 @@ static int locate(Elf *elf, uint64_t entry, struct elf_segment *seg, uint64_t *s
 		    !sh.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++)
-			if (gelf_getsym(data, i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-			    sym.st_value == vaddr && sym.st_size > *size)
-				*size = sym.st_size;
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			for (size_t k = 0; k < n; k++) {
+				const struct elf_segment *ph = &segs[fns[k].seg];
+
+				if (fns[k].seg < nr &&
+				    sym.st_value == fns[k].entry - ph->offset + ph->vaddr &&
+				    sym.st_size > fns[k].size)
+					fns[k].size = sym.st_size;
+			}
+		}
 	}
-	return *size ? 0 : -ENOENT;
 }
 
-/* With the whole executable segment in hand: choose, then prove. */
-static void decide_in(const uint8_t *seg, const struct elf_segment *ph, uint64_t entry,
-		      uint64_t size, uint32_t keep, struct placement *out)
+/* The executable PT_LOAD holding entry: its index, or nr. */
+static size_t exec_segment(const struct elf_segment *segs, size_t nr, uint64_t entry)
 {
-	const uint8_t *fn = seg + (entry - ph->offset);
+	size_t i;
 
-	if (size > ph->offset + ph->filesz - entry)
-		size = ph->offset + ph->filesz - entry;
-	placement__choose(fn, size, keep, out);
+	for (i = 0; i < nr; i++)
+		if ((segs[i].flags & PF_X) && entry >= segs[i].offset &&
+		    entry < segs[i].offset + segs[i].filesz)
+			break;
+	return i;
+}
+
+/* Choose, and rule out a branch of the function itself; jumps from elsewhere are the scan's. */
+static void choose_in(const uint8_t *seg, const struct elf_segment *ph, struct fn *f,
+		      struct placement *out)
+{
+	const uint8_t *code = seg + (f->entry - ph->offset);
+	uint64_t size = f->size;
+
+	if (size > ph->offset + ph->filesz - f->entry)
+		size = ph->offset + ph->filesz - f->entry;
+	placement__choose(code, size, f->keep, out);
 	if (!out->skip)
 		return;
-	if (placement__branch_into(fn, size, out->skip))
+	if (placement__branch_into(code, size, out->skip))
 		*out = (struct placement){ .insn = "a branch in the function may land past the entry" };
-	else if (placement__rel32_into(seg, ph->filesz, ph->offset, entry, out->skip))
-		*out = (struct placement){ .insn = "a jump from elsewhere may land past the entry" };
+	else
+		f->rel32_check = true;
 }
 
-void placement__decide(const char *path, uint64_t entry, uint32_t keep, struct placement *out)
+/*
+ * One pass over the segment for every function moved in it: a rel32 jump
+ * or call from anywhere that may land past its entry keeps it at the entry
+ * (placement__rel32_into's test, for all of them at once).
+ */
+static void scan_rel32(const uint8_t *seg, const struct elf_segment *ph, size_t s,
+		       struct fn *fns, size_t n, struct placement *out)
+{
+	uint64_t target;
+
+	for (size_t i = 0; i < ph->filesz; i++) {
+		if (!rel32_at(seg, ph->filesz, ph->offset, i, &target))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (fns[k].seg == s && fns[k].rel32_check && target > fns[k].entry &&
+			    target <= fns[k].entry + out[k].skip) {
+				out[k] = (struct placement){ .insn = "a jump from elsewhere may land past the entry" };
+				fns[k].rel32_check = false;
+			}
+	}
+}
+
+/* The functions in executable segment s, decided with its bytes read once. */
+static void decide_segment(int fd, const struct elf_segment *ph, size_t s, struct fn *fns,
+			   size_t n, struct placement *out)
 {
 	uint8_t *seg = NULL;
-	Elf *elf = NULL;
-	struct elf_segment ph = { 0 };
-	uint64_t size = 0;
-	int fd;
+	bool any = false;
 
-	*out = (struct placement){ .insn = "cannot read the function" };
-	if (!HOST_X86_64) {
-		out->insn = "not x86-64";
+	for (size_t k = 0; k < n && !any; k++)
+		any = fns[k].seg == s && fns[k].size;
+	if (any)
+		seg = malloc(ph->filesz ? ph->filesz : 1);
+	if (!seg || pread(fd, seg, ph->filesz, (off_t)ph->offset) != (ssize_t)ph->filesz) {
+		free(seg);
 		return;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
-		goto out;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || locate(elf, entry, &ph, &size))
-		goto out;
-	seg = malloc(ph.filesz ? ph.filesz : 1);
-	if (seg && pread(fd, seg, ph.filesz, (off_t)ph.offset) == (ssize_t)ph.filesz)
-		decide_in(seg, &ph, entry, size, keep, out);
-out:
+	for (size_t k = 0; k < n; k++)
+		if (fns[k].seg == s && fns[k].size)
+			choose_in(seg, ph, &fns[k], &out[k]);
+	scan_rel32(seg, ph, s, fns, n, out);
 	free(seg);
+}
+
+/* The file's segments, each function's and its size, then each executable segment once. */
+static void decide_file(int fd, Elf *elf, struct fn *fns, size_t n, struct placement *out)
+{
+	struct elf_segment *segs;
+	size_t nr;
+
+	if (elf__load_segments(elf, &segs, &nr))
+		return;
+	for (size_t k = 0; k < n; k++)
+		fns[k].seg = exec_segment(segs, nr, fns[k].entry);
+	function_sizes(elf, segs, nr, fns, n);
+	for (size_t s = 0; s < nr; s++)
+		if (segs[s].flags & PF_X)
+			decide_segment(fd, &segs[s], s, fns, n, out);
+	free(segs);
+}
+
+void placement__decide_all(const char *path, const uint64_t *entries, const uint32_t *keeps,
+			   size_t n, struct placement *out)
+{
+	struct fn fns[n ?: 1];
+	Elf *elf = NULL;
+	int fd;
+
+	for (size_t k = 0; k < n; k++) {
+		out[k] = (struct placement){ .insn = HOST_X86_64 ? "cannot read the function" :
+								"not x86-64" };
+		fns[k] = (struct fn){ .entry = entries[k], .keep = keeps[k] };
+	}
+	if (!HOST_X86_64 || !n)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		decide_file(fd, elf, fns, n, out);
 	if (elf)
 		elf_end(elf);
 	if (fd >= 0)

@@ -66,10 +66,14 @@ bool placement__rel32_into(const uint8_t *seg, size_t len, uint64_t seg_off, uin
 			   uint32_t skip);
 
 /*
- * Decide for the function whose entry is at file offset `entry` in the ELF
- * file at path: *out says where the probe goes (skip 0: at the entry, and
- * out->insn says why). Never fails: any trouble keeps the entry.
+ * Decide for the n functions whose entries are at file offsets entries[] in
+ * the ELF file at path, keeping the registers in keeps[]: out[k] says where
+ * function k's probe goes (skip 0: at the entry, and out[k].insn says why).
+ * The file is read once, and scanned once for jumps into them all (libc's
+ * 1.4 MiB of code: twelve reads and five scans were most of the stop at
+ * which -c probes it). Never fails: any trouble keeps the entry.
  */
-void placement__decide(const char *path, uint64_t entry, uint32_t keep, struct placement *out);
+void placement__decide_all(const char *path, const uint64_t *entries, const uint32_t *keeps,
+			   size_t n, struct placement *out);
 
 #endif

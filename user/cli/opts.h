@@ -23,7 +23,7 @@
 #define OPTS_MAX_OWN 32
 #define OPTS_DEFAULT_ALLOCS_PER_STACK 10
 #define OPTS_DEFAULT_TRACE_BUFFER (4u << 20)
-#define OPTS_DEFAULT_STACK_RING (4u << 20)
+#define OPTS_DEFAULT_STACK_RING (16u << 20)	/* 4M lost stacks on a torch job under load */
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -50,7 +50,7 @@ struct opts {
 	bool pprof_gperftools;		/* --pprof-format gperftools (default proto) */
 	bool pprof_format_given;
 	bool all_stacks;		/* --all-stacks: every stack in the JSON and folded files */
-	bool prealloc_stacks;		/* --prealloc-stacks: the pair table allocated whole at load */
+	bool prealloc_stacks;		/* --prealloc-stacks: accepted, a no-op (no stack table is left to preallocate) */
 	bool follow;			/* -f/--follow: trace the processes the target starts */
 	bool folded_by_process;		/* --folded-by-process: root folded stacks at their process */
 	bool reach;			/* --reach: the final report scans for reachability */

@@ -31,6 +31,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PY_CODES_UNTOLD] = "py_codes_untold",
 	[CNT_STACK_RING_FULL] = "stack_ring_full",
 	[CNT_STACK_MERGED] = "stacks_merged",
+	[CNT_PY_RING_FULL] = "py_stack_ring_full",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -41,6 +42,7 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_PY_STACKS_MAP_FULL] = "--stack-storage-size",
 	[CNT_PY_CODES_UNTOLD] = "--stack-storage-size",
 	[CNT_STACK_RING_FULL] = "--new-stack-buffer",
+	[CNT_PY_RING_FULL] = "--new-stack-buffer",
 };
 
 bool report__starts(const char *s, const char *prefix)

@@ -118,11 +118,31 @@ uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max
 	return prefixes__walk(natives, b->ips, out, max);
 }
 
-bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c)
+size_t stackcache__py_size(uint32_t nr)
+{
+	nr = nr < MEMLEAK_PY_MAX_FRAMES ? nr : MEMLEAK_PY_MAX_FRAMES;
+	return offsetof(struct py_stack, frames) + nr * sizeof(struct py_frame);
+}
+
+/* Python frames are few (a torch job keeps some 6,000 stacks of them): walked and compared. */
+static bool same_py(const struct stack_blob *b, const struct py_stack *py)
+{
+	struct py_stack *mine = malloc(sizeof(*mine));
+	bool same = mine && stack_blob__py(b, mine) &&
+		    !memcmp(mine, py, stackcache__py_size(py->nr));
+
+	free(mine);
+	return same;
+}
+
+bool stack_blob__same(const struct stack_blob *b, const struct stack_copy *c)
 {
 	uint32_t nr = c->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? c->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
 
-	return b->nr_ips == nr && b->flags == c->flags && b->ips_hash == ips_hash(c->ips, nr, c->flags);
+	if (c->py)
+		return b->has_py && same_py(b, c->py);
+	return !b->has_py && b->nr_ips == nr && b->flags == c->flags &&
+	       b->ips_hash == ips_hash(c->ips, nr, c->flags);
 }
 
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out)

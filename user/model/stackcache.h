@@ -87,13 +87,16 @@ size_t stack_blob__flat_size(const struct stack_blob *b);
  */
 uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max);
 /*
- * Does it hold c's native frames and flags (as stack_blob__new keeps
- * them)? By their number, flags and a 64-bit hash of them all, not a walk
- * of its frames (v_churn sends a million stacks again): only the count of
- * two stacks under one BPF id (CNT_STACK_MERGED) depends on it, and it
- * misses one only if this hash collides too.
+ * Does it hold what c holds (as stack_blob__new keeps it)? A Python stack
+ * by its frames, walked, and its nr, flags and entries; a native one by its
+ * number of frames, flags and a 64-bit hash of them all, not a walk
+ * (v_churn sends a million stacks again): only the count of two stacks
+ * under one BPF id (CNT_STACK_MERGED) depends on it, and it misses one only
+ * if this hash collides too.
  */
-bool stack_blob__same_ips(const struct stack_blob *b, const struct stack_copy *c);
+bool stack_blob__same(const struct stack_blob *b, const struct stack_copy *c);
+/* The bytes of a py_stack holding its first nr frames (at most MEMLEAK_PY_MAX_FRAMES). */
+size_t stackcache__py_size(uint32_t nr);
 /* Its Python frames into *out, and out; NULL (out untouched) when it has none. */
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out);
 /* Hold, or let go of, both blobs of a ref. */

@@ -15,8 +15,7 @@
 
 static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
 {
-	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_stacks, skel->maps.stack_pairs,
-					       skel->maps.py_codes_sent, skel->maps.sites };
+	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_codes_sent, skel->maps.sites };
 
 	return m[t];
 }
@@ -101,49 +100,6 @@ uint64_t bpfmaps__room(const struct memleak_bpf *skel, enum bpfmaps_table t)
 	return bpf_map__max_entries(table_map(skel, t));
 }
 
-size_t bpfmaps__value_size(const struct memleak_bpf *skel, enum bpfmaps_table t)
-{
-	return bpf_map__value_size(table_map(skel, t));
-}
-
-int bpfmaps__each_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
-			bpfmaps_batch_fn fn, void *ctx)
-{
-	struct bpf_map *map = table_map(skel, t);
-	int fd = bpf_map__fd(map), err = 0;
-	uint64_t *keys = malloc(BPFMAPS_BATCH * sizeof(*keys));
-	void *vals = malloc(BPFMAPS_BATCH * bpf_map__value_size(map));
-	__u32 cursor, *in = NULL;
-	bool last = false;
-
-	if (!keys || !vals)
-		err = -ENOMEM;
-	while (!err && !last) {
-		__u32 n = BPFMAPS_BATCH;
-
-		/* ENOENT: this batch is the last (the kernel's hash map batch contract). */
-		if (bpf_map_lookup_batch(fd, in, &cursor, keys, vals, &n, NULL)) {
-			last = errno == ENOENT;
-			if (!last)
-				err = -errno;
-		}
-		if (!err)
-			err = fn(ctx, keys, vals, n);
-		in = &cursor;
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
-void bpfmaps__delete_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
-			   const uint64_t *keys, __u32 *nr)
-{
-	/* On an error the kernel says how many it deleted before it. */
-	if (*nr)
-		bpf_map_delete_batch(bpf_map__fd(table_map(skel, t)), keys, nr, NULL);
-}
-
 void bpfmaps__forget_codes(struct memleak_bpf *skel)
 {
 	struct { __u64 code, linetable, born; } key;
@@ -151,21 +107,6 @@ void bpfmaps__forget_codes(struct memleak_bpf *skel)
 
 	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
 		__atomic_fetch_sub(bpfmaps__fill(skel, BPFMAPS_PY_CODES), 1, __ATOMIC_SEQ_CST);
-}
-
-static int lookup(struct bpf_map *map, const void *key, void *val)
-{
-	return bpf_map_lookup_elem(bpf_map__fd(map), key, val) ? -errno : 0;
-}
-
-int bpfmaps__pair_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_pair *pair)
-{
-	return lookup(skel->maps.stack_pairs, &id, pair);
-}
-
-int bpfmaps__py_stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct py_stack *st)
-{
-	return lookup(skel->maps.py_stacks, &id, st);
 }
 
 /* Delete every key of a map; the target is stopped, so nothing races. */
@@ -267,6 +208,11 @@ void bpfmaps__stop_view(const struct memleak_bpf *skel, struct watchdog_view *v)
 	v->stops = (const volatile uint64_t *)&skel->bss->counters[CNT_STOP_REQUESTS];
 	v->held = skel->bss->held;
 	v->nr_held = MEMLEAK_HELD;
+}
+
+static int lookup(struct bpf_map *map, const void *key, void *val)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(map), key, val) ? -errno : 0;
 }
 
 bool bpfmaps__proc_lookup(const struct memleak_bpf *skel, pid_t pid, struct memleak_proc *e)

@@ -23,8 +23,6 @@
 
 /* The tables the sweeper watches fill, and lets go of entries of (reclaim.c). */
 enum bpfmaps_table {
-	BPFMAPS_PY_STACKS,	/* py_stacks */
-	BPFMAPS_PAIRS,		/* stack_pairs */
 	BPFMAPS_PY_CODES,	/* py_codes_sent */
 	BPFMAPS_SITES,		/* sites */
 	BPFMAPS__TABLES
@@ -93,8 +91,7 @@ static inline const struct memleak_calls *bpfmaps__entry_calls(const struct meml
 /* A table's fill count, and the mark past which BPF asks for a sweep. */
 static inline volatile __u64 *bpfmaps__fill_gauge(struct memleak_fill *f, enum bpfmaps_table t)
 {
-	volatile __u64 *v[BPFMAPS__TABLES] = { &f->py_stacks, &f->pairs, &f->py_codes,
-					      &f->site_slots };
+	volatile __u64 *v[BPFMAPS__TABLES] = { &f->py_codes, &f->site_slots };
 
 	return v[t];
 }
@@ -119,28 +116,8 @@ static inline void bpfmaps__stacks_cleared(struct memleak_bpf *skel)
 /* A table's room: its map's entries. */
 uint64_t bpfmaps__room(const struct memleak_bpf *skel, enum bpfmaps_table t);
 
-/* What is done with one batch of a table's entries: 0, or -errno to stop. */
-typedef int (*bpfmaps_batch_fn)(void *ctx, const uint64_t *keys, const void *vals, uint32_t n);
-/* The most entries of one batch. */
-#define BPFMAPS_BATCH 2048
-/*
- * Every entry of a hash table (keyed by __u64), BPFMAPS_BATCH at a time:
- * one syscall per batch, where one per key, value and delete cost 20 us
- * each on a torch import's 100,000 stacks. 0, or the first error.
- */
-int bpfmaps__each_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
-			bpfmaps_batch_fn fn, void *ctx);
-/* A table's value size, for a walker of its batches. */
-size_t bpfmaps__value_size(const struct memleak_bpf *skel, enum bpfmaps_table t);
-/* Delete keys[*nr] from a stack table; *nr: how many went (up to an error). */
-void bpfmaps__delete_batch(const struct memleak_bpf *skel, enum bpfmaps_table t,
-			   const uint64_t *keys, __u32 *nr);
 /* The set of code objects sent emptied, its fill count with it. */
 void bpfmaps__forget_codes(struct memleak_bpf *skel);
-
-/* A stack's entry by id: 0, or -errno (-ENOENT: let go of, or never there). */
-int bpfmaps__pair_lookup(const struct memleak_bpf *skel, uint64_t id, struct stack_pair *pair);
-int bpfmaps__py_stack_lookup(const struct memleak_bpf *skel, uint64_t id, struct py_stack *st);
 
 /*
  * Every stack table, the fill counts and the live totals emptied, the

@@ -25,6 +25,7 @@
 #include "model/processes.h"
 #include "target/images.h"
 #include "target/target.h"
+#include "util/fdclose.h"
 #include "util/proc.h"
 #include "util/vec.h"
 
@@ -69,7 +70,7 @@ static void *closer_main(void *arg)
 		f->nr_closing -= n;
 		memcpy(batch, f->closing + f->nr_closing, n * sizeof(*batch));
 		pthread_mutex_unlock(&f->lock);
-		probes_attach__close_links(batch, n);
+		fdclose__together(batch, n);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += n;
 	}
@@ -120,7 +121,7 @@ static void close_later(struct follow *f, const int *fds, size_t n)
 	pthread_mutex_unlock(&f->lock);
 	if (!n)
 		return;
-	probes_attach__close_links(fds, n);
+	fdclose__together(fds, n);
 	pthread_mutex_lock(&f->lock);
 	f->links_closed += n;
 	pthread_mutex_unlock(&f->lock);
@@ -423,7 +424,7 @@ void follow__close_now(struct probes *p, pid_t pid)
 	for (size_t i = 0; f && i < f->nr_children; i++) {
 		if (f->children[i].pid != pid)
 			continue;
-		probes_attach__close_links(f->children[i].fds, f->children[i].nr);
+		fdclose__together(f->children[i].fds, f->children[i].nr);
 		pthread_mutex_lock(&f->lock);
 		f->links_closed += f->children[i].nr;
 		pthread_mutex_unlock(&f->lock);

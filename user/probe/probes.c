@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -21,6 +22,7 @@
 #include "mapfit.h"
 #include "probes_internal.h"
 #include "target/watchdog.h"
+#include "util/fdclose.h"
 #include "util/mapmem.h"
 
 /* For libbpf_print, which libbpf calls without a context. */
@@ -90,20 +92,6 @@ static uint32_t log2_of(uint32_t pow2)
  * slots per stack and per failed-stack site, so that its probe chains stay
  * short (linear probing, no deletions).
  */
-/*
- * --prealloc-stacks: the kernel grows a table without preallocation by an
- * allocation per new entry, refilled in small batches; storing a pair cost
- * 0.7 us with it on a torch job, 0.3 us from a preallocated table. The
- * price is the whole room at load, held or not. (Native stacks have no
- * table: they go to user space through the stack ring.)
- */
-static void prealloc_stack_maps(struct memleak_bpf *skel)
-{
-	struct bpf_map *pairs = skel->maps.stack_pairs;
-
-	bpf_map__set_map_flags(pairs, bpf_map__map_flags(pairs) & ~BPF_F_NO_PREALLOC);
-}
-
 static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 {
 	uint32_t buckets = pow2_at_least((3ull * cfg->max_allocs / 2 + MEMLEAK_BUCKET_SLOTS - 1) /
@@ -127,16 +115,7 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 		bpf_map__set_max_entries(skel->maps.stack_ring, (uint32_t)cfg->stack_ring);
 		skel->rodata->stack_ring_wake = cfg->stack_ring / 4;
 	}
-	/*
-	 * Python targets: one Python stack and one (native, Python) pair per
-	 * site at most. Pairs are the stacks of a Python target, nearly one
-	 * per site (a torch job holds 190,000 at once), and take 16 bytes
-	 * each: twice the room, so that they fill no sooner than the sites.
-	 */
-	bpf_map__set_max_entries(skel->maps.py_stacks, cfg->stack_storage_size);
-	bpf_map__set_max_entries(skel->maps.stack_pairs,
-				 cfg->stack_storage_size > (1u << 30) ? (1u << 31)
-								      : 2 * cfg->stack_storage_size);
+	/* Python targets: a code object sent per stack's frame at most. */
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
 	/* Addresses of code objects freed: more of them than of stacks held (16 bytes each). */
 	bpf_map__set_max_entries(skel->maps.py_code_freed,
@@ -146,8 +125,6 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	if (cfg->follow)
 		bpf_map__set_max_entries(skel->maps.unwind_mappings,
 					 MEMLEAK_UNWIND_SLOTS * 2 * MEMLEAK_UNWIND_MAPPINGS);
-	if (cfg->prealloc_stacks)
-		prealloc_stack_maps(skel);
 }
 
 uint64_t probes__maps_cost(const struct bpf_object *obj)
@@ -208,9 +185,17 @@ static int map_tables(struct probes *p)
 {
 	int err = bpfmaps__map_tables(p->skel, &p->tables);
 
-	if (err)
+	if (err) {
 		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
-	return err;
+		return err;
+	}
+	/*
+	 * No child of ours reads them (the watchdog, forked next, reads the
+	 * .bss): a fork would copy the page tables of their 218 MiB.
+	 */
+	madvise(p->tables.allocs, p->tables.allocs_len, MADV_DONTFORK);
+	madvise(p->tables.sites, p->tables.sites_len, MADV_DONTFORK);
+	return 0;
 }
 
 static double seconds_since(clockid_t clock, const struct timespec *t0)
@@ -306,6 +291,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	if (p->verbose)
 		say_load(p, &t0, &cpu0);
+	if (cfg->unwind_tables)
+		probes_unwind__prefill(p);	/* meanwhile: the tables mapped, the target started */
 	err = map_tables(p) ?: reclaim__new(p) ?: stack_ring__start(p) ?: reclaim__start_thread(p) ?:
 	      follow__new(p) ?: trace_ring__start(p);
 	if (err)
@@ -389,6 +376,29 @@ size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t m
 void probes__stop_view(const struct probes *p, struct watchdog_view *v)
 {
 	bpfmaps__stop_view(p->skel, v);
+}
+
+void probes__hand_links(struct probes *p, struct watchdog *wd)
+{
+	if (!p)
+		return;
+
+	int fds[probes_attach__links_max(p)];
+	size_t n = probes_attach__take_all(p, fds);
+	int err = watchdog__take_links(wd, fds, n);
+
+	if (err) {
+		if (p->verbose)
+			fprintf(stderr, "memleakbpf: the watchdog cannot take the links (%s): closed here\n",
+				strerror(-err));
+		fdclose__together(fds, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);	/* not the last reference: no wait */
+	if (p->verbose)
+		fprintf(stderr, "memleakbpf: %zu uprobe links handed to the watchdog, which closes them once we have exited (each close waits for a grace period)\n",
+			n);
 }
 
 /* Every table emptied; the target is stopped, so BPF adds nothing meanwhile. */

@@ -19,7 +19,6 @@ struct probes_config {
 	uint64_t min_size, max_size;
 	uint32_t max_allocs;
 	uint32_t stack_storage_size;
-	bool prealloc_stacks;	/* --prealloc-stacks (opts.h) */
 	uint64_t stack_ring;	/* --new-stack-buffer: bytes, a power of two */
 	bool stop_on_exec;	/* -c: stop the target at each exec */
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
@@ -87,8 +86,16 @@ void peak__live(const struct probes *p, struct memleak_live out[KIND__COUNT]);
  */
 void peak__arm(struct probes *p);
 struct watchdog_view;
+struct watchdog;
 /* Where the BPF side keeps the processes it may stop and the stops it sent. */
 void probes__stop_view(const struct probes *p, struct watchdog_view *v);
+/*
+ * Every process traced has ended (the caller knows): the uprobe links go to
+ * the watchdog, which closes them once we have exited, since each close
+ * waits for a grace period (0.1 to 0.15 s) and an exit for the closes it
+ * makes. Closed here if the watchdog cannot take them.
+ */
+void probes__hand_links(struct probes *p, struct watchdog *wd);
 /*
  * Wake the thread that sweeps (reclaim.c): when a BPF table is a quarter full it
  * reclaims what sites with no block left hold there, keeping their figures

@@ -22,6 +22,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "util/elfsym.h"
+#include "util/fdclose.h"
 #include "util/rootpath.h"
 #include "util/vec.h"
 
@@ -135,15 +136,13 @@ static uint32_t args_read(__u32 api)
  * stack pointer has moved (an entry-only probe past a push or a sub).
  */
 static void probe_point(const struct probes *p, const struct allocator *a,
-			const struct alloc_probe *ap, __u64 *offset, __u64 *cookie)
+			const struct alloc_probe *ap, struct placement pl, __u64 *offset,
+			__u64 *cookie)
 {
-	struct placement pl = { .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
 	bool returns = ap->api < API__ALLOCATING;
 
 	*offset = ap->offset;
 	*cookie = ap->api;
-	if (!p->links.at_entry)
-		placement__decide(ap->open_path, ap->offset, args_read(ap->api), &pl);
 	if (pl.skip && probed_entry(a, ap->object, ap->offset + pl.skip))
 		pl = (struct placement){ .insn = "another function starts there" };
 	if (pl.skip && returns && pl.sp_delta)
@@ -194,14 +193,17 @@ static int lane_prog(const struct probes *p, enum lane lane)
 			       lane == LANE_MALLOC ? skel->progs.api_malloc : skel->progs.api_enter);
 }
 
+/* Emptied, not only freed: the links are taken twice at the end (probes__hand_links, probes__free). */
 static void free_recipes(struct attachment *at)
 {
 	for (int l = 0; l < LANES; l++) {
 		free(at->entry[l].offsets);
 		free(at->entry[l].cookies);
+		at->entry[l] = (struct recipe){ 0 };
 	}
 	free(at->exit.offsets);
 	free(at->exit.cookies);
+	at->exit = (struct recipe){ 0 };
 	if (at->file_fd >= 0)
 		close(at->file_fd);
 	at->file_fd = -1;
@@ -238,10 +240,37 @@ static int keep_recipes(struct probes *p, struct attachment *at, const char *pat
  * realloc missed after its allocation was seen would leave a block
  * outstanding that is not.
  */
+/* Where each probe of object obj would go (placement.h), its file read once: into pl[]. */
+static void place_object(const struct probes *p, const struct allocator *a, size_t obj,
+			 struct placement *pl)
+{
+	uint64_t entries[a->nr];
+	uint32_t keeps[a->nr];
+	struct placement got[a->nr];
+	size_t of[a->nr], n = 0;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		pl[i] = (struct placement){ .insn = "forced by MEMLEAKBPF_PROBE_AT_ENTRY" };
+		if (a->probes[i].object != obj || p->links.at_entry)
+			continue;
+		entries[n] = a->probes[i].offset;
+		keeps[n] = args_read(a->probes[i].api);
+		of[n++] = i;
+	}
+	if (!n)
+		return;
+	placement__decide_all(a->objects[obj].open_path, entries, keeps, n, got);
+	for (size_t k = 0; k < n; k++)
+		pl[of[k]] = got[k];
+}
+
 static void plan_object(const struct probes *p, const struct allocator *a, size_t obj,
 			__u64 (*offsets)[a->nr], __u64 (*cookies)[a->nr], __u32 *n,
 			__u64 *ret_offsets, __u64 *ret_cookies, __u32 *nret)
 {
+	struct placement pl[a->nr];
+
+	place_object(p, a, obj, pl);
 	for (int rank = 0; rank < 3; rank++) {
 		for (size_t i = 0; i < a->nr; i++) {
 			const struct alloc_probe *ap = &a->probes[i];
@@ -249,7 +278,7 @@ static void plan_object(const struct probes *p, const struct allocator *a, size_
 
 			if (ap->object != obj || attach_rank(ap->api) != rank)
 				continue;
-			probe_point(p, a, ap, &offsets[l][n[l]], &cookies[l][n[l]]);
+			probe_point(p, a, ap, pl[i], &offsets[l][n[l]], &cookies[l][n[l]]);
 			/* A session program takes its returns itself. */
 			if (ap->api < API__ALLOCATING && !p->sample.session) {
 				ret_offsets[*nret] = offsets[l][n[l]];
@@ -428,36 +457,6 @@ static uint64_t object_signature(const struct allocator *a, size_t obj)
 	return h;
 }
 
-static void *close_fd(void *arg)
-{
-	close((int)(long)arg);
-	return NULL;
-}
-
-/*
- * Close link fds at once: releasing a uprobe link waits for an RCU
- * grace period (30 to 80 ms here), and waits that run side by side end
- * together. Falls back to closing in turn.
- */
-void probes_attach__close_links(const int *fds, size_t n)
-{
-	pthread_t threads[n ?: 1];
-	bool started[n ?: 1];
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (size_t i = 0; i < n; i++)
-		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (size_t i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			close(fds[i]);
-	}
-}
-
 /* Move at's open link fds into fds (room for LANES + 1); how many. */
 static size_t take_links(struct attachment *at, int *fds)
 {
@@ -478,7 +477,7 @@ static void detach(struct attachment *at)
 {
 	int fds[LANES + 1];
 
-	probes_attach__close_links(fds, take_links(at, fds));
+	fdclose__together(fds, take_links(at, fds));
 	free_recipes(at);
 }
 
@@ -551,7 +550,7 @@ static void detach_unwanted(struct probes *p)
 		p->links.v[kept++] = p->links.v[i];
 	}
 	p->links.nr = kept;
-	probes_attach__close_links(fds, n);
+	fdclose__together(fds, n);
 }
 
 void probes_attach__detach_allocator(struct probes *p)
@@ -652,10 +651,14 @@ int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *
 				  p->dl.file, &r, false, fds, n);
 }
 
-/* Every link, the Python exit probes' and the dynamic linker's too, closed together. */
-void probes_attach__detach_all(struct probes *p)
+size_t probes_attach__links_max(const struct probes *p)
 {
-	int fds[(LANES + 1) * p->links.nr + 5];
+	return (LANES + 1) * p->links.nr + 5;
+}
+
+/* Every link's fd, the Python exit probes' and the dynamic linker's too, moved into fds. */
+size_t probes_attach__take_all(struct probes *p, int *fds)
+{
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->links.nr; i++) {
@@ -680,5 +683,13 @@ void probes_attach__detach_all(struct probes *p)
 	if (p->exit_stop.fd >= 0)
 		fds[n++] = p->exit_stop.fd;
 	p->py_exit.fds[0] = p->py_exit.fds[1] = p->dl.fd = p->exit_stop.fd = -1;
-	probes_attach__close_links(fds, n);
+	return n;
+}
+
+/* Every link, closed together. */
+void probes_attach__detach_all(struct probes *p)
+{
+	int fds[probes_attach__links_max(p)];
+
+	fdclose__together(fds, probes_attach__take_all(p, fds));
 }

@@ -81,6 +81,17 @@ struct probes_py {
 	void *exec_ctx;
 };
 
+/* Chunks made ahead, in the outer map after those in use, mapped (probes_unwind.c). */
+#define PROBES_CFI_SPARES 4
+struct probes_cfi_spares {
+	pthread_t thread;
+	bool started;
+	int err;		/* the thread's: none made */
+	uint32_t nr, next;	/* made; the next one to use */
+	uint64_t bytes;		/* their kernel memory */
+	struct unwind_row *rows[PROBES_CFI_SPARES];
+};
+
 /*
  * CFI rows (probes_unwind.c): chunks created, rows used, the chunk being
  * filled (mmap'ed); per slot of mappings (0: the target's; --follow: an
@@ -90,6 +101,7 @@ struct probes_cfi {
 	uint32_t chunks;
 	uint32_t rows;
 	struct unwind_row *fill;
+	struct probes_cfi_spares spares;
 	uint32_t half[MEMLEAK_UNWIND_SLOTS];
 	uint32_t gen[MEMLEAK_UNWIND_SLOTS];
 	uint32_t slot_tag[MEMLEAK_UNWIND_SLOTS];
@@ -208,26 +220,30 @@ int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 
 /*
- * The native stacks BPF sends through its stack ring (stack_ring.c): the
- * thread that reads them, once the object loaded (0 or -errno, said), and
- * its end, which lets go of them all.
+ * The native stacks, Python stacks and pairs BPF sends through its stack
+ * ring (stack_ring.c): the thread that reads them, once the object loaded
+ * (0 or -errno, said), and its end, which lets go of them all.
  */
 int stack_ring__start(struct probes *p);
 void stack_ring__stop(struct probes *p);
 /* What waits in the ring, read now: before a reading looks up its stacks. */
 void stack_ring__drain(struct probes *p);
-/* The frames of native stack id, held for the caller, or NULL; is it kept? */
+/* The frames of native (Python) stack id, held for the caller, or NULL; is a native one kept? */
 struct stack_blob *stack_ring__native(struct probes *p, uint64_t id);
+struct stack_blob *stack_ring__python(struct probes *p, uint64_t id);
 bool stack_ring__has(struct probes *p, uint64_t id);
+/* What pair id stands for, if kept. */
+bool stack_ring__pair(struct probes *p, uint64_t id, struct stack_pair *out);
 /*
- * The stacks no id of named names handed to the retired store (the caller
- * holds stacks_lock and retired_lock): how many.
+ * The pairs, Python and native stacks no id of named names handed to the
+ * retired store (the caller holds stacks_lock and retired_lock): how
+ * many. The stacks of a pair named are named too (added to named).
  */
-size_t stack_ring__let_go(struct probes *p, const struct idmap *named);
+size_t stack_ring__let_go(struct probes *p, struct idmap *named);
 /* Every stack let go of (the tables were cleared). */
 void stack_ring__clear(struct probes *p);
-/* Stacks kept. */
-size_t stack_ring__held(struct probes *p);
+/* Native stacks kept; Python stacks and pairs in *python and *pairs. */
+size_t stack_ring__held(struct probes *p, size_t *python, size_t *pairs);
 
 /* A slot's counts summed over its shards, frees read first (site_slot.c). */
 void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
@@ -317,8 +333,6 @@ int probes_attach__link_allocator_pid(struct probes *p, const struct allocator *
 int probes_attach__link_dl_pid(struct probes *p, const char *path, pid_t pid);
 /* The target's dynamic linker's link, for pid (a fork of it), added to fds[*n]. 0 or -errno. */
 int probes_attach__link_dl_child(struct probes *p, pid_t pid, int *fds, size_t *n);
-/* Close link fds side by side: each waits for a grace period. */
-void probes_attach__close_links(const int *fds, size_t n);
 /* --follow's state (follow.c): 0 or -errno; the end closes every child's links. */
 int follow__new(struct probes *p);
 void follow__free(struct probes *p);
@@ -360,10 +374,15 @@ void image_links__made(struct probes *p, int prog_fd, const char *path, const __
 size_t image_links__max(const struct probes *p, uint32_t tag);
 /* Image tag's links, in the order they were made (returns before entries), *nr of them. */
 const struct image_link *image_links__of(const struct probes *p, uint32_t tag, size_t *nr);
-/* Unmap the chunk of CFI rows being filled (probes__free). */
+/* Unmap the chunk of CFI rows being filled, and the spares (probes__free). */
 void probes_unwind__release(struct probes *p);
+/* Make the first chunks of CFI rows in the background, after the load. */
+void probes_unwind__prefill(struct probes *p);
 /* Close every link at once (probes__free). */
 void probes_attach__detach_all(struct probes *p);
+/* Room for every link's fd, and every link's fd moved into fds (room for that many): how many. */
+size_t probes_attach__links_max(const struct probes *p);
+size_t probes_attach__take_all(struct probes *p, int *fds);
 
 /* The kernel memory of every map of obj at its current size (util/mapmem.h); -k's too. */
 uint64_t probes__maps_cost(const struct bpf_object *obj);

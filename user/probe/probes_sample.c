@@ -56,6 +56,14 @@ static void set_session(struct probes *p, const struct probes_config *cfg)
 			"no uprobe sessions (Linux 6.13): a call not sampled traps twice, as any");
 	bpf_program__set_autoload(p->skel->progs.api_malloc_session, p->sample.session);
 	bpf_program__set_autoload(p->skel->progs.api_session, p->sample.session);
+	/*
+	 * Sessions take both ends of every allocating call: the plain entry
+	 * and return programs are never attached, and the kernel's verifier
+	 * need not check them (api_exit's 47,000 instructions).
+	 */
+	bpf_program__set_autoload(p->skel->progs.api_enter, !p->sample.session);
+	bpf_program__set_autoload(p->skel->progs.api_malloc, !p->sample.session);
+	bpf_program__set_autoload(p->skel->progs.api_exit, !p->sample.session);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_malloc_session,
 					      PROBES_UPROBE_SESSION);
 	bpf_program__set_expected_attach_type(p->skel->progs.api_session, PROBES_UPROBE_SESSION);

@@ -6,6 +6,8 @@
  * read.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +50,8 @@ bool probes_unwind__can_walk_tables(void)
  * maps (about 10 ms), and the 357 chunks of a PyTorch process each waiting
  * for their own took 3.5 s. On failure nothing is left mapped or created.
  */
-static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
+static int add_chunks(struct probes *p, __u32 first, __u32 n, struct unwind_row **rows,
+		      uint64_t *bytes)
 {
 	int err = 0;
 	__u32 *keys = calloc(n, sizeof(*keys)), made = 0;
@@ -60,7 +63,7 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 		return -ENOMEM;
 	}
 	for (; made < n; made++) {
-		keys[made] = p->cfi.chunks + made;
+		keys[made] = first + made;
 		fds[made] = bpfmaps__cfi_chunk_new(&rows[made], CHUNK_BYTES);
 		if (fds[made] < 0) {
 			err = fds[made];	/* nothing made for it */
@@ -69,10 +72,8 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 	}
 	if (!err)
 		err = bpfmaps__cfi_chunks_add(p->skel, keys, fds, n);
-	if (!err) {
-		p->cfi.chunks += n;
-		p->cfi.chunk_bytes += n * map_memlock(fds[0]);
-	}
+	if (!err)
+		*bytes = n * map_memlock(fds[0]);
 	for (__u32 i = 0; i < made; i++) {
 		if (err)
 			munmap(rows[i], CHUNK_BYTES);
@@ -83,12 +84,75 @@ static int add_chunks(struct probes *p, __u32 n, struct unwind_row **rows)
 	return err;
 }
 
-/* The chunk being filled, unmapped (probes__free). */
-void probes_unwind__release(struct probes *p)
+/*
+ * The spares: the first chunks, made while the rest of the start-up goes on,
+ * so that the grace period of their update is not waited for at the stops
+ * that load the first tables (-c: the exec's, the allocator's: 10 to 15 ms
+ * each). Chunks 0 to PROBES_CFI_SPARES - 1: nothing else adds one meanwhile.
+ */
+static void *make_spares(void *arg)
+{
+	struct probes *p = arg;
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+
+	sp->err = add_chunks(p, 0, PROBES_CFI_SPARES, sp->rows, &sp->bytes);
+	return NULL;
+}
+
+void probes_unwind__prefill(struct probes *p)
+{
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+	sigset_t all, old;
+
+	/* No signal for it: they are the loop's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sp->started = !pthread_create(&sp->thread, NULL, make_spares, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The spares made, their memory counted (if not made, chunks are made as they are needed). */
+static void join_spares(struct probes *p)
+{
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+
+	if (!sp->started)
+		return;
+	pthread_join(sp->thread, NULL);
+	sp->started = false;
+	if (sp->err)
+		return;
+	sp->nr = PROBES_CFI_SPARES;
+	p->cfi.chunk_bytes += sp->bytes;
+}
+
+static void unmap_fill(struct probes *p)
 {
 	if (p->cfi.fill)
 		munmap(p->cfi.fill, CHUNK_BYTES);
 	p->cfi.fill = NULL;
+}
+
+/* The chunk being filled and the spares left, unmapped (probes__free). */
+void probes_unwind__release(struct probes *p)
+{
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+
+	join_spares(p);
+	for (; sp->next < sp->nr; sp->next++)
+		munmap(sp->rows[sp->next], CHUNK_BYTES);
+	unmap_fill(p);
+}
+
+/* Up to n spares into fresh, as the next chunks in use: how many. */
+static __u32 take_spares(struct probes *p, __u32 n, struct unwind_row **fresh)
+{
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+	__u32 k = 0;
+
+	for (; k < n && sp->next < sp->nr; k++)
+		fresh[k] = sp->rows[sp->next++];
+	return k;
 }
 
 /* The chunks that rows [at, at + nr) need, created; fresh[i] is chunk have + i. */
@@ -96,7 +160,9 @@ static int grow_for(struct probes *p, uint32_t at, size_t nr, struct unwind_row 
 {
 	__u32 have = p->cfi.chunks;
 	__u32 need = (__u32)((at + nr + MEMLEAK_CFI_CHUNK_ROWS - 1) >> MEMLEAK_CFI_CHUNK_SHIFT);
-	int err;
+	uint64_t bytes = 0;
+	__u32 k;
+	int err = 0;
 
 	*fresh = NULL;
 	if (need <= have)
@@ -104,8 +170,14 @@ static int grow_for(struct probes *p, uint32_t at, size_t nr, struct unwind_row 
 	*fresh = calloc(need - have, sizeof(**fresh));
 	if (!*fresh)
 		return -ENOMEM;
-	err = add_chunks(p, need - have, *fresh);
-	if (err) {
+	k = take_spares(p, need - have, *fresh);
+	if (need - have > k)
+		err = add_chunks(p, have + k, need - have - k, *fresh + k, &bytes);
+	if (!err) {
+		p->cfi.chunks = need;
+		p->cfi.chunk_bytes += bytes;
+	} else {
+		p->cfi.spares.next -= k;	/* the spares taken go back */
 		free(*fresh);
 		*fresh = NULL;
 	}
@@ -121,9 +193,13 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 {
 	struct probes *p = ctx;
 	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
-	uint32_t at = p->cfi.rows, have = p->cfi.chunks;
+	uint32_t at, have;
 	struct unwind_row **fresh;
 	int err;
+
+	join_spares(p);
+	at = p->cfi.rows;
+	have = p->cfi.chunks;
 
 	if (at + (uint64_t)nr > cap)
 		return -ENOSPC;
@@ -145,7 +221,7 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 	if (fresh) {
 		__u32 last = p->cfi.chunks - have - 1;
 
-		probes_unwind__release(p);
+		unmap_fill(p);
 		for (__u32 i = 0; i < last; i++)
 			munmap(fresh[i], CHUNK_BYTES);
 		p->cfi.fill = fresh[last];

@@ -12,8 +12,8 @@
  *    its counts; an allocation counts itself, then looks at the key again.
  *    Both are locked instructions, so either we see its count and give the
  *    slot back, or it sees the mark and takes its count back.
- * 2. lets go of the pairs, Python stacks (BPF maps) and native stacks
- *    (stack_ring.c) no live site names, keeping a copy in the retired
+ * 2. lets go of the pairs, Python stacks and native stacks (stack_ring.c)
+ *    no live site names, keeping a copy in the retired
  *    store: a stack id may still come back from a thread's stack cache, the
  *    stacks BPF knows it sent or a walk in flight, and is then read from
  *    there; the caches are told to forget (stacks_cleared).
@@ -320,96 +320,14 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	return n;
 }
 
-/*
- * Copy an entry of a map to the retired store, sharing the stack cache's
- * blob of it where there is one (under both locks): 0 or -ENOMEM.
- */
-typedef int (*keep_fn)(struct probes *p, uint64_t id, const void *val);
-
-/* Entries a batch reads: a few MiB of stacks. */
-struct letting_go {
-	struct probes *p;
-	enum bpfmaps_table k;
-	const struct idmap *named;
-	keep_fn keep;
-	size_t size, gone;
-};
-
-/* The entries of a batch no live site names: copied aside, then deleted. */
-static int let_go_batch(void *ctx, const uint64_t *keys, const void *vals, uint32_t n)
-{
-	struct letting_go *lg = ctx;
-	struct probes *p = lg->p;
-	uint64_t gone[BPFMAPS_BATCH];
-	uint32_t nr = 0;
-
-	/* The order every holder of both takes them in (snapshot.c). */
-	pthread_mutex_lock(&p->rc.stacks_lock);
-	pthread_mutex_lock(&p->rc.retired_lock);
-	for (uint32_t i = 0; i < n; i++)
-		if (!idmap__get(lg->named, keys[i], NULL) &&
-		    !lg->keep(p, keys[i], (const char *)vals + i * lg->size))
-			gone[nr++] = keys[i];
-	pthread_mutex_unlock(&p->rc.retired_lock);
-	pthread_mutex_unlock(&p->rc.stacks_lock);
-	bpfmaps__delete_batch(p->skel, lg->k, gone, &nr);
-	__atomic_fetch_sub(fill_of(p, lg->k), nr, __ATOMIC_SEQ_CST);
-	lg->gone += nr;
-	return 0;
-}
-
-/* The entries of map no live site names, let go of: how many. */
-static size_t let_go(struct probes *p, enum bpfmaps_table k, const struct idmap *named, keep_fn keep)
-{
-	struct letting_go lg = { p, k, named, keep, bpfmaps__value_size(p->skel, k), 0 };
-
-	bpfmaps__each_batch(p->skel, k, let_go_batch, &lg);	/* what failed stays for the next sweep */
-	return lg.gone;
-}
-
-static int keep_python(struct probes *p, uint64_t id, const void *val)
-{
-	return retired__keep_python(p->rc.retired, id, val, stackcache__python(p->rc.stacks, id));
-}
-
-static int keep_pair(struct probes *p, uint64_t id, const void *val)
-{
-	return retired__keep_pair(p->rc.retired, id, val);
-}
-
-/* The stacks a named pair stands for are named too. */
-static int name_pair_batch(void *ctx, const uint64_t *keys, const void *vals, uint32_t n)
-{
-	const struct stack_pair *pairs = vals;
-	struct idmap *named = ctx;
-	int err = 0;
-
-	for (uint32_t i = 0; !err && i < n; i++)
-		if (idmap__get(named, keys[i], NULL))
-			err = idmap__put(named, pairs[i].native, 0) ?:
-			      idmap__put(named, pairs[i].python, 0);
-	return err;
-}
-
-static int name_pairs(struct probes *p, struct idmap *named)
-{
-	return bpfmaps__each_batch(p->skel, BPFMAPS_PAIRS, name_pair_batch, named);
-}
-
 /* Step 2: the stacks no live site names. */
 static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 {
-	size_t n = 0;
+	size_t n;
 
-	if (p->py.used && name_pairs(p, &r->named))
-		return 0;
-	if (p->py.used) {
-		n += let_go(p, BPFMAPS_PAIRS, &r->named, keep_pair);
-		n += let_go(p, BPFMAPS_PY_STACKS, &r->named, keep_python);
-	}
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	pthread_mutex_lock(&p->rc.retired_lock);
-	n += stack_ring__let_go(p, &r->named);
+	n = stack_ring__let_go(p, &r->named);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	/* Threads' stack caches and BPF's known stacks may hold the ids let go of: send again. */
@@ -454,11 +372,7 @@ static uint64_t mark_for(uint64_t room, uint64_t live)
 static void set_marks(struct probes *p)
 {
 	for (int k = 0; k < BPFMAPS__TABLES; k++) {
-		uint64_t now = *fill_of(p, k), live = now;
-
-		if (k == BPFMAPS_PY_STACKS || k == BPFMAPS_PAIRS)
-			live = now < p->rc.sweep->named.nr ? now : p->rc.sweep->named.nr;
-		p->rc.sweep->next[k] = mark_for(room_of(p, k), live);
+		p->rc.sweep->next[k] = mark_for(room_of(p, k), *fill_of(p, k));
 		*mark_of(p, k) = p->rc.sweep->next[k] + 1;
 	}
 }
@@ -509,15 +423,16 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 	if (dt > r->longest_ns)
 		r->longest_ns = dt;
 	pthread_mutex_unlock(&r->mu);
-	if (p->verbose)
+	if (p->verbose) {
+		size_t py, pairs, native = stack_ring__held(p, &py, &pairs);
+
 		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
-			"%zu stacks (%llu live), %llu Python stacks, %llu pairs and %llu sites left; "
+			"%zu stacks (%llu live), %zu Python stacks, %zu pairs and %llu sites left; "
 			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6, cpu / 1e6,
-			stack_ring__held(p), (unsigned long long)r->live,
-			(unsigned long long)*fill_of(p, BPFMAPS_PY_STACKS),
-			(unsigned long long)*fill_of(p, BPFMAPS_PAIRS),
+			native, (unsigned long long)r->live, py, pairs,
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
 			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
+	}
 }
 
 static void sweep(struct probes *p)

@@ -152,11 +152,6 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
-/* What a reading of the stacks needs besides the site: room for a Python stack. */
-struct stack_buf {
-	struct py_stack py;
-};
-
 /* Is id a native stack's, known here already: then it is no pair's. */
 static bool known_native(struct probes *p, uint64_t id)
 {
@@ -175,7 +170,7 @@ static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
 	*pair = (struct stack_pair){ .native = id };
 	if (!p->py.used || retired__pair(p->rc.retired, id, pair) || known_native(p, id))
 		return;
-	if (bpfmaps__pair_lookup(p->skel, id, pair))
+	if (!stack_ring__pair(p, id, pair))
 		*pair = (struct stack_pair){ .native = id };
 }
 
@@ -190,15 +185,11 @@ static struct stack_blob *native_blob(struct probes *p, uint64_t id)
 	return blob ? stack_blob__hold(blob) : stack_ring__native(p, id);
 }
 
-static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stack_buf *b)
+static struct stack_blob *python_blob(struct probes *p, uint64_t id)
 {
 	struct stack_blob *blob = stackcache__python(p->rc.stacks, id) ?: retired__python(p->rc.retired, id);
 
-	if (blob)
-		return stack_blob__hold(blob);
-	if (bpfmaps__py_stack_lookup(p->skel, id, &b->py))
-		return NULL;
-	return stack_blob__new(id, &(struct stack_copy){ .py = &b->py });
+	return blob ? stack_blob__hold(blob) : stack_ring__python(p, id);
 }
 
 /*
@@ -206,8 +197,7 @@ static struct stack_blob *python_blob(struct probes *p, uint64_t id, struct stac
  * nowhere (reported as a stack that could not be read). Python frames that
  * cannot be read leave the native ones alone.
  */
-static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
-			    struct stack_ref *out)
+static bool read_stack_once(struct probes *p, uint64_t id, struct stack_ref *out)
 {
 	struct stack_pair pair;
 
@@ -220,12 +210,12 @@ static bool read_stack_once(struct probes *p, uint64_t id, struct stack_buf *b,
 		out->native = native_blob(p, pair.native);
 	if (!out->native)
 		return false;
-	out->python = pair.python ? python_blob(p, pair.python, b) : NULL;
+	out->python = pair.python ? python_blob(p, pair.python) : NULL;
 	return true;
 }
 
 /* The site's stack, held by the site: the stack cache's, or read (and kept there). */
-static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *b)
+static void read_stack(struct probes *p, struct snap_site *s)
 {
 	struct stack_ref ref;
 
@@ -235,7 +225,7 @@ static void read_stack(struct probes *p, struct snap_site *s, struct stack_buf *
 		bool found;
 
 		pthread_mutex_lock(&p->rc.retired_lock);
-		found = read_stack_once(p, s->stack_id, b, &ref);
+		found = read_stack_once(p, s->stack_id, &ref);
 		pthread_mutex_unlock(&p->rc.retired_lock);
 		if (!found)
 			return;
@@ -386,10 +376,6 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
  */
 static int read_stacks(struct probes *p, struct snapshot *snap)
 {
-	struct stack_buf *b = malloc(sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
 	/* Every stack BPF sent before it counted these sites' allocations. */
 	stack_ring__drain(p);
 	pthread_mutex_lock(&p->rc.stacks_lock);
@@ -406,11 +392,10 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 			pthread_mutex_unlock(&p->rc.stacks_lock);
 			pthread_mutex_lock(&p->rc.stacks_lock);
 		}
-		read_stack(p, &snap->sites[i], b);
+		read_stack(p, &snap->sites[i]);
 	}
 	stackcache__end(p->rc.stacks);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
-	free(b);
 	return 0;
 }
 

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The native stacks BPF sends through its stack ring the first time it
- * meets them (bpf/stack.bpf.h), kept here by id while a live site may name
- * them: what the kernel's stack map held, without a hash-map insert (an
- * allocation and a memory-cgroup charge) in the target for each new stack,
- * nor a batch of lookups and deletes here to read them back.
+ * The native stacks, Python stacks and (native, Python, process) pairs BPF
+ * sends through its stack ring the first time it meets them in a
+ * generation (bpf/stack.bpf.h, bpf/python.bpf.h), kept here by id while a
+ * live site may name them: what the kernel's stack maps held, without a
+ * hash-map insert (an allocation and a memory-cgroup charge) in the target
+ * for each new one, nor a batch of lookups and deletes here to read them
+ * back. Each kind has its store: their ids are hashes of different things.
  *
  * A thread reads the ring every STACK_RING_POLL_MS (BPF wakes it sooner
  * only when the ring fills past a mark), and a reading drains it first,
  * so every id a site names has come by then: BPF sends a stack before it
  * counts the allocation. BPF remembers what it sent in a cache: a stack it
  * forgot comes again, and is dropped after a full compare with the copy
- * kept here or in the retired store. Two different stacks under one id (a
- * 64-bit hash collision BPF's check of the depth, flags and both ends
- * missed) are counted, CNT_STACK_MERGED: their sites' figures may mix both.
+ * kept here or in the retired store. Two different stacks (or pairs) under
+ * one id (a 64-bit hash collision BPF's 64-bit check missed) are counted,
+ * CNT_STACK_MERGED: their sites' figures may mix both.
  *
  * Locks: the store's is taken after stacks_lock and retired_lock; the
  * reader only tries the retired store's.
@@ -45,6 +47,24 @@
  */
 #define STACK_RING_BATCH 64
 
+/* Native or Python stacks, held, by id. */
+struct blob_store {
+	struct idmap of_id;		/* id -> its index in blobs */
+	struct stack_blob **blobs;	/* held */
+	size_t nr, cap;
+};
+
+struct kept_pair {
+	uint64_t id;
+	struct stack_pair pair;
+};
+
+struct pair_store {
+	struct idmap of_id;		/* pair id -> its index in pairs */
+	struct kept_pair *pairs;
+	size_t nr, cap;
+};
+
 struct stack_ring {
 	struct probes *p;
 	struct ring_buffer *rb;
@@ -53,71 +73,120 @@ struct stack_ring {
 	bool running;
 	pthread_mutex_t lock;
 	/* Under lock: */
-	struct idmap of_id;		/* stack id -> its index in blobs */
-	struct stack_blob **blobs;	/* held */
-	size_t nr, cap;
+	struct blob_store native, python;
+	struct pair_store pairs;
 	uint64_t received, again, merged;
 	bool retired_held;	/* this drain holds the retired store's lock */
 	uint32_t batch;		/* records this hold of the locks took */
 };
 
 /* Keep b (held) under id: 0 or -ENOMEM (then let go of). */
-static int keep(struct stack_ring *sr, uint64_t id, struct stack_blob *b)
+static int keep(struct blob_store *st, uint64_t id, struct stack_blob *b)
 {
-	if (vec__reserve_min(&sr->blobs, &sr->cap, sr->nr + 1, sizeof(*sr->blobs), 1024) ||
-	    idmap__put(&sr->of_id, id, (uint32_t)sr->nr)) {
+	if (vec__reserve_min(&st->blobs, &st->cap, st->nr + 1, sizeof(*st->blobs), 1024) ||
+	    idmap__put(&st->of_id, id, (uint32_t)st->nr)) {
 		stack_blob__put(b);
 		return -ENOMEM;
 	}
-	sr->blobs[sr->nr++] = b;
+	st->blobs[st->nr++] = b;
 	return 0;
 }
 
-/* A stack met before, by this id: the same frames, or another stack's (counted). */
-static void met_again(struct stack_ring *sr, const struct stack_blob *b, const struct stack_copy *c)
+/* Something met before, by this id: the same, or another's (counted). */
+static void met_again(struct stack_ring *sr, bool same)
 {
-	if (stack_blob__same_ips(b, c))
+	if (same)
 		sr->again++;
 	else
 		sr->merged++;
 }
 
 /*
- * One record of the ring (struct stack_msg, its frames only), under the
- * store's lock and the retired store's. Without memory, its frames are
+ * A stack c of a store, new or met again. Without memory, its frames are
  * lost: a site that names it says its stack could not be read.
  */
-static int on_stack(void *ctx, void *data, size_t len)
+static void on_blob(struct stack_ring *sr, uint64_t id, const struct stack_copy *c)
 {
-	struct stack_ring *sr = ctx;
-	const struct stack_msg *m = data;
-	size_t head = offsetof(struct stack_msg, st.ips), nr;
-	struct stack_blob *b;
-	struct stack_copy c;
+	struct blob_store *st = c->py ? &sr->python : &sr->native;
+	struct stack_blob *b = NULL;
 	uint32_t i;
 
-	if (len < head || !m->id)
-		return 0;
+	if (idmap__get(&st->of_id, id, &i)) {
+		met_again(sr, stack_blob__same(st->blobs[i], c));
+		return;
+	}
+	/* Let go of, and sent again: the retired store's copy is kept here again. */
+	if (sr->retired_held)
+		b = c->py ? retired__python(sr->p->rc.retired, id) : retired__native(sr->p->rc.retired, id);
+	if (b) {
+		met_again(sr, stack_blob__same(b, c));
+		b = stack_blob__hold(b);
+	} else {
+		b = stack_blob__new(id, c);
+	}
+	if (b)
+		(void)keep(st, id, b);
+}
+
+/* A pair: kept by id (without memory: its sites show the native stack's id, unread). */
+static void on_pair(struct stack_ring *sr, uint64_t id, const struct stack_pair *pair)
+{
+	struct pair_store *ps = &sr->pairs;
+	struct stack_pair old;
+	uint32_t i;
+
+	if (idmap__get(&ps->of_id, id, &i)) {
+		met_again(sr, !memcmp(&ps->pairs[i].pair, pair, sizeof(*pair)));
+		return;
+	}
+	if (sr->retired_held && retired__pair(sr->p->rc.retired, id, &old))
+		met_again(sr, !memcmp(&old, pair, sizeof(*pair)));
+	if (vec__reserve_min(&ps->pairs, &ps->cap, ps->nr + 1, sizeof(*ps->pairs), 1024) ||
+	    idmap__put(&ps->of_id, id, (uint32_t)ps->nr))
+		return;
+	ps->pairs[ps->nr++] = (struct kept_pair){ id, *pair };
+}
+
+/* A native stack (struct stack_msg): its frames only. */
+static void on_native(struct stack_ring *sr, const struct stack_msg *m, size_t len)
+{
+	size_t head = offsetof(struct stack_msg, st.ips), nr;
+
+	if (len < head)
+		return;
 	nr = (len - head) / sizeof(m->st.ips[0]);
 	if (nr > m->st.nr)
 		nr = m->st.nr;
-	c = (struct stack_copy){ .ips = (uint64_t *)m->st.ips, .nr_ips = (uint32_t)nr,
-				 .flags = m->st.flags };
-	sr->received++;
-	if (idmap__get(&sr->of_id, m->id, &i)) {
-		met_again(sr, sr->blobs[i], &c);
+	on_blob(sr, m->h.id, &(struct stack_copy){ .ips = (uint64_t *)m->st.ips,
+						   .nr_ips = (uint32_t)nr, .flags = m->st.flags });
+}
+
+/* A Python stack (struct py_msg): its nr frames, whole, or nothing. */
+static void on_python(struct stack_ring *sr, const struct py_msg *m, size_t len)
+{
+	size_t head = offsetof(struct py_msg, st);
+
+	if (len < head + offsetof(struct py_stack, frames) || m->st.nr > MEMLEAK_PY_MAX_FRAMES ||
+	    len < head + stackcache__py_size(m->st.nr))
+		return;
+	on_blob(sr, m->h.id, &(struct stack_copy){ .py = (struct py_stack *)&m->st });
+}
+
+/* One record of the ring, under the store's lock and the retired store's (if held). */
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct stack_ring *sr = ctx;
+	const struct stack_msg_head *h = data;
+
+	if (len < sizeof(*h) || !h->id)
 		return 0;
-	}
-	/* Let go of, and sent again: the retired store's copy is kept here again. */
-	b = sr->retired_held ? retired__native(sr->p->rc.retired, m->id) : NULL;
-	if (b) {
-		met_again(sr, b, &c);
-		b = stack_blob__hold(b);
-	} else {
-		b = stack_blob__new(m->id, &c);
-	}
-	if (b)
-		(void)keep(sr, m->id, b);
+	sr->received++;
+	if (h->kind == STACK_MSG_NATIVE)
+		on_native(sr, data, len);
+	else if (h->kind == STACK_MSG_PYTHON)
+		on_python(sr, data, len);
+	else if (h->kind == STACK_MSG_PAIR && len >= sizeof(struct pair_msg))
+		on_pair(sr, h->id, &((const struct pair_msg *)data)->pair);
 	/* Enough for one hold of the locks: the record is consumed, the rest waits. */
 	return ++sr->batch < STACK_RING_BATCH ? 0 : -EAGAIN;
 }
@@ -182,7 +251,7 @@ int stack_ring__start(struct probes *p)
 		return -ENOMEM;
 	sr->p = p;
 	pthread_mutex_init(&sr->lock, NULL);
-	sr->rb = bpfmaps__stack_reader(p->skel, on_stack, sr);
+	sr->rb = bpfmaps__stack_reader(p->skel, on_record, sr);
 	if (!sr->rb) {
 		err = -errno;
 		goto fail;
@@ -205,12 +274,20 @@ fail:
 	return err;
 }
 
+static void blobs_forget(struct blob_store *st)
+{
+	for (size_t i = 0; i < st->nr; i++)
+		stack_blob__put(st->blobs[i]);
+	st->nr = 0;
+	idmap__clear(&st->of_id);
+}
+
 static void forget_all(struct stack_ring *sr)
 {
-	for (size_t i = 0; i < sr->nr; i++)
-		stack_blob__put(sr->blobs[i]);
-	sr->nr = 0;
-	idmap__clear(&sr->of_id);
+	blobs_forget(&sr->native);
+	blobs_forget(&sr->python);
+	sr->pairs.nr = 0;
+	idmap__clear(&sr->pairs.of_id);
 }
 
 void stack_ring__stop(struct probes *p)
@@ -224,14 +301,20 @@ void stack_ring__stop(struct probes *p)
 		pthread_join(sr->thread, NULL);
 	}
 	if (p->verbose)
-		fprintf(stderr, "memleakbpf: stack ring (%llu KiB): %llu stacks received, %llu of them "
-			"sent again (BPF forgot it sent them), %zu held at the end\n",
+		fprintf(stderr, "memleakbpf: stack ring (%llu KiB): %llu stacks and pairs received, "
+			"%llu of them sent again (BPF forgot it sent them); %zu native stacks, "
+			"%zu Python stacks and %zu pairs held at the end\n",
 			(unsigned long long)bpfmaps__stack_ring_bytes(p->skel) >> 10,
-			(unsigned long long)sr->received, (unsigned long long)sr->again, sr->nr);
+			(unsigned long long)sr->received, (unsigned long long)sr->again,
+			sr->native.nr, sr->python.nr, sr->pairs.nr);
 	ring_buffer__free(sr->rb);
 	forget_all(sr);
-	idmap__free(&sr->of_id);
-	free(sr->blobs);
+	idmap__free(&sr->native.of_id);
+	idmap__free(&sr->python.of_id);
+	idmap__free(&sr->pairs.of_id);
+	free(sr->native.blobs);
+	free(sr->python.blobs);
+	free(sr->pairs.pairs);
 	pthread_mutex_destroy(&sr->lock);
 	free(sr);
 	p->stack_ring = NULL;
@@ -243,19 +326,48 @@ void stack_ring__drain(struct probes *p)
 		drain(p->stack_ring);
 }
 
-struct stack_blob *stack_ring__native(struct probes *p, uint64_t id)
+/* The blob of id in a store, held for the caller, or NULL. */
+static struct stack_blob *blob_of(struct probes *p, bool python, uint64_t id)
 {
 	struct stack_ring *sr = p->stack_ring;
 	struct stack_blob *b = NULL;
+	struct blob_store *st;
 	uint32_t i;
 
 	if (!sr)
 		return NULL;
 	pthread_mutex_lock(&sr->lock);
-	if (idmap__get(&sr->of_id, id, &i))
-		b = stack_blob__hold(sr->blobs[i]);
+	st = python ? &sr->python : &sr->native;
+	if (idmap__get(&st->of_id, id, &i))
+		b = stack_blob__hold(st->blobs[i]);
 	pthread_mutex_unlock(&sr->lock);
 	return b;
+}
+
+struct stack_blob *stack_ring__native(struct probes *p, uint64_t id)
+{
+	return blob_of(p, false, id);
+}
+
+struct stack_blob *stack_ring__python(struct probes *p, uint64_t id)
+{
+	return blob_of(p, true, id);
+}
+
+bool stack_ring__pair(struct probes *p, uint64_t id, struct stack_pair *out)
+{
+	struct stack_ring *sr = p->stack_ring;
+	uint32_t i;
+	bool has;
+
+	if (!sr)
+		return false;
+	pthread_mutex_lock(&sr->lock);
+	has = idmap__get(&sr->pairs.of_id, id, &i);
+	if (has)
+		*out = sr->pairs.pairs[i].pair;
+	pthread_mutex_unlock(&sr->lock);
+	return has;
 }
 
 bool stack_ring__has(struct probes *p, uint64_t id)
@@ -266,46 +378,108 @@ bool stack_ring__has(struct probes *p, uint64_t id)
 	if (!sr)
 		return false;
 	pthread_mutex_lock(&sr->lock);
-	has = idmap__get(&sr->of_id, id, NULL);
+	has = idmap__get(&sr->native.of_id, id, NULL);
 	pthread_mutex_unlock(&sr->lock);
 	return has;
 }
 
-/* The stacks named into a new store; the others to the retired store (its lock held). */
-static size_t let_go(struct stack_ring *sr, const struct idmap *named)
+/*
+ * What a sweep lets go of, taken out of the stores under their lock and
+ * handed to the retired store after it: the reader, which waits for the
+ * lock, would otherwise leave the ring full for the 80 to 250 ms the
+ * retired store's copies took on a torch job (stack_ring_full).
+ */
+struct letting_go {
+	struct stack_blob **native, **python;	/* held */
+	struct kept_pair *pairs;
+	size_t nr_native, nr_python, nr_pairs;
+};
+
+/*
+ * A store's stacks named, kept under a new index; the others into *out
+ * (room for all of them: without it, none is let go of).
+ */
+static size_t blobs_split(struct blob_store *st, const struct idmap *named,
+			  struct stack_blob ***out)
 {
 	struct idmap kept = {};
 	size_t n = 0, gone = 0;
 
-	for (size_t i = 0; i < sr->nr; i++) {
-		struct stack_blob *b = sr->blobs[i];
+	*out = malloc((st->nr ?: 1) * sizeof(**out));
+	if (!*out)
+		return 0;
+	for (size_t i = 0; i < st->nr; i++) {
+		struct stack_blob *b = st->blobs[i];
 
-		if (idmap__get(named, b->id, NULL) && !idmap__put(&kept, b->id, (uint32_t)n)) {
-			sr->blobs[n++] = b;
-			continue;
-		}
-		/* No memory there: its frames are lost (a site that names it says so). */
-		(void)retired__keep_native_blob(sr->p->rc.retired, b->id, b);
-		stack_blob__put(b);
-		gone++;
+		if (idmap__get(named, b->id, NULL) && !idmap__put(&kept, b->id, (uint32_t)n))
+			st->blobs[n++] = b;
+		else
+			(*out)[gone++] = b;
 	}
-	idmap__free(&sr->of_id);
-	sr->of_id = kept;
-	sr->nr = n;
+	idmap__free(&st->of_id);
+	st->of_id = kept;
+	st->nr = n;
 	return gone;
 }
 
-size_t stack_ring__let_go(struct probes *p, const struct idmap *named)
+/* The pairs named name their stacks and stay; the others into *out. */
+static size_t pairs_split(struct pair_store *ps, struct idmap *named, struct kept_pair **out)
+{
+	struct idmap kept = {};
+	size_t n = 0, gone = 0;
+
+	*out = malloc((ps->nr ?: 1) * sizeof(**out));
+	if (!*out)
+		return 0;
+	for (size_t i = 0; i < ps->nr; i++) {
+		struct kept_pair *k = &ps->pairs[i];
+
+		if (idmap__get(named, k->id, NULL) && !idmap__put(&kept, k->id, (uint32_t)n) &&
+		    !idmap__put(named, k->pair.native, 0) &&
+		    (!k->pair.python || !idmap__put(named, k->pair.python, 0)))
+			ps->pairs[n++] = *k;
+		else
+			(*out)[gone++] = *k;
+	}
+	idmap__free(&ps->of_id);
+	ps->of_id = kept;
+	ps->nr = n;
+	return gone;
+}
+
+/* Into the retired store (its lock held). No memory there: lost (a site that names one says so). */
+static void retire(struct retired *r, struct letting_go *lg)
+{
+	for (size_t i = 0; i < lg->nr_pairs; i++)
+		(void)retired__keep_pair(r, lg->pairs[i].id, &lg->pairs[i].pair);
+	for (size_t i = 0; i < lg->nr_python; i++) {
+		(void)retired__keep_python(r, lg->python[i]->id, NULL, lg->python[i]);
+		stack_blob__put(lg->python[i]);
+	}
+	for (size_t i = 0; i < lg->nr_native; i++) {
+		(void)retired__keep_native_blob(r, lg->native[i]->id, lg->native[i]);
+		stack_blob__put(lg->native[i]);
+	}
+	free(lg->pairs);
+	free(lg->python);
+	free(lg->native);
+}
+
+size_t stack_ring__let_go(struct probes *p, struct idmap *named)
 {
 	struct stack_ring *sr = p->stack_ring;
-	size_t gone;
+	struct letting_go lg = {};
 
 	if (!sr)
 		return 0;
 	pthread_mutex_lock(&sr->lock);
-	gone = let_go(sr, named);
+	/* The pairs first: the stacks of those kept are named. */
+	lg.nr_pairs = pairs_split(&sr->pairs, named, &lg.pairs);
+	lg.nr_python = blobs_split(&sr->python, named, &lg.python);
+	lg.nr_native = blobs_split(&sr->native, named, &lg.native);
 	pthread_mutex_unlock(&sr->lock);
-	return gone;
+	retire(p->rc.retired, &lg);
+	return lg.nr_pairs + lg.nr_python + lg.nr_native;
 }
 
 void stack_ring__clear(struct probes *p)
@@ -319,15 +493,18 @@ void stack_ring__clear(struct probes *p)
 	pthread_mutex_unlock(&sr->lock);
 }
 
-size_t stack_ring__held(struct probes *p)
+size_t stack_ring__held(struct probes *p, size_t *python, size_t *pairs)
 {
 	struct stack_ring *sr = p->stack_ring;
 	size_t n;
 
+	*python = *pairs = 0;
 	if (!sr)
 		return 0;
 	pthread_mutex_lock(&sr->lock);
-	n = sr->nr;
+	n = sr->native.nr;
+	*python = sr->python.nr;
+	*pairs = sr->pairs.nr;
 	pthread_mutex_unlock(&sr->lock);
 	return n;
 }

@@ -41,7 +41,7 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 	[CNT_UNWIND_STOPS] = { "allocation", "allocations",
 			       "with a stack cut short: the unwinder met a frame it could not follow" },
 	[CNT_PY_STACKS_MAP_FULL] = { "allocation", "allocations",
-				     "without Python frames: Python stack map full" },
+				     "without Python frames: Python stack map full (no longer counted)" },
 	[CNT_PY_STACK_ERRORS] = { "allocation", "allocations",
 				  "without Python frames: they could not be read" },
 	[CNT_UNWIND_PENDING] = { "allocation", "allocations",
@@ -56,6 +56,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				  "without a stack: the ring new stacks reach the tracer through was full" },
 	[CNT_STACK_MERGED] = { "stack", "stacks",
 			       "sent under the id of another (a 64-bit hash collision): their sites may mix both stacks' figures" },
+	[CNT_PY_RING_FULL] = { "allocation", "allocations",
+			       "without Python frames: the ring new stacks reach the tracer through was full" },
 };
 
 static void print_header(const struct report *r, FILE *f)
@@ -297,7 +299,7 @@ static void print_sites(const struct report *r, FILE *f)
 /*
  * Stacks dropped while few were live: the room was full of freed stacks
  * the sweep had not let go of yet. More room gives the sweep longer before
- * the churn fills it; --prealloc-stacks makes each sweep faster.
+ * the churn fills it.
  */
 static void print_outran(const struct report_totals *t, FILE *f)
 {
@@ -305,7 +307,7 @@ static void print_outran(const struct report_totals *t, FILE *f)
 
 	fprintf(f, "Dropped: %s %s without a stack: new stacks came faster than the sweep let go of "
 		"freed ones (at most %s of the room's %s stacks live at a sweep; it lets go of %s "
-		"a second of its CPU) (raise --stack-storage-size, or --prealloc-stacks)\n",
+		"a second of its CPU) (raise --stack-storage-size)\n",
 		report__count(t->stacks_outran, n),
 		report__plural(t->stacks_outran, "allocation", "allocations"),
 		report__count(t->stacks_live_max, live), report__count(t->stack_room, room),

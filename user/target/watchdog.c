@@ -16,9 +16,15 @@
  *
  * It must act only once the probes are gone, or the process would stop again
  * at the next probe (dlopen calls _dl_debug_state twice). A tracer that ends
- * normally says so by a byte on the pipe, after closing its links; one that
- * dies closes the pipe without it, and its links close as it exits: the
- * watchdog then waits for its pidfd, readable once it has exited whole.
+ * normally says so by a byte on the socket, after closing its links; one
+ * that dies closes the socket without it, and its links close as it exits:
+ * the watchdog then waits for its pidfd, readable once it has exited whole.
+ *
+ * Closing a uprobe link waits for an RCU grace period (about 0.13 s here),
+ * and a process's exit waits for the links it closes. A tracer whose targets
+ * have all ended hands its links over instead (SCM_RIGHTS, before its byte)
+ * and exits at once; the watchdog closes them, side by side, and ends: a
+ * probe filtered on processes that are gone never fires meanwhile.
  *
  * This file and target.c are the only ones that fork or send signals.
  */
@@ -34,17 +40,28 @@
 #include <poll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/fdclose.h"
 #include "util/proc.h"
+#include "util/vec.h"
 #include "watchdog.h"
 
 #define SETTLE_MS 200		/* after the tracer: a stop signal may still be landing */
+#define FDS_PER_MSG 253		/* SCM_MAX_FD: the fds one message carries */
 
 struct watchdog {
 	pid_t pid;
-	int fd;			/* write end: a byte, then EOF, says "ended, probes gone" */
+	int fd;			/* our end: links handed over, a byte, then EOF: "ended" */
+	bool handed;		/* links handed over: it ends once it has closed them */
 	volatile uint64_t *handled;	/* shared with the watchdog */
+};
+
+/* The links the tracer handed over, the watchdog's to close. */
+struct links {
+	int *fds;
+	size_t nr, cap;
 };
 
 /* Close every fd but keep and keep2 (and stderr, unless it is a BPF object). */
@@ -71,21 +88,72 @@ static void close_all_but(int keep, int keep2)
 		closedir(d);
 }
 
-/* Until the tracer has ended, and its probes with it. */
-static void wait_tracer(int fd, int tracer)
+/* One message: a byte, and the fds it carries added to l. The byte, or -1 at EOF. */
+static int receive(int fd, struct links *l)
 {
-	struct pollfd pfd = { .fd = tracer, .events = POLLIN };
-	char c;
+	char c, cbuf[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
 	ssize_t n;
 
 	do
-		n = read(fd, &c, 1);
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n == 1 || tracer < 0)
+	if (n != 1)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		if (vec__reserve(&l->fds, &l->cap, l->nr + k, sizeof(int))) {
+			/* No room to keep them: closed now, in turn. */
+			for (size_t i = 0; i < k; i++)
+				close(((int *)CMSG_DATA(cm))[i]);
+			continue;
+		}
+		memcpy(l->fds + l->nr, CMSG_DATA(cm), k * sizeof(int));
+		l->nr += k;
+	}
+	return (unsigned char)c;
+}
+
+/* Until the tracer has ended, and its probes with it (those in l are ours to close). */
+static void wait_tracer(int fd, int tracer, struct links *l)
+{
+	struct pollfd pfd = { .fd = tracer, .events = POLLIN };
+	int c;
+
+	while ((c = receive(fd, l)) == 'l')
+		;
+	if (c >= 0 || tracer < 0)
 		return;
 	/* It died: its fds, links among them, are closed once it has exited. */
 	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 		;
+}
+
+/*
+ * The links handed over, closed. The tracer's targets have ended and its
+ * output is done: nothing left to say, so stderr goes first, and whoever
+ * reads the tracer's output through a pipe sees its end now.
+ */
+static void close_links(struct links *l)
+{
+	int null;
+
+	if (!l->nr)
+		return;
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
+	fdclose__together(l->fds, l->nr);
+	free(l->fds);
+	l->nr = 0;
 }
 
 /* --follow: the children held at their fork that the tracer did not resume. */
@@ -126,13 +194,16 @@ static void resume(const struct watchdog_view *v, volatile uint64_t *handled)
 static __attribute__((noreturn)) void watch(int fd, int tracer, const struct watchdog_view *v,
 					    volatile uint64_t *handled)
 {
+	struct links l = { 0 };
+
 	setsid();	/* the terminal's Ctrl-C or a group kill is not for us */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_NAME, "memleakbpf-wd");
 	close_all_but(fd, tracer);
-	wait_tracer(fd, tracer);
+	wait_tracer(fd, tracer, &l);
+	close_links(&l);
 	if (*v->stops > *handled)
 		resume(v, handled);
 	/* A child held: its stop may still be landing, as the target's above. */
@@ -151,7 +222,8 @@ struct watchdog *watchdog__start(const struct watchdog_view *view)
 		return NULL;
 	wd->handled = mmap(NULL, sizeof(*wd->handled), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (wd->handled == MAP_FAILED || pipe2(pfd, O_CLOEXEC))
+	if (wd->handled == MAP_FAILED ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd))
 		goto fail;
 	/* Ours, inherited: it cannot name another process once we are gone. */
 	self = pidfd_open(getpid(), 0);
@@ -185,15 +257,52 @@ void watchdog__stop_handled(struct watchdog *wd)
 		__atomic_add_fetch(wd->handled, 1, __ATOMIC_RELEASE);
 }
 
+/* One message: the byte c, with up to FDS_PER_MSG fds. */
+static int send_fds(int sock, char c, const int *fds, size_t n)
+{
+	char cbuf[CMSG_SPACE(FDS_PER_MSG * sizeof(int))] = { 0 };
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (n) {
+		msg.msg_control = cbuf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int watchdog__take_links(struct watchdog *wd, const int *fds, size_t n)
+{
+	int err = 0;
+
+	if (!wd)
+		return -ENOTSUP;
+	for (size_t i = 0; i < n && !err; i += FDS_PER_MSG) {
+		err = send_fds(wd->fd, 'l', fds + i, n - i < FDS_PER_MSG ? n - i : FDS_PER_MSG);
+		wd->handed |= !err;	/* those sent are its own now */
+	}
+	return err;
+}
+
 void watchdog__free(struct watchdog *wd)
 {
+	int err;
+
 	if (!wd)
 		return;
-	/* The caller has closed its probes: nothing can stop the command now. */
-	if (write(wd->fd, "x", 1) != 1)
-		fprintf(stderr, "memleakbpf: watchdog: %s\n", strerror(errno));
+	/* The caller has closed its probes (or handed them over): nothing can stop the command now. */
+	err = send_fds(wd->fd, 'x', NULL, 0);
+	if (err)
+		fprintf(stderr, "memleakbpf: watchdog: %s\n", strerror(-err));
 	close(wd->fd);
-	while (waitpid(wd->pid, NULL, 0) < 0 && errno == EINTR)
+	/* Closing the links it holds takes it a grace period: it ends alone, reaped as an orphan. */
+	while (!wd->handed && waitpid(wd->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	munmap((void *)wd->handled, sizeof(*wd->handled));
 	free(wd);

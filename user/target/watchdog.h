@@ -7,6 +7,7 @@
 #ifndef WATCHDOG_H
 #define WATCHDOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Where the BPF side says what it stopped: memory shared with it (the .bss). */
@@ -23,6 +24,12 @@ struct watchdog;
 struct watchdog *watchdog__start(const struct watchdog_view *view);
 /* One stop was dealt with: the process was resumed, or is gone. */
 void watchdog__stop_handled(struct watchdog *wd);
+/*
+ * The tracer's targets have all ended: the watchdog takes its links and
+ * closes them after the tracer has gone. The caller closes its own copies
+ * either way: after 0 that costs nothing (-errno: the wait is its own).
+ */
+int watchdog__take_links(struct watchdog *wd, const int *fds, size_t n);
 /* The tracer is done: the watchdog resumes what is still stopped, and ends. */
 void watchdog__free(struct watchdog *wd);
 

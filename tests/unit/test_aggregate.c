@@ -125,3 +125,73 @@ TEST(aggregate_kinds_and_peaks)
 	aggregate__free(agg);
 	return true;
 }
+
+/*
+ * A reading carried over (probe/snapshot_kept.h): sites keep their indexes,
+ * some change (grow, shrink, are freed, come back), new ones come after.
+ * The order made from the last one's must be the one a full sort makes.
+ */
+static void change(struct snap_site *s, unsigned *seed)
+{
+	unsigned r = (unsigned)rand_r(seed);
+
+	s->stats.outstanding_allocs = r % 3 ? r % 5 : 0;	/* a third freed */
+	/* Few distinct sizes: ties go to the allocations, the API, the stack. */
+	s->stats.outstanding_bytes = s->stats.outstanding_allocs * (16 << (r >> 8) % 3);
+	s->stats.total_allocs += s->stats.outstanding_allocs + 1;
+}
+
+static bool same_order(const struct aggregate *a, const struct aggregate *b)
+{
+	if (a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++)
+		if (a->sites[i] != b->sites[i])
+			return false;
+	return true;
+}
+
+TEST(aggregate_carried_order_is_the_full_sort)
+{
+	enum { MAX = 600 };
+	struct snap_site *sites = calloc(MAX, sizeof(*sites));
+	uint32_t changed[MAX];
+	struct snap_order order = { 0 };
+	struct snapshot snap = { .sites = sites, .order = &order };
+	unsigned seed = 27;
+	bool ok = sites != NULL;
+
+	for (uint64_t reading = 1; ok && reading <= 40; reading++) {
+		struct aggregate *carried, *full;
+		size_t before = snap.nr;
+		struct snapshot plain;
+
+		snap.nr_changed = 0;
+		snap.follows = reading > 1 ? reading - 1 : 0;
+		snap.reading = reading;
+		/* A tenth of the old sites change, then some new ones come. */
+		for (size_t i = 0; i < before; i++)
+			if (!(rand_r(&seed) % 10)) {
+				change(&sites[i], &seed);
+				changed[snap.nr_changed++] = (uint32_t)i;
+			}
+		for (size_t n = (size_t)rand_r(&seed) % 20; n && snap.nr < MAX; n--) {
+			/* Distinct keys, not in the order of the indexes. */
+			sites[snap.nr] = site(MAX - snap.nr, API_MALLOC + snap.nr % 2, 0, 0, 0, 0);
+			change(&sites[snap.nr], &seed);
+			changed[snap.nr_changed++] = (uint32_t)snap.nr++;
+		}
+		snap.changed = changed;
+		plain = snap;
+		plain.order = NULL;	/* a snapshot of its own: sorted whole */
+		ASSERT(aggregate__build(&snap, &carried) == 0);
+		ASSERT(aggregate__build(&plain, &full) == 0);
+		ok = same_order(carried, full) && order.reading == reading;
+		aggregate__free(carried);
+		aggregate__free(full);
+	}
+	free(order.sites);
+	free(sites);
+	ASSERT(ok);
+	return true;
+}

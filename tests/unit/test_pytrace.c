@@ -64,7 +64,7 @@ static int fake_attach_exit(void *ctx, const char *path, uint64_t offset, bool f
 	return f->exit_err;
 }
 
-static int fake_each_stack(void *ctx, const struct snapshot *snap,
+static int fake_each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 			   int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct fake_bpf *f = ctx;

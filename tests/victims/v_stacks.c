@@ -3,7 +3,7 @@
  * v_stacks: churn from many more distinct stacks than the tracer's tables
  * hold, as a torch import does, around one small leak.
  *
- *   v_stacks BITS ROUNDS
+ *   v_stacks BITS ROUNDS [keep]
  *
  * Each round walks 2^BITS paths through via_zero and via_one, BLOCK_BITS +
  * BITS levels deep (the bits of the path's number pick the function at each
@@ -12,7 +12,11 @@
  * distinct stacks in all, each used once every BLOCKS rounds, so a stack
  * reclaimed after its round comes back later, and its figures must add up.
  * site_keep mallocs 100 bytes per round and keeps them. Rounds are 0.1 s
- * apart, so that the tracer sweeps between them.
+ * apart, so that the tracer sweeps between them. With "keep", each churn
+ * block lives until its stack comes back BLOCKS rounds later (then freed,
+ * and a new one kept): up to BLOCKS * 2^BITS stacks hold a block at once,
+ * as a torch job's 210,000 do (make bench's reports); its truth is the
+ * same but for site_churn's outstanding blocks, not written.
  *
  * Truth: site_keep holds 100 * ROUNDS bytes in ROUNDS blocks; notes
  * "# total: site_churn malloc allocs=N bytes=B" (all freed), "# stacks: S"
@@ -28,12 +32,18 @@
 #define BLOCKS (1u << BLOCK_BITS)
 
 static unsigned long churned;
+static void **kept;	/* "keep": each stack's live block, by its path */
 
-SITE void site_churn(void)
+SITE void site_churn(unsigned path)
 {
 	void *p = malloc(CHURN_SIZE); ESCAPE(p);
 
-	free(p);
+	if (kept) {
+		free(kept[path]);
+		kept[path] = p;
+	} else {
+		free(p);
+	}
 	churned++;
 }
 
@@ -42,29 +52,29 @@ SITE void site_keep(void)
 	void *p = malloc(100); TR_ALLOC(p, 100, "malloc"); ESCAPE(p);
 }
 
-VIA void via_zero(unsigned path, int depth);
-VIA void via_one(unsigned path, int depth);
+VIA void via_zero(unsigned path, unsigned whole, int depth);
+VIA void via_one(unsigned path, unsigned whole, int depth);
 
 /* The next level of the path: its lowest bit names the function. */
-static void descend(unsigned path, int depth)
+static void descend(unsigned path, unsigned whole, int depth)
 {
 	if (!depth)
-		site_churn();
+		site_churn(whole);
 	else if (path & 1)
-		via_one(path >> 1, depth - 1);
+		via_one(path >> 1, whole, depth - 1);
 	else
-		via_zero(path >> 1, depth - 1);
+		via_zero(path >> 1, whole, depth - 1);
 }
 
-VIA void via_zero(unsigned path, int depth)
+VIA void via_zero(unsigned path, unsigned whole, int depth)
 {
-	descend(path, depth);
+	descend(path, whole, depth);
 	OPAQUE(path);	/* not a tail call: each level keeps its frame */
 }
 
-VIA void via_one(unsigned path, int depth)
+VIA void via_one(unsigned path, unsigned whole, int depth)
 {
-	descend(path, depth);
+	descend(path, whole, depth);
 	OPAQUE(path);
 }
 
@@ -72,7 +82,7 @@ VIA void via_round(int bits, unsigned block)
 {
 	TR_ENTER();
 	for (unsigned path = 0; path < 1u << bits; path++)
-		descend(block << bits | path, bits + BLOCK_BITS);
+		descend(block << bits | path, block << bits | path, bits + BLOCK_BITS);
 	site_keep();
 	TR_LEAVE();
 }
@@ -84,6 +94,8 @@ int main(int argc, char **argv)
 	char note[128];
 
 	if (bits < 1 || bits > 20 || rounds < 1)
+		return 2;
+	if (argc > 3 && !strcmp(argv[3], "keep") && !(kept = calloc(BLOCKS << bits, sizeof(*kept))))
 		return 2;
 	TR_ENTER();
 	for (int r = 0; r < rounds; r++) {

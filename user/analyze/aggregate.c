@@ -4,8 +4,10 @@
  * feed it hand-made snapshots.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include "aggregate.h"
+#include "util/vec.h"
 #include "sample.h"
 
 /*
@@ -98,9 +100,83 @@ static void add_totals(struct report_totals *t, const struct snapshot *snap)
 	add_sweep(t, snap);
 }
 
+/* Every site with something outstanding, sorted. */
+static void order_all(const struct snapshot *snap, struct aggregate *agg)
+{
+	for (size_t i = 0; i < snap->nr; i++) {
+		if (snap->sites[i].stats.outstanding_allocs)
+			agg->sites[agg->nr++] = &snap->sites[i];
+	}
+	if (agg->nr)
+		qsort(agg->sites, agg->nr, sizeof(*agg->sites), site_cmp);
+}
+
+/*
+ * The same from the order of the reading snap carries over: its sites whose
+ * figures did not change keep their order among themselves (site_cmp reads
+ * only figures and keys), the changed ones are sorted and merged in. The
+ * order is site_cmp's either way, a strict one: no two sites share a key.
+ */
+static int order_changed(const struct snapshot *snap, struct aggregate *agg)
+{
+	const struct snap_order *o = snap->order;
+	const struct snap_site **moved = malloc((snap->nr_changed ?: 1) * sizeof(*moved));
+	bool *changed = calloc(snap->nr ?: 1, sizeof(*changed));
+	size_t nr_moved = 0, i = 0, j = 0;
+
+	if (!moved || !changed) {
+		free(moved);
+		free(changed);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < snap->nr_changed; k++) {
+		const struct snap_site *s = &snap->sites[snap->changed[k]];
+
+		changed[snap->changed[k]] = true;
+		if (s->stats.outstanding_allocs)
+			moved[nr_moved++] = s;
+	}
+	qsort(moved, nr_moved, sizeof(*moved), site_cmp);
+	while (i < o->nr || j < nr_moved) {
+		const struct snap_site *kept = NULL;
+
+		while (i < o->nr && changed[o->sites[i]])
+			i++;
+		if (i < o->nr)
+			kept = &snap->sites[o->sites[i]];
+		if (!kept && j == nr_moved)
+			break;
+		if (kept && (j == nr_moved || site_cmp(&kept, &moved[j]) < 0)) {
+			agg->sites[agg->nr++] = kept;
+			i++;
+		} else {
+			agg->sites[agg->nr++] = moved[j++];
+		}
+	}
+	free(moved);
+	free(changed);
+	return 0;
+}
+
+/* The order kept with the reading, for the next one to carry over. */
+static int keep_order(const struct snapshot *snap, const struct aggregate *agg)
+{
+	struct snap_order *o = snap->order;
+
+	o->reading = 0;
+	if (vec__reserve(&o->sites, &o->cap, agg->nr, sizeof(*o->sites)))
+		return -ENOMEM;
+	for (size_t i = 0; i < agg->nr; i++)
+		o->sites[i] = (uint32_t)(agg->sites[i] - snap->sites);
+	o->nr = agg->nr;
+	o->reading = snap->reading;
+	return 0;
+}
+
 int aggregate__build(const struct snapshot *snap, struct aggregate **out)
 {
 	struct aggregate *agg;
+	int err = 0;
 
 	*out = NULL;
 	agg = calloc(1, sizeof(*agg));
@@ -114,12 +190,16 @@ int aggregate__build(const struct snapshot *snap, struct aggregate **out)
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < snap->nr; i++) {
-		if (snap->sites[i].stats.outstanding_allocs)
-			agg->sites[agg->nr++] = &snap->sites[i];
+	if (snap->order && snap->follows && snap->order->reading == snap->follows)
+		err = order_changed(snap, agg);
+	else
+		order_all(snap, agg);
+	if (!err && snap->order)
+		err = keep_order(snap, agg);
+	if (err) {
+		aggregate__free(agg);
+		return err;
 	}
-	if (agg->nr)
-		qsort(agg->sites, agg->nr, sizeof(*agg->sites), site_cmp);
 	*out = agg;
 	return 0;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The run's history (see history.h). Stacks are kept sorted by (stack id,
- * API) and merged with each snapshot, so a report costs a sort and one pass.
+ * The run's history (see history.h). Stacks keep their index, found by key,
+ * and are merged with each snapshot (history_merge.c): of a snapshot that
+ * carries the last one over, only the changed sites are touched.
  *
  * A leak's bytes lie on a rising line; a cache filled once is flat, and
  * one that warmed up early and stopped fits a line badly and is flat at the
@@ -23,16 +24,7 @@
 #include "history_internal.h"
 #include "memleak.h"
 #include "sample.h"
-#include "util/keysort.h"
 #include "util/vec.h"
-
-static void stack_init(struct hstack *s, uint64_t stack_id, uint32_t api)
-{
-	memset(s, 0, sizeof(*s));
-	s->stack_id = stack_id;
-	s->api = api;
-	s->first = NONE;
-}
 
 struct history *history__new(void)
 {
@@ -41,7 +33,7 @@ struct history *history__new(void)
 	if (!h)
 		return NULL;
 	h->stride = 1;
-	stack_init(&h->live, 0, 0);
+	history_merge__stack_init(&h->live, 0, 0);
 	h->live.vals = calloc(HISTORY_POINTS, sizeof(uint64_t));
 	if (!h->live.vals) {
 		free(h);
@@ -57,6 +49,8 @@ static void free_stacks(struct history *h)
 		free(h->stacks[i].vals);
 	free(h->stacks);
 	free(h->of_site);
+	idmap__free(&h->index);
+	h->merged = 0;
 	h->stacks = NULL;
 	h->of_site = NULL;
 	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_vals = 0;
@@ -80,7 +74,7 @@ void history__reset(struct history *h)
 	double t = h->t_last;
 
 	free_stacks(h);
-	stack_init(&h->live, 0, 0);
+	history_merge__stack_init(&h->live, 0, 0);
 	h->live.vals = vals;
 	h->live.first = 0;
 	h->live.t_zero = t;
@@ -124,6 +118,7 @@ static void thin_stack(struct hstack *s, uint32_t npoints)
 {
 	uint32_t first;
 
+	s->wrote = (npoints + 1) / 2;	/* every point written before (catch_up) */
 	if (!s->vals || s->first == NONE)
 		return;
 	first = (s->first + 1) / 2;
@@ -136,8 +131,10 @@ static void thin(struct history *h)
 {
 	for (uint32_t i = 0; 2 * i < h->npoints; i++)
 		h->t[i] = h->t[2 * i];
-	for (size_t i = 0; i < h->nr; i++)
+	for (size_t i = 0; i < h->nr; i++) {
+		history_merge__catch_up(h, &h->stacks[i], h->reports);
 		thin_stack(&h->stacks[i], h->npoints);
+	}
 	thin_stack(&h->live, h->npoints);
 	h->npoints = (h->npoints + 1) / 2;
 	h->stride *= 2;
@@ -156,155 +153,6 @@ static uint32_t take_point(struct history *h, double t_s)
 	}
 	h->t[h->npoints] = t_s;
 	return h->npoints++;
-}
-
-/* ------------------------------------------------------------ the stacks */
-
-/* One stack at one report: bytes outstanding, totals since tracing began. */
-static int update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t allocs,
-		  uint64_t total, double t_s, uint32_t point)
-{
-	double dt = t_s - h->t_last;
-
-	s->idle = bytes == s->bytes && allocs == s->total_allocs;
-	if (dt > 0) {
-		s->last_allocs_per_s = allocs > s->total_allocs ? (allocs - s->total_allocs) / dt : 0;
-		s->last_bytes_per_s = total > s->total_bytes ? (total - s->total_bytes) / dt : 0;
-	}
-	s->total_allocs = allocs;
-	s->total_bytes = total;
-	if (s->first == NONE) {
-		if (!bytes)
-			return 0;
-		if (!s->vals && !(s->vals = calloc(HISTORY_POINTS, sizeof(uint64_t))))
-			return -ENOMEM;
-		h->nr_vals++;
-		/* It held nothing at the last report: that is where its series starts. */
-		s->t_zero = h->t_last;
-		s->first = point != NONE ? point : h->npoints;
-		s->intervals = s->grew = 1;
-	} else {
-		s->intervals++;
-		s->grew += bytes > s->bytes;
-		s->shrank += bytes < s->bytes;
-	}
-	if (point != NONE)
-		s->vals[point] = bytes;
-	s->bytes = bytes;
-	return 0;
-}
-
-/* A stack the snapshot lacks (st NULL) holds nothing and allocated nothing more. */
-static int update_site(struct history *h, struct hstack *s, const struct site_stats *st,
-		       double t_s, uint32_t point)
-{
-	s->blocks = st ? st->outstanding_allocs : 0;
-	s->var = st ? (double)st->outstanding_var * (double)(1ULL << MEMLEAK_VAR_SHIFT) : 0;
-	if (!st)
-		return update(h, s, 0, s->total_allocs, s->total_bytes, t_s, point);
-	return update(h, s, st->outstanding_bytes, st->total_allocs, st->total_bytes, t_s, point);
-}
-
-/* The snapshot's keys sorted with their sites' indexes: compared in a row, no cache miss each. */
-static struct keyed *sorted_keys(const struct snapshot *snap)
-{
-	struct keyed *keys = malloc((snap->nr ?: 1) * sizeof(*keys));
-
-	for (size_t i = 0; keys && i < snap->nr; i++)
-		keys[i] = (struct keyed){ snap->sites[i].stack_id, snap->sites[i].api, (uint32_t)i };
-	if (keys && keysort__sort(keys, snap->nr)) {
-		free(keys);
-		return NULL;
-	}
-	return keys;
-}
-
-/* The allocations of one interval, and those of the stacks first seen in it. */
-struct interval {
-	uint64_t allocs;
-	uint32_t new_stacks;
-	uint64_t new_allocs;
-};
-
-/*
- * One stack's allocations in the interval, before update() takes its new
- * totals; fresh: a key we never saw. The stack of failed walks is no code
- * of its own.
- */
-static void count_interval(struct interval *iv, struct hstack *s,
-			   const struct snap_site *site, bool fresh)
-{
-	uint64_t now = site->stats.total_allocs;
-	/* Fewer than before: its site was cleared and made anew in between. */
-	uint64_t n = now >= s->total_allocs ? now - s->total_allocs : now;
-
-	s->iv_allocs = n;
-	iv->allocs += n;
-	if (fresh && site->stack_id != MEMLEAK_NO_STACK) {
-		iv->new_stacks++;
-		iv->new_allocs += n;
-	}
-}
-
-static int cmp_key(const struct hstack *s, const struct keyed *k)
-{
-	return report__cmp_site(s->stack_id, s->api, k->hi, k->lo);
-}
-
-/* The snapshot's keys we keep no stack for yet (both sorted; keys has no repeats). */
-static size_t count_fresh(const struct history *h, const struct keyed *keys, size_t nr)
-{
-	size_t i = 0, fresh = 0;
-
-	for (size_t j = 0; j < nr; j++) {
-		while (i < h->nr && cmp_key(&h->stacks[i], &keys[j]) < 0)
-			i++;
-		fresh += i == h->nr || cmp_key(&h->stacks[i], &keys[j]) != 0;
-	}
-	return fresh;
-}
-
-/*
- * Merge the snapshot's sites into the stacks (both sorted), update each, count the
- * interval's allocations into iv. A stack the snapshot lacks holds nothing. In place,
- * from the end: stacks never leave, so ours only move to later slots, free by then.
- */
-static int merge(struct history *h, const struct snapshot *snap, double t_s, uint32_t point,
-		 struct interval *iv)
-{
-	struct keyed *keys = sorted_keys(snap);
-	size_t i = h->nr, j = snap->nr, n;
-	int err = 0;
-
-	h->nr_of_site = 0;
-	n = keys ? h->nr + count_fresh(h, keys, snap->nr) : 0;
-	if (!keys || vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
-	    vec__reserve(&h->stacks, &h->cap, n + 1, sizeof(*h->stacks))) {
-		free(keys);
-		return -ENOMEM;
-	}
-	h->nr = n;
-	while (n > 0) {
-		/* > 0: only ours; < 0: only the snapshot's; 0: both. */
-		int c = j == 0 ? 1 : i == 0 ? -1 : cmp_key(&h->stacks[i - 1], &keys[j - 1]);
-		const struct snap_site *site = c <= 0 ? &snap->sites[keys[j - 1].index] : NULL;
-		struct hstack *s = &h->stacks[--n];
-
-		if (c >= 0)
-			*s = h->stacks[--i];
-		else
-			stack_init(s, site->stack_id, site->api);
-		s->iv_allocs = 0;
-		if (site) {
-			count_interval(iv, s, site, c < 0);
-			h->of_site[keys[--j].index] = (uint32_t)n;
-		}
-		if (!err)
-			err = update_site(h, s, site ? &site->stats : NULL, t_s, point);
-	}
-	free(keys);
-	h->nr_of_site = snap->nr;
-	return err;
 }
 
 /* ------------------------------------------------------------ samples, peak */
@@ -406,7 +254,7 @@ void history__startup_judge(struct history *h, double t_s, double share, bool la
  * judges by site instead, once the report's sites are known.
  */
 static void startup_update(struct history *h, double t_s, const struct report_totals *totals,
-			   const struct interval *iv)
+			   const struct history_interval *iv)
 {
 	uint64_t full = totals->counters[CNT_STACKS_MAP_FULL] + totals->counters[CNT_STACK_RING_FULL];
 	struct report_startup *st = &h->startup;
@@ -423,15 +271,16 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 		 const struct report_totals *totals, const struct mem_reading *mem)
 {
 	uint32_t point = take_point(h, t_s);
-	struct interval iv = { 0 };
+	struct history_interval iv = { 0 };
 	int err;
 
-	err = merge(h, snap, t_s, point, &iv);
+	err = history_merge__run(h, snap, t_s, point, &iv);
 	startup_update(h, t_s, totals, &iv);
 	/* Sampling: the live total is an estimate too; its noise is no growth (trend_of). */
 	h->live.var = totals->outstanding_var;
 	if (!err)
-		err = update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0, t_s, point);
+		err = history_merge__update(h, &h->live, totals->outstanding_bytes, totals->allocs, 0,
+					    t_s, point);
 	if (!err)
 		err = add_sample(h, t_s, totals, mem);
 	if (!err)
@@ -463,6 +312,14 @@ static size_t points_of(const struct history *h, const struct hstack *s, double 
 	return n;
 }
 
+/* How many points points_of gives with no lower bound: the kept ones, and the last report's. */
+static size_t nr_points(const struct history *h, const struct hstack *s)
+{
+	size_t n = h->npoints > s->first ? h->npoints - s->first : 0;
+
+	return n + (h->reports && (!n || h->t[h->npoints - 1] < h->t_last));
+}
+
 /*
  * How leak-like, 0..1: how well the line fits, times the mean of the share
  * of intervals that grew and of the oldest block's age over the stack's
@@ -487,7 +344,7 @@ static double score(const struct report_growth *g, double life_s)
 static void trend_of(const struct history *h, const struct hstack *s, struct report_growth *g)
 {
 	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
-	size_t all = points_of(h, s, -INFINITY, t, y);
+	size_t all = nr_points(h, s);
 	size_t n = points_of(h, s, h->startup.end_s, t, y);
 	/*
 	 * The interval in which the target exited, if the stack did nothing in
@@ -530,43 +387,29 @@ void history__growth_of(const struct history *h, const struct hstack *s, double 
 	g->score = score(g, h->t_last - s->t_zero);
 }
 
-static const struct hstack *find(const struct history *h, uint64_t stack_id, uint32_t api)
-{
-	size_t lo = 0, hi = h->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = report__cmp_site(h->stacks[mid].stack_id, h->stacks[mid].api, stack_id, api);
-
-		if (!c)
-			return &h->stacks[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 static void growth_or_none(const struct history *h, const struct hstack *s, double age_s,
 			   struct report_growth *g)
 {
+	uint64_t vals[HISTORY_POINTS];
+	struct hstack tmp;
+
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
-		history__growth_of(h, s, age_s, g);
+		history__growth_of(h, history_merge__current(h, s, &tmp, vals), age_s, g);
 }
 
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
 		     struct report_growth *g)
 {
-	growth_or_none(h, find(h, stack_id, api), age_s, g);
+	growth_or_none(h, history_merge__find(h, stack_id, api), age_s, g);
 }
 
 size_t history__bytes(const struct history *h, size_t *stacks)
 {
 	*stacks = h->nr;
 	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
+	       idmap__bytes(&h->index) +
 	       (h->nr_vals + 1) * HISTORY_POINTS * sizeof(uint64_t) +
 	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites) +
 	       h->cap_seen * sizeof(*h->seen);
@@ -576,6 +419,12 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 			  struct report_growth *g)
 {
 	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, g);
+}
+
+void history__catch_up_site(struct history *h, size_t site)
+{
+	if (site < h->nr_of_site)
+		history_merge__catch_up(h, &h->stacks[h->of_site[site]], h->reports);
 }
 
 void history__live_growth(const struct history *h, struct report_growth *g)
@@ -631,7 +480,11 @@ int history__churn(const struct history *h, const struct snapshot *snap,
 		if (snap->sites[i].stats.total_allocs)
 			n = keep_best(out, n, max, &snap->sites[i]);
 	for (size_t i = 0; i < n; i++) {
-		const struct hstack *s = find(h, out[i]->stack_id, out[i]->api);
+		const struct hstack *s = history_merge__find(h, out[i]->stack_id, out[i]->api);
+
+		/* Left alone since its last update: it allocated nothing in the last interval. */
+		if (s && s->at < h->reports)
+			s = NULL;
 
 		rates[i] = (struct report_rate){
 			.allocs_per_s = out[i]->stats.total_allocs / t,

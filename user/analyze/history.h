@@ -104,6 +104,12 @@ size_t history__bytes(const struct history *h, size_t *stacks);
  */
 void history__growth_site(const struct history *h, size_t site, double age_s,
 			  struct report_growth *g);
+/*
+ * Site i's stack brought up to date in place (history_merge.c's implicit
+ * points made explicit), before its growth is read: a report reads that
+ * of every site it lists, which would otherwise each be caught up in a copy.
+ */
+void history__catch_up_site(struct history *h, size_t site);
 /* The growth of the live total. */
 void history__live_growth(const struct history *h, struct report_growth *g);
 /*

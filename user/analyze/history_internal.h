@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "history.h"
+#include "util/idmap.h"
 
 #define NONE UINT32_MAX		/* hstack.first: has never held bytes */
 
@@ -26,11 +27,19 @@ struct hstack {
 	double last_allocs_per_s, last_bytes_per_s;
 	double t_zero;		/* it held nothing at this report: its life starts here */
 	uint64_t *vals;		/* bytes at the kept points; NULL until it holds some */
+	/*
+	 * Brought up to date to report at (history.reports then); the points
+	 * from wrote on were kept since, and hold its bytes (history_merge.c).
+	 */
+	uint64_t at;
+	uint32_t wrote;
 };
 
 struct history {
-	struct hstack *stacks;	/* sorted by key */
+	struct hstack *stacks;	/* in the order they came */
 	size_t nr, cap;
+	struct idmap index;	/* site key (retired__site_key) -> index in stacks */
+	uint64_t merged;	/* the snapshot's reading merged last (snapshot.reading) */
 	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
 	uint32_t *of_site;
 	size_t nr_of_site, cap_of_site;
@@ -60,6 +69,36 @@ struct history {
 	uint64_t *seen;
 	size_t nr_seen, cap_seen;
 };
+
+/* The allocations of one interval, and those of the stacks first seen in it. */
+struct history_interval {
+	uint64_t allocs;
+	uint32_t new_stacks;
+	uint64_t new_allocs;
+};
+
+/*
+ * The merge (history_merge.c). The snapshot's sites into the stacks at
+ * report h->reports, the interval's allocations counted into iv; every
+ * stack brought up to date, or of a snapshot that carries the last one
+ * merged over, those of the changed sites. 0 or -ENOMEM.
+ */
+int history_merge__run(struct history *h, const struct snapshot *snap, double t_s,
+		       uint32_t point, struct history_interval *iv);
+/* One stack's figures at report h->reports (it is brought up to date first). */
+int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t allocs,
+			  uint64_t total, double t_s, uint32_t point);
+void history_merge__stack_init(struct hstack *s, uint64_t stack_id, uint32_t api);
+/* The reports before upto that left s alone made explicit: the same figures, idle. */
+void history_merge__catch_up(const struct history *h, struct hstack *s, uint64_t upto);
+/*
+ * s as of the last report: itself when up to date, else a copy brought up
+ * to date in tmp, its points in vals (HISTORY_POINTS of them). NULL: NULL.
+ */
+const struct hstack *history_merge__current(const struct history *h, const struct hstack *s,
+					    struct hstack *tmp, uint64_t *vals);
+/* The stack of (stack_id, api), or NULL. */
+struct hstack *history_merge__find(const struct history *h, uint64_t stack_id, uint32_t api);
 
 /* The growth of s (a stack, or a site's sum made by history_sites.c) as history__growth. */
 void history__growth_of(const struct history *h, const struct hstack *s, double age_s,

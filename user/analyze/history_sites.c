@@ -18,14 +18,19 @@ void history_sites__by_site(struct history *h)
 	h->startup.by_site = true;
 }
 
-static const struct hstack *of_site(const struct history *h, size_t site)
+/* Site's stack as of the last report (history_merge__current: tmp and vals hold a copy). */
+static const struct hstack *of_site(const struct history *h, size_t site, struct hstack *tmp,
+				    uint64_t *vals)
 {
-	return site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL;
+	return history_merge__current(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL,
+				      tmp, vals);
 }
 
 uint64_t history_sites__interval_allocs(const struct history *h, size_t site)
 {
-	const struct hstack *s = of_site(h, site);
+	uint64_t vals[HISTORY_POINTS];
+	struct hstack tmp;
+	const struct hstack *s = of_site(h, site, &tmp, vals);
 
 	return s ? s->iv_allocs : 0;
 }
@@ -149,7 +154,9 @@ void history_sites__growth_sum(const struct history *h, const size_t *sites, siz
 	struct hstack sum = { .first = NONE, .vals = vals };
 
 	for (size_t i = 0; i < n; i++) {
-		const struct hstack *s = of_site(h, sites[i]);
+		uint64_t kept[HISTORY_POINTS];
+		struct hstack tmp;
+		const struct hstack *s = of_site(h, sites[i], &tmp, kept);
 
 		if (s)
 			add_stack(h, &sum, s);

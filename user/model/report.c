@@ -229,9 +229,10 @@ static void stack_free(struct report_stack *s)
 	for (size_t i = 0; i < s->nr_frames; i++)
 		report__frame_free(&s->frames[i]);
 	free(s->frames);
-	if (s->site_frame)
+	if (s->site_frame && !s->site_frame_kept) {
 		report__frame_free(s->site_frame);
-	free(s->site_frame);
+		free(s->site_frame);
+	}
 	free(s->blocks);
 }
 

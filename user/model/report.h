@@ -43,7 +43,8 @@ struct report_frame {
 	enum report_language language;
 	/*
 	 * Its strings are the symbolizer's cache's and the module table's,
-	 * which outlive every report (both change only between reports): not
+	 * which outlive every report (both change only between reports), or
+	 * a kept site frame's, Python's code table's (symbolize/report_sites.c): not
 	 * freed with it. A report at 210,000 stacks copied three or four
 	 * strings for each of its ten million frames otherwise.
 	 */
@@ -129,6 +130,7 @@ struct report_stack {
 	 * Report stacks only: not those of the churn or the peak.
 	 */
 	struct report_frame *site_frame;
+	bool site_frame_kept;	/* site_frame is borrowed (symbolize/report_sites.c's carry) */
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
 	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
 	size_t site;		/* index into report.sites, once grouped */

@@ -30,6 +30,7 @@ struct retired {
 	size_t nr_pairs, cap_pairs, cap_pair_ids;
 	size_t kept_bytes;
 	uint32_t sweep;
+	uint64_t seq, epoch;	/* retired__seq, retired__epoch */
 	/* Figures of sites whose frames were let go of (retired__trim). */
 	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
 };
@@ -96,6 +97,7 @@ int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64
 	s = &r->sites[i];
 	s->total_bytes += bytes;
 	s->total_allocs += allocs;
+	s->seq = ++r->seq;
 	return 0;
 }
 
@@ -114,6 +116,16 @@ size_t retired__nr_sites(const struct retired *r)
 const struct retired_site *retired__site_at(const struct retired *r, size_t i)
 {
 	return i < r->nr_sites ? &r->sites[i] : NULL;
+}
+
+uint64_t retired__seq(const struct retired *r)
+{
+	return r->seq;
+}
+
+uint64_t retired__epoch(const struct retired *r)
+{
+	return r->epoch;
 }
 
 /*
@@ -331,6 +343,7 @@ static int fold_sites(struct retired *r)
 {
 	size_t n = 0;
 
+	r->epoch++;
 	idmap__clear(&r->site_of);
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		struct retired_site *s = &r->sites[i];

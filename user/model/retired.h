@@ -23,6 +23,7 @@ struct retired_site {
 	uint32_t api;
 	uint64_t total_bytes;	/* all of it freed */
 	uint64_t total_allocs;
+	uint64_t seq;		/* retired__seq when its figures last changed */
 };
 
 struct retired;
@@ -40,6 +41,14 @@ int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64
 const struct retired_site *retired__site(const struct retired *r, uint64_t stack_id, uint32_t api);
 size_t retired__nr_sites(const struct retired *r);
 const struct retired_site *retired__site_at(const struct retired *r, size_t i);
+/*
+ * For a reader that carries the sites over (probe/snapshot_kept.c): each
+ * change of a site's figures takes the next seq, so the sites whose seq is
+ * past the last one it took in are those that changed since; the epoch
+ * changes when sites move or go (retired__trim), and then it reads all.
+ */
+uint64_t retired__seq(const struct retired *r);
+uint64_t retired__epoch(const struct retired *r);
 
 /*
  * Keep a stack the BPF map lets go of (once per id): shared, the blob the

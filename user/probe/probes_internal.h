@@ -148,6 +148,9 @@ struct probes_sampling {
  * Reclaiming (reclaim.c): what it let go of, read back by snapshot.c, the
  * sweep's state, and the locks a sweep shares with a reading.
  */
+struct probes;
+struct snapshot_kept;
+
 struct probes_reclaim {
 	struct retired *retired;
 	struct reclaim *sweep;
@@ -163,6 +166,9 @@ struct probes_reclaim {
 	 */
 	struct stackcache *stacks;
 	pthread_mutex_t stacks_lock;	/* taken before retired_lock */
+	uint64_t resets;	/* the tables cleared (reclaim__reset), under retired_lock */
+	struct snapshot_kept *kept;	/* the sites reports carry over (snapshot_kept.c) */
+	void (*kept_free)(struct probes *p);	/* and what frees it, called by reclaim__free */
 };
 
 /* -t (trace_ring.c). */
@@ -276,6 +282,25 @@ void trace_ring__stop(struct probes *p);
 typedef int (*block_fn)(void *arg, struct alloc_bucket *bucket, size_t b, int i, uint64_t addr,
 			const struct alloc_info *info);
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg);
+
+/* What a reading takes of one slot of the site table (snapshot.c). */
+struct slot_copy {
+	__u64 stack_id;
+	__u32 api;
+	struct site_stats stats;
+};
+struct snapshot;
+struct snap_site;
+/* The slot's site and its figures, once BPF has written who it is; false: none. */
+bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
+			 struct slot_copy *out);
+/* Blocks from BPF's counts (under sampling, weights). */
+__u64 snapshot__blocks_of(const struct probes *p, __u64 count);
+void snapshot__add_stats(struct site_stats *to, const struct site_stats *from);
+/* The site's stack, held by the site, under stacks_lock: the cache's or read. */
+void snapshot__read_stack(struct probes *p, struct snap_site *s);
+/* The ages walk (and -o's figures), when few blocks are live or with older_ns. 0 or -errno. */
+int snapshot__walk_blocks(struct probes *p, struct snapshot *snap, uint64_t older_ns);
 
 /* What one link was made of, to make it again for another process (recipe.c). */
 struct recipe {

@@ -159,25 +159,39 @@ static int attach_image_exit(void *ctx, pid_t pid, const char *path, uint64_t of
 	return fd < 0 ? fd : follow__add_links(p, pid, &fd, 1);
 }
 
-static int each_stack(void *ctx, const struct snapshot *snap,
+/* The stacks of snap to give: those it read, when the last given were those of the reading it carries over. */
+static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct snapshot *now = NULL;
 	struct py_stack *buf = malloc(sizeof(*buf));
+	bool fresh;
 	int err = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	if (!snap) {
 		err = snapshot__collect(ctx, 0, &now);
+		if (err) {
+			free(buf);
+			return err;
+		}
 		snap = now;
 	}
-	for (size_t i = 0; !err && i < snap->nr; i++) {
+	fresh = snap->follows && *walked == snap->follows;
+	for (size_t i = 0; fresh && i < snap->nr_fresh && !err; i++) {
+		const struct py_stack *py = stack_blob__py(snap->sites[snap->fresh[i]].pystack, buf);
+
+		if (py)
+			err = fn(arg, py);
+	}
+	for (size_t i = 0; !fresh && i < snap->nr && !err; i++) {
 		const struct py_stack *py = stack_blob__py(snap->sites[i].pystack, buf);
 
 		if (py)
 			err = fn(arg, py);
 	}
+	*walked = err ? 0 : snap->reading;
 	snapshot__free(now);
 	free(buf);
 	return err;

@@ -135,6 +135,7 @@ int reclaim__reset(struct probes *p)
 	pthread_mutex_lock(&p->rc.retired_lock);
 	retired__free(p->rc.retired);
 	p->rc.retired = retired__new();
+	p->rc.resets++;	/* a reading carried over starts anew */
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	if (!p->rc.retired)
 		return -ENOMEM;
@@ -151,6 +152,8 @@ void reclaim__free(struct probes *p)
 		pthread_cond_destroy(&p->rc.sweep->cond);
 	}
 	free(p->rc.sweep);
+	if (p->rc.kept_free)	/* it holds stacks the cache and the retired store share */
+		p->rc.kept_free(p);
 	retired__free(p->rc.retired);
 	stackcache__free(p->rc.stacks);
 	p->rc.sweep = NULL;

@@ -16,20 +16,13 @@
 #include "util/vec.h"
 #include "util/nice.h"
 
-/* The figures of a site; outstanding is what was allocated less what was freed. */
-struct slot_copy {
-	__u64 stack_id;
-	__u32 api;
-	struct site_stats stats;
-};
-
 static __u64 less(__u64 a, __u64 b)
 {
 	return a > b ? a - b : 0;
 }
 
 /* Blocks from BPF's counts: under sampling those are weights, in 2^-16 units. */
-static __u64 blocks_of(const struct probes *p, __u64 count)
+__u64 snapshot__blocks_of(const struct probes *p, __u64 count)
 {
 	if (!p->sample.mode)
 		return count;
@@ -42,8 +35,8 @@ static __u64 blocks_of(const struct probes *p, __u64 count)
  * so the difference is never short of a free that raced with the reading.
  * What the slot's earlier sites counted (its base) is not this one's.
  */
-static bool read_slot(const struct probes *p, const struct site_slot *slot,
-		      struct slot_copy *out)
+bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
+			 struct slot_copy *out)
 {
 	struct site_counts c;
 
@@ -53,16 +46,16 @@ static bool read_slot(const struct probes *p, const struct site_slot *slot,
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
 	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
-	out->stats.total_allocs = blocks_of(p, less(c.total_allocs, slot->base_allocs));
+	out->stats.total_allocs = snapshot__blocks_of(p, less(c.total_allocs, slot->base_allocs));
 	out->stats.outstanding_bytes = less(c.total_bytes, c.freed_bytes);
-	out->stats.outstanding_allocs = blocks_of(p, less(c.total_allocs, c.freed_allocs));
+	out->stats.outstanding_allocs = snapshot__blocks_of(p, less(c.total_allocs, c.freed_allocs));
 	out->stats.outstanding_samples = less(c.total_samples, c.freed_samples);
 	out->stats.outstanding_var = less(c.total_var, c.freed_var);
 	return true;
 }
 
 
-static void add_stats(struct site_stats *to, const struct site_stats *from)
+void snapshot__add_stats(struct site_stats *to, const struct site_stats *from)
 {
 	to->outstanding_bytes += from->outstanding_bytes;
 	to->outstanding_allocs += from->outstanding_allocs;
@@ -102,11 +95,11 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	if (!snap->site_of_slot)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->tables.slots; i++) {
-		if (!read_slot(p, &p->tables.sites[i], &slot))
+		if (!snapshot__read_slot(p, &p->tables.sites[i], &slot))
 			continue;
 		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
 			return -ENOMEM;
-		add_stats(&snap->sites[at].stats, &slot.stats);
+		snapshot__add_stats(&snap->sites[at].stats, &slot.stats);
 		snap->site_of_slot[i] = at + 1;
 	}
 	return 0;
@@ -121,14 +114,14 @@ static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *o
 
 	retired__forgotten(p->rc.retired, &snap->forgotten_sites, &snap->forgotten_allocs,
 			   &snap->forgotten_bytes);
-	snap->forgotten_allocs = blocks_of(p, snap->forgotten_allocs);
+	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *r = retired__site_at(p->rc.retired, i);
 
 		if (site_for(snap, of_key, cap, r->stack_id, r->api, &at))
 			return -ENOMEM;
 		snap->sites[at].stats.total_bytes += r->total_bytes;
-		snap->sites[at].stats.total_allocs += blocks_of(p, r->total_allocs);
+		snap->sites[at].stats.total_allocs += snapshot__blocks_of(p, r->total_allocs);
 	}
 	return 0;
 }
@@ -215,7 +208,7 @@ static bool read_stack_once(struct probes *p, uint64_t id, struct stack_ref *out
 }
 
 /* The site's stack, held by the site: the stack cache's, or read (and kept there). */
-static void read_stack(struct probes *p, struct snap_site *s)
+void snapshot__read_stack(struct probes *p, struct snap_site *s)
 {
 	struct stack_ref ref;
 
@@ -269,7 +262,7 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
 		probes_sample__block_weight(p, s->api, a->size, &w);
 		s->stats.outstanding_bytes += w.bytes;
 		/* Under sampling, whole blocks: each old block's weight rounded. */
-		s->stats.outstanding_allocs += blocks_of(p, w.blocks);
+		s->stats.outstanding_allocs += snapshot__blocks_of(p, w.blocks);
 		s->stats.outstanding_samples += !!p->sample.mode;
 		s->stats.outstanding_var += w.var;
 	}
@@ -335,6 +328,13 @@ static uint64_t live_blocks(const struct snapshot *snap)
 	return n;
 }
 
+int snapshot__walk_blocks(struct probes *p, struct snapshot *snap, uint64_t older_ns)
+{
+	if (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX)
+		return walk_allocs(p, snap, older_ns);
+	return 0;
+}
+
 static int ages(struct probes *p, struct snapshot *snap)
 {
 	return snap->ages ? 0 : walk_allocs(p, snap, 0);
@@ -352,9 +352,7 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	peak__live(p, snap->live);
 	reclaim__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
-	err = read_sites(p, snap);
-	if (!err && (older_ns || live_blocks(snap) <= SNAPSHOT_AGES_MAX))
-		err = walk_allocs(p, snap, older_ns);
+	err = read_sites(p, snap) ?: snapshot__walk_blocks(p, snap, older_ns);
 	if (err) {
 		snapshot__free(snap);
 		return err;
@@ -392,7 +390,7 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 			pthread_mutex_unlock(&p->rc.stacks_lock);
 			pthread_mutex_lock(&p->rc.stacks_lock);
 		}
-		read_stack(p, &snap->sites[i]);
+		snapshot__read_stack(p, &snap->sites[i]);
 	}
 	stackcache__end(p->rc.stacks);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
@@ -415,7 +413,7 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 
 	*nr = 0;
 	for (size_t i = 0; i < p->tables.slots; i++)
-		if (read_slot(p, &p->tables.sites[i], &slot) && append_live(buf, cap, nr, &slot))
+		if (snapshot__read_slot(p, &p->tables.sites[i], &slot) && append_live(buf, cap, nr, &slot))
 			return -ENOMEM;
 	return 0;
 }
@@ -465,6 +463,10 @@ void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
+	if (snap->held) {	/* a reading carried over (snapshot_kept.c): handed back */
+		atomic_store(snap->held, false);
+		return;
+	}
 	for (size_t i = 0; i < snap->nr; i++) {
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });

@@ -6,6 +6,7 @@
 #ifndef SNAPSHOT_H
 #define SNAPSHOT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,33 @@ struct snapshot {
 	 */
 	uint64_t forgotten_sites, forgotten_allocs, forgotten_bytes;
 	bool ages;		/* sites[].oldest_ns were read */
+	/*
+	 * A reading carried over (snapshot_kept.c): the sites of the last one,
+	 * at the same indexes, their figures brought up to date in place, new
+	 * ones after them. reading numbers it; follows is the reading it
+	 * carries over from (0: none, every site is new). changed lists the
+	 * sites whose figures differ from that reading's, the new ones among
+	 * them; fresh those whose stacks this reading read (new ones, and ones
+	 * whose stack could not be read before). Without a reading of its own
+	 * (0) every site counts as changed and fresh.
+	 */
+	uint64_t reading, follows;
+	const uint32_t *changed;
+	size_t nr_changed;
+	const uint32_t *fresh;
+	size_t nr_fresh;
+	atomic_bool *held;	/* a reading carried over: snapshot__free hands it back */
+	struct snap_order *order;	/* a reading carried over: aggregate's order of it */
+};
+
+/*
+ * The order the last analysis put a reading's sites in, kept with the
+ * reading for the next (analyze/aggregate.c): only the changed sites move.
+ */
+struct snap_order {
+	uint32_t *sites;	/* indexes into snapshot.sites */
+	size_t nr, cap;
+	uint64_t reading;	/* whose order it is; 0: none */
 };
 
 /*
@@ -130,6 +158,12 @@ struct snapshot_memory {
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
+	/*
+	 * Kept from report to report beside the snapshot (the caller's to
+	 * fill): a carried reading's index and per-site state
+	 * (snapshot_kept__bytes), the kept site frames (report_sites__carry_bytes).
+	 */
+	size_t carried_bytes;
 };
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out);
 

@@ -48,6 +48,7 @@ struct pycode {
 	uint64_t code_type;
 	struct code *slots;
 	size_t cap, nr;		/* cap: a power of two */
+	uint64_t id;		/* pycode__id */
 };
 
 struct pycode *pycode__new(const struct py_layout *layout, uint64_t code_type)
@@ -56,6 +57,9 @@ struct pycode *pycode__new(const struct py_layout *layout, uint64_t code_type)
 
 	if (!pc)
 		return NULL;
+	static _Atomic uint64_t last_id;
+
+	pc->id = ++last_id;
 	pc->layout = *layout;
 	pc->code_type = code_type;
 	pc->cap = 256;
@@ -303,6 +307,11 @@ int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_
 		index_lines(c);
 	c->valid = !err;
 	return err == -ENOMEM ? err : 0;
+}
+
+uint64_t pycode__id(const struct pycode *pc)
+{
+	return pc ? pc->id : 0;
 }
 
 size_t pycode__count(const struct pycode *pc)

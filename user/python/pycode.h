@@ -48,6 +48,12 @@ int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_
 		     void *ctx);
 /* How many code objects are known (read or not). */
 size_t pycode__count(const struct pycode *pc);
+/*
+ * Which table this is, never the same for two of a run (0: NULL). A code
+ * object known to a table stays known, with the same answers: what was
+ * found in it stays true while its id is the same.
+ */
+uint64_t pycode__id(const struct pycode *pc);
 /* Where f's instruction is; false when its code object was never read. */
 bool pycode__where(const struct pycode *pc, const struct py_frame *f, struct pycode_where *out);
 void pycode__free(struct pycode *pc);

@@ -85,12 +85,12 @@ static int relay_attach_image_exit(void *ctx, pid_t pid, const char *path, uint6
 	return r->inner.attach_image_exit(r->inner.ctx, pid, path, offset);
 }
 
-static int relay_each_stack(void *ctx, const struct snapshot *snap,
+static int relay_each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 			    int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct pyrelay *r = ctx;
 
-	return r->inner.each_stack(r->inner.ctx, snap, fn, arg);
+	return r->inner.each_stack(r->inner.ctx, snap, walked, fn, arg);
 }
 
 static int relay_blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)

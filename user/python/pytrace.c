@@ -28,6 +28,7 @@ struct pytrace {
 	bool objects_checked;	/* ... or this image's code was found fit for it */
 	struct python *py;	/* NULL: not (yet) a Python interpreter we walk */
 	struct pycode *code;	/* the target's code objects, and exec'd images' */
+	uint64_t walked;	/* the reading whose stacks code has (each_stack) */
 	struct py_layout code_layout;	/* its interpreters' */
 	int memfd;		/* /proc/PID/mem, opened while the target lived */
 	struct report_python report;
@@ -136,6 +137,7 @@ static int code_for(struct pytrace *t, const struct python *py)
 	t->code = pycode__new(&py->layout, py->code_type);
 	if (!t->code)
 		return -ENOMEM;
+	t->walked = 0;	/* a new table: every stack's code is new to it */
 	t->code_layout = py->layout;
 	t->ops.on_code(t->ops.ctx, take_copy, t);
 	return 0;
@@ -346,7 +348,7 @@ static int read_stack(void *arg, const struct py_stack *py)
 void pytrace__refresh(struct pytrace *t, const struct snapshot *snap)
 {
 	if (t->code)
-		t->ops.each_stack(t->ops.ctx, snap, read_stack, t);
+		t->ops.each_stack(t->ops.ctx, snap, &t->walked, read_stack, t);
 }
 
 void pytrace__on_exit(struct pytrace *t, pid_t pid, bool stopped, bool finalize, double t_s)

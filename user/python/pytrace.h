@@ -76,9 +76,13 @@ struct pytrace_ops {
 	/*
 	 * fn(arg, stack) for the Python stack of each site of snap, or of the
 	 * tables as they are now when snap is NULL, until fn returns non-zero:
-	 * that value, 0, or -errno.
+	 * that value, 0, or -errno. *walked (kept by the caller, 0 at first)
+	 * says which reading fn was given last: of a reading that carries
+	 * that one over (probe/snapshot_kept.h), only the stacks it read are
+	 * given, the others were then. Set to snap's reading when every stack
+	 * was given, else 0.
 	 */
-	int (*each_stack)(void *ctx, const struct snapshot *snap,
+	int (*each_stack)(void *ctx, const struct snapshot *snap, uint64_t *walked,
 			  int (*fn)(void *arg, const struct py_stack *py), void *arg);
 	/*
 	 * The addresses of the live blocks of exactly size bytes allocated

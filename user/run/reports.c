@@ -40,6 +40,7 @@
 #include "probe/kmem.h"
 #include "probe/probes.h"
 #include "probe/snapshot.h"
+#include "probe/snapshot_kept.h"
 #include "sample.h"
 #include "python/pytrace.h"
 #include "report/outfile.h"
@@ -193,6 +194,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 
 	if (job->python)
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
+	if (!tr->site_carry)	/* none: every report works out its site frames */
+		tr->site_carry = report_sites__carry_new();
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
@@ -210,7 +213,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	meta->freed = b->freed;
 	err = err ?: go_on(job);
 	if (!err)
-		err = report_build__figures(b->agg, tr->mods, meta, &b->r);
+		err = report_build__figures(b->agg, tr->mods, meta, b->snap, tr->site_carry, &b->r);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);
@@ -218,7 +221,8 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		reach_sum__fill(job->reach, b->agg, b->r);
 	/* Each stack's site first: under sampling, start-up and growth are judged by site. */
 	if (!err)
-		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta);
+		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta, b->snap,
+					   tr->site_carry);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
@@ -268,6 +272,8 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	atomic_store(&job->phase, PHASE_TABLES);
 	if (tr->kmem)	/* -k: the kernel's tables, the ages read at the end */
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
+	else if (!tr->opts->older_ms && !tr->opts->show_allocs)	/* carried over */
+		err = snapshot_kept__collect(tr->probes, &b->snap);
 	else
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (!err && tr->opts->show_allocs)
@@ -384,6 +390,7 @@ static void say_memory(struct tracer *tr, const struct snapshot *snap)
 	size_t stacks, bytes = insight__bytes(tr->ins, &stacks);
 
 	snapshot__memory(tr->probes, snap, &m);
+	m.carried_bytes = snapshot_kept__bytes(tr->probes) + report_sites__carry_bytes(tr->site_carry);
 	memuse__say(stderr, &m, stacks, bytes);
 }
 
@@ -675,6 +682,8 @@ void reports__on_python_exit(struct tracer *tr, pid_t pid, bool stopped, bool fi
 void reports__free(struct tracer *tr)
 {
 	pyrelay__free(&tr->relay);
+	report_sites__carry_free(tr->site_carry);	/* after the last report, which borrowed */
+	tr->site_carry = NULL;
 }
 
 const struct tracer_jobs reports__jobs = {

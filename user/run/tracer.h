@@ -35,6 +35,7 @@ struct worker;
 struct tracer;
 struct reach_sum;
 struct kmem;
+struct report_sites_carry;
 
 /* A job for the worker (reports.c): what was asked, and what it took from the loop's side. */
 enum job_kind { JOB_REPORT, JOB_TICK };
@@ -96,6 +97,7 @@ struct tracer {
 	struct images *images;	/* --follow: the files of the processes that exec'd */
 	struct symbolizer *sym;
 	struct insight *ins;	/* growth, churn, peak, memory verdict, timeline */
+	struct report_sites_carry *site_carry;	/* site frames kept from report to report */
 	struct snap_live *live;	/* insight's samples, read into this buffer (grown) */
 	size_t live_cap;
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */

@@ -218,7 +218,8 @@ static int stack_blocks(const struct snap_site *site, struct report_stack *st)
 }
 
 int report_build__figures(const struct aggregate *agg, const struct modules *mods,
-			  const struct report_meta *meta, struct report **out)
+			  const struct report_meta *meta, const struct snapshot *snap,
+			  struct report_sites_carry *carry, struct report **out)
 {
 	struct report *r;
 
@@ -235,17 +236,25 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 			return -ENOMEM;
 		}
 	}
-	/* operator new's frames off every stack: its site begins after them (report_sites.c). */
-	for (size_t i = 0; i < agg->nr; i++) {
-		stack_figures(agg->sites[i], &r->stacks[i]);
-		unwrap(agg->sites[i], images__of(meta->images, agg->sites[i]->proc, mods), meta,
-		       &r->stacks[i]);
-	}
 	r->nr_stacks = agg->nr;
 	*out = r;	/* freed by the caller on an error, as report__symbolize's */
-	for (size_t i = 0; i < agg->nr; i++)
+	/*
+	 * operator new's frames off every stack: its site begins after them
+	 * (report_sites.c). One pass: each site is a cache miss of its own.
+	 */
+	for (size_t i = 0; i < agg->nr; i++) {
+		const struct snap_site *site = agg->sites[i];
+
+		stack_figures(site, &r->stacks[i]);
+		/* Its frames, the cache miss of a stack's blob: kept from a report before. */
+		if (!report_sites__unwrapped(carry, snap, meta, mods, site, &r->stacks[i])) {
+			unwrap(site, images__of(meta->images, site->proc, mods), meta,
+			       &r->stacks[i]);
+			report_sites__keep_unwrapped(carry, snap, site, &r->stacks[i]);
+		}
 		if (stack_blocks(agg->sites[i], &r->stacks[i]))
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -266,7 +275,7 @@ int report_build__symbolize(struct report *r, const struct aggregate *agg, struc
 int report_build__report(const struct aggregate *agg, struct symbolizer *sym, const struct modules *mods,
 		  const struct report_meta *meta, struct report **out)
 {
-	int err = report_build__figures(agg, mods, meta, out);
+	int err = report_build__figures(agg, mods, meta, NULL, NULL, out);
 
 	if (!err)
 		err = report_build__symbolize(*out, agg, sym, mods, meta, NULL);

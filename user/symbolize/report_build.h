@@ -69,10 +69,15 @@ int report_build__stacks(const struct aggregate *agg, struct symbolizer *sym,
  * caller imported it (memalign for aligned_alloc). Resolving a deep stack
  * costs far more than its figures, and the text report shows only a few
  * (report_text__shown). On an error the report is left for report__free.
+ * With carry (NULL: none), the sites of agg being snap's, what operator
+ * new's frames were is kept from report to report (report_sites__unwrapped).
  * 0 or -errno.
  */
+struct report_sites_carry;
+struct snapshot;
 int report_build__figures(const struct aggregate *agg, const struct modules *mods,
-			  const struct report_meta *meta, struct report **out);
+			  const struct report_meta *meta, const struct snapshot *snap,
+			  struct report_sites_carry *carry, struct report **out);
 int report_build__symbolize(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
 		      const bool *want);
@@ -86,8 +91,30 @@ int report_build__symbolize(struct report *r, const struct aggregate *agg, struc
  * with sites__group, which also marks the stacks the files leave out unless
  * meta->all_stacks. 0 or -errno.
  */
+struct report_sites_carry;
 int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-			 const struct modules *mods, const struct report_meta *meta);
+			 const struct modules *mods, const struct report_meta *meta,
+			 const struct snapshot *snap, struct report_sites_carry *carry);
+/*
+ * The site frames report_sites__frames keeps from report to report, by
+ * the sites' indexes in snap, a reading carried over (probe/snapshot_kept.h):
+ * those found in a Python stack, lent to the reports (site_frame_kept).
+ * NULL carry: none kept. The carry must outlive the reports that borrow.
+ */
+struct report_sites_carry *report_sites__carry_new(void);
+void report_sites__carry_free(struct report_sites_carry *c);
+/*
+ * unwrap()'s answer for site (its wrapper frames, its api), kept from a
+ * report before, into st: true if it holds (the same target modules, by
+ * count, and wrappers). report_sites__keep_unwrapped keeps st's.
+ */
+bool report_sites__unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+			     const struct report_meta *meta, const struct modules *mods,
+			     const struct snap_site *site, struct report_stack *st);
+void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+				  const struct snap_site *site, const struct report_stack *st);
+/* The bytes it holds (-v); 0 for NULL. */
+size_t report_sites__carry_bytes(const struct report_sites_carry *c);
 int report_sites__group(struct report *r, const struct report_meta *meta);
 
 /*

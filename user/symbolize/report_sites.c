@@ -6,12 +6,21 @@
  * code, innermost first, until one is found. A report of thousands of deep
  * stacks, of which the text prints a few, so costs a few lookups per
  * stack, not one per frame.
+ *
+ * A Python stack's site frame is kept from report to report (struct
+ * report_sites_carry), by the index its site keeps in a carried reading
+ * (probe/snapshot_kept.h): it depends only on the stack's frames, the
+ * rules and the code table, whose answers never change once found. It
+ * holds while the table is the same one and either every frame of the
+ * stack was found in it or it learnt no code since. Reports borrow it.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "analyze/sites.h"
 #include "model/stackcache.h"
+#include "probe/snapshot.h"
 #include "python/pycode.h"
 #include "python/pystack.h"
 #include "report_build.h"
@@ -93,6 +102,17 @@ static bool python_candidate(const struct py_stack *py, uint32_t i, const struct
 	return strict ? sites__own_python_file(w.file, rules->own) : !sites__import_file(w.file);
 }
 
+/* Is every frame of py's in the code table: then what it says of them holds for good. */
+static bool python_known(const struct py_stack *py, const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++)
+		if (!pc || !pycode__where(pc, &py->frames[i], &w))
+			return false;
+	return true;
+}
+
 /* Was the stack's allocation made by an import: importlib's bootstrap among its frames? */
 static bool python_import(const struct py_stack *py, const struct pycode *pc)
 {
@@ -155,9 +175,10 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 	return 0;
 }
 
+/* *python: the frame found is one of its Python frames (what a carry may keep). */
 static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
-		      struct report_stack *st)
+		      struct report_stack *st, bool *python)
 {
 	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
 	uint32_t first = st->wrapper_ips;
@@ -167,6 +188,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
 	int err = 0;
 
+	*python = false;
 	if (py && py->nr) {
 		err = python_site(py, meta->pycode, &rules, true, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
@@ -174,6 +196,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		if (!err && !st->site_frame)
 			err = python_site(py, meta->pycode, &rules, false, &st->site_frame);
 		st->site_import = python_import(py, meta->pycode);
+		*python = st->site_frame != NULL;
 	} else {
 		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
@@ -184,15 +207,254 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	return err;
 }
 
-int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
-			 const struct modules *mods, const struct report_meta *meta)
+/* ------------------------------------------------------------ the carry */
+
+/* What a site's Python stack gave, kept; and what unwrap() made of it. */
+struct site_memo {
+	uint64_t stack_id;
+	struct report_frame *frame;	/* owned */
+	uint32_t api;
+	uint32_t codes;		/* the code table's count then */
+	uint32_t unwrap_epoch;	/* unwrap's answer holds while the carry's is this; 0: none */
+	uint8_t wrapper_ips, unwrap_api;
+	bool used;		/* frame, own, import, codes and known hold a site frame */
+	bool known;		/* every frame was in the code table */
+	bool own, import;
+};
+
+struct report_sites_carry {
+	struct site_memo *v;	/* by site index in the carried reading */
+	size_t cap;
+	uint64_t reading;	/* of the last report that used it; 0: none */
+	bool ok;		/* it serves that report */
+	uint64_t pycode;	/* the code table's id then */
+	const struct report_python *python;
+	/* What unwrap() reads: the target's modules (their count) and the wrappers. */
+	const struct modules *mods;
+	size_t nr_mods, nr_wrappers;
+	const struct alloc_wrapper *wrappers;
+	uint32_t unwrap_epoch;
+};
+
+struct report_sites_carry *report_sites__carry_new(void)
 {
+	return calloc(1, sizeof(struct report_sites_carry));
+}
+
+static void memo_drop(struct site_memo *m)
+{
+	if (m->frame) {
+		report__frame_free(m->frame);
+		free(m->frame);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+void report_sites__carry_free(struct report_sites_carry *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		memo_drop(&c->v[i]);
+	free(c->v);
+	free(c);
+}
+
+static size_t text_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+size_t report_sites__carry_bytes(const struct report_sites_carry *c)
+{
+	size_t n = c ? c->cap * sizeof(*c->v) : 0;
+
+	for (size_t i = 0; c && i < c->cap; i++) {
+		const struct report_frame *f = c->v[i].frame;
+
+		if (c->v[i].used && f)
+			n += sizeof(*f);
+		if (c->v[i].used && f && !f->borrowed)
+			n += text_bytes(f->function) + text_bytes(f->symbol) +
+			     text_bytes(f->module) + text_bytes(f->file);
+	}
+	return n;
+}
+
+/*
+ * The carry made ready for snap's report: kept if snap carries over the
+ * reading of the last report that used it, with the same code table and
+ * interpreter, else emptied. False: none for this report.
+ */
+static bool carry_ready(struct report_sites_carry *c, const struct snapshot *snap,
+			const struct report_meta *meta, const struct modules *mods)
+{
+	bool ok = snap && snap->reading;
+
+	if (ok && c->reading == snap->reading)	/* ready for this report already */
+		return c->ok;
+	if (!ok || snap->follows != c->reading || c->pycode != pycode__id(meta->pycode) ||
+	    c->python != meta->python)
+		for (size_t i = 0; i < c->cap; i++)
+			memo_drop(&c->v[i]);
+	if (c->mods != mods || c->nr_mods != modules__count(mods) ||
+	    c->wrappers != meta->wrappers || c->nr_wrappers != meta->nr_wrappers || !c->unwrap_epoch)
+		c->unwrap_epoch++;	/* unwrap's answers kept so far hold no more */
+	c->mods = mods;
+	c->nr_mods = modules__count(mods);
+	c->wrappers = meta->wrappers;
+	c->nr_wrappers = meta->nr_wrappers;
+	c->reading = ok ? snap->reading : 0;
+	c->ok = false;
+	c->pycode = pycode__id(meta->pycode);
+	c->python = meta->python;
+	if (ok && snap->nr > c->cap) {
+		struct site_memo *v = realloc(c->v, snap->nr * sizeof(*v));
+
+		if (!v) {
+			c->reading = 0;	/* emptied next time */
+			return false;
+		}
+		memset(v + c->cap, 0, (snap->nr - c->cap) * sizeof(*v));
+		c->v = v;
+		c->cap = snap->nr;
+	}
+	/* Sites that hold nothing now are in no report: their frames go. */
+	for (size_t k = 0; ok && k < snap->nr_changed; k++)
+		if (!snap->sites[snap->changed[k]].stats.outstanding_allocs)
+			memo_drop(&c->v[snap->changed[k]]);
+	/* Sites whose stacks this reading read (new, or unread before): nothing kept holds. */
+	for (size_t k = 0; ok && k < snap->nr_fresh; k++)
+		memo_drop(&c->v[snap->fresh[k]]);
+	c->ok = ok;
+	return ok;
+}
+
+/* The memo of site, of the target's (another process's modules are not the carry's); NULL: none. */
+static struct site_memo *memo_of(struct report_sites_carry *c, const struct snapshot *snap,
+				 const struct snap_site *site)
+{
+	struct site_memo *m;
+
+	if (!c || !c->ok || !snap || site < snap->sites || site >= snap->sites + snap->nr ||
+	    site->proc)
+		return NULL;
+	m = &c->v[site - snap->sites];
+	if ((m->used || m->unwrap_epoch) && (m->stack_id != site->stack_id || m->api != site->api))
+		memo_drop(m);
+	m->stack_id = site->stack_id;
+	m->api = site->api;
+	return m;
+}
+
+bool report_sites__unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+			     const struct report_meta *meta, const struct modules *mods,
+			     const struct snap_site *site, struct report_stack *st)
+{
+	struct site_memo *m = c && carry_ready(c, snap, meta, mods) ? memo_of(c, snap, site) : NULL;
+
+	if (!m || m->unwrap_epoch != c->unwrap_epoch)
+		return false;
+	st->wrapper_ips = m->wrapper_ips;
+	st->api = m->unwrap_api;
+	return true;
+}
+
+void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
+				  const struct snap_site *site, const struct report_stack *st)
+{
+	struct site_memo *m = memo_of(c, snap, site);
+
+	if (!m || st->api > UINT8_MAX)
+		return;
+	m->wrapper_ips = st->wrapper_ips;
+	m->unwrap_api = (uint8_t)st->api;
+	m->unwrap_epoch = c->unwrap_epoch;
+}
+
+/* The kept site frame of site, if it still holds, lent to st. */
+static bool memo_lend(const struct site_memo *m, const struct report_meta *meta,
+		      struct report_stack *st)
+{
+	if (!m->used || (!m->known && m->codes != pycode__count(meta->pycode)))
+		return false;
+	st->site_frame = m->frame;
+	st->site_frame_kept = true;
+	st->site_own = m->own;
+	st->site_import = m->import;
+	return true;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * f's names, copies of those the code table has for its frame of py, now
+ * borrowed from it instead: the table keeps them as long as its id holds,
+ * and so long only is a kept frame lent (a torch job keeps 210,000).
+ */
+static void borrow_names(struct report_frame *f, const struct py_stack *py,
+			 const struct pycode *pc)
+{
+	struct pycode_where w;
+
+	for (uint32_t i = 0; pc && i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
+		if (py->frames[i].instr != f->address || !pycode__where(pc, &py->frames[i], &w))
+			continue;
+		if (!same_text(f->function, w.function) || !same_text(f->file, w.file) ||
+		    !same_text(f->module, w.file) || f->symbol)
+			continue;
+		report__frame_free(f);
+		f->function = (char *)w.function;
+		f->module = f->file = (char *)w.file;
+		f->borrowed = true;
+		return;
+	}
+}
+
+/* st's site frame, found in site's Python stack, kept in m (which owns it from now). */
+static void memo_keep(struct site_memo *m, const struct snap_site *site,
+		      const struct report_meta *meta, struct report_stack *st)
+{
+	struct py_stack pybuf;
+	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
+
+	if (m->frame) {	/* one that no longer held: its frame goes */
+		report__frame_free(m->frame);
+		free(m->frame);
+	}
+	if (py)	/* a Python site frame: its stack has Python frames */
+		borrow_names(st->site_frame, py, meta->pycode);
+	m->frame = st->site_frame;
+	m->used = true;
+	m->known = py && python_known(py, meta->pycode);
+	m->own = st->site_own;
+	m->import = st->site_import;
+	m->codes = (uint32_t)pycode__count(meta->pycode);
+	st->site_frame_kept = true;
+}
+
+int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
+			 const struct modules *mods, const struct report_meta *meta,
+			 const struct snapshot *snap, struct report_sites_carry *carry)
+{
+	bool kept = carry && carry_ready(carry, snap, meta, mods);
 	int err = 0;
 
-	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++)
-		err = site_frame(agg->sites[i], sym,
-				 images__of(meta->images, agg->sites[i]->proc, mods), meta,
-				 &r->stacks[i]);
+	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++) {
+		const struct snap_site *site = agg->sites[i];
+		struct site_memo *m = kept ? memo_of(carry, snap, site) : NULL;
+		bool python;
+
+		if (m && memo_lend(m, meta, &r->stacks[i]))
+			continue;
+		err = site_frame(site, sym, images__of(meta->images, site->proc, mods), meta,
+				 &r->stacks[i], &python);
+		if (!err && m && python)
+			memo_keep(m, site, meta, &r->stacks[i]);
+	}
 	return err;
 }
 

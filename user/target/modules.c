@@ -510,6 +510,11 @@ static const struct module *find_own(const struct modules *mods, uint64_t addr)
 	return n && addr < mods->spans[n - 1].end ? mods->spans[n - 1].m : NULL;
 }
 
+size_t modules__count(const struct modules *mods)
+{
+	return mods ? mods->nr : 0;
+}
+
 const struct module *modules__find(const struct modules *mods, uint64_t addr)
 {
 	const struct module *m = find_own(mods, addr);

@@ -51,6 +51,11 @@ bool modules__lacks_code(const struct modules *mods, const struct maps *maps);
 /* The module whose mapped range contains addr (newest first), or NULL. */
 const struct module *modules__find(const struct modules *mods, uint64_t addr);
 /*
+ * How many modules it has: they are only added until modules__clear, so
+ * while the count is the same modules__find gives the same answers.
+ */
+size_t modules__count(const struct modules *mods);
+/*
  * One executable mapping per module, as /proc/PID/maps lines would show it
  * (r-xp, its file offset, dev, inode, path), sorted by address; where loads
  * overlap only the newest is kept, as modules__find would choose. For the

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A reading of the BPF tables carried over from report to report (see
+ * snapshot_kept.h). A torch job's report reads 400,000 slots and 700,000
+ * sites, of which a few thousand change between two reports; each site
+ * looked up by key, its stack looked up in the cache and its Python
+ * frames walked again cost more than half a second a report.
+ *
+ * What stays from one reading to the next: the sites at their indexes
+ * (sites never leave: a retired site's figures are its retired store
+ * entry's), each slot's site (a slot keeps its site until it is retired
+ * and taken by another), each retired entry's site (entries keep their
+ * index until retired__trim moves them: its epoch), what the retired
+ * store held of each site, and the sites that had a live slot. A site's
+ * figures are those snapshot__collect adds up: its live slots', read
+ * again at each reading, and its retired entry's. A reset of the tables
+ * or a trim of the retired store starts the reading anew.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clock.h"
+#include "probes.h"
+#include "probes_internal.h"
+#include "snapshot_kept.h"
+#include "model/retired.h"
+#include "model/stackcache.h"
+#include "util/idmap.h"
+#include "util/nice.h"
+#include "util/vec.h"
+
+#define NO_SITE UINT32_MAX
+
+/* The site a slot held at the last reading. */
+struct slot_memo {
+	uint64_t stack_id;
+	uint32_t api;
+	uint32_t site;		/* NO_SITE: none */
+};
+
+/* What the retired store held of a site at the last reading. */
+struct retired_part {
+	uint64_t bytes, allocs;	/* allocs as blocks (snapshot__blocks_of) */
+};
+
+/* A growable list of site indexes. */
+struct list {
+	uint32_t *v;
+	size_t nr, cap;
+};
+
+struct snapshot_kept {
+	struct snapshot snap;
+	size_t cap;		/* snap.sites' room, and the per-site arrays' */
+	atomic_bool held;
+	struct idmap of_key;	/* site key -> index */
+	struct slot_memo *slots;	/* one per slot of the site table */
+	uint32_t *retired_at;	/* the retired store's site i -> ours */
+	size_t nr_retired_at, cap_retired_at;
+	/* Per site. */
+	struct retired_part *retired;
+	uint32_t *live_mark;	/* the reading it last had a live slot at */
+	uint32_t *done_mark;	/* the reading its figures were last set at */
+	uint32_t *pos;		/* with live_mark now: its index in live, acc */
+	struct site_stats *acc;	/* the live slots' figures of each site in live */
+	size_t cap_acc;
+	struct list live, live_was, changed, fresh, stackless, touched;
+	uint64_t resets, epoch, retired_seq;	/* the retired store as taken in */
+	uint64_t reading;	/* the last one's number */
+	bool started;		/* a reading was made since the last start */
+	struct snap_order order;
+};
+
+static int list_add(struct list *l, uint32_t i)
+{
+	if (vec__reserve_min(&l->v, &l->cap, l->nr + 1, sizeof(*l->v), 256))
+		return -ENOMEM;
+	l->v[l->nr++] = i;
+	return 0;
+}
+
+static void list_free(struct list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Every site let go of: the next reading starts anew, every site new. */
+static void restart(struct snapshot_kept *k, const struct probes *p)
+{
+	struct snapshot *snap = &k->snap;
+
+	for (size_t i = 0; i < snap->nr; i++)
+		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
+						 .python = snap->sites[i].pystack });
+	snap->nr = 0;
+	idmap__clear(&k->of_key);
+	for (size_t i = 0; i < p->tables.slots; i++)
+		k->slots[i].site = NO_SITE;
+	k->nr_retired_at = 0;
+	k->live.nr = k->live_was.nr = k->stackless.nr = 0;
+	k->retired_seq = 0;
+	k->resets = p->rc.resets;
+	k->epoch = retired__epoch(p->rc.retired);
+	k->started = false;
+	k->order.reading = 0;
+}
+
+static struct snapshot_kept *kept_new(const struct probes *p)
+{
+	struct snapshot_kept *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->slots = malloc((p->tables.slots ?: 1) * sizeof(*k->slots));
+	k->snap.site_of_slot = calloc(p->tables.slots ?: 1, sizeof(*k->snap.site_of_slot));
+	if (!k->slots || !k->snap.site_of_slot) {
+		free(k->slots);
+		free(k->snap.site_of_slot);
+		free(k);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->tables.slots; i++)
+		k->slots[i].site = NO_SITE;
+	k->snap.held = &k->held;
+	k->snap.order = &k->order;
+	return k;
+}
+
+/* Room for one more site in snap.sites and beside it. */
+static int reserve_site(struct snapshot_kept *k)
+{
+	size_t cap = k->cap, n = k->snap.nr + 1;
+
+	if (n <= k->cap)
+		return 0;
+	if (vec__reserve_min(&k->snap.sites, &cap, n, sizeof(*k->snap.sites), 1024))
+		return -ENOMEM;
+	/* Each array grows to the same room, from its own old one. */
+	if (vec__reserve(&k->retired, &(size_t){ k->cap }, cap, sizeof(*k->retired)) ||
+	    vec__reserve(&k->live_mark, &(size_t){ k->cap }, cap, sizeof(*k->live_mark)) ||
+	    vec__reserve(&k->done_mark, &(size_t){ k->cap }, cap, sizeof(*k->done_mark)) ||
+	    vec__reserve(&k->pos, &(size_t){ k->cap }, cap, sizeof(*k->pos)))
+		return -ENOMEM;
+	k->cap = cap;
+	return 0;
+}
+
+/* The site of (stack_id, api), made if new (with no figures, no stack); its index in *at. */
+static int site_for(struct snapshot_kept *k, uint64_t stack_id, uint32_t api, uint32_t *at)
+{
+	uint64_t key = retired__site_key(stack_id, api);
+	struct snap_site *s;
+
+	if (idmap__get(&k->of_key, key, at))
+		return 0;
+	if (reserve_site(k) || idmap__put(&k->of_key, key, (uint32_t)k->snap.nr))
+		return -ENOMEM;
+	*at = (uint32_t)k->snap.nr++;
+	s = &k->snap.sites[*at];
+	memset(s, 0, sizeof(*s));
+	s->stack_id = stack_id;
+	s->api = api;
+	k->retired[*at] = (struct retired_part){ 0 };
+	k->live_mark[*at] = k->done_mark[*at] = 0;
+	return 0;
+}
+
+/* Slot i's site: the one it held at the last reading, else looked up (or made). */
+static int slot_site(struct snapshot_kept *k, size_t i, const struct slot_copy *slot,
+		     uint32_t *at)
+{
+	struct slot_memo *m = &k->slots[i];
+
+	if (m->site != NO_SITE && m->stack_id == slot->stack_id && m->api == slot->api) {
+		*at = m->site;
+		return 0;
+	}
+	if (site_for(k, slot->stack_id, slot->api, at))
+		return -ENOMEM;
+	*m = (struct slot_memo){ slot->stack_id, slot->api, *at };
+	return 0;
+}
+
+/* Slot i, live: its figures into its site's live sum. */
+static int add_slot(struct snapshot_kept *k, size_t i, const struct slot_copy *slot, uint32_t now)
+{
+	uint32_t at;
+
+	if (slot_site(k, i, slot, &at))
+		return -ENOMEM;
+	k->snap.site_of_slot[i] = at + 1;
+	if (k->live_mark[at] == now) {
+		snapshot__add_stats(&k->acc[k->pos[at]], &slot->stats);
+		return 0;
+	}
+	if (vec__reserve_min(&k->acc, &k->cap_acc, k->live.nr + 1, sizeof(*k->acc), 256))
+		return -ENOMEM;
+	k->live_mark[at] = now;
+	k->pos[at] = (uint32_t)k->live.nr;
+	k->acc[k->live.nr] = slot->stats;
+	return list_add(&k->live, at);
+}
+
+static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
+{
+	struct slot_copy slot;
+
+	memset(k->snap.site_of_slot, 0, p->tables.slots * sizeof(*k->snap.site_of_slot));
+	for (size_t i = 0; i < p->tables.slots; i++)
+		if (snapshot__read_slot(p, &p->tables.sites[i], &slot) && add_slot(k, i, &slot, now))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Retired entry i's site: the one it was at the last reading, else looked up (or made). */
+static int entry_site(struct snapshot_kept *k, size_t i, const struct retired_site *r,
+		      uint32_t *at)
+{
+	if (i < k->nr_retired_at) {
+		*at = k->retired_at[i];
+		return 0;
+	}
+	if (site_for(k, r->stack_id, r->api, at) ||
+	    vec__reserve_min(&k->retired_at, &k->cap_retired_at, i + 1, sizeof(*k->retired_at), 256))
+		return -ENOMEM;
+	while (k->nr_retired_at < i)	/* entries before i are all known: not reached */
+		k->retired_at[k->nr_retired_at++] = NO_SITE;
+	k->retired_at[k->nr_retired_at++] = *at;
+	return 0;
+}
+
+/* The retired entries that changed since the last reading: their sites' retired parts. */
+static int read_retired(struct snapshot_kept *k, struct probes *p)
+{
+	const struct retired *r = p->rc.retired;
+	size_t n = retired__nr_sites(r);
+	struct snapshot *snap = &k->snap;
+	uint32_t at;
+
+	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
+			   &snap->forgotten_bytes);
+	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
+	k->touched.nr = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct retired_site *s = retired__site_at(r, i);
+
+		if (s->seq <= k->retired_seq && i < k->nr_retired_at)
+			continue;
+		if (entry_site(k, i, s, &at) || list_add(&k->touched, at))
+			return -ENOMEM;
+		k->retired[at] = (struct retired_part){ s->total_bytes,
+							snapshot__blocks_of(p, s->total_allocs) };
+	}
+	k->retired_seq = retired__seq(r);
+	return 0;
+}
+
+/* Site at's figures now: live (NULL: no live slot) and retired; a change is listed. */
+static int set_figures(struct snapshot_kept *k, uint32_t at, const struct site_stats *live,
+		       size_t before, uint32_t now)
+{
+	struct snap_site *s = &k->snap.sites[at];
+	struct site_stats st = live ? *live : (struct site_stats){ 0 };
+
+	k->done_mark[at] = now;
+	s->oldest_ns = 0;	/* the walk of the blocks sets it again */
+	st.total_bytes += k->retired[at].bytes;
+	st.total_allocs += k->retired[at].allocs;
+	if (at < before && !memcmp(&st, &s->stats, sizeof(st)))
+		return 0;
+	s->stats = st;
+	return list_add(&k->changed, at);
+}
+
+/*
+ * Every site whose figures may have changed: those with a live slot now or
+ * at the last reading, and those whose retired entry changed. The others
+ * keep theirs, and hold no block (no age).
+ */
+static int set_all(struct snapshot_kept *k, size_t before, uint32_t now)
+{
+	int err = 0;
+
+	k->changed.nr = 0;
+	for (size_t i = 0; i < k->live.nr && !err; i++)
+		err = set_figures(k, k->live.v[i], &k->acc[i], before, now);
+	for (size_t i = 0; i < k->live_was.nr && !err; i++)
+		if (k->done_mark[k->live_was.v[i]] != now)
+			err = set_figures(k, k->live_was.v[i], NULL, before, now);
+	for (size_t i = 0; i < k->touched.nr && !err; i++)
+		if (k->done_mark[k->touched.v[i]] != now)
+			err = set_figures(k, k->touched.v[i], NULL, before, now);
+	/* New sites with a retired entry only, made in read_retired, are in touched. */
+	return err;
+}
+
+/* The reading's counters and live figures, as collect() reads them. */
+static void read_counters(struct probes *p, struct snapshot *snap)
+{
+	for (int c = 0; c < CNT__COUNT; c++)
+		snap->counters[c] = bpfmaps__counter(p->skel, c);
+	peak__live(p, snap->live);
+	reclaim__sweep_stats(p, &snap->sweep);
+	snap->time_ns = clock__now_ns();
+}
+
+/* The sites and their figures; in *before the sites carried over. */
+static int read_tables(struct snapshot_kept *k, struct probes *p, size_t *before)
+{
+	struct snapshot *snap = &k->snap;
+	uint32_t now;
+	struct list was;
+	int err;
+
+	pthread_mutex_lock(&p->rc.retired_lock);
+	if (p->rc.resets != k->resets || retired__epoch(p->rc.retired) != k->epoch)
+		restart(k, p);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	snap->follows = k->started ? k->reading : 0;
+	snap->reading = ++k->reading;
+	now = (uint32_t)k->reading ?: 1;
+	k->started = true;
+	*before = snap->follows ? snap->nr : 0;
+	snap->ages = false;
+	read_counters(p, snap);
+	was = k->live_was;	/* the last reading's live sites, its room reused */
+	k->live_was = k->live;
+	k->live = was;
+	k->live.nr = 0;
+	err = read_slots(k, p, now);
+	if (!err) {
+		pthread_mutex_lock(&p->rc.retired_lock);
+		err = read_retired(k, p);
+		pthread_mutex_unlock(&p->rc.retired_lock);
+	}
+	err = err ?: set_all(k, *before, now) ?: snapshot__walk_blocks(p, snap, 0);
+	snap->changed = k->changed.v;
+	snap->nr_changed = k->changed.nr;
+	return err;
+}
+
+/* Stacks read between two chances for a sweep to take the lock (as snapshot.c's). */
+#define KEPT_STACKS_AT_ONCE 1024
+
+/*
+ * The stacks of the sites new in this reading, and of those whose stack
+ * could not be read before; the others hold theirs. A restart reads all,
+ * and lets the stack cache go of what no site names.
+ */
+static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
+{
+	struct list todo = k->stackless;
+	int err = 0;
+
+	/* Every stack BPF sent before it counted these sites' allocations (as snapshot.c's). */
+	stack_ring__drain(p);
+	k->stackless = (struct list){ 0 };
+	k->fresh.nr = 0;
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	if (!before)
+		stackcache__begin(p->rc.stacks);
+	for (size_t i = before; i < k->snap.nr && !err; i++)
+		err = list_add(&todo, (uint32_t)i);
+	for (size_t i = 0; i < todo.nr && !err; i++) {
+		struct snap_site *s = &k->snap.sites[todo.v[i]];
+
+		if (i && !(i % KEPT_STACKS_AT_ONCE)) {
+			pthread_mutex_unlock(&p->rc.stacks_lock);
+			pthread_mutex_lock(&p->rc.stacks_lock);
+		}
+		if (!s->stack)
+			snapshot__read_stack(p, s);
+		err = list_add(&k->fresh, todo.v[i]);
+		if (!err && !s->stack && s->stack_id != MEMLEAK_NO_STACK)
+			err = list_add(&k->stackless, todo.v[i]);
+	}
+	if (!before)
+		stackcache__end(p->rc.stacks);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
+	list_free(&todo);
+	k->snap.fresh = k->fresh.v;
+	k->snap.nr_fresh = k->fresh.nr;
+	return err;
+}
+
+/* At the sweeper's nice value, as snapshot__collect. */
+static int collect(struct snapshot_kept *k, struct probes *p)
+{
+	int err, was = nice__raise(PROBES_SWEEP_NICE);
+	size_t before;
+
+	pthread_mutex_lock(&p->rc.tables_lock);
+	err = read_tables(k, p, &before);
+	pthread_mutex_unlock(&p->rc.tables_lock);
+	err = err ?: read_stacks(k, p, before);
+	nice__restore(was);
+	return err;
+}
+
+int snapshot_kept__collect(struct probes *p, struct snapshot **out)
+{
+	struct snapshot_kept *k = p->rc.kept;
+	bool busy = false;
+	int err;
+
+	if (!k && !(k = p->rc.kept = kept_new(p)))
+		return snapshot__collect(p, 0, out);
+	p->rc.kept_free = snapshot_kept__free;
+	if (!atomic_compare_exchange_strong(&k->held, &busy, true))
+		return snapshot__collect(p, 0, out);
+	err = collect(k, p);
+	if (err) {
+		restart(k, p);	/* a failed reading leaves no state half taken in */
+		atomic_store(&k->held, false);
+		return err;
+	}
+	*out = &k->snap;
+	return 0;
+}
+
+void snapshot_kept__free(struct probes *p)
+{
+	struct snapshot_kept *k = p->rc.kept;
+
+	if (!k)
+		return;
+	restart(k, p);
+	idmap__free(&k->of_key);
+	free(k->snap.sites);
+	free(k->snap.site_of_slot);
+	free(k->slots);
+	free(k->retired_at);
+	free(k->retired);
+	free(k->live_mark);
+	free(k->done_mark);
+	free(k->pos);
+	free(k->acc);
+	list_free(&k->live);
+	list_free(&k->live_was);
+	list_free(&k->changed);
+	list_free(&k->fresh);
+	list_free(&k->stackless);
+	list_free(&k->touched);
+	free(k->order.sites);
+	free(k);
+	p->rc.kept = NULL;
+}
+
+size_t snapshot_kept__bytes(const struct probes *p)
+{
+	const struct snapshot_kept *k = p->rc.kept;
+
+	if (!k)
+		return 0;
+	return idmap__bytes(&k->of_key) + p->tables.slots * sizeof(*k->slots) +
+	       k->cap_retired_at * sizeof(*k->retired_at) +
+	       k->cap * (sizeof(*k->retired) + 3 * sizeof(uint32_t)) +
+	       k->cap_acc * sizeof(*k->acc) + k->order.cap * sizeof(*k->order.sites) +
+	       (k->live.cap + k->live_was.cap + k->changed.cap + k->fresh.cap +
+		k->stackless.cap + k->touched.cap) * sizeof(uint32_t);
+}

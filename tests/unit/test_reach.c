@@ -232,7 +232,7 @@ TEST(reach_index_finds_what_a_scan_finds)
 				want = (long)i;
 		if (t > 2000 && want < 0)
 			continue;	/* the plain search is slow: enough misses checked */
-		ok = reach_index__find(&x, v, &at) ? want == (long)x.blocks[at].orig : want < 0;
+		ok = reach_index__find(&x, v, &at) ? want == (long)x.orig[at] : want < 0;
 		if (!ok)
 			fprintf(stderr, "  0x%llx: want block %ld\n", (unsigned long long)v, want);
 		if (t > 20000)

@@ -88,3 +88,36 @@ TEST(reach_written_as_text_and_json)
 	reach_sum__free(s);
 	return ok;
 }
+
+/* Many blocks of a few stacks: one entry per stack and api, its figures their blocks' sum. */
+TEST(reach_sum_one_entry_per_stack_and_api)
+{
+	enum { N = 20000, STACKS = 150 };
+	struct live_block *b = calloc(N, sizeof(*b));
+	uint8_t *k = calloc(N, 1);
+	struct reach_sum *s;
+	uint64_t want[STACKS][2] = { { 0 } };
+
+	ASSERT(b && k);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t st = (i * 7919u) % STACKS, api = (i / STACKS) % 2 ? API_MALLOC : API_CALLOC;
+
+		/* Stack 0 is MEMLEAK_NO_STACK's: a stack like the others here. */
+		b[i] = (struct live_block){ 0x100000 + 64ull * i, 1 + i % 50, st, api };
+		k[i] = REACH_DEFINITE;
+		want[st][api == API_CALLOC] += b[i].size;
+	}
+	ASSERT(!reach_sum__build(b, k, N, &s));
+	ASSERT_EQ_U64(s->nr, STACKS * 2);
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct reach_sum_site *t = &s->sites[i];
+
+		ASSERT(!i || report__cmp_site(s->sites[i - 1].stack_id, s->sites[i - 1].api,
+					      t->stack_id, t->api) < 0);
+		ASSERT_EQ_U64(t->f.bytes[REACH_DEFINITE], want[t->stack_id][t->api == API_CALLOC]);
+	}
+	reach_sum__free(s);
+	free(b);
+	free(k);
+	return true;
+}

@@ -27,7 +27,7 @@ static struct stack_ref put(struct stackcache *c, uint64_t id, struct stack_blob
 
 TEST(stack_blob_copies_right_sized_and_is_shared)
 {
-	struct py_stack *py = calloc(1, sizeof(*py));
+	struct py_stack *py = calloc(1, sizeof(*py)), *got = calloc(1, sizeof(*got));
 	uint64_t ips[8];
 	struct stack_copy s = stack_of(ips, 8, py);
 	struct stack_blob *b;
@@ -38,19 +38,23 @@ TEST(stack_blob_copies_right_sized_and_is_shared)
 	ASSERT(b && b->id == 5);
 	memset(ips, 0, sizeof(ips));	/* the blob has its own copy */
 	py->frames[2].code = 0;
-	ASSERT(b->s.nr_ips == 8 && b->s.flags == STACK_TRUNCATED);
-	ASSERT_EQ_U64(b->s.ips[7], 0x400000 + 16 * 7);
-	ASSERT(b->s.py && b->s.py->nr == 3 && b->s.py->frames[2].code == 0xc0de);
-	/* The Python copy holds its 3 frames, not MEMLEAK_PY_MAX_FRAMES. */
-	ASSERT_EQ_U64(stackcache__py_size(3),
+	ASSERT(b->nr_ips == 8 && b->flags == STACK_TRUNCATED);
+	ASSERT(stack_blob__ips(b, ips, MEMLEAK_MAX_STACK_DEPTH) == 8);
+	for (uint32_t i = 0; i < 8; i++)
+		ASSERT_EQ_U64(ips[i], 0x400000 + 16 * i);
+	ASSERT(stack_blob__ips(b, ips, 3) == 3);	/* the innermost only, when asked */
+	ASSERT(stack_blob__py(b, got) == got && got->nr == 3 && got->frames[2].code == 0xc0de);
+	/* Its flat size counts 3 Python frames, not MEMLEAK_PY_MAX_FRAMES. */
+	ASSERT_EQ_U64(stack_blob__size(b), 32 + sizeof(b->python[0]));
+	ASSERT_EQ_U64(stack_blob__flat_size(b), stack_blob__size(b) + 8 * sizeof(uint64_t) +
 		      offsetof(struct py_stack, frames) + 3 * sizeof(struct py_frame));
-	ASSERT(stackcache__py_size(1000) == sizeof(struct py_stack));
 	ASSERT(stack_blob__hold(b) == b && b->refs == 2);
 	stack_blob__put(b);
 	ASSERT(b->refs == 1);
 	stack_blob__put(b);	/* freed: ASan's build would see a leak otherwise */
 	stack_blob__put(NULL);
 	free(py);
+	free(got);
 	return true;
 }
 
@@ -85,8 +89,8 @@ TEST(stackcache_lends_and_lets_go_what_a_reading_did_not_use)
 	stackcache__end(c);
 	ASSERT_EQ_U64(stackcache__nr(c), 0);
 	ASSERT(!stackcache__native(c, 998));
-	ASSERT(lent.native->refs == 1 && lent.native->s.nr_ips == 4 &&
-	       lent.native->s.ips[3] == 0x400000 + 48);
+	ASSERT(lent.native->refs == 1 && stack_blob__ips(lent.native, ips, 4) == 4 &&
+	       ips[3] == 0x400000 + 48);
 	stack_ref__put(&lent);
 	stackcache__free(c);
 	return true;
@@ -128,5 +132,56 @@ TEST(stackcache_shares_frames_between_sites)
 	ASSERT(stackcache__python(c, 50) == python && python->refs == 1);
 	stackcache__free(c);
 	free(py);
+	return true;
+}
+
+TEST(stack_blob_same_ips_compares_every_frame_and_the_flags)
+{
+	uint64_t ips[6], other[6];
+	struct stack_copy s = stack_of(ips, 6, NULL), t;
+	struct stack_blob *b = stack_blob__new(9, &s);
+
+	ASSERT(b && stack_blob__same(b, &s));
+	for (uint32_t i = 0; i < 6; i++) {
+		memcpy(other, ips, sizeof(ips));
+		other[i] ^= 1ull << 40;	/* one frame differs, anywhere */
+		t = s;
+		t.ips = other;
+		ASSERT(!stack_blob__same(b, &t));
+	}
+	t = s;
+	t.nr_ips = 5;	/* its innermost five only */
+	ASSERT(!stack_blob__same(b, &t));
+	t = s;
+	t.flags = 0;
+	ASSERT(!stack_blob__same(b, &t));
+	stack_blob__put(b);
+	return true;
+}
+
+TEST(stack_blob_same_python_frames_compares_each)
+{
+	struct py_stack *py = calloc(1, sizeof(*py)), *other = calloc(1, sizeof(*other));
+	struct stack_blob *b;
+
+	py->nr = 3;
+	py->entries = 4;
+	for (uint32_t i = 0; i < 3; i++)
+		py->frames[i] = (struct py_frame){ 0xc0de + i, 0x1000 + i, 0x2000 + i, i };
+	b = stack_blob__new(7, &(struct stack_copy){ .py = py });
+	ASSERT(b && stack_blob__same(b, &(struct stack_copy){ .py = py }));
+	for (uint32_t i = 0; i < 3; i++) {
+		memcpy(other, py, sizeof(*py));
+		other->frames[i].born ^= 1;	/* one field of one frame differs */
+		ASSERT(!stack_blob__same(b, &(struct stack_copy){ .py = other }));
+	}
+	memcpy(other, py, sizeof(*py));
+	other->entries = 5;
+	ASSERT(!stack_blob__same(b, &(struct stack_copy){ .py = other }));
+	ASSERT_EQ_U64(stackcache__py_size(3), offsetof(struct py_stack, frames) + 3 * sizeof(struct py_frame));
+	ASSERT(stackcache__py_size(1000) == sizeof(struct py_stack));
+	stack_blob__put(b);
+	free(py);
+	free(other);
 	return true;
 }

@@ -30,19 +30,28 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 {
 	struct mallinfo2 mi = mallinfo2();
 	size_t used = mi.uordblks + mi.hblkhd;
-	size_t counted = p->stack_bytes + p->retired_bytes + history_bytes + p->snapshot_bytes +
-			 p->carried_bytes;
+	size_t counted = p->stack_bytes + p->frame_bytes + p->retired_bytes + history_bytes +
+			 p->snapshot_bytes + p->carried_bytes;
+	double peak = status_bytes("VmHWM") / 1048576.0;
 	char b[10][32];
 
+	/*
+	 * The kernel maps every page of a BPF table when it is mapped (not as
+	 * it is read): they are in the resident set, and its peak, from the
+	 * start. Without them, what this process itself took at most.
+	 */
 	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), of it mapped BPF tables %s "
-		"(kernel memory); malloc %s in use, %s kept free: stack cache %s (%zu stacks), "
-		"stacks kept aside %s (%zu; their frames %s, shared with the cache), history %s "
-		"(%zu stacks), this report's snapshot %s, carried over between reports %s, "
-		"the rest %s (symbolizer, modules, Python code, unwind rows, the report)\n",
-		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0,
-		mib(p->tables_mapped, b[0], 32), mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
-		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->retired_bytes, b[4], 32),
-		p->retired, mib(p->retired_frames, b[5], 32), mib(history_bytes, b[6], 32), history,
-		mib(p->snapshot_bytes, b[7], 32), mib(p->carried_bytes, b[9], 32),
-		mib(used > counted ? used - counted : 0, b[8], 32));
+		"(kernel memory, mapped whole from the start: peak %.1f MiB without them); "
+		"malloc %s in use, %s kept free: stack cache %s (%zu stacks), their frames %s "
+		"(%zu shared prefix nodes), stacks kept aside %s (%zu), history %s (%zu stacks), "
+		"this report's snapshot %s, carried over between reports %s, the rest %s (the "
+		"report being built: its stacks and site frames; symbolizer, modules, Python code, "
+		"unwind rows)\n",
+		status_bytes("VmRSS") / 1048576.0, peak, mib(p->tables_mapped, b[0], 32),
+		peak > p->tables_mapped / 1048576.0 ? peak - p->tables_mapped / 1048576.0 : 0,
+		mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
+		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->frame_bytes, b[4], 32),
+		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,
+		mib(history_bytes, b[6], 32), history, mib(p->snapshot_bytes, b[7], 32),
+		mib(p->carried_bytes, b[9], 32), mib(used > counted ? used - counted : 0, b[8], 32));
 }

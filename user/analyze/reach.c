@@ -166,11 +166,11 @@ static void scan_root(struct reach *r, const struct reach_range *root)
 	uint64_t s = root->start;
 	uint32_t i = reach_index__first_after(&r->idx, s);
 
-	for (; i < r->idx.nr && r->idx.blocks[i].start < root->end && !r->err; i++) {
-		if (r->idx.blocks[i].start > s)
-			scan(r, s, r->idx.blocks[i].start, true, NO_CLIQUE, &r->st->root_bytes);
-		if (r->idx.blocks[i].end > s)
-			s = r->idx.blocks[i].end;
+	for (; i < r->idx.nr && r->idx.spans[i].start < root->end && !r->err; i++) {
+		if (r->idx.spans[i].start > s)
+			scan(r, s, r->idx.spans[i].start, true, NO_CLIQUE, &r->st->root_bytes);
+		if (r->idx.spans[i].end > s)
+			s = r->idx.spans[i].end;
 	}
 	if (s < root->end)
 		scan(r, s, root->end, true, NO_CLIQUE, &r->st->root_bytes);
@@ -203,11 +203,11 @@ static void drain(struct reach *r, uint32_t clique)
 		qsort(r->round, nr, sizeof(*r->round), u32_cmp);
 		for (size_t k = 0; k < nr && !r->err; k++) {
 			uint32_t i = r->round[k];
-			const struct reach_index_block *b = &r->idx.blocks[i];
+			uint64_t start = r->idx.spans[i].start;
 
 			r->pending[i] = 0;
-			scan(r, b->start, b->start + b->size, r->state[i] != POSSIBLE, clique,
-			     &r->st->block_bytes);
+			scan(r, start, start + reach_index__size(&r->idx, i), r->state[i] != POSSIBLE,
+			     clique, &r->st->block_bytes);
 		}
 	}
 }
@@ -262,7 +262,7 @@ int reach__classify(const struct reach_input *in, uint8_t *kinds, struct reach_s
 	drain(&r, NO_CLIQUE);
 	gather_cliques(&r);
 	for (uint32_t i = 0; i < r.idx.nr && !r.err; i++)
-		kinds[r.idx.blocks[i].orig] = kind_of[r.state[i]];
+		kinds[r.idx.orig[i]] = kind_of[r.state[i]];
 	reach_free(&r);
 	return r.err;
 }

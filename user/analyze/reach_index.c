@@ -11,9 +11,15 @@
 #define REGION_GAP (1ull << 20)	/* blocks further apart start a region of their own */
 #define MIN_SHIFT 4		/* no block is smaller than 16 bytes apart from the next */
 
+/* A block while sorting: its start and where it came from. */
+struct sorting {
+	uint64_t start;
+	uint32_t orig;
+};
+
 static int block_cmp(const void *a, const void *b)
 {
-	const struct reach_index_block *x = a, *y = b;
+	const struct sorting *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
@@ -39,7 +45,7 @@ static int index_region(struct reach_index *x, struct reach_region *g)
 	for (size_t p = 0; p < g->pages; p++) {
 		uint64_t at = g->start + ((uint64_t)p << g->shift);
 
-		while (k < g->last && x->blocks[k].end <= at)
+		while (k < g->last && x->spans[k].end <= at)
 			k++;
 		g->page_first[p] = k;
 	}
@@ -54,7 +60,7 @@ static int add_region(struct reach_index *x, size_t *cap, uint32_t first, uint32
 	if (vec__reserve(&x->regions, cap, x->nr_regions + 1, sizeof(*x->regions)))
 		return -ENOMEM;
 	g = &x->regions[x->nr_regions++];
-	*g = (struct reach_region){ .start = x->blocks[first].start, .end = end, .first = first,
+	*g = (struct reach_region){ .start = x->spans[first].start, .end = end, .first = first,
 				    .last = last };
 	return index_region(x, g);
 }
@@ -63,48 +69,64 @@ static int make_regions(struct reach_index *x)
 {
 	size_t cap = 0;
 	uint32_t first = 0;
-	uint64_t end = x->blocks[0].end;
+	uint64_t end = x->spans[0].end;
 	int err;
 
 	for (uint32_t i = 1; i < x->nr; i++) {
-		if (x->blocks[i].start > end + REGION_GAP) {
+		if (x->spans[i].start > end + REGION_GAP) {
 			err = add_region(x, &cap, first, i, end);
 			if (err)
 				return err;
 			first = i;
 		}
-		if (x->blocks[i].end > end)
-			end = x->blocks[i].end;
+		if (x->spans[i].end > end)
+			end = x->spans[i].end;
 	}
 	x->hi = end;
 	return add_region(x, &cap, first, x->nr, end);
 }
 
+/* Sort the blocks by address into x->spans and x->orig. 0 or -ENOMEM. */
+static int sort_blocks(struct reach_index *x, const struct reach_block *blocks, size_t nr)
+{
+	struct sorting *t = malloc(nr * sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++)
+		t[i] = (struct sorting){ blocks[i].addr, (uint32_t)i };
+	qsort(t, nr, sizeof(*t), block_cmp);
+	x->spans = malloc(nr * sizeof(*x->spans));
+	x->orig = malloc(nr * sizeof(*x->orig));
+	if (!x->spans || !x->orig) {
+		free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct reach_block *b = &blocks[t[i].orig];
+
+		x->spans[i] = (struct reach_index_span){ b->addr, b->addr + (b->size ?: 1) };
+		x->orig[i] = t[i].orig;
+	}
+	free(t);
+	return 0;
+}
+
 int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr)
 {
+	int err;
+
 	memset(x, 0, sizeof(*x));
 	if (nr >= UINT32_MAX)
 		return -E2BIG;
 	if (!nr)
 		return 0;
-	x->blocks = malloc(nr * sizeof(*x->blocks));
-	if (!x->blocks)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++)
-		x->blocks[i] = (struct reach_index_block){
-			.start = blocks[i].addr,
-			.end = blocks[i].addr + (blocks[i].size ?: 1),
-			.size = blocks[i].size,
-			.orig = (uint32_t)i,
-		};
+	x->in = blocks;
 	x->nr = (uint32_t)nr;
-	qsort(x->blocks, nr, sizeof(*x->blocks), block_cmp);
-	x->spans = malloc(nr * sizeof(*x->spans));
-	if (!x->spans)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++)
-		x->spans[i] = (struct reach_index_span){ x->blocks[i].start, x->blocks[i].end };
-	x->lo = x->blocks[0].start;
+	err = sort_blocks(x, blocks, nr);
+	if (err)
+		return err;
+	x->lo = x->spans[0].start;
 	return make_regions(x);
 }
 
@@ -199,8 +221,8 @@ void reach_index__find_many(const struct reach_index *x, const uint64_t *v, size
 uint32_t reach_index__first_after(const struct reach_index *x, uint64_t addr)
 {
 	/* Blocks do not overlap: their ends are in order too. */
-	return (uint32_t)bound__upper_u64(x->blocks, x->nr, sizeof(*x->blocks),
-					  offsetof(struct reach_index_block, end), addr);
+	return (uint32_t)bound__upper_u64(x->spans, x->nr, sizeof(*x->spans),
+					  offsetof(struct reach_index_span, end), addr);
 }
 
 void reach_index__free(struct reach_index *x)
@@ -209,6 +231,6 @@ void reach_index__free(struct reach_index *x)
 		free(x->regions[i].page_first);
 	free(x->regions);
 	free(x->spans);
-	free(x->blocks);
+	free(x->orig);
 	memset(x, 0, sizeof(*x));
 }

@@ -16,12 +16,6 @@ struct reach_block {
 	uint64_t addr, size;
 };
 
-struct reach_index_block {
-	uint64_t start, end;	/* end: start + size, at least start + 1 (a 0-byte block has one) */
-	uint64_t size;
-	uint32_t orig;		/* its index in the caller's array */
-};
-
 struct reach_region {
 	uint64_t start, end;
 	uint32_t first, last;	/* its blocks: [first, last) */
@@ -30,20 +24,40 @@ struct reach_region {
 	size_t pages;
 };
 
+/*
+ * 20 bytes a block: a 4 GiB heap of 1 KiB blocks is 4 million of them. A
+ * block's size is its span's, but for a 0-byte block (whose span has one
+ * byte): then the caller's (reach_index__size).
+ */
 struct reach_index {
-	struct reach_index_block *blocks;	/* by address */
-	/* blocks[i]'s start and end: all a lookup reads, one cache line for 4 blocks */
+	/*
+	 * The blocks by address, their start and end (start + size, at least
+	 * start + 1: a 0-byte block has one): all a lookup reads, one cache
+	 * line for 4 blocks.
+	 */
 	struct reach_index_span {
 		uint64_t start, end;
 	} *spans;
+	uint32_t *orig;		/* spans[i]'s index in the caller's array */
+	const struct reach_block *in;	/* the caller's array: kept while the index is */
 	uint32_t nr;
 	uint64_t lo, hi;	/* no block outside [lo, hi) */
 	struct reach_region *regions;
 	size_t nr_regions;
 };
 
-/* Sort and index the blocks. 0, or -ENOMEM (-E2BIG beyond 2^32 blocks). */
+/*
+ * Sort and index the blocks, which the index reads until freed. 0, or
+ * -ENOMEM (-E2BIG beyond 2^32 blocks).
+ */
 int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr);
+/* The size of the block at i (by address): its span's, but for a 0- or 1-byte block. */
+static inline uint64_t reach_index__size(const struct reach_index *x, uint32_t i)
+{
+	uint64_t d = x->spans[i].end - x->spans[i].start;
+
+	return d != 1 ? d : x->in[x->orig[i]].size;
+}
 /* The block v points into (its first byte or any other): true and its index in *at. */
 bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at);
 /*

@@ -30,7 +30,7 @@ struct scan {
 	struct live_block *blocks;
 	size_t nr_blocks;
 	struct reach_block *heap;	/* the heap blocks, in blocks' order */
-	size_t *heap_of;		/* heap[j] is blocks[heap_of[j]] */
+	uint32_t *heap_of;		/* heap[j] is blocks[heap_of[j]] */
 	size_t nr_heap;
 	uint64_t *regs, *sps, *tps;
 	struct reach_range *roots;
@@ -40,6 +40,8 @@ struct scan {
 
 static int split_blocks(struct scan *s)
 {
+	if (s->nr_blocks >= UINT32_MAX)
+		return -E2BIG;	/* as the index (reach_index.h) */
 	s->heap = calloc(s->nr_blocks ?: 1, sizeof(*s->heap));
 	s->heap_of = calloc(s->nr_blocks ?: 1, sizeof(*s->heap_of));
 	s->kinds = malloc(s->nr_blocks ?: 1);
@@ -50,7 +52,7 @@ static int split_blocks(struct scan *s)
 		if (!heap_block(&s->blocks[i]))
 			continue;
 		s->heap[s->nr_heap] = (struct reach_block){ s->blocks[i].addr, s->blocks[i].size };
-		s->heap_of[s->nr_heap++] = i;
+		s->heap_of[s->nr_heap++] = (uint32_t)i;
 	}
 	return 0;
 }

@@ -42,10 +42,14 @@ uint64_t retired__site_key(uint64_t stack_id, uint32_t api)
 	return h ^ h >> 29 ?: 1;
 }
 
-/* What a kept stack counts for: its blob, shared or not (the store's budget is its own). */
+/*
+ * What a kept stack counts for in the budget: its blob with its frames as
+ * arrays, shared or not (the store's budget is its own). The frames are
+ * shared prefixes now, far cheaper; the budget still bounds the index.
+ */
 static size_t size_of(const struct kept *k)
 {
-	return sizeof(*k) + stack_blob__size(k->blob);
+	return sizeof(*k) + stack_blob__flat_size(k->blob);
 }
 
 static void let_go(struct kept *k)
@@ -243,7 +247,8 @@ size_t retired__frame_bytes(const struct retired *r)
 
 size_t retired__bytes(const struct retired *r)
 {
-	return sizeof(*r) + r->kept_bytes + r->cap_kept * sizeof(*r->kept) +
+	return sizeof(*r) + r->nr_kept * (sizeof(struct kept) + sizeof(struct stack_blob)) +
+	       r->cap_kept * sizeof(*r->kept) +
 	       r->cap_sites * sizeof(*r->sites) + r->cap_pairs * sizeof(*r->pairs) +
 	       idmap__bytes(&r->site_of) + idmap__bytes(&r->native_of) +
 	       idmap__bytes(&r->python_of) + idmap__bytes(&r->pair_of);

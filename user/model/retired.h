@@ -79,10 +79,14 @@ int retired__trim(struct retired *r, size_t max_bytes);
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
 			uint64_t *bytes);
 
-/* Stacks kept, and the bytes all of it takes. */
+/*
+ * Stacks kept, and the bytes all of it takes (their frames are the stack
+ * cache's shared prefixes, counted there; a blob the cache shares is
+ * counted here too).
+ */
 size_t retired__nr_stacks(const struct retired *r);
 size_t retired__bytes(const struct retired *r);
-/* Of those, the stacks' frames (blobs the stack cache may share). */
+/* What the budget of retired__trim counts: the stacks as if their frames were arrays. */
 size_t retired__frame_bytes(const struct retired *r);
 
 #endif

@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stackcache.h"
+#include "prefixes.h"
 #include "util/idmap.h"
 #include "util/vec.h"
 
+/* A kept stack: a stack_ref's fields, in 32 bytes (a stack_ref pads to 24). */
 struct entry {
 	uint64_t id;
+	struct stack_blob *native, *python;
+	uint32_t proc;
 	uint32_t gen;		/* the last reading that used it */
-	struct stack_ref ref;
 };
+
+static struct stack_ref ref_of(const struct entry *e)
+{
+	return (struct stack_ref){ e->native, e->python, e->proc };
+}
 
 struct stackcache {
 	struct entry *entries;
@@ -23,42 +32,128 @@ struct stackcache {
 	size_t bytes;		/* of the blobs indexed: each once, however many hold it */
 };
 
+/* The frames of every blob, native and Python apart: made once, kept for the run. */
+static struct prefixes *natives, *pythons;
+static pthread_once_t stores_once = PTHREAD_ONCE_INIT;
+
+static void stores_new(void)
+{
+	natives = prefixes__new(sizeof(uint64_t));
+	pythons = prefixes__new(sizeof(struct py_frame));
+}
+
+static bool stores(void)
+{
+	pthread_once(&stores_once, stores_new);
+	return natives && pythons;
+}
+
+size_t stack_blob__size(const struct stack_blob *b)
+{
+	return b ? sizeof(*b) + (b->has_py ? sizeof(b->python[0]) : 0) : 0;
+}
+
+/* A hash of nr frames and flags, every bit of each frame mixed in (a murmur-style finish). */
+static uint64_t ips_hash(const uint64_t *ips, uint32_t nr, uint32_t flags)
+{
+	uint64_t h = 0x243f6a8885a308d3ull ^ ((uint64_t)flags << 32 | nr);
+
+	for (uint32_t i = 0; i < nr; i++) {
+		h ^= ips[i] * 0x9e3779b97f4a7c15ull;
+		h = (h << 27 | h >> 37) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 33;
+}
+
+size_t stack_blob__flat_size(const struct stack_blob *b)
+{
+	uint32_t py;
+
+	if (!b)
+		return 0;
+	py = !b->has_py ? 0 : b->python[0].nr < MEMLEAK_PY_MAX_FRAMES ? b->python[0].nr
+								 : MEMLEAK_PY_MAX_FRAMES;
+	return stack_blob__size(b) + b->nr_ips * sizeof(uint64_t) +
+	       (b->has_py ? offsetof(struct py_stack, frames) + py * sizeof(struct py_frame) : 0);
+}
+
+struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
+{
+	uint32_t nr = s->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? s->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+	struct stack_blob *b = NULL;
+
+	/* A native stack's blob is 32 bytes: the Python part only where there is one. */
+	if (stores())
+		b = malloc(sizeof(*b) + (s->py ? sizeof(b->python[0]) : 0));
+	if (!b)
+		return NULL;
+	*b = (struct stack_blob){ .refs = 1, .id = id, .nr_ips = (uint8_t)nr,
+				  .flags = (uint16_t)s->flags, .has_py = s->py != NULL,
+				  .ips_hash = ips_hash(s->ips, nr, s->flags) };
+	if (prefixes__intern(natives, s->ips, nr, &b->ips))
+		goto fail;
+	if (s->py) {
+		uint32_t n = s->py->nr < MEMLEAK_PY_MAX_FRAMES ? s->py->nr : MEMLEAK_PY_MAX_FRAMES;
+
+		b->python[0] = (struct stack_blob_py){ s->py->nr, s->py->flags, s->py->entries };
+		if (prefixes__intern(pythons, s->py->frames, n, &b->py)) {
+			prefixes__put(natives, b->ips);
+			goto fail;
+		}
+	}
+	return b;
+fail:
+	free(b);
+	return NULL;
+}
+
+uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max)
+{
+	if (!b)
+		return 0;
+	max = max < b->nr_ips ? max : b->nr_ips;
+	max = max < MEMLEAK_MAX_STACK_DEPTH ? max : MEMLEAK_MAX_STACK_DEPTH;
+	return prefixes__walk(natives, b->ips, out, max);
+}
+
 size_t stackcache__py_size(uint32_t nr)
 {
 	nr = nr < MEMLEAK_PY_MAX_FRAMES ? nr : MEMLEAK_PY_MAX_FRAMES;
 	return offsetof(struct py_stack, frames) + nr * sizeof(struct py_frame);
 }
 
-static size_t copy_size(const struct stack_copy *s)
+/* Python frames are few (a torch job keeps some 6,000 stacks of them): walked and compared. */
+static bool same_py(const struct stack_blob *b, const struct py_stack *py)
 {
-	return sizeof(struct stack_blob) + s->nr_ips * sizeof(*s->ips) +
-	       (s->py ? stackcache__py_size(s->py->nr) : 0);
+	struct py_stack *mine = malloc(sizeof(*mine));
+	bool same = mine && stack_blob__py(b, mine) &&
+		    !memcmp(mine, py, stackcache__py_size(py->nr));
+
+	free(mine);
+	return same;
 }
 
-size_t stack_blob__size(const struct stack_blob *b)
+bool stack_blob__same(const struct stack_blob *b, const struct stack_copy *c)
 {
-	return b ? copy_size(&b->s) : 0;
+	uint32_t nr = c->nr_ips < MEMLEAK_MAX_STACK_DEPTH ? c->nr_ips : MEMLEAK_MAX_STACK_DEPTH;
+
+	if (c->py)
+		return b->has_py && same_py(b, c->py);
+	return !b->has_py && b->nr_ips == nr && b->flags == c->flags &&
+	       b->ips_hash == ips_hash(c->ips, nr, c->flags);
 }
 
-struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s)
+const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out)
 {
-	struct stack_blob *b = malloc(copy_size(s));
-	size_t ips = s->nr_ips * sizeof(*s->ips);
-
-	if (!b)
+	if (!b || !b->has_py)
 		return NULL;
-	b->refs = 1;
-	b->id = id;
-	b->s = (struct stack_copy){ .nr_ips = s->nr_ips, .flags = s->flags };
-	/* The frames right after the header, then the Python frames: all 8-byte aligned. */
-	b->s.ips = (uint64_t *)(b + 1);
-	if (ips)
-		memcpy(b->s.ips, s->ips, ips);
-	if (s->py) {
-		b->s.py = (struct py_stack *)((char *)b->s.ips + ips);
-		memcpy(b->s.py, s->py, stackcache__py_size(s->py->nr));
-	}
-	return b;
+	out->nr = b->python[0].nr;
+	out->flags = b->python[0].flags;
+	out->entries = b->python[0].entries;
+	(void)prefixes__walk(pythons, b->py, out->frames, MEMLEAK_PY_MAX_FRAMES);
+	return out;
 }
 
 struct stack_blob *stack_blob__hold(struct stack_blob *b)
@@ -70,8 +165,11 @@ struct stack_blob *stack_blob__hold(struct stack_blob *b)
 
 void stack_blob__put(struct stack_blob *b)
 {
-	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
+	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL)) {
+		prefixes__put(natives, b->ips);
+		prefixes__put(pythons, b->py);
 		free(b);
+	}
 }
 
 void stack_ref__hold(const struct stack_ref *r)
@@ -96,7 +194,8 @@ void stackcache__free(struct stackcache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr; i++)
-		stack_ref__put(&c->entries[i].ref);
+		stack_ref__put(&(struct stack_ref){ .native = c->entries[i].native,
+						    .python = c->entries[i].python });
 	free(c->entries);
 	idmap__free(&c->index);
 	idmap__free(&c->natives);
@@ -116,7 +215,7 @@ bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 	if (!idmap__get(&c->index, id, &at))
 		return false;
 	c->entries[at].gen = c->gen;
-	*out = c->entries[at].ref;
+	*out = ref_of(&c->entries[at]);
 	stack_ref__hold(out);
 	return true;
 }
@@ -124,7 +223,7 @@ bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 /* Index the blobs of entry at by their own ids, where none is yet. */
 static int index_blobs(struct stackcache *c, uint32_t at)
 {
-	const struct stack_ref *r = &c->entries[at].ref;
+	const struct stack_ref r_of = ref_of(&c->entries[at]), *r = &r_of;
 
 	if (r->native && r->native->id != MEMLEAK_NO_STACK &&
 	    !idmap__get(&c->natives, r->native->id, NULL)) {
@@ -150,7 +249,7 @@ int stackcache__put(struct stackcache *c, uint64_t id, const struct stack_ref *r
 	    idmap__put(&c->index, id, (uint32_t)c->nr))
 		return -ENOMEM;
 	e = &c->entries[c->nr];
-	*e = (struct entry){ id, c->gen, *ref };
+	*e = (struct entry){ id, ref->native, ref->python, ref->proc, c->gen };
 	stack_ref__hold(ref);
 	/* Not indexed, its blobs are not shared: the entry itself stands. */
 	(void)index_blobs(c, (uint32_t)c->nr++);
@@ -161,14 +260,14 @@ struct stack_blob *stackcache__native(const struct stackcache *c, uint64_t id)
 {
 	uint32_t at;
 
-	return idmap__get(&c->natives, id, &at) ? c->entries[at].ref.native : NULL;
+	return idmap__get(&c->natives, id, &at) ? c->entries[at].native : NULL;
 }
 
 struct stack_blob *stackcache__python(const struct stackcache *c, uint64_t id)
 {
 	uint32_t at;
 
-	return idmap__get(&c->pythons, id, &at) ? c->entries[at].ref.python : NULL;
+	return idmap__get(&c->pythons, id, &at) ? c->entries[at].python : NULL;
 }
 
 /* Index the kept entries again, at their new places. */
@@ -194,7 +293,7 @@ void stackcache__end(struct stackcache *c)
 		struct entry *e = &c->entries[i];
 
 		if (e->gen != c->gen) {
-			stack_ref__put(&e->ref);
+			stack_ref__put(&(struct stack_ref){ .native = e->native, .python = e->python });
 			continue;
 		}
 		c->entries[kept++] = *e;
@@ -214,4 +313,14 @@ size_t stackcache__bytes(const struct stackcache *c)
 {
 	return c->bytes + c->cap * sizeof(*c->entries) + idmap__bytes(&c->index) +
 	       idmap__bytes(&c->natives) + idmap__bytes(&c->pythons);
+}
+
+size_t stackcache__frame_nodes(void)
+{
+	return prefixes__nodes(natives) + prefixes__nodes(pythons);
+}
+
+size_t stackcache__frame_bytes(void)
+{
+	return prefixes__bytes(natives) + prefixes__bytes(pythons);
 }

@@ -23,25 +23,43 @@
 #include "memleak.h"
 
 /*
- * Stack frames, as a blob keeps them: a native stack's (ips) or a Python
- * stack's (py, ips none).
+ * Stack frames, as a blob is made of them: a native stack's (ips) or a
+ * Python stack's (py, ips none).
  */
 struct stack_copy {
 	uint64_t *ips;		/* nr_ips frames, innermost first */
 	uint32_t nr_ips;
 	uint32_t flags;		/* STACK_* */
-	struct py_stack *py;	/* frames[0..nr) only (stackcache__py_size); NULL: none */
+	struct py_stack *py;	/* frames[0..nr) read, at most MEMLEAK_PY_MAX_FRAMES; NULL: none */
 };
 
 /*
- * A stack_copy in one block of memory, shared by its holders: the cache,
- * the retired store and the sites of a reading. id is the map's key it was
- * read under (a native stack id, or a Python stack id).
+ * A stack's frames, shared by its holders: the cache, the retired store and
+ * the sites of a reading. id is the map's key it was read under (a native
+ * stack id, or a Python stack id). The frames themselves are nodes of a
+ * frame trie (model/prefixes.h) every blob shares: a blob holds its
+ * innermost node, native and Python apart, and is read with
+ * stack_blob__ips and stack_blob__py.
  */
 struct stack_blob {
 	uint32_t refs;		/* atomic */
+	uint32_t ips;		/* the innermost native frame's node; 0: none */
 	uint64_t id;
-	struct stack_copy s;	/* its arrays follow in the block */
+	uint8_t nr_ips;		/* native frames, at most MEMLEAK_MAX_STACK_DEPTH */
+	uint8_t has_py;		/* Python frames follow (python[0]) */
+	uint16_t flags;		/* STACK_* */
+	uint32_t py;		/* the innermost Python frame's node; 0: none */
+	/*
+	 * A 64-bit hash of its native frames, their number and flags (not the
+	 * BPF id's hash): a stack sent again is checked against it, not walked.
+	 */
+	uint64_t ips_hash;
+	/* Only in a blob of Python frames: what else its py_stack said. */
+	struct stack_blob_py {
+		uint32_t nr;	/* py_stack.nr as read (frames kept: at most MEMLEAK_PY_MAX_FRAMES) */
+		uint32_t flags;	/* PY_STACK_* */
+		uint64_t entries;
+	} python[];
 };
 
 /* A site's stack: its native frames and, in Python, its Python frames (NULL: none). */
@@ -56,10 +74,31 @@ struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s);
 struct stack_blob *stack_blob__hold(struct stack_blob *b);
 /* Let go of one hold; the last frees it. NULL is nothing. */
 void stack_blob__put(struct stack_blob *b);
-/* The bytes the blob takes. */
+/* The bytes the blob takes, not counting its frames: those are shared (stackcache__frame_bytes). */
 size_t stack_blob__size(const struct stack_blob *b);
-/* The bytes of a py_stack holding its first nr frames. */
+/*
+ * The bytes it would take with its frames in arrays of its own: the
+ * measure the retired store's budget counts stacks in (model/retired.c).
+ */
+size_t stack_blob__flat_size(const struct stack_blob *b);
+/*
+ * Its innermost native frames, into out (room for max): how many, at most
+ * nr_ips and MEMLEAK_MAX_STACK_DEPTH. NULL has none.
+ */
+uint32_t stack_blob__ips(const struct stack_blob *b, uint64_t *out, uint32_t max);
+/*
+ * Does it hold what c holds (as stack_blob__new keeps it)? A Python stack
+ * by its frames, walked, and its nr, flags and entries; a native one by its
+ * number of frames, flags and a 64-bit hash of them all, not a walk
+ * (v_churn sends a million stacks again): only the count of two stacks
+ * under one BPF id (CNT_STACK_MERGED) depends on it, and it misses one only
+ * if this hash collides too.
+ */
+bool stack_blob__same(const struct stack_blob *b, const struct stack_copy *c);
+/* The bytes of a py_stack holding its first nr frames (at most MEMLEAK_PY_MAX_FRAMES). */
 size_t stackcache__py_size(uint32_t nr);
+/* Its Python frames into *out, and out; NULL (out untouched) when it has none. */
+const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out);
 /* Hold, or let go of, both blobs of a ref. */
 void stack_ref__hold(const struct stack_ref *r);
 void stack_ref__put(const struct stack_ref *r);
@@ -88,5 +127,8 @@ void stackcache__end(struct stackcache *c);
 
 size_t stackcache__nr(const struct stackcache *c);
 size_t stackcache__bytes(const struct stackcache *c);
+/* The frames every blob shares (model/prefixes.h): their nodes, and the bytes they take. */
+size_t stackcache__frame_nodes(void);
+size_t stackcache__frame_bytes(void);
 
 #endif

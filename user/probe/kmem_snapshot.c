@@ -51,9 +51,8 @@ static void set_stack(struct kmem *k, struct snap_site *s, struct stack_trace *b
 	s->stack = stack_for(k, s->stack_id, buf);
 	if (!s->stack)
 		return;	/* a site without frames: its stack is unknown */
-	s->ips = s->stack->s.ips;
-	s->nr_ips = s->stack->s.nr_ips;
-	s->stack_flags = s->stack->s.flags;
+	s->nr_ips = s->stack->nr_ips;
+	s->stack_flags = s->stack->flags;
 }
 
 static int add_site(struct kmem *k, struct snapshot *snap, size_t *cap, struct idmap *of_key,

@@ -16,6 +16,7 @@
 #include "probes_internal.h"
 #include "python/pytrace.h"
 #include "snapshot.h"
+#include "model/stackcache.h"
 #include "util/vec.h"
 
 static void close_python_exits(struct probes *p)
@@ -163,24 +164,36 @@ static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 		      int (*fn)(void *arg, const struct py_stack *py), void *arg)
 {
 	struct snapshot *now = NULL;
+	struct py_stack *buf = malloc(sizeof(*buf));
 	bool fresh;
 	int err = 0;
 
+	if (!buf)
+		return -ENOMEM;
 	if (!snap) {
 		err = snapshot__collect(ctx, 0, &now);
-		if (err)
+		if (err) {
+			free(buf);
 			return err;
+		}
 		snap = now;
 	}
 	fresh = snap->follows && *walked == snap->follows;
-	for (size_t i = 0; fresh && i < snap->nr_fresh && !err; i++)
-		if (snap->sites[snap->fresh[i]].py)
-			err = fn(arg, snap->sites[snap->fresh[i]].py);
-	for (size_t i = 0; !fresh && i < snap->nr && !err; i++)
-		if (snap->sites[i].py)
-			err = fn(arg, snap->sites[i].py);
+	for (size_t i = 0; fresh && i < snap->nr_fresh && !err; i++) {
+		const struct py_stack *py = stack_blob__py(snap->sites[snap->fresh[i]].pystack, buf);
+
+		if (py)
+			err = fn(arg, py);
+	}
+	for (size_t i = 0; !fresh && i < snap->nr && !err; i++) {
+		const struct py_stack *py = stack_blob__py(snap->sites[i].pystack, buf);
+
+		if (py)
+			err = fn(arg, py);
+	}
 	*walked = err ? 0 : snap->reading;
 	snapshot__free(now);
+	free(buf);
 	return err;
 }
 

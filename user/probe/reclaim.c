@@ -50,10 +50,12 @@
 #include "util/nice.h"
 
 /*
- * The frames of stacks let go of kept at most: beyond, those whose sites
- * allocated least are forgotten (their figures stay in the totals). A
- * torch job lets go of 450,000 stacks, 240 MiB of them: trimming sorts
- * everything kept (1 to 2 s there), so it should come seldom.
+ * The frames of stacks let go of kept at most, counted as if each stack
+ * had its own (they are shared prefixes: model/prefixes.h): beyond, those
+ * whose sites allocated least are forgotten (their figures stay in the
+ * totals). A torch job lets go of 450,000 stacks, 240 MiB of them counted
+ * so: trimming sorts everything kept (1 to 2 s there), so it should come
+ * seldom.
  */
 #define RETIRED_MAX_BYTES (256u << 20)
 

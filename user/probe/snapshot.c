@@ -227,10 +227,8 @@ void snapshot__read_stack(struct probes *p, struct snap_site *s)
 	}
 	s->stack = ref.native;
 	s->pystack = ref.python;
-	s->ips = ref.native->s.ips;
-	s->nr_ips = ref.native->s.nr_ips;
-	s->stack_flags = ref.native->s.flags;
-	s->py = ref.python ? ref.python->s.py : NULL;
+	s->nr_ips = ref.native->nr_ips;
+	s->stack_flags = ref.native->flags;
 	s->proc = ref.proc;
 }
 
@@ -485,10 +483,11 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	out->stacks = stackcache__nr(p->rc.stacks);
 	out->stack_bytes = stackcache__bytes(p->rc.stacks);
+	out->frame_nodes = stackcache__frame_nodes();
+	out->frame_bytes = stackcache__frame_bytes();
 	pthread_mutex_lock(&p->rc.retired_lock);
 	out->retired = retired__nr_stacks(p->rc.retired);
-	out->retired_frames = retired__frame_bytes(p->rc.retired);
-	out->retired_bytes = retired__bytes(p->rc.retired) - out->retired_frames;
+	out->retired_bytes = retired__bytes(p->rc.retired);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +

@@ -23,10 +23,10 @@ struct snap_site {
 	uint64_t oldest_ns;	/* timestamp of its oldest live block; 0: none */
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
 	uint32_t stack_flags;	/* STACK_TRUNCATED, STACK_CUT */
-	uint64_t *ips;		/* nr_ips frames, innermost first, as captured (in stack) */
-	struct py_stack *py;	/* its Python frames (in pystack); NULL when none */
-	struct stack_blob *stack;	/* holds ips; NULL when none */
-	struct stack_blob *pystack;	/* holds py; NULL when none */
+	/* Its native frames, as captured (stack_blob__ips); NULL when none. */
+	struct stack_blob *stack;
+	/* Its Python frames (stack_blob__py); NULL when none. */
+	struct stack_blob *pystack;
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	/* -a (snapshot_blocks__read): its oldest live blocks, and how many it has. */
 	struct report_block *blocks;
@@ -154,9 +154,9 @@ void snapshot__free(struct snapshot *snap);
 /* What the tables' readings hold in our memory (-v: analyze/memuse.h). */
 struct snapshot_memory {
 	size_t tables_mapped;	/* the BPF tables of live blocks and sites, mmap'ed (kernel memory) */
-	size_t stacks, stack_bytes;	/* the stack cache: stacks read, their frames and index */
+	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
+	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
-	size_t retired_frames;	/* and their frames, blobs the cache holds too while reports read them */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
 	/*
 	 * Kept from report to report beside the snapshot (the caller's to

@@ -34,10 +34,18 @@
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
+#include "util/nice.h"
 #include "util/vec.h"
 
 /* How often the reader looks by itself: the ring holds a burst of new stacks this long. */
 #define STACK_RING_POLL_MS 10
+/*
+ * Records read under one hold of the locks: a stack's frames are interned
+ * into the shared prefixes (model/prefixes.h), a microsecond or more for
+ * one unlike its predecessor (v_churn's), and a sweep waiting for the
+ * retired store's lock must not wait for a whole ring's worth.
+ */
+#define STACK_RING_BATCH 64
 
 /* Native or Python stacks, held, by id. */
 struct blob_store {
@@ -69,15 +77,8 @@ struct stack_ring {
 	struct pair_store pairs;
 	uint64_t received, again, merged;
 	bool retired_held;	/* this drain holds the retired store's lock */
+	uint32_t batch;		/* records this hold of the locks took */
 };
-
-static bool same_frames(const struct stack_blob *b, const struct stack_copy *c)
-{
-	if (c->py)
-		return b->s.py && !memcmp(b->s.py, c->py, stackcache__py_size(c->py->nr));
-	return b->s.nr_ips == c->nr_ips && b->s.flags == c->flags &&
-	       !memcmp(b->s.ips, c->ips, c->nr_ips * sizeof(*c->ips));
-}
 
 /* Keep b (held) under id: 0 or -ENOMEM (then let go of). */
 static int keep(struct blob_store *st, uint64_t id, struct stack_blob *b)
@@ -111,14 +112,14 @@ static void on_blob(struct stack_ring *sr, uint64_t id, const struct stack_copy 
 	uint32_t i;
 
 	if (idmap__get(&st->of_id, id, &i)) {
-		met_again(sr, same_frames(st->blobs[i], c));
+		met_again(sr, stack_blob__same(st->blobs[i], c));
 		return;
 	}
 	/* Let go of, and sent again: the retired store's copy is kept here again. */
 	if (sr->retired_held)
 		b = c->py ? retired__python(sr->p->rc.retired, id) : retired__native(sr->p->rc.retired, id);
 	if (b) {
-		met_again(sr, same_frames(b, c));
+		met_again(sr, stack_blob__same(b, c));
 		b = stack_blob__hold(b);
 	} else {
 		b = stack_blob__new(id, c);
@@ -186,7 +187,8 @@ static int on_record(void *ctx, void *data, size_t len)
 		on_python(sr, data, len);
 	else if (h->kind == STACK_MSG_PAIR && len >= sizeof(struct pair_msg))
 		on_pair(sr, h->id, &((const struct pair_msg *)data)->pair);
-	return 0;
+	/* Enough for one hold of the locks: the record is consumed, the rest waits. */
+	return ++sr->batch < STACK_RING_BATCH ? 0 : -EAGAIN;
 }
 
 /*
@@ -194,21 +196,31 @@ static int on_record(void *ctx, void *data, size_t len)
  * lock is free: a sweep trimming it holds it for a second or two, while
  * the ring fills; a stack it has is then copied again, no more.
  */
-static void drain(struct stack_ring *sr)
+/* One batch of what waits (STACK_RING_BATCH): -EAGAIN when more may. */
+static int drain_batch(struct stack_ring *sr)
 {
 	bool held = !pthread_mutex_trylock(&sr->p->rc.retired_lock);
 	uint64_t merged;
+	int err;
 
 	pthread_mutex_lock(&sr->lock);
 	sr->retired_held = held;
+	sr->batch = 0;
 	merged = sr->merged;
-	ring_buffer__consume(sr->rb);
+	err = ring_buffer__consume(sr->rb);
 	merged = sr->merged - merged;
 	pthread_mutex_unlock(&sr->lock);
 	if (held)
 		pthread_mutex_unlock(&sr->p->rc.retired_lock);
 	if (merged)
 		bpfmaps__count(sr->p->skel, CNT_STACK_MERGED, merged);
+	return err == -EAGAIN ? err : 0;
+}
+
+static void drain(struct stack_ring *sr)
+{
+	while (drain_batch(sr) == -EAGAIN)
+		;
 }
 
 static void *reader(void *arg)
@@ -216,6 +228,12 @@ static void *reader(void *arg)
 	struct stack_ring *sr = arg;
 	struct pollfd pfd = { .fd = ring_buffer__epoll_fd(sr->rb), .events = POLLIN };
 
+	/*
+	 * Ahead of the target, as the sweeper: a new stack's frames are
+	 * interned here (a microsecond or more each when unlike the last one's),
+	 * and a ring not read in time drops stacks.
+	 */
+	nice__raise(PROBES_SWEEP_NICE);
 	while (!sr->stop) {
 		poll(&pfd, 1, STACK_RING_POLL_MS);
 		drain(sr);
@@ -435,7 +453,7 @@ static void retire(struct retired *r, struct letting_go *lg)
 	for (size_t i = 0; i < lg->nr_pairs; i++)
 		(void)retired__keep_pair(r, lg->pairs[i].id, &lg->pairs[i].pair);
 	for (size_t i = 0; i < lg->nr_python; i++) {
-		(void)retired__keep_python(r, lg->python[i]->id, lg->python[i]->s.py, lg->python[i]);
+		(void)retired__keep_python(r, lg->python[i]->id, NULL, lg->python[i]);
 		stack_blob__put(lg->python[i]);
 	}
 	for (size_t i = 0; i < lg->nr_native; i++) {

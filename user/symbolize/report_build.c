@@ -4,10 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "allocator/allocator.h"
+#include "model/stackcache.h"
 #include "python/pystack.h"
 #include "report_build.h"
 #include "sample.h"
 #include "target/images.h"
+
+/* Frames unwrap reads first: operator new's own are one or two. */
+#define UNWRAP_FIRST 4
 
 /* An address the symbolizer could say nothing about still gets its frame. */
 static int append_bare_frame(uint64_t ip, struct report_frame **frames, size_t *nr)
@@ -86,10 +90,14 @@ static const struct alloc_wrapper *wrapper_at(const struct report_meta *meta,
 static void unwrap(const struct snap_site *site, const struct modules *mods,
 		   const struct report_meta *meta, struct report_stack *st)
 {
+	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
 	const struct alloc_wrapper *w;
-	uint32_t n = 0;
+	/* Every site comes here: its innermost frames only, unless all of them are new's. */
+	uint32_t n = 0, nr = stack_blob__ips(site->stack, ips, UNWRAP_FIRST);
 
-	while (n < site->nr_ips && n < UINT8_MAX && (w = wrapper_at(meta, mods, site->ips[n]))) {
+	if (nr == UNWRAP_FIRST && wrapper_at(meta, mods, ips[nr - 1]))
+		nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
+	while (n < nr && n < UINT8_MAX && (w = wrapper_at(meta, mods, ips[n]))) {
 		if (!n || w->api == API_NEW_ARRAY)
 			st->api = w->api;
 		n++;
@@ -102,14 +110,14 @@ static void unwrap(const struct snap_site *site, const struct modules *mods,
  * Only for the stacks a report prints: each call site's answer is cached
  * (symbolize_calls__called), but a run sees far more sites than it prints.
  */
-static void name_api(const struct snap_site *site, struct symbolizer *sym,
+static void name_api(const uint64_t *ips, uint32_t nr, struct symbolizer *sym,
 		     const struct modules *mods, struct report_stack *st)
 {
 	const char *name;
 	int api;
 
-	if (!sym || site->nr_ips <= st->wrapper_ips || !has_alias(st->api) ||
-	    symbolize_calls__called(sym, mods, site->ips[st->wrapper_ips], &name))
+	if (!sym || nr <= st->wrapper_ips || !has_alias(st->api) ||
+	    symbolize_calls__called(sym, mods, ips[st->wrapper_ips], &name))
 		return;
 	api = allocator__api_of(name);
 	if (api >= 0 && api < API__ALLOCATING)
@@ -152,13 +160,17 @@ static int stack_frames(const struct snap_site *site, struct symbolizer *sym,
 			const struct modules *mods, const struct report_meta *meta,
 			struct report_stack *st)
 {
+	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+	uint32_t nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
+	struct py_stack pybuf;
+	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
 	int err = 0;
 
-	name_api(site, sym, mods, st);
-	for (uint32_t i = st->wrapper_ips; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH && !err; i++)
-		err = resolve_ip(sym, mods, site->ips[i], st);
-	if (!err && site->py)
-		err = pystack__merge(st, site->py, meta->pycode,
+	name_api(ips, nr, sym, mods, st);
+	for (uint32_t i = st->wrapper_ips; i < nr && !err; i++)
+		err = resolve_ip(sym, mods, ips[i], st);
+	if (!err && py)
+		err = pystack__merge(st, py, meta->pycode,
 				     meta->python ? meta->python->path : NULL);
 	if (!err && meta->python && !strcmp(meta->python->malloc, "pymalloc"))
 		st->python_arena = pystack__is_arena(st, meta->python->path);

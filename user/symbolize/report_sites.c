@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/sites.h"
+#include "model/stackcache.h"
 #include "probe/snapshot.h"
 #include "python/pycode.h"
 #include "python/pystack.h"
@@ -155,19 +156,19 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
  * every address is resolved: its source file decides); those in no object
  * may be a JIT's, named by its perf map.
  */
-static int native_site(const struct snap_site *site, uint32_t first, struct symbolizer *sym,
+static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct symbolizer *sym,
 		       const struct modules *mods, const struct site_rules *rules,
 		       struct report_frame **out)
 {
 	bool by_file = rules->own && rules->own->nr;
 
-	for (uint32_t i = first; i < site->nr_ips && i < MEMLEAK_MAX_STACK_DEPTH; i++) {
-		const struct module *m = mods ? modules__find(mods, site->ips[i]) : NULL;
+	for (uint32_t i = first; i < nr; i++) {
+		const struct module *m = mods ? modules__find(mods, ips[i]) : NULL;
 		int err;
 
 		if (m && !by_file && !sites__own_module(m->path, rules->interp))
 			continue;
-		err = frame_at(sym, mods, site->ips[i], rules, out);
+		err = frame_at(sym, mods, ips[i], rules, out);
 		if (err || *out)
 			return err;
 	}
@@ -181,24 +182,28 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 {
 	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
 	uint32_t first = st->wrapper_ips;
+	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+	uint32_t nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
+	struct py_stack pybuf;
+	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
 	int err = 0;
 
 	*python = false;
-	if (site->py && site->py->nr) {
-		err = python_site(site->py, meta->pycode, &rules, true, &st->site_frame);
+	if (py && py->nr) {
+		err = python_site(py, meta->pycode, &rules, true, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
 		/* None of the user's: the innermost Python line, as the rules had it. */
 		if (!err && !st->site_frame)
-			err = python_site(site->py, meta->pycode, &rules, false, &st->site_frame);
-		st->site_import = python_import(site->py, meta->pycode);
+			err = python_site(py, meta->pycode, &rules, false, &st->site_frame);
+		st->site_import = python_import(py, meta->pycode);
 		*python = st->site_frame != NULL;
 	} else {
-		err = native_site(site, first, sym, mods, &rules, &st->site_frame);
+		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
 	}
 	/* None of the user's: where the allocation function was called. */
-	if (!err && !st->site_frame && first < site->nr_ips)
-		err = frame_at(sym, mods, site->ips[first], NULL, &st->site_frame);
+	if (!err && !st->site_frame && first < nr)
+		err = frame_at(sym, mods, ips[first], NULL, &st->site_frame);
 	return err;
 }
 
@@ -413,14 +418,18 @@ static void borrow_names(struct report_frame *f, const struct py_stack *py,
 static void memo_keep(struct site_memo *m, const struct snap_site *site,
 		      const struct report_meta *meta, struct report_stack *st)
 {
+	struct py_stack pybuf;
+	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
+
 	if (m->frame) {	/* one that no longer held: its frame goes */
 		report__frame_free(m->frame);
 		free(m->frame);
 	}
-	borrow_names(st->site_frame, site->py, meta->pycode);
+	if (py)	/* a Python site frame: its stack has Python frames */
+		borrow_names(st->site_frame, py, meta->pycode);
 	m->frame = st->site_frame;
 	m->used = true;
-	m->known = python_known(site->py, meta->pycode);
+	m->known = py && python_known(py, meta->pycode);
 	m->own = st->site_own;
 	m->import = st->site_import;
 	m->codes = (uint32_t)pycode__count(meta->pycode);

@@ -19,8 +19,10 @@ TEST(memuse_names_each_part)
 	ASSERT(f);
 	memuse__say(f, &m, 11, 1ull << 20);
 	fclose(f);
+	/* The peak without the tables is this process's own (larger under ASan): its words only. */
 	ASSERT(strstr(text, "mapped BPF tables 218.0 MiB (kernel memory, mapped whole from the start: "
-			  "peak 0.0 MiB without them)"));	/* this test's peak is less than 218 MiB */
+			  "peak "));
+	ASSERT(strstr(text, " MiB without them); "));
 	ASSERT(strstr(text, "stack cache 5.0 MiB (3 stacks)"));
 	ASSERT(strstr(text, "their frames 4.0 MiB (9 shared prefix nodes)"));
 	ASSERT(strstr(text, "stacks kept aside 3.0 MiB (7)"));

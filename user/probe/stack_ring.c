@@ -12,10 +12,12 @@
  * only when the ring fills past a mark), and a reading drains it first,
  * so every id a site names has come by then: BPF sends a stack before it
  * counts the allocation. BPF remembers what it sent in a cache: a stack it
- * forgot comes again, and is dropped after a full compare with the copy
- * kept here or in the retired store. Two different stacks (or pairs) under
- * one id (a 64-bit hash collision BPF's 64-bit check missed) are counted,
- * CNT_STACK_MERGED: their sites' figures may mix both.
+ * forgot comes again, and is dropped after a compare with the copy kept
+ * here or in the retired store: depth, flags and a second 64-bit hash of
+ * all its frames, with a seed of its own (stack_blob__same; Python stacks
+ * and pairs field by field). Two different stacks (or pairs) under one id
+ * (a 64-bit collision BPF's check missed) are counted, CNT_STACK_MERGED:
+ * their sites' figures may mix both.
  *
  * Locks: the store's is taken after stacks_lock and retired_lock; the
  * reader only tries the retired store's.

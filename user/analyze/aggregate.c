@@ -47,19 +47,16 @@ static void add_peaks(struct report_totals *t, const struct snapshot *snap)
 }
 
 /*
- * The stack drops the churn made (probe/reclaim.c charges those up to its
- * last sweep); those since then by what that sweep found live.
+ * The stack drops the churn made: a full stack map while the last sweep
+ * found at most half its room live. Only a run with a sweep (room) can
+ * say so: -k's drops are the room's.
  */
 static void add_sweep(struct report_totals *t, const struct snapshot *snap)
 {
 	const struct sweep_stats *sw = &snap->sweep;
 	uint64_t full = snap->counters[CNT_STACKS_MAP_FULL];
 
-	t->stacks_outran = sw->outran;
-	if (full > sw->seen && sw->live <= sw->room / 2)
-		t->stacks_outran += full - sw->seen;
-	if (t->stacks_outran > full)
-		t->stacks_outran = full;
+	t->stacks_outran = sw->room && sw->live <= sw->room / 2 ? full : 0;
 	t->stacks_live_max = sw->live_max;
 	t->stack_room = sw->room;
 	t->sweep_rate = sw->cpu_ns ? sw->stacks * 1000000000ull / sw->cpu_ns : 0;

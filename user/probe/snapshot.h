@@ -36,12 +36,6 @@ struct snap_site {
 
 /* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
 struct sweep_stats {
-	/*
-	 * stacks_map_full while at most half the room was live, and at the
-	 * last sweep: 0 since native stacks have no map (probe/stack_ring.c).
-	 */
-	uint64_t outran;
-	uint64_t seen;
 	uint64_t live;		/* stacks the live sites named at the last sweep */
 	uint64_t live_max;	/* and at most, at a sweep */
 	uint64_t room;		/* the stacks BPF remembers it sent */

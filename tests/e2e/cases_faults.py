@@ -233,12 +233,7 @@ def case_tracer_kill(pid_mode):
 			errs.append("no memleakbpf-wd watchdog under -c")
 		t.send_signal(signal.SIGKILL)
 		t.wait(5)
-		left = wait_bpf_gone(ids, time.monotonic() + 5)
-		if left:
-			errs.append("left behind after SIGKILL: %s" % ", ".join(left))
-		for w in wd:
-			if not wait_for(lambda: gone(w), time.monotonic() + 5, "the watchdog to end"):
-				errs.append("the watchdog %d is still running" % w)
+		errs += bpf_and_watchdogs_gone(ids, wd, "after SIGKILL")
 		if gone(pid):
 			errs.append("the target died with the tracer")
 		log("  %d links, %d programs, all gone" % (len(ids["link_id"]), len(ids["prog_id"])))
@@ -246,6 +241,18 @@ def case_tracer_kill(pid_mode):
 			finish_victim(v, deadline)
 		return errs
 	return run
+
+
+def bpf_and_watchdogs_gone(ids, wd, when):
+	"""What is left of the tracer's BPF objects (ids) and watchdogs (wd), 5 s on."""
+	errs = []
+	left = wait_bpf_gone(ids, time.monotonic() + 5)
+	if left:
+		errs.append("left behind %s: %s" % (when, ", ".join(left)))
+	for w in wd:
+		if not wait_for(lambda: gone(w), time.monotonic() + 5, "the watchdog to end"):
+			errs.append("the watchdog %d is still running" % w)
+	return errs
 
 
 def case_tracer_end_hands_links(work):
@@ -277,12 +284,7 @@ def case_tracer_end_hands_links(work):
 		errs.append("-v did not say the links were handed to the watchdog")
 	elif int(said.group(1)) < 2:
 		errs.append("only %s links handed over" % said.group(1))
-	left = wait_bpf_gone(ids, time.monotonic() + 5)
-	if left:
-		errs.append("left behind by the watchdog: %s" % ", ".join(left))
-	for w in wd:
-		if not wait_for(lambda: gone(w), time.monotonic() + 5, "the watchdog to end"):
-			errs.append("the watchdog %d is still running" % w)
+	errs += bpf_and_watchdogs_gone(ids, wd, "by the watchdog")
 	log("  %d links handed over, all gone" % len(ids["link_id"]))
 	return errs
 

@@ -187,6 +187,35 @@ def insight_case(vname, check, extra=()):
 	return run
 
 
+def check_stopped(work, truth):
+	"""v_trend MS LEAK_MS: the leak stops half-way; the final verdict says it grew, then stopped."""
+	rep = load_report(work.path("report.json"))
+	notes = truth_notes(work)
+	leak = by_site(rep["stacks"]).get("site_leak")
+	mem = rep.get("memory") or {}
+	grew = mem.get("grew") or {}
+	errs = []
+	want = int(notes["leak_ticks"]) * 2048
+	if not leak or leak.get("bytes") != want:
+		errs.append("site_leak: %r bytes outstanding, truth %d" % (
+			leak and leak.get("bytes"), want))
+	elif leak.get("trend") == "growing":
+		errs.append("site_leak still growing at the end, though it stopped at half-way")
+	if mem.get("verdict") != "stopped":
+		errs.append("memory.verdict %r, expected stopped" % mem.get("verdict"))
+	# Named while it grew (from the 3rd report on), and no later than the end.
+	if not grew or grew.get("stacks", 0) < 1 or \
+	   not 0 < grew.get("from_s", 0) <= grew.get("to_s", 0) <= rep["duration_s"]:
+		errs.append("memory.grew %r: not a leak named between the start and the end" % grew)
+	text = final_text(work)
+	if not re.search(r"\nVerdict: grew, then stopped: the reports from [\d.]+ s to [\d.]+ s "
+			 r"named a leak\n  \(\d+ stacks? growing steadily", text):
+		errs.append("final text: no \"grew, then stopped\" verdict")
+	if re.search(r"\nVerdict: no leak seen", text):
+		errs.append("final text says no leak seen")
+	return errs
+
+
 def check_peak(work, truth):
 	"""v_peak: the peak's breakdown names site_peak and site_ramp with their exact bytes."""
 	rep = load_report(work.path("report.json"))
@@ -416,6 +445,7 @@ CASES = [
 	("insight_trend", TRACE, [], insight_case("v_trend", check_trend)),
 	("insight_frag_trim", TRACE, [], case_frag_trim),
 	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
+	("insight_leak_stopped", TRACE, [], insight_case("v_trend", check_stopped, ("6000", "2500"))),
 	("insight_trend_attach", TRACE, [], case_trend_attach),
 	("insight_overflow_verdict", TRACE, [], case_overflow),
 	("insight_frag_early", TRACE, [],

@@ -193,3 +193,30 @@ TEST(verdict_max_allocs_hint)
 	ASSERT_EQ_U64(verdict__max_allocs_hint(&t), 262144);
 	return true;
 }
+
+/* A leak an earlier report named, none now: said, not forgotten. */
+TEST(verdict_leak_that_stopped)
+{
+	struct report_grew g = { .stacks = 3, .from_s = 2.0, .to_s = 4.5, .slope = 40960,
+				 .live = 34 * MiB }, none = { 0 };
+	struct report_memory m = { .verdict = VERDICT_NO_LEAK };
+
+	verdict__stopped(&m, &none);
+	ASSERT(m.verdict == VERDICT_NO_LEAK && !m.grew.stacks);
+	verdict__stopped(&m, &g);
+	ASSERT(m.verdict == VERDICT_STOPPED && m.grew.stacks == 3 && m.grew.to_s == 4.5);
+	ASSERT(!strcmp(verdict__name(m.verdict), "stopped"));
+	/* Fragmentation keeps its verdict, and knows what grew (no "not a leak"). */
+	m = (struct report_memory){ .verdict = VERDICT_FRAGMENTATION };
+	verdict__stopped(&m, &g);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION && m.grew.live == 34 * MiB);
+	/* A leak, growth of the total, start-up, incomplete figures: theirs says more. */
+	for (enum report_verdict v = VERDICT_UNKNOWN; v <= VERDICT_GROWTH; v++) {
+		if (v == VERDICT_NO_LEAK || v == VERDICT_FRAGMENTATION)
+			continue;
+		m = (struct report_memory){ .verdict = v };
+		verdict__stopped(&m, &g);
+		ASSERT(m.verdict == v && !m.grew.stacks);
+	}
+	return true;
+}

@@ -2,8 +2,11 @@
 /*
  * v_trend: a slow leak next to a big stable cache, heavy churn and a pool
  * that drains: which of them is the leak?
- *   v_trend [MS]   runs MS milliseconds (default 6000) in ticks of TICK_MS,
- *                  then writes its truth and exits 0.
+ *   v_trend [MS [LEAK_MS]]
+ *                  runs MS milliseconds (default 6000) in ticks of TICK_MS,
+ *                  then writes its truth and exits 0. With LEAK_MS, the leak
+ *                  stops after that many milliseconds (a leak that stopped:
+ *                  the rest runs on as before).
  * At the start, site_cache fills a 32 MiB cache (CACHE_BLOCKS of 4 KiB)
  * and site_pool a 1 MiB pool (POOL_BLOCKS of 4 KiB); neither ever grows.
  * Every tick:
@@ -13,7 +16,8 @@
  *               most calls by far, nothing outstanding),
  *   the pool    frees POOL_DRAIN blocks while it has some (it shrinks).
  * Truth: TRUTH lines (see truth.h) to $VICTIM_TRUTH or stdout, with the notes
- * "# ticks", "# churn_calls" (site_churn's mallocs), "# leak_bytes_per_s".
+ * "# ticks", "# churn_calls" (site_churn's mallocs), "# leak_bytes_per_s",
+ * "# leak_ticks" (the ticks that leaked).
  *
  * Truth with the default 6000 ms: 120 ticks; site_cache 33,554,432 bytes in
  * 8,192, site_leak 245,760 in 120, site_pool 65,536 in 16 (256 - 2 * 120);
@@ -72,10 +76,11 @@ VIA void via_fill(void)
 	TR_LEAVE();
 }
 
-VIA void via_tick(void)
+VIA void via_tick(int leak)
 {
 	TR_ENTER();
-	site_leak(LEAK_SIZE);
+	if (leak)
+		site_leak(LEAK_SIZE);
 	for (int i = 0; i < CHURN_PER_TICK; i++)
 		site_churn(64);
 	for (int i = 0; i < POOL_DRAIN && pool_left; i++) {
@@ -96,6 +101,7 @@ int main(int argc, char **argv)
 {
 	long ms = argc > 1 ? atol(argv[1]) : 6000;
 	long ticks = ms / TICK_MS;
+	long leak_ticks = argc > 2 ? atol(argv[2]) / TICK_MS : ticks;
 	struct timespec next;
 	char line[64];
 
@@ -103,7 +109,7 @@ int main(int argc, char **argv)
 	via_fill();
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (long k = 0; k < ticks; k++) {
-		via_tick();
+		via_tick(k < leak_ticks);
 		next.tv_nsec += TICK_MS * 1000000L;
 		if (next.tv_nsec >= 1000000000L) {
 			next.tv_sec++;
@@ -117,6 +123,8 @@ int main(int argc, char **argv)
 	tr_note("churn_calls", line);
 	snprintf(line, sizeof(line), "%d", LEAK_SIZE * 1000 / TICK_MS);
 	tr_note("leak_bytes_per_s", line);
+	snprintf(line, sizeof(line), "%ld", leak_ticks < ticks ? leak_ticks : ticks);
+	tr_note("leak_ticks", line);
 	tr_report();
 	TR_LEAVE();
 	return 0;

@@ -31,6 +31,7 @@ struct insight {
 	bool have_last;
 	bool exited;		/* the last report was made after the target exited */
 	bool kernel;		/* -k: pid 0 is the kernel, not a target gone */
+	struct report_grew grew;	/* the last leak a report of this image named */
 };
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -114,6 +115,7 @@ void insight__reset(struct insight *in, pid_t pid)
 {
 	in->pid = pid;
 	in->exited = false;
+	in->grew = (struct report_grew){ 0 };
 	history__reset(in->h);
 	take_base(in, pid);
 }
@@ -491,6 +493,30 @@ static int peak(struct insight *in, const struct snapshot *snap, const struct ag
 		      &a->peak.nr_stacks);
 }
 
+/*
+ * A report that names a leak is remembered, so that a later one that sees
+ * no stack grow says it stopped rather than that there was none.
+ */
+static void note_leak(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		      const struct report *r)
+{
+	const struct report_analysis *a = r->analysis;
+	double t_s = seconds(in, snap->time_ns), slope = 0;
+
+	if (a->memory.verdict != VERDICT_LEAK && a->memory.verdict != VERDICT_LEAK_AND_FRAGMENTATION)
+		return;
+	if (!a->nr_growing)
+		return;	/* allocations untracked that grow: no stack to name */
+	for (size_t i = 0; i < a->nr_growing; i++)
+		slope += r->stacks[a->growing[i]].growth.slope;
+	if (!in->grew.stacks)
+		in->grew.from_s = t_s;
+	in->grew.to_s = t_s;
+	in->grew.stacks = a->nr_growing;
+	in->grew.slope = slope;
+	in->grew.live = agg->totals.outstanding_bytes;
+}
+
 int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		  insight_stacks_fn *stacks, void *ctx, struct report *r)
 {
@@ -515,5 +541,7 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
 	if (in->kernel)
 		verdict__kernel(&a->memory);
+	note_leak(in, snap, agg, r);
+	verdict__stopped(&a->memory, &in->grew);
 	return err;
 }

@@ -147,6 +147,15 @@ void verdict__kernel(struct report_memory *m)
 	m->verdict = verdict_of(m, false);
 }
 
+void verdict__stopped(struct report_memory *m, const struct report_grew *g)
+{
+	if (!g->stacks || (m->verdict != VERDICT_NO_LEAK && m->verdict != VERDICT_FRAGMENTATION))
+		return;
+	m->grew = *g;
+	if (m->verdict == VERDICT_NO_LEAK)
+		m->verdict = VERDICT_STOPPED;
+}
+
 bool verdict__retained(const struct report_memory *m)
 {
 	return m->reports && m->base.mem && !m->untracked && fragmented(m);
@@ -192,6 +201,7 @@ const char *verdict__name(enum report_verdict v)
 		[VERDICT_STARTUP] = "startup",
 		[VERDICT_INCOMPLETE] = "incomplete",
 		[VERDICT_GROWTH] = "growing",
+		[VERDICT_STOPPED] = "stopped",
 	};
 
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "unknown";

@@ -46,6 +46,15 @@ void verdict__kernel(struct report_memory *m);
 void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a);
 
 /*
+ * g: the last leak an earlier report of this image named (none: g->stacks
+ * is 0). When no stack grows now, that is said: "no leak seen" becomes
+ * VERDICT_STOPPED, and fragmentation keeps its verdict but no longer says
+ * "not a leak". A leak, growth of the live total, start-up or incomplete
+ * figures are left as they are: they say more.
+ */
+void verdict__stopped(struct report_memory *m, const struct report_grew *g);
+
+/*
  * Does the anonymous memory hold VERDICT_MIN_RETAINED without live blocks
  * (the allocator's, not pymalloc's)? Never when allocations went untracked:
  * their blocks are in it.

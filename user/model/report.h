@@ -222,6 +222,19 @@ enum report_verdict {
 	VERDICT_INCOMPLETE,
 	/* The live total grows steadily, though no stack does by itself. */
 	VERDICT_GROWTH,
+	/*
+	 * No stack grows now, but earlier reports of this image named a leak:
+	 * a leak that stopped, or memory a loop held until it ended.
+	 */
+	VERDICT_STOPPED,
+};
+
+/* The last leak the reports named (struct report_memory.grew). */
+struct report_grew {
+	size_t stacks;		/* growing at the last report that named it; 0: none named */
+	double from_s, to_s;	/* the first and the last report that named it */
+	double slope;		/* their bytes per second added up, at the last */
+	uint64_t live;		/* the outstanding bytes then */
 };
 
 /* Who serves malloc in the target: each keeps freed memory its own way. */
@@ -280,6 +293,7 @@ struct report_memory {
 	bool untracked_growing;
 	/* The live blocks' trend was measured (not too early, not start-up) on complete figures. */
 	bool trend_known;
+	struct report_grew grew;	/* VERDICT_STOPPED: what grew before */
 };
 
 /*

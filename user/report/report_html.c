@@ -51,6 +51,7 @@ static const char *verdict_class(const struct report *r)
 		[VERDICT_STARTUP] = "startup",
 		[VERDICT_INCOMPLETE] = "ok",
 		[VERDICT_GROWTH] = "bad",
+		[VERDICT_STOPPED] = "warn",
 	};
 	unsigned v = r->analysis ? r->analysis->memory.verdict : VERDICT_UNKNOWN;
 

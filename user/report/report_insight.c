@@ -321,6 +321,37 @@ static void print_no_growth(const struct report *r, FILE *f)
 	print_kinds_since(r, f);
 }
 
+/*
+ * "the reports from 64.1 s to 90.1 s named a leak
+ *   (20 stacks growing steadily, +530.0 KiB/s in all at the last); none grows since:
+ *   live blocks 108.7 MiB then, 95.1 MiB now"
+ */
+static void print_grew(const struct report *r, FILE *f)
+{
+	const struct report_grew *g = &r->analysis->memory.grew;
+	const char *est = r->sampling ? "~" : "";
+	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN];
+
+	if (g->from_s < g->to_s)
+		fprintf(f, "the reports from %.1f s to %.1f s named a leak", g->from_s, g->to_s);
+	else
+		fprintf(f, "the report at %.1f s named a leak", g->from_s);
+	fprintf(f, "\n  (%zu %s steadily, %s/s in all at the last); none grows since:\n"
+		"  live blocks %s%s then, %s%s now", g->stacks,
+		report__plural(g->stacks, "stack growing", "stacks growing"),
+		signed_size(g->slope, a), est, size_str(g->live, b), est,
+		size_str(r->totals.outstanding_bytes, c));
+}
+
+/* No stack grows now, though earlier reports named a leak. */
+static void print_stopped(const struct report *r, FILE *f)
+{
+	fputs("grew, then stopped: ", f);
+	print_grew(r, f);
+	fputs(".\n  A leak that stopped, a cache that filled, or what a loop held until it ended:\n"
+	      "  the earlier reports list those stacks under Growing.\n", f);
+}
+
 /* The live total grows, though no one stack does: each grew too little, or is too new. */
 static void print_growth(const struct report *r, FILE *f)
 {
@@ -388,6 +419,9 @@ static void print_verdict(const struct report *r, FILE *f)
 	case VERDICT_GROWTH:
 		print_growth(r, f);
 		break;
+	case VERDICT_STOPPED:
+		print_stopped(r, f);
+		break;
 	case VERDICT_STARTUP:
 		print_startup(r, f);
 		break;
@@ -398,8 +432,14 @@ static void print_verdict(const struct report *r, FILE *f)
 		break;
 	case VERDICT_FRAGMENTATION:
 		fprintf(f, "fragmentation%s: the allocator holds memory that no live %s uses",
-			m->trend_known ? ", not a leak" : "", m->pymalloc ? "object" : "block");
+			m->trend_known && !m->grew.stacks ? ", not a leak" : "",
+			m->pymalloc ? "object" : "block");
 		print_leak_unknown(r, f);
+		if (m->grew.stacks) {
+			fputs("  And ", f);
+			print_grew(r, f);
+			fputs(".\n", f);
+		}
 		print_fragmentations(r, f);
 		break;
 	case VERDICT_LEAK_AND_FRAGMENTATION:

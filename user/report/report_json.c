@@ -446,6 +446,19 @@ static void put_drops(const struct report *r, FILE *f)
 	fputs(",\n", f);
 }
 
+/* The last leak an earlier report named, when none grows now (VERDICT_STOPPED); else null. */
+static void put_grew(const struct report_grew *g, FILE *f)
+{
+	if (!g->stacks) {
+		fputs("             \"grew\": null,\n", f);
+		return;
+	}
+	fprintf(f, "             \"grew\": {\"from_s\": %.3f, \"to_s\": %.3f, \"stacks\": %zu, "
+		"\"bytes_per_s\": ", g->from_s, g->to_s, g->stacks);
+	put_num(g->slope, f);
+	fprintf(f, ", \"live_bytes\": %llu},\n", (unsigned long long)g->live);
+}
+
 static void put_memory(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
@@ -469,6 +482,7 @@ static void put_memory(const struct report *r, FILE *f)
 		fputs(", \"retained_bytes\": null, \"max_retained_bytes\": null, "
 		      "\"max_retained_in_heap_bytes\": null,\n", f);
 	put_startup(&m->startup, f);
+	put_grew(&m->grew, f);
 	put_drops(r, f);
 	put_at_exit(r, f);
 	put_sample("baseline", &m->base, f);

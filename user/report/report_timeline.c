@@ -276,11 +276,12 @@ static void put_verdict(const struct report_memory *m, FILE *f)
 		[VERDICT_STARTUP] = "start-up, not judged yet",
 		[VERDICT_INCOMPLETE] = "no leak in incomplete figures",
 		[VERDICT_GROWTH] = "growing, no one stack",
+		[VERDICT_STOPPED] = "grew, then stopped",
 	};
 	enum report_verdict v = m ? m->verdict : VERDICT_UNKNOWN;
 
 	fputs((unsigned)v < sizeof(words) / sizeof(words[0]) ? words[v] : "?", f);
-	if (v == VERDICT_FRAGMENTATION && m->trend_known)
+	if (v == VERDICT_FRAGMENTATION && m->trend_known && !m->grew.stacks)
 		fputs(", not a leak", f);
 	if (m && m->incomplete)
 		fputs(" (figures incomplete)", f);

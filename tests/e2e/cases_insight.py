@@ -445,7 +445,7 @@ CASES = [
 	("insight_trend", TRACE, [], insight_case("v_trend", check_trend)),
 	("insight_frag_trim", TRACE, [], case_frag_trim),
 	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
-	("insight_leak_stopped", TRACE, [], insight_case("v_trend", check_stopped, ("6000", "2500"))),
+	("insight_leak_stopped", TRACE, [], insight_case("v_trend", check_stopped, ("8000", "4000"))),
 	("insight_trend_attach", TRACE, [], case_trend_attach),
 	("insight_overflow_verdict", TRACE, [], case_overflow),
 	("insight_frag_early", TRACE, [],

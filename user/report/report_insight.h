@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The analysis in the text report: growth, the verdict, churn and peak. */
+/* The analysis in the text report: growth and the verdict (churn and peak: report_churn.h). */
 #ifndef REPORT_INSIGHT_H
 #define REPORT_INSIGHT_H
 
@@ -16,6 +16,5 @@ void report_insight__site_rank(const struct report_site *site, FILE *f);
 void report_insight__head(const struct report *r, FILE *f);
 /* The target's memory and the verdict, in words (of report_insight__head). */
 void report_insight__verdict(const struct report *r, FILE *f);
-void report_insight__tail(const struct report *r, FILE *f);
 
 #endif

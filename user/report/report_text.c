@@ -5,6 +5,7 @@
 #include <time.h>
 #include "model/report.h"
 #include "report_allocs.h"
+#include "report_churn.h"
 #include "report_insight.h"
 #include "report_processes.h"
 #include "report_pyarenas.h"
@@ -395,7 +396,7 @@ int report_text__write(const struct report *r, FILE *f)
 	report_insight__head(r, f);
 	print_sites(r, f);
 	report_processes__text(r, f);
-	report_insight__tail(r, f);
+	report_churn__print(r, f);
 	print_drops(r, f);
 	return ferror(f) ? -EIO : 0;
 }

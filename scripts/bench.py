@@ -13,9 +13,11 @@ Every workload runs untraced and under every tracer, interleaved: round after
 round, each (workload, tracer) once, so that drift of the machine spreads over
 all of them alike. A run's figure is ns per malloc/free pair:
   - the C workloads (tests/bench/wl.c) time their own loop;
-  - Python and jq are timed from their first constructor to their exit by
-    tests/bench/stamp.c (LD_PRELOADed), and their pair count is the number of
-    allocations memleakbpf's exact mode counted in the same round.
+  - Python, jq and openfst (OpenFST's fstminimize on a speech lexicon's
+    shape: C++ on the standard containers, from Debian's libfst-tools) are
+    timed from their first constructor to their exit by tests/bench/stamp.c
+    (LD_PRELOADed), and their pair count is the number of allocations
+    memleakbpf's exact mode counted in the same round.
 So no tracer's start-up or final report is in any figure.
 
 Tracers:
@@ -40,8 +42,8 @@ untraced, ratios to untraced and to the floor), then the memory and scale
 figures (the tracer's RSS and kernel memory over a long run with 10,000 live
 blocks, heaptrack's trace size on it, the final report's time over 1M live
 blocks from 10,648 stacks), and rewrites the results section of
-docs/PERFORMANCE.md. Needs root; installs bpftrace, heaptrack and
-jq from Debian when they are missing. A tracer that cannot run here is shown
+docs/PERFORMANCE.md. Needs root; installs bpftrace, heaptrack, jq and
+libfst-tools from Debian when they are missing. A tracer that cannot run here is shown
 as such, with the reason, never with made-up figures.
 
 Then (unless --no-unwind) --unwind=fp against --unwind=dwarf, side by side
@@ -52,6 +54,7 @@ section of docs/PERFORMANCE.md.
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -72,10 +75,13 @@ STAMP = os.path.join(OUT, "stamp.so")
 DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 PYTHON = "/usr/bin/python3"
 JQ = "/usr/bin/jq"
+FSTMINIMIZE = "/usr/bin/fstminimize"	# OpenFST (libfst-tools): C++ on the standard containers
+FST_WORDS = 8000	# the lexicon's words: about 0.3 s of fstminimize untraced
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
-PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ}
+PACKAGES = {"bpftrace": "/usr/bin/bpftrace", "heaptrack": "/usr/bin/heaptrack", "jq": JQ,
+	    "libfst-tools": FSTMINIMIZE}
 RUN_TIMEOUT = 120
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 PARTS = ("scale", "unwind", "python", "python-objects", "torch", "startup", "reports")	# what runs after the table
@@ -91,7 +97,10 @@ WORKLOADS = {
 	"python": ([PYTHON, os.path.join(ROOT, "tests", "bench", "alloc.py"), "40"], "stamp"),
 	"jq": ([JQ, "-f", os.path.join(ROOT, "tests", "bench", "bench.jq"),
 		os.path.join(OUT, "data.json")], "stamp"),
+	"openfst": ([FSTMINIMIZE, os.path.join(OUT, "lexicon.det.fst"), "/dev/null"], "stamp"),
 }
+# A workload that needs a package: left out, said so, when it cannot be installed.
+NEEDS = {"jq": "jq", "openfst": "libfst-tools"}
 TRACERS = ["untraced", "memleakbpf", "sample-64K", "sample-512K", "floor", "memleakbpf@entry",
 	   "floor@entry", "bpftrace", "heaptrack"]
 SAMPLES = {"sample-64K": "64K", "sample-512K": "512K"}	# --sample's mean of each
@@ -132,13 +141,35 @@ def ensure_packages():
 	return {p for p, path in PACKAGES.items() if os.path.exists(path)}
 
 
-def make_data():
-	"""The jq input: the same 3,000 rows every time."""
+def make_data(workloads=()):
+	"""The jq input: the same 3,000 rows every time; the FST openfst minimizes."""
 	path = os.path.join(OUT, "data.json")
 	rows = [{"id": i, "name": "row-%d" % i, "vals": [i * j % 97 for j in range(8)],
 		 "tags": {"a": str(i), "b": i % 7}} for i in range(3000)]
 	with open(path, "w") as f:
 		json.dump(rows, f)
+	if "openfst" in workloads:
+		make_lexicon(os.path.join(OUT, "lexicon"))
+
+
+def make_lexicon(base):
+	"""A speech lexicon's shape (Kaldi's L.fst): FST_WORDS random words, each its own path
+	from the start, its id on the first arc; compiled and determinized, for fstminimize."""
+	rnd, words = random.Random(1), set()
+	while len(words) < FST_WORDS:
+		words.add("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz")
+				  for _ in range(rnd.randint(3, 10))))
+	lines, state = [], 1
+	for i, w in enumerate(sorted(words)):
+		prev = 0
+		for k, ch in enumerate(w):
+			lines.append("%d %d %d %d" % (prev, state, ord(ch) - 96, i + 1 if k == 0 else 0))
+			prev, state = state, state + 1
+		lines.append("%d" % prev)
+	with open(base + ".txt", "w") as f:
+		f.write("\n".join(lines) + "\n")
+	subprocess.run(["fstcompile", base + ".txt", base + ".fst"], check=True)
+	subprocess.run(["fstdeterminize", base + ".fst", base + ".det.fst"], check=True)
 
 
 class Run:
@@ -392,7 +423,7 @@ def write_doc(rows, pairs, runs, have, elapsed, scale_lines, goals):
 		   "Last `make bench`: %s, on %s; %d interleaved rounds in %.0f s." % (
 			   stamp, machine(), runs, elapsed),
 		   "Peers: %s." % (", ".join("%s" % v for v in vers.values()) or "none installed"),
-		   "Allocations per run counted by memleakbpf (Python, jq): %s." % (
+		   "Allocations per run counted by memleakbpf (Python, jq, openfst): %s." % (
 			   ", ".join("%s %d" % (w, n) for w, n in sorted(pairs.items())
 				     if WORKLOADS[w][1] == "stamp") or "n/a"),
 		   "", markdown(rows), "",
@@ -857,11 +888,13 @@ def pyobjects_bench(runs):
 def table_part(workloads, runs, doc, do_scale):
 	"""The table of the workloads (if any), and the memory and scale figures after it."""
 	have = ensure_packages()
-	if "jq" not in have and "jq" in workloads:
-		workloads.remove("jq")
+	for w, package in NEEDS.items():
+		if package not in have and w in workloads:
+			say("%s: %s could not be installed, skipped" % (w, package))
+			workloads.remove(w)
 	rows, pairs, goals, elapsed = None, {}, [], 0
 	if workloads:
-		make_data()
+		make_data(workloads)
 		t0 = time.monotonic()
 		results, errors, pairs = measure(workloads, runs, have)
 		elapsed = time.monotonic() - t0

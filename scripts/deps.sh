@@ -11,11 +11,12 @@ set -eu
 # redis-server, redis-tools, heaptrack (with gdb for its -p) and bpftrace: the
 # real server and the peers of `make bench`; python3-torch: the training job
 # of the PyTorch tests and bench; jq, sqlite3, gawk: real programs whose
-# figures the tests compare with valgrind's (peak, reachability).
+# figures the tests compare with valgrind's (peak, reachability); libfst-tools:
+# OpenFST's tools, C++ on the standard containers, for `make bench`.
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 zlib1g-dev pkg-config libc6-dev libc6-dbg python3 libtcmalloc-minimal4 \
 libjemalloc2 valgrind google-perftools golang-go redis-server redis-tools \
-heaptrack gdb bpftrace python3-torch jq sqlite3 gawk chromium"
+heaptrack gdb bpftrace python3-torch jq sqlite3 gawk chromium libfst-tools"
 
 missing_packages()
 {

@@ -12,10 +12,16 @@ Python. The report must site it at the user's line (docs/ANALYSIS.md, "Sites"):
  - pkg_leak.py: buffers made by a package installed under a site-packages
    path (made here), JSON texts made in json/encoder.py, and the table a
    package's import allocates: sited at the script's three lines, the
-   import marked as one.
+   import marked as one;
+ - OpenFST's fstminimize (Debian's libfst-tools: a stripped program on a
+   C++ library): its own frames have no names, so its sites are the
+   library's functions that did the work, never "fstminimize+0x...", nor
+   the containers' code under them.
 """
 
 import os
+import random
+import re
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -219,9 +225,54 @@ def package_case(work):
 	return errs
 
 
+FST = "/usr/bin/fstminimize"
+
+
+def make_fst(work, words=3000):
+	"""A lexicon's shape (Kaldi's L.fst), compiled and determinized: the input fstminimize reads."""
+	rnd, seen = random.Random(1), set()
+	while len(seen) < words:
+		seen.add("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10))))
+	lines, state = [], 1
+	for i, w in enumerate(sorted(seen)):
+		prev = 0
+		for k, ch in enumerate(w):
+			lines.append("%d %d %d %d" % (prev, state, ord(ch) - 96, i + 1 if k == 0 else 0))
+			prev, state = state, state + 1
+		lines.append("%d" % prev)
+	with open(work.path("lex.txt"), "w") as f:
+		f.write("\n".join(lines) + "\n")
+	for argv in (["fstcompile", work.path("lex.txt"), work.path("lex.fst")],
+		     ["fstdeterminize", work.path("lex.fst"), work.path("det.fst")]):
+		if subprocess.run(argv, stdin=subprocess.DEVNULL).returncode:
+			raise lib.CaseFailed("%s failed" % argv[0])
+	return work.path("det.fst")
+
+
+def stripped_cxx_case(work):
+	"""fstminimize, a report every 0.3 s: no site at a nameless frame of the program's."""
+	det = make_fst(work)
+	argv = [TRACER, "-T", "10", "-c", "%s %s %s" % (FST, det, work.path("min.fst")), "0.3"]
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c fstminimize")
+	text = work.read("tracer.stdout")
+	sites = re.findall(r"\nSite \d+: ([^\n]*), at ([^\n]*)", text)
+	big = [at for fig, at in sites if re.match(r"[\d.]+ MiB", fig)]
+	errs = []
+	if not big:
+		errs.append("no report listed a site of a MiB or more (%d site lines)" % len(sites))
+	errs += ["a site at the program's nameless frame: %s" % at for fig, at in sites
+		 if at.startswith("fstminimize+0x")][:3]
+	errs += ["a MiB site not in OpenFST's code: %s" % at[:120] for at in big
+		 if not re.match(r"(\S+ )?fst::", at)][:3]
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 CASES = [
 	("sites_containers", TRACE, [], containers_case),
 	("sites_containers_own", TRACE, [], containers_own_case),
 	("sites_containers_outputs", TRACE, [GO], containers_outputs_case),
 	("sites_py_package", TRACE, [PY], package_case),
+	("sites_stripped_cxx", TRACE, [FST, "/usr/bin/fstcompile"], stripped_cxx_case),
 ]

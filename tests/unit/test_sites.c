@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "analyze/kernel_sites.h"
+#include "analyze/runtime_frames.h"
 #include "analyze/sites.h"
 #include "model/report.h"
 #include "helpers.h"
@@ -403,5 +404,43 @@ TEST(sites_empty)
 	ASSERT(r.nr_sites == 0 && sites__left_out(&r, NULL).stacks == 0);
 	free(r.sites);
 	free(r.site_stacks);
+	return true;
+}
+
+/* A stripped program's site falls to a library's frame: which are the runtime's (runtime_frames.h). */
+TEST(sites_runtime_frames)
+{
+	struct report_frame f = { .module = "/usr/lib/x86_64-linux-gnu/libfst.so.22.0.0" };
+
+	ASSERT(!strcmp(runtime_frames__name("std::unique_ptr<std::unordered_set<int, std::hash<int> > > "
+					    "fst::make_unique<std::unordered_set<int> >(int)"),
+		       "fst::make_unique<std::unordered_set<int> >(int)"));
+	ASSERT(!strcmp(runtime_frames__name("void fst::Minimize<fst::StdArc>(fst::MutableFst<A>*, float)"),
+		       "fst::Minimize<fst::StdArc>(fst::MutableFst<A>*, float)"));
+	ASSERT(!strcmp(runtime_frames__name("operator new(unsigned long)"), "operator new(unsigned long)"));
+	ASSERT(!strcmp(runtime_frames__name("fst::Foo::Read(std::istream&) const"),
+		       "fst::Foo::Read(std::istream&) const"));
+	/* In a library of the work: its own functions are sites, the containers' code in it not. */
+	f.function = "fst::internal::VectorFstImpl<S>::Read(std::istream&, fst::FstReadOptions const&)";
+	ASSERT(!runtime_frames__internal(&f));
+	f.function = "std::unique_ptr<S> fst::make_unique<S>(int)";
+	ASSERT(!runtime_frames__internal(&f));
+	f.function = "void std::vector<S, std::allocator<S> >::_M_realloc_insert<S const&>(S*, S const&)";
+	ASSERT(runtime_frames__internal(&f));
+	f.function = "std::_Rb_tree_iterator<P> std::_Rb_tree<K, P>::_M_emplace_hint_unique<K>(K const&)";
+	ASSERT(runtime_frames__internal(&f));
+	f.function = "__gnu_cxx::new_allocator<int>::allocate(unsigned long, void const*)";
+	ASSERT(runtime_frames__internal(&f));
+	/* The runtime's objects, whatever the function. */
+	f.function = "__libc_start_call_main";
+	f.module = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	ASSERT(runtime_frames__internal(&f));
+	f.module = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30";
+	ASSERT(runtime_frames__internal(&f));
+	f.module = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+	ASSERT(runtime_frames__internal(&f));
+	f.module = NULL;	/* a JIT's: named by its perf map */
+	f.function = "jitted_fn";
+	ASSERT(!runtime_frames__internal(&f));
 	return true;
 }

@@ -24,6 +24,9 @@
  *    the interpreter) whose source is not a system or compiler header
  *    (sites__system_source): a std::vector's storage is sited at the line
  *    that called the container, not at new_allocator.h;
+ *    a stripped program's own frame, which has no name, gives way to the
+ *    innermost named frame inside it that is not the runtime's nor a
+ *    container's (analyze/runtime_frames.h; symbolize/report_sites.c);
  *  - with --own, a frame is the user's when its source file (its object,
  *    for a native frame whose file is relative or unknown) is under one of
  *    the --own paths or matches one of them as a glob; the rules above are

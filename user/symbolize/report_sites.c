@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analyze/runtime_frames.h"
 #include "analyze/sites.h"
 #include "model/stackcache.h"
 #include "probe/snapshot.h"
@@ -151,17 +152,71 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
 }
 
 /*
+ * Of ip's frames, inlined ones first, the innermost with a name that is not
+ * the runtime's nor a standard container's (analyze/runtime_frames.h):
+ * *out, or NULL. 0 or -ENOMEM.
+ */
+static int named_frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
+			  struct report_frame **out)
+{
+	struct report_frame *frames = NULL;
+	size_t nr = 0, at = 0;
+	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
+
+	*out = NULL;
+	if (err == -ENOMEM) {
+		frames_free(frames, nr);
+		return err;
+	}
+	while (at < nr && (!frames[at].function || runtime_frames__internal(&frames[at])))
+		at++;
+	if (at == nr) {
+		frames_free(frames, nr);
+		return 0;
+	}
+	return take_frame(frames, nr, at, ip, out);
+}
+
+/*
+ * A stripped program's frame has no name (fstminimize+0x38cd): the user
+ * cannot act on it. The innermost named frame inside it that is not the
+ * runtime's says what did the work: *out replaced by it when there is
+ * one (*own false: a library's frame), else left.
+ */
+static int named_instead(const uint64_t *ips, uint32_t first, uint32_t own_at,
+			 struct symbolizer *sym, const struct modules *mods,
+			 struct report_frame **out, bool *own)
+{
+	struct report_frame *named = NULL;
+	int err = 0;
+
+	if ((*out)->function || (*out)->file)
+		return 0;
+	for (uint32_t i = first; i < own_at && !err && !named; i++)
+		err = named_frame_at(sym, mods, ips[i], &named);
+	if (named) {
+		report__frame_free(*out);
+		free(*out);
+		*out = named;
+		*own = false;
+	}
+	return err;
+}
+
+/*
  * The innermost native frame of the user's code, or none. Addresses in an
  * object that holds none of it are passed over unresolved (with --own,
  * every address is resolved: its source file decides); those in no object
- * may be a JIT's, named by its perf map.
+ * may be a JIT's, named by its perf map. *own: the frame is the user's
+ * (false: a library's named in place of a stripped program's).
  */
 static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct symbolizer *sym,
 		       const struct modules *mods, const struct site_rules *rules,
-		       struct report_frame **out)
+		       struct report_frame **out, bool *own)
 {
 	bool by_file = rules->own && rules->own->nr;
 
+	*own = false;
 	for (uint32_t i = first; i < nr; i++) {
 		const struct module *m = mods ? modules__find(mods, ips[i]) : NULL;
 		int err;
@@ -169,8 +224,12 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 		if (m && !by_file && !sites__own_module(m->path, rules->interp))
 			continue;
 		err = frame_at(sym, mods, ips[i], rules, out);
-		if (err || *out)
+		if (err)
 			return err;
+		if (*out) {
+			*own = true;
+			return by_file ? 0 : named_instead(ips, first, i, sym, mods, out, own);
+		}
 	}
 	return 0;
 }
@@ -198,8 +257,8 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		st->site_import = python_import(py, meta->pycode);
 		*python = st->site_frame != NULL;
 	} else {
-		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame);
-		st->site_own = st->site_frame != NULL;
+		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame,
+				  &st->site_own);
 	}
 	/* None of the user's: where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)

@@ -123,11 +123,31 @@ static void target_ended(struct tracer *tr)
 static void on_interrupt(struct tracer *tr, int sig)
 {
 	tr->done = true;
+	tr->interrupted = tr->interrupted ?: sig;
 	if (!tr->target->spawned || tr->target->exited)
 		return;
 	target__interrupt(tr->target, sig);
 	for (int ms = 0; ms < SIGINT_GRACE_MS && !target__reap(tr->target); ms += 10)
 		usleep(10000);
+}
+
+/*
+ * -c's status: the command's. One still running when an interrupted run
+ * ends (it handles the signal, or the machine is slow) has none yet: the
+ * run was interrupted, and says it leaves the command running, rather
+ * than exit 0 or wait for it without end.
+ */
+static int command_status(struct tracer *tr)
+{
+	if (!tr->target->spawned)
+		return EXIT_SUCCESS;
+	if (tr->target->exited || target__reap(tr->target))
+		return tr->target->exit_code;
+	if (!tr->interrupted)
+		return EXIT_SUCCESS;
+	fprintf(stderr, "memleakbpf: pid %d still runs %d s after SIG%s: left running, untraced\n",
+		tr->target->pid, SIGINT_GRACE_MS / 1000, sigabbrev_np(tr->interrupted) ?: "?");
+	return 128 + tr->interrupted;
 }
 
 static void on_signal(struct tracer *tr)
@@ -550,7 +570,7 @@ int main(int argc, char **argv)
 	if (opts.verbose && opts.follow)
 		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",
 			tr.images_released);
-	status = tr.target->spawned && tr.target->exited ? tr.target->exit_code : EXIT_SUCCESS;
+	status = command_status(&tr);
 	if ((!tr.tracing && !tr.target->exited) || tr.untraced ||
 	    (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;

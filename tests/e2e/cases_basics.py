@@ -110,6 +110,31 @@ def stop_command_case(work, sig):
 	return errs
 
 
+# A command that takes its time over SIGINT: 4 s in its handler, then exit 3.
+SLOW_SIGINT = ("/usr/bin/python3 -c 'import signal, sys, time\n"
+	       "signal.signal(signal.SIGINT, lambda *a: (time.sleep(4), sys.exit(3)))\n"
+	       "print(\"READY\", flush=True)\ntime.sleep(60)'")
+
+
+def case_sigint_slow_command(work):
+	"""SIGINT to -c whose command outlives the grace: 130 and a line, not 0, not a hang."""
+	js = work.path("report.json")
+	deadline = time.monotonic() + lib.CASE_TIMEOUT
+	t = work.start([TRACER, "--json", js, "-c", SLOW_SIGINT], env=tracer_env(work),
+		       stdin=subprocess.DEVNULL, tag="tracer")
+	wait_for(lambda: find_line(work.read("tracer.stdout"), "READY"),
+		 min(deadline, time.monotonic() + lib.STEP_TIMEOUT), "READY from the command", alive=t)
+	t.send_signal(signal.SIGINT)
+	rc = wait_exit(t, deadline, "memleakbpf -c after SIGINT")
+	errs = [] if os.path.exists(js) else ["no JSON report written"]
+	said = [l for l in work.read("tracer.stderr").splitlines() if "after SIGINT" in l]
+	if not said or not re.match(r"memleakbpf: pid \d+ still runs 2 s after SIGINT: left running",
+				    said[0]):
+		errs.append("stderr does not say the command was left running: %r" % said)
+	common_checks(work, rc, 128 + signal.SIGINT, errs)
+	return errs
+
+
 def check_folded(work, truth):
 	"""--folded: `frame;frame;... N` lines, every truth site named somewhere."""
 	text = work.read("report.folded")
@@ -287,6 +312,7 @@ CASES = [
 	("attach_sigint", TRACE, [], case_attach_sigint),
 	("sigint_c", TRACE, [], signal_c_case(signal.SIGINT)),
 	("sigterm_c", TRACE, [], signal_c_case(signal.SIGTERM)),
+	("sigint_slow_command", TRACE, ["/usr/bin/python3"], case_sigint_slow_command),
 
 	("help", ERROR, [], case_help),
 	("err_pid_and_command", ERROR, [], error_case(lambda: ["-p", "1", "-c", "true"])),

@@ -111,6 +111,7 @@ struct tracer {
 	bool image_gone;	/* -p: the target ran exec; its old image is what we report */
 	bool untraced;		/* -c: a stop failed; the command runs on untraced, no report */
 	bool target_ended;	/* --follow: the run goes on while followed processes run */
+	int interrupted;	/* the signal that ended the run (Ctrl-C: SIGINT), or 0 */
 	bool output_failed;	/* a report could not be written: exit status 1 */
 	bool cost_said;		/* exact tracing's cost said (reports.c): once */
 	struct watchdog *wd;	/* -c: resumes the command if we die while it is stopped */

@@ -122,7 +122,7 @@ static bool same_stack(const struct history *a, const struct history *b, size_t 
 	    x->last_bytes_per_s != y->last_bytes_per_s || x->t_zero != y->t_zero)
 		return false;
 	for (uint32_t j = x->first; x->first != NONE && j < a->npoints; j++)
-		if (x->vals[j] != y->vals[j])
+		if (va[j] != vb[j])
 			return false;
 	return true;
 }

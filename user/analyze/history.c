@@ -34,11 +34,6 @@ struct history *history__new(void)
 		return NULL;
 	h->stride = 1;
 	history_merge__stack_init(&h->live, 0, 0);
-	h->live.vals = calloc(HISTORY_POINTS, sizeof(uint64_t));
-	if (!h->live.vals) {
-		free(h);
-		return NULL;
-	}
 	h->live.first = 0;
 	return h;
 }
@@ -46,14 +41,15 @@ struct history *history__new(void)
 static void free_stacks(struct history *h)
 {
 	for (size_t i = 0; i < h->nr; i++)
-		free(h->stacks[i].vals);
+		history_points__free(&h->stacks[i].pts);
 	free(h->stacks);
 	free(h->of_site);
 	idmap__free(&h->index);
 	h->merged = 0;
 	h->stacks = NULL;
 	h->of_site = NULL;
-	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_vals = 0;
+	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_points = 0;
+	h->points_bytes = history_points__bytes(&h->live.pts);
 }
 
 void history__free(struct history *h)
@@ -61,7 +57,7 @@ void history__free(struct history *h)
 	if (!h)
 		return;
 	free_stacks(h);
-	free(h->live.vals);
+	history_points__free(&h->live.pts);
 	free(h->samples);
 	free(h->peak_sites);
 	free(h->seen);
@@ -70,12 +66,12 @@ void history__free(struct history *h)
 
 void history__reset(struct history *h)
 {
-	uint64_t *vals = h->live.vals;
+	struct history_points pts = h->live.pts;
 	double t = h->t_last;
 
 	free_stacks(h);
 	history_merge__stack_init(&h->live, 0, 0);
-	h->live.vals = vals;
+	h->live.pts = pts;
 	h->live.first = 0;
 	h->live.t_zero = t;
 	h->npoints = 0;
@@ -116,43 +112,45 @@ void history__set_base(struct history *h, const struct memstat *ms)
 /* Every other point goes: the kept ones still span the run, at half the resolution. */
 static void thin_stack(struct hstack *s, uint32_t npoints)
 {
-	uint32_t first;
-
 	s->wrote = (npoints + 1) / 2;	/* every point written before (catch_up) */
-	if (!s->vals || s->first == NONE)
+	if (s->first == NONE)
 		return;
-	first = (s->first + 1) / 2;
-	for (uint32_t i = first; 2 * i < npoints; i++)
-		s->vals[i] = s->vals[2 * i];
-	s->first = first;
+	history_points__thin(&s->pts, npoints);
+	s->first = (s->first + 1) / 2;
 }
 
-static void thin(struct history *h)
+/* Every stack made explicit first (or none thinned: -ENOMEM), then thinned. */
+static int thin(struct history *h)
 {
+	for (size_t i = 0; i < h->nr; i++)
+		if (history_merge__catch_up(h, &h->stacks[i], h->reports))
+			return -ENOMEM;
 	for (uint32_t i = 0; 2 * i < h->npoints; i++)
 		h->t[i] = h->t[2 * i];
-	for (size_t i = 0; i < h->nr; i++) {
-		history_merge__catch_up(h, &h->stacks[i], h->reports);
+	for (size_t i = 0; i < h->nr; i++)
 		thin_stack(&h->stacks[i], h->npoints);
-	}
 	thin_stack(&h->live, h->npoints);
 	h->npoints = (h->npoints + 1) / 2;
 	h->stride *= 2;
+	return 0;
 }
 
-/* The kept point this report fills, or NONE when it is not kept. */
-static uint32_t take_point(struct history *h, double t_s)
+/* The kept point this report fills into *point, or NONE when it is not kept. 0 or -ENOMEM. */
+static int take_point(struct history *h, double t_s, uint32_t *point)
 {
+	*point = NONE;
 	if (h->reports % h->stride)
-		return NONE;
+		return 0;
 	if (h->npoints == HISTORY_POINTS) {
-		thin(h);
+		if (thin(h))
+			return -ENOMEM;
 		/* The stride doubled: this report may no longer be one to keep. */
 		if (h->reports % h->stride)
-			return NONE;
+			return 0;
 	}
 	h->t[h->npoints] = t_s;
-	return h->npoints++;
+	*point = h->npoints++;
+	return 0;
 }
 
 /* ------------------------------------------------------------ samples, peak */
@@ -270,11 +268,13 @@ static void startup_update(struct history *h, double t_s, const struct report_to
 int history__add(struct history *h, double t_s, const struct snapshot *snap,
 		 const struct report_totals *totals, const struct mem_reading *mem)
 {
-	uint32_t point = take_point(h, t_s);
 	struct history_interval iv = { 0 };
+	uint32_t point;
 	int err;
 
-	err = history_merge__run(h, snap, t_s, point, &iv);
+	err = take_point(h, t_s, &point);
+	if (!err)
+		err = history_merge__run(h, snap, t_s, point, &iv);
 	startup_update(h, t_s, totals, &iv);
 	/* Sampling: the live total is an estimate too; its noise is no growth (trend_of). */
 	h->live.var = totals->outstanding_var;
@@ -293,9 +293,9 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 /* ------------------------------------------------------------ trends */
 
 
-/* The stack's points after since: the kept ones, and the last report's. */
-static size_t points_of(const struct history *h, const struct hstack *s, double since, double *t,
-			double *y)
+/* The stack's points after since: the kept ones (vals), and the last report's. */
+static size_t points_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+			double since, double *t, double *y)
 {
 	size_t n = 0;
 
@@ -303,7 +303,7 @@ static size_t points_of(const struct history *h, const struct hstack *s, double 
 		if (h->t[i] <= since)
 			continue;
 		t[n] = h->t[i];
-		y[n++] = (double)s->vals[i];
+		y[n++] = (double)vals[i];
 	}
 	if (h->reports && h->t_last > since && (!n || t[n - 1] < h->t_last)) {
 		t[n] = h->t_last;
@@ -341,11 +341,12 @@ static double score(const struct report_growth *g, double life_s)
  * first steps). A stack with enough points in all but not after held bytes
  * during start-up: not judged yet.
  */
-static void trend_of(const struct history *h, const struct hstack *s, struct report_growth *g)
+static void trend_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+		     struct report_growth *g)
 {
 	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
 	size_t all = nr_points(h, s);
-	size_t n = points_of(h, s, h->startup.end_s, t, y);
+	size_t n = points_of(h, s, vals, h->startup.end_s, t, y);
 	/*
 	 * The interval in which the target exited, if the stack did nothing in
 	 * it, says only that it stopped when the program did: its exact final
@@ -372,14 +373,14 @@ static void trend_of(const struct history *h, const struct hstack *s, struct rep
 		g->trend = TREND_STARTUP;
 }
 
-void history__growth_of(const struct history *h, const struct hstack *s, double age_s,
-			struct report_growth *g)
+void history__growth_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+			double age_s, struct report_growth *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s->first == NONE)
 		return;
-	trend_of(h, s, g);
+	trend_of(h, s, vals, g);
 	g->grew = s->grew;
 	g->shrank = s->shrank;
 	g->intervals = s->intervals;
@@ -396,7 +397,7 @@ static void growth_or_none(const struct history *h, const struct hstack *s, doub
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
-		history__growth_of(h, history_merge__current(h, s, &tmp, vals), age_s, g);
+		history__growth_of(h, history_merge__current(h, s, &tmp, vals), vals, age_s, g);
 }
 
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
@@ -409,8 +410,7 @@ size_t history__bytes(const struct history *h, size_t *stacks)
 {
 	*stacks = h->nr;
 	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
-	       idmap__bytes(&h->index) +
-	       (h->nr_vals + 1) * HISTORY_POINTS * sizeof(uint64_t) +
+	       idmap__bytes(&h->index) + h->points_bytes +
 	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites) +
 	       h->cap_seen * sizeof(*h->seen);
 }
@@ -423,13 +423,17 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 
 void history__catch_up_site(struct history *h, size_t site)
 {
+	/* On failure it stays implicit: history_merge__current reads it all the same. */
 	if (site < h->nr_of_site)
-		history_merge__catch_up(h, &h->stacks[h->of_site[site]], h->reports);
+		(void)history_merge__catch_up(h, &h->stacks[h->of_site[site]], h->reports);
 }
 
 void history__live_growth(const struct history *h, struct report_growth *g)
 {
-	history__growth_of(h, &h->live, -1, g);
+	uint64_t vals[HISTORY_POINTS];
+
+	history__growth_of(h, history_merge__current(h, &h->live, &(struct hstack){ 0 }, vals),
+			   vals, -1, g);
 	g->score = 0;
 }
 

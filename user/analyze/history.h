@@ -10,17 +10,19 @@
  * Memory stays bounded on long runs: a stack keeps at most HISTORY_POINTS
  * points of its outstanding bytes; when they are full every other point is
  * dropped, so the points always span the whole run, ever more coarsely.
+ * They are kept as runs of one value (history_points.h): most stacks hold
+ * the same bytes from report to report.
  */
 #ifndef HISTORY_H
 #define HISTORY_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "history_points.h"
 #include "model/report.h"
 #include "probe/snapshot.h"
 #include "target/memstat.h"
 
-#define HISTORY_POINTS 64
 #define HISTORY_MIN_POINTS 3	/* a trend needs this many reports */
 #define HISTORY_MIN_R2 0.8	/* a steady trend: its line fits at least this well */
 /*

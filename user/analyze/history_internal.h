@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "history.h"
+#include "history_points.h"
 #include "util/idmap.h"
 
 #define NONE UINT32_MAX		/* hstack.first: has never held bytes */
@@ -26,7 +27,7 @@ struct hstack {
 	uint64_t total_allocs, total_bytes;	/* at the last report */
 	double last_allocs_per_s, last_bytes_per_s;
 	double t_zero;		/* it held nothing at this report: its life starts here */
-	uint64_t *vals;		/* bytes at the kept points; NULL until it holds some */
+	struct history_points pts;	/* bytes at the kept points, as runs; none until it holds some */
 	/*
 	 * Brought up to date to report at (history.reports then); the points
 	 * from wrote on were kept since, and hold its bytes (history_merge.c).
@@ -43,7 +44,7 @@ struct history {
 	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
 	uint32_t *of_site;
 	size_t nr_of_site, cap_of_site;
-	size_t nr_vals;		/* stacks whose points are kept (vals) */
+	size_t nr_points, points_bytes;	/* stacks whose points are kept (pts), their bytes */
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
 	uint32_t npoints;
@@ -89,20 +90,28 @@ int history_merge__run(struct history *h, const struct snapshot *snap, double t_
 int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, uint64_t allocs,
 			  uint64_t total, double t_s, uint32_t point);
 void history_merge__stack_init(struct hstack *s, uint64_t stack_id, uint32_t api);
-/* The reports before upto that left s alone made explicit: the same figures, idle. */
-void history_merge__catch_up(const struct history *h, struct hstack *s, uint64_t upto);
+/*
+ * The reports before upto that left s alone made explicit: the same
+ * figures, idle. 0, or -ENOMEM with s left as it was (implicit still:
+ * history_merge__current reads it all the same).
+ */
+int history_merge__catch_up(struct history *h, struct hstack *s, uint64_t upto);
 /*
  * s as of the last report: itself when up to date, else a copy brought up
- * to date in tmp, its points in vals (HISTORY_POINTS of them). NULL: NULL.
+ * to date in tmp; its kept points in vals (HISTORY_POINTS of them), from
+ * s->first on. NULL: NULL.
  */
 const struct hstack *history_merge__current(const struct history *h, const struct hstack *s,
 					    struct hstack *tmp, uint64_t *vals);
 /* The stack of (stack_id, api), or NULL. */
 struct hstack *history_merge__find(const struct history *h, uint64_t stack_id, uint32_t api);
 
-/* The growth of s (a stack, or a site's sum made by history_sites.c) as history__growth. */
-void history__growth_of(const struct history *h, const struct hstack *s, double age_s,
-			struct report_growth *g);
+/*
+ * The growth of s (a stack, or a site's sum made by history_sites.c), its
+ * kept points in vals, as history__growth.
+ */
+void history__growth_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+			double age_s, struct report_growth *g);
 /*
  * Start-up as of the interval that ended at t_s, given its share of
  * allocations from new code; later: it is not the first interval.

@@ -31,35 +31,70 @@ void history_merge__stack_init(struct hstack *s, uint64_t stack_id, uint32_t api
 	s->first = NONE;
 }
 
-void history_merge__catch_up(const struct history *h, struct hstack *s, uint64_t upto)
+/* A change to s's points, its bytes counted into the history's (-v). */
+static int points_fill(struct history *h, struct hstack *s, uint32_t from, uint32_t to,
+		       uint64_t v)
 {
-	uint64_t missed = upto > s->at ? upto - s->at : 0;
+	size_t before = history_points__bytes(&s->pts);
+	int err = history_points__fill(&s->pts, from, to, v);
 
-	if (!missed)
-		return;
+	h->points_bytes += history_points__bytes(&s->pts) - before;
+	return err;
+}
+
+static int points_reserve(struct history *h, struct hstack *s, uint64_t v)
+{
+	size_t before = history_points__bytes(&s->pts);
+	/* This report's point, and one catch-up's after it, both v (neither can fail then). */
+	int err = history_points__reserve(&s->pts, 2, v);
+
+	h->points_bytes += history_points__bytes(&s->pts) - before;
+	return err;
+}
+
+/* The figures of the reports before upto that left s alone; the first point they left unwritten. */
+static uint32_t catch_up_figures(const struct history *h, struct hstack *s, uint64_t upto)
+{
+	uint32_t from = s->first > s->wrote ? s->first : s->wrote;
+
 	s->idle = true;
 	s->last_allocs_per_s = s->last_bytes_per_s = 0;
 	s->iv_allocs = 0;
-	if (s->first != NONE) {
-		s->intervals += (uint32_t)missed;
-		for (uint32_t i = s->first > s->wrote ? s->first : s->wrote; i < h->npoints; i++)
-			s->vals[i] = s->bytes;
-	}
+	if (s->first != NONE)
+		s->intervals += (uint32_t)(upto - s->at);
 	s->wrote = h->npoints;
 	s->at = upto;
+	return from;
+}
+
+int history_merge__catch_up(struct history *h, struct hstack *s, uint64_t upto)
+{
+	uint32_t from = s->first > s->wrote ? s->first : s->wrote;
+
+	if (upto <= s->at)
+		return 0;
+	/* The points first: on failure s stays as it was, implicit. */
+	if (s->first != NONE && from < h->npoints && points_fill(h, s, from, h->npoints, s->bytes))
+		return -ENOMEM;
+	catch_up_figures(h, s, upto);
+	return 0;
 }
 
 const struct hstack *history_merge__current(const struct history *h, const struct hstack *s,
 					    struct hstack *tmp, uint64_t *vals)
 {
-	if (!s || s->at >= h->reports)
+	uint32_t from;
+
+	if (!s)
+		return NULL;
+	if (s->first != NONE)
+		history_points__get(&s->pts, s->first, h->npoints, vals);
+	if (s->at >= h->reports)
 		return s;
 	*tmp = *s;
-	if (s->vals) {
-		memcpy(vals, s->vals, HISTORY_POINTS * sizeof(*vals));
-		tmp->vals = vals;
-	}
-	history_merge__catch_up(h, tmp, h->reports);
+	from = catch_up_figures(h, tmp, h->reports);
+	for (uint32_t i = from; s->first != NONE && i < h->npoints; i++)
+		vals[i] = s->bytes;
 	return tmp;
 }
 
@@ -68,6 +103,9 @@ int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, u
 {
 	double dt = t_s - h->t_last;
 
+	/* Room for its points before anything changes: the write below cannot fail. */
+	if ((s->first != NONE || bytes) && points_reserve(h, s, bytes))
+		return -ENOMEM;
 	s->at = h->reports + 1;
 	s->wrote = h->npoints;
 	s->idle = bytes == s->bytes && allocs == s->total_allocs;
@@ -80,9 +118,7 @@ int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, u
 	if (s->first == NONE) {
 		if (!bytes)
 			return 0;
-		if (!s->vals && !(s->vals = calloc(HISTORY_POINTS, sizeof(uint64_t))))
-			return -ENOMEM;
-		h->nr_vals++;
+		h->nr_points++;
 		/* It held nothing at the last report: that is where its series starts. */
 		s->t_zero = h->t_last;
 		s->first = point != NONE ? point : h->npoints;
@@ -93,7 +129,7 @@ int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, u
 		s->shrank += bytes < s->bytes;
 	}
 	if (point != NONE)
-		s->vals[point] = bytes;
+		points_fill(h, s, point, point + 1, bytes);
 	s->bytes = bytes;
 	return 0;
 }
@@ -169,7 +205,8 @@ static int merge_site(struct history *h, const struct snapshot *snap, size_t i, 
 		return -ENOMEM;
 	h->of_site[i] = at;
 	s = &h->stacks[at];
-	history_merge__catch_up(h, s, h->reports);
+	if (history_merge__catch_up(h, s, h->reports))
+		return -ENOMEM;
 	count_interval(iv, s, site, fresh);
 	return update_site(h, s, &site->stats, t_s, point);
 }
@@ -194,7 +231,10 @@ static int merge_all(struct history *h, const struct snapshot *snap, double t_s,
 
 		if (s->at == h->reports + 1)
 			continue;
-		history_merge__catch_up(h, s, h->reports);
+		if (history_merge__catch_up(h, s, h->reports)) {
+			err = -ENOMEM;
+			continue;
+		}
 		s->iv_allocs = 0;
 		err = err ?: update_site(h, s, NULL, t_s, point);
 	}

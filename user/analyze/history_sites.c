@@ -98,8 +98,9 @@ int history_sites__startup(struct history *h, const struct history_site *sites, 
 	return remember(h, sites, n);
 }
 
-/* Add stack s into sum, whose vals (the kept points) start zeroed. */
-static void add_stack(const struct history *h, struct hstack *sum, const struct hstack *s)
+/* Add stack s, its kept points in vals, into sum, whose kept points (sum_vals) start zeroed. */
+static void add_stack(const struct history *h, struct hstack *sum, uint64_t *sum_vals,
+		      const struct hstack *s, const uint64_t *vals)
 {
 	if (s->first == NONE)
 		return;
@@ -110,7 +111,7 @@ static void add_stack(const struct history *h, struct hstack *sum, const struct 
 		sum->idle = true;
 	}
 	for (uint32_t i = s->first; i < h->npoints; i++)
-		sum->vals[i] += s->vals[i];
+		sum_vals[i] += vals[i];
 	if (s->first < sum->first)
 		sum->first = s->first;
 	if (s->t_zero < sum->t_zero)
@@ -122,7 +123,7 @@ static void add_stack(const struct history *h, struct hstack *sum, const struct 
 }
 
 /* The sum's intervals, and those in which it grew or fell: from its kept points, and the last. */
-static void count_moves(const struct history *h, struct hstack *sum)
+static void count_moves(const struct history *h, struct hstack *sum, const uint64_t *vals)
 {
 	uint64_t prev;
 
@@ -131,10 +132,10 @@ static void count_moves(const struct history *h, struct hstack *sum)
 		sum->intervals = sum->grew = 1;
 		return;
 	}
-	prev = sum->vals[sum->first];
+	prev = vals[sum->first];
 
 	for (uint32_t i = sum->first + 1; i <= h->npoints; i++) {
-		uint64_t v = i < h->npoints ? sum->vals[i] : sum->bytes;
+		uint64_t v = i < h->npoints ? vals[i] : sum->bytes;
 
 		if (i == h->npoints && h->t[h->npoints - 1] >= h->t_last)
 			break;	/* the last report is a kept point */
@@ -151,7 +152,7 @@ void history_sites__growth_sum(const struct history *h, const size_t *sites, siz
 			 struct report_growth *g)
 {
 	uint64_t vals[HISTORY_POINTS] = { 0 };
-	struct hstack sum = { .first = NONE, .vals = vals };
+	struct hstack sum = { .first = NONE };
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t kept[HISTORY_POINTS];
@@ -159,12 +160,12 @@ void history_sites__growth_sum(const struct history *h, const size_t *sites, siz
 		const struct hstack *s = of_site(h, sites[i], &tmp, kept);
 
 		if (s)
-			add_stack(h, &sum, s);
+			add_stack(h, &sum, vals, s, kept);
 	}
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (sum.first == NONE || !h->npoints)
 		return;
-	count_moves(h, &sum);
-	history__growth_of(h, &sum, age_s, g);
+	count_moves(h, &sum, vals);
+	history__growth_of(h, &sum, vals, age_s, g);
 }

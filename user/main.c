@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "analyze/insight.h"
+#include "analyze/memuse.h"
 #include "analyze/reach_sum.h"
 #include "cli/opts.h"
 #include "probe/kmem.h"
@@ -521,6 +522,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
+	memuse__setup();
 	processes__init(&tr.procs);
 	int e = opts__parse(argc, argv, &opts, err, sizeof(err));
 	if (e > 0)

@@ -8,6 +8,7 @@
  */
 #include <malloc.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "memuse.h"
 #include "model/report.h"
@@ -54,4 +55,34 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,
 		mib(history_bytes, b[6], 32), history, mib(p->snapshot_bytes, b[7], 32),
 		mib(p->carried_bytes, b[9], 32), mib(used > counted ? used - counted : 0, b[8], 32));
+}
+
+/*
+ * glibc gives each thread that meets a busy arena one of its own: the
+ * report's worker and the main thread (which reads the stack ring) each
+ * kept what the other had freed, 157 MiB kept free after a torch job's
+ * report against 67 MiB with one arena (its peak 92 MiB lower).
+ */
+void memuse__setup(void)
+{
+	mallopt(M_ARENA_MAX, 1);
+}
+
+/*
+ * A report frees what it built (hundreds of MiB on a large job), in holes
+ * among what is kept: malloc gives back only the top of its heap. The
+ * rest stays in our resident set until the next report reuses some of it.
+ */
+void memuse__give_back(FILE *out)
+{
+	struct timespec t0, t1;
+	size_t before = out ? mallinfo2().fordblks : 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	malloc_trim(0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	if (out)
+		fprintf(out, "memleakbpf: gave back the pages of %.1f MiB malloc kept free in %.1f ms of CPU\n",
+			before / 1048576.0,
+			((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e6);
 }

@@ -14,5 +14,12 @@
 
 /* One line on out: the resident set, malloc's share, each part, the history's besides. */
 void memuse__say(FILE *out, const struct snapshot_memory *m, size_t history, size_t history_bytes);
+/*
+ * Before any thread starts: one malloc arena for all our threads, so that
+ * what the report's worker frees serves the stack reader and back.
+ */
+void memuse__setup(void);
+/* After a report: the pages malloc keeps free go back to the system (-v: out says how many). */
+void memuse__give_back(FILE *out);
 
 #endif

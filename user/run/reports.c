@@ -422,6 +422,7 @@ static int produce(struct tracer *tr, struct report_job *job)
 	if (!err && tr->opts->verbose)
 		say_memory(tr, b.snap);
 	built_free(&b);
+	memuse__give_back(tr->opts->verbose ? stderr : NULL);
 	return err;
 }
 

@@ -175,26 +175,56 @@ static int add_sample(struct history *h, double t_s, const struct report_totals 
 	return 0;
 }
 
+static bool peak_holds(uint32_t api, uint64_t bytes)
+{
+	return bytes && MEMLEAK_KIND_OF(api) == KIND_HEAP;
+}
+
+/*
+ * Room for the n stacks of a new high-water mark: as many as hold
+ * something, not as many as the run has seen (700,000 sites in a torch job).
+ */
+static int peak_room(struct history *h, size_t n)
+{
+	struct snap_live *v;
+
+	if (n <= h->peak_cap && n >= h->peak_cap / 4)
+		return 0;
+	v = realloc(h->peak_sites, (n ?: 1) * sizeof(*v));
+	if (!v)
+		return n <= h->peak_cap ? 0 : -ENOMEM;
+	h->peak_sites = v;
+	h->peak_cap = n ?: 1;
+	return 0;
+}
+
+static void peak_set(struct history *h, double t_s, uint64_t bytes, size_t n)
+{
+	h->peak.allocs = 0;
+	for (size_t i = 0; i < n; i++)
+		h->peak.allocs += h->peak_sites[i].allocs;
+	h->peak.t_s = t_s;
+	h->peak.bytes = bytes;
+	h->peak.sites = h->peak_sites;
+	h->peak.nr = n;
+	h->peak_known = true;
+}
+
 /* A new high-water mark: keep the stacks that hold something. */
 static int keep_peak(struct history *h, double t_s, uint64_t bytes, const struct snap_live *live,
 		     size_t nr)
 {
 	size_t n = 0;
 
-	if (vec__reserve(&h->peak_sites, &h->peak_cap, nr, sizeof(*h->peak_sites)))
+	for (size_t i = 0; i < nr; i++)
+		n += peak_holds(live[i].api, live[i].bytes);
+	if (peak_room(h, n))
 		return -ENOMEM;
-	h->peak.allocs = 0;
-	for (size_t i = 0; i < nr; i++) {
-		if (!live[i].bytes || MEMLEAK_KIND_OF(live[i].api) != KIND_HEAP)
-			continue;
-		h->peak_sites[n++] = live[i];
-		h->peak.allocs += live[i].allocs;
-	}
-	h->peak.t_s = t_s;
-	h->peak.bytes = bytes;
-	h->peak.sites = h->peak_sites;
-	h->peak.nr = n;
-	h->peak_known = true;
+	n = 0;
+	for (size_t i = 0; i < nr; i++)
+		if (peak_holds(live[i].api, live[i].bytes))
+			h->peak_sites[n++] = live[i];
+	peak_set(h, t_s, bytes, n);
 	return 0;
 }
 
@@ -215,23 +245,25 @@ static int report_peak(struct history *h, double t_s, const struct snapshot *sna
 		       const struct report_totals *totals)
 {
 	uint64_t heap = totals->kind_bytes[KIND_HEAP];
-	struct snap_live *live;
-	int err;
+	size_t n = 0;
 
 	if (snap->older || (h->peak_known && heap <= h->peak.bytes))
 		return 0;
-	live = malloc((snap->nr ?: 1) * sizeof(*live));
-	if (!live)
+	for (size_t i = 0; i < snap->nr; i++)
+		n += peak_holds(snap->sites[i].api, snap->sites[i].stats.outstanding_bytes);
+	if (peak_room(h, n))
 		return -ENOMEM;
+	n = 0;
 	for (size_t i = 0; i < snap->nr; i++) {
 		const struct snap_site *s = &snap->sites[i];
 
-		live[i] = (struct snap_live){ s->stack_id, s->api, s->stats.outstanding_bytes,
-					      s->stats.outstanding_allocs };
+		if (peak_holds(s->api, s->stats.outstanding_bytes))
+			h->peak_sites[n++] = (struct snap_live){ s->stack_id, s->api,
+								 s->stats.outstanding_bytes,
+								 s->stats.outstanding_allocs };
 	}
-	err = keep_peak(h, t_s, heap, live, snap->nr);
-	free(live);
-	return err;
+	peak_set(h, t_s, heap, n);
+	return 0;
 }
 
 void history__startup_judge(struct history *h, double t_s, double share, bool later)

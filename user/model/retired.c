@@ -22,7 +22,8 @@ struct retired {
 	struct retired_site *sites;
 	size_t nr_sites, cap_sites;
 	struct idmap native_of, python_of;	/* stack id -> index in kept */
-	struct kept **kept;
+	/* In place, not each malloc'ed: 435,000 of them in a torch job, 24 bytes less each. */
+	struct kept *kept;
 	size_t nr_kept, cap_kept;
 	struct idmap pair_of;	/* pair id -> index in pairs */
 	struct stack_pair *pairs;
@@ -55,7 +56,7 @@ static size_t size_of(const struct kept *k)
 static void let_go(struct kept *k)
 {
 	stack_blob__put(k->blob);
-	free(k);
+	k->blob = NULL;
 }
 
 struct retired *retired__new(void)
@@ -68,7 +69,7 @@ void retired__free(struct retired *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nr_kept; i++)
-		let_go(r->kept[i]);
+		let_go(&r->kept[i]);
 	free(r->kept);
 	free(r->sites);
 	free(r->pairs);
@@ -138,7 +139,7 @@ static bool kept_again(struct retired *r, struct idmap *map, uint64_t id)
 
 	if (!idmap__get(map, id, &i))
 		return false;
-	r->kept[i]->sweep = r->sweep;
+	r->kept[i].sweep = r->sweep;
 	return true;
 }
 
@@ -147,16 +148,12 @@ static int keep(struct retired *r, struct idmap *map, uint64_t id, struct stack_
 {
 	struct kept *k;
 
-	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)))
+	if (vec__reserve(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept)) ||
+	    idmap__put(map, id, (uint32_t)r->nr_kept))
 		goto nomem;
-	k = malloc(sizeof(*k));
-	if (!k || idmap__put(map, id, (uint32_t)r->nr_kept)) {
-		free(k);
-		goto nomem;
-	}
+	k = &r->kept[r->nr_kept++];
 	*k = (struct kept){ .id = id, .sweep = r->sweep, .python = map == &r->python_of,
 			    .blob = blob };
-	r->kept[r->nr_kept++] = k;
 	r->kept_bytes += size_of(k);
 	return 0;
 nomem:
@@ -215,7 +212,7 @@ struct stack_blob *retired__native(const struct retired *r, uint64_t id)
 {
 	uint32_t i;
 
-	return idmap__get(&r->native_of, id, &i) ? r->kept[i]->blob : NULL;
+	return idmap__get(&r->native_of, id, &i) ? r->kept[i].blob : NULL;
 }
 
 bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
@@ -232,7 +229,7 @@ struct stack_blob *retired__python(const struct retired *r, uint64_t id)
 {
 	uint32_t i;
 
-	return idmap__get(&r->python_of, id, &i) ? r->kept[i]->blob : NULL;
+	return idmap__get(&r->python_of, id, &i) ? r->kept[i].blob : NULL;
 }
 
 size_t retired__nr_stacks(const struct retired *r)
@@ -247,8 +244,7 @@ size_t retired__frame_bytes(const struct retired *r)
 
 size_t retired__bytes(const struct retired *r)
 {
-	return sizeof(*r) + r->nr_kept * (sizeof(struct kept) + sizeof(struct stack_blob)) +
-	       r->cap_kept * sizeof(*r->kept) +
+	return sizeof(*r) + r->nr_kept * sizeof(struct stack_blob) + r->cap_kept * sizeof(*r->kept) +
 	       r->cap_sites * sizeof(*r->sites) + r->cap_pairs * sizeof(*r->pairs) +
 	       idmap__bytes(&r->site_of) + idmap__bytes(&r->native_of) +
 	       idmap__bytes(&r->python_of) + idmap__bytes(&r->pair_of);
@@ -262,7 +258,7 @@ void retired__next_sweep(struct retired *r)
 /* The most allocations first, then the latest let go of. */
 static int by_worth(const void *a, const void *b)
 {
-	const struct kept *x = *(struct kept *const *)a, *y = *(struct kept *const *)b;
+	const struct kept *x = a, *y = b;
 
 	if (x->weight != y->weight)
 		return x->weight < y->weight ? 1 : -1;
@@ -274,7 +270,7 @@ static void add_weight(struct retired *r, const struct idmap *map, uint64_t id, 
 	uint32_t i;
 
 	if (idmap__get(map, id, &i))
-		r->kept[i]->weight += allocs;
+		r->kept[i].weight += allocs;
 }
 
 /*
@@ -288,7 +284,7 @@ static void weigh(struct retired *r)
 	struct stack_pair pair;
 
 	for (size_t i = 0; i < r->nr_kept; i++)
-		r->kept[i]->weight = 0;
+		r->kept[i].weight = 0;
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		const struct retired_site *s = &r->sites[i];
 
@@ -310,7 +306,7 @@ static int keep_latest(struct retired *r, size_t max_bytes)
 	idmap__clear(&r->native_of);
 	idmap__clear(&r->python_of);
 	for (size_t i = 0; i < r->nr_kept; i++) {
-		struct kept *k = r->kept[i];
+		struct kept *k = &r->kept[i];
 		size_t size = size_of(k);
 
 		if (bytes + size > max_bytes) {
@@ -318,7 +314,8 @@ static int keep_latest(struct retired *r, size_t max_bytes)
 			continue;
 		}
 		bytes += size;
-		r->kept[n] = k;
+		r->kept[n] = *k;
+		k = &r->kept[n];
 		if (idmap__put(k->python ? &r->python_of : &r->native_of, k->id, (uint32_t)n++))
 			return -ENOMEM;
 	}

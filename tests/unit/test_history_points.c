@@ -3,7 +3,7 @@
  * analyze/history_points.c: a stack's kept points as runs read back
  * exactly what a plain array written the same way holds, through
  * rewritten points, thinnings, values too wide for a run and stacks that
- * change at every point; and a stack that holds one value takes three words.
+ * change at every point; and a stack that holds one value takes no block.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +58,15 @@ static void thin(struct model *m)
 	m->wrote = m->npoints;
 }
 
-/* A value from few (runs repeat), now and then one too wide for a run. */
+/* A value from few (runs repeat), now and then one too wide for a run or for the word. */
 static uint64_t next_bytes(struct model *m, unsigned wide_one_in)
 {
 	unsigned r = (unsigned)rand_r(&m->seed);
 
 	if (wide_one_in && r % wide_one_in == 0)
 		return UINT64_MAX - r % 3;
+	if (wide_one_in && r % wide_one_in == 1)
+		return (1ULL << 57) + r % 3;	/* too wide for the word's run, not for a block's */
 	return (uint64_t)(r % 4) * 4096;
 }
 
@@ -87,8 +89,8 @@ static bool run(unsigned seed, unsigned wide_one_in, unsigned reports)
 		if (kept)
 			point = m.npoints++;
 		if (update) {
-			ok = ok && catch_up(&m) &&
-			     !history_points__reserve(&m.p, 2, m.bytes = next_bytes(&m, wide_one_in));
+			ok = ok && catch_up(&m);
+			m.bytes = next_bytes(&m, wide_one_in);
 			if (kept)
 				ok = ok && fill(&m, point, point + 1, m.bytes);
 			/* A point written anew (a report merged whole after a carried one). */
@@ -137,27 +139,32 @@ TEST(history_points_thin_by_hand)
 	return true;
 }
 
-TEST(history_points_one_value_takes_three_words)
+TEST(history_points_one_value_takes_no_block)
 {
 	struct history_points p = { 0 };
 	uint64_t got[HISTORY_POINTS];
 
-	ASSERT(!history_points__reserve(&p, 2, 4096));
 	for (uint32_t i = 3; i < HISTORY_POINTS; i++)
 		ASSERT(!history_points__fill(&p, i, i + 1, 4096));
-	ASSERT_EQ_U64(history_points__bytes(&p), 3 * sizeof(uint64_t));
+	ASSERT_EQ_U64(history_points__bytes(&p), 0);	/* its one run is in the word */
 	ASSERT_EQ_U64(history_points__runs(&p), 1);
+	history_points__get(&p, 3, HISTORY_POINTS, got);
+	ASSERT_EQ_U64(got[3], 4096);
+	ASSERT_EQ_U64(got[HISTORY_POINTS - 1], 4096);
 	/* The last point written anew, again and again: it stays one run of its own. */
 	for (uint64_t v = 0; v < 20; v++)
 		ASSERT(!history_points__fill(&p, HISTORY_POINTS - 1, HISTORY_POINTS, v % 2 ? 7 : 8));
 	ASSERT_EQ_U64(history_points__runs(&p), 2);
-	history_points__get(&p, 0, HISTORY_POINTS, got);
+	ASSERT_EQ_U64(history_points__bytes(&p), 3 * sizeof(uint64_t));	/* header, two runs */
+	history_points__get(&p, 3, HISTORY_POINTS, got);
 	ASSERT_EQ_U64(got[HISTORY_POINTS - 2], 4096);
 	ASSERT_EQ_U64(got[HISTORY_POINTS - 1], 7);
 	history_points__free(&p);
-	/* Room for a value too wide for a run: the plain array, before any fill needs it. */
-	ASSERT(!history_points__reserve(&p, 2, UINT64_MAX));
+	/* A value too wide for a run: the plain array. */
+	ASSERT(!history_points__fill(&p, 5, 6, UINT64_MAX));
 	ASSERT_EQ_U64(history_points__bytes(&p), (1 + HISTORY_POINTS) * sizeof(uint64_t));
+	history_points__get(&p, 5, 6, got);
+	ASSERT_EQ_U64(got[5], UINT64_MAX);
 	history_points__free(&p);
 	/* A value at every point: no more than the plain array (and its header). */
 	for (uint32_t i = 0; i < HISTORY_POINTS; i++)

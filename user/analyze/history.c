@@ -116,6 +116,7 @@ static void thin_stack(struct hstack *s, uint32_t npoints)
 	if (s->first == NONE)
 		return;
 	history_points__thin(&s->pts, npoints);
+	s->points_end_at_bytes = false;	/* its last run may be gone */
 	s->first = (s->first + 1) / 2;
 }
 

@@ -42,16 +42,6 @@ static int points_fill(struct history *h, struct hstack *s, uint32_t from, uint3
 	return err;
 }
 
-static int points_reserve(struct history *h, struct hstack *s, uint64_t v)
-{
-	size_t before = history_points__bytes(&s->pts);
-	/* This report's point, and one catch-up's after it, both v (neither can fail then). */
-	int err = history_points__reserve(&s->pts, 2, v);
-
-	h->points_bytes += history_points__bytes(&s->pts) - before;
-	return err;
-}
-
 /* The figures of the reports before upto that left s alone; the first point they left unwritten. */
 static uint32_t catch_up_figures(const struct history *h, struct hstack *s, uint64_t upto)
 {
@@ -74,8 +64,11 @@ int history_merge__catch_up(struct history *h, struct hstack *s, uint64_t upto)
 	if (upto <= s->at)
 		return 0;
 	/* The points first: on failure s stays as it was, implicit. */
-	if (s->first != NONE && from < h->npoints && points_fill(h, s, from, h->npoints, s->bytes))
-		return -ENOMEM;
+	if (s->first != NONE && from < h->npoints && !s->points_end_at_bytes) {
+		if (points_fill(h, s, from, h->npoints, s->bytes))
+			return -ENOMEM;
+		s->points_end_at_bytes = true;
+	}
 	catch_up_figures(h, s, upto);
 	return 0;
 }
@@ -103,8 +96,9 @@ int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, u
 {
 	double dt = t_s - h->t_last;
 
-	/* Room for its points before anything changes: the write below cannot fail. */
-	if ((s->first != NONE || bytes) && points_reserve(h, s, bytes))
+	/* This report's point before anything changes: on failure s stays as it was. */
+	if ((s->first != NONE || bytes) && point != NONE &&
+	    points_fill(h, s, point, point + 1, bytes))
 		return -ENOMEM;
 	s->at = h->reports + 1;
 	s->wrote = h->npoints;
@@ -128,8 +122,7 @@ int history_merge__update(struct history *h, struct hstack *s, uint64_t bytes, u
 		s->grew += bytes > s->bytes;
 		s->shrank += bytes < s->bytes;
 	}
-	if (point != NONE)
-		points_fill(h, s, point, point + 1, bytes);
+	s->points_end_at_bytes = point != NONE || (s->points_end_at_bytes && bytes == s->bytes);
 	s->bytes = bytes;
 	return 0;
 }

@@ -5,9 +5,9 @@
  * for the run, a cache filled once), so the points are kept as runs of one
  * value, each run its first point and its value in one word. A stack
  * whose bytes changed at every point takes no more than the plain array
- * it replaces (64 words); one that never changed, three words. A value
- * too wide for a run (over 2^58 bytes) turns the stack's points into the
- * plain array. Pure.
+ * it replaces (64 words); one that never changed, no memory besides the
+ * word below (its one run is in it). A value too wide for a run (over
+ * 2^57 bytes) turns the stack's points into the plain array. Pure.
  *
  * The points are written in order, as the history writes them: each fill
  * starts at or after the last one's start (a point written anew is the
@@ -22,17 +22,11 @@
 
 #define HISTORY_POINTS 64	/* kept points of a stack's bytes: thinned when full (history.h) */
 
-/* NULL: no point written. */
+/* 0: no point written; low bit set: one run, in the word; else the block the runs are in. */
 struct history_points {
-	uint64_t *mem;
+	uint64_t word;
 };
 
-/*
- * Room for `more` runs beyond those held, of values up to v, so that that
- * many fills cannot fail (history_merge.c: a report's point, then a
- * catch-up's). 0 or -ENOMEM.
- */
-int history_points__reserve(struct history_points *p, uint32_t more, uint64_t v);
 /* Points from..to-1 hold v (from: at or after the last fill's). 0 or -ENOMEM. */
 int history_points__fill(struct history_points *p, uint32_t from, uint32_t to, uint64_t v);
 /* Every other point of the npoints: point 2i becomes point i. */

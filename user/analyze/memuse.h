@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the tracer's own memory is for (-v): its resident set beside the
- * parts it can count, the rest named by what it holds. Pure: the caller
- * hands in the parts (the tables' readings, the history).
+ * parts it can count, the rest named by what it holds; the caller hands
+ * in the parts (the tables' readings, the history). And how malloc keeps
+ * it: one arena, what it keeps free given back after each report.
  */
 #ifndef MEMUSE_H
 #define MEMUSE_H

@@ -113,11 +113,15 @@ struct {
 	__uint(max_entries, 1);
 } uwalk_frame SEC(".maps");
 
-/* A walk: its frame's registers, where its frames go, how it reads the stack. */
+/*
+ * A walk: its frame's registers, where its frames go, how it reads the
+ * stack, the thread's trail it may meet.
+ */
 struct uwalk {
 	struct uwalk_frame *f;
 	struct stack_trace *st;
 	struct stack_reader r;
+	const struct stack_trail *t;
 };
 
 #define BP_FROM_REGISTER 1	/* never a stack address: those are aligned */
@@ -267,7 +271,10 @@ static __always_inline long signal_frame(struct uwalk *s)
 {
 	__u64 r[7];	/* rbp, rbx, rdx, rax, rcx, rsp, rip */
 
-	s->r.c->nr = STACK_CACHE_FULL;	/* rare: not worth caching */
+	/* rare: not worth caching, nor a trail; and its caller is not a return address */
+	s->r.c->nr = STACK_CACHE_FULL;
+	s->r.n->nw = WALK_NOTES_FULL;
+	s->r.n->seek = 0;
 	if (bpf_probe_read_user(r, sizeof(r), (void *)(s->f->sp + 120)) || !r[6])
 		return -1;
 	if (!push_frame(s, r[6]))
@@ -290,7 +297,7 @@ static __always_inline __u64 frame_bp(struct uwalk *s)
 	if (s->f->bp_src == BP_FROM_REGISTER)
 		s->r.c->bp_used = 1;
 	else if (s->f->bp_src)
-		cache_read(s->r.c, &s->f->bp, sizeof(s->f->bp), s->f->bp_src, 0);
+		note_read(&s->r, &s->f->bp, sizeof(s->f->bp), s->f->bp_src, 0);
 	s->f->bp_src = 0;
 	return s->f->bp;
 }
@@ -339,7 +346,14 @@ static __always_inline bool read_caller(struct uwalk *s, const struct unwind_row
 		 */
 		if (stack_read(&s->r, pair, sizeof(pair), cfa - 16))
 			return false;
-		cache_read(s->r.c, &pair[1], sizeof(pair[1]), cfa - 8, 0);
+		note_read(&s->r, &pair[1], sizeof(pair[1]), cfa - 8, 0);
+		/*
+		 * A suffix taken from the trail reads none of these: where the
+		 * saved %rbp is on a page of its own, whether that page is
+		 * there is part of what the trail checks.
+		 */
+		if (!((cfa - 8) & 4095))
+			note_word(s->r.n, cfa - 16, pair[0]);
 		s->f->bp = pair[0];
 		s->f->bp_at = 0;
 		s->f->bp_src = cfa - 16;
@@ -400,10 +414,18 @@ static __always_inline long unwind_frame(struct uwalk *s)
 	return 0;
 }
 
+/* stack_trail.bpf.h, included after this one. */
+static __always_inline bool trail_meet(struct walk_notes *n, const struct stack_trail *t,
+				       struct uwalk *s);
+
 static long unwind_step(__u32 i, void *ctx)
 {
 	struct uwalk *s = ctx;
-	long ret = unwind_frame(s);
+	long ret;
+
+	if (trail_meet(s->r.n, s->t, s))
+		return 1;
+	ret = unwind_frame(s);
 
 	if (ret < 0) {
 		s->st->flags |= STACK_CUT;
@@ -448,9 +470,9 @@ static __always_inline bool unwind_slot(__u32 image, __u32 proc, __u32 *slot)
  */
 static __always_inline void unwind_user_stack(struct pt_regs *ctx, struct stack_trace *st,
 					      const struct stack_reader *r, __u32 slot,
-					      __u64 active)
+					      __u64 active, const struct stack_trail *t)
 {
-	struct uwalk s = { .st = st, .r = *r };
+	struct uwalk s = { .st = st, .r = *r, .t = t };
 	struct uwalk_frame *f;
 	__u32 zero = 0;
 

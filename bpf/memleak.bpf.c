@@ -172,6 +172,7 @@ struct call_state {
 	__u64 skip_ret;		/* ... and the return address there */
 	/* Stacks of its last allocations, a way per call site and depth. */
 	struct stack_cache stack[STACK_CACHE_WAYS];
+	struct stack_trail trail;	/* its last walk (stack_trail.bpf.h) */
 };
 
 struct {
@@ -369,7 +370,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		return;
 	block_weight(&w, st->api, size);
 	info.timestamp_ns = stamp_ns();
-	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx),
+	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx), &st->trail,
 						 st->image, st->proc),
 				   st->proc, st->image),
 		       st->api, &w, &info.site);

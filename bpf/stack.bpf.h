@@ -14,6 +14,7 @@
 #include "stack_cache.bpf.h"
 #include "fp_walk.bpf.h"
 #include "cfi_walk.bpf.h"
+#include "stack_trail.bpf.h"
 
 /*
  * What a cached walk depends on besides registers and stack: the unwind
@@ -23,20 +24,6 @@
 static __always_inline __u64 stack_cache_gen(__u64 active, __u32 slot)
 {
 	return ((active >> 32) ^ (__u64)slot << 24) << 32 | (__u32)(stacks_cleared + 1);
-}
-
-struct hash_walk {
-	__u64 h;
-	const struct stack_trace *st;
-};
-
-/* A loop of bpf_loop, not of the program: the verifier checks one round. */
-static long hash_step(__u32 i, void *ctx)
-{
-	struct hash_walk *hw = ctx;
-
-	hw->h = mix(hw->h, hw->st->ips[i & (MEMLEAK_STACK_SLOTS - 1)]);
-	return 0;
 }
 
 /* Sets of known_stacks less one, and the ring's bytes that wake its reader: set before loading. */
@@ -134,16 +121,16 @@ static __always_inline struct known_set *known_set_of(__u64 id, __u32 kind, __u6
 }
 
 /*
- * The id of rec's frames (a hash), sent to user space the first time in
+ * The id of rec's frames (a hash: of frames, the hash of its frames
+ * outermost first, trail_finish), sent to user space the first time in
  * this generation (stacks_cleared); MEMLEAK_NO_STACK when they collide
  * with another stack's, or could not be sent. A global function, which
  * the verifier checks once: its caller goes on from one answer it does
  * not know, not from each way of the set it could have found.
  */
-__noinline __u64 store_stack(struct stack_msg *rec)
+__noinline __u64 store_stack(struct stack_msg *rec, __u64 frames)
 {
 	struct stack_trace *st;
-	struct hash_walk hw;
 	__u64 h, key, check;
 	struct known_set *s;
 	enum known k;
@@ -151,10 +138,8 @@ __noinline __u64 store_stack(struct stack_msg *rec)
 	if (!rec)
 		return MEMLEAK_NO_STACK;
 	st = &rec->st;
-	hw = (struct hash_walk){ mix(0x9e3779b97f4a7c15ULL, st->nr | (__u64)st->flags << 32), st };
 	check = stack_check(st);
-	bpf_loop(st->nr & (MEMLEAK_STACK_SLOTS - 1), hash_step, &hw, 0);
-	h = hw.h ?: 1;
+	h = mix(frames, st->nr | (__u64)st->flags << 32) ?: 1;
 	s = known_set_of(h, STACK_MSG_NATIVE, &key);
 	if (!s) {
 		count(CNT_STACK_ERRORS);
@@ -180,10 +165,11 @@ __noinline __u64 store_stack(struct stack_msg *rec)
 
 /*
  * The caller's user stack, by the thread's stack cache (a set of two ways)
- * or a walk that refills it: its id in the stack map, or MEMLEAK_NO_STACK.
+ * or a walk that refills it, shortened by the thread's trail: its id in
+ * the stack map, or MEMLEAK_NO_STACK.
  */
 static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set,
-					   __u32 image, __u32 proc)
+					   struct stack_trail *trail, __u32 image, __u32 proc)
 {
 	__u32 slot = 0;
 	/*
@@ -213,14 +199,21 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
+	r.n = bpf_map_lookup_elem(&walk_notes, &zero);
+	if (!r.n) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
+	trail_start(r.n, trail, gen, tables);
 	st = &rec->st;
 	st->flags = 0;
 	stack_cache_start(c, ctx);
 	if (tables)
-		unwind_user_stack(ctx, st, &r, slot, active);
+		unwind_user_stack(ctx, st, &r, slot, active, trail);
 	else
 		walk_user_stack(ctx, st, &r);
-	id = store_stack(rec);
+	/* Cut and truncated walks are not a trail: their last frame is not the stack's end. */
+	id = store_stack(rec, trail_finish(trail, r.n, st, gen, tables && !st->flags));
 	/* Cut and truncated walks count a stop each time: walk those again. */
 	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {
 		c->stack_id = id;

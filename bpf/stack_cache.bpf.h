@@ -78,6 +78,51 @@ static __always_inline struct stack_cache *stack_cache_set(struct stack_cache *w
 }
 
 /*
+ * What the walk under way read, and each of its frames' state when it got
+ * there: written into the thread's trail (stack_trail.bpf.h) when the walk
+ * ends. Per-CPU, like the window.
+ */
+#define WALK_NOTE_WORDS 256
+#define WALK_NOTES_FULL 0xffff	/* nw: the walk read more, or what a trail cannot hold */
+
+struct walk_notes {
+	__u32 nw;		/* words in addr and val, or WALK_NOTES_FULL */
+	__u32 seek;		/* the walk may still meet the trail */
+	__u32 q;		/* the trail's position it looks at */
+	__u32 met;		/* it met the trail there + 1; 0: it did not */
+	__u32 at;		/* ... at this frame of its own */
+	__u32 pad;
+	/* by frame, innermost first: as uwalk_frame was when the walk got there */
+	__u64 sp[MEMLEAK_STACK_SLOTS];
+	__u64 bp[MEMLEAK_STACK_SLOTS];
+	__u64 bp_at[MEMLEAK_STACK_SLOTS];
+	__u64 bp_src[MEMLEAK_STACK_SLOTS];
+	__u16 wl[MEMLEAK_STACK_SLOTS];	/* nw then */
+	__u64 addr[WALK_NOTE_WORDS];
+	__u64 val[WALK_NOTE_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct walk_notes);
+	__uint(max_entries, 1);
+} walk_notes SEC(".maps");
+
+static __always_inline void note_word(struct walk_notes *n, __u64 addr, __u64 val)
+{
+	__u32 k = n->nw;
+
+	if (k >= WALK_NOTE_WORDS) {
+		n->nw = WALK_NOTES_FULL;
+		return;
+	}
+	n->addr[k] = addr;
+	n->val[k] = val;
+	n->nw = k + 1;
+}
+
+/*
  * How the walkers read the user stack. A bpf_probe_read_user costs about
  * 100 ns here whatever its size, so the stack is read a window at a time:
  * from the word wanted to the end of its page, which is never a fault when
@@ -86,6 +131,7 @@ static __always_inline struct stack_cache *stack_cache_set(struct stack_cache *w
 struct stack_reader {
 	struct stack_window *win;	/* per-CPU */
 	struct stack_cache *c;		/* the way the walk is noted in */
+	struct walk_notes *n;		/* ... and the notes (per-CPU) */
 };
 
 static __always_inline void cache_word(struct stack_cache *c, __u64 off, __u64 val)
@@ -157,12 +203,26 @@ static __always_inline long stack_read(struct stack_reader *r, __u64 *dst, __u32
 	return bpf_probe_read_user(dst, len, (void *)addr);
 }
 
+/* Note words of the stack read at addr: in the cache way and the walk's notes. */
+static __always_inline void note_read(struct stack_reader *r, const __u64 *dst, __u32 len,
+				      __u64 addr, long err)
+{
+	cache_read(r->c, dst, len, addr, err);
+	if (err) {
+		r->n->nw = WALK_NOTES_FULL;
+		return;
+	}
+	note_word(r->n, addr, dst[0]);
+	if (len == 16)
+		note_word(r->n, addr + 8, dst[1]);
+}
+
 /* 8 or 16 bytes of the stack at addr, noted: 0, or the error of the read. */
 static __always_inline long walk_read(struct stack_reader *r, __u64 *dst, __u32 len, __u64 addr)
 {
 	long err = stack_read(r, dst, len, addr);
 
-	cache_read(r->c, dst, len, addr, err);
+	note_read(r, dst, len, addr, err);
 	return err;
 }
 

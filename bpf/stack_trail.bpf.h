@@ -46,7 +46,8 @@ struct trail_check {
 	struct stack_trace *st;
 	struct stack_cache *c;
 	struct stack_reader r;
-	__u32 nw, k, q, bad;
+	__u64 bad;		/* the address of a word that changed */
+	__u32 nw, k, q, pad;
 };
 
 /* The trail's words, lowest address first (they are kept outermost first): a window a page. */
@@ -56,8 +57,12 @@ static long trail_check_word(__u32 j, void *ctx)
 	__u32 w = (x->nw - 1 - j) & (TRAIL_WORDS - 1);
 	__u64 v, addr = x->t->waddr[w];
 
-	if (stack_read(&x->r, &v, sizeof(v), addr) || v != x->t->wval[w]) {
-		x->bad = 1;
+	if (stack_read(&x->r, &v, sizeof(v), addr)) {
+		x->bad = ~0ULL;
+		return 1;
+	}
+	if (v != x->t->wval[w]) {
+		x->bad = addr;
 		return 1;
 	}
 	cache_read(x->c, &v, sizeof(v), addr, 0);
@@ -116,8 +121,15 @@ __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 	if (k + 1 + q > MEMLEAK_MAX_STACK_DEPTH || x.nw > TRAIL_WORDS)
 		goto give_up;
 	bpf_loop(x.nw, trail_check_word, &x, 0);
-	if (x.bad)
-		goto give_up;
+	if (x.bad) {
+		/*
+		 * A word that changed (a caller that is not the trail's, at
+		 * the same depth): frames below it cannot meet the trail, but
+		 * those above may, past the callers that differ.
+		 */
+		n->past = x.bad;
+		return 0;
+	}
 	x.k = k;
 	x.q = q;
 	bpf_loop(q, trail_copy_frame, &x, 0);
@@ -129,7 +141,6 @@ __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 	n->at = k;
 	return 1;
 give_up:
-	/* Words that changed: this walk goes to its end; one try is enough. */
 	n->seek = 0;
 	return 0;
 }
@@ -148,7 +159,7 @@ static __always_inline bool trail_meet(struct walk_notes *n, const struct stack_
 	n->bp_at[k] = s->f->bp_at;
 	n->bp_src[k] = s->f->bp_src;
 	n->wl[k] = n->nw;
-	return n->seek && trail_merge(t, n, s->st, s->r.win, s->r.c);
+	return n->seek && s->f->sp > n->past && trail_merge(t, n, s->st, s->r.win, s->r.c);
 }
 
 /* Start a walk's notes: may it meet the trail t of this generation? */
@@ -157,6 +168,7 @@ static __always_inline void trail_start(struct walk_notes *n, const struct stack
 {
 	n->nw = 0;
 	n->met = 0;
+	n->past = 0;
 	n->q = t->nr - 1;
 	n->seek = tables && t->gen == gen && t->nr && t->nr <= MEMLEAK_STACK_SLOTS;
 }

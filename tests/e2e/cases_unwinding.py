@@ -16,7 +16,9 @@ default), and both reports must equal the truth and each other:
 v_wrappers allocates through libraries (strdup, getline, std::string,
 std::vector growth, new/new[]) and in a signal handler (through
 __restore_rt); v_deep leaks deeper than 127 frames (truncated and marked,
-126 via_recurse after the site) and 10 deep (whole, unmarked);
+126 via_recurse after the site) and 10 deep (whole, unmarked); v_trail's
+deeper stack meets the thread's last walk where taking its frames would
+pass 127 (bpf/stack_trail.bpf.h): truncated and marked all the same;
 v_thread_exit's leaking threads have exited (start_thread, clone3 last).
 dbgframe/v_basic has its CFI in .debug_frame only. --unwind=fp must still
 walk frame pointers (no stack reaches _start through Debian's libc), and a
@@ -186,6 +188,23 @@ def deep_extra(rep, binary, source):
 	return errs
 
 
+def trail_extra(rep, binary, source):
+	"""The stack that met the trail too deep: 127 frames, marked; the trail's own whole."""
+	errs = []
+	for s in rep.get("stacks") or []:
+		frames = s.get("frames") or []
+		names = [fn_name(f) for f in frames]
+		if names[:1] == ["site_trail_deep"]:
+			if not s.get("truncated") or len(frames) != 127:
+				errs.append("deeper stack: %d frames, truncated %r; expected 127, true" % (
+					len(frames), s.get("truncated")))
+		elif names[:1] == ["site_trail_mid"]:
+			if s.get("truncated") or names[1:92] != ["via_recurse"] * 91:
+				errs.append("trail's stack: %s, truncated %r" % (frame_str(frames, 14),
+										  s.get("truncated")))
+	return errs
+
+
 def thread_extra(rep, binary, source):
 	"""Exited threads' stacks: thr_*, start_thread, clone3, and nothing after."""
 	errs = []
@@ -240,6 +259,9 @@ CASES = [
 	("cfi_wrappers", TRACE, [], cfi_case("v_wrappers", "v_wrappers.cc", extra=wrappers_extra)),
 	("cfi_deep", TRACE, [], cfi_case("v_deep", "v_deep.c", skip=("via_recurse",),
 					  extra=deep_extra)),
+	("cfi_trail", TRACE, [], cfi_case("v_trail", "v_trail.c",
+					   skip=("via_recurse", "via_deeper", "via_deep_leaf"),
+					   extra=trail_extra)),
 	("cfi_thread_exit", TRACE, [], cfi_case("v_thread_exit", "v_thread_exit.c",
 						 extra=thread_extra)),
 	("cfi_debug_frame", TRACE, [], cfi_case("v_basic", "v_basic.c", builds=("", "dbgframe/"))),

@@ -27,6 +27,7 @@ struct stack_trail {
 	__u64 gen;		/* stack_cache_gen() of its walks; 0: empty */
 	__u32 nr;		/* frames; position 0 the outermost, nr - 1 the innermost */
 	__u32 nw;		/* words */
+	__u64 top;		/* above the highest of them (or more) */
 	/* by position: the frame's state, as the walk found it (walk_notes) */
 	__u64 ip[MEMLEAK_STACK_SLOTS];
 	__u64 sp[MEMLEAK_STACK_SLOTS];
@@ -40,99 +41,153 @@ struct stack_trail {
 	__u64 wval[TRAIL_WORDS];
 };
 
-/* The loops below: a round of bpf_loop each, which the verifier checks once. */
-struct trail_check {
+/*
+ * The loops below are open-coded in global functions, which the verifier
+ * checks once: a round of bpf_loop costs a call and a return, and each
+ * return a mispredicted one under this machine's SRSO mitigation (safe
+ * RET), more than the round's work.
+ */
+
+struct trail_scan {
 	const struct stack_trail *t;
-	struct stack_trace *st;
-	struct stack_cache *c;
-	struct stack_reader r;
-	__u64 bad;		/* the address of a word that changed */
-	__u32 nw, k, q, pad;
+	struct stack_window *win;
+	struct walk_notes *n;	/* the words to check and checked: in the map, unknown to the verifier */
+	__u64 bad;		/* trail_check's answer */
 };
 
-/* The trail's words, lowest address first (they are kept outermost first): a window a page. */
-static long trail_check_word(__u32 j, void *ctx)
-{
-	struct trail_check *x = ctx;
-	__u32 w = (x->nw - 1 - j) & (TRAIL_WORDS - 1);
-	__u64 v, addr = x->t->waddr[w];
+#define TRAIL_CHECK_BATCH 8
 
-	if (stack_read(&x->r, &v, sizeof(v), addr)) {
+/*
+ * The next TRAIL_CHECK_BATCH words, lowest address first (they are kept
+ * outermost first), through the window, filled from a word outside it to
+ * the trail's highest (at most the window's size; else to that word's
+ * page end): a round of bpf_loop checks a batch.
+ */
+static long trail_check_batch(__u32 r, void *ctx)
+{
+	struct trail_scan *x = ctx;
+	const struct stack_trail *t = x->t;
+	struct stack_window *win = x->win;
+	__u32 nw = x->n->to_check, j = x->n->checked;
+	__u64 top = t->top, addr = t->waddr[(nw - 1 - j) & (TRAIL_WORDS - 1)], off;
+
+	if (j >= nw)
+		return 1;
+	/* The first word of the round in the window: the rest stop the round where they are not. */
+	if (!in_window(win, addr, 8) &&
+	    (addr & 7 || top <= addr ||
+	     (!window_fill(win, addr, top - addr > STACK_CACHE_WINDOW ? STACK_CACHE_WINDOW :
+									 top - addr) &&
+	      !window_fill(win, addr, 4096 - (addr & 4095))))) {
 		x->bad = ~0ULL;
 		return 1;
 	}
-	if (v != x->t->wval[w]) {
-		x->bad = addr;
-		return 1;
+	for (int u = 0; u < TRAIL_CHECK_BATCH; u++, j++) {
+		__u32 w = (nw - 1 - j) & (TRAIL_WORDS - 1);
+
+		if (j >= nw)
+			return 1;
+		addr = t->waddr[w];
+		off = addr - win->lo;
+		if (off >= win->len || off & 7)
+			break;
+		if (win->w[(off / 8) & (STACK_CACHE_WINDOW / 8 - 1)] != t->wval[w]) {
+			x->bad = addr;
+			return 1;
+		}
 	}
-	cache_read(x->c, &v, sizeof(v), addr, 0);
-	return 0;
-}
-
-/* The trail's frames beyond the one met, after the walk's. */
-static long trail_copy_frame(__u32 j, void *ctx)
-{
-	struct trail_check *x = ctx;
-
-	x->st->ips[(x->k + 1 + j) & (MEMLEAK_STACK_SLOTS - 1)] =
-		x->t->ip[(x->q - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)];
+	x->n->checked = j;
 	return 0;
 }
 
 /*
- * Does the frame being walked (the innermost of st) meet the trail? Then
- * st ends with the trail's frames beyond it, the cache way c notes the
- * words checked, and notes say where they met: 1. A global function, which
- * the verifier checks once for all the rounds of the walk.
+ * Do the trail's words [0, nw) still hold what they held? 0, the address
+ * of one that does not, or ~0 when one cannot be read.
+ */
+static __always_inline __u64 trail_check(const struct stack_trail *t, __u32 nw,
+					 struct stack_window *win, struct walk_notes *n)
+{
+	struct trail_scan x = { .t = t, .win = win, .n = n };
+
+	n->to_check = nw;
+	n->checked = 0;
+	bpf_loop(TRAIL_WORDS, trail_check_batch, &x, 0);
+	return x.bad;
+}
+
+/* Note the words checked in the cache way, as if the walk had read them (cache_read). */
+static __always_inline void trail_note(struct stack_cache *c, const struct stack_trail *t, __u32 nw)
+{
+	__u64 base = c->sp - 16, span = c->span;
+	__u32 nr = c->nr;
+
+	if (nr + nw > STACK_CACHE_WORDS) {
+		c->nr = STACK_CACHE_FULL;
+		return;
+	}
+	for (__u32 j = 0; j < STACK_CACHE_WORDS; j++) {
+		__u32 w = (nw - 1 - j) & (TRAIL_WORDS - 1), i = (nr + j) & (STACK_CACHE_WORDS - 1);
+		__u64 off = t->waddr[w] - base;
+
+		if (j >= nw)
+			break;
+		if ((off | base) & 7 || off > STACK_CACHE_WINDOW - 8) {
+			c->nr = STACK_CACHE_FULL;
+			return;
+		}
+		c->off[i] = off / 8;
+		c->val[i] = t->wval[w];
+		span = off + 8 > span ? off + 8 : span;
+	}
+	c->nr = nr + nw;
+	c->span = span;
+}
+
+/*
+ * The frame being walked (the innermost of st) has the state of the
+ * trail's at q: if the words the trail's walk read from there on still
+ * hold what they held, st ends with the trail's frames beyond it, the
+ * cache way c notes those words, and notes say where they met: 1. A
+ * global function, which the verifier checks once.
  */
 __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 			     struct stack_trace *st, struct stack_window *win,
 			     struct stack_cache *c)
 {
-	struct trail_check x = { .t = t, .st = st, .c = c, .r = { .win = win, .c = c } };
-	__u32 k, q;
+	__u32 k, q, nw;
+	__u64 bad;
 
 	if (!t || !n || !st || !win || !c)
 		return 0;
 	k = (st->nr - 1) & (MEMLEAK_STACK_SLOTS - 1);
-	/* Frames lie ever higher up: pass the trail's below this one. */
-	q = n->q;
-	for (int j = 0; j < 8; j++) {
-		if (q >= t->nr || t->sp[q & (MEMLEAK_STACK_SLOTS - 1)] >= n->sp[k])
-			break;
-		q--;
-	}
-	n->q = q;
-	if (q >= t->nr) {
-		n->seek = 0;	/* past the trail's outermost frame */
-		return 0;
-	}
-	q &= MEMLEAK_STACK_SLOTS - 1;
-	/*
-	 * The same state: a %rbp read from the stack is checked with the
-	 * words, when the rest uses it (frame_bp notes it then).
-	 */
-	if (t->sp[q] != n->sp[k] || t->ip[q] != st->ips[k] || t->bp_at[q] != n->bp_at[k] ||
-	    t->bp_src[q] != n->bp_src[k] ||
-	    (n->bp_src[k] <= BP_FROM_REGISTER && t->bp[q] != n->bp[k]))
-		return 0;
+	q = n->q & (MEMLEAK_STACK_SLOTS - 1);
+	nw = t->wc[q];
 	/* A walk that went on would stop at the deepest frame: not the trail's end. */
-	x.nw = t->wc[q];
-	if (k + 1 + q > MEMLEAK_MAX_STACK_DEPTH || x.nw > TRAIL_WORDS)
-		goto give_up;
-	bpf_loop(x.nw, trail_check_word, &x, 0);
-	if (x.bad) {
+	if (k + 1 + q > MEMLEAK_MAX_STACK_DEPTH || nw > TRAIL_WORDS) {
+		n->seek = 0;
+		return 0;
+	}
+	bad = trail_check(t, nw, win, n);
+	if (bad == ~0ULL) {
+		n->seek = 0;
+		return 0;
+	}
+	if (bad) {
 		/*
 		 * A word that changed (a caller that is not the trail's, at
 		 * the same depth): frames below it cannot meet the trail, but
 		 * those above may, past the callers that differ.
 		 */
-		n->past = x.bad;
+		n->past = bad;
 		return 0;
 	}
-	x.k = k;
-	x.q = q;
-	bpf_loop(q, trail_copy_frame, &x, 0);
+	trail_note(c, t, nw);
+	for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
+		if (j >= q)
+			break;
+		st->ips[(k + 1 + j) & (MEMLEAK_STACK_SLOTS - 1)] =
+			t->ip[(q - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)];
+	}
 	st->nr = k + 1 + q;
 	/* The rest may have used the %rbp the walk started with. */
 	if (n->bp_src[k] == BP_FROM_REGISTER)
@@ -140,26 +195,46 @@ __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 	n->met = q + 1;
 	n->at = k;
 	return 1;
-give_up:
-	n->seek = 0;
-	return 0;
 }
 
 /*
- * Note the state of the frame being walked, and take the rest from the
- * trail if it meets it: true then.
+ * Note the state of the frame being walked; if it is that of a frame of
+ * the trail, take the rest from there (trail_merge): true then.
  */
 static __always_inline bool trail_meet(struct walk_notes *n, const struct stack_trail *t,
 				       struct uwalk *s)
 {
-	__u32 k = (s->st->nr - 1) & (MEMLEAK_STACK_SLOTS - 1);
+	__u32 k = (s->st->nr - 1) & (MEMLEAK_STACK_SLOTS - 1), q;
+	__u64 sp = s->f->sp, bp = s->f->bp, bp_at = s->f->bp_at, bp_src = s->f->bp_src;
 
-	n->sp[k] = s->f->sp;
-	n->bp[k] = s->f->bp;
-	n->bp_at[k] = s->f->bp_at;
-	n->bp_src[k] = s->f->bp_src;
+	n->sp[k] = sp;
+	n->bp[k] = bp;
+	n->bp_at[k] = bp_at;
+	n->bp_src[k] = bp_src;
 	n->wl[k] = n->nw;
-	return n->seek && s->f->sp > n->past && trail_merge(t, n, s->st, s->r.win, s->r.c);
+	if (!n->seek || sp <= n->past)
+		return false;
+	/* Frames lie ever higher up: pass the trail's below this one. */
+	q = n->q;
+	for (int j = 0; j < 4; j++) {
+		if (q >= t->nr || t->sp[q & (MEMLEAK_STACK_SLOTS - 1)] >= sp)
+			break;
+		q--;
+	}
+	n->q = q;
+	if (q >= t->nr) {
+		n->seek = 0;	/* past the trail's outermost frame */
+		return false;
+	}
+	q &= MEMLEAK_STACK_SLOTS - 1;
+	/*
+	 * The same state: a %rbp read from the stack is checked with the
+	 * words, when the rest uses it (frame_bp notes it then).
+	 */
+	if (t->sp[q] != sp || t->ip[q] != s->st->ips[k] || t->bp_at[q] != bp_at ||
+	    t->bp_src[q] != bp_src || (bp_src <= BP_FROM_REGISTER && t->bp[q] != bp))
+		return false;
+	return trail_merge(t, n, s->st, s->r.win, s->r.c);
 }
 
 /* Start a walk's notes: may it meet the trail t of this generation? */
@@ -173,47 +248,6 @@ static __always_inline void trail_start(struct walk_notes *n, const struct stack
 	n->seek = tables && t->gen == gen && t->nr && t->nr <= MEMLEAK_STACK_SLOTS;
 }
 
-struct trail_fill {
-	struct stack_trail *t;
-	const struct walk_notes *n;
-	const struct stack_trace *st;
-	__u64 h;
-	__u32 fresh, base, wbase, nw, write;
-};
-
-/* The walk's frames from the outermost, hashed onto the trail's; into it with write. */
-static long trail_fill_frame(__u32 j, void *ctx)
-{
-	struct trail_fill *x = ctx;
-	__u32 k = (x->fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1);
-	__u32 pos = (x->base + j) & (MEMLEAK_STACK_SLOTS - 1);
-	__u64 ip = x->st->ips[k];
-
-	x->h = mix(x->h, ip);
-	if (!x->write)
-		return 0;
-	x->t->ip[pos] = ip;
-	x->t->sp[pos] = x->n->sp[k];
-	x->t->bp[pos] = x->n->bp[k];
-	x->t->bp_at[pos] = x->n->bp_at[k];
-	x->t->bp_src[pos] = x->n->bp_src[k];
-	x->t->h[pos] = x->h;
-	x->t->wc[pos] = x->wbase + x->nw - x->n->wl[k];
-	return 0;
-}
-
-/* The walk's words, outermost first, after those of the trail's frames kept. */
-static long trail_fill_word(__u32 j, void *ctx)
-{
-	struct trail_fill *x = ctx;
-	__u32 from = (x->nw - 1 - j) & (WALK_NOTE_WORDS - 1);
-	__u32 to = (x->wbase + j) & (TRAIL_WORDS - 1);
-
-	x->t->waddr[to] = x->n->addr[from];
-	x->t->wval[to] = x->n->val[from];
-	return 0;
-}
-
 /*
  * The hash of st's frames, outermost first: from the trail's where the
  * walk met it. With write, the walk's frames and words go into the trail
@@ -222,29 +256,61 @@ static long trail_fill_word(__u32 j, void *ctx)
 __noinline __u64 trail_finish(struct stack_trail *t, const struct walk_notes *n,
 			      const struct stack_trace *st, __u64 gen, __u32 write)
 {
-	struct trail_fill x = { .t = t, .n = n, .st = st, .h = STACK_HASH_SEED };
-	__u32 p;
+	__u32 fresh, base = 0, wbase = 0, nw, p;
+	__u64 h = STACK_HASH_SEED, top;
 
 	if (!st || !t || !n)
 		return 0;
-	x.fresh = st->nr;
+	fresh = st->nr;
 	if (n->met) {
 		p = (n->met - 1) & (MEMLEAK_STACK_SLOTS - 1);
-		x.base = p + 1;
-		x.fresh = n->at;
-		x.h = t->h[p];
-		x.wbase = t->wc[p];
+		base = p + 1;
+		fresh = n->at;
+		h = t->h[p];
+		wbase = t->wc[p];
 	}
-	x.nw = n->nw;
-	x.write = write && x.nw <= WALK_NOTE_WORDS && x.wbase + x.nw <= TRAIL_WORDS;
-	bpf_loop(x.fresh & (MEMLEAK_STACK_SLOTS - 1), trail_fill_frame, &x, 0);
-	if (!x.write)
-		return x.h;
-	bpf_loop(x.nw, trail_fill_word, &x, 0);
-	t->nw = x.wbase + x.nw;
+	nw = n->nw;
+	write = write && nw <= WALK_NOTE_WORDS && wbase + nw <= TRAIL_WORDS;
+	if (!write) {
+		for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
+			if (j >= fresh)
+				break;
+			h = mix(h, st->ips[(fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)]);
+		}
+		return h;
+	}
+	for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
+		__u32 k = (fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1);
+		__u32 pos = (base + j) & (MEMLEAK_STACK_SLOTS - 1);
+
+		if (j >= fresh)
+			break;
+		h = mix(h, st->ips[k]);
+		t->ip[pos] = st->ips[k];
+		t->sp[pos] = n->sp[k];
+		t->bp[pos] = n->bp[k];
+		t->bp_at[pos] = n->bp_at[k];
+		t->bp_src[pos] = n->bp_src[k];
+		t->h[pos] = h;
+		t->wc[pos] = wbase + nw - n->wl[k];
+	}
+	top = n->met ? t->top : 0;
+	for (__u32 j = 0; j < WALK_NOTE_WORDS; j++) {
+		__u32 from = (nw - 1 - j) & (WALK_NOTE_WORDS - 1);
+		__u32 to = (wbase + j) & (TRAIL_WORDS - 1);
+		__u64 addr = n->addr[from];
+
+		if (j >= nw)
+			break;
+		t->waddr[to] = addr;
+		t->wval[to] = n->val[from];
+		top = addr + 8 > top ? addr + 8 : top;
+	}
+	t->nw = wbase + nw;
+	t->top = top;
 	t->nr = st->nr;
 	t->gen = gen;
-	return x.h;
+	return h;
 }
 
 #endif

@@ -48,6 +48,9 @@ struct stack_trail {
  * RET), more than the round's work.
  */
 
+/* A round of bpf_loop below handles TRAIL_BATCH items (words, frames). */
+#define TRAIL_BATCH 8
+
 struct trail_scan {
 	const struct stack_trail *t;
 	struct stack_window *win;
@@ -55,10 +58,8 @@ struct trail_scan {
 	__u64 bad;		/* trail_check's answer */
 };
 
-#define TRAIL_CHECK_BATCH 8
-
 /*
- * The next TRAIL_CHECK_BATCH words, lowest address first (they are kept
+ * The next TRAIL_BATCH words, lowest address first (they are kept
  * outermost first), through the window, filled from a word outside it to
  * the trail's highest (at most the window's size; else to that word's
  * page end): a round of bpf_loop checks a batch.
@@ -82,7 +83,7 @@ static long trail_check_batch(__u32 r, void *ctx)
 		x->bad = ~0ULL;
 		return 1;
 	}
-	for (int u = 0; u < TRAIL_CHECK_BATCH; u++, j++) {
+	for (int u = 0; u < TRAIL_BATCH; u++, j++) {
 		__u32 w = (nw - 1 - j) & (TRAIL_WORDS - 1);
 
 		if (j >= nw)
@@ -115,32 +116,51 @@ static __always_inline __u64 trail_check(const struct stack_trail *t, __u32 nw,
 	return x.bad;
 }
 
+struct trail_copy {
+	const struct stack_trail *t;
+	struct stack_trace *st;
+	struct stack_cache *c;
+	__u64 base, span;	/* the cache way's sp - 16, and its span so far */
+	__u32 k, q, nw, nr;
+};
+
 /* Note the words checked in the cache way, as if the walk had read them (cache_read). */
-static __always_inline void trail_note(struct stack_cache *c, const struct stack_trail *t, __u32 nw)
+static long trail_note_batch(__u32 r, void *ctx)
 {
-	__u64 base = c->sp - 16, span = c->span;
-	__u32 nr = c->nr;
+	struct trail_copy *x = ctx;
 
-	if (nr + nw > STACK_CACHE_WORDS) {
-		c->nr = STACK_CACHE_FULL;
-		return;
-	}
-	for (__u32 j = 0; j < STACK_CACHE_WORDS; j++) {
-		__u32 w = (nw - 1 - j) & (TRAIL_WORDS - 1), i = (nr + j) & (STACK_CACHE_WORDS - 1);
-		__u64 off = t->waddr[w] - base;
+	for (__u32 u = 0; u < TRAIL_BATCH; u++) {
+		__u32 j = r * TRAIL_BATCH + u, w = (x->nw - 1 - j) & (TRAIL_WORDS - 1);
+		__u32 i = (x->nr + j) & (STACK_CACHE_WORDS - 1);
+		__u64 off = x->t->waddr[w] - x->base;
 
-		if (j >= nw)
-			break;
-		if ((off | base) & 7 || off > STACK_CACHE_WINDOW - 8) {
-			c->nr = STACK_CACHE_FULL;
-			return;
+		if (j >= x->nw)
+			return 1;
+		if ((off | x->base) & 7 || off > STACK_CACHE_WINDOW - 8) {
+			x->nr = STACK_CACHE_FULL;
+			return 1;
 		}
-		c->off[i] = off / 8;
-		c->val[i] = t->wval[w];
-		span = off + 8 > span ? off + 8 : span;
+		x->c->off[i] = off / 8;
+		x->c->val[i] = x->t->wval[w];
+		x->span = off + 8 > x->span ? off + 8 : x->span;
 	}
-	c->nr = nr + nw;
-	c->span = span;
+	return 0;
+}
+
+/* The trail's frames beyond the one met, after the walk's. */
+static long trail_copy_batch(__u32 r, void *ctx)
+{
+	struct trail_copy *x = ctx;
+
+	for (__u32 u = 0; u < TRAIL_BATCH; u++) {
+		__u32 j = r * TRAIL_BATCH + u;
+
+		if (j >= x->q)
+			return 1;
+		x->st->ips[(x->k + 1 + j) & (MEMLEAK_STACK_SLOTS - 1)] =
+			x->t->ip[(x->q - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)];
+	}
+	return 0;
 }
 
 /*
@@ -154,6 +174,7 @@ __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 			     struct stack_trace *st, struct stack_window *win,
 			     struct stack_cache *c)
 {
+	struct trail_copy x = { .t = t, .st = st, .c = c };
 	__u32 k, q, nw;
 	__u64 bad;
 
@@ -181,13 +202,20 @@ __noinline __u32 trail_merge(const struct stack_trail *t, struct walk_notes *n,
 		n->past = bad;
 		return 0;
 	}
-	trail_note(c, t, nw);
-	for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
-		if (j >= q)
-			break;
-		st->ips[(k + 1 + j) & (MEMLEAK_STACK_SLOTS - 1)] =
-			t->ip[(q - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)];
+	x.k = k;
+	x.q = q;
+	x.nw = nw;
+	x.nr = c->nr;
+	if (x.nr + nw > STACK_CACHE_WORDS) {
+		c->nr = STACK_CACHE_FULL;
+	} else {
+		x.base = c->sp - 16;
+		x.span = c->span;
+		bpf_loop(STACK_CACHE_WORDS / TRAIL_BATCH, trail_note_batch, &x, 0);
+		c->nr = x.nr == STACK_CACHE_FULL ? STACK_CACHE_FULL : x.nr + nw;
+		c->span = x.span;
 	}
+	bpf_loop(MEMLEAK_STACK_SLOTS / TRAIL_BATCH, trail_copy_batch, &x, 0);
 	st->nr = k + 1 + q;
 	/* The rest may have used the %rbp the walk started with. */
 	if (n->bp_src[k] == BP_FROM_REGISTER)
@@ -248,6 +276,75 @@ static __always_inline void trail_start(struct walk_notes *n, const struct stack
 	n->seek = tables && t->gen == gen && t->nr && t->nr <= MEMLEAK_STACK_SLOTS;
 }
 
+struct trail_fill {
+	struct stack_trail *t;
+	const struct walk_notes *n;
+	const struct stack_trace *st;
+	__u64 h, top;
+	__u32 fresh, base, wbase, nw;
+};
+
+/* The walk's frames from the outermost, hashed onto the trail's. */
+static long trail_hash_batch(__u32 r, void *ctx)
+{
+	struct trail_fill *x = ctx;
+
+	for (__u32 u = 0; u < TRAIL_BATCH; u++) {
+		__u32 j = r * TRAIL_BATCH + u;
+
+		if (j >= x->fresh)
+			return 1;
+		x->h = mix(x->h, x->st->ips[(x->fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)]);
+	}
+	return 0;
+}
+
+/* ... and into the trail, after the frames kept. */
+static long trail_fill_batch(__u32 r, void *ctx)
+{
+	struct trail_fill *x = ctx;
+	struct stack_trail *t = x->t;
+	const struct walk_notes *n = x->n;
+
+	for (__u32 u = 0; u < TRAIL_BATCH; u++) {
+		__u32 j = r * TRAIL_BATCH + u;
+		__u32 k = (x->fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1);
+		__u32 pos = (x->base + j) & (MEMLEAK_STACK_SLOTS - 1);
+
+		if (j >= x->fresh)
+			return 1;
+		x->h = mix(x->h, x->st->ips[k]);
+		t->ip[pos] = x->st->ips[k];
+		t->sp[pos] = n->sp[k];
+		t->bp[pos] = n->bp[k];
+		t->bp_at[pos] = n->bp_at[k];
+		t->bp_src[pos] = n->bp_src[k];
+		t->h[pos] = x->h;
+		t->wc[pos] = x->wbase + x->nw - n->wl[k];
+	}
+	return 0;
+}
+
+/* The walk's words, outermost first, after those of the frames kept. */
+static long trail_words_batch(__u32 r, void *ctx)
+{
+	struct trail_fill *x = ctx;
+
+	for (__u32 u = 0; u < TRAIL_BATCH; u++) {
+		__u32 j = r * TRAIL_BATCH + u;
+		__u32 from = (x->nw - 1 - j) & (WALK_NOTE_WORDS - 1);
+		__u32 to = (x->wbase + j) & (TRAIL_WORDS - 1);
+		__u64 addr = x->n->addr[from];
+
+		if (j >= x->nw)
+			return 1;
+		x->t->waddr[to] = addr;
+		x->t->wval[to] = x->n->val[from];
+		x->top = addr + 8 > x->top ? addr + 8 : x->top;
+	}
+	return 0;
+}
+
 /*
  * The hash of st's frames, outermost first: from the trail's where the
  * walk met it. With write, the walk's frames and words go into the trail
@@ -256,61 +353,32 @@ static __always_inline void trail_start(struct walk_notes *n, const struct stack
 __noinline __u64 trail_finish(struct stack_trail *t, const struct walk_notes *n,
 			      const struct stack_trace *st, __u64 gen, __u32 write)
 {
-	__u32 fresh, base = 0, wbase = 0, nw, p;
-	__u64 h = STACK_HASH_SEED, top;
+	struct trail_fill x = { .t = t, .n = n, .st = st, .h = STACK_HASH_SEED };
+	__u32 p;
 
 	if (!st || !t || !n)
 		return 0;
-	fresh = st->nr;
+	x.fresh = st->nr & (MEMLEAK_STACK_SLOTS - 1);
 	if (n->met) {
 		p = (n->met - 1) & (MEMLEAK_STACK_SLOTS - 1);
-		base = p + 1;
-		fresh = n->at;
-		h = t->h[p];
-		wbase = t->wc[p];
+		x.base = p + 1;
+		x.fresh = n->at & (MEMLEAK_STACK_SLOTS - 1);
+		x.h = t->h[p];
+		x.wbase = t->wc[p];
+		x.top = t->top;
 	}
-	nw = n->nw;
-	write = write && nw <= WALK_NOTE_WORDS && wbase + nw <= TRAIL_WORDS;
-	if (!write) {
-		for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
-			if (j >= fresh)
-				break;
-			h = mix(h, st->ips[(fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1)]);
-		}
-		return h;
+	x.nw = n->nw;
+	if (!write || x.nw > WALK_NOTE_WORDS || x.wbase + x.nw > TRAIL_WORDS) {
+		bpf_loop(MEMLEAK_STACK_SLOTS / TRAIL_BATCH, trail_hash_batch, &x, 0);
+		return x.h;
 	}
-	for (__u32 j = 0; j < MEMLEAK_STACK_SLOTS; j++) {
-		__u32 k = (fresh - 1 - j) & (MEMLEAK_STACK_SLOTS - 1);
-		__u32 pos = (base + j) & (MEMLEAK_STACK_SLOTS - 1);
-
-		if (j >= fresh)
-			break;
-		h = mix(h, st->ips[k]);
-		t->ip[pos] = st->ips[k];
-		t->sp[pos] = n->sp[k];
-		t->bp[pos] = n->bp[k];
-		t->bp_at[pos] = n->bp_at[k];
-		t->bp_src[pos] = n->bp_src[k];
-		t->h[pos] = h;
-		t->wc[pos] = wbase + nw - n->wl[k];
-	}
-	top = n->met ? t->top : 0;
-	for (__u32 j = 0; j < WALK_NOTE_WORDS; j++) {
-		__u32 from = (nw - 1 - j) & (WALK_NOTE_WORDS - 1);
-		__u32 to = (wbase + j) & (TRAIL_WORDS - 1);
-		__u64 addr = n->addr[from];
-
-		if (j >= nw)
-			break;
-		t->waddr[to] = addr;
-		t->wval[to] = n->val[from];
-		top = addr + 8 > top ? addr + 8 : top;
-	}
-	t->nw = wbase + nw;
-	t->top = top;
+	bpf_loop(MEMLEAK_STACK_SLOTS / TRAIL_BATCH, trail_fill_batch, &x, 0);
+	bpf_loop(WALK_NOTE_WORDS / TRAIL_BATCH, trail_words_batch, &x, 0);
+	t->nw = x.wbase + x.nw;
+	t->top = x.top;
 	t->nr = st->nr;
 	t->gen = gen;
-	return h;
+	return x.h;
 }
 
 #endif

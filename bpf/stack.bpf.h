@@ -204,7 +204,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
-	trail_start(r.n, trail, gen, tables);
+	trail_start(r.n, trail, gen, tables, PT_REGS_SP(ctx));
 	st = &rec->st;
 	st->flags = 0;
 	stack_cache_start(c, ctx);
@@ -213,7 +213,8 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cac
 	else
 		walk_user_stack(ctx, st, &r);
 	/* Cut and truncated walks are not a trail: their last frame is not the stack's end. */
-	id = store_stack(rec, trail_finish(trail, r.n, st, gen, tables && !st->flags));
+	id = store_stack(rec, trail_finish(trail, r.n, st, gen,
+					   tables && !st->flags ? PT_REGS_SP(ctx) : 0));
 	/* Cut and truncated walks count a stop each time: walk those again. */
 	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {
 		c->stack_id = id;

@@ -93,6 +93,7 @@ struct walk_notes {
 	__u32 at;		/* ... at this frame of its own */
 	__u32 to_check, checked;	/* words of the trail (stack_trail.bpf.h) */
 	__u32 pad;
+	__u64 owner;		/* the stack pointer the walk started from */
 	__u64 past;		/* a word of the trail's that changed: meet it above only */
 	/* by frame, innermost first: as uwalk_frame was when the walk got there */
 	__u64 sp[MEMLEAK_STACK_SLOTS];

@@ -265,10 +265,14 @@ static __always_inline bool trail_meet(struct walk_notes *n, const struct stack_
 	return trail_merge(t, n, s->st, s->r.win, s->r.c);
 }
 
-/* Start a walk's notes: may it meet the trail t of this generation? */
+/*
+ * Start a walk's notes, for the walk from stack pointer sp: may it meet
+ * the trail t of this generation?
+ */
 static __always_inline void trail_start(struct walk_notes *n, const struct stack_trail *t,
-					__u64 gen, bool tables)
+					__u64 gen, bool tables, __u64 sp)
 {
+	n->owner = sp;
 	n->nw = 0;
 	n->met = 0;
 	n->past = 0;
@@ -347,11 +351,14 @@ static long trail_words_batch(__u32 r, void *ctx)
 
 /*
  * The hash of st's frames, outermost first: from the trail's where the
- * walk met it. With write, the walk's frames and words go into the trail
- * (after those kept). A global function, checked once.
+ * walk met it. With owner, the stack pointer the walk started from, its
+ * frames and words go into the trail (after those kept), unless the notes
+ * are another walk's: uprobe programs run with preemption on, and one of
+ * another thread of the target, on this CPU meanwhile, has written over
+ * them (threads' stack pointers differ). A global function, checked once.
  */
 __noinline __u64 trail_finish(struct stack_trail *t, const struct walk_notes *n,
-			      const struct stack_trace *st, __u64 gen, __u32 write)
+			      const struct stack_trace *st, __u64 gen, __u64 owner)
 {
 	struct trail_fill x = { .t = t, .n = n, .st = st, .h = STACK_HASH_SEED };
 	__u32 p;
@@ -368,7 +375,8 @@ __noinline __u64 trail_finish(struct stack_trail *t, const struct walk_notes *n,
 		x.top = t->top;
 	}
 	x.nw = n->nw;
-	if (!write || x.nw > WALK_NOTE_WORDS || x.wbase + x.nw > TRAIL_WORDS) {
+	if (!owner || n->owner != owner || x.nw > WALK_NOTE_WORDS ||
+	    x.wbase + x.nw > TRAIL_WORDS) {
 		bpf_loop(MEMLEAK_STACK_SLOTS / TRAIL_BATCH, trail_hash_batch, &x, 0);
 		return x.h;
 	}

@@ -3,9 +3,10 @@
  * User stacks for memleak.bpf.c, which includes this once: the per-thread
  * stack cache and the page windows the walks read the stack through
  * (stack_cache.bpf.h), the walk by frame pointers (fp_walk.bpf.h), the walk
- * by the CFI rows user space loads (--unwind, cfi_walk.bpf.h), and here the
- * stacks sent to user space by a hash of their frames, and the capture that
- * uses them all.
+ * by the CFI rows user space loads (--unwind, cfi_walk.bpf.h), the thread's
+ * last CFI walk that the next takes its outer frames from (stack_trail.bpf.h),
+ * and here the stacks sent to user space by a hash of their frames, and the
+ * capture that uses them all.
  */
 #ifndef STACK_BPF_H
 #define STACK_BPF_H
@@ -121,8 +122,9 @@ static __always_inline struct known_set *known_set_of(__u64 id, __u32 kind, __u6
 }
 
 /*
- * The id of rec's frames (a hash: of frames, the hash of its frames
- * outermost first, trail_finish), sent to user space the first time in
+ * The id of rec's frames (a hash of their depth and flags and of frames,
+ * the hash of the frames from the outermost, which trail_finish takes
+ * from the trail where it can), sent to user space the first time in
  * this generation (stacks_cleared); MEMLEAK_NO_STACK when they collide
  * with another stack's, or could not be sent. A global function, which
  * the verifier checks once: its caller goes on from one answer it does

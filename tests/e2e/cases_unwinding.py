@@ -169,6 +169,15 @@ def cfi_case(vname, source, builds=("", "nofp/"), skip=(), extra=None, want_rc=0
 	return run
 
 
+def truncated_errs(what, s):
+	"""A stack past the limit: 127 frames, marked."""
+	frames = s.get("frames") or []
+	if not s.get("truncated") or len(frames) != 127:
+		return ["%s: %d frames, truncated %r; expected 127, true" % (
+			what, len(frames), s.get("truncated"))]
+	return []
+
+
 def deep_extra(rep, binary, source):
 	"""The 200-deep stack: 127 frames, marked; the 10-deep one whole."""
 	errs = []
@@ -176,9 +185,7 @@ def deep_extra(rep, binary, source):
 		frames = s.get("frames") or []
 		names = [fn_name(f) for f in frames]
 		if names[:1] == ["site_deep_leak"]:
-			if not s.get("truncated") or len(frames) != 127:
-				errs.append("deep stack: %d frames, truncated %r; expected 127, true" % (
-					len(frames), s.get("truncated")))
+			errs += truncated_errs("deep stack", s)
 			if set(names[1:]) != {"via_recurse"}:
 				errs.append("deep stack: frames after the site are not all via_recurse")
 		elif names[:1] == ["site_shallow_leak"]:
@@ -195,9 +202,7 @@ def trail_extra(rep, binary, source):
 		frames = s.get("frames") or []
 		names = [fn_name(f) for f in frames]
 		if names[:1] == ["site_trail_deep"]:
-			if not s.get("truncated") or len(frames) != 127:
-				errs.append("deeper stack: %d frames, truncated %r; expected 127, true" % (
-					len(frames), s.get("truncated")))
+			errs += truncated_errs("deeper stack", s)
 		elif names[:1] == ["site_trail_mid"]:
 			if s.get("truncated") or names[1:92] != ["via_recurse"] * 91:
 				errs.append("trail's stack: %s, truncated %r" % (frame_str(frames, 14),

@@ -115,17 +115,17 @@ static int scan_sections(Elf *elf, struct cfi_table *t, struct rows *rs, struct 
 	return err;
 }
 
-int cfi__read_fd(int fd, struct cfi_table **out)
+/*
+ * The file's CFI into t: its rows as a table (packed NULL) or straight in
+ * the BPF format into *packed, *nr_packed.
+ */
+static int read_elf(int fd, struct cfi_table *t, struct unwind_row **packed, size_t *nr_packed)
 {
-	struct cfi_table *t = calloc(1, sizeof(*t));
 	struct rows rs = { 0 };
 	struct spans ss = { 0 };
 	Elf *elf;
 	int err;
 
-	*out = NULL;
-	if (!t)
-		return -ENOMEM;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
@@ -145,19 +145,44 @@ int cfi__read_fd(int fd, struct cfi_table **out)
 	if (!err) {
 		for (size_t i = 0; i < ss.nr; i++)
 			t->nr_fdes += ss.v[i].source < 2;
-		err = cfi_table__assemble(t, &rs, &ss);
+		err = packed ? cfi_table__assemble_packed(t, &rs, &ss, packed, nr_packed) :
+			       cfi_table__assemble(t, &rs, &ss);
 	}
 out:
 	if (elf)
 		elf_end(elf);
 	free(rs.v);
 	free(ss.v);
+	return err;
+}
+
+static int read_fd(int fd, struct cfi_table **out, struct unwind_row **packed, size_t *nr)
+{
+	struct cfi_table *t = calloc(1, sizeof(*t));
+	int err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	err = read_elf(fd, t, packed, nr);
 	if (err) {
 		cfi__table_free(t);
 		return err;
 	}
 	*out = t;
 	return 0;
+}
+
+int cfi__read_fd(int fd, struct cfi_table **out)
+{
+	return read_fd(fd, out, NULL, NULL);
+}
+
+int cfi__read_packed_fd(int fd, struct cfi_table **out, struct unwind_row **rows, size_t *nr)
+{
+	*rows = NULL;
+	*nr = 0;
+	return read_fd(fd, out, rows, nr);
 }
 
 int cfi__read(const char *path, struct cfi_table **out)

@@ -60,6 +60,12 @@ struct cfi_table {
 /* Read the CFI of the ELF file open at fd (not closed). 0 or -errno. */
 int cfi__read_fd(int fd, struct cfi_table **out);
 int cfi__read(const char *path, struct cfi_table **out);
+/*
+ * The same, its rows straight in the BPF format (what cfi_table__pack
+ * makes of cfi__read_fd's table), the table's own rows left empty. Free
+ * *rows with free().
+ */
+int cfi__read_packed_fd(int fd, struct cfi_table **out, struct unwind_row **rows, size_t *nr);
 void cfi__table_free(struct cfi_table *t);
 
 /* The row that holds at pc (ELF vaddr); a CFI_CFA_NONE row when none does. */

@@ -7,16 +7,15 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cfi_internal.h"
 #include "util/bound.h"
+#include "util/keysort.h"
 #include "util/vec.h"
 
-int cfi_table__rows_push(struct rows *rs, const struct cfi_row *row)
+int cfi_table__rows_grow(struct rows *rs)
 {
-	if (vec__reserve_min(&rs->v, &rs->cap, rs->nr + 1, sizeof(*row), 1024))
-		return -ENOMEM;
-	rs->v[rs->nr++] = *row;
-	return 0;
+	return vec__reserve_min(&rs->v, &rs->cap, rs->nr + 1, sizeof(*rs->v), 1024) ? -ENOMEM : 0;
 }
 
 int cfi_table__spans_push(struct spans *ss, const struct fde_span *s)
@@ -27,6 +26,8 @@ int cfi_table__spans_push(struct spans *ss, const struct fde_span *s)
 	return 0;
 }
 
+#define SORT_RADIX_MIN 65536	/* its 16-bit digits' counts cost little beside the pass */
+
 static int by_span(const void *a, const void *b)
 {
 	const struct fde_span *x = a, *y = b;
@@ -34,6 +35,45 @@ static int by_span(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->source - y->source;
+}
+
+/* Many spans: by a radix sort of (start, source) keys, stable as qsort is here. */
+static int radix_sort_spans(struct fde_span *v, size_t nr)
+{
+	struct keyed *keys = malloc(nr * sizeof(*keys));
+	struct fde_span *sorted = malloc(nr * sizeof(*sorted));
+	int err = keys && sorted ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < nr; i++)
+		keys[i] = (struct keyed){ v[i].start, (uint32_t)v[i].source, (uint32_t)i };
+	if (!err)
+		err = keysort__sort(keys, nr);
+	for (size_t i = 0; !err && i < nr; i++)
+		sorted[i] = v[keys[i].index];
+	if (!err)
+		memcpy(v, sorted, nr * sizeof(*v));
+	free(keys);
+	free(sorted);
+	return err;
+}
+
+/*
+ * The linker writes .eh_frame's FDEs in the order of the code they cover,
+ * mostly: a look first spares most files the sort. The rest (libtorch_cpu's
+ * 280,000 spans, its .text.unlikely parts apart) take the radix sort above
+ * 64K spans, where it beats qsort's comparisons through a pointer.
+ */
+static int sort_spans(struct fde_span *v, size_t nr)
+{
+	for (size_t i = 1; i < nr; i++) {
+		if (by_span(&v[i - 1], &v[i]) <= 0)
+			continue;
+		if (nr > SORT_RADIX_MIN)
+			return radix_sort_spans(v, nr);
+		qsort(v, nr, sizeof(*v), by_span);
+		return 0;
+	}
+	return 0;
 }
 
 /* Does s overlap a kept span? kept is sorted by start. */
@@ -61,12 +101,13 @@ int cfi_table__choose_spans(struct spans *ss)
 {
 	struct fde_span *kept = calloc(ss->nr ?: 1, sizeof(*kept));
 	size_t nr = 0;
+	int err;
 
 	if (!kept)
 		return -ENOMEM;
-	if (ss->nr)	/* qsort(NULL, 0, ...) is undefined behaviour */
-		qsort(ss->v, ss->nr, sizeof(*ss->v), by_span);
-	for (int source = 0; source <= 2; source++) {
+	err = sort_spans(ss->v, ss->nr);
+
+	for (int source = 0; source <= 2 && !err; source++) {
 		size_t before = nr;
 
 		for (size_t i = 0; i < ss->nr; i++) {
@@ -77,12 +118,14 @@ int cfi_table__choose_spans(struct spans *ss)
 				continue;
 			kept[nr++] = ss->v[i];
 		}
-		qsort(kept, nr, sizeof(*kept), by_span);
+		/* Each source's spans are in order: only a second one needs a sort. */
+		if (before && nr > before)
+			err = sort_spans(kept, nr);
 	}
 	free(ss->v);
 	ss->v = kept;
 	ss->nr = nr;
-	return 0;
+	return err;
 }
 
 static int table_push(struct cfi_table *t, size_t *cap, const struct cfi_row *row)
@@ -181,26 +224,76 @@ static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
 	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
+/* Packed rows being written: neighbours with one rule merged, as cfi_table__pack does. */
+struct packer {
+	struct unwind_row *v;
+	size_t nr;
+	uint64_t base;
+};
+
+static void packer_put(struct packer *pk, const struct cfi_row *r)
+{
+	struct unwind_row p = cfi_table__row_pack(r, pk->base);
+
+	if (!pk->nr || !same_rule(&pk->v[pk->nr - 1], &p))
+		pk->v[pk->nr++] = p;
+}
+
 int cfi_table__pack(const struct cfi_table *t, struct unwind_row **out, size_t *nr)
 {
-	struct unwind_row *v;
-	size_t n = 0;
+	struct packer pk = { NULL, 0, t->base };
 
 	*out = NULL;
 	*nr = 0;
 	if (t->nr && t->rows[t->nr - 1].pc - t->base > UINT32_MAX)
 		return -E2BIG;
-	v = malloc((t->nr ?: 1) * sizeof(*v));
-	if (!v)
+	pk.v = malloc((t->nr ?: 1) * sizeof(*pk.v));
+	if (!pk.v)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->nr; i++) {
-		struct unwind_row p = cfi_table__row_pack(&t->rows[i], t->base);
+	for (size_t i = 0; i < t->nr; i++)
+		packer_put(&pk, &t->rows[i]);
+	*out = pk.v;
+	*nr = pk.nr;
+	return 0;
+}
 
-		if (n && same_rule(&v[n - 1], &p))
-			continue;
-		v[n++] = p;
+int cfi_table__assemble_packed(const struct cfi_table *t, const struct rows *rs,
+			       const struct spans *ss, struct unwind_row **out, size_t *nr)
+{
+	struct packer pk = { NULL, 0, t->base };
+	/* Each span's rows and its NONE row: a bound on the rows, never reached by much. */
+	size_t most = rs->nr + ss->nr;
+	struct cfi_row cur;
+	bool have = false;
+
+	*out = NULL;
+	*nr = 0;
+	/* Spans are sorted and apart: the last one's NONE row is the highest pc. */
+	if (ss->nr && ss->v[ss->nr - 1].end - t->base > UINT32_MAX)
+		return -E2BIG;
+	pk.v = malloc((most ?: 1) * sizeof(*pk.v));
+	if (!pk.v)
+		return -ENOMEM;
+	/* cur is the row table_push would hold last: one at the same pc replaces it. */
+	for (size_t i = 0; i < ss->nr; i++) {
+		const struct fde_span *s = &ss->v[i];
+		struct cfi_row none = { .pc = s->end, .cfa = CFI_CFA_NONE };
+		bool gap = i + 1 == ss->nr || ss->v[i + 1].start > s->end;
+
+		for (size_t k = 0; k <= s->nr; k++) {
+			const struct cfi_row *r = k < s->nr ? &rs->v[s->first + k] : &none;
+
+			if (k == s->nr && !gap)
+				break;
+			if (have && cur.pc != r->pc)
+				packer_put(&pk, &cur);
+			cur = *r;
+			have = true;
+		}
 	}
-	*out = v;
-	*nr = n;
+	if (have)
+		packer_put(&pk, &cur);
+	*out = pk.v;
+	*nr = pk.nr;
 	return 0;
 }

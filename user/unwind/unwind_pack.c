@@ -27,9 +27,7 @@ struct pack_work {
 void unwind_pack__one(struct table *t, struct unwind_packed *out)
 {
 	*out = (struct unwind_packed){ 0 };
-	out->err = cfi__read_fd(t->fd, &t->cfi);
-	if (!out->err)
-		out->err = cfi_table__pack(t->cfi, &out->rows, &out->nr);
+	out->err = cfi__read_packed_fd(t->fd, &t->cfi, &out->rows, &out->nr);
 	if (!out->err && out->nr > MEMLEAK_CFI_MAX_ROWS)
 		out->err = -ENOSPC;	/* more than BPF's binary search reaches */
 	if (out->err) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "memleak.h"
+#include "unwind/cfi.h"
 #include "unwind/unwind.h"
 #include "util/procmaps.h"
 #include "unit.h"
@@ -29,9 +30,10 @@ struct fake_tables {
 	struct unwind_mapping image_pub[MEMLEAK_UNWIND_MAPPINGS];
 	size_t nr_image_pub;
 	unsigned image_publishes, image_drops;
+	struct unwind_row *store;	/* every row "loaded", where BPF would have it */
 };
 
-static int fake_add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
+static int fake_add_rows(void *ctx, const struct unwind_rows *parts, size_t nr, uint32_t *first)
 {
 	struct fake_tables *f = ctx;
 
@@ -39,7 +41,15 @@ static int fake_add_rows(void *ctx, const struct unwind_row *rows, size_t nr, ui
 		return f->add_err;
 	f->adds++;
 	*first = f->rows;
-	f->rows += (uint32_t)nr;
+	for (size_t i = 0; i < nr; i++) {
+		struct unwind_row *v = realloc(f->store, (f->rows + parts[i].nr) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memcpy(v + f->rows, parts[i].rows, parts[i].nr * sizeof(*v));
+		f->store = v;
+		f->rows += (uint32_t)parts[i].nr;
+	}
 	return 0;
 }
 
@@ -195,6 +205,7 @@ static bool fixture__init(struct fixture *x, int verbose)
 
 static void fixture__fini(struct fixture *x)
 {
+	free(x->f.store);
 	unwind__free(x->u);
 	maps__free(x->maps);
 }
@@ -295,6 +306,45 @@ TEST(unwind_update_loads_once_publishes_on_change)
 	ASSERT_EQ_U64(f->nr_pub, files - 1);
 	ASSERT_EQ_U64(f->adds, adds);
 	free_copies(fewer);
+	fixture__fini(&x);
+	return true;
+}
+
+/* The file mapped at m's start, in maps. */
+static const struct map_entry *entry_at(const struct maps *maps, uint64_t start)
+{
+	for (size_t i = 0; i < maps->nr; i++)
+		if (maps->entries[i].start == start)
+			return &maps->entries[i];
+	return NULL;
+}
+
+/* Each file's rows are where its mapping says, as its own reading packs them. */
+TEST(unwind_update_places_each_files_rows)
+{
+	struct fixture x;
+	const struct fake_tables *f = &x.f;
+	size_t checked = 0;
+
+	ASSERT(fixture__init(&x, 0));
+	ASSERT_EQ_U64(update_said(&x, x.maps), 0);
+	for (size_t i = 0; i < f->nr_pub; i++) {
+		const struct unwind_mapping *m = &f->pub[i];
+		const struct map_entry *e = entry_at(x.maps, m->start);
+		struct cfi_table *t = NULL;
+		struct unwind_row *rows = NULL;
+		size_t nr = 0;
+
+		if (!m->nr_rows)
+			continue;
+		ASSERT(e && cfi__read(e->path, &t) == 0 && cfi_table__pack(t, &rows, &nr) == 0);
+		ASSERT_EQ_U64(m->nr_rows, nr);
+		ASSERT(!memcmp(f->store + m->first_row, rows, nr * sizeof(*rows)));
+		free(rows);
+		cfi__table_free(t);
+		checked++;
+	}
+	ASSERT(checked >= 3);	/* this program, libc, ld.so at least */
 	fixture__fini(&x);
 	return true;
 }

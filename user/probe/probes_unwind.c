@@ -184,29 +184,10 @@ static int grow_for(struct probes *p, uint32_t at, size_t nr, struct unwind_row 
 	return err;
 }
 
-/*
- * Rows go into slots no published mapping points to yet: BPF cannot read
- * them before set_mappings, whose map update orders these stores first.
- * Full chunks are never written again: only the last one stays mapped.
- */
-static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first)
+/* Rows [at, at + nr) into their chunks: have of them were there before, fresh the rest. */
+static void put_rows(struct probes *p, uint32_t at, const struct unwind_row *rows, size_t nr,
+		     __u32 have, struct unwind_row **fresh)
 {
-	struct probes *p = ctx;
-	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
-	uint32_t at, have;
-	struct unwind_row **fresh;
-	int err;
-
-	join_spares(p);
-	at = p->cfi.rows;
-	have = p->cfi.chunks;
-
-	if (at + (uint64_t)nr > cap)
-		return -ENOSPC;
-	err = grow_for(p, at, nr, &fresh);
-	if (err)
-		return err;
-	*first = at;
 	while (nr) {
 		__u32 chunk = at >> MEMLEAK_CFI_CHUNK_SHIFT, slot = at & (MEMLEAK_CFI_CHUNK_ROWS - 1);
 		__u32 n = MEMLEAK_CFI_CHUNK_ROWS - slot < nr ? MEMLEAK_CFI_CHUNK_ROWS - slot : (__u32)nr;
@@ -216,6 +197,37 @@ static int add_rows(void *ctx, const struct unwind_row *rows, size_t nr, uint32_
 		rows += n;
 		nr -= n;
 		at += n;
+	}
+}
+
+/*
+ * Rows go into slots no published mapping points to yet: BPF cannot read
+ * them before set_mappings, whose map update orders these stores first.
+ * Full chunks are never written again: only the last one stays mapped.
+ */
+static int add_rows(void *ctx, const struct unwind_rows *parts, size_t nr_parts, uint32_t *first)
+{
+	struct probes *p = ctx;
+	const uint64_t cap = (uint64_t)MEMLEAK_CFI_CHUNKS * MEMLEAK_CFI_CHUNK_ROWS;
+	uint32_t at, have;
+	struct unwind_row **fresh;
+	uint64_t nr = 0;
+	int err;
+
+	join_spares(p);
+	at = p->cfi.rows;
+	have = p->cfi.chunks;
+	for (size_t i = 0; i < nr_parts; i++)
+		nr += parts[i].nr;
+	if (at + nr > cap)
+		return -ENOSPC;
+	err = grow_for(p, at, nr, &fresh);
+	if (err)
+		return err;
+	*first = at;
+	for (size_t i = 0; i < nr_parts; i++) {
+		put_rows(p, at, parts[i].rows, parts[i].nr, have, fresh);
+		at += (uint32_t)parts[i].nr;
 	}
 	p->cfi.rows = at;
 	if (fresh) {

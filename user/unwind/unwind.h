@@ -33,11 +33,20 @@ enum unwind_mode {
 	UNWIND_DWARF,		/* CFI; an error if the kernel cannot */
 };
 
+/* A run of rows, one file's: add_rows takes several, placed back to back. */
+struct unwind_rows {
+	const struct unwind_row *rows;
+	size_t nr;
+};
+
 /* What unwind asks of the tables BPF reads; each gets ctx back. */
 struct unwind_ops {
 	void *ctx;
-	/* Append rows, *first being the index of rows[0]: 0, or -ENOSPC when full. */
-	int (*add_rows)(void *ctx, const struct unwind_row *rows, size_t nr, uint32_t *first);
+	/*
+	 * Append the rows of parts[0..nr) back to back, *first being the index
+	 * of the first part's first: 0, or -ENOSPC when full (nothing added).
+	 */
+	int (*add_rows)(void *ctx, const struct unwind_rows *parts, size_t nr, uint32_t *first);
 	/*
 	 * Publish the target's executable mappings (sorted by start, at most
 	 * MEMLEAK_UNWIND_MAPPINGS) in one switch: 0 or -errno.

@@ -94,8 +94,11 @@ struct unwind_packed {
 
 /* Read and pack t's CFI (t->cfi kept, t->fd closed) into *out. */
 void unwind_pack__one(struct table *t, struct unwind_packed *out);
-/* The same for tables[which[0..nr)] into out[0..nr), on the machine's cores. */
-void unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
-			 struct unwind_packed *out);
+/*
+ * The same for tables[which[0..nr)] into out[0..nr), on the machine's
+ * cores, the largest files first. The CPU time it took, every thread's.
+ */
+uint64_t unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
+			     struct unwind_packed *out);
 
 #endif

@@ -10,7 +10,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "unwind_internal.h"
 
@@ -20,9 +23,19 @@ struct pack_work {
 	struct table *tables;
 	const size_t *which;
 	struct unwind_packed *out;
+	size_t *order;		/* of which[]: the largest file first; NULL: as given */
 	size_t nr;
-	size_t next;		/* atomic: the next of which[] to take */
+	size_t next;		/* atomic: the next of order[] to take */
+	uint64_t cpu_ns;	/* atomic: the CPU time of every thread at it (for -v) */
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void unwind_pack__one(struct table *t, struct unwind_packed *out)
 {
@@ -44,11 +57,55 @@ void unwind_pack__one(struct table *t, struct unwind_packed *out)
 static void *work(void *arg)
 {
 	struct pack_work *w = arg;
+	uint64_t cpu0 = thread_cpu_ns();
 	size_t i;
 
-	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->nr)
-		unwind_pack__one(&w->tables[w->which[i]], &w->out[i]);
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->nr) {
+		size_t k = w->order ? w->order[i] : i;
+
+		unwind_pack__one(&w->tables[w->which[k]], &w->out[k]);
+	}
+	__atomic_fetch_add(&w->cpu_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+struct sized {
+	off_t size;
+	size_t index;
+};
+
+static int by_size_down(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The largest files first (their size stands for their rows): the cores
+ * end together, instead of one of them reading libtorch_cpu.so's 1.4
+ * million rows alone at the end while the target waits. NULL: no memory.
+ */
+static size_t *largest_first(const struct table *tables, const size_t *which, size_t nr)
+{
+	struct sized *s = calloc(nr, sizeof(*s));
+	size_t *order = calloc(nr, sizeof(*order));
+	struct stat st;
+
+	if (!s || !order) {
+		free(s);
+		free(order);
+		return NULL;
+	}
+	for (size_t i = 0; i < nr; i++)
+		s[i] = (struct sized){ fstat(tables[which[i]].fd, &st) ? 0 : st.st_size, i };
+	qsort(s, nr, sizeof(*s), by_size_down);
+	for (size_t i = 0; i < nr; i++)
+		order[i] = s[i].index;
+	free(s);
+	return order;
 }
 
 static size_t helpers_for(size_t nr)
@@ -60,13 +117,16 @@ static size_t helpers_for(size_t nr)
 	return n < nr - 1 ? n : nr - 1;
 }
 
-void unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
-			 struct unwind_packed *out)
+uint64_t unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
+			     struct unwind_packed *out)
 {
-	struct pack_work w = { tables, which, out, nr, 0 };
+	struct pack_work w = { tables, which, out, NULL, nr, 0, 0 };
 	pthread_t threads[PACK_THREADS];
 	size_t started = 0, want = nr ? helpers_for(nr) : 0;
 	sigset_t all, old;
+
+	if (want)
+		w.order = largest_first(tables, which, nr);
 
 	/* Signals stay with the loop's thread: the helpers block them all. */
 	sigfillset(&all);
@@ -77,4 +137,6 @@ void unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
 	work(&w);	/* without a helper thread, all of it here */
 	for (size_t i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	free(w.order);
+	return w.cpu_ns;
 }

@@ -33,7 +33,7 @@ static bool same_packed(const struct unwind_row *a, size_t na, const struct unwi
 }
 
 /* Both ways of reading path agree, row for row, and on what the table keeps. */
-static bool check_file(const char *path)
+static bool check_file(const char *path, struct cfi_scratch *scratch)
 {
 	struct cfi_table *t = NULL, *p = NULL;
 	struct unwind_row *want = NULL, *got = NULL;
@@ -43,7 +43,7 @@ static bool check_file(const char *path)
 	ASSERT(fd >= 0);
 	ASSERT(cfi__read_fd(fd, &t) == 0);
 	ASSERT(cfi_table__pack(t, &want, &nwant) == 0);
-	ASSERT(cfi__read_packed_fd(fd, &p, &got, &ngot) == 0);
+	ASSERT(cfi__read_packed_fd(fd, scratch, &p, &got, &ngot) == 0);
 	close(fd);
 	ASSERT(nwant > 10);
 	ASSERT(same_packed(want, nwant, got, ngot));
@@ -62,15 +62,21 @@ static bool check_file(const char *path)
 	return true;
 }
 
+/* Each file alone, and all of them through one scratch list, largest first as the tracer reads. */
 TEST(cfi_packed_files)
 {
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (!check_file(files[i])) {
-			fprintf(stderr, "  in %s\n", files[i]);
-			return false;
+	struct cfi_scratch scratch = { 0 };
+	bool ok = true;
+
+	for (int shared = 0; shared <= 1 && ok; shared++) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && ok; i++) {
+			ok = check_file(files[i], shared ? &scratch : NULL);
+			if (!ok)
+				fprintf(stderr, "  in %s%s\n", files[i], shared ? ", scratch kept" : "");
 		}
 	}
-	return true;
+	cfi__scratch_free(&scratch);
+	return ok;
 }
 
 /* A file that is no ELF: the same error both ways, nothing returned. */
@@ -82,7 +88,7 @@ TEST(cfi_packed_not_elf)
 	int fd = open("Makefile", O_RDONLY);
 
 	ASSERT(fd >= 0);
-	ASSERT_EQ_U64(cfi__read_packed_fd(fd, &t, &rows, &nr), (uint64_t)-ENOEXEC);
+	ASSERT_EQ_U64(cfi__read_packed_fd(fd, NULL, &t, &rows, &nr), (uint64_t)-ENOEXEC);
 	close(fd);
 	ASSERT(!t && !rows && !nr);
 	return true;

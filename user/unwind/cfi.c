@@ -119,9 +119,10 @@ static int scan_sections(Elf *elf, struct cfi_table *t, struct rows *rs, struct 
  * The file's CFI into t: its rows as a table (packed NULL) or straight in
  * the BPF format into *packed, *nr_packed.
  */
-static int read_elf(int fd, struct cfi_table *t, struct unwind_row **packed, size_t *nr_packed)
+static int read_elf(int fd, struct cfi_scratch *scratch, struct cfi_table *t,
+		    struct unwind_row **packed, size_t *nr_packed)
 {
-	struct rows rs = { 0 };
+	struct rows rs = { scratch ? scratch->rows : NULL, 0, scratch ? scratch->cap : 0 };
 	struct spans ss = { 0 };
 	Elf *elf;
 	int err;
@@ -151,12 +152,16 @@ static int read_elf(int fd, struct cfi_table *t, struct unwind_row **packed, siz
 out:
 	if (elf)
 		elf_end(elf);
-	free(rs.v);
+	if (scratch)
+		*scratch = (struct cfi_scratch){ rs.v, rs.cap };	/* grown, maybe moved */
+	else
+		free(rs.v);
 	free(ss.v);
 	return err;
 }
 
-static int read_fd(int fd, struct cfi_table **out, struct unwind_row **packed, size_t *nr)
+static int read_fd(int fd, struct cfi_scratch *scratch, struct cfi_table **out,
+		   struct unwind_row **packed, size_t *nr)
 {
 	struct cfi_table *t = calloc(1, sizeof(*t));
 	int err;
@@ -164,7 +169,7 @@ static int read_fd(int fd, struct cfi_table **out, struct unwind_row **packed, s
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	err = read_elf(fd, t, packed, nr);
+	err = read_elf(fd, scratch, t, packed, nr);
 	if (err) {
 		cfi__table_free(t);
 		return err;
@@ -175,14 +180,21 @@ static int read_fd(int fd, struct cfi_table **out, struct unwind_row **packed, s
 
 int cfi__read_fd(int fd, struct cfi_table **out)
 {
-	return read_fd(fd, out, NULL, NULL);
+	return read_fd(fd, NULL, out, NULL, NULL);
 }
 
-int cfi__read_packed_fd(int fd, struct cfi_table **out, struct unwind_row **rows, size_t *nr)
+int cfi__read_packed_fd(int fd, struct cfi_scratch *scratch, struct cfi_table **out,
+			struct unwind_row **rows, size_t *nr)
 {
 	*rows = NULL;
 	*nr = 0;
-	return read_fd(fd, out, rows, nr);
+	return read_fd(fd, scratch, out, rows, nr);
+}
+
+void cfi__scratch_free(struct cfi_scratch *s)
+{
+	free(s->rows);
+	*s = (struct cfi_scratch){ 0 };
 }
 
 int cfi__read(const char *path, struct cfi_table **out)

@@ -61,11 +61,23 @@ struct cfi_table {
 int cfi__read_fd(int fd, struct cfi_table **out);
 int cfi__read(const char *path, struct cfi_table **out);
 /*
- * The same, its rows straight in the BPF format (what cfi_table__pack
- * makes of cfi__read_fd's table), the table's own rows left empty. Free
- * *rows with free().
+ * The list of rows one thread reads file after file into, kept from one to
+ * the next (its pages are faulted in once, not for every file). Zeroed:
+ * empty. Freed with cfi__scratch_free.
  */
-int cfi__read_packed_fd(int fd, struct cfi_table **out, struct unwind_row **rows, size_t *nr);
+struct cfi_scratch {
+	struct cfi_row *rows;
+	size_t cap;
+};
+void cfi__scratch_free(struct cfi_scratch *s);
+
+/*
+ * The same, its rows straight in the BPF format (what cfi_table__pack
+ * makes of cfi__read_fd's table), the table's own rows left empty; scratch
+ * (or NULL) holds the rows meanwhile. Free *rows with free().
+ */
+int cfi__read_packed_fd(int fd, struct cfi_scratch *scratch, struct cfi_table **out,
+			struct unwind_row **rows, size_t *nr);
 void cfi__table_free(struct cfi_table *t);
 
 /* The row that holds at pc (ELF vaddr); a CFI_CFA_NONE row when none does. */

@@ -115,7 +115,7 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 		struct table *t = &u->tables[which[n]];
 
 		if (deadline_ns)
-			unwind_pack__one(t, &packed[n]);
+			unwind_pack__one(t, NULL, &packed[n]);
 		err = add_part(t, &packed[n], parts, &nr_parts, &nr_rows);
 		if (err)
 			say(u, t, err);

@@ -92,8 +92,8 @@ struct unwind_packed {
 	int err;
 };
 
-/* Read and pack t's CFI (t->cfi kept, t->fd closed) into *out. */
-void unwind_pack__one(struct table *t, struct unwind_packed *out);
+/* Read and pack t's CFI (t->cfi kept, t->fd closed) into *out; scratch may be NULL. */
+void unwind_pack__one(struct table *t, struct cfi_scratch *scratch, struct unwind_packed *out);
 /*
  * The same for tables[which[0..nr)] into out[0..nr), on the machine's
  * cores, the largest files first. The CPU time it took, every thread's.

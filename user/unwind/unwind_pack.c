@@ -37,10 +37,10 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void unwind_pack__one(struct table *t, struct unwind_packed *out)
+void unwind_pack__one(struct table *t, struct cfi_scratch *scratch, struct unwind_packed *out)
 {
 	*out = (struct unwind_packed){ 0 };
-	out->err = cfi__read_packed_fd(t->fd, &t->cfi, &out->rows, &out->nr);
+	out->err = cfi__read_packed_fd(t->fd, scratch, &t->cfi, &out->rows, &out->nr);
 	if (!out->err && out->nr > MEMLEAK_CFI_MAX_ROWS)
 		out->err = -ENOSPC;	/* more than BPF's binary search reaches */
 	if (out->err) {
@@ -57,14 +57,16 @@ void unwind_pack__one(struct table *t, struct unwind_packed *out)
 static void *work(void *arg)
 {
 	struct pack_work *w = arg;
+	struct cfi_scratch scratch = { 0 };	/* this thread's, the largest file's size from the first */
 	uint64_t cpu0 = thread_cpu_ns();
 	size_t i;
 
 	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->nr) {
 		size_t k = w->order ? w->order[i] : i;
 
-		unwind_pack__one(&w->tables[w->which[k]], &w->out[k]);
+		unwind_pack__one(&w->tables[w->which[k]], &scratch, &w->out[k]);
 	}
+	cfi__scratch_free(&scratch);
 	__atomic_fetch_add(&w->cpu_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
 	return NULL;
 }

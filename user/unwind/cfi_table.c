@@ -26,7 +26,7 @@ int cfi_table__spans_push(struct spans *ss, const struct fde_span *s)
 	return 0;
 }
 
-#define SORT_RADIX_MIN 65536	/* its 16-bit digits' counts cost little beside the pass */
+#define SORT_RADIX_MIN 4096	/* below, clearing its 16-bit digits' counts costs more than qsort */
 
 static int by_span(const void *a, const void *b)
 {
@@ -60,8 +60,8 @@ static int radix_sort_spans(struct fde_span *v, size_t nr)
 /*
  * The linker writes .eh_frame's FDEs in the order of the code they cover,
  * mostly: a look first spares most files the sort. The rest (libtorch_cpu's
- * 280,000 spans, its .text.unlikely parts apart) take the radix sort above
- * 64K spans, where it beats qsort's comparisons through a pointer.
+ * 220,000 spans among them) take the radix sort above 4,096 spans, where
+ * it beats qsort's comparisons through a pointer.
  */
 static int sort_spans(struct fde_span *v, size_t nr)
 {

@@ -123,7 +123,7 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 	u->nr_pending -= n;
 	t1 = unwind_build__now_ns();
 	err = load(u, parts, nr_parts, which, n);
-	if (u->verbose && n > 1)
+	if (u->verbose && n > 1 && !deadline_ns)	/* a stop's, or -p's first */
 		fprintf(stderr, "memleakbpf: unwind tables of %zu files, %zu rows: read in %.1f ms (%.1f ms of CPU), loaded in %.1f ms\n",
 			n, nr_rows, (double)(t1 - t0) / 1e6, (double)cpu / 1e6,
 			(double)(unwind_build__now_ns() - t1) / 1e6);

@@ -8,9 +8,11 @@
  * out sorted (cfi.h's contract): not yet on corrupt files, whose PLT rows,
  * made from a section header's address and size, can wrap around (found by
  * this target; an advance past an FDE's end, the other case it found, is
- * fixed).
+ * fixed). Every input is also read the tracer's way (cfi__read_packed_fd),
+ * which must give the rows packing the table gives, and the same error.
  */
 #include <stdbool.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "unwind/cfi.h"
@@ -52,13 +54,37 @@ static void check(const struct cfi_table *t)
 	}
 }
 
+/*
+ * The tracer's way (rows packed as they are put in order, through a row
+ * list kept from input to input) gives what packing the table gives.
+ */
+static void check_packed(const struct cfi_table *t, int err)
+{
+	static struct cfi_scratch scratch;
+	struct cfi_table *p = NULL;
+	struct unwind_row *want = NULL, *got = NULL;
+	size_t nwant = 0, ngot = 0;
+	int perr = cfi__read_packed_fd(memfd, &scratch, &p, &got, &ngot);
+
+	if (!err)
+		err = cfi_table__pack(t, &want, &nwant);
+	FUZZ_CHECK(perr == err);
+	FUZZ_CHECK(nwant == ngot && (!ngot || !memcmp(want, got, ngot * sizeof(*got))));
+	free(want);
+	free(got);
+	cfi__table_free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cfi_table *t = NULL;
+	int err;
 
 	if (ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
 		abort();
-	if (!cfi__read_fd(memfd, &t)) {
+	err = cfi__read_fd(memfd, &t);
+	check_packed(t, err);
+	if (!err) {
 		check(t);
 		cfi__table_free(t);
 	}

@@ -90,6 +90,16 @@ static int advance(struct interp *in, uint64_t delta)
 	return emit(in, in->loc + delta * in->cie->code_align);
 }
 
+/*
+ * An operand times the CIE's data alignment, wrapping: a corrupt file's huge
+ * operand gives a wrong offset (a rule BPF cannot follow once packed), not
+ * undefined behaviour (found by fuzz_cfi).
+ */
+static int64_t factored(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
+}
+
 /* The DW_CFA_* with an operand in the opcode's low six bits. */
 static int run_primary(struct interp *in, struct reader *r, uint8_t op)
 {
@@ -99,7 +109,7 @@ static int run_primary(struct interp *in, struct reader *r, uint8_t op)
 	case 0x40:	/* advance_loc */
 		return advance(in, reg);
 	case 0x80:	/* offset */
-		set_rule(&in->s, reg, RULE_AT_CFA, (int64_t)rd_uleb(r) * in->cie->data_align);
+		set_rule(&in->s, reg, RULE_AT_CFA, factored(rd_uleb(r), in->cie->data_align));
 		return 0;
 	default:	/* 0xc0: restore */
 		restore_rule(&in->s, &in->cie->init, reg);
@@ -165,10 +175,10 @@ static int run_cfa_op(struct interp *in, struct reader *r, uint8_t op)
 		return def_cfa_expression(in, r);
 	case 0x12:	/* def_cfa_sf */
 		reg = rd_uleb(r);
-		def_cfa(in, reg, rd_sleb(r) * da);
+		def_cfa(in, reg, factored((uint64_t)rd_sleb(r), da));
 		return 0;
 	case 0x13:	/* def_cfa_offset_sf */
-		in->s.cfa_off = rd_sleb(r) * da;
+		in->s.cfa_off = factored((uint64_t)rd_sleb(r), da);
 		return 0;
 	}
 	return -EOPNOTSUPP;
@@ -182,7 +192,7 @@ static int run_reg_op(struct interp *in, struct reader *r, uint8_t op)
 
 	switch (op) {
 	case 0x05:	/* offset_extended */
-		set_rule(&in->s, reg, RULE_AT_CFA, (int64_t)rd_uleb(r) * da);
+		set_rule(&in->s, reg, RULE_AT_CFA, factored(rd_uleb(r), da));
 		return 0;
 	case 0x06:	/* restore_extended */
 		restore_rule(&in->s, &in->cie->init, reg);
@@ -203,7 +213,7 @@ static int run_reg_op(struct interp *in, struct reader *r, uint8_t op)
 		set_rule(&in->s, reg, RULE_OTHER, 0);
 		return 0;
 	case 0x11:	/* offset_extended_sf */
-		set_rule(&in->s, reg, RULE_AT_CFA, rd_sleb(r) * da);
+		set_rule(&in->s, reg, RULE_AT_CFA, factored((uint64_t)rd_sleb(r), da));
 		return 0;
 	case 0x14:	/* val_offset */
 		rd_uleb(r);
@@ -214,7 +224,7 @@ static int run_reg_op(struct interp *in, struct reader *r, uint8_t op)
 		set_rule(&in->s, reg, RULE_OTHER, 0);
 		return 0;
 	case 0x2f:	/* GNU_negative_offset_extended */
-		set_rule(&in->s, reg, RULE_AT_CFA, -(int64_t)rd_uleb(r) * da);
+		set_rule(&in->s, reg, RULE_AT_CFA, factored(0 - rd_uleb(r), da));
 		return 0;
 	}
 	return -EOPNOTSUPP;

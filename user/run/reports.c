@@ -103,6 +103,17 @@ static void write_text(struct tracer *tr, const struct report *r)
 	}
 }
 
+/* The steps of a report whose CPU time -v says (the thread's), in order. */
+enum step {
+	STEP_READING, STEP_AGGREGATE, STEP_HISTORY, STEP_FIGURES, STEP_SITE_FRAMES, STEP_GROWTH,
+	STEP_SITES, STEP_FRAMES, STEP_WRITING, STEP__COUNT
+};
+
+static const char *const step_names[STEP__COUNT] = {
+	"reading", "order", "history", "figures", "site frames", "growth, churn and peak",
+	"sites", "frames", "writing",
+};
+
 /* A report, and what a heap profile of it borrows. */
 struct built {
 	struct snapshot *snap;
@@ -115,7 +126,26 @@ struct built {
 	double maps_s;		/* reading the maps took this long */
 	double frames_s;	/* and the frames of the stacks written (symbolize) */
 	struct report_sampling sampling;	/* --sample, -s: the calls at the snapshot */
+	double step_ms[STEP__COUNT];	/* -v: the thread's CPU time in each step */
+	double step_at;		/* the thread's CPU time (ms) when the last step ended */
 };
+
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The step that just ended: its CPU time, from the end of the one before. */
+static void step_done(struct built *b, enum step step)
+{
+	double now = thread_cpu_ms();
+
+	b->step_ms[step] += now - b->step_at;
+	b->step_at = now;
+}
 
 /*
  * Whether this report goes where every stack is written: a heap profile (a
@@ -196,9 +226,12 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
 	if (!tr->site_carry)	/* none: every report works out its site frames */
 		tr->site_carry = report_sites__carry_new();
+	step_done(b, STEP_READING);	/* Python's code with the tables */
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
+	step_done(b, STEP_AGGREGATE);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
+	step_done(b, STEP_HISTORY);
 	if (!err && pprof)	/* -k: the kernel's and its modules' */
 		err = tr->kmem ? symbolizer__kernel_maps(tr->sym, &b->maps) :
 				 modules__code_maps(tr->mods, &b->maps);
@@ -214,6 +247,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report_build__figures(b->agg, tr->mods, meta, b->snap, tr->site_carry, &b->r);
+	step_done(b, STEP_FIGURES);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);
@@ -223,19 +257,23 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta, b->snap,
 					   tr->site_carry);
+	step_done(b, STEP_SITE_FRAMES);
 	/* Before the frames: the text prints the growing stacks too. */
 	if (!err)
 		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
 				    &(struct stacks_ctx){ tr, meta }, b->r);
+	step_done(b, STEP_GROWTH);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
 		err = report_sites__group(b->r, meta);
+	step_done(b, STEP_SITES);
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = symbolize(tr, job, meta, b);
 		b->frames_s = tracer__since(&t0);
 	}
+	step_done(b, STEP_FRAMES);
 	return err;
 }
 
@@ -394,6 +432,15 @@ static void say_memory(struct tracer *tr, const struct snapshot *snap)
 	memuse__say(stderr, &m, stacks, bytes);
 }
 
+/* -v: where the report's CPU time went, step by step. */
+static void say_steps(const struct built *b)
+{
+	fputs("memleakbpf: its CPU by step:", stderr);
+	for (int i = 0; i < STEP__COUNT; i++)
+		fprintf(stderr, "%s %s %.0f ms", i ? "," : "", step_names[i], b->step_ms[i]);
+	fputc('\n', stderr);
+}
+
 /* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
@@ -403,11 +450,13 @@ static int produce(struct tracer *tr, struct report_job *job)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+	b.step_at = thread_cpu_ms();
 	err = build(tr, job, &b);
 	if (err && err != -ECANCELED)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
+	step_done(&b, STEP_WRITING);
 	if (!err)
 		say_cost(tr, b.r);
 	if (!err && !job->final)
@@ -419,6 +468,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 			job->final ? "final report" : "report", tracer__since(&t0) * 1e3,
 			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6,
 			b.maps_s * 1e3, b.frames_s * 1e3, b.r->nr_stacks);
+	if (!err && tr->opts->verbose)
+		say_steps(&b);
 	if (!err && tr->opts->verbose)
 		say_memory(tr, b.snap);
 	built_free(&b);

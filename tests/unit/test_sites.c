@@ -2,6 +2,7 @@
 /* analyze/sites.c: what is the program's own code, and stacks grouped into sites. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "analyze/kernel_sites.h"
 #include "analyze/runtime_frames.h"
 #include "analyze/sites.h"
@@ -442,5 +443,62 @@ TEST(sites_runtime_frames)
 	f.module = NULL;	/* a JIT's: named by its perf map */
 	f.function = "jitted_fn";
 	ASSERT(!runtime_frames__internal(&f));
+
+/*
+ * Many stacks over a few site frames (equal frames as copies, and as one
+ * frame lent to several stacks), growing at random: each site's stacks are
+ * the growing ones first, then the others, each by index; every stack is
+ * in its frame's site and in one site only; the sites by bytes.
+ */
+TEST(sites_group_order_many)
+{
+	static struct report_frame frames[8];
+	struct report_stack *st = calloc(3000, sizeof(*st));
+	struct report r = { .stacks = st, .nr_stacks = 3000 };
+	uint32_t seed = 12345;
+	bool *seen = calloc(3000, sizeof(*seen));
+
+	ASSERT(st && seen);
+	for (int k = 0; k < 8; k++)
+		frames[k] = (struct report_frame){ .function = k / 2 % 2 ? "leak" : "cache",
+						   .file = "/srv/app.c", .line = 10 + k / 2,
+						   .module = "/srv/app", .language = FRAME_NATIVE };
+	for (size_t i = 0; i < r.nr_stacks; i++) {
+		seed = seed * 1103515245 + 12345;
+		st[i].bytes = st[i].allocs = 3000 - i;
+		/* frames k and k + 1 of an even k are copies: the same site */
+		st[i].site_frame = &frames[(seed >> 16) % 8];
+		st[i].growth.trend = (seed >> 8) % 3 ? TREND_STABLE : TREND_GROWING;
+	}
+	ASSERT(sites__group(&r, SIZE_MAX, SIZE_MAX) == 0);
+	ASSERT_EQ_U64(r.nr_sites, 4);
+	for (size_t s = 0; s < r.nr_sites; s++) {
+		const struct report_site *site = &r.sites[s];
+
+		for (size_t j = 0; j < site->nr_stacks; j++) {
+			const struct report_stack *a = &st[site->stacks[j]];
+
+			ASSERT(!seen[site->stacks[j]]);
+			seen[site->stacks[j]] = true;
+			ASSERT(a->site == s && a->site_frame->line == site->frame->line &&
+			       !strcmp(a->site_frame->function, site->frame->function));
+			if (j) {
+				const struct report_stack *b = &st[site->stacks[j - 1]];
+				bool ga = a->growth.trend == TREND_GROWING;
+				bool gb = b->growth.trend == TREND_GROWING;
+
+				ASSERT(gb > ga || (gb == ga && site->stacks[j - 1] < site->stacks[j]));
+			}
+		}
+		ASSERT(!s || r.sites[s - 1].bytes >= site->bytes);
+	}
+	for (size_t i = 0; i < r.nr_stacks; i++)
+		ASSERT(seen[i]);
+	for (size_t i = 0; i < r.nr_stacks; i++)
+		st[i].site_frame = NULL;
+	free(r.sites);
+	free(r.site_stacks);
+	free(st);
+	free(seen);
 	return true;
 }

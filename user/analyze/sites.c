@@ -177,6 +177,12 @@ static bool by_name(const struct report_frame *f)
 	return (f->file && f->line > 0) || (f->language == FRAME_KERNEL && f->function);
 }
 
+/* Names borrowed from one cache (the symbolizer's, the code table's) are often the same string. */
+static int cmp_name(const char *a, const char *b)
+{
+	return a == b ? 0 : report__cmp_name(a, b);
+}
+
 /*
  * One site or two: by module, function, file and line; without a line, by
  * instruction, but a kernel function (-k: kallsyms gives no lines) is one site.
@@ -187,29 +193,14 @@ static int cmp_frame(const struct report_frame *a, const struct report_frame *b)
 
 	if (!a || !b)
 		return !a - !b;
-	if ((c = (int)a->language - (int)b->language) ||
-	    (c = report__cmp_name(a->module, b->module)) ||
-	    (c = report__cmp_name(a->function, b->function)) ||
-	    (c = report__cmp_name(a->file, b->file)) || (c = a->line - b->line))
+	if ((c = (int)a->language - (int)b->language) || (c = cmp_name(a->module, b->module)) ||
+	    (c = cmp_name(a->function, b->function)) || (c = cmp_name(a->file, b->file)) ||
+	    (c = a->line - b->line))
 		return c;
 	if (by_name(a))
 		return 0;
 	return report__cmp_u64(a->module ? a->module_offset : a->address,
 		       b->module ? b->module_offset : b->address);
-}
-
-/*
- * Growing stacks first, then the others; each by index (bytes descending):
- * the biggest growing stack is what a leak's site shows first.
- */
-static int cmp_in_site(const struct report_stack *stacks, size_t a, size_t b)
-{
-	bool ga = stacks[a].growth.trend == TREND_GROWING;
-	bool gb = stacks[b].growth.trend == TREND_GROWING;
-
-	if (ga != gb)
-		return ga ? -1 : 1;
-	return a < b ? -1 : a > b;
 }
 
 /* What cmp_frame compares, hashed: equal frames hash alike. */
@@ -261,19 +252,36 @@ int sites__stack_groups(const struct report *r, size_t *group)
 	return 0;
 }
 
-struct by_group {
-	const struct report_stack *stacks;
-	const size_t *group;
-};
-
-static int cmp_stack(const void *pa, const void *pb, void *arg)
+/*
+ * The stacks by group, in the order of the groups' first stacks; in each
+ * the growing ones first, then the others, each by index (bytes
+ * descending): the biggest growing stack is what a leak's site shows
+ * first. A counting sort: two passes, where sorting 210,000 stacks took
+ * 18 comparisons each.
+ */
+static int order_by_group(const struct report *r, const size_t *group, size_t *order)
 {
-	const struct by_group *g = arg;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	size_t *at = calloc(r->nr_stacks ?: 1, sizeof(*at));	/* by group: its next place */
+	size_t end = 0;
 
-	if (g->group[a] != g->group[b])
-		return g->group[a] < g->group[b] ? -1 : 1;
-	return cmp_in_site(g->stacks, a, b);
+	if (!at)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_stacks; i++)
+		at[group[i]]++;
+	for (size_t i = 0; i < r->nr_stacks; i++) {
+		size_t n = group[i] == i ? at[i] : 0;	/* a group's first stack: its place */
+
+		if (group[i] == i) {
+			at[i] = end;
+			end += n;
+		}
+	}
+	for (int growing = 1; growing >= 0; growing--)
+		for (size_t i = 0; i < r->nr_stacks; i++)
+			if ((r->stacks[i].growth.trend == TREND_GROWING) == growing)
+				order[at[group[i]]++] = i;
+	free(at);
+	return 0;
 }
 
 /* The biggest first; the tie-breakers keep two reports of one snapshot equal. */
@@ -407,10 +415,12 @@ int sites__group(struct report *r, size_t file_sites, size_t file_stacks)
 		free(group);
 		return err;
 	}
-	for (size_t i = 0; i < r->nr_stacks; i++)
-		order[i] = i;
-	qsort_r(order, r->nr_stacks, sizeof(*order), cmp_stack,
-		&(struct by_group){ r->stacks, group });
+	err = order_by_group(r, group, order);
+	if (err) {
+		free(order);
+		free(group);
+		return err;
+	}
 	r->site_stacks = order;
 	err = make_sites(r, order, group);
 	free(group);

@@ -326,7 +326,10 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 /* ------------------------------------------------------------ trends */
 
 
-/* The stack's points after since: the kept ones (vals), and the last report's. */
+/*
+ * The stack's points after since: the kept ones (vals), and the last
+ * report's; y NULL: their times only (vals not read, may be NULL).
+ */
 static size_t points_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
 			double since, double *t, double *y)
 {
@@ -335,14 +338,58 @@ static size_t points_of(const struct history *h, const struct hstack *s, const u
 	for (uint32_t i = s->first; i < h->npoints; i++) {
 		if (h->t[i] <= since)
 			continue;
-		t[n] = h->t[i];
-		y[n++] = (double)vals[i];
+		if (y)
+			y[n] = (double)vals[i];
+		t[n++] = h->t[i];
 	}
 	if (h->reports && h->t_last > since && (!n || t[n - 1] < h->t_last)) {
-		t[n] = h->t_last;
-		y[n++] = (double)s->bytes;
+		if (y)
+			y[n] = (double)s->bytes;
+		t[n++] = h->t_last;
 	}
 	return n;
+}
+
+/* Below this many bytes a flat stack's rounding (of its points' mean) is far from a trend. */
+#define FLAT_MAX_BYTES (1ull << 40)
+
+/*
+ * Do s's n points from t (and y, NULL when not read: they are all its
+ * bytes) hold the same bytes, over time? Then the fit would find a slope
+ * of the mean's rounding only, far below HISTORY_MIN_GROWTH: stable.
+ */
+static bool flat(const struct hstack *s, const double *t, const double *y, size_t n)
+{
+	if (n < HISTORY_MIN_POINTS || !(t[0] < t[n - 1]) || s->bytes >= FLAT_MAX_BYTES)
+		return false;
+	for (size_t i = 0; y && i < n; i++)
+		if (y[i] != y[0])
+			return false;
+	return true;
+}
+
+/*
+ * The trend of a stack whose points all hold its bytes, without its line
+ * fitted: stable (history__trend_site). A stack that never grew nor shrank
+ * after its first point holds its bytes at every point: its points are not
+ * even read (vals may be NULL then). False: not flat, the fit decides.
+ */
+static bool flat_trend(const struct history *h, const struct hstack *s, const uint64_t *vals,
+		       struct report_growth *g)
+{
+	double t[HISTORY_POINTS + 1], y[HISTORY_POINTS + 1];
+	bool unchanged = s->grew == 1 && !s->shrank;
+	size_t n;
+
+	if (!unchanged && !vals)
+		return false;
+	n = points_of(h, s, vals, h->startup.end_s, t, unchanged ? NULL : y);
+	if (!flat(s, t, unchanged ? NULL : y, n))
+		return false;
+	g->trend = TREND_STABLE;
+	g->slope = g->r2 = 0;
+	g->unfitted = true;
+	return true;
 }
 
 /* How many points points_of gives with no lower bound: the kept ones, and the last report's. */
@@ -406,14 +453,16 @@ static void trend_of(const struct history *h, const struct hstack *s, const uint
 		g->trend = TREND_STARTUP;
 }
 
-void history__growth_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
-			double age_s, struct report_growth *g)
+/* history__growth_of, the trend of a flat stack told without a fit when quick. */
+static void growth_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+		      double age_s, bool quick, struct report_growth *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s->first == NONE)
 		return;
-	trend_of(h, s, vals, g);
+	if (!quick || !flat_trend(h, s, vals, g))
+		trend_of(h, s, vals, g);
 	g->grew = s->grew;
 	g->shrank = s->shrank;
 	g->intervals = s->intervals;
@@ -421,8 +470,14 @@ void history__growth_of(const struct history *h, const struct hstack *s, const u
 	g->score = score(g, h->t_last - s->t_zero);
 }
 
+void history__growth_of(const struct history *h, const struct hstack *s, const uint64_t *vals,
+			double age_s, struct report_growth *g)
+{
+	growth_of(h, s, vals, age_s, false, g);
+}
+
 static void growth_or_none(const struct history *h, const struct hstack *s, double age_s,
-			   struct report_growth *g)
+			   bool quick, struct report_growth *g)
 {
 	uint64_t vals[HISTORY_POINTS];
 	struct hstack tmp;
@@ -430,13 +485,13 @@ static void growth_or_none(const struct history *h, const struct hstack *s, doub
 	memset(g, 0, sizeof(*g));
 	g->age_s = age_s;
 	if (s)
-		history__growth_of(h, history_merge__current(h, s, &tmp, vals), vals, age_s, g);
+		growth_of(h, history_merge__current(h, s, &tmp, vals), vals, age_s, quick, g);
 }
 
 void history__growth(const struct history *h, uint64_t stack_id, uint32_t api, double age_s,
 		     struct report_growth *g)
 {
-	growth_or_none(h, history_merge__find(h, stack_id, api), age_s, g);
+	growth_or_none(h, history_merge__find(h, stack_id, api), age_s, false, g);
 }
 
 size_t history__bytes(const struct history *h, size_t *stacks)
@@ -451,7 +506,15 @@ size_t history__bytes(const struct history *h, size_t *stacks)
 void history__growth_site(const struct history *h, size_t site, double age_s,
 			  struct report_growth *g)
 {
-	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, g);
+	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, false,
+		       g);
+}
+
+void history__trend_site(const struct history *h, size_t site, double age_s,
+			 struct report_growth *g)
+{
+	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, true,
+		       g);
 }
 
 void history__catch_up_site(struct history *h, size_t site)

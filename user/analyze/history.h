@@ -107,6 +107,15 @@ size_t history__bytes(const struct history *h, size_t *stacks);
 void history__growth_site(const struct history *h, size_t site, double age_s,
 			  struct report_growth *g);
 /*
+ * The same, but a stack whose points all hold the same bytes is told
+ * stable without its line fitted (what the fit would say: a slope the
+ * mean's rounding makes, far below HISTORY_MIN_GROWTH): its slope and r2
+ * are left 0 and g->unfitted set, for history__growth_site to give where
+ * they are shown. Most of a report's 200,000 stacks hold what they did.
+ */
+void history__trend_site(const struct history *h, size_t site, double age_s,
+			 struct report_growth *g);
+/*
  * Site i's stack brought up to date in place (history_merge.c's implicit
  * points made explicit), before its growth is read: a report reads that
  * of every site it lists, which would otherwise each be caught up in a copy.

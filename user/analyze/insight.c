@@ -184,7 +184,6 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	double t_s = seconds(in, snap->time_ns);
 	struct mem_reading now = { .t_s = t_s, .live = agg->totals.outstanding_bytes };
 	const struct mem_reading *mem = NULL;
-	int err;
 
 	if (pid <= 0 && !in->kernel) {
 		in->exited = true;
@@ -197,10 +196,8 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
 	} else if (in->have_last) {
 		mem = &in->last;	/* gone: its last reading, with its time */
 	}
-	err = history__add(in->h, t_s, snap, &agg->totals, mem);
-	for (size_t i = 0; !err && i < agg->nr; i++)	/* their growth is read next */
-		history__catch_up_site(in->h, (size_t)(agg->sites[i] - snap->sites));
-	return err;
+	/* The listed sites' stacks are caught up as their growth is read (growth()). */
+	return history__add(in->h, t_s, snap, &agg->totals, mem);
 }
 
 /* ------------------------------------------------------------ growth */
@@ -343,9 +340,13 @@ static int growth_by_site(struct insight *in, const struct snapshot *snap,
 	return err;
 }
 
-/* Each stack's growth; the growing ones ranked, the most leak-like first. */
+/*
+ * Each stack's growth; the growing ones ranked, the most leak-like first.
+ * Each listed site's stack caught up in place first (not in a copy per
+ * reading), in the same pass: its lines are read next.
+ */
 static int growth(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
-		  struct report *r, struct report_analysis *a)
+		  struct report *r, bool quick, struct report_analysis *a)
 {
 	size_t n = r->nr_stacks < agg->nr ? r->nr_stacks : agg->nr;
 	int err = 0;
@@ -353,12 +354,17 @@ static int growth(struct insight *in, const struct snapshot *snap, const struct 
 	a->growing = calloc(r->nr_stacks ?: 1, sizeof(*a->growing));
 	if (!a->growing)
 		return -ENOMEM;
+	for (size_t i = 0; r->sampling && i < n; i++)
+		history__catch_up_site(in->h, snap_index(snap, agg, i));
 	if (r->sampling)
 		err = growth_by_site(in, snap, agg, r, n);
 	else	/* The snapshot insight__add gave the history: its merge found each site's stack. */
-		for (size_t i = 0; i < n; i++)
-			history__growth_site(in->h, snap_index(snap, agg, i),
-					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
+		for (size_t i = 0; i < n; i++) {
+			history__catch_up_site(in->h, snap_index(snap, agg, i));
+			(quick ? history__trend_site : history__growth_site)(
+				in->h, snap_index(snap, agg, i), age_of(snap, agg->sites[i]),
+				&r->stacks[i].growth);
+		}
 	for (size_t i = 0; i < n; i++)
 		if (r->stacks[i].growth.trend == TREND_GROWING)
 			a->growing[a->nr_growing++] = i;
@@ -517,8 +523,8 @@ static void note_leak(struct insight *in, const struct snapshot *snap, const str
 	in->grew.live = agg->totals.outstanding_bytes;
 }
 
-int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
-		  insight_stacks_fn *stacks, void *ctx, struct report *r)
+static int fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		insight_stacks_fn *stacks, void *ctx, struct report *r, bool quick)
 {
 	struct report_analysis *a = calloc(1, sizeof(*a));
 	struct report_growth live;
@@ -527,7 +533,7 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	if (!a)
 		return -ENOMEM;
 	r->analysis = a;
-	err = growth(in, snap, agg, r, a);
+	err = growth(in, snap, agg, r, quick && !r->sampling, a);
 	if (!err)
 		err = churn(in, snap, stacks, ctx, a);
 	if (!err)
@@ -544,4 +550,29 @@ int insight__fill(struct insight *in, const struct snapshot *snap, const struct 
 	note_leak(in, snap, agg, r);
 	verdict__stopped(&a->memory, &in->grew);
 	return err;
+}
+
+int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
+		  insight_stacks_fn *stacks, void *ctx, struct report *r)
+{
+	return fill(in, snap, agg, stacks, ctx, r, false);
+}
+
+int insight__fill_unfitted(struct insight *in, const struct snapshot *snap,
+			   const struct aggregate *agg, insight_stacks_fn *stacks, void *ctx,
+			   struct report *r)
+{
+	return fill(in, snap, agg, stacks, ctx, r, true);
+}
+
+/* The rank growth() gave stays: an unfitted stack is stable, with none, fitted or not. */
+void insight__fit(const struct insight *in, const struct snapshot *snap,
+		  const struct aggregate *agg, struct report *r, const bool *want)
+{
+	size_t n = r->nr_stacks < agg->nr ? r->nr_stacks : agg->nr;
+
+	for (size_t i = 0; i < n; i++)
+		if (r->stacks[i].growth.unfitted && (!want || want[i]))
+			history__growth_site(in->h, snap_index(snap, agg, i),
+					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
 }

@@ -72,5 +72,18 @@ int insight__add(struct insight *in, pid_t pid, const struct snapshot *snap,
  */
 int insight__fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		  insight_stacks_fn *stacks, void *ctx, struct report *r);
+/*
+ * The same, but the stacks whose points all hold the same bytes are told
+ * stable without their lines fitted (report_growth.unfitted): for a report
+ * that shows a few of its stacks, which insight__fit gives their slope and
+ * R² before they are written. Not under sampling (a stack's slope there
+ * counts in its site's growth): insight__fill's.
+ */
+int insight__fill_unfitted(struct insight *in, const struct snapshot *snap,
+			   const struct aggregate *agg, insight_stacks_fn *stacks, void *ctx,
+			   struct report *r);
+/* The unfitted stacks of r that want (by stack) names fitted: all are as insight__fill's. */
+void insight__fit(const struct insight *in, const struct snapshot *snap,
+		  const struct aggregate *agg, struct report *r, const bool *want);
 
 #endif

@@ -70,6 +70,11 @@ struct report_growth {
 	double age_s;		/* of its oldest outstanding block; < 0 when unknown */
 	double score;		/* how leak-like, 0..1; growing stacks only */
 	unsigned rank;		/* 1: the most leak-like growing stack; 0: not growing */
+	/*
+	 * Stable because its points all hold the same bytes, told without a
+	 * fit: slope and r2 left 0 (history__trend_site) until it is shown.
+	 */
+	bool unfitted;
 };
 
 /* How fast a stack allocates, freed or not (churn). */

@@ -180,6 +180,8 @@ static int symbolize(struct tracer *tr, const struct report_job *job,
 		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
 			want[i] |= !b->r->stacks[i].left_out;
 	}
+	/* The slope and R² of the flat stacks written, left unfitted (analyze()). */
+	insight__fit(tr->ins, b->snap, b->agg, b->r, want);
 	err = report_build__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
 	free(want);
 	return err;
@@ -259,9 +261,15 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 					   tr->site_carry);
 	step_done(b, STEP_SITE_FRAMES);
 	/* Before the frames: the text prints the growing stacks too. */
+	/*
+	 * A report that writes a few of its stacks leaves the flat ones'
+	 * lines unfitted: most of 200,000 stacks hold what they did, and only
+	 * those written show a slope (symbolize()).
+	 */
 	if (!err)
-		err = insight__fill(tr->ins, b->snap, b->agg, build_stacks,
-				    &(struct stacks_ctx){ tr, meta }, b->r);
+		err = (all_stacks(tr, job) || job->final ? insight__fill : insight__fill_unfitted)(
+			tr->ins, b->snap, b->agg, build_stacks, &(struct stacks_ctx){ tr, meta },
+			b->r);
 	step_done(b, STEP_GROWTH);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)

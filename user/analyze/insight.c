@@ -426,23 +426,45 @@ static size_t top_of(const struct snap_live *v, size_t n, struct snap_live *top,
 	return nr;
 }
 
+/* A small table of the peak's keys: INSIGHT_PEAK of them in 4 times the slots. */
+#define PEAK_SLOTS 128
+
+static size_t peak_slot(uint64_t stack_id, uint32_t api)
+{
+	return (size_t)((stack_id * 0x9e3779b97f4a7c15ull ^ api) >> 57) & (PEAK_SLOTS - 1);
+}
+
 /*
  * The sites of snap with the keys of top (n of them) into copies, with
  * top's figures; only the key where snap lacks it. One pass over snap for
- * them all: keys are unique in a snapshot.
+ * them all, a slot of a small table looked at per site (not n compares):
+ * keys are unique in a snapshot.
  */
 static void sites_at_peak(const struct snapshot *snap, const struct snap_live *top, size_t n,
 			  struct snap_site *copies)
 {
+	uint8_t slots[PEAK_SLOTS];	/* k + 1 of top[k]; 0: free */
 	size_t found = 0;
 
-	for (size_t k = 0; k < n; k++)
+	_Static_assert(INSIGHT_PEAK * 4 <= PEAK_SLOTS && PEAK_SLOTS < 256, "the peak's table");
+	memset(slots, 0, sizeof(slots));
+	for (size_t k = 0; k < n; k++) {
+		size_t at = peak_slot(top[k].stack_id, top[k].api);
+
+		while (slots[at])
+			at = (at + 1) & (PEAK_SLOTS - 1);
+		slots[at] = (uint8_t)(k + 1);
 		copies[k] = (struct snap_site){ .stack_id = top[k].stack_id, .api = top[k].api };
+	}
 	for (size_t i = 0; i < snap->nr && found < n; i++) {
-		for (size_t k = 0; k < n; k++) {
-			if (snap->sites[i].stack_id == top[k].stack_id &&
-			    snap->sites[i].api == top[k].api) {
-				copies[k] = snap->sites[i];
+		const struct snap_site *s = &snap->sites[i];
+
+		for (size_t at = peak_slot(s->stack_id, s->api); slots[at];
+		     at = (at + 1) & (PEAK_SLOTS - 1)) {
+			const struct snap_live *t = &top[slots[at] - 1];
+
+			if (t->stack_id == s->stack_id && t->api == s->api) {
+				copies[slots[at] - 1] = *s;
 				found++;
 				break;
 			}

@@ -252,6 +252,7 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 			       &r->stacks[i]);
 			report_sites__keep_unwrapped(carry, snap, site, &r->stacks[i]);
 		}
+		report_sites__lend(carry, snap, meta, mods, site, &r->stacks[i]);
 		if (stack_blocks(agg->sites[i], &r->stacks[i]))
 			return -ENOMEM;
 	}

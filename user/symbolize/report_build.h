@@ -113,6 +113,14 @@ bool report_sites__unwrapped(struct report_sites_carry *c, const struct snapshot
 			     const struct snap_site *site, struct report_stack *st);
 void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct snapshot *snap,
 				  const struct snap_site *site, const struct report_stack *st);
+/*
+ * The site frame kept for site, if it holds, lent to st (site_frame_kept)
+ * with its figures, while its memo is in the cache: report_sites__frames
+ * passes over it then. True if lent.
+ */
+bool report_sites__lend(struct report_sites_carry *c, const struct snapshot *snap,
+			const struct report_meta *meta, const struct modules *mods,
+			const struct snap_site *site, struct report_stack *st);
 /* The bytes it holds (-v); 0 for NULL. */
 size_t report_sites__carry_bytes(const struct report_sites_carry *c);
 int report_sites__group(struct report *r, const struct report_meta *meta);

@@ -12,7 +12,10 @@
  * (probe/snapshot_kept.h): it depends only on the stack's frames, the
  * rules and the code table, whose answers never change once found. It
  * holds while the table is the same one and either every frame of the
- * stack was found in it or it learnt no code since. Reports borrow it.
+ * stack was found in it or it learnt no code since. So does a native
+ * stack's, found among the target's modules (no JIT's code) while they
+ * are the same ones (their count: they are only added to until an exec,
+ * which starts the carry anew). Reports borrow them.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -61,12 +64,15 @@ static int take_frame(struct report_frame *frames, size_t nr, size_t at, uint64_
  * NULL when none is. 0 or -ENOMEM.
  */
 static int frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
-		    const struct site_rules *rules, struct report_frame **out)
+		    const struct site_rules *rules, struct report_frame **out, bool *lasts)
 {
 	struct report_frame *frames = NULL;
 	size_t nr = 0, at = 0;
 	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
 
+	/* A JIT's (perf map) or the kernel's, a failure, no symbolizer: not for keeps. */
+	if (!sym || err || !mods || !modules__find(mods, ip))
+		*lasts = false;
 	*out = NULL;
 	/* Any other failure only costs names, as in the report's frames. */
 	if (err == -ENOMEM) {
@@ -157,12 +163,14 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
  * *out, or NULL. 0 or -ENOMEM.
  */
 static int named_frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
-			  struct report_frame **out)
+			  struct report_frame **out, bool *lasts)
 {
 	struct report_frame *frames = NULL;
 	size_t nr = 0, at = 0;
 	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
 
+	if (!sym || err || !mods || !modules__find(mods, ip))
+		*lasts = false;	/* as frame_at's */
 	*out = NULL;
 	if (err == -ENOMEM) {
 		frames_free(frames, nr);
@@ -185,7 +193,7 @@ static int named_frame_at(struct symbolizer *sym, const struct modules *mods, ui
  */
 static int named_instead(const uint64_t *ips, uint32_t first, uint32_t own_at,
 			 struct symbolizer *sym, const struct modules *mods,
-			 struct report_frame **out, bool *own)
+			 struct report_frame **out, bool *own, bool *lasts)
 {
 	struct report_frame *named = NULL;
 	int err = 0;
@@ -193,7 +201,7 @@ static int named_instead(const uint64_t *ips, uint32_t first, uint32_t own_at,
 	if ((*out)->function || (*out)->file)
 		return 0;
 	for (uint32_t i = first; i < own_at && !err && !named; i++)
-		err = named_frame_at(sym, mods, ips[i], &named);
+		err = named_frame_at(sym, mods, ips[i], &named, lasts);
 	if (named) {
 		report__frame_free(*out);
 		free(*out);
@@ -208,11 +216,12 @@ static int named_instead(const uint64_t *ips, uint32_t first, uint32_t own_at,
  * object that holds none of it are passed over unresolved (with --own,
  * every address is resolved: its source file decides); those in no object
  * may be a JIT's, named by its perf map. *own: the frame is the user's
- * (false: a library's named in place of a stripped program's).
+ * (false: a library's named in place of a stripped program's). *lasts
+ * cleared when an address looked at was in no module or failed.
  */
 static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct symbolizer *sym,
 		       const struct modules *mods, const struct site_rules *rules,
-		       struct report_frame **out, bool *own)
+		       struct report_frame **out, bool *own, bool *lasts)
 {
 	bool by_file = rules->own && rules->own->nr;
 
@@ -223,21 +232,26 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 
 		if (m && !by_file && !sites__own_module(m->path, rules->interp))
 			continue;
-		err = frame_at(sym, mods, ips[i], rules, out);
+		err = frame_at(sym, mods, ips[i], rules, out, lasts);
 		if (err)
 			return err;
 		if (*out) {
 			*own = true;
-			return by_file ? 0 : named_instead(ips, first, i, sym, mods, out, own);
+			return by_file ? 0 : named_instead(ips, first, i, sym, mods, out, own, lasts);
 		}
 	}
 	return 0;
 }
 
-/* *python: the frame found is one of its Python frames (what a carry may keep). */
+/*
+ * What a carry may keep: *python, the frame found is one of its Python
+ * frames; *native, a frame of a stack without Python frames, from
+ * addresses in the target's modules only, each resolved (the same while
+ * the modules are: report_sites_carry.unwrap_epoch).
+ */
 static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		      const struct modules *mods, const struct report_meta *meta,
-		      struct report_stack *st, bool *python)
+		      struct report_stack *st, bool *python, bool *native)
 {
 	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
 	uint32_t first = st->wrapper_ips;
@@ -248,6 +262,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	int err = 0;
 
 	*python = false;
+	*native = !(py && py->nr);
 	if (py && py->nr) {
 		err = python_site(py, meta->pycode, &rules, true, &st->site_frame);
 		st->site_own = st->site_frame != NULL;
@@ -258,11 +273,12 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 		*python = st->site_frame != NULL;
 	} else {
 		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame,
-				  &st->site_own);
+				  &st->site_own, native);
 	}
 	/* None of the user's: where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
-		err = frame_at(sym, mods, ips[first], NULL, &st->site_frame);
+		err = frame_at(sym, mods, ips[first], NULL, &st->site_frame, native);
+	*native = *native && !err && st->site_frame;
 	return err;
 }
 
@@ -279,6 +295,9 @@ struct site_memo {
 	bool used;		/* frame, own, import, codes and known hold a site frame */
 	bool known;		/* every frame was in the code table */
 	bool own, import;
+	/* A native site frame: it holds while the carry's unwrap_epoch is this. */
+	bool native;
+	uint32_t frame_epoch;
 };
 
 struct report_sites_carry {
@@ -432,10 +451,13 @@ void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct sna
 }
 
 /* The kept site frame of site, if it still holds, lent to st. */
-static bool memo_lend(const struct site_memo *m, const struct report_meta *meta,
-		      struct report_stack *st)
+static bool memo_lend(const struct report_sites_carry *c, const struct site_memo *m,
+		      const struct report_meta *meta, struct report_stack *st)
 {
-	if (!m->used || (!m->known && m->codes != pycode__count(meta->pycode)))
+	if (!m->used)
+		return false;
+	if (m->native ? m->frame_epoch != c->unwrap_epoch :
+			(!m->known && m->codes != pycode__count(meta->pycode)))
 		return false;
 	st->site_frame = m->frame;
 	st->site_frame_kept = true;
@@ -473,12 +495,18 @@ static void borrow_names(struct report_frame *f, const struct py_stack *py,
 	}
 }
 
-/* st's site frame, found in site's Python stack, kept in m (which owns it from now). */
-static void memo_keep(struct site_memo *m, const struct snap_site *site,
-		      const struct report_meta *meta, struct report_stack *st)
+/*
+ * st's site frame, found in site's Python stack or (native) in its native
+ * one, kept in m (which owns it from now). A native frame's names are the
+ * symbolizer's and the module table's, borrowed (symbolize.h): they outlive
+ * the carry's emptying at an exec (probes__clear: no reading follows).
+ */
+static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
+		      const struct snap_site *site, const struct report_meta *meta, bool native,
+		      struct report_stack *st)
 {
 	struct py_stack pybuf;
-	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
+	const struct py_stack *py = native ? NULL : stack_blob__py(site->pystack, &pybuf);
 
 	if (m->frame) {	/* one that no longer held: its frame goes */
 		report__frame_free(m->frame);
@@ -488,10 +516,12 @@ static void memo_keep(struct site_memo *m, const struct snap_site *site,
 		borrow_names(st->site_frame, py, meta->pycode);
 	m->frame = st->site_frame;
 	m->used = true;
+	m->native = native;
+	m->frame_epoch = c->unwrap_epoch;
 	m->known = py && python_known(py, meta->pycode);
 	m->own = st->site_own;
 	m->import = st->site_import;
-	m->codes = (uint32_t)pycode__count(meta->pycode);
+	m->codes = native ? 0 : (uint32_t)pycode__count(meta->pycode);	/* no table: native */
 	st->site_frame_kept = true;
 }
 
@@ -504,17 +534,29 @@ int report_sites__frames(struct report *r, const struct aggregate *agg, struct s
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++) {
 		const struct snap_site *site = agg->sites[i];
-		struct site_memo *m = kept ? memo_of(carry, snap, site) : NULL;
-		bool python;
+		struct site_memo *m;
+		bool python, native;
 
-		if (m && memo_lend(m, meta, &r->stacks[i]))
+		if (r->stacks[i].site_frame_kept)	/* lent with its figures (report_sites__lend) */
+			continue;
+		m = kept ? memo_of(carry, snap, site) : NULL;
+		if (m && memo_lend(carry, m, meta, &r->stacks[i]))
 			continue;
 		err = site_frame(site, sym, images__of(meta->images, site->proc, mods), meta,
-				 &r->stacks[i], &python);
-		if (!err && m && python)
-			memo_keep(m, site, meta, &r->stacks[i]);
+				 &r->stacks[i], &python, &native);
+		if (!err && m && (python || native))
+			memo_keep(carry, m, site, meta, native, &r->stacks[i]);
 	}
 	return err;
+}
+
+bool report_sites__lend(struct report_sites_carry *c, const struct snapshot *snap,
+			const struct report_meta *meta, const struct modules *mods,
+			const struct snap_site *site, struct report_stack *st)
+{
+	struct site_memo *m = c && carry_ready(c, snap, meta, mods) ? memo_of(c, snap, site) : NULL;
+
+	return m && memo_lend(c, m, meta, st);
 }
 
 int report_sites__group(struct report *r, const struct report_meta *meta)

@@ -517,6 +517,26 @@ void history__trend_site(const struct history *h, size_t site, double age_s,
 		       g);
 }
 
+void history__prefetch_site(const struct history *h, size_t site, int stage)
+{
+	const struct hstack *s;
+
+	if (site >= h->nr_of_site)
+		return;
+	if (stage == 0) {
+		__builtin_prefetch(&h->of_site[site]);
+		return;
+	}
+	s = &h->stacks[h->of_site[site]];
+	if (stage == 1) {
+		__builtin_prefetch(s);
+		__builtin_prefetch((const char *)s + 64);
+	} else if (s->vals && s->first != NONE) {
+		__builtin_prefetch(&s->vals[s->first]);
+		__builtin_prefetch(&s->vals[h->npoints ? h->npoints - 1 : 0], 1);
+	}
+}
+
 void history__catch_up_site(struct history *h, size_t site)
 {
 	/* On failure it stays implicit: history_merge__current reads it all the same. */

@@ -340,6 +340,25 @@ static int growth_by_site(struct insight *in, const struct snapshot *snap,
 	return err;
 }
 
+/* Distances ahead, in stacks, of each stage of history__prefetch_site, and of the site's. */
+#define AHEAD_INDEX 24
+#define AHEAD_STACK 12
+#define AHEAD_POINTS 6
+
+/* What stack i + AHEAD_* of the report reads, asked of the memory ahead (n stacks). */
+static void prefetch(const struct insight *in, const struct snapshot *snap,
+		     const struct aggregate *agg, size_t i, size_t n)
+{
+	if (i + AHEAD_INDEX < n)
+		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_INDEX), 0);
+	if (i + AHEAD_STACK < n) {
+		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_STACK), 1);
+		__builtin_prefetch(&agg->sites[i + AHEAD_STACK]->oldest_ns);
+	}
+	if (i + AHEAD_POINTS < n)
+		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_POINTS), 2);
+}
+
 /*
  * Each stack's growth; the growing ones ranked, the most leak-like first.
  * Each listed site's stack caught up in place first (not in a copy per
@@ -360,6 +379,7 @@ static int growth(struct insight *in, const struct snapshot *snap, const struct 
 		err = growth_by_site(in, snap, agg, r, n);
 	else	/* The snapshot insight__add gave the history: its merge found each site's stack. */
 		for (size_t i = 0; i < n; i++) {
+			prefetch(in, snap, agg, i, n);
 			history__catch_up_site(in->h, snap_index(snap, agg, i));
 			(quick ? history__trend_site : history__growth_site)(
 				in->h, snap_index(snap, agg, i), age_of(snap, agg->sites[i]),

@@ -121,6 +121,9 @@ void report_sites__keep_unwrapped(struct report_sites_carry *c, const struct sna
 bool report_sites__lend(struct report_sites_carry *c, const struct snapshot *snap,
 			const struct report_meta *meta, const struct modules *mods,
 			const struct snap_site *site, struct report_stack *st);
+/* What report_sites__lend and _unwrapped will read of site's memo, asked of the memory ahead. */
+void report_sites__prefetch(const struct report_sites_carry *c, const struct snapshot *snap,
+			    const struct snap_site *site);
 /* The bytes it holds (-v); 0 for NULL. */
 size_t report_sites__carry_bytes(const struct report_sites_carry *c);
 int report_sites__group(struct report *r, const struct report_meta *meta);

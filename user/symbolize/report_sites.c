@@ -550,6 +550,14 @@ int report_sites__frames(struct report *r, const struct aggregate *agg, struct s
 	return err;
 }
 
+void report_sites__prefetch(const struct report_sites_carry *c, const struct snapshot *snap,
+			    const struct snap_site *site)
+{
+	if (c && c->ok && snap && c->reading == snap->reading && site >= snap->sites &&
+	    site < snap->sites + snap->nr && (size_t)(site - snap->sites) < c->cap)
+		__builtin_prefetch(&c->v[site - snap->sites], 1);
+}
+
 bool report_sites__lend(struct report_sites_carry *c, const struct snapshot *snap,
 			const struct report_meta *meta, const struct modules *mods,
 			const struct snap_site *site, struct report_stack *st)

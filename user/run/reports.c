@@ -33,7 +33,6 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
-#include "analyze/memuse.h"
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
 #include "cli/opts.h"
@@ -51,6 +50,7 @@
 #include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
+#include "report_say.h"
 #include "reports.h"
 #include "tracer.h"
 #include "util/procmaps.h"
@@ -103,17 +103,6 @@ static void write_text(struct tracer *tr, const struct report *r)
 	}
 }
 
-/* The steps of a report whose CPU time -v says (the thread's), in order. */
-enum step {
-	STEP_READING, STEP_AGGREGATE, STEP_HISTORY, STEP_FIGURES, STEP_SITE_FRAMES, STEP_GROWTH,
-	STEP_SITES, STEP_FRAMES, STEP_WRITING, STEP__COUNT
-};
-
-static const char *const step_names[STEP__COUNT] = {
-	"reading", "order", "history", "figures", "site frames", "growth, churn and peak",
-	"sites", "frames", "writing",
-};
-
 /* A report, and what a heap profile of it borrows. */
 struct built {
 	struct snapshot *snap;
@@ -126,26 +115,8 @@ struct built {
 	double maps_s;		/* reading the maps took this long */
 	double frames_s;	/* and the frames of the stacks written (symbolize) */
 	struct report_sampling sampling;	/* --sample, -s: the calls at the snapshot */
-	double step_ms[STEP__COUNT];	/* -v: the thread's CPU time in each step */
-	double step_at;		/* the thread's CPU time (ms) when the last step ended */
+	struct report_steps steps;	/* -v: the thread's CPU time in each step */
 };
-
-static double thread_cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* The step that just ended: its CPU time, from the end of the one before. */
-static void step_done(struct built *b, enum step step)
-{
-	double now = thread_cpu_ms();
-
-	b->step_ms[step] += now - b->step_at;
-	b->step_at = now;
-}
 
 /*
  * Whether this report goes where every stack is written: a heap profile (a
@@ -228,12 +199,12 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
 	if (!tr->site_carry)	/* none: every report works out its site frames */
 		tr->site_carry = report_sites__carry_new();
-	step_done(b, STEP_READING);	/* Python's code with the tables */
+	report_say__step(&b->steps, STEP_READING);	/* Python's code with the tables */
 	err = go_on(job) ?: aggregate__build(b->snap, &b->agg);
-	step_done(b, STEP_AGGREGATE);
+	report_say__step(&b->steps, STEP_AGGREGATE);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
-	step_done(b, STEP_HISTORY);
+	report_say__step(&b->steps, STEP_HISTORY);
 	if (!err && pprof)	/* -k: the kernel's and its modules' */
 		err = tr->kmem ? symbolizer__kernel_maps(tr->sym, &b->maps) :
 				 modules__code_maps(tr->mods, &b->maps);
@@ -249,7 +220,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err)
 		err = report_build__figures(b->agg, tr->mods, meta, b->snap, tr->site_carry, &b->r);
-	step_done(b, STEP_FIGURES);
+	report_say__step(&b->steps, STEP_FIGURES);
 	if (!err && tr->opts->follow)
 		err = per_process__build(b->snap, &tr->procs, meta->pid, meta->command,
 					 job->pid <= 0, b->r);
@@ -259,7 +230,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = report_sites__frames(b->r, b->agg, tr->sym, tr->mods, meta, b->snap,
 					   tr->site_carry);
-	step_done(b, STEP_SITE_FRAMES);
+	report_say__step(&b->steps, STEP_SITE_FRAMES);
 	/* Before the frames: the text prints the growing stacks too. */
 	/*
 	 * A report that writes a few of its stacks leaves the flat ones'
@@ -270,18 +241,18 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 		err = (all_stacks(tr, job) || job->final ? insight__fill : insight__fill_unfitted)(
 			tr->ins, b->snap, b->agg, build_stacks, &(struct stacks_ctx){ tr, meta },
 			b->r);
-	step_done(b, STEP_GROWTH);
+	report_say__step(&b->steps, STEP_GROWTH);
 	/* And before them too: the sites say which stacks are shown and kept. */
 	if (!err)
 		err = report_sites__group(b->r, meta);
-	step_done(b, STEP_SITES);
+	report_say__step(&b->steps, STEP_SITES);
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = symbolize(tr, job, meta, b);
 		b->frames_s = tracer__since(&t0);
 	}
-	step_done(b, STEP_FRAMES);
+	report_say__step(&b->steps, STEP_FRAMES);
 	return err;
 }
 
@@ -401,54 +372,6 @@ static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
 			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
 }
 
-/*
- * What exact tracing costs the target, said once when it is much: a malloc
- * and its free traced add at least EXACT_PAIR_NS (make bench's tight loop
- * on the 2-core test machine, docs/PERFORMANCE.md; deep native or Python
- * stacks cost two to three times that). At a rate of n allocations in a
- * traced second, n * EXACT_PAIR_NS of it is ours: the target runs at most
- * 1 - that of its untraced speed. From a tenth on, --sample is named.
- */
-#define EXACT_PAIR_NS 2400.0
-#define COST_SAID_SHARE 0.1
-
-static void say_cost(struct tracer *tr, const struct report *r)
-{
-	char n[REPORT_COUNT_LEN];
-	double rate, share;
-
-	if (tr->cost_said || tr->opts->sample_mode || tr->kmem || r->duration_s < 0.5)
-		return;
-	tr->cost_said = true;
-	rate = (double)r->totals.allocs / r->duration_s;
-	share = rate * EXACT_PAIR_NS * 1e-9;
-	if (share < COST_SAID_SHARE)
-		return;
-	fprintf(stderr, "memleakbpf: pid %d makes %s allocations a second traced: exact tracing adds %.1f us or more to each with its free on a machine like the one measured (docs/PERFORMANCE.md), about %.0f%% of its time: it runs at about %.2f of its speed or less; --sample 512K traces a sample of them for much less (docs/SAMPLING.md)\n",
-		r->pid, report__count((uint64_t)rate, n), EXACT_PAIR_NS / 1e3,
-		100 * (share < 1 ? share : 1), share < 0.95 ? 1 - share : 0.05);
-}
-
-/* -v: what our memory is for, at each report (the peak comes with one). */
-static void say_memory(struct tracer *tr, const struct snapshot *snap)
-{
-	struct snapshot_memory m;
-	size_t stacks, bytes = insight__bytes(tr->ins, &stacks);
-
-	snapshot__memory(tr->probes, snap, &m);
-	m.carried_bytes = snapshot_kept__bytes(tr->probes) + report_sites__carry_bytes(tr->site_carry);
-	memuse__say(stderr, &m, stacks, bytes);
-}
-
-/* -v: where the report's CPU time went, step by step. */
-static void say_steps(const struct built *b)
-{
-	fputs("memleakbpf: its CPU by step:", stderr);
-	for (int i = 0; i < STEP__COUNT; i++)
-		fprintf(stderr, "%s %s %.0f ms", i ? "," : "", step_names[i], b->step_ms[i]);
-	fputc('\n', stderr);
-}
-
 /* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
@@ -458,15 +381,15 @@ static int produce(struct tracer *tr, struct report_job *job)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
-	b.step_at = thread_cpu_ms();
+	report_say__start(&b.steps);
 	err = build(tr, job, &b);
 	if (err && err != -ECANCELED)
 		fprintf(stderr, "memleakbpf: cannot build the report: %s\n", strerror(-err));
 	if (!err)
 		write_all(tr, job, b.r);
-	step_done(&b, STEP_WRITING);
+	report_say__step(&b.steps, STEP_WRITING);
 	if (!err)
-		say_cost(tr, b.r);
+		report_say__cost(tr, b.r);
 	if (!err && !job->final)
 		keep_site_tags(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */
@@ -477,9 +400,9 @@ static int produce(struct tracer *tr, struct report_job *job)
 			((cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (cpu1.tv_nsec - cpu0.tv_nsec)) / 1e6,
 			b.maps_s * 1e3, b.frames_s * 1e3, b.r->nr_stacks);
 	if (!err && tr->opts->verbose)
-		say_steps(&b);
+		report_say__steps(&b.steps);
 	if (!err && tr->opts->verbose)
-		say_memory(tr, b.snap);
+		report_say__memory(tr, b.snap);
 	built_free(&b);
 	memuse__give_back(tr->opts->verbose ? stderr : NULL);
 	return err;

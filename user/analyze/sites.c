@@ -240,7 +240,7 @@ int sites__stack_groups(const struct report *r, size_t *group)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->nr_stacks; i++) {
 		const struct report_frame *f = r->stacks[i].site_frame;
-		size_t at = hash_frame(f) & mask;
+		size_t at = (r->stacks[i].site_keyed ? r->stacks[i].site_key : hash_frame(f)) & mask;
 
 		while (slots[at] && cmp_frame(r->stacks[slots[at] - 1].site_frame, f))
 			at = (at + 1) & mask;

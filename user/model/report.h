@@ -136,6 +136,8 @@ struct report_stack {
 	 */
 	struct report_frame *site_frame;
 	bool site_frame_kept;	/* site_frame is borrowed (symbolize/report_sites.c's carry) */
+	bool site_keyed;	/* site_key is sites__key(site_frame), kept with it */
+	uint64_t site_key;
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
 	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
 	size_t site;		/* index into report.sites, once grouped */

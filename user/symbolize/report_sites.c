@@ -298,6 +298,7 @@ struct site_memo {
 	/* A native site frame: it holds while the carry's unwrap_epoch is this. */
 	bool native;
 	uint32_t frame_epoch;
+	uint64_t key;		/* sites__key(frame): grouping hashes no names of a kept frame */
 };
 
 struct report_sites_carry {
@@ -461,6 +462,8 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 		return false;
 	st->site_frame = m->frame;
 	st->site_frame_kept = true;
+	st->site_keyed = true;
+	st->site_key = m->key;
 	st->site_own = m->own;
 	st->site_import = m->import;
 	return true;
@@ -515,6 +518,9 @@ static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
 	if (py)	/* a Python site frame: its stack has Python frames */
 		borrow_names(st->site_frame, py, meta->pycode);
 	m->frame = st->site_frame;
+	m->key = sites__key(m->frame);
+	st->site_keyed = true;
+	st->site_key = m->key;
 	m->used = true;
 	m->native = native;
 	m->frame_epoch = c->unwrap_epoch;

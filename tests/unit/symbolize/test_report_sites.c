@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "analyze/aggregate.h"
+#include "analyze/sites.h"
 #include "fixture.h"
 #include "model/stackcache.h"
 #include "probe/snapshot.h"
@@ -82,6 +83,9 @@ TEST(report_sites_native_frames_kept_while_the_modules_are)
 	r = report_of(&snap, 2, sym, mods, carry, lent);
 	ASSERT(r && lent[0] && !lent[1]);
 	ASSERT(r->stacks[0].site_frame == kept && r->stacks[0].site_frame_kept);
+	/* Its key kept with it: what grouping would hash of its names. */
+	ASSERT(r->stacks[0].site_keyed && r->stacks[0].site_key == sites__key(kept));
+	ASSERT(!r->stacks[1].site_keyed);
 	ASSERT(r->stacks[0].site_own && !r->stacks[1].site_frame_kept);
 	ASSERT_EQ_STR(r->stacks[1].site_frame->function, "site_malloc");
 	report__free(r);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "allocator/allocator.h"
 #include "model/stackcache.h"
 #include "python/pystack.h"
@@ -206,6 +207,28 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->sort_count = meta->sort_count;
 }
 
+/* From this size on, the stacks' array is asked for in huge pages. */
+#define HUGE_STACKS (4u << 20)
+#define HUGE_PAGE (2u << 20)
+
+/*
+ * The report's stacks, zeroed: 60 MiB at 210,000 stacks, fresh pages of
+ * which each 4 KiB was a page fault when first written; in 2 MiB pages
+ * where the kernel has them (transparent huge pages, asked for), a
+ * five-hundredth of the faults for the same zeroing. A hint only.
+ */
+static struct report_stack *stacks_alloc(size_t nr)
+{
+	struct report_stack *v = calloc(nr, sizeof(*v));
+	uintptr_t start = (uintptr_t)v, end = start + nr * sizeof(*v);
+
+	start = (start + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	end &= ~(uintptr_t)(HUGE_PAGE - 1);
+	if (v && nr * sizeof(*v) >= HUGE_STACKS && end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+	return v;
+}
+
 /* -a: a copy of the site's blocks (the snapshot goes first). 0 or -ENOMEM. */
 static int stack_blocks(const struct snap_site *site, struct report_stack *st)
 {
@@ -233,7 +256,7 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 	copy_meta(r, meta);
 	r->totals = agg->totals;
 	if (agg->nr) {
-		r->stacks = calloc(agg->nr, sizeof(*r->stacks));
+		r->stacks = stacks_alloc(agg->nr);
 		if (!r->stacks) {
 			free(r);
 			return -ENOMEM;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "analyze/insight.h"
+#include "model/retired.h"
+#include "util/idmap.h"
 #include "unit.h"
 
 enum { LEAK = 1, CACHE, CHURN, CROWD = 100 };
@@ -243,5 +245,73 @@ TEST(insight_memory_of_a_target_that_exited)
 	ASSERT(s[1].mem && s[1].mem_t_s == 2 && s[1].mem_live == 2048 + 5120);
 	ASSERT(s[2].mem && s[2].mem_t_s == 2 && s[2].mem_live == 2048 + 5120);
 	finish(&w);
+	return true;
+}
+
+/* The peak's stacks as built: the marks (nr_ips) of the sites they were copied from. */
+static uint32_t peak_marks[INSIGHT_PEAK];
+static size_t nr_peak_marks;
+
+static int mark_stacks(const struct aggregate *sites, void *ctx, struct report_stack **out,
+		       size_t *nr)
+{
+	*out = calloc(sites->nr ?: 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < sites->nr; i++)
+		(*out)[i].bytes = sites->sites[i]->stats.outstanding_bytes;
+	for (size_t i = 0; i < sites->nr && i < INSIGHT_PEAK; i++)
+		peak_marks[i] = sites->sites[i]->nr_ips;
+	nr_peak_marks = sites->nr;
+	*nr = sites->nr;
+	return 0;
+}
+
+/*
+ * The peak's stacks are its sites of the report's snapshot (their stacks),
+ * with the sample's figures: found by a pass over the snapshot, or through
+ * a carried reading's index by key, alike.
+ */
+TEST(insight_peak_sites_by_key)
+{
+	struct snap_site sites[CROWD_NR];
+	struct idmap index = { 0 };
+
+	for (int by_key = 0; by_key < 2; by_key++) {
+		struct run w;
+		struct report_totals t = { 0 };
+
+		start(&w, 0);
+		ASSERT(w.in);
+		tick(&w, 0.5, 1000);
+		/* The snapshot holds the crowd in another order, each marked. */
+		for (size_t i = 0; i < CROWD_NR; i++) {
+			size_t at = (i * 7) % CROWD_NR;
+
+			sites[at] = (struct snap_site){ .stack_id = CROWD + i, .api = API_MALLOC,
+							.nr_ips = 100 + (uint32_t)i };
+			sites[at].stats.outstanding_bytes = 1;
+			sites[at].stats.outstanding_allocs = 1;
+			t.outstanding_bytes++;
+			ASSERT(!idmap__put(&index, retired__site_key(CROWD + i, API_MALLOC), at));
+		}
+		w.snap = (struct snapshot){ .sites = sites, .nr = CROWD_NR, .time_ns = 1000000000,
+					    .by_key = by_key ? &index : NULL };
+		ASSERT(!aggregate__build(&w.snap, &w.agg));
+		ASSERT(!insight__add(w.in, 0, &w.snap, w.agg));
+		w.r = calloc(1, sizeof(*w.r));
+		ASSERT(w.r);
+		w.r->stacks = calloc(w.agg->nr, sizeof(*w.r->stacks));
+		w.r->nr_stacks = w.agg->nr;
+		nr_peak_marks = 0;
+		ASSERT(!insight__fill(w.in, &w.snap, w.agg, mark_stacks, NULL, w.r));
+		ASSERT_EQ_U64(nr_peak_marks, INSIGHT_PEAK);
+		/* The biggest first: crowd site CROWD_NR - 1, marked 100 + CROWD_NR - 1. */
+		for (size_t k = 0; k < INSIGHT_PEAK; k++)
+			ASSERT_EQ_U64(peak_marks[k], 100 + CROWD_NR - 1 - k);
+		ASSERT_EQ_U64(w.r->analysis->peak.stacks[0].bytes, 1000ull * CROWD_NR);
+		finish(&w);
+	}
+	idmap__free(&index);
 	return true;
 }

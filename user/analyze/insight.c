@@ -14,9 +14,11 @@
 #include <unistd.h>
 #include "history.h"
 #include "history_sites.h"
+#include "model/retired.h"
 #include "insight.h"
 #include "sites.h"
 #include "target/memstat.h"
+#include "util/idmap.h"
 #include "verdict.h"
 
 struct insight {
@@ -476,7 +478,15 @@ static void sites_at_peak(const struct snapshot *snap, const struct snap_live *t
 		slots[at] = (uint8_t)(k + 1);
 		copies[k] = (struct snap_site){ .stack_id = top[k].stack_id, .api = top[k].api };
 	}
-	for (size_t i = 0; i < snap->nr && found < n; i++) {
+	/* A reading carried over has an index by key: no pass at all. */
+	for (size_t k = 0; snap->by_key && k < n; k++) {
+		uint32_t at;
+
+		if (idmap__get(snap->by_key, retired__site_key(top[k].stack_id, top[k].api), &at) &&
+		    at < snap->nr)
+			copies[k] = snap->sites[at];
+	}
+	for (size_t i = 0; !snap->by_key && i < snap->nr && found < n; i++) {
 		const struct snap_site *s = &snap->sites[i];
 
 		for (size_t at = peak_slot(s->stack_id, s->api); slots[at];

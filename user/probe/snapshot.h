@@ -89,6 +89,8 @@ struct snapshot {
 	size_t nr_fresh;
 	atomic_bool *held;	/* a reading carried over: snapshot__free hands it back */
 	struct snap_order *order;	/* a reading carried over: aggregate's order of it */
+	/* A reading carried over: its index of sites by key (retired__site_key); else NULL. */
+	const struct idmap *by_key;
 };
 
 /*
@@ -115,6 +117,7 @@ struct snap_live {
 };
 
 struct probes;
+struct idmap;
 
 /*
  * Copy the per-site figures, their stacks and the counters; walk the

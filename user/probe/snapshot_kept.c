@@ -125,6 +125,7 @@ static struct snapshot_kept *kept_new(const struct probes *p)
 		k->slots[i].site = NO_SITE;
 	k->snap.held = &k->held;
 	k->snap.order = &k->order;
+	k->snap.by_key = &k->of_key;
 	return k;
 }
 

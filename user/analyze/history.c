@@ -510,6 +510,25 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 		       g);
 }
 
+bool history__flat_site(const struct history *h, size_t site, double age_s,
+			struct report_growth *g)
+{
+	const struct hstack *s = site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL;
+
+	/* What growth_of says of it caught up: catch_up only adds the reports missed. */
+	if (!s || s->first == NONE || s->grew != 1 || s->shrank)
+		return false;
+	memset(g, 0, sizeof(*g));
+	if (!flat_trend(h, s, g))
+		return false;
+	g->grew = s->grew;
+	g->shrank = s->shrank;
+	g->intervals = s->intervals + (uint32_t)(h->reports > s->at ? h->reports - s->at : 0);
+	g->age_s = age_s;
+	g->score = score(g, h->t_last - s->t_zero);
+	return true;
+}
+
 void history__trend_site(const struct history *h, size_t site, double age_s,
 			 struct report_growth *g)
 {

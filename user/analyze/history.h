@@ -116,6 +116,13 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 void history__trend_site(const struct history *h, size_t site, double age_s,
 			 struct report_growth *g);
 /*
+ * The same for a stack that never grew nor shrank after its first point,
+ * told without being caught up (its points neither read nor written):
+ * true if it was such a stack and flat, g as history__trend_site's.
+ */
+bool history__flat_site(const struct history *h, size_t site, double age_s,
+			struct report_growth *g);
+/*
  * Site i's stack brought up to date in place (history_merge.c's implicit
  * points made explicit), before its growth is read: a report reads that
  * of every site it lists, which would otherwise each be caught up in a copy.

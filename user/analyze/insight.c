@@ -381,11 +381,16 @@ static int growth(struct insight *in, const struct snapshot *snap, const struct 
 		err = growth_by_site(in, snap, agg, r, n);
 	else	/* The snapshot insight__add gave the history: its merge found each site's stack. */
 		for (size_t i = 0; i < n; i++) {
+			size_t at = snap_index(snap, agg, i);
+			double age = age_of(snap, agg->sites[i]);
+
 			prefetch(in, snap, agg, i, n);
-			history__catch_up_site(in->h, snap_index(snap, agg, i));
-			(quick ? history__trend_site : history__growth_site)(
-				in->h, snap_index(snap, agg, i), age_of(snap, agg->sites[i]),
-				&r->stacks[i].growth);
+			/* Most stacks: held the same since they came, left as they are. */
+			if (quick && history__flat_site(in->h, at, age, &r->stacks[i].growth))
+				continue;
+			history__catch_up_site(in->h, at);
+			(quick ? history__trend_site : history__growth_site)(in->h, at, age,
+									    &r->stacks[i].growth);
 		}
 	for (size_t i = 0; i < n; i++)
 		if (r->stacks[i].growth.trend == TREND_GROWING)

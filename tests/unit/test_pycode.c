@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "python/pycode.h"
+#include "python/pystack.h"
 #include "unit.h"
 
 /*
@@ -268,6 +269,39 @@ TEST(pycode_from_bpf_copy)
 	ASSERT(pycode__where(pc, &f, &w));
 	ASSERT_EQ_STR(w.function, "<module>");
 	free(copy);
+	pycode__free(pc);
+	return true;
+}
+
+/*
+ * A report's Python frames borrow the code table's names (pystack.h):
+ * the very strings pycode__where gives, not copies, in the frame of a
+ * stack and in a site's frame; freeing the report's frame leaves them.
+ */
+TEST(pycode_names_borrowed_by_the_report)
+{
+	struct space s;
+	struct pycode *pc = pycode__new(&layout_311, CODE_TYPE);
+	struct py_stack *py = calloc(1, sizeof(*py));
+	struct report_stack st = { 0 };
+	struct report_frame f;
+	struct pycode_where w;
+
+	make_code(&s);
+	ASSERT(pc && py);
+	py->nr = 1;
+	py->frames[0] = (struct py_frame){ .code = CODE, .instr = CODE + 0xb8 + 66, .linetable = TABLE };
+	ASSERT(!pycode__add(pc, &py->frames[0], space_read, &s) && pycode__where(pc, &py->frames[0], &w));
+	ASSERT_EQ_U64(pystack__frame(py, 0, pc, &f), 0);
+	ASSERT(f.borrowed && f.function == w.function && f.file == w.file && f.module == w.file);
+	report__frame_free(&f);
+	ASSERT(!pystack__merge(&st, py, pc, "/usr/bin/python3.11"));
+	ASSERT(st.nr_frames == 1 && st.frames[0].borrowed && st.frames[0].function == w.function);
+	report__frame_free(&st.frames[0]);
+	free(st.frames);
+	ASSERT(pycode__where(pc, &py->frames[0], &w));
+	ASSERT_EQ_STR(w.function, "Dataset.__getitem__");
+	free(py);
 	pycode__free(pc);
 	return true;
 }

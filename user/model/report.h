@@ -44,8 +44,8 @@ struct report_frame {
 	/*
 	 * Its strings are the symbolizer's cache's and the module table's,
 	 * which outlive every report (both change only between reports), or
-	 * a kept site frame's, Python's code table's (symbolize/report_sites.c): not
-	 * freed with it. A report at 210,000 stacks copied three or four
+	 * Python's code table's (python/pystack.c; a kept site frame's too,
+	 * symbolize/report_sites.c): not freed with it. A report at 210,000 stacks copied three or four
 	 * strings for each of its ten million frames otherwise.
 	 */
 	bool borrowed;

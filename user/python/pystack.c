@@ -22,18 +22,13 @@ static void push(struct frames *out, const struct report_frame *f)
 	out->v[out->nr++] = *f;
 }
 
-static char *dup_or_null(const char *s, bool *failed)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		*failed = true;
-	return d;
-}
-
-/* Python frame i of py as a report frame; false when it is left out. */
+/*
+ * Python frame i of py as a report frame; false when it is left out. Its
+ * names are the code table's, borrowed: a flame graph of a Python job has
+ * millions of frames, three copies of names each before.
+ */
 static bool python_frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
-			 struct report_frame *f, bool *failed)
+			 struct report_frame *f)
 {
 	const struct py_frame *pf = &py->frames[i];
 	struct pycode_where w;
@@ -43,9 +38,9 @@ static bool python_frame(const struct py_stack *py, uint32_t i, const struct pyc
 		return true;	/* unknown code: still a Python frame, by address */
 	if (w.setup)
 		return false;
-	f->function = dup_or_null(w.function, failed);
-	f->module = dup_or_null(w.file, failed);
-	f->file = dup_or_null(w.file, failed);
+	f->function = (char *)w.function;
+	f->module = f->file = (char *)w.file;
+	f->borrowed = true;
 	f->module_offset = w.offset;
 	f->line = w.line;
 	return true;
@@ -54,26 +49,19 @@ static bool python_frame(const struct py_stack *py, uint32_t i, const struct pyc
 int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
 		   struct report_frame *f)
 {
-	bool failed = false;
-
-	if (!python_frame(py, i, pc, f, &failed))
-		return 1;
-	if (!failed)
-		return 0;
-	report__frame_free(f);
-	return -ENOMEM;
+	return python_frame(py, i, pc, f) ? 0 : 1;
 }
 
 /* The Python frames of runs [first, last] (0 is the innermost run). */
 static void push_runs(struct frames *out, const struct py_stack *py, uint32_t first,
-		      uint32_t last, const struct pycode *pc, bool *failed)
+		      uint32_t last, const struct pycode *pc)
 {
 	uint32_t run = 0;
 
 	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES && run <= last; i++) {
 		struct report_frame f;
 
-		if (run >= first && python_frame(py, i, pc, &f, failed))
+		if (run >= first && python_frame(py, i, pc, &f))
 			push(out, &f);
 		if (py->entries >> i & 1)
 			run++;
@@ -129,7 +117,6 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 {
 	uint32_t runs = count_runs(py), loops = 0, run = 0;
 	struct frames out = { calloc(s->nr_frames + py->nr + 1, sizeof(*out.v)), 0 };
-	bool failed = false;
 
 	if (!out.v)
 		return -ENOMEM;
@@ -142,15 +129,15 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 		}
 		/* The outermost loop frame also takes the runs no loop frame is left for. */
 		run++;
-		push_runs(&out, py, run - 1, run == loops ? runs - 1 : run - 1, pc, &failed);
+		push_runs(&out, py, run - 1, run == loops ? runs - 1 : run - 1, pc);
 		report__frame_free(&s->frames[i]);
 	}
 	if (!loops && runs)
-		push_runs(&out, py, 0, runs - 1, pc, &failed);
+		push_runs(&out, py, 0, runs - 1, pc);
 	drop_plumbing(&out, interp);
 	s->truncated |= py->flags & PY_STACK_TRUNCATED;
 	free(s->frames);
 	s->frames = out.v;
 	s->nr_frames = out.nr;
-	return failed ? -ENOMEM : 0;
+	return 0;
 }

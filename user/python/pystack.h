@@ -35,8 +35,10 @@ int pystack__merge(struct report_stack *s, const struct py_stack *py, const stru
 
 /*
  * Python frame i of py (0: the innermost) as pystack__merge shows it, into
- * *f, whose strings the caller then owns: 0, or 1 when the merge leaves it
- * out (a frame still being set up: f is untouched), or -ENOMEM.
+ * *f: 0, or 1 when the merge leaves it out (a frame still being set up).
+ * Its names, as those of the frames pystack__merge adds, are pc's,
+ * borrowed (report_frame.borrowed): valid while pc keeps its id
+ * (pycode__id), which it does while a report is built and written.
  */
 int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *pc,
 		   struct report_frame *f);

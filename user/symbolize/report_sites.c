@@ -469,40 +469,13 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 	return true;
 }
 
-static bool same_text(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-/*
- * f's names, copies of those the code table has for its frame of py, now
- * borrowed from it instead: the table keeps them as long as its id holds,
- * and so long only is a kept frame lent (a torch job keeps 210,000).
- */
-static void borrow_names(struct report_frame *f, const struct py_stack *py,
-			 const struct pycode *pc)
-{
-	struct pycode_where w;
-
-	for (uint32_t i = 0; pc && i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
-		if (py->frames[i].instr != f->address || !pycode__where(pc, &py->frames[i], &w))
-			continue;
-		if (!same_text(f->function, w.function) || !same_text(f->file, w.file) ||
-		    !same_text(f->module, w.file) || f->symbol)
-			continue;
-		report__frame_free(f);
-		f->function = (char *)w.function;
-		f->module = f->file = (char *)w.file;
-		f->borrowed = true;
-		return;
-	}
-}
-
 /*
  * st's site frame, found in site's Python stack or (native) in its native
- * one, kept in m (which owns it from now). A native frame's names are the
- * symbolizer's and the module table's, borrowed (symbolize.h): they outlive
- * the carry's emptying at an exec (probes__clear: no reading follows).
+ * one, kept in m (which owns it from now). Its names are borrowed: a
+ * Python frame's from the code table (pystack.h), kept as long as its id
+ * (carry_ready), a native one's from the symbolizer and the module table
+ * (symbolize.h), which outlive the carry's emptying at an exec
+ * (probes__clear: no reading follows).
  */
 static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
 		      const struct snap_site *site, const struct report_meta *meta, bool native,
@@ -515,8 +488,6 @@ static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
 		report__frame_free(m->frame);
 		free(m->frame);
 	}
-	if (py)	/* a Python site frame: its stack has Python frames */
-		borrow_names(st->site_frame, py, meta->pycode);
 	m->frame = st->site_frame;
 	m->key = sites__key(m->frame);
 	st->site_keyed = true;

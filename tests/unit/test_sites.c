@@ -443,6 +443,8 @@ TEST(sites_runtime_frames)
 	f.module = NULL;	/* a JIT's: named by its perf map */
 	f.function = "jitted_fn";
 	ASSERT(!runtime_frames__internal(&f));
+	return true;
+}
 
 /*
  * Many stacks over a few site frames (equal frames as copies, and as one

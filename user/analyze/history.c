@@ -519,7 +519,7 @@ bool history__flat_site(const struct history *h, size_t site, double age_s,
 	if (!s || s->first == NONE || s->grew != 1 || s->shrank)
 		return false;
 	memset(g, 0, sizeof(*g));
-	if (!flat_trend(h, s, g))
+	if (!flat_trend(h, s, NULL, g))
 		return false;
 	g->grew = s->grew;
 	g->shrank = s->shrank;
@@ -547,13 +547,8 @@ void history__prefetch_site(const struct history *h, size_t site, int stage)
 		return;
 	}
 	s = &h->stacks[h->of_site[site]];
-	if (stage == 1) {
-		__builtin_prefetch(s);
-		__builtin_prefetch((const char *)s + 64);
-	} else if (s->vals && s->first != NONE) {
-		__builtin_prefetch(&s->vals[s->first]);
-		__builtin_prefetch(&s->vals[h->npoints ? h->npoints - 1 : 0], 1);
-	}
+	__builtin_prefetch(s);
+	__builtin_prefetch((const char *)s + 64);
 }
 
 void history__catch_up_site(struct history *h, size_t site)

@@ -131,7 +131,7 @@ void history__catch_up_site(struct history *h, size_t site);
 /*
  * Site i's stack asked of the memory ahead of reading it, a report's
  * 200,000 of them each a few cache misses apart: stage 0 its index, 1 its
- * figures (the index read), 2 its points (the figures read).
+ * figures (the index read).
  */
 void history__prefetch_site(const struct history *h, size_t site, int stage);
 /* The growth of the live total. */

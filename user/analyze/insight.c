@@ -345,7 +345,6 @@ static int growth_by_site(struct insight *in, const struct snapshot *snap,
 /* Distances ahead, in stacks, of each stage of history__prefetch_site, and of the site's. */
 #define AHEAD_INDEX 24
 #define AHEAD_STACK 12
-#define AHEAD_POINTS 6
 
 /* What stack i + AHEAD_* of the report reads, asked of the memory ahead (n stacks). */
 static void prefetch(const struct insight *in, const struct snapshot *snap,
@@ -357,8 +356,6 @@ static void prefetch(const struct insight *in, const struct snapshot *snap,
 		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_STACK), 1);
 		__builtin_prefetch(&agg->sites[i + AHEAD_STACK]->oldest_ns);
 	}
-	if (i + AHEAD_POINTS < n)
-		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_POINTS), 2);
 }
 
 /*

@@ -33,6 +33,7 @@
 #include <string.h>
 #include "analyze/aggregate.h"
 #include "analyze/insight.h"
+#include "analyze/memuse.h"
 #include "analyze/per_process.h"
 #include "analyze/reach_sum.h"
 #include "cli/opts.h"

@@ -360,8 +360,9 @@ static void prefetch(const struct insight *in, const struct snapshot *snap,
 
 /*
  * Each stack's growth; the growing ones ranked, the most leak-like first.
- * Each listed site's stack caught up in place first (not in a copy per
- * reading), in the same pass: its lines are read next.
+ * Each listed site's stack caught up in place (not in a copy per reading)
+ * in the same pass, its lines read next; with quick, one that held the
+ * same since it came is left implicit (history__flat_site).
  */
 static int growth(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		  struct report *r, bool quick, struct report_analysis *a)

@@ -367,28 +367,70 @@ struct py_same {
 	const struct py_thread *last;
 	struct stack_window *win;
 	__u64 frame;
+	__u32 nr;
 	bool differs;
 };
 
-/* Is the head at frame the one the last walk read in this round? One head a round. */
-static long py_same_step(__u32 i, void *ctx)
-{
-	__u64 head[MEMLEAK_PY_FRAME_HEAD / 8] = {};
-	struct py_same *c = ctx;
-	const struct py_last_step *s = &c->last->step[i & (PY_LAST_STEPS - 1)];
-	struct py_last_step f;
+/*
+ * Heads read by a round of py_same_stack(): a call of bpf_loop's callback
+ * costs more than a head's compare.
+ */
+#define PY_SAME_ROUND 8
 
-	if (read_head(c->win, head, c->frame)) {
-		c->differs = true;
-		return 1;
+/* A head's field in the window, at base (its first word's index), as head_u64() reads it. */
+static __always_inline __u64 win_u64(const struct stack_window *win, __u32 base, __u32 off)
+{
+	return off <= MEMLEAK_PY_FRAME_HEAD - 8 ?
+		       win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] : 0;
+}
+
+/* As head_u8() reads it (x86-64: little-endian). */
+static __always_inline __u32 win_u8(const struct stack_window *win, __u32 base, __u32 off)
+{
+	return off < MEMLEAK_PY_FRAME_HEAD ?
+		       (__u8)(win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] >> (off & 7) * 8) :
+		       MEMLEAK_PY_NONE;
+}
+
+/*
+ * Is the head at c->frame the one the last walk read as its step i? Read
+ * in the window, without a copy; a head the window cannot hold answers
+ * no, and the walk reads it its own way.
+ */
+static __always_inline bool py_same_head(struct py_same *c, __u32 i)
+{
+	const struct py_last_step *s = &c->last->step[i & (PY_LAST_STEPS - 1)];
+	const struct py_offsets *o = c->o;
+	struct stack_window *win = c->win;
+	__u64 frame = c->frame, lo = frame & ~4095ULL;
+	__u32 base;
+
+	if (!in_window(win, frame, MEMLEAK_PY_FRAME_HEAD) &&
+	    ((frame & 7) || !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))
+		return false;
+	base = (frame - win->lo) / 8;
+	if (win_u64(win, base, o->previous) != s->previous ||
+	    win_u64(win, base, o->code) != s->code || win_u64(win, base, o->instr) != s->instr ||
+	    win_u8(win, base, o->owner) != s->owner || win_u8(win, base, o->is_entry) != s->is_entry)
+		return false;
+	c->frame = s->previous;
+	return true;
+}
+
+static long py_same_step(__u32 r, void *ctx)
+{
+	struct py_same *c = ctx;
+
+	for (__u32 k = 0; k < PY_SAME_ROUND; k++) {
+		__u32 i = r * PY_SAME_ROUND + k;
+
+		if (i >= c->nr)
+			return 1;
+		if (!py_same_head(c, i)) {
+			c->differs = true;
+			return 1;
+		}
 	}
-	py_head_fields(c->o, head, &f);
-	if (f.previous != s->previous || f.code != s->code || f.instr != s->instr ||
-	    f.owner != s->owner || f.is_entry != s->is_entry) {
-		c->differs = true;
-		return 1;
-	}
-	c->frame = f.previous;
 	return 0;
 }
 
@@ -401,13 +443,12 @@ static __always_inline bool py_same_stack(const struct py_offsets *o, const stru
 					  struct stack_window *win, __u64 frame, __u64 frees,
 					  __u64 gen)
 {
-	struct py_same c = { o, last, win, frame, false };
-	__u32 nr = last->nr;
+	struct py_same c = { o, last, win, frame, last->nr, false };
 
 	if (!frame || last->frame != frame || last->frees != frees || last->gen != gen ||
-	    !nr || nr > PY_LAST_STEPS)
+	    !c.nr || c.nr > PY_LAST_STEPS)
 		return false;
-	bpf_loop(nr, py_same_step, &c, 0);
+	bpf_loop((c.nr + PY_SAME_ROUND - 1) / PY_SAME_ROUND, py_same_step, &c, 0);
 	return !c.differs;
 }
 

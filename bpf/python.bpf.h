@@ -45,44 +45,6 @@ struct {
 	__uint(max_entries, 1);
 } py_scratch SEC(".maps");
 
-/*
- * A thread's last Python stack. The frames a walk finds follow from nothing
- * but the frame it starts from and what it reads in each frame's head
- * (previous, owner, code, instr, is_entry), and, for each code object, its
- * linetable and born: while no code object has been freed since the walk
- * began (py_code_frees, py_code_gen unmoved), a code object at an address
- * on the thread's frame chain is the one the walk saw there (a frame holds
- * a reference to its code). A thread allocates from the same Python stack
- * most of the time (96.6% of a torch job's 1.38 M allocations): the heads
- * read again and compared then stand in for the walk, the linetables, the
- * hash of the frames and, while stacks_cleared is unmoved, the look-up in
- * known_stacks. Walks of more than PY_LAST_STEPS heads are not kept.
- */
-#define PY_LAST_STEPS 64
-
-struct py_last_step {
-	__u64 previous, code, instr;
-	__u32 owner, is_entry;	/* head_u8() of each */
-};
-
-/* Per thread: the PyThreadState it was last seen running with, and its last stack. */
-struct py_thread {
-	__u64 ts;
-	__u64 frame;		/* where the last walk began; 0: no stack kept */
-	__u64 frees, gen;	/* py_code_frees and py_code_gen before it began */
-	__u64 id, check;	/* its stack's id and py_stack_check() */
-	__u32 sent;		/* stacks_cleared + 1 when id was known sent; 0: look it up */
-	__u32 nr;		/* heads in step */
-	struct py_last_step step[PY_LAST_STEPS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct py_thread);
-} py_threads SEC(".maps");
-
 static __always_inline __u64 py_read(__u64 addr, __u32 off)
 {
 	__u64 v;
@@ -129,35 +91,6 @@ static __always_inline bool py_state_head(const struct py_offsets *o, __u64 ts, 
 	*tid = buf[((a - lo) / 8) & (PY_STATE_SPAN / 8 - 1)];
 	*hop = buf[((b - lo) / 8) & (PY_STATE_SPAN / 8 - 1)];
 	return true;
-}
-
-/*
- * The calling thread's PyThreadState, or 0, and in *hop the first pointer
- * on the way to its frame. A state is the thread's own only if its
- * thread_id is the thread's pthread_self(), its %fs base on x86-64: the
- * state the thread was last found with is tried first, then the GIL's
- * holder (3.11; the last holder from 3.12 on), which whoever runs Python
- * code is. Only the thread itself changes its frames, so they are
- * consistent here.
- */
-static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *hop,
-					     struct py_thread **thr)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 self = task->thread.fsbase, ts, tid;
-	struct py_thread *seen;
-
-	/* The state it last ran with, while still its own: one read, not the path's. */
-	*thr = seen = bpf_task_storage_get(&py_threads, task, NULL, 0);
-	if (seen && seen->ts && py_state_head(o, seen->ts, &tid, hop) && tid == self)
-		return seen->ts;
-	ts = py_follow(o->runtime, o->holder, o->nr_holder);
-	if (!py_state_head(o, ts, &tid, hop) || tid != self)
-		return 0;
-	*thr = seen = bpf_task_storage_get(&py_threads, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (seen)
-		seen->ts = ts;
-	return ts;
 }
 
 /*
@@ -333,124 +266,28 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 	return lt;
 }
 
-/* What a walk reads in a head, as py_same_step() compares it. */
-static __always_inline void py_head_fields(const struct py_offsets *o, const __u64 *head,
-					   struct py_last_step *f)
-{
-	f->previous = head_u64(head, o->previous);
-	f->code = head_u64(head, o->code);
-	f->instr = head_u64(head, o->instr);
-	f->owner = head_u8(head, o->owner);
-	f->is_entry = head_u8(head, o->is_entry);
-}
-
 /*
- * Note a head the walk read in the thread's last stack, while there is
- * room. Counted there, in the map, not in w on the BPF stack: the
- * verifier would follow each count as a state of its own.
+ * Is id of kind (check: what tells it apart) sent in this generation?
+ * Then 1; 0 to send it, with *set and *key to remember it by; -1: another
+ * under its id, or no set (counted).
  */
-static __always_inline void py_note_head(struct py_walk *w, const __u64 *head)
+static __always_inline int py_known(__u64 id, __u32 kind, __u64 check, struct known_set **set,
+				    __u64 *key)
 {
-	struct py_thread *last = w->last;
-	__u32 n;
+	enum known k;
 
-	if (!last)
-		return;
-	n = last->nr;
-	if (n < PY_LAST_STEPS)
-		py_head_fields(w->o, head, &last->step[n & (PY_LAST_STEPS - 1)]);
-	last->nr = n + 1;
-}
-
-struct py_same {
-	const struct py_offsets *o;
-	const struct py_thread *last;
-	struct stack_window *win;
-	__u64 frame;
-	__u32 nr;
-	bool differs;
-};
-
-/*
- * Heads read by a round of py_same_stack(): a call of bpf_loop's callback
- * costs more than a head's compare.
- */
-#define PY_SAME_ROUND 8
-
-/* A head's field in the window, at base (its first word's index), as head_u64() reads it. */
-static __always_inline __u64 win_u64(const struct stack_window *win, __u32 base, __u32 off)
-{
-	return off <= MEMLEAK_PY_FRAME_HEAD - 8 ?
-		       win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] : 0;
-}
-
-/* As head_u8() reads it (x86-64: little-endian). */
-static __always_inline __u32 win_u8(const struct stack_window *win, __u32 base, __u32 off)
-{
-	return off < MEMLEAK_PY_FRAME_HEAD ?
-		       (__u8)(win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] >> (off & 7) * 8) :
-		       MEMLEAK_PY_NONE;
-}
-
-/*
- * Is the head at c->frame the one the last walk read as its step i? Read
- * in the window, without a copy; a head the window cannot hold answers
- * no, and the walk reads it its own way.
- */
-static __always_inline bool py_same_head(struct py_same *c, __u32 i)
-{
-	const struct py_last_step *s = &c->last->step[i & (PY_LAST_STEPS - 1)];
-	const struct py_offsets *o = c->o;
-	struct stack_window *win = c->win;
-	__u64 frame = c->frame, lo = frame & ~4095ULL;
-	__u32 base;
-
-	if (!in_window(win, frame, MEMLEAK_PY_FRAME_HEAD) &&
-	    ((frame & 7) || !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))
-		return false;
-	base = (frame - win->lo) / 8;
-	if (win_u64(win, base, o->previous) != s->previous ||
-	    win_u64(win, base, o->code) != s->code || win_u64(win, base, o->instr) != s->instr ||
-	    win_u8(win, base, o->owner) != s->owner || win_u8(win, base, o->is_entry) != s->is_entry)
-		return false;
-	c->frame = s->previous;
-	return true;
-}
-
-static long py_same_step(__u32 r, void *ctx)
-{
-	struct py_same *c = ctx;
-
-	for (__u32 k = 0; k < PY_SAME_ROUND; k++) {
-		__u32 i = r * PY_SAME_ROUND + k;
-
-		if (i >= c->nr)
-			return 1;
-		if (!py_same_head(c, i)) {
-			c->differs = true;
-			return 1;
-		}
+	*set = known_set_of(id, kind, key);
+	if (!*set) {
+		count(CNT_PY_STACK_ERRORS);
+		return -1;
 	}
-	return 0;
+	k = known_find(*set, *key, check);
+	if (k == KNOWN_OTHER)
+		count(CNT_PY_STACK_ERRORS);
+	return k == KNOWN_SENT ? 1 : k == KNOWN_OTHER ? -1 : 0;
 }
 
-/*
- * Would a walk from frame find the thread's last stack? Yes when no code
- * object was freed since that walk began and every head it read reads
- * the same: the walk then takes the same steps to the same end.
- */
-static __always_inline bool py_same_stack(const struct py_offsets *o, const struct py_thread *last,
-					  struct stack_window *win, __u64 frame, __u64 frees,
-					  __u64 gen)
-{
-	struct py_same c = { o, last, win, frame, last->nr, false };
-
-	if (!frame || last->frame != frame || last->frees != frees || last->gen != gen ||
-	    !c.nr || c.nr > PY_LAST_STEPS)
-		return false;
-	bpf_loop((c.nr + PY_SAME_ROUND - 1) / PY_SAME_ROUND, py_same_step, &c, 0);
-	return !c.differs;
-}
+#include "python_last.bpf.h"
 
 /* One frame per bpf_loop round: the verifier checks the step once. */
 static long py_step(__u32 i, void *ctx)
@@ -597,27 +434,6 @@ static __always_inline __u64 py_stack_check(const struct py_stack *st)
 			       st->entries), f->instr ^ f->born), f->code), l->instr ^ l->code) | 1;
 }
 
-/*
- * Is id of kind (check: what tells it apart) sent in this generation?
- * Then 1; 0 to send it, with *set and *key to remember it by; -1: another
- * under its id, or no set (counted).
- */
-static __always_inline int py_known(__u64 id, __u32 kind, __u64 check, struct known_set **set,
-				    __u64 *key)
-{
-	enum known k;
-
-	*set = known_set_of(id, kind, key);
-	if (!*set) {
-		count(CNT_PY_STACK_ERRORS);
-		return -1;
-	}
-	k = known_find(*set, *key, check);
-	if (k == KNOWN_OTHER)
-		count(CNT_PY_STACK_ERRORS);
-	return k == KNOWN_SENT ? 1 : k == KNOWN_OTHER ? -1 : 0;
-}
-
 /* Frame i into the hash of a stack: a round of bpf_loop, checked once. */
 static long py_hash_step(__u32 i, void *ctx)
 {
@@ -661,43 +477,6 @@ static __always_inline __u64 py_stack_id(struct py_walk *w, struct py_msg *msg, 
 	/* Sent the first time this generation: its code objects may be new too, and alive now. */
 	bpf_loop(MEMLEAK_PY_MAX_FRAMES, py_send_code, w, 0);
 	return h;
-}
-
-/* What a walk would begin from: py_last_id()'s question, and its answer in id. */
-struct py_last_ask {
-	__u64 frame, frees, gen;	/* py_code_frees and py_code_gen, read before */
-	__u64 id;
-	__u32 cleared;			/* stacks_cleared + 1, read before */
-};
-
-/*
- * The thread's last stack, when a walk from a->frame would find it again:
- * 1 and its id in a->id once known sent in this generation; 0 for a walk;
- * -1 (an error, counted) for no Python frames. A global function: the
- * verifier checks it once, and the walk after it once, not once for each
- * way out of it.
- */
-__noinline int py_last_id(const struct py_offsets *o, struct py_thread *last,
-			  struct py_last_ask *a)
-{
-	struct stack_window *win;
-	struct known_set *s;
-	__u32 zero = 0;
-	__u64 key;
-	int known;
-
-	if (!o || !last || !a)
-		return 0;
-	win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!win || !py_same_stack(o, last, win, a->frame, a->frees, a->gen))
-		return 0;
-	a->id = last->id;
-	if (last->sent == a->cleared)
-		return 1;
-	known = py_known(last->id, STACK_MSG_PYTHON, last->check, &s, &key);
-	if (known > 0)
-		last->sent = a->cleared;
-	return known;
 }
 
 /*

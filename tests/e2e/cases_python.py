@@ -530,6 +530,44 @@ def py_code_reuse_case(work):
 	return errs
 
 
+SAME_LEAF_ROUNDS = 2000
+SAME_LEAF_SIZES = {"via_a": 3000, "via_b": 5000}	# same_leaf.py's SIZE_A, SIZE_B
+
+
+def py_same_leaf_case(work):
+	"""same_leaf.py: one leaf called by two callers in turn, from frames at the
+	same addresses, at the same instructions; only the callers' frame heads
+	differ. Each caller's blocks under its own stacks, all of them: a thread's
+	last Python stack (bpf/python_last.bpf.h) stands for a walk only when
+	every head reads the same, not the first one."""
+	js = work.path("report.json")
+	cmd = "%s %s %d" % (PY, os.path.join(PYVICTIMS, "same_leaf.py"), SAME_LEAF_ROUNDS)
+	argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000", "-c", cmd]
+	p = work.start(argv, env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	errs = [] if "SAME_LEAF rounds=" in work.read("tracer.stdout") else ["the victim did not finish"]
+	got = {}
+	for s in load_report(js).get("stacks") or []:
+		i, f = py_site(s)
+		if not f or f.get("function") != "leaf" or s["api"] not in PY_HEAP_APIS:
+			continue
+		if s["bytes"] <= PY_LARGE * s["allocs"]:
+			continue
+		py = [x.get("function") for x in s["frames"][i + 1:] if x.get("language") == "python"]
+		b, a = got.get(py[0] if py else None, (0, 0))
+		got[py[0] if py else None] = (b + s["bytes"], a + s["allocs"])
+	for caller, size in SAME_LEAF_SIZES.items():
+		b, a = got.pop(caller, (0, 0))
+		# bytearray(n) asks for n + 1 bytes; whatever it adds, one size per block.
+		if a != SAME_LEAF_ROUNDS or not size * a <= b <= (size + 16) * a:
+			errs.append("leaf under %s: %d bytes in %d blocks, expected %d blocks of %d+ bytes" % (
+				caller, b, a, SAME_LEAF_ROUNDS, size))
+	if got:
+		errs.append("leaf's blocks under other callers: %r" % got)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def py_stack_ring_full_case(work):
 	"""code_reuse.py's 200 functions, each a Python stack of its own, through
 	a stack ring of one page (--new-stack-buffer 4K): Python stacks and pairs
@@ -609,6 +647,7 @@ CASES = [
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_code_reuse_c", TRACE, [PY], py_code_reuse_case),
+	("py_same_leaf_c", TRACE, [PY], py_same_leaf_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
 	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
 	("py_objects_sample_c", TRACE, [pyenv_python("3.11")], py_objects_sample_case),

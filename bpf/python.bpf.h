@@ -204,7 +204,8 @@ struct py_walk {
 	bool fault;
 	struct py_line_cache *lines;	/* NULL: read every linetable */
 	__u64 gen;		/* py_code_gen as the walk began */
-	struct py_thread *last;	/* where the heads read are noted (and counted), or NULL */
+	struct py_thread *thr;	/* where the heads read are noted (and counted), or NULL */
+	__u32 way;		/* in which of its last stacks */
 	bool ended;		/* at a frame without code or previous: the chain's end */
 	__u64 h;		/* the hash of its frames, as py_hash_step() goes */
 };
@@ -485,14 +486,15 @@ static __always_inline __u64 py_stack_id(struct py_walk *w, struct py_msg *msg, 
  */
 static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag, bool own)
 {
-	struct py_thread *last = NULL;
+	struct py_thread *thr = NULL;
+	struct py_last *last = NULL;
 	struct py_walk w = {};
 	struct py_msg *msg;
 	__u64 ts, id, check = 0, frees = 0, frame, hop = 0;
 	__u32 zero = 0, cleared;
 	int known;
 
-	ts = py_thread_state(o, &hop, &last);
+	ts = py_thread_state(o, &hop, &thr);
 	if (!ts)
 		return 0;
 	w.o = o;
@@ -508,19 +510,21 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	}
 	/* A followed process's code objects: no probe tells when they are freed. */
 	if (!w.lines || !w.win)
-		last = NULL;
+		thr = NULL;
 	frame = w.frame = py_follow(hop, &o->frame[1], o->nr_frame - 1);
 	cleared = *(volatile __u32 *)&stacks_cleared + 1;
-	if (last) {
-		struct py_last_ask a = { frame, frees, w.gen, 0, cleared };
+	if (thr) {
+		struct py_last_ask a = { frame, frees, w.gen, 0, cleared, 0 };
 
-		known = py_last_id(o, last, &a);
+		known = py_last_id(o, thr, &a);
 		if (known)
 			return known > 0 ? a.id : 0;
 		/* Its heads are noted again as this walk reads them. */
+		last = &thr->way[a.way & (PY_LAST_WAYS - 1)];
 		last->frame = 0;
 		last->nr = 0;
-		w.last = last;
+		w.thr = thr;
+		w.way = a.way & (PY_LAST_WAYS - 1);
 	}
 	msg = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!msg)

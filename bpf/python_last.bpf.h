@@ -27,16 +27,36 @@ struct py_last_step {
 	__u32 owner, is_entry;	/* head_u8() of each */
 };
 
-/* Per thread: the PyThreadState it was last seen running with, and its last stack. */
-struct py_thread {
-	__u64 ts;
-	__u64 frame;		/* where the last walk began; 0: no stack kept */
+/*
+ * A loop allocates from a few instructions of its innermost frame in turn
+ * (tests/bench/pydeep.py: a dict, a list, the list's growth): a thread
+ * keeps its last stacks in PY_LAST_WAYS ways, one per (first frame, its
+ * code and instruction), the oldest written over.
+ */
+#define PY_LAST_WAYS 4
+
+struct py_last {
+	__u64 frame;		/* where the walk began; 0: no stack kept */
 	__u64 frees, gen;	/* py_code_frees and py_code_gen before it began */
 	__u64 id, check;	/* its stack's id and py_stack_check() */
 	__u32 sent;		/* stacks_cleared + 1 when id was known sent; 0: look it up */
-	__u32 nr;		/* heads the walk read; in step, the first PY_LAST_STEPS */
-	struct py_last_step step[PY_LAST_STEPS];
+	__u32 nr;		/* heads the walk read; in its steps, the first PY_LAST_STEPS */
 };
+
+/* Per thread: the PyThreadState it was last seen running with, and its last stacks. */
+struct py_thread {
+	__u64 ts;
+	__u32 next;		/* the way a new stack takes when none is its own */
+	__u32 pad;
+	struct py_last way[PY_LAST_WAYS];
+	/*
+	 * Way i's heads from step[i * PY_LAST_STEPS] on: one array, indexed by
+	 * a number, so that the verifier does not follow a pointer to each way.
+	 */
+	struct py_last_step step[PY_LAST_WAYS * PY_LAST_STEPS];
+};
+
+#define PY_LAST_STEP_MASK (PY_LAST_WAYS * PY_LAST_STEPS - 1)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -92,22 +112,25 @@ static __always_inline void py_head_fields(const struct py_offsets *o, const __u
  */
 static __always_inline void py_note_head(struct py_walk *w, const __u64 *head)
 {
-	struct py_thread *last = w->last;
+	struct py_thread *thr = w->thr;
+	struct py_last *last;
 	__u32 n;
 
-	if (!last)
+	if (!thr)
 		return;
+	last = &thr->way[w->way & (PY_LAST_WAYS - 1)];
 	n = last->nr;
 	if (n < PY_LAST_STEPS)
-		py_head_fields(w->o, head, &last->step[n & (PY_LAST_STEPS - 1)]);
+		py_head_fields(w->o, head, &thr->step[(w->way * PY_LAST_STEPS + n) & PY_LAST_STEP_MASK]);
 	last->nr = n + 1;
 }
 
 struct py_same {
 	const struct py_offsets *o;
-	const struct py_thread *last;
+	const struct py_thread *thr;
 	struct stack_window *win;
 	__u64 frame;
+	__u32 first;		/* the way's first step */
 	__u32 nr;
 	bool differs;
 };
@@ -140,7 +163,7 @@ static __always_inline __u32 win_u8(const struct stack_window *win, __u32 base, 
  */
 static __always_inline bool py_same_head(struct py_same *c, __u32 i)
 {
-	const struct py_last_step *s = &c->last->step[i & (PY_LAST_STEPS - 1)];
+	const struct py_last_step *s = &c->thr->step[(c->first + i) & PY_LAST_STEP_MASK];
 	const struct py_offsets *o = c->o;
 	struct stack_window *win = c->win;
 	__u64 frame = c->frame, lo = frame & ~4095ULL;
@@ -180,11 +203,12 @@ static long py_same_step(__u32 r, void *ctx)
  * object was freed since that walk began and every head it read reads
  * the same: the walk then takes the same steps to the same end.
  */
-static __always_inline bool py_same_stack(const struct py_offsets *o, const struct py_thread *last,
-					  struct stack_window *win, __u64 frame, __u64 frees,
-					  __u64 gen)
+static __always_inline bool py_same_stack(const struct py_offsets *o, const struct py_thread *thr,
+					  __u32 way, struct stack_window *win, __u64 frame,
+					  __u64 frees, __u64 gen)
 {
-	struct py_same c = { o, last, win, frame, last->nr, false };
+	const struct py_last *last = &thr->way[way & (PY_LAST_WAYS - 1)];
+	struct py_same c = { o, thr, win, frame, way * PY_LAST_STEPS, last->nr, false };
 
 	if (!frame || last->frame != frame || last->frees != frees || last->gen != gen ||
 	    !c.nr || c.nr > PY_LAST_STEPS)
@@ -193,33 +217,67 @@ static __always_inline bool py_same_stack(const struct py_offsets *o, const stru
 	return !c.differs;
 }
 
-/* What a walk would begin from: py_last_id()'s question, and its answer in id. */
+/* What a walk would begin from: py_last_id()'s question, and its answer in id and way. */
 struct py_last_ask {
 	__u64 frame, frees, gen;	/* py_code_frees and py_code_gen, read before */
 	__u64 id;
 	__u32 cleared;			/* stacks_cleared + 1, read before */
+	__u32 way;			/* where a walk notes its stack */
 };
 
 /*
- * The thread's last stack, when a walk from a->frame would find it again:
- * 1 and its id in a->id once known sent in this generation; 0 for a walk;
- * -1 (an error, counted) for no Python frames. A global function: the
- * verifier checks it once, and the walk after it once, not once for each
- * way out of it.
+ * The way of the thread's last stacks that a walk from frame, whose head
+ * is in the window, would find if any: the one that began there, in the
+ * same code at the same instruction. Else the way to write over.
  */
-__noinline int py_last_id(const struct py_offsets *o, struct py_thread *last,
+static __always_inline __u32 py_last_way(const struct py_offsets *o, struct py_thread *thr,
+					 const struct stack_window *win, __u64 frame)
+{
+	__u32 base = (frame - win->lo) / 8, way = thr->next;
+	__u64 code = win_u64(win, base, o->code), instr = win_u64(win, base, o->instr);
+
+	for (__u32 i = 0; i < PY_LAST_WAYS; i++) {
+		const struct py_last *l = &thr->way[i];
+
+		const struct py_last_step *f = &thr->step[i * PY_LAST_STEPS];
+
+		if (l->frame == frame && f->code == code && f->instr == instr)
+			return i;
+	}
+	thr->next = way + 1;
+	return way & (PY_LAST_WAYS - 1);
+}
+
+/*
+ * The thread's last stack from a->frame, when a walk would find it again:
+ * 1 and its id in a->id once known sent in this generation; 0 for a walk,
+ * to note its stack in way a->way; -1 (an error, counted) for no Python
+ * frames. A global function: the verifier checks it once, and the walk
+ * after it once, not once for each way out of it.
+ */
+__noinline int py_last_id(const struct py_offsets *o, struct py_thread *thr,
 			  struct py_last_ask *a)
 {
+	__u64 frame, lo, key;
 	struct stack_window *win;
+	struct py_last *last;
 	struct known_set *s;
 	__u32 zero = 0;
-	__u64 key;
 	int known;
 
-	if (!o || !last || !a)
+	if (!o || !thr || !a)
 		return 0;
+	frame = a->frame;
+	lo = frame & ~4095ULL;
 	win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!win || !py_same_stack(o, last, win, a->frame, a->frees, a->gen))
+	if (!win || (!in_window(win, frame, MEMLEAK_PY_FRAME_HEAD) &&
+		     ((frame & 7) || !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))) {
+		a->way = thr->next++ & (PY_LAST_WAYS - 1);
+		return 0;
+	}
+	a->way = py_last_way(o, thr, win, frame);
+	last = &thr->way[a->way & (PY_LAST_WAYS - 1)];
+	if (!py_same_stack(o, thr, a->way, win, frame, a->frees, a->gen))
 		return 0;
 	a->id = last->id;
 	if (last->sent == a->cleared)

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A thread's PyThreadState and its last Python stack, for python.bpf.h,
- * which includes this once, before its walk (py_step), which notes in the
- * last stack the heads it reads.
+ * A thread's PyThreadState and its last Python stacks, for python.bpf.h,
+ * which includes this once, before its walk (py_step), which notes the
+ * heads it reads in one of them.
  */
 #ifndef PYTHON_LAST_BPF_H
 #define PYTHON_LAST_BPF_H
 
 /*
- * A thread's last Python stack. The frames a walk finds follow from nothing
+ * A thread's last Python stacks. The frames a walk finds follow from nothing
  * but the frame it starts from and what it reads in each frame's head
  * (previous, owner, code, instr, is_entry), and, for each code object, its
  * linetable and born: while no code object has been freed since the walk

@@ -29,11 +29,12 @@ struct py_last_step {
 
 /*
  * A loop allocates from a few instructions of its innermost frame in turn
- * (tests/bench/pydeep.py: a dict, a list, the list's growth): a thread
- * keeps its last stacks in PY_LAST_WAYS ways, one per (first frame, its
- * code and instruction), the oldest written over.
+ * (tests/bench/pydeep.py: a dict, a list, the list's growth; alloc.py's
+ * loop from six or more): a thread keeps its last stacks in PY_LAST_WAYS
+ * ways, by (first frame, its code and instruction), direct-mapped.
+ * 8 ways of 64 heads: 16 KiB a thread that runs Python.
  */
-#define PY_LAST_WAYS 4
+#define PY_LAST_WAYS 8
 
 struct py_last {
 	__u64 frame;		/* where the walk began; 0: no stack kept */
@@ -46,8 +47,6 @@ struct py_last {
 /* Per thread: the PyThreadState it was last seen running with, and its last stacks. */
 struct py_thread {
 	__u64 ts;
-	__u32 next;		/* the way a new stack takes when none is its own */
-	__u32 pad;
 	struct py_last way[PY_LAST_WAYS];
 	/*
 	 * Way i's heads from step[i * PY_LAST_STEPS] on: one array, indexed by
@@ -226,26 +225,18 @@ struct py_last_ask {
 };
 
 /*
- * The way of the thread's last stacks that a walk from frame, whose head
- * is in the window, would find if any: the one that began there, in the
- * same code at the same instruction. Else the way to write over.
+ * The way of the thread's last stacks for a walk from frame, whose head is
+ * in the window: by its code and instruction, and frame (direct-mapped: a
+ * loop that allocates from more places than there are ways keeps some of
+ * them, where a round of the ways would keep none).
  */
-static __always_inline __u32 py_last_way(const struct py_offsets *o, struct py_thread *thr,
+static __always_inline __u32 py_last_way(const struct py_offsets *o,
 					 const struct stack_window *win, __u64 frame)
 {
-	__u32 base = (frame - win->lo) / 8, way = thr->next;
-	__u64 code = win_u64(win, base, o->code), instr = win_u64(win, base, o->instr);
+	__u32 base = (frame - win->lo) / 8;
+	__u64 k = mix(mix(frame, win_u64(win, base, o->code)), win_u64(win, base, o->instr));
 
-	for (__u32 i = 0; i < PY_LAST_WAYS; i++) {
-		const struct py_last *l = &thr->way[i];
-
-		const struct py_last_step *f = &thr->step[i * PY_LAST_STEPS];
-
-		if (l->frame == frame && f->code == code && f->instr == instr)
-			return i;
-	}
-	thr->next = way + 1;
-	return way & (PY_LAST_WAYS - 1);
+	return (k >> 32) & (PY_LAST_WAYS - 1);
 }
 
 /*
@@ -272,10 +263,10 @@ __noinline int py_last_id(const struct py_offsets *o, struct py_thread *thr,
 	win = bpf_map_lookup_elem(&stack_window, &zero);
 	if (!win || (!in_window(win, frame, MEMLEAK_PY_FRAME_HEAD) &&
 		     ((frame & 7) || !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))) {
-		a->way = thr->next++ & (PY_LAST_WAYS - 1);
+		a->way = 0;
 		return 0;
 	}
-	a->way = py_last_way(o, thr, win, frame);
+	a->way = py_last_way(o, win, frame);
 	last = &thr->way[a->way & (PY_LAST_WAYS - 1)];
 	if (!py_same_stack(o, thr, a->way, win, frame, a->frees, a->gen))
 		return 0;

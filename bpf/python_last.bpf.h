@@ -101,7 +101,8 @@ static __always_inline void py_head_fields(const struct py_offsets *o, const __u
 	f->code = head_u64(head, o->code);
 	f->instr = head_u64(head, o->instr);
 	f->owner = head_u8(head, o->owner);
-	f->is_entry = head_u8(head, o->is_entry);
+	/* 3.12+: no is_entry, and the owner's byte again, as py_same_head() reads it. */
+	f->is_entry = head_u8(head, o->is_entry < MEMLEAK_PY_FRAME_HEAD ? o->is_entry : o->owner);
 }
 
 /*
@@ -125,12 +126,13 @@ static __always_inline void py_note_head(struct py_walk *w, const __u64 *head)
 }
 
 struct py_same {
-	const struct py_offsets *o;
 	const struct py_thread *thr;
 	struct stack_window *win;
 	__u64 frame;
 	__u32 first;		/* the way's first step */
 	__u32 nr;
+	/* Where py_head_fields() finds each field: a word of the head, and a byte's shift in it. */
+	__u32 previous, code, instr, owner, is_entry, owner_shift, entry_shift;
 	bool differs;
 };
 
@@ -140,19 +142,10 @@ struct py_same {
  */
 #define PY_SAME_ROUND 8
 
-/* A head's field in the window, at base (its first word's index), as head_u64() reads it. */
-static __always_inline __u64 win_u64(const struct stack_window *win, __u32 base, __u32 off)
+/* A word of the head at base (its first word's index) in the window. */
+static __always_inline __u64 win_word(const struct stack_window *win, __u32 base, __u32 word)
 {
-	return off <= MEMLEAK_PY_FRAME_HEAD - 8 ?
-		       win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] : 0;
-}
-
-/* As head_u8() reads it (x86-64: little-endian). */
-static __always_inline __u32 win_u8(const struct stack_window *win, __u32 base, __u32 off)
-{
-	return off < MEMLEAK_PY_FRAME_HEAD ?
-		       (__u8)(win->w[(base + (off >> 3)) & (STACK_CACHE_WINDOW / 8 - 1)] >> (off & 7) * 8) :
-		       MEMLEAK_PY_NONE;
+	return win->w[(base + word) & (STACK_CACHE_WINDOW / 8 - 1)];
 }
 
 /*
@@ -163,7 +156,6 @@ static __always_inline __u32 win_u8(const struct stack_window *win, __u32 base, 
 static __always_inline bool py_same_head(struct py_same *c, __u32 i)
 {
 	const struct py_last_step *s = &c->thr->step[(c->first + i) & PY_LAST_STEP_MASK];
-	const struct py_offsets *o = c->o;
 	struct stack_window *win = c->win;
 	__u64 frame = c->frame, lo = frame & ~4095ULL;
 	__u32 base;
@@ -172,9 +164,10 @@ static __always_inline bool py_same_head(struct py_same *c, __u32 i)
 	    ((frame & 7) || !window_fill(win, lo, frame + MEMLEAK_PY_FRAME_HEAD - lo)))
 		return false;
 	base = (frame - win->lo) / 8;
-	if (win_u64(win, base, o->previous) != s->previous ||
-	    win_u64(win, base, o->code) != s->code || win_u64(win, base, o->instr) != s->instr ||
-	    win_u8(win, base, o->owner) != s->owner || win_u8(win, base, o->is_entry) != s->is_entry)
+	if (win_word(win, base, c->previous) != s->previous ||
+	    win_word(win, base, c->code) != s->code || win_word(win, base, c->instr) != s->instr ||
+	    (__u8)(win_word(win, base, c->owner) >> c->owner_shift) != s->owner ||
+	    (__u8)(win_word(win, base, c->is_entry) >> c->entry_shift) != s->is_entry)
 		return false;
 	c->frame = s->previous;
 	return true;
@@ -207,8 +200,16 @@ static __always_inline bool py_same_stack(const struct py_offsets *o, const stru
 					  __u64 frees, __u64 gen)
 {
 	const struct py_last *last = &thr->way[way & (PY_LAST_WAYS - 1)];
-	struct py_same c = { o, thr, win, frame, way * PY_LAST_STEPS, last->nr, false };
+	__u32 entry = o->is_entry < MEMLEAK_PY_FRAME_HEAD ? o->is_entry : o->owner;
+	struct py_same c = {
+		thr, win, frame, way * PY_LAST_STEPS, last->nr, o->previous / 8, o->code / 8,
+		o->instr / 8, o->owner / 8, entry / 8, (o->owner & 7) * 8, (entry & 7) * 8, false
+	};
 
+	/* Fields outside the head (user space refuses them): walk, as py_step() reads them. */
+	if (o->previous > MEMLEAK_PY_FRAME_HEAD - 8 || o->code > MEMLEAK_PY_FRAME_HEAD - 8 ||
+	    o->instr > MEMLEAK_PY_FRAME_HEAD - 8 || o->owner >= MEMLEAK_PY_FRAME_HEAD)
+		return false;
 	if (!frame || last->frame != frame || last->frees != frees || last->gen != gen ||
 	    !c.nr || c.nr > PY_LAST_STEPS)
 		return false;
@@ -234,7 +235,7 @@ static __always_inline __u32 py_last_way(const struct py_offsets *o,
 					 const struct stack_window *win, __u64 frame)
 {
 	__u32 base = (frame - win->lo) / 8;
-	__u64 k = mix(mix(frame, win_u64(win, base, o->code)), win_u64(win, base, o->instr));
+	__u64 k = mix(mix(frame, win_word(win, base, o->code / 8)), win_word(win, base, o->instr / 8));
 
 	return (k >> 32) & (PY_LAST_WAYS - 1);
 }

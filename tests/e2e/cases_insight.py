@@ -213,6 +213,14 @@ def check_stopped(work, truth):
 		errs.append("final text: no \"grew, then stopped\" verdict")
 	if re.search(r"\nVerdict: no leak seen", text):
 		errs.append("final text says no leak seen")
+	# Where it grew, by name: the leak's site, the most leak-like stack's while it grew.
+	site = grew.get("site") or {}
+	line = [int(t["line"]) for t in truth if t["site"] == "site_leak"][:1] or [None]
+	if (site.get("function"), site.get("line")) != ("site_leak", line[0]):
+		errs.append("memory.grew.site %r, expected site_leak at line %s" % (site, line[0]))
+	if not re.search(r"\), the most leak-like at site_leak \([^\n]*v_trend\.c:%s\);\n" %
+			 line[0], text):
+		errs.append("final text does not name site_leak at its line as the most leak-like")
 	return errs
 
 

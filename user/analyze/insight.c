@@ -558,6 +558,14 @@ static int peak(struct insight *in, const struct snapshot *snap, const struct ag
  * A report that names a leak is remembered, so that a later one that sees
  * no stack grow says it stopped rather than that there was none.
  */
+/* The site of the most leak-like stack, kept by name: its frames are the report's. */
+static void note_site(struct report_grew *g, const struct report_frame *f)
+{
+	snprintf(g->function, sizeof(g->function), "%s", f && f->function ? f->function : "");
+	snprintf(g->file, sizeof(g->file), "%s", f && f->file ? f->file : "");
+	g->line = f ? f->line : 0;
+}
+
 static void note_leak(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		      const struct report *r)
 {
@@ -576,6 +584,7 @@ static void note_leak(struct insight *in, const struct snapshot *snap, const str
 	in->grew.stacks = a->nr_growing;
 	in->grew.slope = slope;
 	in->grew.live = agg->totals.outstanding_bytes;
+	note_site(&in->grew, r->stacks[a->growing[0]].site_frame);
 }
 
 static int fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,

@@ -237,11 +237,15 @@ enum report_verdict {
 };
 
 /* The last leak the reports named (struct report_memory.grew). */
+#define REPORT_GREW_NAME 256
 struct report_grew {
 	size_t stacks;		/* growing at the last report that named it; 0: none named */
 	double from_s, to_s;	/* the first and the last report that named it */
 	double slope;		/* their bytes per second added up, at the last */
 	uint64_t live;		/* the outstanding bytes then */
+	/* The most leak-like stack's site then: its frame's names, cut to fit ("": none). */
+	char function[REPORT_GREW_NAME], file[REPORT_GREW_NAME];
+	int line;		/* 0: unknown */
 };
 
 /* Who serves malloc in the target: each keeps freed memory its own way. */

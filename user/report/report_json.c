@@ -456,7 +456,19 @@ static void put_grew(const struct report_grew *g, FILE *f)
 	fprintf(f, "             \"grew\": {\"from_s\": %.3f, \"to_s\": %.3f, \"stacks\": %zu, "
 		"\"bytes_per_s\": ", g->from_s, g->to_s, g->stacks);
 	put_num(g->slope, f);
-	fprintf(f, ", \"live_bytes\": %llu},\n", (unsigned long long)g->live);
+	fprintf(f, ", \"live_bytes\": %llu, \"site\": ", (unsigned long long)g->live);
+	if (!g->function[0]) {
+		fputs("null},\n", f);
+		return;
+	}
+	fputs("{\"function\": ", f);
+	json_put__string(g->function, f);
+	fputs(", \"file\": ", f);
+	if (g->file[0])
+		json_put__string(g->file, f);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"line\": %d}},\n", g->line);
 }
 
 static void put_memory(const struct report *r, FILE *f)

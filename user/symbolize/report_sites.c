@@ -58,13 +58,28 @@ static int take_frame(struct report_frame *frames, size_t nr, size_t at, uint64_
 	return *out ? 0 : -ENOMEM;
 }
 
+/* Which of an address's frames frame_at() takes: the user's, or a named one not the runtime's. */
+typedef bool frame_pick(const struct report_frame *f, const struct site_rules *rules);
+
+static bool pick_own(const struct report_frame *f, const struct site_rules *rules)
+{
+	return sites__own_native(f, rules->own, rules->interp);
+}
+
+static bool pick_named(const struct report_frame *f, const struct site_rules *rules)
+{
+	(void)rules;
+	return f->function && !runtime_frames__internal(f);
+}
+
 /*
  * Of ip's frames (its inlined calls' innermost first, then its function's),
- * the first that is the user's, or with rules NULL the innermost: *out, or
+ * the first that pick takes, or with pick NULL the innermost: *out, or
  * NULL when none is. 0 or -ENOMEM.
  */
 static int frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
-		    const struct site_rules *rules, struct report_frame **out, bool *lasts)
+		    frame_pick *pick, const struct site_rules *rules, struct report_frame **out,
+		    bool *lasts)
 {
 	struct report_frame *frames = NULL;
 	size_t nr = 0, at = 0;
@@ -79,10 +94,10 @@ static int frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t
 		frames_free(frames, nr);
 		return err;
 	}
-	if (rules) {
-		while (at < nr && !sites__own_native(&frames[at], rules->own, rules->interp))
+	if (pick) {
+		while (at < nr && !pick(&frames[at], rules))
 			at++;
-		if (at == nr) {	/* none, or not even a name: not the user's */
+		if (at == nr) {	/* none, or not even a name */
 			frames_free(frames, nr);
 			return 0;
 		}
@@ -158,34 +173,6 @@ static int python_site(const struct py_stack *py, const struct pycode *pc,
 }
 
 /*
- * Of ip's frames, inlined ones first, the innermost with a name that is not
- * the runtime's nor a standard container's (analyze/runtime_frames.h):
- * *out, or NULL. 0 or -ENOMEM.
- */
-static int named_frame_at(struct symbolizer *sym, const struct modules *mods, uint64_t ip,
-			  struct report_frame **out, bool *lasts)
-{
-	struct report_frame *frames = NULL;
-	size_t nr = 0, at = 0;
-	int err = sym ? symbolizer__resolve(sym, mods, ip, true, &frames, &nr) : 0;
-
-	if (!sym || err || !mods || !modules__find(mods, ip))
-		*lasts = false;	/* as frame_at's */
-	*out = NULL;
-	if (err == -ENOMEM) {
-		frames_free(frames, nr);
-		return err;
-	}
-	while (at < nr && (!frames[at].function || runtime_frames__internal(&frames[at])))
-		at++;
-	if (at == nr) {
-		frames_free(frames, nr);
-		return 0;
-	}
-	return take_frame(frames, nr, at, ip, out);
-}
-
-/*
  * A stripped program's frame has no name (fstminimize+0x38cd): the user
  * cannot act on it. The innermost named frame inside it that is not the
  * runtime's says what did the work: *out replaced by it when there is
@@ -201,7 +188,7 @@ static int named_instead(const uint64_t *ips, uint32_t first, uint32_t own_at,
 	if ((*out)->function || (*out)->file)
 		return 0;
 	for (uint32_t i = first; i < own_at && !err && !named; i++)
-		err = named_frame_at(sym, mods, ips[i], &named, lasts);
+		err = frame_at(sym, mods, ips[i], pick_named, NULL, &named, lasts);
 	if (named) {
 		report__frame_free(*out);
 		free(*out);
@@ -232,7 +219,7 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 
 		if (m && !by_file && !sites__own_module(m->path, rules->interp))
 			continue;
-		err = frame_at(sym, mods, ips[i], rules, out, lasts);
+		err = frame_at(sym, mods, ips[i], pick_own, rules, out, lasts);
 		if (err)
 			return err;
 		if (*out) {
@@ -277,7 +264,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 	}
 	/* None of the user's: where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
-		err = frame_at(sym, mods, ips[first], NULL, &st->site_frame, native);
+		err = frame_at(sym, mods, ips[first], NULL, NULL, &st->site_frame, native);
 	*native = *native && !err && st->site_frame;
 	return err;
 }

@@ -54,7 +54,6 @@ section of docs/PERFORMANCE.md.
 import json
 import os
 import platform
-import random
 import re
 import shutil
 import statistics
@@ -153,23 +152,9 @@ def make_data(workloads=()):
 
 
 def make_lexicon(base):
-	"""A speech lexicon's shape (Kaldi's L.fst): FST_WORDS random words, each its own path
-	from the start, its id on the first arc; compiled and determinized, for fstminimize."""
-	rnd, words = random.Random(1), set()
-	while len(words) < FST_WORDS:
-		words.add("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz")
-				  for _ in range(rnd.randint(3, 10))))
-	lines, state = [], 1
-	for i, w in enumerate(sorted(words)):
-		prev = 0
-		for k, ch in enumerate(w):
-			lines.append("%d %d %d %d" % (prev, state, ord(ch) - 96, i + 1 if k == 0 else 0))
-			prev, state = state, state + 1
-		lines.append("%d" % prev)
-	with open(base + ".txt", "w") as f:
-		f.write("\n".join(lines) + "\n")
-	subprocess.run(["fstcompile", base + ".txt", base + ".fst"], check=True)
-	subprocess.run(["fstdeterminize", base + ".fst", base + ".det.fst"], check=True)
+	"""The FST openfst minimizes: FST_WORDS words of a lexicon (tests/bench/lexicon.py)."""
+	subprocess.run([sys.executable, os.path.join(ROOT, "tests", "bench", "lexicon.py"), base,
+			str(FST_WORDS)], check=True)
 
 
 class Run:

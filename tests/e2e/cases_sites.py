@@ -20,9 +20,9 @@ Python. The report must site it at the user's line (docs/ANALYSIS.md, "Sites"):
 """
 
 import os
-import random
 import re
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 
@@ -229,24 +229,12 @@ FST = "/usr/bin/fstminimize"
 
 
 def make_fst(work, words=3000):
-	"""A lexicon's shape (Kaldi's L.fst), compiled and determinized: the input fstminimize reads."""
-	rnd, seen = random.Random(1), set()
-	while len(seen) < words:
-		seen.add("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10))))
-	lines, state = [], 1
-	for i, w in enumerate(sorted(seen)):
-		prev = 0
-		for k, ch in enumerate(w):
-			lines.append("%d %d %d %d" % (prev, state, ord(ch) - 96, i + 1 if k == 0 else 0))
-			prev, state = state, state + 1
-		lines.append("%d" % prev)
-	with open(work.path("lex.txt"), "w") as f:
-		f.write("\n".join(lines) + "\n")
-	for argv in (["fstcompile", work.path("lex.txt"), work.path("lex.fst")],
-		     ["fstdeterminize", work.path("lex.fst"), work.path("det.fst")]):
-		if subprocess.run(argv, stdin=subprocess.DEVNULL).returncode:
-			raise lib.CaseFailed("%s failed" % argv[0])
-	return work.path("det.fst")
+	"""A lexicon's shape (tests/bench/lexicon.py), determinized: the input fstminimize reads."""
+	lex = os.path.join(lib.ROOT, "tests", "bench", "lexicon.py")
+	if subprocess.run([sys.executable, lex, work.path("lex"), str(words)],
+			  stdin=subprocess.DEVNULL).returncode:
+		raise lib.CaseFailed("tests/bench/lexicon.py failed")
+	return work.path("lex.det.fst")
 
 
 def stripped_cxx_case(work):

@@ -7,12 +7,14 @@
  * stacks, of which the text prints a few, so costs a few lookups per
  * stack, not one per frame.
  *
- * A Python stack's site frame is kept from report to report (struct
- * report_sites_carry), by the index its site keeps in a carried reading
- * (probe/snapshot_kept.h): it depends only on the stack's frames, the
- * rules and the code table, whose answers never change once found. It
- * holds while the table is the same one and either every frame of the
- * stack was found in it or it learnt no code since. So does a native
+ * A Python stack's site frame depends only on its Python frames, the
+ * rules and the code table, whose answers never change once found: a
+ * carry (struct report_sites_carry) finds it once per Python stack, for
+ * all the sites whose native stacks pair with it, and keeps it for each
+ * site from report to report, by the index the site keeps in a carried
+ * reading (probe/snapshot_kept.h). It holds while the table is the same
+ * one and either every frame of the stack was found in it or it learnt no
+ * code since. So does a native
  * stack's, found among the target's modules (no JIT's code) while they
  * are the same ones (their count: they are only added to until an exec,
  * which starts the carry anew). Reports borrow them.
@@ -29,6 +31,8 @@
 #include "python/pystack.h"
 #include "report_build.h"
 #include "target/images.h"
+#include "util/idmap.h"
+#include "util/vec.h"
 
 /* What decides whether a frame is the user's: --own, and the interpreter's object. */
 struct site_rules {
@@ -146,30 +150,49 @@ static bool python_import(const struct py_stack *py, const struct pycode *pc)
 	return false;
 }
 
-/* The innermost Python frame the user's (strict), else outside importlib: *out, or none (NULL). */
-static int python_site(const struct py_stack *py, const struct pycode *pc,
-		       const struct site_rules *rules, bool strict, struct report_frame **out)
+/* The innermost Python frame the user's (strict), else outside importlib: in *out; false: none. */
+static bool python_site(const struct py_stack *py, const struct pycode *pc,
+			const struct site_rules *rules, bool strict, struct report_frame *out)
 {
-	struct report_frame f;
-	int ret;
+	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++)
+		if (python_candidate(py, i, pc, rules, strict) && !pystack__frame(py, i, pc, out))
+			return true;
+	return false;
+}
 
-	for (uint32_t i = 0; i < py->nr && i < MEMLEAK_PY_MAX_FRAMES; i++) {
-		if (!python_candidate(py, i, pc, rules, strict))
-			continue;
-		ret = pystack__frame(py, i, pc, &f);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			continue;
-		*out = malloc(sizeof(**out));
-		if (!*out) {
-			report__frame_free(&f);
-			return -ENOMEM;
-		}
-		**out = f;
-		return 0;
-	}
-	return 0;
+/*
+ * What a Python stack gives as its site's frame. Its Python frames, the
+ * rules and the code table decide it, not its native frames: a torch
+ * job's 200,000 stacks pair as many native stacks with some 6,000 Python
+ * ones, so a carry finds it once per Python stack (struct py_site below)
+ * and its sites share it. The frame's names are the code table's.
+ */
+struct py_site {
+	uint64_t id;		/* the Python stack's */
+	struct report_frame frame;	/* when found */
+	uint64_t key;		/* sites__key(&frame) */
+	uint32_t codes;		/* the code table's count then */
+	bool found, own, import;
+	bool known;		/* every frame was in the code table: it holds for good */
+};
+
+/* How many code objects the table knows (none without one). */
+static uint32_t codes_of(const struct pycode *pc)
+{
+	return pc ? (uint32_t)pycode__count(pc) : 0;
+}
+
+static void py_site_find(const struct py_stack *py, const struct pycode *pc,
+			 const struct site_rules *rules, struct py_site *ps)
+{
+	ps->found = ps->own = python_site(py, pc, rules, true, &ps->frame);
+	/* None of the user's: the innermost Python line, as the rules had it. */
+	if (!ps->found)
+		ps->found = python_site(py, pc, rules, false, &ps->frame);
+	ps->import = python_import(py, pc);
+	ps->known = python_known(py, pc);
+	ps->codes = codes_of(pc);
+	ps->key = ps->found ? sites__key(&ps->frame) : 0;
 }
 
 /*
@@ -230,38 +253,55 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 	return 0;
 }
 
-/*
- * What a carry may keep: *python, the frame found is one of its Python
- * frames; *native, a frame of a stack without Python frames, from
- * addresses in the target's modules only, each resolved (the same while
- * the modules are: report_sites_carry.unwrap_epoch).
- */
-static int site_frame(const struct snap_site *site, struct symbolizer *sym,
-		      const struct modules *mods, const struct report_meta *meta,
-		      struct report_stack *st, bool *python, bool *native)
+static struct site_rules rules_of(const struct report_meta *meta)
 {
-	struct site_rules rules = { &meta->own, meta->python ? meta->python->path : NULL };
-	uint32_t first = st->wrapper_ips;
+	return (struct site_rules){ &meta->own, meta->python ? meta->python->path : NULL };
+}
+
+/* Does site's stack have Python frames: then ps of them says its site frame. */
+static bool has_python(const struct snap_site *site)
+{
+	return site->pystack && site->pystack->has_py && site->pystack->python[0].nr;
+}
+
+/*
+ * st's site frame, of a stack with Python frames (ps: what they gave) or
+ * without (ps NULL). A frame ps found is lent when lend (a carry's,
+ * kept as long as the carry), else copied. *native: what a carry may
+ * keep of a stack without Python frames, from addresses in the target's
+ * modules only, each resolved (the same while the modules are:
+ * report_sites_carry.unwrap_epoch).
+ */
+static int site_frame(const struct snap_site *site, const struct py_site *ps, bool lend,
+		      struct symbolizer *sym, const struct modules *mods,
+		      const struct report_meta *meta, struct report_stack *st, bool *native)
+{
+	struct site_rules rules = rules_of(meta);
+	uint32_t first = st->wrapper_ips, nr;
 	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
-	uint32_t nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
-	struct py_stack pybuf;
-	const struct py_stack *py = stack_blob__py(site->pystack, &pybuf);
 	int err = 0;
 
-	*python = false;
-	*native = !(py && py->nr);
-	if (py && py->nr) {
-		err = python_site(py, meta->pycode, &rules, true, &st->site_frame);
-		st->site_own = st->site_frame != NULL;
-		/* None of the user's: the innermost Python line, as the rules had it. */
-		if (!err && !st->site_frame)
-			err = python_site(py, meta->pycode, &rules, false, &st->site_frame);
-		st->site_import = python_import(py, meta->pycode);
-		*python = st->site_frame != NULL;
-	} else {
+	*native = !ps;
+	if (ps) {
+		st->site_own = ps->own;
+		st->site_import = ps->import;
+	}
+	if (ps && ps->found) {
+		st->site_frame = lend ? (struct report_frame *)&ps->frame : malloc(sizeof(ps->frame));
+		if (!st->site_frame)
+			return -ENOMEM;
+		if (!lend)
+			*st->site_frame = ps->frame;
+		st->site_frame_kept = lend;
+		st->site_keyed = true;
+		st->site_key = ps->key;
+		return 0;
+	}
+	/* The native frames only now: a Python stack's site is seldom in them. */
+	nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
+	if (!ps)
 		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame,
 				  &st->site_own, native);
-	}
 	/* None of the user's: where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
 		err = frame_at(sym, mods, ips[first], NULL, NULL, &st->site_frame, native);
@@ -274,7 +314,7 @@ static int site_frame(const struct snap_site *site, struct symbolizer *sym,
 /* What a site's Python stack gave, kept; and what unwrap() made of it. */
 struct site_memo {
 	uint64_t stack_id;
-	struct report_frame *frame;	/* owned */
+	struct report_frame *frame;	/* owned, unless shared */
 	uint32_t api;
 	uint32_t codes;		/* the code table's count then */
 	uint32_t unwrap_epoch;	/* unwrap's answer holds while the carry's is this; 0: none */
@@ -282,6 +322,7 @@ struct site_memo {
 	bool used;		/* frame, own, import, codes and known hold a site frame */
 	bool known;		/* every frame was in the code table */
 	bool own, import;
+	bool shared;		/* frame is its Python stack's py_site's */
 	/* A native site frame: it holds while the carry's unwrap_epoch is this. */
 	bool native;
 	uint32_t frame_epoch;
@@ -300,6 +341,10 @@ struct report_sites_carry {
 	size_t nr_mods, nr_wrappers;
 	const struct alloc_wrapper *wrappers;
 	uint32_t unwrap_epoch;
+	/* What each Python stack gave (py_site): by its id, emptied with the memos. */
+	struct idmap py_of;
+	struct py_site **py;	/* each its own allocation: memos point into it */
+	size_t nr_py, cap_py;
 };
 
 struct report_sites_carry *report_sites__carry_new(void)
@@ -309,19 +354,31 @@ struct report_sites_carry *report_sites__carry_new(void)
 
 static void memo_drop(struct site_memo *m)
 {
-	if (m->frame) {
+	if (m->frame && !m->shared) {
 		report__frame_free(m->frame);
 		free(m->frame);
 	}
 	memset(m, 0, sizeof(*m));
 }
 
+/* The memos first: they point into the py_sites. */
+static void carry_empty(struct report_sites_carry *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		memo_drop(&c->v[i]);
+	for (size_t i = 0; i < c->nr_py; i++)
+		free(c->py[i]);
+	c->nr_py = 0;
+	idmap__clear(&c->py_of);
+}
+
 void report_sites__carry_free(struct report_sites_carry *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
-		memo_drop(&c->v[i]);
+	carry_empty(c);
+	idmap__free(&c->py_of);
+	free(c->py);
 	free(c->v);
 	free(c);
 }
@@ -333,12 +390,13 @@ static size_t text_bytes(const char *s)
 
 size_t report_sites__carry_bytes(const struct report_sites_carry *c)
 {
-	size_t n = c ? c->cap * sizeof(*c->v) : 0;
+	size_t n = c ? c->cap * sizeof(*c->v) + c->cap_py * sizeof(*c->py) +
+			       c->nr_py * sizeof(struct py_site) + idmap__bytes(&c->py_of) : 0;
 
 	for (size_t i = 0; c && i < c->cap; i++) {
 		const struct report_frame *f = c->v[i].frame;
 
-		if (c->v[i].used && f)
+		if (c->v[i].used && f && !c->v[i].shared)
 			n += sizeof(*f);
 		if (c->v[i].used && f && !f->borrowed)
 			n += text_bytes(f->function) + text_bytes(f->symbol) +
@@ -361,8 +419,7 @@ static bool carry_ready(struct report_sites_carry *c, const struct snapshot *sna
 		return c->ok;
 	if (!ok || snap->follows != c->reading || c->pycode != pycode__id(meta->pycode) ||
 	    c->python != meta->python)
-		for (size_t i = 0; i < c->cap; i++)
-			memo_drop(&c->v[i]);
+		carry_empty(c);
 	if (c->mods != mods || c->nr_mods != modules__count(mods) ||
 	    c->wrappers != meta->wrappers || c->nr_wrappers != meta->nr_wrappers || !c->unwrap_epoch)
 		c->unwrap_epoch++;	/* unwrap's answers kept so far hold no more */
@@ -445,7 +502,7 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 	if (!m->used)
 		return false;
 	if (m->native ? m->frame_epoch != c->unwrap_epoch :
-			(!m->known && m->codes != pycode__count(meta->pycode)))
+			(!m->known && m->codes != codes_of(meta->pycode)))
 		return false;
 	st->site_frame = m->frame;
 	st->site_frame_kept = true;
@@ -457,36 +514,71 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 }
 
 /*
- * st's site frame, found in site's Python stack or (native) in its native
- * one, kept in m (which owns it from now). Its names are borrowed: a
- * Python frame's from the code table (pystack.h), kept as long as its id
- * (carry_ready), a native one's from the symbolizer and the module table
- * (symbolize.h), which outlive the carry's emptying at an exec
- * (probes__clear: no reading follows).
+ * st's site frame, kept in m (which owns it from now, or shares ps's: a
+ * frame of Python's). Its names are borrowed: a Python frame's from the
+ * code table (pystack.h), kept as long as its id (carry_ready), a native
+ * one's from the symbolizer and the module table (symbolize.h), which
+ * outlive the carry's emptying at an exec (probes__clear: no reading
+ * follows).
  */
 static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
-		      const struct snap_site *site, const struct report_meta *meta, bool native,
-		      struct report_stack *st)
+		      const struct py_site *ps, struct report_stack *st)
 {
-	struct py_stack pybuf;
-	const struct py_stack *py = native ? NULL : stack_blob__py(site->pystack, &pybuf);
-
-	if (m->frame) {	/* one that no longer held: its frame goes */
+	if (m->frame && !m->shared) {	/* one that no longer held: its frame goes */
 		report__frame_free(m->frame);
 		free(m->frame);
 	}
 	m->frame = st->site_frame;
-	m->key = sites__key(m->frame);
+	m->shared = ps != NULL;
+	m->key = ps ? ps->key : sites__key(m->frame);
 	st->site_keyed = true;
 	st->site_key = m->key;
 	m->used = true;
-	m->native = native;
+	m->native = !ps;
 	m->frame_epoch = c->unwrap_epoch;
-	m->known = py && python_known(py, meta->pycode);
+	m->known = ps && ps->known;
 	m->own = st->site_own;
 	m->import = st->site_import;
-	m->codes = native ? 0 : (uint32_t)pycode__count(meta->pycode);	/* no table: native */
+	m->codes = ps ? ps->codes : 0;
 	st->site_frame_kept = true;
+}
+
+/*
+ * What the Python stack of site gave, in *out: the carry's (found once,
+ * while the code table holds it), or without one worked out in *here.
+ * 0 or -ENOMEM.
+ */
+static int py_site_of(struct report_sites_carry *c, const struct snap_site *site,
+		      const struct report_meta *meta, struct py_site *here,
+		      const struct py_site **out)
+{
+	struct site_rules rules = rules_of(meta);
+	const struct stack_blob *b = site->pystack;
+	struct py_stack pybuf;
+	struct py_site *ps = here;
+	uint32_t at;
+
+	if (c && idmap__get(&c->py_of, b->id, &at)) {
+		ps = c->py[at];
+		if (ps->known || ps->codes == codes_of(meta->pycode)) {
+			*out = ps;
+			return 0;
+		}
+	} else if (c) {
+		if (vec__reserve_min(&c->py, &c->cap_py, c->nr_py + 1, sizeof(*c->py), 256) ||
+		    !(ps = calloc(1, sizeof(*ps))))
+			return -ENOMEM;
+		if (idmap__put(&c->py_of, b->id, (uint32_t)c->nr_py)) {
+			free(ps);
+			return -ENOMEM;
+		}
+		c->py[c->nr_py++] = ps;
+	}
+	/* New, or the code table learnt code since and did not know all of its frames. */
+	py_site_find(stack_blob__py(b, &pybuf), meta->pycode, &rules, ps);
+	ps->id = b->id;
+	*out = ps;
+	return 0;
 }
 
 int report_sites__frames(struct report *r, const struct aggregate *agg, struct symbolizer *sym,
@@ -498,18 +590,24 @@ int report_sites__frames(struct report *r, const struct aggregate *agg, struct s
 
 	for (size_t i = 0; i < r->nr_stacks && i < agg->nr && !err; i++) {
 		const struct snap_site *site = agg->sites[i];
+		const struct py_site *ps = NULL;
+		struct py_site here;
 		struct site_memo *m;
-		bool python, native;
+		bool native;
 
 		if (r->stacks[i].site_frame_kept)	/* lent with its figures (report_sites__lend) */
 			continue;
 		m = kept ? memo_of(carry, snap, site) : NULL;
 		if (m && memo_lend(carry, m, meta, &r->stacks[i]))
 			continue;
-		err = site_frame(site, sym, images__of(meta->images, site->proc, mods), meta,
-				 &r->stacks[i], &python, &native);
-		if (!err && m && (python || native))
-			memo_keep(carry, m, site, meta, native, &r->stacks[i]);
+		if (has_python(site))
+			err = py_site_of(kept ? carry : NULL, site, meta, &here, &ps);
+		if (!err)
+			err = site_frame(site, ps, ps != &here, sym,
+					 images__of(meta->images, site->proc, mods), meta,
+					 &r->stacks[i], &native);
+		if (!err && m && ((ps && ps->found && ps != &here) || native))
+			memo_keep(carry, m, ps && ps->found ? ps : NULL, &r->stacks[i]);
 	}
 	return err;
 }

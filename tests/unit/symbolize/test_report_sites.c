@@ -14,6 +14,7 @@
 #include "analyze/sites.h"
 #include "fixture.h"
 #include "model/stackcache.h"
+#include "python/pycode.h"
 #include "probe/snapshot.h"
 #include "symbolize/report_build.h"
 #include "symbolize/symbolize.h"
@@ -108,5 +109,158 @@ TEST(report_sites_native_frames_kept_while_the_modules_are)
 	stack_blob__put(sites[1].stack);
 	symbolizer__free(sym);
 	modules__free(mods);
+	return true;
+}
+
+/* ------------------------------------------------------- Python stacks */
+
+#define LIB_CODE 0x10000ull
+#define USER_CODE 0x20000ull
+#define CODE_AT 0xb8	/* the layout's code_code: where the bytecode starts */
+#define LIB_FILE "/usr/lib/python3/dist-packages/torch/nn/modules/module.py"
+
+/* A code object as BPF copies it: named, its line table empty. */
+static int add_code(struct pycode *pc, uint64_t code, const char *name, const char *file)
+{
+	struct py_code c = { .code = code, .linetable = code + 0x1000, .firstlineno = 10 };
+
+	strncpy(c.qualname, name, sizeof(c.qualname) - 1);
+	strncpy(c.filename, file, sizeof(c.filename) - 1);
+	return pycode__add_copy(pc, &c, NULL, NULL);
+}
+
+static struct stack_blob *py_blob(uint64_t id, const uint64_t *codes, uint32_t nr)
+{
+	struct py_stack *py = calloc(1, sizeof(*py));
+	struct stack_blob *b;
+
+	py->nr = nr;
+	for (uint32_t i = 0; i < nr; i++)
+		py->frames[i] = (struct py_frame){ .code = codes[i], .linetable = codes[i] + 0x1000,
+						   .instr = codes[i] + CODE_AT + 4 * (i + 1) };
+	b = stack_blob__new(id, &(struct stack_copy){ .py = py });
+	free(py);
+	return b;
+}
+
+/* A report of snap's sites, reading `reading` (0: no carry), its site frames lent or found. */
+static struct report *py_report(struct snapshot *snap, uint64_t reading,
+				const struct report_meta *meta,
+				struct report_sites_carry *carry, bool *lent)
+{
+	const struct snap_site *sites[3] = { &snap->sites[0], &snap->sites[1], &snap->sites[2] };
+	struct aggregate agg = { .sites = sites, .nr = 3 };
+	struct report *r = calloc(1, sizeof(*r));
+
+	snap->reading = reading;
+	snap->follows = reading ? reading - 1 : 0;
+	r->stacks = calloc(3, sizeof(*r->stacks));
+	r->nr_stacks = 3;
+	for (int i = 0; i < 3; i++)
+		lent[i] = reading && report_sites__lend(carry, snap, meta, NULL, sites[i],
+							&r->stacks[i]);
+	if (report_sites__frames(r, &agg, NULL, NULL, meta, snap, reading ? carry : NULL)) {
+		report__free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Each stack's site as a report without a carry finds it. */
+static bool same_sites(const struct report *r, const struct report *fresh)
+{
+	for (size_t i = 0; i < r->nr_stacks; i++) {
+		const struct report_stack *a = &r->stacks[i], *b = &fresh->stacks[i];
+
+		if (!a->site_frame || !b->site_frame || a->site_own != b->site_own ||
+		    a->site_import != b->site_import ||
+		    sites__key(a->site_frame) != sites__key(b->site_frame) ||
+		    (a->site_keyed && a->site_key != sites__key(a->site_frame)) ||
+		    a->site_frame->address != b->site_frame->address ||
+		    a->site_frame->line != b->site_frame->line ||
+		    strcmp(a->site_frame->function ?: "", b->site_frame->function ?: "") ||
+		    strcmp(a->site_frame->file ?: "", b->site_frame->file ?: ""))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A Python stack's site frame depends on its Python frames and the code
+ * table only: the sites of two native stacks under one Python stack share
+ * the frame the carry found once for it, which holds until the code table
+ * learns code it did not know, and it is what a report without a carry
+ * finds.
+ */
+TEST(report_sites_python_frames_found_once_per_python_stack)
+{
+	static const struct py_layout layout = { .code_code = CODE_AT };
+	const uint64_t a_codes[2] = { LIB_CODE, USER_CODE }, b_codes[1] = { LIB_CODE };
+	uint64_t ips[2][1] = { { 0x401000 }, { 0x402000 } };
+	struct pycode *pc = pycode__new(&layout, 0x7777);
+	struct report_python python = { .path = "/usr/bin/python3.11" };
+	struct report_meta meta = { .pycode = pc, .python = &python };
+	struct report_sites_carry *carry = report_sites__carry_new();
+	struct snap_site sites[3] = {
+		{ .stack_id = 1, .api = API_MALLOC, .stats.outstanding_allocs = 1, .nr_ips = 1 },
+		{ .stack_id = 2, .api = API_MALLOC, .stats.outstanding_allocs = 1, .nr_ips = 1 },
+		{ .stack_id = 3, .api = API_MALLOC, .stats.outstanding_allocs = 1, .nr_ips = 1 },
+	};
+	struct snapshot snap = { .sites = sites, .nr = 3 };
+	struct report *r, *fresh;
+	bool lent[3];
+
+	ASSERT(pc && carry && !add_code(pc, LIB_CODE, "Module.forward", LIB_FILE));
+	/* Sites 0 and 1: two native stacks under Python stack A; site 2 under B. */
+	sites[0].stack = stack_blob__new(11, &(struct stack_copy){ .ips = ips[0], .nr_ips = 1 });
+	sites[1].stack = stack_blob__new(12, &(struct stack_copy){ .ips = ips[1], .nr_ips = 1 });
+	sites[2].stack = stack_blob__hold(sites[1].stack);
+	sites[0].pystack = py_blob(21, a_codes, 2);
+	sites[1].pystack = stack_blob__hold(sites[0].pystack);
+	sites[2].pystack = py_blob(22, b_codes, 1);
+	ASSERT(sites[0].stack && sites[1].stack && sites[0].pystack && sites[2].pystack);
+
+	/* The user's frame of A is code the table does not know: the library's line stands. */
+	r = py_report(&snap, 1, &meta, carry, lent);
+	fresh = py_report(&snap, 0, &meta, carry, lent);
+	ASSERT(r && fresh && same_sites(r, fresh));
+	ASSERT_EQ_STR(r->stacks[0].site_frame->function, "Module.forward");
+	ASSERT(!r->stacks[0].site_own);
+	ASSERT(r->stacks[0].site_frame == r->stacks[1].site_frame);
+	ASSERT(r->stacks[0].site_frame != r->stacks[2].site_frame);
+	ASSERT(r->stacks[0].site_frame_kept && r->stacks[2].site_frame_kept);
+	report__free(fresh);
+	report__free(r);
+
+	/* The next reading lends them as they were. */
+	r = py_report(&snap, 2, &meta, carry, lent);
+	ASSERT(r && lent[0] && lent[1] && lent[2]);
+	ASSERT(r->stacks[0].site_frame == r->stacks[1].site_frame);
+	report__free(r);
+
+	/* The table learns A's user frame: A's site is found again, once, and is the user's. */
+	ASSERT(!add_code(pc, USER_CODE, "train_step", "/srv/train/train.py"));
+	r = py_report(&snap, 3, &meta, carry, lent);
+	fresh = py_report(&snap, 0, &meta, carry, lent);
+	ASSERT(r && fresh && !lent[0] && !lent[1] && !lent[2] && same_sites(r, fresh));
+	ASSERT_EQ_STR(r->stacks[0].site_frame->function, "train_step");
+	ASSERT(r->stacks[0].site_own && !r->stacks[2].site_own);
+	ASSERT(r->stacks[0].site_frame == r->stacks[1].site_frame);
+	report__free(fresh);
+	report__free(r);
+
+	/* Every frame of A and B known now: lent whatever the table learns. */
+	ASSERT(!add_code(pc, LIB_CODE + 0x100000, "other", LIB_FILE));
+	r = py_report(&snap, 4, &meta, carry, lent);
+	ASSERT(r && lent[0] && lent[1] && lent[2]);
+	ASSERT_EQ_STR(r->stacks[1].site_frame->function, "train_step");
+	report__free(r);
+
+	report_sites__carry_free(carry);
+	for (int i = 0; i < 3; i++) {
+		stack_blob__put(sites[i].stack);
+		stack_blob__put(sites[i].pystack);
+	}
+	pycode__free(pc);
 	return true;
 }

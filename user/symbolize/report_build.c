@@ -96,9 +96,18 @@ static void unwrap(const struct snap_site *site, const struct modules *mods,
 {
 	uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
 	const struct alloc_wrapper *w;
-	/* Every site comes here: its innermost frames only, unless all of them are new's. */
-	uint32_t n = 0, nr = stack_blob__ips(site->stack, ips, UNWRAP_FIRST);
+	/*
+	 * Every site comes here: its innermost frame first (each frame read is
+	 * a cache miss, and most stacks start outside new), then a few more,
+	 * then all of them if those are all new's.
+	 */
+	uint32_t n = 0, nr = stack_blob__ips(site->stack, ips, 1);
 
+	if (!nr || !wrapper_at(meta, mods, ips[0])) {
+		st->wrapper_ips = 0;
+		return;
+	}
+	nr = stack_blob__ips(site->stack, ips, UNWRAP_FIRST);
 	if (nr == UNWRAP_FIRST && wrapper_at(meta, mods, ips[nr - 1]))
 		nr = stack_blob__ips(site->stack, ips, MEMLEAK_MAX_STACK_DEPTH);
 	while (n < nr && n < UINT8_MAX && (w = wrapper_at(meta, mods, ips[n]))) {

@@ -34,6 +34,7 @@
 #include "analyze/aggregate.h"
 #include "target/modules.h"
 #include "util/procmaps.h"
+#include "model/stackcache.h"
 #include "symbolize/report_build.h"
 #include "probe/snapshot.h"
 #include "symbolize/symbolize.h"
@@ -265,11 +266,8 @@ static double resolve_all(struct symbolizer *s, const struct modules *mods, cons
 
 		symbolizer__resolve(s, mods, v[i], true, &frames, &nr);
 		*named += nr && frames[nr - 1].function;
-		for (size_t k = 0; k < nr; k++) {
-			free(frames[k].function);
-			free(frames[k].module);
-			free(frames[k].file);
-		}
+		for (size_t k = 0; k < nr; k++)
+			report__frame_free(&frames[k]);	/* a mapped file's frame borrows its strings */
 		free(frames);
 	}
 	return now_ms() - t0;
@@ -288,13 +286,18 @@ static struct snapshot *make_snapshot(const uint64_t *v, size_t n, size_t stacks
 
 		site->stack_id = i + 1;
 		site->api = API_MALLOC;
+		uint64_t ips[DEPTH];
+
 		site->nr_ips = DEPTH;
 		site->stats.outstanding_bytes = site->stats.total_bytes = 64 * (i % 100 + 1);
 		site->stats.outstanding_allocs = site->stats.total_allocs = i % 7 + 1;
 		for (int d = 0; d < DEPTH; d++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			site->ips[d] = v[x % n];
+			ips[d] = v[x % n];
 		}
+		/* A site's frames are a shared blob now (model/stackcache.h). */
+		site->stack = stack_blob__new(site->stack_id,
+					      &(struct stack_copy){ .ips = ips, .nr_ips = DEPTH });
 	}
 	return snap;
 }

@@ -701,14 +701,19 @@ PY_WORKLOADS = {
 	# a working set of 1 to 65 KiB buffers: most bytes in large blocks
 	"buffers": [PYTHON, os.path.join(ROOT, "tests", "bench", "pybuffers.py"), "20000"],
 }
-# (name, PYTHONMALLOC untraced / --python-malloc traced, traced, Python frames)
+# (name, PYTHONMALLOC untraced / --python-malloc traced, traced, Python frames, how: py_run).
+# The floor and heaptrack see the allocations "malloc" does: their cost per
+# allocation is divided by that row's count (issue 27: no slower than heaptrack).
+PY_MALLOC = "malloc"
 PY_MODES = [
-	("untraced", "pymalloc", False, False),
-	("untraced, malloc", "malloc", False, False),
-	("pymalloc (default)", "pymalloc", True, True),
-	("pymalloc, no Python frames", "pymalloc", True, False),
-	("malloc", "malloc", True, True),
-	("malloc, no Python frames", "malloc", True, False),
+	("untraced", "pymalloc", False, False, None),
+	("untraced, malloc", "malloc", False, False, None),
+	("pymalloc (default)", "pymalloc", True, True, None),
+	("pymalloc, no Python frames", "pymalloc", True, False, None),
+	(PY_MALLOC, "malloc", True, True, None),
+	("malloc, no Python frames", "malloc", True, False, None),
+	("malloc, floor", "malloc", True, True, "floor"),
+	("heaptrack, PYTHONMALLOC=malloc", "malloc", True, True, "heaptrack"),
 ]
 
 
@@ -762,8 +767,8 @@ def py_measure(runs):
 		for r in range(runs):
 			say("python: round %d of %d" % (r + 1, runs))
 			for w in PY_WORKLOADS:
-				for m in PY_MODES:
-					ms, n = py_run(w, m, work)
+				for m in py_modes():
+					ms, n = py_run(w, m[:4], work, how=m[4])
 					v = vals.setdefault((w, m[0]), ([], []))
 					v[0].append(ms)
 					if n is not None:
@@ -773,19 +778,27 @@ def py_measure(runs):
 	return vals
 
 
+def py_modes():
+	"""PY_MODES less heaptrack where it cannot be installed."""
+	have = ensure_packages()
+	return [m for m in PY_MODES if m[4] != "heaptrack" or "heaptrack" in have]
+
+
 def py_table(vals):
 	rows = [("workload", "Python objects from", "ms (min..max)", "x untraced",
 		 "allocations traced", "us added per allocation")]
 	for w in PY_WORKLOADS:
-		for name, alloc, traced, frames in PY_MODES:
+		for name, alloc, traced, frames, how in py_modes():
 			ms, ns = vals[(w, name)]
 			m = statistics.median(ms)
 			base = statistics.median(vals[(w, "untraced" if alloc == "pymalloc" else
 							  "untraced, malloc")][0])
 			n = int(statistics.median(ns)) if ns else None
+			seen = vals[(w, PY_MALLOC)][1] if how else []
+			per = n or (int(statistics.median(seen)) if seen else None)
 			rows.append((w, name, "%.1f (%.1f..%.1f)" % (m, min(ms), max(ms)),
 				     "%.1f" % (m / base), "%d" % n if n else "",
-				     "%.2f" % ((m - base) * 1000 / n) if n else ""))
+				     "%.2f" % ((m - base) * 1000 / per) if per else ""))
 	return rows
 
 

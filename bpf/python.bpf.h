@@ -66,6 +66,23 @@ static __always_inline __u64 py_follow(__u64 addr, const __u32 *path, __u32 nr)
 }
 
 /*
+ * From a state's first pointer on the path to its frame (hop) to the
+ * frame. In 3.11 and 3.12 hop is the evaluation loop's _PyCFrame, a local
+ * of its C frame: on the native stack, which the native capture has just
+ * read into win (this thread's memory, read in this program; the thread
+ * is stopped in it), so the frame is there without a user read of its own.
+ */
+static __always_inline __u64 py_follow_stack(__u64 hop, const __u32 *path, __u32 nr,
+					     const struct stack_window *win)
+{
+	__u64 at = hop + path[0];
+
+	if (nr == 1 && hop && win && in_window(win, at, 8))
+		return win->w[((at - win->lo) / 8) & (STACK_CACHE_WINDOW / 8 - 1)];
+	return py_follow(hop, path, nr);
+}
+
+/*
  * A state's thread_id and the first pointer on the path to its current
  * frame (PyThreadState.cframe or .current_frame). From 3.11 to 3.13 they
  * lie within 104 bytes of each other: one read for both, not two.
@@ -500,6 +517,7 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	w.o = o;
 	w.tag = tag;
 	w.win = bpf_map_lookup_elem(&stack_window, &zero);
+	frame = w.frame = py_follow_stack(hop, &o->frame[1], o->nr_frame - 1, w.win);
 	if (w.win)
 		w.win->len = 0;
 	if (own && py_code_cache) {
@@ -511,7 +529,6 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	/* A followed process's code objects: no probe tells when they are freed. */
 	if (!w.lines || !w.win)
 		thr = NULL;
-	frame = w.frame = py_follow(hop, &o->frame[1], o->nr_frame - 1);
 	cleared = *(volatile __u32 *)&stacks_cleared + 1;
 	if (thr) {
 		struct py_last_ask a = { frame, frees, w.gen, 0, cleared, 0 };

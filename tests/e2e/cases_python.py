@@ -602,6 +602,49 @@ def py_stack_ring_full_case(work):
 	return errs[:5]
 
 
+NESTED_DEPTH, NESTED_LOADS = 40, 3	# nested_natives.py's arguments
+
+
+def py_pair_natives_case(work):
+	"""nested_natives.py: json's C scanner one native frame deeper at each
+	level, so DEPTH native stacks under one Python stack, each allocating
+	once per document. Every string under its own (native, Python) pair,
+	with the victim's line among its Python frames: a thread's pairs known
+	sent (bpf/python.bpf.h, py_pair_id) stand for the look-up only when
+	both stacks are the same, not the Python one alone."""
+	js = work.path("report.json")
+	cmd = "%s %s %d %d" % (PY, os.path.join(PYVICTIMS, "nested_natives.py"), NESTED_DEPTH,
+			       NESTED_LOADS)
+	argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000", "-c", cmd]
+	p = work.start(argv, env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	m = re.search(r"^NESTED depth=\d+ loads=\d+ text=(\d+)$", work.read("tracer.stdout"), re.M)
+	if not m:
+		return ["the victim did not finish"]
+	text, line = int(m.group(1)), py_marker("nested_natives.py", "parse")
+	under, natives, elsewhere = 0, set(), 0
+	for s in load_report(js).get("stacks") or []:
+		# A str of text ASCII characters: text + 1 bytes and the object's head.
+		if s["api"] not in PY_HEAP_APIS or not text < s["bytes"] / max(s["allocs"], 1) <= text + 64:
+			continue
+		py = [(f.get("file") or "", f.get("line")) for f in s["frames"] if f.get("language") == "python"]
+		if ("nested_natives.py", line) in [(os.path.basename(f), l) for f, l in py]:
+			under += s["allocs"]
+			natives.add(tuple(f.get("address") or f.get("function") for f in s["frames"]
+					  if f.get("language") != "python"))
+		else:
+			elsewhere += s["allocs"]
+	errs = []
+	if under != NESTED_DEPTH * NESTED_LOADS or elsewhere:
+		errs.append("%d strings under nested_natives.py:%d and %d elsewhere, expected %d and 0" % (
+			under, line, elsewhere, NESTED_DEPTH * NESTED_LOADS))
+	if len(natives) < NESTED_DEPTH:
+		errs.append("%d native stacks under the one Python stack, expected %d" % (
+			len(natives), NESTED_DEPTH))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def py_unsupported_case(work):
 	"""A Python older than 3.11: one line says so, and the stacks stay native."""
 	python = pyenv_python("3.10")
@@ -648,6 +691,7 @@ CASES = [
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_code_reuse_c", TRACE, [PY], py_code_reuse_case),
 	("py_same_leaf_c", TRACE, [PY], py_same_leaf_case),
+	("py_pair_natives_c", TRACE, [PY], py_pair_natives_case),
 	("py_objects_c", TRACE, [pyenv_python("3.11")], py_objects_case),
 	("py_objects_exit", TRACE, [pyenv_python("3.11")], py_objects_exit_case),
 	("py_objects_sample_c", TRACE, [pyenv_python("3.11")], py_objects_sample_case),

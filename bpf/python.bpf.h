@@ -499,11 +499,9 @@ static __always_inline __u64 py_stack_id(struct py_walk *w, struct py_msg *msg, 
 
 /*
  * The calling thread's Python frames, sent once a generation; their hash,
- * or 0 for none. *thrp: where the thread keeps its last stacks and pairs
- * (the target's own interpreter), else left NULL.
+ * or 0 for none.
  */
-static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag, bool own,
-					    struct py_thread **thrp)
+static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 tag, bool own)
 {
 	struct py_thread *thr = NULL;
 	struct py_last *last = NULL;
@@ -535,7 +533,6 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
 	if (thr) {
 		struct py_last_ask a = { frame, frees, w.gen, 0, cleared, 0 };
 
-		*thrp = thr;
 		known = py_last_id(o, thr, &a);
 		if (known)
 			return known > 0 ? a.id : 0;
@@ -577,14 +574,14 @@ static __always_inline __u64 capture_python(const struct py_offsets *o, __u64 ta
  * whose interpreter (if any) is its own. The target's is walked by a copy
  * of the walk of its own, where &py is a constant.
  */
-static __always_inline __u64 python_of(__u32 proc, __u32 image, struct py_thread **thrp)
+static __always_inline __u64 python_of(__u32 proc, __u32 image)
 {
 	const struct py_offsets *o;
 
 	if (!follow || !image)
-		return py_enabled ? capture_python(&py, 0, !proc, thrp) : 0;
+		return py_enabled ? capture_python(&py, 0, !proc) : 0;
 	o = bpf_map_lookup_elem(&py_images, &image);
-	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT, false, thrp) : 0;
+	return o ? capture_python(o, (__u64)proc << MEMLEAK_PY_TAG_SHIFT, false) : 0;
 }
 
 /*
@@ -596,47 +593,29 @@ static __always_inline __u64 python_of(__u32 proc, __u32 image, struct py_thread
 __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
 {
 	struct pair_msg msg = { .h.kind = STACK_MSG_PAIR, .pair.native = native, .pair.proc = proc };
-	struct py_thread *thr = NULL;
-	struct py_pair_seen *seen = NULL;
 	struct known_set *s;
 	__u64 id, key, check;
-	__u32 cleared;
 	int known;
 
 	if (py_walk && native != MEMLEAK_NO_STACK)
-		msg.pair.python = python_of(proc, image, &thr);
+		msg.pair.python = python_of(proc, image);
 	if (!msg.pair.python && !proc)
 		return native;
 	id = mix(mix(0x94d049bb133111ebULL, native), msg.pair.python);
 	if (proc)
 		id = mix(id, proc);
 	id = id ?: 1;
-	/* Before the look-up: a pair noted sent in an older generation is looked up again. */
-	cleared = *(volatile __u32 *)&stacks_cleared + 1;
-	if (thr && !proc) {
-		seen = &thr->pair[(id >> 32) & (PY_PAIR_WAYS - 1)];
-		if (seen->native == native && seen->python == msg.pair.python &&
-		    seen->sent == cleared)
-			return id;
-	}
 	/* The three fields, hashed otherwise: a pair of another under id is told apart. */
 	check = mix(mix(mix(0xbf58476d1ce4e5b9ULL, native), msg.pair.python), proc) | 1;
 	known = py_known(id, STACK_MSG_PAIR, check, &s, &key);
-	if (known < 0)
+	if (known)
+		return known > 0 ? id : native;
+	msg.h.id = id;
+	if (!stack_ring_put(&msg, sizeof(msg))) {
+		count(CNT_PY_RING_FULL);
 		return native;
-	if (!known) {
-		msg.h.id = id;
-		if (!stack_ring_put(&msg, sizeof(msg))) {
-			count(CNT_PY_RING_FULL);
-			return native;
-		}
-		known_add(s, key, check);
 	}
-	if (seen) {
-		seen->native = native;
-		seen->python = msg.pair.python;
-		seen->sent = cleared;
-	}
+	known_add(s, key, check);
 	return id;
 }
 

@@ -44,20 +44,6 @@ struct py_last {
 	__u32 nr;		/* heads the walk read; in its steps, the first PY_LAST_STEPS */
 };
 
-/*
- * The (native, Python) pairs a thread allocated from lately, known sent
- * in the generation sent - 1 (stacks_cleared): py_pair_id() then needs no
- * look-up in known_stacks, a large table, where it misses the CPU's
- * caches. Direct-mapped by the pair.
- */
-#define PY_PAIR_WAYS 64
-
-struct py_pair_seen {
-	__u64 native, python;
-	__u32 sent;		/* stacks_cleared + 1 when known sent; 0: nothing */
-	__u32 pad;
-};
-
 /* Per thread: the PyThreadState it was last seen running with, and its last stacks. */
 struct py_thread {
 	__u64 ts;
@@ -67,7 +53,6 @@ struct py_thread {
 	 * a number, so that the verifier does not follow a pointer to each way.
 	 */
 	struct py_last_step step[PY_LAST_WAYS * PY_LAST_STEPS];
-	struct py_pair_seen pair[PY_PAIR_WAYS];
 };
 
 #define PY_LAST_STEP_MASK (PY_LAST_WAYS * PY_LAST_STEPS - 1)

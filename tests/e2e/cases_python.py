@@ -609,9 +609,10 @@ def py_pair_natives_case(work):
 	"""nested_natives.py: json's C scanner one native frame deeper at each
 	level, so DEPTH native stacks under one Python stack, each allocating
 	once per document. Every string under its own (native, Python) pair,
-	with the victim's line among its Python frames: a thread's pairs known
-	sent (bpf/python.bpf.h, py_pair_id) stand for the look-up only when
-	both stacks are the same, not the Python one alone."""
+	with the victim's line among its Python frames: whatever BPF keeps to
+	skip a pair's look-up must tell pairs apart by both stacks, not by the
+	Python one alone (a thread's last pairs, tried and not kept, failed it
+	so: docs/PERFORMANCE.md)."""
 	js = work.path("report.json")
 	cmd = "%s %s %d %d" % (PY, os.path.join(PYVICTIMS, "nested_natives.py"), NESTED_DEPTH,
 			       NESTED_LOADS)

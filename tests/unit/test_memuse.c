@@ -10,7 +10,7 @@ TEST(memuse_names_each_part)
 	struct snapshot_memory m = {
 		.tables_mapped = 218ull << 20, .stacks = 3, .stack_bytes = 5ull << 20,
 		.frame_nodes = 9, .frame_bytes = 4ull << 20, .retired = 7, .retired_bytes = 3ull << 20,
-		.snapshot_bytes = 2ull << 20, .carried_bytes = 6ull << 20,
+		.folded = 13, .snapshot_bytes = 2ull << 20, .carried_bytes = 6ull << 20,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -25,7 +25,8 @@ TEST(memuse_names_each_part)
 	ASSERT(strstr(text, " MiB without them); "));
 	ASSERT(strstr(text, "stack cache 5.0 MiB (3 stacks)"));
 	ASSERT(strstr(text, "their frames 4.0 MiB (9 shared prefix nodes)"));
-	ASSERT(strstr(text, "stacks kept aside 3.0 MiB (7)"));
+	ASSERT(strstr(text, "stacks kept aside 3.0 MiB (7; 13 retired sites folded into the totals, "
+			  "kept by no part)"));
 	ASSERT(strstr(text, "history 1.0 MiB (11 stacks)"));
 	ASSERT(strstr(text, "this report's snapshot 2.0 MiB"));
 	ASSERT(strstr(text, "carried over between reports 6.0 MiB"));

@@ -143,6 +143,25 @@ void history__live_growth(const struct history *h, struct report_growth *g);
  */
 int history__churn(const struct history *h, const struct snapshot *snap,
 		   const struct snap_site **out, struct report_rate *rates, size_t max);
+/*
+ * Folding (history_fold.c): the sites of snap (the last one added) that no
+ * later report needs by themselves, should their retired figures be
+ * folded into the totals: they hold nothing, and are neither among the
+ * max_churn that allocated most (history__churn's, which they can never
+ * overtake: those only grow) nor among pins (the stacks the peak lists).
+ * Their indexes into out (room for snap->nr): how many.
+ */
+size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
+			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
+			  uint32_t *out);
+/*
+ * The stacks of the site keys folded (retired__site_key, n of them) go:
+ * they held nothing and their totals are the snapshot's forgotten ones now.
+ * One that comes back starts anew, its life from the report before it held
+ * bytes again (as any stack's), and not as new code (start-up). 0 or
+ * -ENOMEM.
+ */
+int history__fold(struct history *h, const uint64_t *keys, size_t n);
 /* Start-up (above) as of the last report. */
 const struct report_startup *history__startup(const struct history *h);
 /* The sample that held the most heap blocks; NULL before any sample. */

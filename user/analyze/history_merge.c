@@ -166,15 +166,15 @@ struct hstack *history_merge__find(const struct history *h, uint64_t stack_id, u
 	return idmap__get(&h->index, retired__site_key(stack_id, api), &i) ? &h->stacks[i] : NULL;
 }
 
-/* The stack of (stack_id, api), made if new (*fresh); its index in *at. */
+/* The stack of (stack_id, api), made if new (*fresh unless folded before); its index in *at. */
 static int stack_for(struct history *h, uint64_t stack_id, uint32_t api, uint32_t *at,
 		     bool *fresh)
 {
 	uint64_t key = retired__site_key(stack_id, api);
 
-	*fresh = !idmap__get(&h->index, key, at);
-	if (!*fresh)
+	if (idmap__get(&h->index, key, at))
 		return 0;
+	*fresh = !idmap__get(&h->folded, key, NULL);	/* a folded stack came back: not new */
 	if (vec__reserve_min(&h->stacks, &h->cap, h->nr + 1, sizeof(*h->stacks), 256) ||
 	    idmap__put(&h->index, key, (uint32_t)h->nr))
 		return -ENOMEM;

@@ -640,3 +640,17 @@ void insight__fit(const struct insight *in, const struct snapshot *snap,
 			history__growth_site(in->h, snap_index(snap, agg, i),
 					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
 }
+
+size_t insight__fold_pick(const struct insight *in, const struct snapshot *snap, uint32_t *out)
+{
+	const struct history_peak *hp = history__peak(in->h);
+	struct snap_live pins[INSIGHT_PEAK];
+	size_t n = hp ? top_of(hp->sites, hp->nr, pins, INSIGHT_PEAK) : 0;
+
+	return history__fold_pick(in->h, snap, INSIGHT_CHURN, pins, n, out);
+}
+
+int insight__fold(struct insight *in, const uint64_t *keys, size_t n)
+{
+	return history__fold(in->h, keys, n);
+}

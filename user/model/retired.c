@@ -364,7 +364,7 @@ static int drop_pairs(struct retired *r)
 {
 	size_t n = 0;
 
-	idmap__clear(&r->pair_of);
+	idmap__free(&r->pair_of);	/* made anew, to the size of what stays */
 	for (size_t i = 0; i < r->nr_pairs; i++) {
 		if (!idmap__get(&r->native_of, r->pairs[i].native, NULL) &&
 		    !idmap__get(&r->python_of, r->pairs[i].python, NULL))
@@ -393,4 +393,138 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
 	*sites = r->forgotten_sites;
 	*allocs = r->forgotten_allocs;
 	*bytes = r->forgotten_bytes;
+}
+
+/* ------------------------------------------------------------ folding */
+
+bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
+			uint64_t allocs)
+{
+	struct retired_site *s;
+	uint32_t i;
+
+	if (!idmap__get(&r->site_of, retired__site_key(stack_id, api), &i))
+		return false;
+	s = &r->sites[i];
+	if (s->stack_id != stack_id || s->api != api || s->total_bytes != bytes ||
+	    s->total_allocs != allocs)
+		return false;
+	s->folding = true;
+	return true;
+}
+
+/* An array of cap elements that holds n, made to fit when it holds far less. */
+static void fit(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr;
+	void *v;
+
+	if (*cap <= 2 * n + 16)
+		return;
+	v = n ? realloc(*p, n * size) : NULL;
+	if (n && !v)
+		return;	/* it stays as big */
+	if (!n)
+		free(*p);
+	*p = v;
+	*cap = n;
+}
+
+/* The folded sites go to the forgotten figures; the others keep their order. */
+static int drop_folded(struct retired *r)
+{
+	size_t n = 0;
+
+	r->epoch++;
+	idmap__free(&r->site_of);	/* made anew, to the size of what stays */
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		struct retired_site *s = &r->sites[i];
+
+		if (s->folding) {
+			r->forgotten_allocs += s->total_allocs;
+			r->forgotten_bytes += s->total_bytes;
+			r->forgotten_sites++;
+			continue;
+		}
+		r->sites[n] = *s;
+		if (idmap__put(&r->site_of, retired__site_key(s->stack_id, s->api), (uint32_t)n++))
+			return -ENOMEM;
+	}
+	r->nr_sites = n;
+	fit(&r->sites, &r->cap_sites, n, sizeof(*r->sites));
+	return 0;
+}
+
+/* The stacks the sites kept here name, directly or through a pair. */
+static int name_sites(const struct retired *r, struct idmap *named)
+{
+	struct stack_pair pair;
+
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		uint64_t id = r->sites[i].stack_id;
+
+		if (id && idmap__put(named, id, 0))
+			return -ENOMEM;
+		if (!retired__pair(r, id, &pair))
+			continue;
+		if ((pair.native && idmap__put(named, pair.native, 0)) ||
+		    (pair.python && idmap__put(named, pair.python, 0)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Does a kept stack still serve: named by a site kept here or by keep, or
+ * let go of at this sweep (BPF may still count on it: reclaim.c's step 2)?
+ * Without keep, every stack does.
+ */
+static bool serves(const struct retired *r, const struct kept *k, const struct idmap *named,
+		   const struct idmap *keep)
+{
+	return !keep || k->sweep >= r->sweep || idmap__get(named, k->id, NULL) ||
+	       idmap__get(keep, k->id, NULL);
+}
+
+/* The stacks that no longer serve are let go of; the maps made anew to fit. */
+static int drop_stacks(struct retired *r, const struct idmap *named, const struct idmap *keep)
+{
+	size_t n = 0, bytes = 0;
+
+	idmap__free(&r->native_of);
+	idmap__free(&r->python_of);
+	for (size_t i = 0; i < r->nr_kept; i++) {
+		struct kept *k = &r->kept[i];
+
+		if (!serves(r, k, named, keep)) {
+			let_go(k);
+			continue;
+		}
+		r->kept[n] = *k;
+		bytes += size_of(&r->kept[n]);
+		if (idmap__put(r->kept[n].python ? &r->python_of : &r->native_of, r->kept[n].id,
+			       (uint32_t)n))
+			return -ENOMEM;
+		n++;
+	}
+	r->nr_kept = n;
+	r->kept_bytes = bytes;
+	fit(&r->kept, &r->cap_kept, n, sizeof(*r->kept));
+	return 0;
+}
+
+int retired__fold_end(struct retired *r, const struct idmap *keep)
+{
+	struct idmap named = {};
+	size_t before = r->nr_pairs;
+	int err;
+
+	err = drop_folded(r) ?: name_sites(r, &named) ?: drop_stacks(r, &named, keep) ?:
+	      drop_pairs(r);
+	idmap__free(&named);
+	if (!err && r->nr_pairs < before) {
+		fit(&r->pairs, &r->cap_pairs, r->nr_pairs, sizeof(*r->pairs));
+		fit(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs, sizeof(*r->pair_ids));
+	}
+	return err;
 }

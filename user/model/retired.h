@@ -17,6 +17,7 @@
 #include "memleak.h"
 
 struct stack_blob;
+struct idmap;
 
 struct retired_site {
 	uint64_t stack_id;
@@ -24,6 +25,7 @@ struct retired_site {
 	uint64_t total_bytes;	/* all of it freed */
 	uint64_t total_allocs;
 	uint64_t seq;		/* retired__seq when its figures last changed */
+	bool folding;		/* retired__fold_site: goes at retired__fold_end */
 };
 
 struct retired;
@@ -78,6 +80,26 @@ void retired__next_sweep(struct retired *r);
 int retired__trim(struct retired *r, size_t max_bytes);
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
 			uint64_t *bytes);
+
+/*
+ * Folding (run/reports.c): a retired site that a report took in and that
+ * no report will need by itself again goes to the forgotten figures, as
+ * retired__trim's do, so that what is kept follows what is live, not all
+ * that ever was. Only while its figures are still (bytes, allocs), those
+ * the report took in: one that allocated since (it came back) stays.
+ * True when it will be folded.
+ */
+bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
+			uint64_t allocs);
+/*
+ * The sites retired__fold_site named go (their indexes move: a new epoch),
+ * and the stacks no site kept here names, nor keep (ids: the stacks the
+ * report's other sites hold), let go of at an earlier sweep than this one:
+ * BPF was told at that sweep to send them again if they come back (keep
+ * NULL: every stack stays). 0 or -ENOMEM (then the store may still hold
+ * what it could not let go of).
+ */
+int retired__fold_end(struct retired *r, const struct idmap *keep);
 
 /*
  * Stacks kept, and the bytes all of it takes (their frames are the stack

@@ -103,6 +103,18 @@ void probes__hand_links(struct probes *p, struct watchdog *wd);
  * 10 ms by itself; BPF's EVENT_RECLAIM calls this.
  */
 void reclaim__kick(struct probes *p);
+/*
+ * Fold the retired sites of snap (sites[], nr of them: its indexes) that
+ * its report took in and that no later report needs by themselves: their
+ * figures go to the totals' forgotten ones, their stacks and their index
+ * in the retired store go (model/retired.h), and the carried reading
+ * starts anew at the next report, without them. Exact runs only (the
+ * retired store keeps BPF's counts, which are weights under sampling).
+ * Their keys (retired__site_key) into keys (room for nr): how many went.
+ */
+struct snapshot;
+size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32_t *sites,
+		     size_t nr, uint64_t *keys);
 /* What the sweeps did, and whose fault the stack drops were (reclaim.c). */
 struct sweep_stats;
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out);

@@ -463,3 +463,52 @@ static void sweep(struct probes *p)
 	set_marks(p);
 	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0);
 }
+
+/* ------------------------------------------------------------ folding */
+
+/* The stacks of snap's sites that are not folded: the retired store keeps them. */
+static int keep_unfolded(const struct snapshot *snap, const bool *folded, struct idmap *keep)
+{
+	for (size_t i = 0; i < snap->nr; i++) {
+		const struct snap_site *s = &snap->sites[i];
+
+		if (folded[i])
+			continue;
+		if ((s->stack && idmap__put(keep, s->stack->id, 0)) ||
+		    (s->pystack && idmap__put(keep, s->pystack->id, 0)) ||
+		    (s->stack_id && idmap__put(keep, s->stack_id, 0)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32_t *sites,
+		     size_t nr, uint64_t *keys)
+{
+	bool *folded = calloc(snap->nr ?: 1, sizeof(*folded));
+	struct idmap keep = {};
+	size_t n = 0;
+
+	if (!folded || p->sample.mode)
+		goto out;
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	for (size_t i = 0; i < nr; i++) {
+		const struct snap_site *s = &snap->sites[sites[i]];
+
+		if (retired__fold_site(p->rc.retired, s->stack_id, s->api, s->stats.total_bytes,
+				       s->stats.total_allocs)) {
+			folded[sites[i]] = true;
+			keys[n++] = retired__site_key(s->stack_id, s->api);
+		}
+	}
+	/* Without the stacks to keep, none is let go of: the sites fold all the same. */
+	if (n)
+		retired__fold_end(p->rc.retired, keep_unfolded(snap, folded, &keep) ? NULL : &keep);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
+out:
+	idmap__free(&keep);
+	free(folded);
+	return n;
+}

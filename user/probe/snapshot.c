@@ -488,6 +488,7 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	pthread_mutex_lock(&p->rc.retired_lock);
 	out->retired = retired__nr_stacks(p->rc.retired);
 	out->retired_bytes = retired__bytes(p->rc.retired);
+	retired__forgotten(p->rc.retired, &out->folded, &(uint64_t){ 0 }, &(uint64_t){ 0 });
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +

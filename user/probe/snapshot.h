@@ -154,6 +154,7 @@ struct snapshot_memory {
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
+	uint64_t folded;	/* retired sites folded into the totals (reclaim__fold) */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
 	/*
 	 * Kept from report to report beside the snapshot (the caller's to

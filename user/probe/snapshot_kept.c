@@ -95,7 +95,18 @@ static void restart(struct snapshot_kept *k, const struct probes *p)
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });
 	snap->nr = 0;
-	idmap__clear(&k->of_key);
+	/* And their room: after a fold (reclaim__fold) far fewer come back. */
+	idmap__free(&k->of_key);
+	free(snap->sites);
+	free(k->retired);
+	free(k->live_mark);
+	free(k->done_mark);
+	free(k->pos);
+	free(k->retired_at);
+	snap->sites = NULL;
+	k->retired = NULL;
+	k->live_mark = k->done_mark = k->pos = k->retired_at = NULL;
+	k->cap = k->cap_retired_at = 0;
 	for (size_t i = 0; i < p->tables.slots; i++)
 		k->slots[i].site = NO_SITE;
 	k->nr_retired_at = 0;

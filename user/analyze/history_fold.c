@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folding the history's stacks that hold nothing and that no later report
+ * needs by themselves (history.h): a torch import retires some 450,000
+ * stacks of an allocation or two, and each kept its place here (with the
+ * carried reading's, the stack cache's and the retired store's) for the
+ * rest of the run, though no report names any of them again.
+ *
+ * What a folded stack stood for stays where it is read: its allocations in
+ * the totals (the snapshot's forgotten ones), the intervals it counted in
+ * (start-up) already judged. A report lists stacks that hold bytes, and
+ * the churn and the peak those it picks from the snapshot: the churn's
+ * cut-off only rises (totals only grow), and the peak keeps its stacks'
+ * keys (pins), so neither will ask for a folded one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "history.h"
+#include "history_internal.h"
+#include "memleak.h"
+#include "model/retired.h"
+
+/* Is site among the churn's best (n of them) or the pins? */
+static bool picked(const struct snap_site *site, const struct snap_site *const *best, size_t n,
+		   const struct snap_live *pins, size_t nr_pins)
+{
+	for (size_t i = 0; i < n; i++)
+		if (best[i] == site)
+			return true;
+	for (size_t i = 0; i < nr_pins; i++)
+		if (pins[i].stack_id == site->stack_id && pins[i].api == site->api)
+			return true;
+	return false;
+}
+
+size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
+			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
+			  uint32_t *out)
+{
+	const struct snap_site **best = calloc(max_churn ?: 1, sizeof(*best));
+	struct report_rate *rates = calloc(max_churn ?: 1, sizeof(*rates));
+	size_t n = 0;
+	int nr_best;
+
+	/* Without the churn's best, nothing is known to be safe to fold. */
+	nr_best = best && rates ? history__churn(h, snap, best, rates, max_churn) : -ENOMEM;
+	for (size_t i = 0; nr_best >= 0 && i < snap->nr; i++) {
+		const struct snap_site *s = &snap->sites[i];
+
+		if (!s->stats.outstanding_allocs && s->stats.total_allocs &&
+		    s->stack_id != MEMLEAK_NO_STACK &&
+		    !picked(s, best, (size_t)nr_best, pins, nr_pins))
+			out[n++] = (uint32_t)i;
+	}
+	free(best);
+	free(rates);
+	return n;
+}
+
+/* An array of cap elements that holds n, made to fit when it holds far less. */
+static void fit(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr;
+	void *v;
+
+	if (*cap <= 2 * n + 16 || !n)
+		return;
+	v = realloc(*p, n * size);
+	if (v) {
+		*p = v;
+		*cap = n;
+	}
+}
+
+/* The stacks not folded keep their order; the index made anew, to fit. */
+static int compact(struct history *h, const bool *gone)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->nr; i++) {
+		struct hstack *s = &h->stacks[i];
+
+		if (!gone[i]) {
+			h->stacks[n++] = *s;
+			continue;
+		}
+		h->nr_points -= s->first != NONE;
+		h->points_bytes -= history_points__bytes(&s->pts);
+		history_points__free(&s->pts);
+	}
+	h->nr = n;
+	idmap__free(&h->index);
+	for (size_t i = 0; i < n; i++)
+		if (idmap__put(&h->index, retired__site_key(h->stacks[i].stack_id, h->stacks[i].api),
+			       (uint32_t)i))
+			return -ENOMEM;
+	fit(&h->stacks, &h->cap, n, sizeof(*h->stacks));
+	return 0;
+}
+
+int history__fold(struct history *h, const uint64_t *keys, size_t n)
+{
+	bool *gone = calloc(h->nr ?: 1, sizeof(*gone));
+	uint32_t at;
+	int err = 0;
+
+	if (!gone)
+		return -ENOMEM;
+	for (size_t k = 0; k < n && !err; k++) {
+		err = idmap__put(&h->folded, keys[k], 0);
+		if (idmap__get(&h->index, keys[k], &at))
+			gone[at] = true;
+	}
+	/* The last snapshot's sites move: the next merge is whole (history_merge.c). */
+	h->merged = 0;
+	h->nr_of_site = h->cap_of_site = 0;
+	free(h->of_site);
+	h->of_site = NULL;
+	err = err ?: compact(h, gone);
+	free(gone);
+	return err;
+}

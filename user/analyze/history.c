@@ -45,7 +45,6 @@ static void free_stacks(struct history *h)
 	free(h->stacks);
 	free(h->of_site);
 	idmap__free(&h->index);
-	idmap__free(&h->folded);
 	h->merged = 0;
 	h->stacks = NULL;
 	h->of_site = NULL;
@@ -501,7 +500,7 @@ size_t history__bytes(const struct history *h, size_t *stacks)
 	return h->cap * sizeof(*h->stacks) + h->cap_of_site * sizeof(*h->of_site) +
 	       idmap__bytes(&h->index) + h->points_bytes +
 	       h->cap_samples * sizeof(*h->samples) + h->peak_cap * sizeof(*h->peak_sites) +
-	       h->cap_seen * sizeof(*h->seen) + idmap__bytes(&h->folded);
+	       h->cap_seen * sizeof(*h->seen);
 }
 
 void history__growth_site(const struct history *h, size_t site, double age_s,

@@ -158,8 +158,8 @@ size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
  * The stacks of the site keys folded (retired__site_key, n of them) go:
  * they held nothing and their totals are the snapshot's forgotten ones now.
  * One that comes back starts anew, its life from the report before it held
- * bytes again (as any stack's), and not as new code (start-up). 0 or
- * -ENOMEM.
+ * bytes again (as any stack's), its totals those it had (snap_site's
+ * folded_*), and it is no new code (start-up). 0 or -ENOMEM.
  */
 int history__fold(struct history *h, const uint64_t *keys, size_t n);
 /* Start-up (above) as of the last report. */

@@ -102,21 +102,19 @@ int history__fold(struct history *h, const uint64_t *keys, size_t n)
 {
 	bool *gone = calloc(h->nr ?: 1, sizeof(*gone));
 	uint32_t at;
-	int err = 0;
+	int err;
 
 	if (!gone)
 		return -ENOMEM;
-	for (size_t k = 0; k < n && !err; k++) {
-		err = idmap__put(&h->folded, keys[k], 0);
+	for (size_t k = 0; k < n; k++)
 		if (idmap__get(&h->index, keys[k], &at))
 			gone[at] = true;
-	}
 	/* The last snapshot's sites move: the next merge is whole (history_merge.c). */
 	h->merged = 0;
 	h->nr_of_site = h->cap_of_site = 0;
 	free(h->of_site);
 	h->of_site = NULL;
-	err = err ?: compact(h, gone);
+	err = compact(h, gone);
 	free(gone);
 	return err;
 }

@@ -74,11 +74,6 @@ struct history {
 	bool by_site;
 	uint64_t *seen;
 	size_t nr_seen, cap_seen;
-	/*
-	 * The keys of the stacks folded (history_fold.c): one that comes back
-	 * is no code run for the first time, no start-up.
-	 */
-	struct idmap folded;
 };
 
 /* The allocations of one interval, and those of the stacks first seen in it. */

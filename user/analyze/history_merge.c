@@ -166,15 +166,15 @@ struct hstack *history_merge__find(const struct history *h, uint64_t stack_id, u
 	return idmap__get(&h->index, retired__site_key(stack_id, api), &i) ? &h->stacks[i] : NULL;
 }
 
-/* The stack of (stack_id, api), made if new (*fresh unless folded before); its index in *at. */
+/* The stack of (stack_id, api), made if new (*fresh); its index in *at. */
 static int stack_for(struct history *h, uint64_t stack_id, uint32_t api, uint32_t *at,
 		     bool *fresh)
 {
 	uint64_t key = retired__site_key(stack_id, api);
 
-	if (idmap__get(&h->index, key, at))
+	*fresh = !idmap__get(&h->index, key, at);
+	if (!*fresh)
 		return 0;
-	*fresh = !idmap__get(&h->folded, key, NULL);	/* a folded stack came back: not new */
 	if (vec__reserve_min(&h->stacks, &h->cap, h->nr + 1, sizeof(*h->stacks), 256) ||
 	    idmap__put(&h->index, key, (uint32_t)h->nr))
 		return -ENOMEM;
@@ -198,6 +198,15 @@ static int merge_site(struct history *h, const struct snapshot *snap, size_t i, 
 		return -ENOMEM;
 	h->of_site[i] = at;
 	s = &h->stacks[at];
+	/*
+	 * A folded stack back (history_fold.c): what it had then was taken in
+	 * already, and it is no new code.
+	 */
+	if (fresh && (site->folded_allocs || site->folded_bytes)) {
+		s->total_allocs = site->folded_allocs;
+		s->total_bytes = site->folded_bytes;
+		fresh = false;
+	}
 	if (history_merge__catch_up(h, s, h->reports))
 		return -ENOMEM;
 	count_interval(iv, s, site, fresh);

@@ -44,8 +44,8 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), of it mapped BPF tables %s "
 		"(kernel memory, mapped whole from the start: peak %.1f MiB without them); "
 		"malloc %s in use, %s kept free: stack cache %s (%zu stacks), their frames %s "
-		"(%zu shared prefix nodes), stacks kept aside %s (%zu; %llu retired sites folded "
-		"into the totals, kept by no part), history %s (%zu stacks), "
+		"(%zu shared prefix nodes), stacks kept aside %s (%zu, and the figures of %zu sites "
+		"folded into the totals), history %s (%zu stacks), "
 		"this report's snapshot %s, carried over between reports %s, the rest %s (the "
 		"report being built: its stacks and site frames; symbolizer, modules, Python code, "
 		"unwind rows)\n",
@@ -54,7 +54,7 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 		mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
 		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->frame_bytes, b[4], 32),
 		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,
-		(unsigned long long)p->folded,
+		p->folded,
 		mib(history_bytes, b[6], 32), history, mib(p->snapshot_bytes, b[7], 32),
 		mib(p->carried_bytes, b[9], 32), mib(used > counted ? used - counted : 0, b[8], 32));
 }

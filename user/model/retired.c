@@ -17,6 +17,12 @@ struct kept {
 	struct stack_blob *blob;
 };
 
+/* A folded site's figures; back: it came back (retired__unfold), they are its own again. */
+struct folded {
+	uint64_t bytes, allocs;
+	bool back;
+};
+
 struct retired {
 	struct idmap site_of;	/* site key -> index in sites */
 	struct retired_site *sites;
@@ -32,8 +38,12 @@ struct retired {
 	size_t kept_bytes;
 	uint32_t sweep;
 	uint64_t seq, epoch;	/* retired__seq, retired__epoch */
-	/* Figures of sites whose frames were let go of (retired__trim). */
+	/* Figures of sites whose frames were let go of (retired__trim), or folded. */
 	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
+	/* The folded sites' figures, by site key (retired__fold_end, retired__unfold). */
+	struct idmap folded_of;
+	struct folded *folded;
+	size_t nr_folded, cap_folded, nr_out;
 };
 
 uint64_t retired__site_key(uint64_t stack_id, uint32_t api)
@@ -78,7 +88,27 @@ void retired__free(struct retired *r)
 	idmap__free(&r->native_of);
 	idmap__free(&r->python_of);
 	idmap__free(&r->pair_of);
+	idmap__free(&r->folded_of);
+	free(r->folded);
 	free(r);
+}
+
+/* A site folded before, kept here anew: its folded figures are its own again. */
+static void take_back(struct retired *r, struct retired_site *s, uint64_t key)
+{
+	struct folded *f;
+	uint32_t i;
+
+	if (!idmap__get(&r->folded_of, key, &i) || r->folded[i].back)
+		return;
+	f = &r->folded[i];
+	f->back = true;
+	r->nr_out--;
+	r->forgotten_allocs -= f->allocs;
+	r->forgotten_bytes -= f->bytes;
+	r->forgotten_sites--;
+	s->total_bytes = s->folded_bytes = f->bytes;
+	s->total_allocs = s->folded_allocs = f->allocs;
 }
 
 int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
@@ -94,6 +124,7 @@ int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64
 			return -ENOMEM;
 		i = (uint32_t)r->nr_sites++;
 		r->sites[i] = (struct retired_site){ .stack_id = stack_id, .api = api };
+		take_back(r, &r->sites[i], key);
 	}
 	s = &r->sites[i];
 	s->total_bytes += bytes;
@@ -245,6 +276,7 @@ size_t retired__frame_bytes(const struct retired *r)
 size_t retired__bytes(const struct retired *r)
 {
 	return sizeof(*r) + r->nr_kept * sizeof(struct stack_blob) + r->cap_kept * sizeof(*r->kept) +
+	       r->cap_folded * sizeof(*r->folded) + idmap__bytes(&r->folded_of) +
 	       r->cap_sites * sizeof(*r->sites) + r->cap_pairs * sizeof(*r->pairs) +
 	       idmap__bytes(&r->site_of) + idmap__bytes(&r->native_of) +
 	       idmap__bytes(&r->python_of) + idmap__bytes(&r->pair_of);
@@ -430,6 +462,23 @@ static void fit(void *arr, size_t *cap, size_t n, size_t size)
 	*cap = n;
 }
 
+/* A folding site's figures, kept by its key until it comes back. 0 or -ENOMEM. */
+static int keep_folded(struct retired *r, const struct retired_site *s)
+{
+	uint64_t key = retired__site_key(s->stack_id, s->api);
+	uint32_t i;
+
+	if (!idmap__get(&r->folded_of, key, &i)) {
+		if (vec__reserve(&r->folded, &r->cap_folded, r->nr_folded + 1, sizeof(*r->folded)) ||
+		    idmap__put(&r->folded_of, key, (uint32_t)r->nr_folded))
+			return -ENOMEM;
+		i = (uint32_t)r->nr_folded++;
+	}
+	r->folded[i] = (struct folded){ .bytes = s->total_bytes, .allocs = s->total_allocs };
+	r->nr_out++;
+	return 0;
+}
+
 /* The folded sites go to the forgotten figures; the others keep their order. */
 static int drop_folded(struct retired *r)
 {
@@ -440,12 +489,13 @@ static int drop_folded(struct retired *r)
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		struct retired_site *s = &r->sites[i];
 
-		if (s->folding) {
+		if (s->folding && !keep_folded(r, s)) {
 			r->forgotten_allocs += s->total_allocs;
 			r->forgotten_bytes += s->total_bytes;
 			r->forgotten_sites++;
 			continue;
 		}
+		s->folding = false;	/* no room for its figures: it stays */
 		r->sites[n] = *s;
 		if (idmap__put(&r->site_of, retired__site_key(s->stack_id, s->api), (uint32_t)n++))
 			return -ENOMEM;
@@ -527,4 +577,20 @@ int retired__fold_end(struct retired *r, const struct idmap *keep)
 		fit(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs, sizeof(*r->pair_ids));
 	}
 	return err;
+}
+
+int retired__unfold(struct retired *r, uint64_t stack_id, uint32_t api)
+{
+	uint32_t i;
+
+	if (!idmap__get(&r->folded_of, retired__site_key(stack_id, api), &i) || r->folded[i].back ||
+	    idmap__get(&r->site_of, retired__site_key(stack_id, api), NULL))
+		return 0;
+	/* A new entry takes its figures back (take_back), and nothing more: none is freed since. */
+	return retired__add_site(r, stack_id, api, 0, 0);
+}
+
+size_t retired__nr_folded(const struct retired *r)
+{
+	return r->nr_out;
 }

@@ -26,6 +26,11 @@ struct retired_site {
 	uint64_t total_allocs;
 	uint64_t seq;		/* retired__seq when its figures last changed */
 	bool folding;		/* retired__fold_site: goes at retired__fold_end */
+	/*
+	 * Of those, the figures it had when it was folded, back with it
+	 * (retired__unfold): what the history took in of it already.
+	 */
+	uint64_t folded_bytes, folded_allocs;
 };
 
 struct retired;
@@ -85,7 +90,8 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
  * Folding (run/reports.c): a retired site that a report took in and that
  * no report will need by itself again goes to the forgotten figures, as
  * retired__trim's do, so that what is kept follows what is live, not all
- * that ever was. Only while its figures are still (bytes, allocs), those
+ * that ever was; only its key and figures stay (16 bytes and its key's
+ * slot), to be taken back should it come back (retired__unfold). Only while its figures are still (bytes, allocs), those
  * the report took in: one that allocated since (it came back) stays.
  * True when it will be folded.
  */
@@ -100,6 +106,15 @@ bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint
  * what it could not let go of).
  */
 int retired__fold_end(struct retired *r, const struct idmap *keep);
+/*
+ * A folded site (stack_id, api) back in a reading with a live slot: its
+ * figures a retired site's again, no longer the forgotten ones (a site
+ * that retires again takes them back in retired__add_site): its figures
+ * since tracing began stay exact. 0 (also when it was not folded) or -ENOMEM.
+ */
+int retired__unfold(struct retired *r, uint64_t stack_id, uint32_t api);
+/* The sites folded and not back, and the bytes their figures take. */
+size_t retired__nr_folded(const struct retired *r);
 
 /*
  * Stacks kept, and the bytes all of it takes (their frames are the stack

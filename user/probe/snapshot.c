@@ -109,9 +109,14 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *of_key,
 			size_t *cap)
 {
-	size_t n = retired__nr_sites(p->rc.retired);
+	size_t n;
 	uint32_t at;
 
+	/* A live site folded before takes its figures back: a retired entry again. */
+	for (size_t i = 0; i < snap->nr; i++)
+		if (retired__unfold(p->rc.retired, snap->sites[i].stack_id, snap->sites[i].api))
+			return -ENOMEM;
+	n = retired__nr_sites(p->rc.retired);
 	retired__forgotten(p->rc.retired, &snap->forgotten_sites, &snap->forgotten_allocs,
 			   &snap->forgotten_bytes);
 	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
@@ -122,6 +127,8 @@ static int read_retired(struct probes *p, struct snapshot *snap, struct idmap *o
 			return -ENOMEM;
 		snap->sites[at].stats.total_bytes += r->total_bytes;
 		snap->sites[at].stats.total_allocs += snapshot__blocks_of(p, r->total_allocs);
+		snap->sites[at].folded_bytes = r->folded_bytes;
+		snap->sites[at].folded_allocs = r->folded_allocs;
 	}
 	return 0;
 }
@@ -488,7 +495,7 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	pthread_mutex_lock(&p->rc.retired_lock);
 	out->retired = retired__nr_stacks(p->rc.retired);
 	out->retired_bytes = retired__bytes(p->rc.retired);
-	retired__forgotten(p->rc.retired, &out->folded, &(uint64_t){ 0 }, &(uint64_t){ 0 });
+	out->folded = retired__nr_folded(p->rc.retired);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +

@@ -28,6 +28,11 @@ struct snap_site {
 	/* Its Python frames (stack_blob__py); NULL when none. */
 	struct stack_blob *pystack;
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
+	/*
+	 * Of stats' totals, what it had when a report folded it (reclaim__fold),
+	 * back with it: what the history took in of it before. 0: none.
+	 */
+	uint64_t folded_bytes, folded_allocs;
 	/* -a (snapshot_blocks__read): its oldest live blocks, and how many it has. */
 	struct report_block *blocks;
 	uint32_t nr_blocks, cap_blocks;
@@ -154,7 +159,7 @@ struct snapshot_memory {
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */
-	uint64_t folded;	/* retired sites folded into the totals (reclaim__fold) */
+	size_t folded;		/* sites folded into the totals (reclaim__fold): their figures, in retired_bytes */
 	size_t snapshot_bytes;	/* snap's sites and slot index */
 	/*
 	 * Kept from report to report beside the snapshot (the caller's to

@@ -264,8 +264,23 @@ static int read_retired(struct snapshot_kept *k, struct probes *p)
 			return -ENOMEM;
 		k->retired[at] = (struct retired_part){ s->total_bytes,
 							snapshot__blocks_of(p, s->total_allocs) };
+		k->snap.sites[at].folded_bytes = s->folded_bytes;
+		k->snap.sites[at].folded_allocs = s->folded_allocs;
 	}
 	k->retired_seq = retired__seq(r);
+	return 0;
+}
+
+/*
+ * The sites new in this reading (from before on) that a report folded take
+ * their figures back: each a retired entry again, read below. A folded
+ * site is in no reading: a fold has the next one start anew.
+ */
+static int unfold_new(struct snapshot_kept *k, struct probes *p, size_t before)
+{
+	for (size_t i = before; i < k->snap.nr; i++)
+		if (retired__unfold(p->rc.retired, k->snap.sites[i].stack_id, k->snap.sites[i].api))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -344,7 +359,7 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, size_t *before
 	err = read_slots(k, p, now);
 	if (!err) {
 		pthread_mutex_lock(&p->rc.retired_lock);
-		err = read_retired(k, p);
+		err = unfold_new(k, p, *before) ?: read_retired(k, p);
 		pthread_mutex_unlock(&p->rc.retired_lock);
 	}
 	err = err ?: set_all(k, *before, now) ?: snapshot__walk_blocks(p, snap, 0);

@@ -232,6 +232,53 @@ def reclaim_churn(work, tracer_args):
 				check=check)
 
 
+FOLD_BITS = 13	# v_stacks: 8 rounds of 2^13 stacks, 65,536 in all, each used once
+
+
+def fold_churn(work):
+	"""-c v_stacks 13 8, a report every 0.1 s, -v: 65,536 stacks that each
+	allocate a block and free it at once, none used again (a torch
+	import's start-up), around one small leak. Each report folds the
+	retired sites it took in into the totals (reclaim__fold): the history
+	and the stack cache at every report hold at most half the stacks the
+	run had (-v's "our memory" line; all of them before folding), while
+	every figure stays exact: the totals, the leak's, each churn stack's
+	(its one allocation)."""
+	binary = victim("v_stacks")
+
+	def check(work, truth):
+		rep = load_report(work.path("report.json"))
+		errs = []
+		stacks, m = note(work, "stacks"), re.search(
+			r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$", work.read("truth.txt"), re.M)
+		if not m or not stacks:
+			return ["v_stacks wrote no '# total:' or '# stacks:' note"]
+		want = int(m.group(1)) + rep["totals"]["outstanding_allocs"]
+		if rep["totals"]["allocs"] != want:
+			errs.append("totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want))
+		churn = [c for c in rep.get("churn", []) if c["frames"] and
+			 fn_name(c["frames"][0]) == "site_churn"]
+		if not churn or any((c["total_allocs"], c["total_bytes"]) != (1, 48) for c in churn):
+			errs.append("churn: %s, truth site_churn stacks of 1 allocation of 48 bytes" %
+				    [(c["total_allocs"], c["total_bytes"]) for c in churn])
+		err = work.read("tracer.stderr")
+		held = [int(h) for h in re.findall(r"our memory: .*?, history [^(]*\(([\d]+) stacks\)", err)]
+		cached = [int(h) for h in re.findall(r"our memory: .*?stack cache [^(]*\(([\d]+) stacks\)", err)]
+		folded = [int(f) for f in re.findall(r"^memleakbpf: folded (\d+) retired sites", err, re.M)]
+		log("  %d stacks: %d folds, %d sites folded; at most %d in the history and %d in the "
+		    "stack cache at a report" % (stacks, len(folded), sum(folded), max(held or [0]),
+						 max(cached or [0])))
+		if not held or not cached:
+			errs.append("-v wrote no 'our memory' line with the history's and the cache's stacks")
+		elif max(held) > stacks // 2 or max(cached) > stacks // 2:
+			errs.append("the history held %d stacks and the stack cache %d at a report, of %d in "
+				    "the run: more than half (folding?)" % (max(held), max(cached), stacks))
+		return errs + no_losses(rep)
+	return run_command_case(work, "%s %d 8" % (binary, FOLD_BITS), binary, "v_stacks.c",
+				extra_args=["-v", "--stack-storage-size", str(RECLAIM_ROOM), "0.1"],
+				check=check)
+
+
 CASES = [
 	("stress_c", TRACE, [], case_stress_c),
 	("stress_p", TRACE, [], case_stress_p),
@@ -239,4 +286,5 @@ CASES = [
 	("capacity_raised", TRACE, [], capacity_case(CAPACITY_RAISED, True)),
 	("reclaim_churn", TRACE, [], reclaim_churn_case()),
 	("reclaim_churn_prealloc", TRACE, [], reclaim_churn_case("--prealloc-stacks")),
+	("fold_churn", TRACE, [], fold_churn),
 ]

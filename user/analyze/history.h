@@ -151,7 +151,7 @@ int history__churn(const struct history *h, const struct snapshot *snap,
  * overtake: those only grow) nor among pins (the stacks the peak lists).
  * Their indexes into out (room for snap->nr): how many.
  */
-size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
+size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
 			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
 			  uint32_t *out);
 /*
@@ -161,7 +161,7 @@ size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
  * bytes again (as any stack's), its totals those it had (snap_site's
  * folded_*), and it is no new code (start-up). 0 or -ENOMEM.
  */
-int history__fold(struct history *h, const uint64_t *keys, size_t n);
+int history_fold__drop(struct history *h, const uint64_t *keys, size_t n);
 /* Start-up (above) as of the last report. */
 const struct report_startup *history__startup(const struct history *h);
 /* The sample that held the most heap blocks; NULL before any sample. */

@@ -33,7 +33,7 @@ static bool picked(const struct snap_site *site, const struct snap_site *const *
 	return false;
 }
 
-size_t history__fold_pick(const struct history *h, const struct snapshot *snap,
+size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
 			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
 			  uint32_t *out)
 {
@@ -98,7 +98,7 @@ static int compact(struct history *h, const bool *gone)
 	return 0;
 }
 
-int history__fold(struct history *h, const uint64_t *keys, size_t n)
+int history_fold__drop(struct history *h, const uint64_t *keys, size_t n)
 {
 	bool *gone = calloc(h->nr ?: 1, sizeof(*gone));
 	uint32_t at;

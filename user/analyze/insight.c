@@ -647,10 +647,10 @@ size_t insight__fold_pick(const struct insight *in, const struct snapshot *snap,
 	struct snap_live pins[INSIGHT_PEAK];
 	size_t n = hp ? top_of(hp->sites, hp->nr, pins, INSIGHT_PEAK) : 0;
 
-	return history__fold_pick(in->h, snap, INSIGHT_CHURN, pins, n, out);
+	return history_fold__pick(in->h, snap, INSIGHT_CHURN, pins, n, out);
 }
 
 int insight__fold(struct insight *in, const uint64_t *keys, size_t n)
 {
-	return history__fold(in->h, keys, n);
+	return history_fold__drop(in->h, keys, n);
 }

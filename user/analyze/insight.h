@@ -88,11 +88,11 @@ void insight__fit(const struct insight *in, const struct snapshot *snap,
 
 /*
  * The sites of snap (the last one added) whose retired figures a report
- * may fold (history__fold_pick: none the churn or the peak will list),
+ * may fold (history_fold__pick: none the churn or the peak will list),
  * their indexes into out (room for snap->nr): how many.
  */
 size_t insight__fold_pick(const struct insight *in, const struct snapshot *snap, uint32_t *out);
-/* Those folded (their site keys): their stacks leave the history (history__fold). */
+/* Those folded (their site keys): their stacks leave the history (history_fold__drop). */
 int insight__fold(struct insight *in, const uint64_t *keys, size_t n);
 
 #endif

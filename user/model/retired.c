@@ -579,6 +579,12 @@ int retired__fold_end(struct retired *r, const struct idmap *keep)
 	return err;
 }
 
+void retired__fold_cancel(struct retired *r)
+{
+	for (size_t i = 0; i < r->nr_sites; i++)
+		r->sites[i].folding = false;
+}
+
 int retired__unfold(struct retired *r, uint64_t stack_id, uint32_t api)
 {
 	uint32_t i;

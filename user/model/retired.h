@@ -106,6 +106,8 @@ bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint
  * what it could not let go of).
  */
 int retired__fold_end(struct retired *r, const struct idmap *keep);
+/* The sites retired__fold_site named stay after all. */
+void retired__fold_cancel(struct retired *r);
 /*
  * A folded site (stack_id, api) back in a reading with a live slot: its
  * figures a retired site's again, no longer the forgotten ones (a site

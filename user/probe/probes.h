@@ -110,11 +110,12 @@ void reclaim__kick(struct probes *p);
  * in the retired store go (model/retired.h), and the carried reading
  * starts anew at the next report, without them. Exact runs only (the
  * retired store keeps BPF's counts, which are weights under sampling).
- * Their keys (retired__site_key) into keys (room for nr): how many went.
+ * Their keys (retired__site_key) into keys (room for nr): how many went;
+ * none when fewer than min would.
  */
 struct snapshot;
 size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32_t *sites,
-		     size_t nr, uint64_t *keys);
+		     size_t nr, size_t min, uint64_t *keys);
 /* What the sweeps did, and whose fault the stack drops were (reclaim.c). */
 struct sweep_stats;
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out);

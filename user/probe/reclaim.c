@@ -483,7 +483,7 @@ static int keep_unfolded(const struct snapshot *snap, const bool *folded, struct
 }
 
 size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32_t *sites,
-		     size_t nr, uint64_t *keys)
+		     size_t nr, size_t min, uint64_t *keys)
 {
 	bool *folded = calloc(snap->nr ?: 1, sizeof(*folded));
 	struct idmap keep = {};
@@ -501,6 +501,10 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 			folded[sites[i]] = true;
 			keys[n++] = retired__site_key(s->stack_id, s->api);
 		}
+	}
+	if (n < min) {	/* not worth the next reading's start anew */
+		retired__fold_cancel(p->rc.retired);
+		n = 0;
 	}
 	/* Without the stacks to keep, none is let go of: the sites fold all the same. */
 	if (n)

@@ -400,10 +400,8 @@ static void fold(struct tracer *tr, const struct report_job *job, const struct b
 	sites = malloc(b->snap->nr * sizeof(*sites));
 	keys = malloc(b->snap->nr * sizeof(*keys));
 	n = sites && keys ? insight__fold_pick(tr->ins, b->snap, sites) : 0;
-	if (n >= FOLD_MIN && n >= b->snap->nr / 8)
-		n = reclaim__fold(tr->probes, b->snap, sites, n, keys);
-	else
-		n = 0;
+	n = reclaim__fold(tr->probes, b->snap, sites, n, FOLD_MIN > b->snap->nr / 8 ? FOLD_MIN :
+			  b->snap->nr / 8, keys);
 	if (n && insight__fold(tr->ins, keys, n))
 		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
 	if (n && o->verbose)

@@ -19,6 +19,7 @@
 #include "history_internal.h"
 #include "memleak.h"
 #include "model/retired.h"
+#include "util/vec.h"
 
 /* Is site among the churn's best (n of them) or the pins? */
 static bool picked(const struct snap_site *site, const struct snap_site *const *best, size_t n,
@@ -57,21 +58,6 @@ size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
 	return n;
 }
 
-/* An array of cap elements that holds n, made to fit when it holds far less. */
-static void fit(void *arr, size_t *cap, size_t n, size_t size)
-{
-	void **p = arr;
-	void *v;
-
-	if (*cap <= 2 * n + 16 || !n)
-		return;
-	v = realloc(*p, n * size);
-	if (v) {
-		*p = v;
-		*cap = n;
-	}
-}
-
 /* The stacks not folded keep their order; the index made anew, to fit. */
 static int compact(struct history *h, const bool *gone)
 {
@@ -94,7 +80,7 @@ static int compact(struct history *h, const bool *gone)
 		if (idmap__put(&h->index, retired__site_key(h->stacks[i].stack_id, h->stacks[i].api),
 			       (uint32_t)i))
 			return -ENOMEM;
-	fit(&h->stacks, &h->cap, n, sizeof(*h->stacks));
+	vec__fit(&h->stacks, &h->cap, n, sizeof(*h->stacks));
 	return 0;
 }
 

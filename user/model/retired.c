@@ -445,23 +445,6 @@ bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint
 	return true;
 }
 
-/* An array of cap elements that holds n, made to fit when it holds far less. */
-static void fit(void *arr, size_t *cap, size_t n, size_t size)
-{
-	void **p = arr;
-	void *v;
-
-	if (*cap <= 2 * n + 16)
-		return;
-	v = n ? realloc(*p, n * size) : NULL;
-	if (n && !v)
-		return;	/* it stays as big */
-	if (!n)
-		free(*p);
-	*p = v;
-	*cap = n;
-}
-
 /* A folding site's figures, kept by its key until it comes back. 0 or -ENOMEM. */
 static int keep_folded(struct retired *r, const struct retired_site *s)
 {
@@ -501,7 +484,7 @@ static int drop_folded(struct retired *r)
 			return -ENOMEM;
 	}
 	r->nr_sites = n;
-	fit(&r->sites, &r->cap_sites, n, sizeof(*r->sites));
+	vec__fit(&r->sites, &r->cap_sites, n, sizeof(*r->sites));
 	return 0;
 }
 
@@ -559,7 +542,7 @@ static int drop_stacks(struct retired *r, const struct idmap *named, const struc
 	}
 	r->nr_kept = n;
 	r->kept_bytes = bytes;
-	fit(&r->kept, &r->cap_kept, n, sizeof(*r->kept));
+	vec__fit(&r->kept, &r->cap_kept, n, sizeof(*r->kept));
 	return 0;
 }
 
@@ -573,8 +556,8 @@ int retired__fold_end(struct retired *r, const struct idmap *keep)
 	      drop_pairs(r);
 	idmap__free(&named);
 	if (!err && r->nr_pairs < before) {
-		fit(&r->pairs, &r->cap_pairs, r->nr_pairs, sizeof(*r->pairs));
-		fit(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs, sizeof(*r->pair_ids));
+		vec__fit(&r->pairs, &r->cap_pairs, r->nr_pairs, sizeof(*r->pairs));
+		vec__fit(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs, sizeof(*r->pair_ids));
 	}
 	return err;
 }

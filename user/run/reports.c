@@ -51,6 +51,7 @@
 #include "target/images.h"
 #include "target/modules.h"
 #include "target/target.h"
+#include "report_fold.h"
 #include "report_say.h"
 #include "reports.h"
 #include "tracer.h"
@@ -373,43 +374,6 @@ static void keep_site_tags(struct tracer *tr, const struct snapshot *snap)
 			    !snapshot__tags(snap, &tr->site_tags, &tr->cap_site_tags, &tr->nr_site_tags);
 }
 
-/*
- * Fold only this many retired sites at least, and an eighth of the
- * reading's: each fold has the next reading start anew (snapshot_kept.c).
- */
-#define FOLD_MIN 1024
-
-/*
- * After a report, the retired sites it took in that no later report needs
- * by themselves fold into the totals (reclaim__fold, insight__fold): the
- * tracer's memory follows what is live, not every stack the run ever
- * had. Not where an output lists every stack freed (pprof's and --html's
- * allocated space, --snapshot-dir's profiles), nor by process
- * (--follow), nor sampled, nor at the end.
- */
-static void fold(struct tracer *tr, const struct report_job *job, const struct built *b)
-{
-	const struct opts *o = tr->opts;
-	uint32_t *sites;
-	uint64_t *keys;
-	size_t n;
-
-	if (job->final || tr->kmem || o->sample_mode || o->follow || o->snapshot_dir ||
-	    writers__need(o->outputs, WRITER_MAPS | WRITER_FREED) || b->snap->nr < FOLD_MIN)
-		return;
-	sites = malloc(b->snap->nr * sizeof(*sites));
-	keys = malloc(b->snap->nr * sizeof(*keys));
-	n = sites && keys ? insight__fold_pick(tr->ins, b->snap, sites) : 0;
-	n = reclaim__fold(tr->probes, b->snap, sites, n, FOLD_MIN > b->snap->nr / 8 ? FOLD_MIN :
-			  b->snap->nr / 8, keys);
-	if (n && insight__fold(tr->ins, keys, n))
-		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
-	if (n && o->verbose)
-		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals\n", n);
-	free(sites);
-	free(keys);
-}
-
 /* The text report (unless job->text is false), the final files, a snapshot. */
 static int produce(struct tracer *tr, struct report_job *job)
 {
@@ -430,8 +394,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 		report_say__cost(tr, b.r);
 	if (!err && !job->final)
 		keep_site_tags(tr, b.snap);
-	if (!err)
-		fold(tr, job, &b);
+	if (!err && !job->final)
+		report_fold__run(tr, b.snap);
 	/* The CPU time beside the wall time: on a busy machine the two part. */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	if (!err && tr->opts->verbose)

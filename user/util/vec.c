@@ -28,3 +28,20 @@ int vec__reserve_min(void *arr, size_t *cap, size_t want, size_t size, size_t mi
 	*cap = ncap;
 	return 0;
 }
+
+void vec__fit(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void *old, *v;
+
+	if (*cap <= 2 * n + 16)
+		return;
+	memcpy(&old, arr, sizeof(old));
+	if (!n) {
+		free(old);
+		v = NULL;
+	} else if (!(v = realloc(old, n * size))) {
+		return;	/* it stays as big */
+	}
+	memcpy(arr, &v, sizeof(v));
+	*cap = n;
+}

@@ -26,4 +26,11 @@ static inline int vec__reserve(void *arr, size_t *cap, size_t want, size_t size)
 	return vec__reserve_min(arr, cap, want, size, 16);
 }
 
+/*
+ * Give back the room of an array of *cap elements that holds n, when it
+ * holds far less (under half): made to fit, or freed when n is 0. Without
+ * memory for the smaller copy it stays as it is.
+ */
+void vec__fit(void *arr, size_t *cap, size_t n, size_t size);
+
 #endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * After a report, the retired sites it took in that no later report needs
+ * by themselves fold into the totals (report_fold.c): the tracer's memory
+ * follows what is live, not every stack the run ever had.
+ */
+#ifndef REPORT_FOLD_H
+#define REPORT_FOLD_H
+
+#include "probe/snapshot.h"
+#include "tracer.h"
+
+/* snap's report (not the final one) is written: fold what it allows. */
+void report_fold__run(struct tracer *tr, const struct snapshot *snap);
+
+#endif

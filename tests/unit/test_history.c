@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/history.h"
+#include "model/retired.h"
 #include "sample.h"
 #include "unit.h"
 
@@ -834,6 +835,57 @@ TEST(history_merge_interleaved_keys)
 			ASSERT(memcmp(&g, &by_site, sizeof(g)) == 0);
 		}
 	}
+	history__free(h);
+	return true;
+}
+
+/* ---------------------------------------------------------------- folding */
+
+/*
+ * A report folds the stacks that hold nothing and that the churn does not
+ * list (nor the peak: pins); one that comes back with the figures it had
+ * is no new code, and its last interval counts only what it did since.
+ */
+TEST(history_fold_picks_drops_and_takes_back)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+	const struct snap_site *top[3];
+	struct report_rate rate[3];
+	struct snap_live pin = { .stack_id = POOL, .api = API_MALLOC };
+	uint32_t picked[8];
+	uint64_t key;
+	size_t stacks;
+
+	ASSERT(h);
+	st = history__startup(h);
+	churn(&w, CHURN, 1000, 64, 1000);	/* the churn's top */
+	churn(&w, POOL, 5, 32, 5);		/* held nothing: folds */
+	churn(&w, LEAK, 10, 100, 0);		/* holds bytes */
+	ASSERT(add(h, &w, 1, NULL) && st->ongoing);
+	ASSERT(history_fold__pick(h, snap_of(&w), 1, &pin, 1, picked) == 0);
+	ASSERT(history_fold__pick(h, snap_of(&w), 1, NULL, 0, picked) == 1);
+	ASSERT(w.sites[picked[0]].stack_id == POOL);
+	key = retired__site_key(POOL, API_MALLOC);
+	history__bytes(h, &stacks);
+	ASSERT(stacks == 3 && history_fold__drop(h, &key, 1) == 0);
+	history__bytes(h, &stacks);
+	ASSERT(stacks == 2);
+	/* The next reading has it no more; its allocations are the totals' forgotten ones. */
+	w.sites[picked[0]] = w.sites[--w.nr];
+	ASSERT(add(h, &w, 2, NULL) && !st->ongoing && st->new_stacks == 0);
+	/* Back: 3 allocations more, on top of the 5 it had when folded. */
+	churn(&w, POOL, 8, 32, 8);
+	site(&w, POOL)->folded_allocs = 5;
+	site(&w, POOL)->folded_bytes = 160;
+	ASSERT(add(h, &w, 3, NULL));
+	ASSERT(!st->ongoing && st->new_stacks == 0 && st->new_share == 0);
+	ASSERT(history__churn(h, snap_of(&w), top, rate, 3) == 3 && top[0]->stack_id == CHURN);
+	ASSERT(top[1]->stack_id == LEAK && top[2]->stack_id == POOL);
+	ASSERT(rate[2].last_allocs_per_s == 3 && rate[2].last_bytes_per_s == 96);
+	history__bytes(h, &stacks);
+	ASSERT(stacks == 3);
 	history__free(h);
 	return true;
 }

@@ -120,3 +120,66 @@ TEST(retired_trim_forgets_the_least_used_frames_and_keeps_the_figures)
 	retired__free(r);
 	return true;
 }
+
+/*
+ * Folding: a site the report took in goes to the forgotten figures, and so
+ * do the stacks none kept names, once let go of at an earlier sweep; its
+ * figures come back with it, whether it retires again or is read live.
+ */
+TEST(retired_folds_and_takes_figures_back)
+{
+	struct retired *r = retired__new();
+	struct stack_trace *st = native(3, 0x2000);
+	struct idmap keep = {};
+	const struct retired_site *s;
+	uint64_t sites, allocs, bytes;
+
+	retired__next_sweep(r);
+	ASSERT(retired__add_site(r, 31, API_MALLOC, 96, 2) == 0);
+	ASSERT(retired__add_site(r, 32, API_MALLOC, 10, 1) == 0);
+	ASSERT(retired__add_site(r, 33, API_MALLOC, 5, 1) == 0);
+	ASSERT(retired__keep_native(r, 31, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 32, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 33, st, NULL) == 0);
+	retired__next_sweep(r);
+	ASSERT(retired__keep_native(r, 34, st, NULL) == 0);	/* let go of at this sweep */
+	/* Figures other than those the report took in: it allocated since, it stays. */
+	ASSERT(!retired__fold_site(r, 31, API_MALLOC, 48, 1));
+	ASSERT(!retired__fold_site(r, 31, API_CALLOC, 96, 2));
+	ASSERT(retired__fold_site(r, 31, API_MALLOC, 96, 2));
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
+	/* A cancelled fold leaves all as it was. */
+	retired__fold_cancel(r);
+	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__nr_sites(r) == 3 && retired__nr_folded(r) == 0);
+	ASSERT(retired__fold_site(r, 31, API_MALLOC, 96, 2));
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
+	ASSERT(idmap__put(&keep, 32, 0) == 0);	/* a live site of the report holds stack 32 */
+	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__nr_sites(r) == 1 && retired__nr_folded(r) == 2);
+	ASSERT(!retired__site(r, 31, API_MALLOC) && retired__site(r, 33, API_MALLOC));
+	retired__forgotten(r, &sites, &allocs, &bytes);
+	ASSERT(sites == 2 && allocs == 3 && bytes == 106);
+	/* 31 named by no one goes; 32 kept, 33 named by a site, 34 let go of now: they stay. */
+	ASSERT(!retired__native(r, 31) && retired__native(r, 32) && retired__native(r, 33) &&
+	       retired__native(r, 34));
+	/* Back with a live slot: a retired entry again, with the figures it had. */
+	ASSERT(retired__unfold(r, 31, API_MALLOC) == 0);
+	s = retired__site(r, 31, API_MALLOC);
+	ASSERT(s && s->total_allocs == 2 && s->total_bytes == 96 && s->folded_allocs == 2);
+	ASSERT(retired__unfold(r, 31, API_MALLOC) == 0 && retired__site(r, 31, API_MALLOC)->total_allocs == 2);
+	/* Retiring again: its new figures on top of those. */
+	ASSERT(retired__add_site(r, 32, API_MALLOC, 20, 2) == 0);
+	s = retired__site(r, 32, API_MALLOC);
+	ASSERT(s && s->total_allocs == 3 && s->total_bytes == 30 && s->folded_bytes == 10);
+	retired__forgotten(r, &sites, &allocs, &bytes);
+	ASSERT(sites == 0 && allocs == 0 && bytes == 0 && retired__nr_folded(r) == 0);
+	/* Folded again: its whole figures, the ones it took back among them. */
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep) == 0);
+	retired__forgotten(r, &sites, &allocs, &bytes);
+	ASSERT(sites == 1 && allocs == 3 && bytes == 30);
+	idmap__free(&keep);
+	retired__free(r);
+	free(st);
+	return true;
+}

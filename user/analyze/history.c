@@ -45,6 +45,7 @@ static void free_stacks(struct history *h)
 	free(h->stacks);
 	free(h->of_site);
 	idmap__free(&h->index);
+	h->cut_known = false;	/* history_fold.c's: the stacks it was of are gone */
 	h->merged = 0;
 	h->stacks = NULL;
 	h->of_site = NULL;
@@ -308,6 +309,10 @@ int history__add(struct history *h, double t_s, const struct snapshot *snap,
 	err = take_point(h, t_s, &point);
 	if (!err)
 		err = history_merge__run(h, snap, t_s, point, &iv);
+	/* Stacks the reading folded unread were new in this interval, all they allocated too. */
+	iv.allocs += snap->unread_allocs;
+	iv.new_allocs += snap->unread_allocs;
+	iv.new_stacks += (uint32_t)snap->unread_sites;
 	startup_update(h, t_s, totals, &iv);
 	/* Sampling: the live total is an estimate too; its noise is no growth (trend_of). */
 	h->live.var = totals->outstanding_var;

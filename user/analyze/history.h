@@ -149,9 +149,10 @@ int history__churn(const struct history *h, const struct snapshot *snap,
  * folded into the totals: they hold nothing, and are neither among the
  * max_churn that allocated most (history__churn's, which they can never
  * overtake: those only grow) nor among pins (the stacks the peak lists).
- * Their indexes into out (room for snap->nr): how many.
+ * Their indexes into out (room for snap->nr): how many. It keeps the
+ * churn's cut-off for history_fold__unseen.
  */
-size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
+size_t history_fold__pick(struct history *h, const struct snapshot *snap,
 			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
 			  uint32_t *out);
 /*
@@ -162,6 +163,13 @@ size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
  * folded_*), and it is no new code (start-up). 0 or -ENOMEM.
  */
 int history_fold__drop(struct history *h, const uint64_t *keys, size_t n);
+/*
+ * Folding a retired site at a reading, unread: has the history never seen
+ * (stack_id, api), and are its figures (allocs, bytes) below the churn's
+ * at the last pick (they can never be listed then, history_fold__pick)?
+ */
+bool history_fold__unseen(const struct history *h, uint64_t stack_id, uint32_t api,
+			  uint64_t allocs, uint64_t bytes);
 /* Start-up (above) as of the last report. */
 const struct report_startup *history__startup(const struct history *h);
 /* The sample that held the most heap blocks; NULL before any sample. */

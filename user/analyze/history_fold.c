@@ -34,7 +34,7 @@ static bool picked(const struct snap_site *site, const struct snap_site *const *
 	return false;
 }
 
-size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
+size_t history_fold__pick(struct history *h, const struct snapshot *snap,
 			  size_t max_churn, const struct snap_live *pins, size_t nr_pins,
 			  uint32_t *out)
 {
@@ -45,6 +45,11 @@ size_t history_fold__pick(const struct history *h, const struct snapshot *snap,
 
 	/* Without the churn's best, nothing is known to be safe to fold. */
 	nr_best = best && rates ? history__churn(h, snap, best, rates, max_churn) : -ENOMEM;
+	h->cut_known = max_churn && nr_best == (int)max_churn;
+	if (h->cut_known) {
+		h->cut_allocs = best[max_churn - 1]->stats.total_allocs;
+		h->cut_bytes = best[max_churn - 1]->stats.total_bytes;
+	}
 	for (size_t i = 0; nr_best >= 0 && i < snap->nr; i++) {
 		const struct snap_site *s = &snap->sites[i];
 
@@ -103,4 +108,13 @@ int history_fold__drop(struct history *h, const uint64_t *keys, size_t n)
 	err = compact(h, gone);
 	free(gone);
 	return err;
+}
+
+bool history_fold__unseen(const struct history *h, uint64_t stack_id, uint32_t api,
+			  uint64_t allocs, uint64_t bytes)
+{
+	if (!h->cut_known || allocs > h->cut_allocs ||
+	    (allocs == h->cut_allocs && bytes >= h->cut_bytes))
+		return false;
+	return !history_merge__find(h, stack_id, api);
 }

@@ -74,6 +74,13 @@ struct history {
 	bool by_site;
 	uint64_t *seen;
 	size_t nr_seen, cap_seen;
+	/*
+	 * Folding (history_fold.c): the churn's last listed figures at the
+	 * last pick; a stack below them will never be listed unless it
+	 * allocates again. Not known with fewer stacks than the churn lists.
+	 */
+	bool cut_known;
+	uint64_t cut_allocs, cut_bytes;
 };
 
 /* The allocations of one interval, and those of the stacks first seen in it. */

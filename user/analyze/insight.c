@@ -34,6 +34,9 @@ struct insight {
 	bool exited;		/* the last report was made after the target exited */
 	bool kernel;		/* -k: pid 0 is the kernel, not a target gone */
 	struct report_grew grew;	/* the last leak a report of this image named */
+	/* The peak's stacks when folding last asked (insight__fold_prepare): never folded. */
+	struct snap_live pins[INSIGHT_PEAK];
+	size_t nr_pins;
 };
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -641,13 +644,26 @@ void insight__fit(const struct insight *in, const struct snapshot *snap,
 					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
 }
 
-size_t insight__fold_pick(const struct insight *in, const struct snapshot *snap, uint32_t *out)
+void insight__fold_prepare(struct insight *in)
 {
 	const struct history_peak *hp = history__peak(in->h);
-	struct snap_live pins[INSIGHT_PEAK];
-	size_t n = hp ? top_of(hp->sites, hp->nr, pins, INSIGHT_PEAK) : 0;
 
-	return history_fold__pick(in->h, snap, INSIGHT_CHURN, pins, n, out);
+	in->nr_pins = hp ? top_of(hp->sites, hp->nr, in->pins, INSIGHT_PEAK) : 0;
+}
+
+size_t insight__fold_pick(struct insight *in, const struct snapshot *snap, uint32_t *out)
+{
+	insight__fold_prepare(in);
+	return history_fold__pick(in->h, snap, INSIGHT_CHURN, in->pins, in->nr_pins, out);
+}
+
+bool insight__foldable(const struct insight *in, uint64_t stack_id, uint32_t api, uint64_t allocs,
+		       uint64_t bytes)
+{
+	for (size_t i = 0; i < in->nr_pins; i++)
+		if (in->pins[i].stack_id == stack_id && in->pins[i].api == api)
+			return false;
+	return history_fold__unseen(in->h, stack_id, api, allocs, bytes);
 }
 
 int insight__fold(struct insight *in, const uint64_t *keys, size_t n)

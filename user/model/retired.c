@@ -465,8 +465,12 @@ static int keep_folded(struct retired *r, const struct retired_site *s)
 /* The folded sites go to the forgotten figures; the others keep their order. */
 static int drop_folded(struct retired *r)
 {
-	size_t n = 0;
+	size_t n = 0, i;
 
+	for (i = 0; i < r->nr_sites && !r->sites[i].folding; i++)
+		;
+	if (i == r->nr_sites)
+		return 0;	/* none: the sites stay where they are */
 	r->epoch++;
 	idmap__free(&r->site_of);	/* made anew, to the size of what stays */
 	for (size_t i = 0; i < r->nr_sites; i++) {

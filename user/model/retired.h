@@ -98,7 +98,8 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
 bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
 			uint64_t allocs);
 /*
- * The sites retired__fold_site named go (their indexes move: a new epoch),
+ * The sites retired__fold_site named go (their indexes move: a new epoch;
+ * none named, none moves),
  * and the stacks no site kept here names, nor keep (ids: the stacks the
  * report's other sites hold), let go of at an earlier sweep than this one:
  * BPF was told at that sweep to send them again if they come back (keep

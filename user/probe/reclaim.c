@@ -504,11 +504,14 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	}
 	if (n < min) {	/* not worth the next reading's start anew */
 		retired__fold_cancel(p->rc.retired);
+		memset(folded, 0, snap->nr * sizeof(*folded));
 		n = 0;
 	}
-	/* Without the stacks to keep, none is let go of: the sites fold all the same. */
-	if (n)
-		retired__fold_end(p->rc.retired, keep_unfolded(snap, folded, &keep) ? NULL : &keep);
+	/*
+	 * And the stacks no site names any more (those a reading folded unread
+	 * kept theirs). Without the stacks to keep, none is let go of.
+	 */
+	retired__fold_end(p->rc.retired, keep_unfolded(snap, folded, &keep) ? NULL : &keep);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 out:

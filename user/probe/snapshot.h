@@ -76,6 +76,12 @@ struct snapshot {
 	 * frames were forgotten (model/retired.h): in the totals, in no site.
 	 */
 	uint64_t forgotten_sites, forgotten_allocs, forgotten_bytes;
+	/*
+	 * Of those, the retired sites this reading folded without taking them
+	 * in (snapshot_kept.h, struct snap_fold): none was read before, so all
+	 * they allocated was since the last reading, from stacks new then.
+	 */
+	uint64_t unread_sites, unread_allocs;
 	bool ages;		/* sites[].oldest_ns were read */
 	/*
 	 * A reading carried over (snapshot_kept.c): the sites of the last one,

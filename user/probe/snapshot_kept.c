@@ -243,23 +243,45 @@ static int entry_site(struct snapshot_kept *k, size_t i, const struct retired_si
 	return 0;
 }
 
-/* The retired entries that changed since the last reading: their sites' retired parts. */
-static int read_retired(struct snapshot_kept *k, struct probes *p)
+/*
+ * Is retired entry i (new to the reading) one to fold unread: in no site of
+ * the reading, never folded, and foldable? Then it is marked.
+ */
+static bool fold_unread(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
+			size_t i, const struct retired_site *s)
 {
-	const struct retired *r = p->rc.retired;
+	if (!fold || i < k->nr_retired_at || s->folded_allocs || s->folded_bytes ||
+	    idmap__get(&k->of_key, retired__site_key(s->stack_id, s->api), NULL) ||
+	    !fold->foldable(fold->ctx, s->stack_id, s->api, s->total_allocs, s->total_bytes))
+		return false;
+	return retired__fold_site(p->rc.retired, s->stack_id, s->api, s->total_bytes,
+				  s->total_allocs);
+}
+
+/*
+ * The retired entries that changed since the last reading: their sites'
+ * retired parts; those folded unread go (the entries move: the next
+ * reading starts anew).
+ */
+static int read_retired(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold)
+{
+	struct retired *r = p->rc.retired;
 	size_t n = retired__nr_sites(r);
 	struct snapshot *snap = &k->snap;
 	uint32_t at;
 
-	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
-			   &snap->forgotten_bytes);
-	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
 	k->touched.nr = 0;
+	snap->unread_sites = snap->unread_allocs = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *s = retired__site_at(r, i);
 
 		if (s->seq <= k->retired_seq && i < k->nr_retired_at)
 			continue;
+		if (fold_unread(k, p, fold, i, s)) {
+			snap->unread_sites++;
+			snap->unread_allocs += s->total_allocs;
+			continue;
+		}
 		if (entry_site(k, i, s, &at) || list_add(&k->touched, at))
 			return -ENOMEM;
 		k->retired[at] = (struct retired_part){ s->total_bytes,
@@ -268,6 +290,12 @@ static int read_retired(struct snapshot_kept *k, struct probes *p)
 		k->snap.sites[at].folded_allocs = s->folded_allocs;
 	}
 	k->retired_seq = retired__seq(r);
+	/* Their stacks stay: the sites of this reading may not have read theirs yet. */
+	if (snap->unread_sites && retired__fold_end(r, NULL))
+		return -ENOMEM;
+	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
+			   &snap->forgotten_bytes);
+	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
 	return 0;
 }
 
@@ -334,7 +362,8 @@ static void read_counters(struct probes *p, struct snapshot *snap)
 }
 
 /* The sites and their figures; in *before the sites carried over. */
-static int read_tables(struct snapshot_kept *k, struct probes *p, size_t *before)
+static int read_tables(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
+		       size_t *before)
 {
 	struct snapshot *snap = &k->snap;
 	uint32_t now;
@@ -359,7 +388,7 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, size_t *before
 	err = read_slots(k, p, now);
 	if (!err) {
 		pthread_mutex_lock(&p->rc.retired_lock);
-		err = unfold_new(k, p, *before) ?: read_retired(k, p);
+		err = unfold_new(k, p, *before) ?: read_retired(k, p, fold);
 		pthread_mutex_unlock(&p->rc.retired_lock);
 	}
 	err = err ?: set_all(k, *before, now) ?: snapshot__walk_blocks(p, snap, 0);
@@ -413,20 +442,20 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 }
 
 /* At the sweeper's nice value, as snapshot__collect. */
-static int collect(struct snapshot_kept *k, struct probes *p)
+static int collect(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold)
 {
 	int err, was = nice__raise(PROBES_SWEEP_NICE);
 	size_t before;
 
 	pthread_mutex_lock(&p->rc.tables_lock);
-	err = read_tables(k, p, &before);
+	err = read_tables(k, p, fold, &before);
 	pthread_mutex_unlock(&p->rc.tables_lock);
 	err = err ?: read_stacks(k, p, before);
 	nice__restore(was);
 	return err;
 }
 
-int snapshot_kept__collect(struct probes *p, struct snapshot **out)
+int snapshot_kept__collect(struct probes *p, const struct snap_fold *fold, struct snapshot **out)
 {
 	struct snapshot_kept *k = p->rc.kept;
 	bool busy = false;
@@ -437,7 +466,7 @@ int snapshot_kept__collect(struct probes *p, struct snapshot **out)
 	p->rc.kept_free = snapshot_kept__free;
 	if (!atomic_compare_exchange_strong(&k->held, &busy, true))
 		return snapshot__collect(p, 0, out);
-	err = collect(k, p);
+	err = collect(k, p, p->sample.mode ? NULL : fold);
 	if (err) {
 		restart(k, p);	/* a failed reading leaves no state half taken in */
 		atomic_store(&k->held, false);

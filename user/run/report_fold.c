@@ -15,6 +15,7 @@
 #include "analyze/insight.h"
 #include "cli/opts.h"
 #include "probe/probes.h"
+#include "probe/snapshot_kept.h"
 #include "report/writers.h"
 #include "report_fold.h"
 
@@ -30,12 +31,12 @@
  * the forgotten figures are no process's), nor sampled (the retired store
  * keeps weights), nor in the kernel (-k: its own tables).
  */
-static bool allowed(const struct tracer *tr, const struct snapshot *snap)
+static bool allowed(const struct tracer *tr)
 {
 	const struct opts *o = tr->opts;
 
 	return !tr->kmem && !o->sample_mode && !o->follow && !o->snapshot_dir &&
-	       !writers__need(o->outputs, WRITER_MAPS | WRITER_FREED) && snap->nr >= FOLD_MIN;
+	       !writers__need(o->outputs, WRITER_MAPS | WRITER_FREED);
 }
 
 void report_fold__run(struct tracer *tr, const struct snapshot *snap)
@@ -44,20 +45,35 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 	uint32_t *sites;
 	uint64_t *keys;
 
-	if (!allowed(tr, snap))
+	if (!allowed(tr))
 		return;
-	sites = malloc(snap->nr * sizeof(*sites));
-	keys = malloc(snap->nr * sizeof(*keys));
+	sites = malloc((snap->nr ?: 1) * sizeof(*sites));
+	keys = malloc((snap->nr ?: 1) * sizeof(*keys));
+	/* Each report: the churn's cut-off, for the next reading's folds too. */
 	if (sites && keys)
 		n = insight__fold_pick(tr->ins, snap, sites);
-	if (n >= min)
+	/* Even with too few to fold: the stacks of those folded unread go. */
+	if (sites && keys)
 		n = reclaim__fold(tr->probes, snap, sites, n, min, keys);
-	else
-		n = 0;
 	if (n && insight__fold(tr->ins, keys, n))
 		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
-	if (n && tr->opts->verbose)
-		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals\n", n);
+	if ((n || snap->unread_sites) && tr->opts->verbose)
+		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals, and %llu more "
+			"unread at the reading\n", n, (unsigned long long)snap->unread_sites);
 	free(sites);
 	free(keys);
+}
+
+static bool foldable(void *ctx, uint64_t stack_id, uint32_t api, uint64_t allocs, uint64_t bytes)
+{
+	return insight__foldable(ctx, stack_id, api, allocs, bytes);
+}
+
+const struct snap_fold *report_fold__rule(struct tracer *tr, struct snap_fold *rule)
+{
+	if (!allowed(tr))
+		return NULL;
+	insight__fold_prepare(tr->ins);
+	*rule = (struct snap_fold){ .foldable = foldable, .ctx = tr->ins };
+	return rule;
 }

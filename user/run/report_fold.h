@@ -12,5 +12,11 @@
 
 /* snap's report (not the final one) is written: fold what it allows. */
 void report_fold__run(struct tracer *tr, const struct snapshot *snap);
+/*
+ * Before a carried reading: what it may fold unread (into *rule), or NULL
+ * when nothing may fold.
+ */
+struct snap_fold;
+const struct snap_fold *report_fold__rule(struct tracer *tr, struct snap_fold *rule);
 
 #endif

@@ -284,6 +284,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.images = tr->images,
 		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd },
 	};
+	struct snap_fold fold;
 	struct timespec t0;
 	int err;
 
@@ -292,7 +293,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	if (tr->kmem)	/* -k: the kernel's tables, the ages read at the end */
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
 	else if (!tr->opts->older_ms && !tr->opts->show_allocs)	/* carried over */
-		err = snapshot_kept__collect(tr->probes, &b->snap);
+		err = snapshot_kept__collect(tr->probes, report_fold__rule(tr, &fold), &b->snap);
 	else
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
 	if (!err && tr->opts->show_allocs)

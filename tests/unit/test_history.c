@@ -889,3 +889,37 @@ TEST(history_fold_picks_drops_and_takes_back)
 	history__free(h);
 	return true;
 }
+
+/*
+ * A reading folds unread only stacks the history never saw, below the
+ * churn's cut-off; what they allocated is the interval's, from new stacks.
+ */
+TEST(history_fold_unseen_and_unread_counts)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	const struct report_startup *st;
+	const struct snapshot *snap;
+	uint32_t picked[8];
+
+	ASSERT(h);
+	st = history__startup(h);
+	churn(&w, CHURN, 1000, 64, 1000);
+	churn(&w, LEAK, 10, 100, 0);
+	ASSERT(add(h, &w, 1, NULL));
+	ASSERT(!history_fold__unseen(h, LATE, API_MALLOC, 1, 8));	/* no cut-off yet */
+	ASSERT(history_fold__pick(h, snap_of(&w), 1, NULL, 0, picked) == 0);
+	ASSERT(history_fold__unseen(h, LATE, API_MALLOC, 999, 1 << 20));
+	ASSERT(history_fold__unseen(h, LATE, API_MALLOC, 1000, 63999));
+	ASSERT(!history_fold__unseen(h, LATE, API_MALLOC, 1000, 64000));	/* a tie: the key decides */
+	ASSERT(!history_fold__unseen(h, LEAK, API_MALLOC, 1, 8));	/* seen */
+	/* The next interval: 1,000 allocations at CHURN, 3,000 from stacks folded unread. */
+	churn(&w, CHURN, 1000, 64, 1000);
+	snap = snap_of(&w);
+	w.snap.unread_sites = 300;
+	w.snap.unread_allocs = 3000;
+	ASSERT(history__add(h, 2, snap, &w.totals, NULL) == 0);
+	ASSERT(st->new_stacks == 300 && st->new_share == 0.75 && st->ongoing);
+	history__free(h);
+	return true;
+}

@@ -19,7 +19,10 @@ __restore_rt); v_deep leaks deeper than 127 frames (truncated and marked,
 126 via_recurse after the site) and 10 deep (whole, unmarked); v_trail's
 deeper stack meets the thread's last walk where taking its frames would
 pass 127 (bpf/stack_trail.bpf.h): truncated and marked all the same;
-v_thread_exit's leaking threads have exited (start_thread, clone3 last).
+v_thread_exit's leaking threads have exited (start_thread, clone3 last);
+v_preempt's 12 threads, each at a stack and size of its own, on this
+machine's 2 CPUs: no block under another thread's stack, however the
+threads' programs preempt each other (their per-CPU scratch).
 dbgframe/v_basic has its CFI in .debug_frame only. --unwind=fp must still
 walk frame pointers (no stack reaches _start through Debian's libc), and a
 bad --unwind is a usage error.
@@ -269,6 +272,7 @@ CASES = [
 					   extra=trail_extra)),
 	("cfi_thread_exit", TRACE, [], cfi_case("v_thread_exit", "v_thread_exit.c",
 						 extra=thread_extra)),
+	("cfi_preempt", TRACE, [], cfi_case("v_preempt", "v_preempt.c", skip=("via_recurse",))),
 	("cfi_debug_frame", TRACE, [], cfi_case("v_basic", "v_basic.c", builds=("", "dbgframe/"))),
 	("cfi_unwind_fp", TRACE, [], case_unwind_fp),
 	("err_unwind_value", ERROR, [], error_case(lambda: ["--unwind=frames", "-c", "true"])),

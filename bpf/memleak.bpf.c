@@ -311,6 +311,7 @@ static __always_inline struct call_state *call_begin(struct pt_regs *ctx, struct
 }
 
 #include "python.bpf.h"
+#include "scratch.bpf.h"
 
 /*
  * Take a freed or resized block out of its site's outstanding figures:
@@ -370,10 +371,7 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 		return;
 	block_weight(&w, st->api, size);
 	info.timestamp_ns = stamp_ns();
-	s = site_enter(with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx), &st->trail,
-						 st->image, st->proc),
-				   st->proc, st->image),
-		       st->api, &w, &info.site);
+	s = site_enter(scratch_capture(ctx, st), st->api, &w, &info.site);
 	if (!s)
 		return;
 	/*

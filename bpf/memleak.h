@@ -105,6 +105,8 @@ enum memleak_counter {
 				   received (a 64-bit hash collision BPF's check missed) */
 	CNT_PY_RING_FULL,	/* a new Python stack or pair found the stack ring full: tracked,
 				   without Python frames (sent again when met again) */
+	CNT_STACK_PREEMPTED,	/* before Linux 6.10, on a preemptible kernel: another thread's
+				   capture ran on the CPU meanwhile: tracked, stack unknown */
 	CNT__COUNT,
 };
 

@@ -93,6 +93,15 @@ static __always_inline __u64 py_thread_state(const struct py_offsets *o, __u64 *
 	return ts;
 }
 
+/* Forget the thread's last stacks: a walk may have noted another thread's (scratch.bpf.h). */
+static __always_inline void py_last_forget(struct task_struct *task)
+{
+	struct py_thread *thr = bpf_task_storage_get(&py_threads, task, NULL, 0);
+
+	for (int i = 0; thr && i < PY_LAST_WAYS; i++)
+		thr->way[i].frame = 0;
+}
+
 /* What a walk reads in a head, as py_same_step() compares it. */
 static __always_inline void py_head_fields(const struct py_offsets *o, const __u64 *head,
 					   struct py_last_step *f)

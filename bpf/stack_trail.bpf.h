@@ -353,9 +353,10 @@ static long trail_words_batch(__u32 r, void *ctx)
  * The hash of st's frames, outermost first: from the trail's where the
  * walk met it. With owner, the stack pointer the walk started from, its
  * frames and words go into the trail (after those kept), unless the notes
- * are another walk's: uprobe programs run with preemption on, and one of
- * another thread of the target, on this CPU meanwhile, has written over
- * them (threads' stack pointers differ). A global function, checked once.
+ * are another walk's: before Linux 6.10 uprobe programs may run with
+ * preemption on (scratch.bpf.h), and one of another thread of the target,
+ * on this CPU meanwhile, may have written over them (threads' stack
+ * pointers differ). A global function, checked once.
  */
 __noinline __u64 trail_finish(struct stack_trail *t, const struct walk_notes *n,
 			      const struct stack_trace *st, __u64 gen, __u64 owner)

@@ -368,6 +368,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.trace = o->trace,
 		.trace_buffer = o->trace_buffer,
 		.no_session = o->bench_no_session,
+		.no_preempt_off = o->bench_no_preempt_off,
 		.verbose = o->verbose,
 	};
 }

@@ -117,13 +117,13 @@ def cfi_check(rep, truth, binary, source, skip=()):
 	return errs, got
 
 
-def cfi_trace(work, subs, name, binary, args=()):
+def cfi_trace(work, subs, name, binary, args=(), env=None):
 	"""memleakbpf --json ... -c binary in work/name: (sub-work, exit status, report)."""
 	sub = Work(work.dir, name)
 	subs.append(sub)
 	js = sub.path("report.json")
-	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", binary], env=tracer_env(sub),
-		      stdin=subprocess.DEVNULL, tag="tracer")
+	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", binary],
+		      env=dict(tracer_env(sub), **(env or {})), stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
 	if not os.path.exists(js):
 		raise CaseFailed("%s: no JSON report written" % name)
@@ -238,6 +238,36 @@ def wrappers_extra(rep, binary, source):
 	return errs
 
 
+def case_preempt_fallback(work):
+	"""v_preempt traced as on a kernel before 6.10, without bpf_preempt_disable
+	(MEMLEAKBPF_BENCH_NO_PREEMPT_OFF=1, bpf/scratch.bpf.h): the programs load,
+	and every block is under its own thread's stack, or, on a preemptible
+	kernel, counted in dropped.stacks_preempted and under none."""
+	subs = []
+	binary = victim("nofp/v_preempt")
+	try:
+		sub, rc, rep = cfi_trace(work, subs, "fallback", binary,
+					 env={"MEMLEAKBPF_BENCH_NO_PREEMPT_OFF": "1"})
+		dropped = (rep.get("totals") or {}).get("dropped") or {}
+		lost = dropped.get("stacks_preempted")
+		errs, got = cfi_check(rep, read_truth(sub), binary, "v_preempt.c", ("via_recurse",))
+		if lost is None:
+			errs.append("no dropped.stacks_preempted in the report")
+		elif lost:
+			# Those blocks are under no stack: only their sites' figures fall short, by them.
+			want = sum(t["allocs"] for t in read_truth(sub))
+			have = sum(g["allocs"] for g in got.values())
+			errs = [e for e in errs if "bytes in" not in e and "stacks_preempted" not in e]
+			if want - have != lost:
+				errs.append("%d blocks under no site's stack, %d counted preempted" % (
+					want - have, lost))
+		common_checks(sub, rc, 0, errs)
+	finally:
+		for sub in subs:
+			sub.close()
+	return errs
+
+
 def case_unwind_fp(work):
 	"""--unwind=fp: the truth still holds on a frame-pointer build, and no
 	stack goes past Debian's libc, which has none (the CFI walk reaches _start)."""
@@ -273,6 +303,7 @@ CASES = [
 	("cfi_thread_exit", TRACE, [], cfi_case("v_thread_exit", "v_thread_exit.c",
 						 extra=thread_extra)),
 	("cfi_preempt", TRACE, [], cfi_case("v_preempt", "v_preempt.c", skip=("via_recurse",))),
+	("cfi_preempt_fallback", TRACE, [], case_preempt_fallback),
 	("cfi_debug_frame", TRACE, [], cfi_case("v_basic", "v_basic.c", builds=("", "dbgframe/"))),
 	("cfi_unwind_fp", TRACE, [], case_unwind_fp),
 	("err_unwind_value", ERROR, [], error_case(lambda: ["--unwind=frames", "-c", "true"])),

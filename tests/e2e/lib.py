@@ -39,7 +39,8 @@ STEP_TIMEOUT = 30.0	# one wait inside a case (attach, trigger, ...)
 VICTIM_FN = re.compile(r"^(site_|via_|thr_)\w+$|^main$")
 
 # Drop counters that must stay 0 on these small victims.
-MUST_BE_ZERO = re.compile(r"map_full|ring_full|stacks_merged|stack_error|missed_return|state_error|unwind_pending")
+MUST_BE_ZERO = re.compile(r"map_full|ring_full|stacks_merged|stack_error|missed_return|state_error|"
+			  r"unwind_pending|stacks_preempted")
 
 VERBOSE = False
 

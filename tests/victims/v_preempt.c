@@ -100,8 +100,8 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		rounds = atoi(argv[2]);
 	if (threads < 1 || threads > MAX_THREADS || rounds < 1 ||
-	    (size_t)threads * rounds >= TR_CAP)
-		tr_die("usage: v_preempt [THREADS (1-16) [ROUNDS]], THREADS * ROUNDS < 131072");
+	    (size_t)threads * rounds > TR_CAP / 2)
+		tr_die("usage: v_preempt [THREADS (1-16) [ROUNDS]], THREADS * ROUNDS <= 65536");
 	TR_ENTER();
 	pthread_barrier_init(&start, NULL, threads);
 	for (int t = 0; t < threads; t++)

@@ -642,6 +642,7 @@ static void set_defaults(struct opts *o)
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");
 	o->bench_no_session = env_flag("MEMLEAKBPF_BENCH_NO_SESSION");
 	o->bench_no_stack = env_flag("MEMLEAKBPF_BENCH_NO_STACK");
+	o->bench_no_preempt_off = env_flag("MEMLEAKBPF_BENCH_NO_PREEMPT_OFF");
 }
 
 int opts__parse(int argc, char **argv, struct opts *o, char *err, size_t errlen)

@@ -89,9 +89,13 @@ struct opts {
 	 * (allocator/placement.h); MEMLEAKBPF_BENCH_NO_PYTHON=1 leaves a Python
 	 * target's frames unwalked (what they cost); MEMLEAKBPF_BENCH_NO_SESSION=1
 	 * samples without uprobe sessions (what they save); -k:
-	 * MEMLEAKBPF_BENCH_NO_STACK=1 takes no kernel stack (what the unwinder costs).
+	 * MEMLEAKBPF_BENCH_NO_STACK=1 takes no kernel stack (what the unwinder costs);
+	 * MEMLEAKBPF_BENCH_NO_PREEMPT_OFF=1 guards the CPU's scratch as a kernel
+	 * before 6.10 must (bpf/scratch.bpf.h: that path, and what holding
+	 * preemption off costs).
 	 */
 	bool bench_floor, probe_at_entry, bench_no_python, bench_no_session, bench_no_stack;
+	bool bench_no_preempt_off;
 };
 
 /*

@@ -20,6 +20,7 @@
 #include "model/report.h"
 #include "probes.h"
 #include "mapfit.h"
+#include "support.h"
 #include "probes_internal.h"
 #include "target/watchdog.h"
 #include "util/fdclose.h"
@@ -267,6 +268,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	p->skel->rodata->unwind_mode = cfg->unwind_tables ? UNWIND_MODE_TABLES : UNWIND_MODE_FP;
 	p->skel->rodata->follow = cfg->follow;
 	p->skel->rodata->nr_cpus = (__u32)libbpf_num_possible_cpus();	/* py_lines (bpf/python.bpf.h) */
+	/* bpf_preempt_disable (bpf/scratch.bpf.h). */
+	p->skel->rodata->preempt_kfuncs = !cfg->no_preempt_off && support__kernel_at_least(6, 10);
 	probes_sample__set(p, cfg);
 	trace_ring__configure(p, cfg);
 	/* A followed child's stacks are pairs that carry its tag (bpf/follow.bpf.h). */

@@ -32,6 +32,7 @@ struct probes_config {
 	uint64_t sample_value;	/* --sample's mean bytes, -s's N */
 	uint64_t sample_seed;	/* 0: the kernel's random numbers */
 	bool no_session;	/* sampling without uprobe sessions (opts.h: bench knob) */
+	bool no_preempt_off;	/* the CPU's scratch guarded as before Linux 6.10 (opts.h: bench knob) */
 	int verbose;
 };
 

@@ -28,6 +28,7 @@ static const enum memleak_counter dropped_order[] = {
 	CNT_PY_STACKS_MAP_FULL, CNT_PY_STACK_ERRORS, CNT_UNWIND_PENDING,
 	CNT_PROCS_MAP_FULL, CNT_KERNEL_MISSED, CNT_PY_CODES_UNTOLD,
 	CNT_STACK_RING_FULL, CNT_STACK_MERGED, CNT_PY_RING_FULL,
+	CNT_STACK_PREEMPTED,
 };
 
 static void put_hex_or_null(bool known, uint64_t v, FILE *f)

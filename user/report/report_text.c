@@ -59,6 +59,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 			       "sent under the id of another (a 64-bit hash collision): their sites may mix both stacks' figures" },
 	[CNT_PY_RING_FULL] = { "allocation", "allocations",
 			       "without Python frames: the ring new stacks reach the tracer through was full" },
+	[CNT_STACK_PREEMPTED] = { "allocation", "allocations",
+				  "without a stack: another thread's capture ran on its CPU meanwhile (a kernel before 6.10 cannot hold preemption off; a stack sent then may be wrong)" },
 };
 
 static void print_header(const struct report *r, FILE *f)

@@ -68,13 +68,30 @@ struct {
 	__uint(max_entries, 1);	/* --stack-storage-size */
 } stacks SEC(".maps");
 
-/* The capture's room: a stack is too big for the BPF stack. */
+/*
+ * The capture's room, a stack being too big for the BPF stack: one per
+ * level of nesting on a CPU. A tracepoint's program runs with preemption
+ * off, but an interrupt that allocates runs another of ours on the same
+ * CPU in the middle of a capture (task, softirq, hardirq: each level
+ * ends before the one it interrupted goes on), which would write its
+ * stack over the one under way.
+ */
+#define KMEM_NEST 4
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct stack_trace);
-	__uint(max_entries, 1);
+	__uint(max_entries, KMEM_NEST);
 } scratch SEC(".maps");
+
+/* Captures under way on the CPU: the level of the next one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} scratch_depth SEC(".maps");
 
 static __always_inline void count(enum memleak_counter c)
 {
@@ -110,15 +127,14 @@ static __always_inline bool same_stack(const struct stack_trace *a, const struct
 	       a->ips[(n - 1) & (MEMLEAK_STACK_SLOTS - 1)] == b->ips[(n - 1) & (MEMLEAK_STACK_SLOTS - 1)];
 }
 
-/* The kernel stack of this allocation, stored once: its id, or MEMLEAK_NO_STACK. */
-static __always_inline __u64 capture(void *ctx)
+/* The kernel stack of this allocation, in st, stored once: its id, or MEMLEAK_NO_STACK. */
+static __always_inline __u64 capture_in(void *ctx, struct stack_trace *st)
 {
-	__u32 zero = 0;
-	struct stack_trace *st = bpf_map_lookup_elem(&scratch, &zero), *old;
+	struct stack_trace *old;
 	long n;
 	__u64 id;
 
-	if (!st || bench_no_stack)
+	if (!st)
 		return MEMLEAK_NO_STACK;
 	/*
 	 * The first two frames are the capture's: this program, and
@@ -146,6 +162,28 @@ static __always_inline __u64 capture(void *ctx)
 		return id;
 	count(n == -16 /* EBUSY */ ? CNT_KERNEL_MISSED : CNT_STACKS_MAP_FULL);
 	return MEMLEAK_NO_STACK;
+}
+
+/*
+ * ... in the room of its level of nesting. An interrupt's program between
+ * the read and the write of the depth ends before this one goes on, and
+ * leaves it as it found it.
+ */
+static __always_inline __u64 capture(void *ctx)
+{
+	__u32 zero = 0, level, *depth = bpf_map_lookup_elem(&scratch_depth, &zero);
+	__u64 id;
+
+	if (bench_no_stack)
+		return MEMLEAK_NO_STACK;
+	if (!depth || *depth >= KMEM_NEST) {
+		count(CNT_STACK_ERRORS);
+		return MEMLEAK_NO_STACK;
+	}
+	level = (*depth)++;
+	id = capture_in(ctx, bpf_map_lookup_elem(&scratch, &level));
+	(*depth)--;
+	return id;
 }
 
 static __always_inline struct site_counts *site_of(__u64 stack_id, __u32 api, bool make)

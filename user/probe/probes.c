@@ -229,6 +229,8 @@ static void say_load(const struct probes *p, const struct timespec *t0,
 			fprintf(stderr, " %s %u", bpf_program__name(prog), info.verified_insns);
 	}
 	fputc('\n', stderr);
+	if (!p->skel->rodata->preempt_kfuncs)
+		fprintf(stderr, "memleakbpf:   no bpf_preempt_disable (Linux 6.10): on a preemptible kernel, a stack capture that another thread's interrupts is counted (stacks_preempted) and left without its stack, not prevented\n");
 }
 
 int probes__load(const struct probes_config *cfg, struct probes **out)

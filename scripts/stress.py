@@ -17,6 +17,9 @@ tests/e2e/cases_stress.py), with:
   churn_outran      524,288 distinct stacks x 10 rounds (5.2 M allocations, at
                     most 2 blocks live) into a room of 16,384 stacks: no drop,
                     the 4,096 leaking stacks exact
+  preempt           v_preempt, 16 threads x 4,096 blocks on 2 CPUs, 10 runs of
+                    each build (1.3 M stack captures): every block under its
+                    own thread's stack (tests/e2e/cases_unwinding.py, cfi_preempt)
 Each line: ok/FAIL, the figures, the time. Needs root, like the e2e tests.
 Results of a run are kept in docs/RELIABILITY.md.
 """
@@ -31,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..
 import lib  # noqa: E402
 import cases_limits  # noqa: E402
 import cases_stress  # noqa: E402
+import cases_unwinding  # noqa: E402
 
 
 def sized(case, **globs):
@@ -47,6 +51,21 @@ def sized(case, **globs):
 	return go
 
 
+def repeated(case, runs):
+	"""case, runs times over: the errors of the first run that has any."""
+	def go(work):
+		for i in range(runs):
+			run = lib.Work(work.dir, "run%d" % i)
+			try:
+				errs = case(run)
+			finally:
+				run.close()
+			if errs:
+				return ["run %d: %s" % (i, e) for e in errs]
+		return []
+	return go
+
+
 CASES = [
 	("capacity_default", sized(cases_stress.capacity_case(None, False), CAPACITY_N=10000000)),
 	("capacity_raised", sized(cases_stress.capacity_case(16777216, True), CAPACITY_N=10000000)),
@@ -54,6 +73,8 @@ CASES = [
 	("stress_c4", sized(cases_stress.case_stress_c, STRESS_THREADS=4, STRESS_OPS=1000000)),
 	("stress_p", sized(cases_stress.case_stress_p, STRESS_THREADS=2, STRESS_OPS=2000000)),
 	("churn_outran", cases_limits.churn_case(19, 10, 128)),
+	("preempt", repeated(cases_unwinding.cfi_case("v_preempt", "v_preempt.c", skip=("via_recurse",),
+						      victim_args="16 4096"), 10)),
 ]
 
 

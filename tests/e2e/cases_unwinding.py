@@ -117,12 +117,12 @@ def cfi_check(rep, truth, binary, source, skip=()):
 	return errs, got
 
 
-def cfi_trace(work, subs, name, binary, args=(), env=None):
+def cfi_trace(work, subs, name, binary, args=(), env=None, victim_args=""):
 	"""memleakbpf --json ... -c binary in work/name: (sub-work, exit status, report)."""
 	sub = Work(work.dir, name)
 	subs.append(sub)
 	js = sub.path("report.json")
-	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", binary],
+	p = sub.start([TRACER, "--json", js] + list(args) + ["-c", (binary + " " + victim_args).strip()],
 		      env=dict(tracer_env(sub), **(env or {})), stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c (%s)" % name)
 	if not os.path.exists(js):
@@ -149,15 +149,15 @@ def cfi_same_builds(a, b):
 	return errs
 
 
-def cfi_case(vname, source, builds=("", "nofp/"), skip=(), extra=None, want_rc=0):
-	"""vname from each build: truth, clean ends, the same report in both."""
+def cfi_case(vname, source, builds=("", "nofp/"), skip=(), extra=None, want_rc=0, victim_args=""):
+	"""vname [victim_args] from each build: truth, clean ends, the same report in both."""
 	def run(work):
 		subs, errs, groups = [], [], []
 		try:
 			for build in builds:
 				binary = victim(build + vname)
 				name = (build or "fp/").rstrip("/")
-				sub, rc, rep = cfi_trace(work, subs, name, binary)
+				sub, rc, rep = cfi_trace(work, subs, name, binary, victim_args=victim_args)
 				sub_errs, got = cfi_check(rep, read_truth(sub), binary, source, skip)
 				if extra:
 					sub_errs += extra(rep, binary, source)

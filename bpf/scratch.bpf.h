@@ -39,13 +39,14 @@ struct {
 /* Before a capture: the mark it leaves (0 with preemption off). */
 static __always_inline __u64 scratch_hold(void)
 {
-	__u64 *owner, me = bpf_get_current_pid_tgid();
 	__u32 zero = 0;
+	__u64 *owner, me;
 
 	if (preempt_kfuncs) {
 		bpf_preempt_disable();
 		return 0;
 	}
+	me = bpf_get_current_pid_tgid();
 	owner = bpf_map_lookup_elem(&scratch_owner, &zero);
 	if (owner)
 		*owner = me;

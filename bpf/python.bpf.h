@@ -619,10 +619,16 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
 	return id;
 }
 
+/* Does an allocation's stack id take Python frames (or its process's tag)? */
+static __always_inline bool python_wanted(__u64 native, __u32 proc)
+{
+	return proc || (py_walk && py_enabled && native != MEMLEAK_NO_STACK);
+}
+
 /* An allocation's stack id: for a thread running Python, with its frames. */
 static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 image)
 {
-	if (!proc && (!py_walk || !py_enabled || native == MEMLEAK_NO_STACK))
+	if (!python_wanted(native, proc))
 		return native;
 	return py_pair_id(native, proc, image);
 }

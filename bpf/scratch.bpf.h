@@ -9,16 +9,18 @@
  * preemptible kernel (preempt=full or lazy), preemption on: another
  * thread's program run on this CPU meanwhile writes over them, and the
  * first would record its block under frames of both, and remember them
- * in its stack cache. So preemption is off for the capture, by the
- * kfuncs of Linux 6.10 (user space sets preempt_kfuncs). An older kernel
- * has none: each capture marks the CPU's scratch as its thread's, and one
+ * in its stack cache. So each capture marks the CPU's scratch as its
+ * thread's: a stack cache hit, which only reads the window, is taken only
+ * if the mark is still its own at the end; the walk and the Python
+ * frames, which write, hold preemption off, by the kfuncs of Linux 6.10
+ * (user space sets preempt_kfuncs). An older kernel has none: a capture
  * that finds another's mark at its end is counted (CNT_STACK_PREEMPTED)
  * and gives no stack. Every use of those maps lies within
  * scratch_capture(): a new one must too (py_lines, a cache whose slots
  * carry a check, is read there as well). Holding preemption off costs
- * two kfunc calls per block recorded: about 50 ns on this machine's
- * (docs/PERFORMANCE.md), whose kernel runs with preempt=none, where no
- * overlap was ever seen.
+ * two kfunc calls per walk: 50 to 60 ns on this machine's kernel
+ * (docs/PERFORMANCE.md), which runs with preempt=none, where no overlap
+ * was ever seen.
  */
 #ifndef SCRATCH_BPF_H
 #define SCRATCH_BPF_H
@@ -36,42 +38,21 @@ struct {
 	__uint(max_entries, 1);
 } scratch_owner SEC(".maps");
 
-/* Before a capture: the mark it leaves (0 with preemption off). */
-static __always_inline __u64 scratch_hold(void)
+/* The CPU's scratch marked as the thread's (mark: its call state's address). */
+static __always_inline __u64 *scratch_mark(__u64 mark)
 {
 	__u32 zero = 0;
-	__u64 *owner, me;
+	__u64 *owner = bpf_map_lookup_elem(&scratch_owner, &zero);
 
-	if (preempt_kfuncs) {
-		bpf_preempt_disable();
-		return 0;
-	}
-	me = bpf_get_current_pid_tgid();
-	owner = bpf_map_lookup_elem(&scratch_owner, &zero);
 	if (owner)
-		*owner = me;
-	return me;
+		*owner = mark;
+	return owner;
 }
 
-/*
- * After it: false, counted, when another thread's capture ran on this CPU
- * meanwhile (an older kernel's preemption). A stack its walk sent may then
- * be wrong too: the count says how many allocations were exposed.
- */
-static __always_inline bool scratch_release(__u64 mark)
+/* No other thread's capture ran on this CPU since the thread marked it. */
+static __always_inline bool scratch_mine(const __u64 *owner, __u64 mark)
 {
-	__u64 *owner;
-	__u32 zero = 0;
-
-	if (preempt_kfuncs) {
-		bpf_preempt_enable();
-		return true;
-	}
-	owner = bpf_map_lookup_elem(&scratch_owner, &zero);
-	if (!owner || *(volatile __u64 *)owner == mark)
-		return true;
-	count(CNT_STACK_PREEMPTED);
-	return false;
+	return !owner || *(volatile const __u64 *)owner == mark;
 }
 
 /*
@@ -88,16 +69,39 @@ static __always_inline void scratch_forget(struct pt_regs *ctx, struct call_stat
 	py_last_forget(bpf_get_current_task_btf());
 }
 
-/* The stack of the allocation the call in st made: its id, or MEMLEAK_NO_STACK. */
+/*
+ * The stack of the allocation the call in st made: its id, or
+ * MEMLEAK_NO_STACK. A stack cache hit, which only reads, holds nothing:
+ * checked by the mark, one that another thread's capture may have made up
+ * walks. The walk and the Python frames, which write, hold preemption off
+ * (or, before 6.10, are checked by the mark: counted, no stack).
+ */
 static __always_inline __u64 scratch_capture(struct pt_regs *ctx, struct call_state *st)
 {
-	__u64 mark = scratch_hold(), id;
+	__u64 mark = (__u64)st, *owner = scratch_mark(mark), id;
+	struct capture x;
 
-	id = with_python(capture_stack(ctx, stack_cache_set(st->stack, ctx), &st->trail,
-				       st->image, st->proc),
-			 st->proc, st->image);
-	if (scratch_release(mark))
+	id = capture_cached(ctx, stack_cache_set(st->stack, ctx), st->image, st->proc, &x);
+	if (id != MEMLEAK_NO_STACK && !scratch_mine(owner, mark))
+		id = MEMLEAK_NO_STACK;
+	if (id != MEMLEAK_NO_STACK && !python_wanted(id, st->proc))
 		return id;
+	if (preempt_kfuncs)
+		bpf_preempt_disable();
+	owner = scratch_mark(mark);
+	if (id == MEMLEAK_NO_STACK) {
+		if (x.r.win)
+			x.r.win->len = 0;	/* what another thread's capture read */
+		id = capture_walk(ctx, &x, &st->trail);
+	}
+	id = with_python(id, st->proc, st->image);
+	if (preempt_kfuncs) {
+		bpf_preempt_enable();
+		return id;
+	}
+	if (scratch_mine(owner, mark))
+		return id;
+	count(CNT_STACK_PREEMPTED);
 	scratch_forget(ctx, st);
 	return MEMLEAK_NO_STACK;
 }

@@ -165,62 +165,78 @@ __noinline __u64 store_stack(struct stack_msg *rec, __u64 frames)
 	return h;
 }
 
+/* A capture under way: what the cached stack and the walk go by. */
+struct capture {
+	struct stack_reader r;
+	__u64 active, gen;
+	__u32 slot;
+	bool tables, match;
+};
+
 /*
- * The caller's user stack, by the thread's stack cache (a set of two ways)
- * or a walk that refills it, shortened by the thread's trail: its id in
- * the stack map, or MEMLEAK_NO_STACK.
+ * The caller's user stack by the thread's stack cache (a set of two
+ * ways): its id, or MEMLEAK_NO_STACK for a miss, with x ready for the
+ * walk (capture_walk) that refills the way.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx, struct stack_cache *set,
-					   struct stack_trail *trail, __u32 image, __u32 proc)
+static __always_inline __u64 capture_cached(struct pt_regs *ctx, struct stack_cache *set,
+					    __u32 image, __u32 proc, struct capture *x)
 {
-	__u32 slot = 0;
+	__u32 zero = 0;
+
 	/*
 	 * A process of an exec'd image, or a fork with libraries of its own:
 	 * by its own mappings (an image without: frame pointers).
 	 */
-	bool tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, proc, &slot);
-	__u64 active = unwind_active_of(slot), gen = stack_cache_gen(active, slot), id;
-	bool match;
-	struct stack_cache *c = stack_cache_pick(set, ctx, gen, &match);
-	struct stack_reader r = { .c = c };
+	x->slot = 0;
+	x->tables = unwind_mode == UNWIND_MODE_TABLES && unwind_slot(image, proc, &x->slot);
+	x->active = unwind_active_of(x->slot);
+	x->gen = stack_cache_gen(x->active, x->slot);
+	x->r.c = stack_cache_pick(set, ctx, x->gen, &x->match);
+	x->r.n = NULL;
+	x->r.win = bpf_map_lookup_elem(&stack_window, &zero);
+	if (!x->r.win)
+		return MEMLEAK_NO_STACK;
+	x->r.win->len = 0;	/* what an earlier program read, on this CPU */
+	if (x->match && stack_cache_hit(x->r.c, &x->r))
+		return x->r.c->stack_id;
+	return MEMLEAK_NO_STACK;
+}
+
+/*
+ * ... else by a walk, shortened by the thread's trail: its id in the stack
+ * map, or MEMLEAK_NO_STACK.
+ */
+static __always_inline __u64 capture_walk(struct pt_regs *ctx, struct capture *x,
+					  struct stack_trail *trail)
+{
+	struct stack_cache *c = x->r.c;
 	struct stack_msg *rec;
 	struct stack_trace *st;
 	__u32 zero = 0;
+	__u64 id;
 
-	r.win = bpf_map_lookup_elem(&stack_window, &zero);
-	if (!r.win) {
-		count(CNT_STACK_ERRORS);
-		return MEMLEAK_NO_STACK;
-	}
-	r.win->len = 0;	/* what an earlier program read, on this CPU */
-	if (match && stack_cache_hit(c, &r))
-		return c->stack_id;
-	/* A walk: where its frames go. */
+	/* Where its frames go. */
 	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!rec) {
+	x->r.n = bpf_map_lookup_elem(&walk_notes, &zero);
+	if (!rec || !x->r.n || !x->r.win) {
 		count(CNT_STACK_ERRORS);
 		return MEMLEAK_NO_STACK;
 	}
-	r.n = bpf_map_lookup_elem(&walk_notes, &zero);
-	if (!r.n) {
-		count(CNT_STACK_ERRORS);
-		return MEMLEAK_NO_STACK;
-	}
-	trail_start(r.n, trail, gen, tables, PT_REGS_SP(ctx));
+	trail_start(x->r.n, trail, x->gen, x->tables, PT_REGS_SP(ctx));
 	st = &rec->st;
 	st->flags = 0;
 	stack_cache_start(c, ctx);
-	if (tables)
-		unwind_user_stack(ctx, st, &r, slot, active, trail);
+	if (x->tables)
+		unwind_user_stack(ctx, st, &x->r, x->slot, x->active, trail);
 	else
-		walk_user_stack(ctx, st, &r);
+		walk_user_stack(ctx, st, &x->r);
 	/* Cut and truncated walks are not a trail: their last frame is not the stack's end. */
-	id = store_stack(rec, trail_finish(trail, r.n, st, gen,
-					   tables && !st->flags ? PT_REGS_SP(ctx) : 0));
+	id = store_stack(rec, trail_finish(trail, x->r.n, st, x->gen,
+					   x->tables && !st->flags ? PT_REGS_SP(ctx) : 0));
 	/* Cut and truncated walks count a stop each time: walk those again. */
 	if (id != MEMLEAK_NO_STACK && !st->flags && c->nr <= STACK_CACHE_WORDS) {
 		c->stack_id = id;
-		c->gen = gen;
+		c->gen = x->gen;
 	}
 	return id;
 }

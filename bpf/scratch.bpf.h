@@ -82,12 +82,16 @@ static __always_inline __u64 scratch_capture(struct pt_regs *ctx, struct call_st
 	struct capture x;
 
 	id = capture_cached(ctx, stack_cache_set(st->stack, ctx), st->image, st->proc, &x);
-	if (id != MEMLEAK_NO_STACK && !scratch_mine(owner, mark))
-		id = MEMLEAK_NO_STACK;
-	if (id != MEMLEAK_NO_STACK && !python_wanted(id, st->proc))
+	if (id != MEMLEAK_NO_STACK && !python_wanted(id, st->proc) && scratch_mine(owner, mark))
 		return id;
 	if (preempt_kfuncs)
 		bpf_preempt_disable();
+	/*
+	 * A hit that another capture came in on, up to here, may be made up,
+	 * and the Python frames read the window it filled: walk.
+	 */
+	if (!scratch_mine(owner, mark))
+		id = MEMLEAK_NO_STACK;
 	owner = scratch_mark(mark);
 	if (id == MEMLEAK_NO_STACK) {
 		if (x.r.win)

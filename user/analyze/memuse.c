@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the tracer's memory is for (memuse.h). The resident set counts the
- * BPF tables it maps (file pages of kernel memory, there from the start),
- * and malloc's heap: what it hands out (the parts, the rest: symbolizer,
- * modules, Python's code, unwind rows, the report being built) and what
- * it keeps free after a report gave it back.
+ * What the tracer's memory is for (memuse.h). The BPF maps are kernel
+ * memory, in the resident set only where mapped (a window of the tables,
+ * the CFI chunks being filled). The rest of it is malloc's heap: what it
+ * hands out (the parts, the rest: symbolizer, modules, Python's code,
+ * unwind rows, the report being built) and what it keeps free after a
+ * report gave it back.
  */
 #include <malloc.h>
 #include <stdlib.h>
@@ -27,30 +28,46 @@ static const char *mib(size_t bytes, char *buf, size_t len)
 	return report__human_size(bytes, buf, len);
 }
 
+/*
+ * The BPF maps: kernel memory charged to our memory cgroup, in the resident
+ * set only as far as it is mapped. Each table with how its size was chosen
+ * (user/probe/probes.c: size_maps).
+ */
+static void say_maps(FILE *out, const struct snapshot_memory *p)
+{
+	char b[7][32], n[3][REPORT_COUNT_LEN];
+	size_t listed = p->allocs_bytes + p->sites_bytes + p->cfi_bytes;
+
+	fprintf(out, "BPF maps %s of kernel memory besides, charged to our memory cgroup, not in the RSS "
+		"but for what is mapped: live blocks %s (%s buckets of %d blocks, %zu B each: 1.5 slots "
+		"a block of --max-allocs, to a power of two), sites %s (%s slots of %zu B: 1.5 a stack "
+		"of --stack-storage-size, to a power of two), read through windows of %s at most; "
+		"CFI rows %s (%s chunks, %s of them mapped), the other maps %s; ",
+		mib(p->maps_bytes, b[0], 32), mib(p->allocs_bytes, b[1], 32),
+		report__count(p->buckets, n[0]), MEMLEAK_BUCKET_SLOTS, sizeof(struct alloc_bucket),
+		mib(p->sites_bytes, b[2], 32), report__count(p->slots, n[1]), sizeof(struct site_slot),
+		mib(p->window, b[3], 32), mib(p->cfi_bytes, b[4], 32),
+		report__count(p->cfi_chunks, n[2]), mib(p->cfi_mapped, b[5], 32),
+		mib(p->maps_bytes > listed ? p->maps_bytes - listed : 0, b[6], 32));
+}
+
 void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, size_t history_bytes)
 {
 	struct mallinfo2 mi = mallinfo2();
 	size_t used = mi.uordblks + mi.hblkhd;
 	size_t counted = p->stack_bytes + p->frame_bytes + p->retired_bytes + history_bytes +
 			 p->snapshot_bytes + p->carried_bytes;
-	double peak = status_bytes("VmHWM") / 1048576.0;
 	char b[10][32];
 
-	/*
-	 * The kernel maps every page of a BPF table when it is mapped (not as
-	 * it is read): they are in the resident set, and its peak, from the
-	 * start. Without them, what this process itself took at most.
-	 */
-	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), of it mapped BPF tables %s "
-		"(kernel memory, mapped whole from the start: peak %.1f MiB without them); "
-		"malloc %s in use, %s kept free: stack cache %s (%zu stacks), their frames %s "
+	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB); ",
+		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0);
+	say_maps(out, p);
+	fprintf(out, "malloc %s in use, %s kept free: stack cache %s (%zu stacks), their frames %s "
 		"(%zu shared prefix nodes), stacks kept aside %s (%zu, and the figures of %zu sites "
 		"folded into the totals), history %s (%zu stacks), "
 		"this report's snapshot %s, carried over between reports %s, the rest %s (the "
 		"report being built: its stacks and site frames; symbolizer, modules, Python code, "
 		"unwind rows)\n",
-		status_bytes("VmRSS") / 1048576.0, peak, mib(p->tables_mapped, b[0], 32),
-		peak > p->tables_mapped / 1048576.0 ? peak - p->tables_mapped / 1048576.0 : 0,
 		mib(used, b[1], 32), mib(mi.fordblks, b[2], 32),
 		mib(p->stack_bytes, b[3], 32), p->stacks, mib(p->frame_bytes, b[4], 32),
 		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,

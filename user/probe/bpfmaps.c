@@ -20,35 +20,23 @@ static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_ta
 	return m[t];
 }
 
-/* A BPF_F_MMAPABLE array, mapped whole; NULL with errno set on failure. */
-static void *map_table(struct bpf_map *map, size_t *len)
+/* What an array's values take in kernel memory: whole pages, as it is mapped. */
+static size_t array_bytes(const struct bpf_map *map)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t bytes = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
-	void *mem;
 
-	*len = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
-	mem = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return mem == MAP_FAILED ? NULL : mem;
+	return (bytes + page - 1) / page * page;
 }
 
-int bpfmaps__map_tables(const struct memleak_bpf *skel, struct probes_tables *t)
+void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 {
-	t->allocs = map_table(skel->maps.allocs, &t->allocs_len);
-	t->sites = map_table(skel->maps.sites, &t->sites_len);
-	if (!t->allocs || !t->sites)
-		return -errno;
+	t->allocs_fd = bpf_map__fd(skel->maps.allocs);
+	t->sites_fd = bpf_map__fd(skel->maps.sites);
 	t->buckets = bpf_map__max_entries(skel->maps.allocs);
 	t->slots = bpf_map__max_entries(skel->maps.sites);
-	return 0;
-}
-
-void bpfmaps__unmap_tables(struct probes_tables *t)
-{
-	if (t->allocs)
-		munmap(t->allocs, t->allocs_len);
-	if (t->sites)
-		munmap(t->sites, t->sites_len);
+	t->allocs_bytes = array_bytes(skel->maps.allocs);
+	t->sites_bytes = array_bytes(skel->maps.sites);
 }
 
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,

@@ -20,6 +20,7 @@
 #include <linux/types.h>
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "util/mapwin.h"
 
 /* The tables the sweeper watches fill, and lets go of entries of (reclaim.c). */
 enum bpfmaps_table {
@@ -29,20 +30,32 @@ enum bpfmaps_table {
 };
 
 /*
- * The BPF tables of live blocks and sites, mmap'ed once (bpfmaps__map_tables):
- * snapshot.c and reclaim.c read and write them through these pointers, with
- * no call in between.
+ * The BPF tables of live blocks and sites (bpf/tables.bpf.h): their fds and
+ * sizes. snapshot.c, reclaim.c and the block walks read and write them
+ * through windows (util/mapwin.h: probes_tables__allocs, __sites), a few
+ * MiB mapped at a time: mapped whole they were 218 MiB of our resident set
+ * from the start. Their memory is the kernel's all the same, charged to
+ * our memory cgroup: -v says it (bytes).
  */
 struct probes_tables {
-	struct alloc_bucket *allocs;
-	size_t allocs_len, buckets;
-	struct site_slot *sites;
-	size_t sites_len, slots;
+	int allocs_fd, sites_fd;
+	size_t buckets, slots;
+	size_t allocs_bytes, sites_bytes;	/* the kernel memory each holds */
 };
 
-/* Map them (0, or -errno: nothing left mapped is wrong to unmap), and unmap them. */
-int bpfmaps__map_tables(const struct memleak_bpf *skel, struct probes_tables *t);
-void bpfmaps__unmap_tables(struct probes_tables *t);
+/* Their fds and sizes, from the loaded skeleton. */
+void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t);
+
+/* A window onto the live blocks' buckets, or the sites' slots, none mapped yet. */
+static inline void probes_tables__allocs(const struct probes_tables *t, struct mapwin *w)
+{
+	mapwin__init(w, t->allocs_fd, sizeof(struct alloc_bucket), t->buckets, 0);
+}
+
+static inline void probes_tables__sites(const struct probes_tables *t, struct mapwin *w)
+{
+	mapwin__init(w, t->sites_fd, sizeof(struct site_slot), t->slots, 0);
+}
 
 /* The readers of BPF's rings (libbpf's ring_buffer_sample_fn): NULL with errno set. */
 struct ring_buffer;

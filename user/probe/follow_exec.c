@@ -25,6 +25,7 @@
 #include "target/modules.h"
 #include "target/target.h"
 #include "util/procmaps.h"
+#include "util/vec.h"
 
 #define EXEC_STOP_WAIT_MS 1000
 
@@ -150,16 +151,23 @@ static void looked(struct probes *p, struct processes *ps, pid_t pid, uint32_t t
 		loaded(p, pid, tag);
 }
 
-/* The buckets before dist from addr's home no longer count it as stored past them. */
-static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
+/*
+ * The buckets before dist from addr's home no longer count it as stored
+ * past them: through a window of their own, the walk's being at bucket at.
+ */
+static void unspill(struct probes *p, struct mapwin *w, uint64_t addr, uint32_t tag, size_t at)
 {
 	size_t mask = p->tables.buckets - 1;
 	size_t home = (size_t)(((addr ^ ((uint64_t)tag << 47)) * 0x9e3779b97f4a7c15ULL) >>
 			       p->skel->rodata->alloc_bucket_shift);
 	size_t dist = (at - home) & mask;
 
-	for (size_t d = 0; d < dist; d++)
-		__sync_fetch_and_sub(&p->tables.allocs[(home + d) & mask].spill, 1);
+	for (size_t d = 0; d < dist; d++) {
+		struct alloc_bucket *b = mapwin__at(w, (home + d) & mask);
+
+		if (b)	/* else a lookup goes on past it: slower, never wrong */
+			__sync_fetch_and_sub(&b->spill, 1);
+	}
 }
 
 /*
@@ -168,12 +176,21 @@ static void unspill(struct probes *p, uint64_t addr, uint32_t tag, size_t at)
  * forget), of their sites' figures and of the live bytes (site_sub). No
  * program touches tag any more: the process has a new one, and its other
  * threads are gone. A walk of the whole table, so made once the process
- * runs on.
+ * runs on. The sites' figures are taken back after it, in the order of
+ * their slots: one window's pass, not one per block.
  */
+struct gone_block {
+	uint32_t site;
+	uint64_t size;
+};
+
 struct image_blocks {
 	struct probes *p;
 	uint32_t tag;
 	uint64_t bytes, blocks;
+	struct mapwin spill;
+	struct gone_block *gone;
+	size_t nr, cap;
 };
 
 static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint64_t addr,
@@ -181,37 +198,65 @@ static int free_block(void *arg, struct alloc_bucket *bk, size_t b, int i, uint6
 {
 	struct image_blocks *im = arg;
 	struct probes *p = im->p;
-	struct site_slot *slot;
 
 	if (info->proc != im->tag || !__sync_bool_compare_and_swap(&bk->addr[i], addr, 0))
 		return 0;
-	unspill(p, addr, im->tag, b);
-	if (info->site < p->tables.slots) {
-		struct sample_weight w;
-
-		slot = &p->tables.sites[info->site];
-		/* What BPF's free takes back: under sampling, the block's weight. */
-		probes_sample__block_weight(p, slot->api, info->size, &w);
-		bpfmaps__live_sub(p->skel, MEMLEAK_KIND_OF(slot->api), w.bytes);
-		__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
-		__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
-		if (p->sample.mode) {
-			__sync_fetch_and_add(&slot->counts[0].freed_samples, 1);
-			__sync_fetch_and_add(&slot->counts[0].freed_var, w.var);
-		}
-	}
+	unspill(p, &im->spill, addr, im->tag, b);
+	/* No room to note it: its site keeps the block as live (the report shows it). */
+	if (info->site < p->tables.slots &&
+	    !vec__reserve(&im->gone, &im->cap, im->nr + 1, sizeof(*im->gone)))
+		im->gone[im->nr++] = (struct gone_block){ info->site, info->size };
 	im->bytes += info->size;
 	im->blocks++;
 	return 0;
+}
+
+static int gone_cmp(const void *a, const void *b)
+{
+	const struct gone_block *x = a, *y = b;
+
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* What BPF's free takes back from a block's site: under sampling, the block's weight. */
+static void site_sub(struct probes *p, struct site_slot *slot, uint64_t size)
+{
+	struct sample_weight w;
+
+	probes_sample__block_weight(p, slot->api, size, &w);
+	bpfmaps__live_sub(p->skel, MEMLEAK_KIND_OF(slot->api), w.bytes);
+	__sync_fetch_and_add(&slot->counts[0].freed_bytes, w.bytes);
+	__sync_fetch_and_add(&slot->counts[0].freed_allocs, w.blocks);
+	if (p->sample.mode) {
+		__sync_fetch_and_add(&slot->counts[0].freed_samples, 1);
+		__sync_fetch_and_add(&slot->counts[0].freed_var, w.var);
+	}
+}
+
+static void sites_sub(struct image_blocks *im)
+{
+	struct mapwin w;
+	struct site_slot *slot;
+
+	qsort(im->gone, im->nr, sizeof(*im->gone), gone_cmp);
+	probes_tables__sites(&im->p->tables, &w);
+	for (size_t i = 0; i < im->nr; i++)
+		if ((slot = mapwin__at(&w, im->gone[i].site)))
+			site_sub(im->p, slot, im->gone[i].size);
+	mapwin__end(&w);
 }
 
 static void free_image(struct probes *p, uint32_t tag, uint64_t *bytes, uint64_t *blocks)
 {
 	struct image_blocks im = { .p = p, .tag = tag };
 
+	probes_tables__allocs(&p->tables, &im.spill);
 	pthread_mutex_lock(&p->rc.tables_lock);	/* not while a site is retired */
 	snapshot__each_block(p, free_block, &im);
+	sites_sub(&im);
 	pthread_mutex_unlock(&p->rc.tables_lock);
+	mapwin__end(&im.spill);
+	free(im.gone);
 	*bytes += im.bytes;
 	*blocks += im.blocks;
 }

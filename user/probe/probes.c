@@ -182,22 +182,6 @@ int probes__check_memory(const struct probes_config *cfg, char *err, size_t errl
 	return ret;
 }
 
-static int map_tables(struct probes *p)
-{
-	int err = bpfmaps__map_tables(p->skel, &p->tables);
-
-	if (err) {
-		fprintf(stderr, "memleakbpf: cannot map the allocation tables: %s\n", strerror(-err));
-		return err;
-	}
-	/*
-	 * No child of ours reads them (the watchdog, forked next, reads the
-	 * .bss): a fork would copy the page tables of their 218 MiB.
-	 */
-	madvise(p->tables.allocs, p->tables.allocs_len, MADV_DONTFORK);
-	madvise(p->tables.sites, p->tables.sites_len, MADV_DONTFORK);
-	return 0;
-}
 
 static double seconds_since(clockid_t clock, const struct timespec *t0)
 {
@@ -298,7 +282,8 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 		say_load(p, &t0, &cpu0);
 	if (cfg->unwind_tables)
 		probes_unwind__prefill(p);	/* meanwhile: the tables mapped, the target started */
-	err = map_tables(p) ?: reclaim__new(p) ?: stack_ring__start(p) ?: reclaim__start_thread(p) ?:
+	bpfmaps__tables(p->skel, &p->tables);	/* read through windows: none mapped now */
+	err = reclaim__new(p) ?: stack_ring__start(p) ?: reclaim__start_thread(p) ?:
 	      follow__new(p) ?: trace_ring__start(p);
 	if (err)
 		goto fail;
@@ -412,8 +397,16 @@ static int clear_tables(struct probes *p)
 	int err;
 
 	if (p->tables_written) {
-		memset(p->tables.allocs, 0, p->tables.allocs_len);
-		memset(p->tables.sites, 0, p->tables.sites_len);
+		struct mapwin a, s;
+
+		probes_tables__allocs(&p->tables, &a);
+		probes_tables__sites(&p->tables, &s);
+		err = mapwin__zero(&a) ?: mapwin__zero(&s);
+		if (err) {
+			fprintf(stderr, "memleakbpf: cannot map the allocation tables to empty them: %s\n",
+				strerror(-err));
+			return err;
+		}
 	}
 	/* Links kept through the exec (or a follower's) may write them again at once. */
 	p->tables_written = p->links.nr || p->follow.on || p->dl.fd >= 0 ||
@@ -460,7 +453,6 @@ void probes__free(struct probes *p)
 	pthread_mutex_destroy(&p->rc.tables_lock);
 	pthread_mutex_destroy(&p->rc.retired_lock);
 	pthread_mutex_destroy(&p->rc.stacks_lock);
-	bpfmaps__unmap_tables(&p->tables);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

@@ -83,6 +83,7 @@ struct probes_py {
 
 /* Chunks made ahead, in the outer map after those in use, mapped (probes_unwind.c). */
 #define PROBES_CFI_SPARES 4
+#define PROBES_CFI_CHUNK_BYTES ((size_t)MEMLEAK_CFI_CHUNK_ROWS * sizeof(struct unwind_row))
 struct probes_cfi_spares {
 	pthread_t thread;
 	bool started;
@@ -255,6 +256,18 @@ size_t stack_ring__held(struct probes *p, size_t *python, size_t *pairs);
 void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool site_slot__live(const struct site_slot *slot);
+/*
+ * Who each slot of the site table is, for a walk of the blocks, which meets
+ * slots by index in no order (a window per block would map the table for
+ * each): one pass of a window, 16 bytes a slot (a twentieth of the table).
+ */
+struct site_brief {
+	__u64 stack_id;
+	__u32 api;
+	__u32 live;		/* site_slot__live */
+};
+/* p->tables.slots of them into *out (the caller frees it): 0 or -errno. */
+int site_slot__briefs(struct probes *p, struct site_brief **out);
 struct probes_config;
 /* The sampling tunables into the BPF object, before it loads (probes_sample.c). */
 void probes_sample__set(struct probes *p, const struct probes_config *cfg);

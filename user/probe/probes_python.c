@@ -200,6 +200,7 @@ static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 /* The live blocks of exactly size bytes from api (pymalloc's arenas: 1 MiB mmaps). */
 struct sized_blocks {
 	struct probes *p;
+	const struct site_brief *sites;
 	uint32_t api;
 	uint64_t size;
 	uint64_t *addrs;
@@ -210,12 +211,12 @@ static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 		     const struct alloc_info *info)
 {
 	struct sized_blocks *s = arg;
-	const struct site_slot *slot;
+	const struct site_brief *slot;
 
 	if (info->size != s->size || info->site >= s->p->tables.slots)
 		return 0;
-	slot = &s->p->tables.sites[info->site];
-	if (!site_slot__live(slot) || slot->api != s->api)
+	slot = &s->sites[info->site];
+	if (!slot->live || slot->api != s->api)
 		return 0;
 	if (vec__reserve(&s->addrs, &s->cap, s->nr + 1, sizeof(*s->addrs)))
 		return -ENOMEM;
@@ -226,8 +227,14 @@ static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 static int blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
 {
 	struct sized_blocks s = { .p = ctx, .api = api, .size = size };
-	int err = snapshot__each_block(ctx, add_sized, &s);
+	struct site_brief *sites;
+	int err = site_slot__briefs(ctx, &sites);
 
+	if (!err) {
+		s.sites = sites;
+		err = snapshot__each_block(ctx, add_sized, &s);
+		free(sites);
+	}
 	if (err) {
 		free(s.addrs);
 		s.addrs = NULL;

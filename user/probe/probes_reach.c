@@ -14,6 +14,7 @@
 /* The blocks of the table as they are (the target is held while this runs). */
 struct block_list {
 	struct probes *p;
+	const struct site_brief *sites;
 	struct live_block **out;
 	size_t *nr, cap;
 };
@@ -22,12 +23,12 @@ static int add_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 		     const struct alloc_info *info)
 {
 	struct block_list *l = arg;
-	const struct site_slot *slot;
+	const struct site_brief *slot;
 
 	/* --follow: another process's block; the scan reads the target's memory. */
 	if (info->site >= l->p->tables.slots || info->proc)
 		return 0;
-	slot = &l->p->tables.sites[info->site];
+	slot = &l->sites[info->site];
 	if (vec__reserve_min(l->out, &l->cap, *l->nr + 1, sizeof(**l->out), 4096))
 		return -ENOMEM;
 	(*l->out)[(*l->nr)++] = (struct live_block){ addr, info->size, slot->stack_id, slot->api };
@@ -36,7 +37,16 @@ static int add_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 
 static int read_blocks(struct probes *p, struct live_block **out, size_t *nr)
 {
-	return snapshot__each_block(p, add_block, &(struct block_list){ .p = p, .out = out, .nr = nr });
+	struct block_list l = { .p = p, .out = out, .nr = nr };
+	struct site_brief *sites;
+	int err = site_slot__briefs(p, &sites);
+
+	if (err)
+		return err;
+	l.sites = sites;
+	err = snapshot__each_block(p, add_block, &l);
+	free(sites);
+	return err;
 }
 
 int probes_reach__blocks(struct probes *p, struct live_block **out, size_t *nr)

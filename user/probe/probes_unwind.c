@@ -42,7 +42,7 @@ bool probes_unwind__can_walk_tables(void)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
 }
 
-#define CHUNK_BYTES ((size_t)MEMLEAK_CFI_CHUNK_ROWS * sizeof(struct unwind_row))
+#define CHUNK_BYTES PROBES_CFI_CHUNK_BYTES
 
 /*
  * n new chunks, mapped into rows[], put in the outer map with one update:

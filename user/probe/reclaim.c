@@ -286,40 +286,64 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 
 /*
  * A RETIRED slot just before an EMPTY one ends no chain: it becomes EMPTY,
- * and so, from the end, the run of RETIRED slots before it. (A site made
- * meanwhile past it may be made twice: snapshot.c adds up both slots.)
+ * and so, from the end, the run of RETIRED slots before it (a site made
+ * meanwhile past it may be made twice: snapshot.c adds up both slots).
+ * Slot s, whose next slot's key was next when the walk, going down, met
+ * it: true when it became EMPTY.
  */
-static void trim_chains(struct probes *p)
+static bool trim_slot(struct probes *p, struct site_slot *s, __u64 next)
 {
-	size_t n = p->tables.slots;
+	__u64 retired = MEMLEAK_SITE_RETIRED;
 
-	for (size_t k = 2 * n; k-- > 0;) {
-		struct site_slot *s = &p->tables.sites[k % n], *next = &p->tables.sites[(k + 1) % n];
-		__u64 retired = MEMLEAK_SITE_RETIRED;
+	if (next != MEMLEAK_SITE_EMPTY ||
+	    !__atomic_compare_exchange_n(&s->key, &retired, MEMLEAK_SITE_EMPTY, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_fetch_sub(fill_of(p, BPFMAPS_SITES), 1, __ATOMIC_SEQ_CST);
+	return true;
+}
 
-		if (__atomic_load_n(&next->key, __ATOMIC_ACQUIRE) == MEMLEAK_SITE_EMPTY &&
-		    __atomic_compare_exchange_n(&s->key, &retired, MEMLEAK_SITE_EMPTY, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			__atomic_fetch_sub(fill_of(p, BPFMAPS_SITES), 1, __ATOMIC_SEQ_CST);
+/* The run that wraps round the table's end: from its last slot down, while it goes on. */
+static void trim_wrapped(struct probes *p, struct mapwin *w, __u64 next)
+{
+	for (size_t k = p->tables.slots; k-- > 0;) {
+		struct site_slot *s = mapwin__at(w, k);
+
+		if (!s || !trim_slot(p, s, next))
+			return;
+		next = MEMLEAK_SITE_EMPTY;
 	}
 }
 
-/* Step 1: the sites retired; the stack ids the others name go in r->named. */
+/*
+ * Step 1: the sites retired, and the chains they ended trimmed; the stack
+ * ids the others name go in r->named. One walk down the table through a
+ * window (each window mapped once): a slot is trimmed after the one above
+ * it, whose key the walk has just seen.
+ */
 static size_t retire_sites(struct probes *p, struct reclaim *r)
 {
+	__u64 next = MEMLEAK_SITE_RETIRED;	/* the last slot's next: trim_wrapped sees to it */
+	struct mapwin w;
 	size_t n = 0;
 
 	idmap__clear(&r->named);
-	for (size_t i = 0; i < p->tables.slots; i++) {
-		struct site_slot *s = &p->tables.sites[i];
+	probes_tables__sites(&p->tables, &w);
+	for (size_t k = p->tables.slots; k-- > 0;) {
+		struct site_slot *s = mapwin__at(&w, k);
 
-		if (retire_site(p, s))
+		if (s && retire_site(p, s))
 			n++;
-		else if (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&
-			 idmap__put(&r->named, s->stack_id, 0))
-			return 0;	/* no memory: let go of no stack */
+		else if (!s || (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&
+				idmap__put(&r->named, s->stack_id, 0))) {
+			mapwin__end(&w);
+			return 0;	/* no memory, or no window */
+		}
+		next = trim_slot(p, s, next) ? MEMLEAK_SITE_EMPTY
+					      : __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 	}
-	trim_chains(p);
+	trim_wrapped(p, &w, next);
+	mapwin__end(&w);
 	return n;
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A slot of BPF's site table, read as BPF writes it (probes_internal.h). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "probes_internal.h"
 
@@ -28,4 +30,29 @@ bool site_slot__live(const struct site_slot *slot)
 
 	return key != MEMLEAK_SITE_EMPTY && key < MEMLEAK_SITE_RETIRING &&
 	       __atomic_load_n(&slot->ready, __ATOMIC_ACQUIRE);
+}
+
+int site_slot__briefs(struct probes *p, struct site_brief **out)
+{
+	struct site_brief *v = calloc(p->tables.slots ?: 1, sizeof(*v));
+	const struct site_slot *s;
+	struct mapwin w;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	probes_tables__sites(&p->tables, &w);
+	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+		if (!(s = mapwin__at(&w, i)))
+			err = w.err;
+		else
+			v[i] = (struct site_brief){ s->stack_id, s->api, site_slot__live(s) };
+	}
+	mapwin__end(&w);
+	if (err) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	return err;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "clock.h"
 #include "probes.h"
 #include "probes_internal.h"
@@ -89,20 +90,29 @@ static int site_for(struct snapshot *snap, struct idmap *of_key, size_t *cap, ui
 static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_key, size_t *cap)
 {
 	struct slot_copy slot;
+	struct mapwin w;
+	const struct site_slot *s;
 	uint32_t at;
+	int err = 0;
 
 	snap->site_of_slot = calloc(p->tables.slots, sizeof(*snap->site_of_slot));
 	if (!snap->site_of_slot)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->tables.slots; i++) {
-		if (!snapshot__read_slot(p, &p->tables.sites[i], &slot))
+	probes_tables__sites(&p->tables, &w);
+	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+		if (!(s = mapwin__at(&w, i)))
+			err = w.err;
+		else if (!snapshot__read_slot(p, s, &slot))
 			continue;
-		if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
-			return -ENOMEM;
-		snapshot__add_stats(&snap->sites[at].stats, &slot.stats);
-		snap->site_of_slot[i] = at + 1;
+		else if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
+			err = -ENOMEM;
+		else {
+			snapshot__add_stats(&snap->sites[at].stats, &slot.stats);
+			snap->site_of_slot[i] = at + 1;
+		}
 	}
-	return 0;
+	mapwin__end(&w);
+	return err;
 }
 
 /* What reclaimed sites allocated and freed before: theirs too. */
@@ -283,22 +293,27 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
  */
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
 {
-	for (size_t b = 0; b < p->tables.buckets; b++) {
-		struct alloc_bucket *bucket = &p->tables.allocs[b];
+	struct mapwin w;
+	int ret = 0;
 
-		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS; i++) {
+	probes_tables__allocs(&p->tables, &w);
+	for (size_t b = 0; b < p->tables.buckets && !ret; b++) {
+		struct alloc_bucket *bucket = mapwin__at(&w, b);
+
+		if (!bucket) {
+			ret = w.err;
+			break;
+		}
+		for (int i = 0; i < MEMLEAK_BUCKET_SLOTS && !ret; i++) {
 			uint64_t addr = __atomic_load_n(&bucket->addr[i], __ATOMIC_ACQUIRE);
 			struct alloc_info info = bucket->info[i];
-			int ret;
 
-			if (!addr || addr & MEMLEAK_ADDR_BUSY)
-				continue;
-			ret = fn(arg, bucket, b, i, addr, &info);
-			if (ret)
-				return ret;
+			if (addr && !(addr & MEMLEAK_ADDR_BUSY))
+				ret = fn(arg, bucket, b, i, addr, &info);
 		}
 	}
-	return 0;
+	mapwin__end(&w);
+	return ret;
 }
 
 struct walk {
@@ -417,12 +432,20 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
 {
 	struct slot_copy slot;
+	const struct site_slot *s;
+	struct mapwin w;
+	int err = 0;
 
 	*nr = 0;
-	for (size_t i = 0; i < p->tables.slots; i++)
-		if (snapshot__read_slot(p, &p->tables.sites[i], &slot) && append_live(buf, cap, nr, &slot))
-			return -ENOMEM;
-	return 0;
+	probes_tables__sites(&p->tables, &w);
+	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+		if (!(s = mapwin__at(&w, i)))
+			err = w.err;
+		else if (snapshot__read_slot(p, s, &slot) && append_live(buf, cap, nr, &slot))
+			err = -ENOMEM;
+	}
+	mapwin__end(&w);
+	return err;
 }
 
 /*
@@ -486,7 +509,17 @@ void snapshot__free(struct snapshot *snap)
 
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out)
 {
-	out->tables_mapped = p->tables.allocs_len + p->tables.sites_len;
+	struct probes_cfi_spares *sp = &p->cfi.spares;
+
+	out->allocs_bytes = p->tables.allocs_bytes;
+	out->buckets = p->tables.buckets;
+	out->sites_bytes = p->tables.sites_bytes;
+	out->slots = p->tables.slots;
+	out->cfi_bytes = p->cfi.chunk_bytes;
+	out->cfi_chunks = p->cfi.chunks + sp->nr - sp->next;
+	out->cfi_mapped = (sp->nr - sp->next + !!p->cfi.fill) * PROBES_CFI_CHUNK_BYTES;
+	out->maps_bytes = probes__maps_cost(p->skel->obj) + out->cfi_bytes;
+	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	out->stacks = stackcache__nr(p->rc.stacks);
 	out->stack_bytes = stackcache__bytes(p->rc.stacks);

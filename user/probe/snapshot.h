@@ -161,7 +161,17 @@ void snapshot__free(struct snapshot *snap);
 
 /* What the tables' readings hold in our memory (-v: analyze/memuse.h). */
 struct snapshot_memory {
-	size_t tables_mapped;	/* the BPF tables of live blocks and sites, mmap'ed (kernel memory) */
+	/*
+	 * The BPF maps: kernel memory, charged to our memory cgroup, in our
+	 * resident set only as far as it is mapped (a window of the tables at
+	 * a time, the CFI chunk being filled and its spares).
+	 */
+	size_t allocs_bytes, buckets;	/* the live blocks: buckets of MEMLEAK_BUCKET_SLOTS */
+	size_t sites_bytes, slots;	/* the sites */
+	size_t cfi_bytes, cfi_chunks;	/* --unwind's rows, in chunks */
+	size_t cfi_mapped;		/* of them, mapped */
+	size_t maps_bytes;		/* every BPF map, these included */
+	size_t window;			/* what a window of the tables maps at most */
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */

@@ -218,12 +218,20 @@ static int add_slot(struct snapshot_kept *k, size_t i, const struct slot_copy *s
 static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
 {
 	struct slot_copy slot;
+	const struct site_slot *s;
+	struct mapwin w;
+	int err = 0;
 
 	memset(k->snap.site_of_slot, 0, p->tables.slots * sizeof(*k->snap.site_of_slot));
-	for (size_t i = 0; i < p->tables.slots; i++)
-		if (snapshot__read_slot(p, &p->tables.sites[i], &slot) && add_slot(k, i, &slot, now))
-			return -ENOMEM;
-	return 0;
+	probes_tables__sites(&p->tables, &w);
+	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+		if (!(s = mapwin__at(&w, i)))
+			err = w.err;
+		else if (snapshot__read_slot(p, s, &slot) && add_slot(k, i, &slot, now))
+			err = -ENOMEM;
+	}
+	mapwin__end(&w);
+	return err;
 }
 
 /* Retired entry i's site: the one it was at the last reading, else looked up (or made). */

@@ -10,7 +10,9 @@ TEST(memuse_names_each_part)
 	struct snapshot_memory m = {
 		.allocs_bytes = 58ull << 20, .buckets = 262144, .sites_bytes = 160ull << 20,
 		.slots = 524288, .cfi_bytes = 1ull << 20, .cfi_chunks = 8, .cfi_mapped = 640 << 10,
-		.maps_bytes = 250ull << 20, .window = (4 << 20) + 4096, .stacks = 3, .stack_bytes = 5ull << 20,
+		.maps_bytes = 250ull << 20, .largest = { { "py_code_freed", 24ull << 20 },
+							   { "stack_ring", 4ull << 20 } },
+		.window = (4 << 20) + 4096, .stacks = 3, .stack_bytes = 5ull << 20,
 		.frame_nodes = 9, .frame_bytes = 4ull << 20, .retired = 7, .retired_bytes = 3ull << 20,
 		.folded = 13, .snapshot_bytes = 2ull << 20, .carried_bytes = 6ull << 20,
 	};
@@ -29,7 +31,7 @@ TEST(memuse_names_each_part)
 	ASSERT(strstr(text, "sites 160.0 MiB (524,288 slots of 320 B: 1.5 a stack of "
 			  "--stack-storage-size, to a power of two), read through windows of 4.0 MiB"));
 	ASSERT(strstr(text, "CFI rows 1.0 MiB (8 chunks, 640.0 KiB of them mapped), the other maps "
-			  "31.0 MiB; malloc "));
+			  "31.0 MiB (the largest: py_code_freed 24.0 MiB, stack_ring 4.0 MiB); malloc "));
 	ASSERT(strstr(text, "stack cache 5.0 MiB (3 stacks)"));
 	ASSERT(strstr(text, "their frames 4.0 MiB (9 shared prefix nodes)"));
 	ASSERT(strstr(text, "stacks kept aside 3.0 MiB (7, and the figures of 13 sites folded into "

@@ -42,13 +42,17 @@ static void say_maps(FILE *out, const struct snapshot_memory *p)
 		"but for what is mapped: live blocks %s (%s buckets of %d blocks, %zu B each: 1.5 slots "
 		"a block of --max-allocs, to a power of two), sites %s (%s slots of %zu B: 1.5 a stack "
 		"of --stack-storage-size, to a power of two), read through windows of %s at most; "
-		"CFI rows %s (%s chunks, %s of them mapped), the other maps %s; ",
+		"CFI rows %s (%s chunks, %s of them mapped), the other maps %s",
 		mib(p->maps_bytes, b[0], 32), mib(p->allocs_bytes, b[1], 32),
 		report__count(p->buckets, n[0]), MEMLEAK_BUCKET_SLOTS, sizeof(struct alloc_bucket),
 		mib(p->sites_bytes, b[2], 32), report__count(p->slots, n[1]), sizeof(struct site_slot),
 		mib(p->window, b[3], 32), mib(p->cfi_bytes, b[4], 32),
 		report__count(p->cfi_chunks, n[2]), mib(p->cfi_mapped, b[5], 32),
 		mib(p->maps_bytes > listed ? p->maps_bytes - listed : 0, b[6], 32));
+	for (int i = 0; i < SNAPSHOT_MAPS_NAMED && p->largest[i].name; i++)
+		fprintf(out, "%s%s %s", i ? ", " : " (the largest: ", p->largest[i].name,
+			mib(p->largest[i].bytes, b[0], 32));
+	fprintf(out, "%s; ", p->largest[0].name ? ")" : "");
 }
 
 void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, size_t history_bytes)

@@ -4,6 +4,7 @@
  * each function writes or reads one thing BPF shares with us, by name.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpfmaps.h"
+#include "snapshot.h"
 #include "target/watchdog.h"
 
 static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
@@ -37,6 +39,54 @@ void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 	t->slots = bpf_map__max_entries(skel->maps.sites);
 	t->allocs_bytes = array_bytes(skel->maps.allocs);
 	t->sites_bytes = array_bytes(skel->maps.sites);
+}
+
+uint64_t bpfmaps__memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* A map of c bytes into top, the n largest so far, largest first. */
+static void keep_largest(struct snapshot_map *top, size_t n, const char *name, uint64_t c)
+{
+	size_t i = n;
+
+	while (i > 0 && top[i - 1].bytes < c) {
+		if (i < n)
+			top[i] = top[i - 1];
+		i--;
+	}
+	if (i < n)
+		top[i] = (struct snapshot_map){ name, c };
+}
+
+uint64_t bpfmaps__memory(const struct memleak_bpf *skel, struct snapshot_map *top, size_t n)
+{
+	const struct bpf_map *map;
+	uint64_t sum = 0, c;
+
+	memset(top, 0, n * sizeof(*top));
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__fd(map) < 0)
+			continue;
+		c = bpfmaps__memlock(bpf_map__fd(map));
+		sum += c;
+		if (map != skel->maps.allocs && map != skel->maps.sites)
+			keep_largest(top, n, bpf_map__name(map), c);
+	}
+	return sum;
 }
 
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,

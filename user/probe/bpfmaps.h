@@ -57,6 +57,16 @@ static inline void probes_tables__sites(const struct probes_tables *t, struct ma
 	mapwin__init(w, t->sites_fd, sizeof(struct site_slot), t->slots, 0);
 }
 
+/* The kernel's memory for a map fd now (its fdinfo's memlock): 0 if unknown. */
+uint64_t bpfmaps__memlock(int fd);
+/*
+ * Every map's kernel memory now, the CFI chunks' aside (they are no map of
+ * the object); the n largest but the tables of live blocks and sites into
+ * top, largest first (-v).
+ */
+struct snapshot_map;
+uint64_t bpfmaps__memory(const struct memleak_bpf *skel, struct snapshot_map *top, size_t n);
+
 /* The readers of BPF's rings (libbpf's ring_buffer_sample_fn): NULL with errno set. */
 struct ring_buffer;
 typedef int (*bpfmaps_ring_fn)(void *ctx, void *data, size_t len);

@@ -19,24 +19,6 @@
 #include "probes_internal.h"
 #include "unwind/unwind.h"
 
-/* The kernel's memlock figure for a map fd, from its fdinfo; 0 if unknown. */
-static uint64_t map_memlock(int fd)
-{
-	char path[64], line[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 bool probes_unwind__can_walk_tables(void)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
@@ -73,7 +55,7 @@ static int add_chunks(struct probes *p, __u32 first, __u32 n, struct unwind_row 
 	if (!err)
 		err = bpfmaps__cfi_chunks_add(p->skel, keys, fds, n);
 	if (!err)
-		*bytes = n * map_memlock(fds[0]);
+		*bytes = n * bpfmaps__memlock(fds[0]);
 	for (__u32 i = 0; i < made; i++) {
 		if (err)
 			munmap(rows[i], CHUNK_BYTES);

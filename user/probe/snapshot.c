@@ -518,7 +518,7 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	out->cfi_bytes = p->cfi.chunk_bytes;
 	out->cfi_chunks = p->cfi.chunks + sp->nr - sp->next;
 	out->cfi_mapped = (sp->nr - sp->next + !!p->cfi.fill) * PROBES_CFI_CHUNK_BYTES;
-	out->maps_bytes = probes__maps_cost(p->skel->obj) + out->cfi_bytes;
+	out->maps_bytes = bpfmaps__memory(p->skel, out->largest, SNAPSHOT_MAPS_NAMED) + out->cfi_bytes;
 	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	out->stacks = stackcache__nr(p->rc.stacks);

@@ -159,6 +159,13 @@ void snapshot__start_recount(struct snapshot *snap);
 int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
 void snapshot__free(struct snapshot *snap);
 
+/* A BPF map and its kernel memory (-v). */
+struct snapshot_map {
+	const char *name;	/* NULL: none */
+	size_t bytes;
+};
+#define SNAPSHOT_MAPS_NAMED 3
+
 /* What the tables' readings hold in our memory (-v: analyze/memuse.h). */
 struct snapshot_memory {
 	/*
@@ -170,7 +177,8 @@ struct snapshot_memory {
 	size_t sites_bytes, slots;	/* the sites */
 	size_t cfi_bytes, cfi_chunks;	/* --unwind's rows, in chunks */
 	size_t cfi_mapped;		/* of them, mapped */
-	size_t maps_bytes;		/* every BPF map, these included */
+	size_t maps_bytes;		/* every BPF map now (the kernel's memlock), these included */
+	struct snapshot_map largest[SNAPSHOT_MAPS_NAMED];	/* of the other maps, the largest */
 	size_t window;			/* what a window of the tables maps at most */
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */

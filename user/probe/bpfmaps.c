@@ -12,7 +12,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpfmaps.h"
-#include "snapshot.h"
 #include "target/watchdog.h"
 
 static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
@@ -58,33 +57,41 @@ uint64_t bpfmaps__memlock(int fd)
 	return v;
 }
 
-/* A map of c bytes into top, the n largest so far, largest first. */
-static void keep_largest(struct snapshot_map *top, size_t n, const char *name, uint64_t c)
+/* A map of c bytes into names and bytes, the n largest so far, largest first. */
+static void keep_largest(const char **names, uint64_t *bytes, size_t n, const char *name, uint64_t c)
 {
 	size_t i = n;
 
-	while (i > 0 && top[i - 1].bytes < c) {
-		if (i < n)
-			top[i] = top[i - 1];
+	while (i > 0 && bytes[i - 1] < c) {
+		if (i < n) {
+			names[i] = names[i - 1];
+			bytes[i] = bytes[i - 1];
+		}
 		i--;
 	}
-	if (i < n)
-		top[i] = (struct snapshot_map){ name, c };
+	if (i < n) {
+		names[i] = name;
+		bytes[i] = c;
+	}
 }
 
-uint64_t bpfmaps__memory(const struct memleak_bpf *skel, struct snapshot_map *top, size_t n)
+uint64_t bpfmaps__memory(const struct memleak_bpf *skel, const char **names, uint64_t *bytes,
+			 size_t n)
 {
 	const struct bpf_map *map;
 	uint64_t sum = 0, c;
 
-	memset(top, 0, n * sizeof(*top));
+	for (size_t i = 0; i < n; i++) {
+		names[i] = NULL;
+		bytes[i] = 0;
+	}
 	bpf_object__for_each_map(map, skel->obj) {
 		if (bpf_map__fd(map) < 0)
 			continue;
 		c = bpfmaps__memlock(bpf_map__fd(map));
 		sum += c;
 		if (map != skel->maps.allocs && map != skel->maps.sites)
-			keep_largest(top, n, bpf_map__name(map), c);
+			keep_largest(names, bytes, n, bpf_map__name(map), c);
 	}
 	return sum;
 }

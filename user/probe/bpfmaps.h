@@ -62,10 +62,10 @@ uint64_t bpfmaps__memlock(int fd);
 /*
  * Every map's kernel memory now, the CFI chunks' aside (they are no map of
  * the object); the n largest but the tables of live blocks and sites into
- * top, largest first (-v).
+ * names and bytes, largest first (-v).
  */
-struct snapshot_map;
-uint64_t bpfmaps__memory(const struct memleak_bpf *skel, struct snapshot_map *top, size_t n);
+uint64_t bpfmaps__memory(const struct memleak_bpf *skel, const char **names, uint64_t *bytes,
+			 size_t n);
 
 /* The readers of BPF's rings (libbpf's ring_buffer_sample_fn): NULL with errno set. */
 struct ring_buffer;

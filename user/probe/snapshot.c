@@ -507,19 +507,29 @@ void snapshot__free(struct snapshot *snap)
 	free(snap);
 }
 
-void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out)
+/* The BPF maps' kernel memory, and what of it is mapped. */
+static void maps_memory(struct probes *p, struct snapshot_memory *out)
 {
 	struct probes_cfi_spares *sp = &p->cfi.spares;
+	const char *names[SNAPSHOT_MAPS_NAMED];
+	uint64_t bytes[SNAPSHOT_MAPS_NAMED];
 
 	out->allocs_bytes = p->tables.allocs_bytes;
 	out->buckets = p->tables.buckets;
 	out->sites_bytes = p->tables.sites_bytes;
 	out->slots = p->tables.slots;
+	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
 	out->cfi_bytes = p->cfi.chunk_bytes;
 	out->cfi_chunks = p->cfi.chunks + sp->nr - sp->next;
 	out->cfi_mapped = (sp->nr - sp->next + !!p->cfi.fill) * PROBES_CFI_CHUNK_BYTES;
-	out->maps_bytes = bpfmaps__memory(p->skel, out->largest, SNAPSHOT_MAPS_NAMED) + out->cfi_bytes;
-	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
+	out->maps_bytes = bpfmaps__memory(p->skel, names, bytes, SNAPSHOT_MAPS_NAMED) + out->cfi_bytes;
+	for (int i = 0; i < SNAPSHOT_MAPS_NAMED; i++)
+		out->largest[i] = (struct snapshot_map){ names[i], bytes[i] };
+}
+
+void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out)
+{
+	maps_memory(p, out);
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	out->stacks = stackcache__nr(p->rc.stacks);
 	out->stack_bytes = stackcache__bytes(p->rc.stacks);

@@ -174,6 +174,70 @@ def case_stack_ring_full(work):
 	return errs
 
 
+SIZES = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+BUCKET_SLOTS, BUCKET_BYTES, SLOT_BYTES = 7, 232, 320	# bpf/memleak.h: alloc_bucket, site_slot
+
+
+def pow2_at_least(n, least=64):
+	v = least
+	while v < n:
+		v <<= 1
+	return v
+
+
+def tables_bytes(max_allocs, stacks):
+	"""The live-block and site tables' bytes as user/probe/probes.c sizes them:
+	1.5 slots a block of --max-allocs in buckets of 7, 1.5 slots a stack
+	(and one more per API, fewer than 64 of them: no power of two moves)."""
+	buckets = pow2_at_least((3 * max_allocs // 2 + BUCKET_SLOTS - 1) // BUCKET_SLOTS)
+	return buckets * BUCKET_BYTES, pow2_at_least(3 * stacks // 2 + 64) * SLOT_BYTES
+
+
+def tables_run(work, tag, extra):
+	"""-v on demo_leaky: (peak RSS, live-block table, site table) from the last memory line, bytes."""
+	argv = [TRACER, "-v"] + extra + ["-c", "%s" % victim("demo_leaky")]
+	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag=tag)
+	rc = wait_exit(p, time.monotonic() + 120, " ".join(argv))
+	lines = [l for l in work.read(tag + ".stderr").splitlines() if "our memory: " in l]
+	if rc != 0 or not lines:
+		raise CaseFailed("%s: exit %s, %d memory lines" % (" ".join(argv), rc, len(lines)))
+	m = re.search(r"our memory: RSS [\d.]+ MiB \(peak ([\d.]+) MiB\).* live blocks ([\d.]+) (\w+) "
+		      r"\(.*\), sites ([\d.]+) (\w+) \(", lines[-1])
+	if not m:
+		raise CaseFailed("no peak or table sizes in -v's line: %r" % lines[-1][:300])
+	return (float(m.group(1)) * (1 << 20), float(m.group(2)) * SIZES[m.group(3)],
+		float(m.group(4)) * SIZES[m.group(5)])
+
+
+def case_tables_outside_rss(work):
+	"""The BPF tables of live blocks and sites are kernel memory, read through
+	windows of a few MiB, not mapped whole: our peak resident set does not
+	grow with them. demo_leaky traced twice with -v: at the default sizes
+	(218 MiB of tables) and with --max-allocs 4M --stack-storage-size 512K
+	(552 MiB). -v gives each table's size as probes.c chooses it, and the
+	larger run's peak RSS exceeds the other's by less than a tenth of what
+	its tables grew by (a reading's arrays of 20-odd bytes a slot grow with
+	them). Mapped whole, as before, all of the growth was in it: 344 MiB."""
+	if mem_available() < 2 << 30:
+		raise Skip("less than 2 GiB available for 552 MiB of tables")
+	big = ["--max-allocs", str(4 << 20), "--stack-storage-size", str(512 << 10)]
+	runs = [tables_run(work, "small", []), tables_run(work, "big", big)]
+	want = [tables_bytes(1 << 20, 1 << 18), tables_bytes(4 << 20, 512 << 10)]
+	errs = []
+	for (peak, allocs, sites), (w_allocs, w_sites), name in zip(runs, want, ("default", "large")):
+		if (allocs, sites) != (w_allocs, w_sites):
+			errs.append("%s tables: -v says %.1f and %.1f MiB, expected %.1f and %.1f MiB"
+				    % (name, allocs / 2**20, sites / 2**20, w_allocs / 2**20, w_sites / 2**20))
+	grew = sum(want[1]) - sum(want[0])
+	peak_grew = runs[1][0] - runs[0][0]
+	lib.log("peak RSS %.1f and %.1f MiB; tables grew by %.1f MiB"
+		% (runs[0][0] / 2**20, runs[1][0] / 2**20, grew / 2**20))
+	if peak_grew >= grew / 10:
+		errs.append("peak RSS grew by %.1f MiB with tables %.1f MiB larger (bound: a tenth): "
+			    "they are in our resident set" % (peak_grew / 2**20, grew / 2**20))
+	return errs
+
+
 CHURN_ROOM = 16384
 
 
@@ -247,6 +311,7 @@ CASES = [
 	("err_pid_zombie", ERROR, [], case_zombie),
 	("sigterm_while_loading", TRACE, [], case_sigterm_while_loading),
 	("memory_after_exit", TRACE, [], case_memory_after_exit),
+	("tables_outside_rss", TRACE, [], case_tables_outside_rss),
 	("churn_outran", TRACE, [], churn_case(17, 12, 128)),
 	("stack_ring_full", TRACE, [], case_stack_ring_full),
 ]

@@ -50,7 +50,7 @@ static bool classify(struct space *s, const struct reach_block *b, size_t nr,
 		     const struct reach_range *roots, size_t nr_roots, const uint64_t *regs,
 		     size_t nr_regs, uint8_t *kinds, struct reach_stats *st)
 {
-	struct reach_input in = { b, nr, roots, nr_roots, regs, nr_regs, space_read, s };
+	struct reach_input in = { b, nr, roots, nr_roots, regs, nr_regs, space_read, s, 0 };
 
 	memset(kinds, 0xff, nr);
 	return reach__classify(&in, kinds, st) == 0;
@@ -241,4 +241,52 @@ TEST(reach_index_finds_what_a_scan_finds)
 	reach_index__free(&x);
 	free(b);
 	return ok;
+}
+
+/*
+ * Blocks given in place, in the caller's larger records (reach_run's live
+ * blocks, 32 bytes): the same index as of a copy of their addresses and
+ * sizes, and their sizes read from the records (a 0-byte block's).
+ */
+TEST(reach_index_strided_as_copied)
+{
+	enum { N = 2000 };
+	struct rec {
+		struct reach_block b;
+		uint64_t stack_id;
+		uint32_t api;
+	} *r = calloc(N, sizeof(*r));
+	struct reach_block *b = calloc(N, sizeof(*b));
+	struct reach_index x, y;
+	uint64_t a = 0x7f0000000000;
+
+	ASSERT(r && b);
+	srand(11);
+	for (size_t i = 0; i < N; i++) {
+		size_t at = (i * 7919) % N;	/* not in address order */
+
+		a += 16 + 16 * (uint64_t)(rand() % 64);
+		r[at] = (struct rec){ { a, i % 50 ? 8 + (uint64_t)(rand() % 2048) : 0 }, ~i, 3 };
+		b[at] = r[at].b;
+		a += r[at].b.size;
+	}
+	ASSERT(!reach_index__build(&x, b, N));
+	ASSERT(!reach_index__build_strided(&y, r, N, sizeof(*r)));
+	ASSERT(x.nr == y.nr && x.nr_regions == y.nr_regions);
+	ASSERT(!memcmp(x.spans, y.spans, N * sizeof(*x.spans)));
+	ASSERT(!memcmp(x.orig, y.orig, N * sizeof(*x.orig)));
+	for (uint32_t i = 0; i < N; i++)
+		ASSERT_EQ_U64(reach_index__size(&y, i), reach_index__size(&x, i));
+	for (int t = 0; t < 20000; t++) {
+		uint64_t v = 0x7f0000000000 + (uint64_t)rand() % (a - 0x7f0000000000 + 64);
+		uint32_t i = 0, j = 0;
+		bool fx = reach_index__find(&x, v, &i), fy = reach_index__find(&y, v, &j);
+
+		ASSERT(fx == fy && i == j);
+	}
+	reach_index__free(&x);
+	reach_index__free(&y);
+	free(r);
+	free(b);
+	return true;
 }

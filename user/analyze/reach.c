@@ -245,7 +245,8 @@ int reach__classify(const struct reach_input *in, uint8_t *kinds, struct reach_s
 	struct reach r = { .read = in->read, .ctx = in->ctx, .st = st };
 
 	memset(st, 0, sizeof(*st));
-	r.err = reach_index__build(&r.idx, in->blocks, in->nr_blocks);
+	r.err = reach_index__build_strided(&r.idx, in->blocks, in->nr_blocks,
+					   in->stride ?: sizeof(*in->blocks));
 	r.state = calloc(in->nr_blocks ?: 1, 1);
 	r.pending = calloc(in->nr_blocks ?: 1, 1);
 	r.win = malloc(REACH_CHUNK > REACH_WINDOW ? REACH_CHUNK : REACH_WINDOW);

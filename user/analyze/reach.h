@@ -58,6 +58,11 @@ struct reach_input {
 	size_t nr_regs;
 	reach_read_fn read;
 	void *ctx;
+	/*
+	 * The bytes from one block to the next (0: a struct reach_block's):
+	 * blocks may be the caller's larger records that start with one.
+	 */
+	size_t stride;
 };
 
 struct reach_stats {

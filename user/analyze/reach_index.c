@@ -11,17 +11,23 @@
 #define REGION_GAP (1ull << 20)	/* blocks further apart start a region of their own */
 #define MIN_SHIFT 4		/* no block is smaller than 16 bytes apart from the next */
 
-/* A block while sorting: its start and where it came from. */
-struct sorting {
-	uint64_t start;
-	uint32_t orig;
+/*
+ * A block while sorting: its start and where it came from; then, in the
+ * same place, its span (the sort's array becomes the index's spans).
+ */
+union sorting {
+	struct {
+		uint64_t start;
+		uint32_t orig;
+	} s;
+	struct reach_index_span span;
 };
 
 static int block_cmp(const void *a, const void *b)
 {
-	const struct sorting *x = a, *y = b;
+	const union sorting *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return x->s.start < y->s.start ? -1 : x->s.start > y->s.start;
 }
 
 /*
@@ -87,32 +93,31 @@ static int make_regions(struct reach_index *x)
 }
 
 /* Sort the blocks by address into x->spans and x->orig. 0 or -ENOMEM. */
-static int sort_blocks(struct reach_index *x, const struct reach_block *blocks, size_t nr)
+static int sort_blocks(struct reach_index *x, size_t nr)
 {
-	struct sorting *t = malloc(nr * sizeof(*t));
+	union sorting *t = malloc(nr * sizeof(*t));
 
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++)
-		t[i] = (struct sorting){ blocks[i].addr, (uint32_t)i };
-	qsort(t, nr, sizeof(*t), block_cmp);
-	x->spans = malloc(nr * sizeof(*x->spans));
 	x->orig = malloc(nr * sizeof(*x->orig));
-	if (!x->spans || !x->orig) {
+	if (!t || !x->orig) {
 		free(t);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < nr; i++)
+		t[i].s = (typeof(t[i].s)){ reach_index__in(x, i)->addr, (uint32_t)i };
+	qsort(t, nr, sizeof(*t), block_cmp);
 	for (size_t i = 0; i < nr; i++) {
-		const struct reach_block *b = &blocks[t[i].orig];
+		uint32_t orig = t[i].s.orig;
+		const struct reach_block *b = reach_index__in(x, orig);
 
-		x->spans[i] = (struct reach_index_span){ b->addr, b->addr + (b->size ?: 1) };
-		x->orig[i] = t[i].orig;
+		x->orig[i] = orig;
+		t[i].span = (struct reach_index_span){ b->addr, b->addr + (b->size ?: 1) };
 	}
-	free(t);
+	x->spans = &t->span;
 	return 0;
 }
 
-int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr)
+int reach_index__build_strided(struct reach_index *x, const void *blocks, size_t nr,
+			       size_t stride)
 {
 	int err;
 
@@ -122,12 +127,18 @@ int reach_index__build(struct reach_index *x, const struct reach_block *blocks, 
 	if (!nr)
 		return 0;
 	x->in = blocks;
+	x->stride = stride;
 	x->nr = (uint32_t)nr;
-	err = sort_blocks(x, blocks, nr);
+	err = sort_blocks(x, nr);
 	if (err)
 		return err;
 	x->lo = x->spans[0].start;
 	return make_regions(x);
+}
+
+int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr)
+{
+	return reach_index__build_strided(x, blocks, nr, sizeof(*blocks));
 }
 
 /* The last region that starts at or below v, or NULL. */

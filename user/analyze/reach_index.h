@@ -25,7 +25,7 @@ struct reach_region {
 };
 
 /*
- * 20 bytes a block: a 4 GiB heap of 1 KiB blocks is 4 million of them. A
+ * 20 bytes a block (and the pages' index, 8 at most): a 4 GiB heap of 1 KiB blocks is 4 million of them. A
  * block's size is its span's, but for a 0-byte block (whose span has one
  * byte): then the caller's (reach_index__size).
  */
@@ -39,7 +39,8 @@ struct reach_index {
 		uint64_t start, end;
 	} *spans;
 	uint32_t *orig;		/* spans[i]'s index in the caller's array */
-	const struct reach_block *in;	/* the caller's array: kept while the index is */
+	const char *in;		/* the caller's array: kept while the index is */
+	size_t stride;		/* the bytes from one of its blocks to the next */
 	uint32_t nr;
 	uint64_t lo, hi;	/* no block outside [lo, hi) */
 	struct reach_region *regions;
@@ -51,12 +52,24 @@ struct reach_index {
  * -ENOMEM (-E2BIG beyond 2^32 blocks).
  */
 int reach_index__build(struct reach_index *x, const struct reach_block *blocks, size_t nr);
+/*
+ * The same of blocks stride bytes apart, each starting with a struct
+ * reach_block (a caller's larger records, not a copy of their addresses
+ * and sizes: 16 bytes a block fewer).
+ */
+int reach_index__build_strided(struct reach_index *x, const void *blocks, size_t nr,
+			       size_t stride);
+/* The caller's block at i (its own order). */
+static inline const struct reach_block *reach_index__in(const struct reach_index *x, size_t i)
+{
+	return (const struct reach_block *)(x->in + i * x->stride);
+}
 /* The size of the block at i (by address): its span's, but for a 0- or 1-byte block. */
 static inline uint64_t reach_index__size(const struct reach_index *x, uint32_t i)
 {
 	uint64_t d = x->spans[i].end - x->spans[i].start;
 
-	return d != 1 ? d : x->in[x->orig[i]].size;
+	return d != 1 ? d : reach_index__in(x, x->orig[i])->size;
 }
 /* The block v points into (its first byte or any other): true and its index in *at. */
 bool reach_index__find(const struct reach_index *x, uint64_t v, uint32_t *at);

@@ -268,6 +268,16 @@ struct site_slot {
 };
 
 /*
+ * The groups of site slots (2^site_group_shift each) that held a site since
+ * the tables were last emptied: a bit each, set by BPF when it takes an
+ * EMPTY slot (once per new site, never per allocation), before the site is
+ * ready. User space reads the table a window at a time and passes over the
+ * groups that never held one without mapping them (user/probe/site_slot.c):
+ * a small target's sites are a few groups of a 160 MiB table.
+ */
+#define MEMLEAK_SITE_GROUP_WORDS 64	/* 4,096 groups */
+
+/*
  * How full the tables that reclaiming empties are: BPF adds one for each
  * entry it stores, user space takes one off for each it deletes. BPF sends
  * EVENT_RECLAIM when one reaches the mark user space sets for it.

@@ -24,6 +24,10 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 const volatile __u32 alloc_bucket_shift = 64 - 18;	/* 64 - log2(buckets) */
 const volatile __u32 alloc_bucket_mask = (1 << 18) - 1;
 const volatile __u32 site_mask = (1 << 16) - 1;
+const volatile __u32 site_group_shift = 13;	/* at most MEMLEAK_SITE_GROUP_WORDS * 64 groups */
+
+/* The groups of site slots that held a site (memleak.h). */
+__u64 site_groups[MEMLEAK_SITE_GROUP_WORDS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -257,6 +261,17 @@ static __always_inline struct site_counts *site_shard(struct site_slot *s)
 	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
 }
 
+/* Slot idx's group has held a site: marked before the site is ready (a locked or). */
+static __always_inline void site_group_mark(__u32 idx)
+{
+	__u32 g = (idx & site_mask) >> site_group_shift;
+	__u32 w = (g >> 6) & (MEMLEAK_SITE_GROUP_WORDS - 1);
+	__u64 bit = 1ULL << (g & 63);
+
+	if (!(*(volatile __u64 *)&site_groups[w] & bit))
+		__sync_fetch_and_or(&site_groups[w], bit);
+}
+
 /* Take slot idx, found holding `expected`, for key: its index, or MEMLEAK_SITE_NONE. */
 static __always_inline __u32 site_claim(__u32 idx, __u64 expected, __u64 key, __u64 stack_id,
 					__u32 api)
@@ -271,6 +286,8 @@ static __always_inline __u32 site_claim(__u32 idx, __u64 expected, __u64 key, __
 		return idx & site_mask;	/* another CPU made the same site first */
 	if (old != expected)
 		return MEMLEAK_SITE_NONE;
+	if (expected == MEMLEAK_SITE_EMPTY)
+		site_group_mark(idx);
 	s->stack_id = stack_id;
 	s->api = api;
 	*(volatile __u32 *)&s->ready = 1;

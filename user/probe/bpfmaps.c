@@ -38,6 +38,8 @@ void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 	t->slots = bpf_map__max_entries(skel->maps.sites);
 	t->allocs_bytes = array_bytes(skel->maps.allocs);
 	t->sites_bytes = array_bytes(skel->maps.sites);
+	t->site_groups = skel->bss->site_groups;
+	t->group_shift = skel->rodata->site_group_shift;
 }
 
 uint64_t bpfmaps__memlock(int fd)
@@ -177,6 +179,7 @@ int bpfmaps__clear_tables(struct memleak_bpf *skel)
 	for (int t = 0; t < BPFMAPS_SITES && !err; t++)
 		err = clear_map(table_map(skel, (enum bpfmaps_table)t));
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
+	memset(skel->bss->site_groups, 0, sizeof(skel->bss->site_groups));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
 	/* The stacks the threads and the known stacks remember are gone from user space. */
 	skel->bss->stacks_cleared++;

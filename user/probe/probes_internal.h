@@ -257,6 +257,26 @@ void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool site_slot__live(const struct site_slot *slot);
 /*
+ * Has slot i's group held a site since the tables were emptied (memleak.h)?
+ * A walk of the table passes over the others (all their slots are EMPTY)
+ * without mapping them; and the first slot at or after i that may hold one
+ * (t->slots: none).
+ */
+static inline bool site_slot__used(const struct probes_tables *t, size_t i)
+{
+	size_t g = i >> t->group_shift;
+
+	return __atomic_load_n(&t->site_groups[g / 64], __ATOMIC_ACQUIRE) & (1ull << (g % 64));
+}
+
+static inline size_t site_slot__next_used(const struct probes_tables *t, size_t i)
+{
+	while (i < t->slots && !site_slot__used(t, i))
+		i = ((i >> t->group_shift) + 1) << t->group_shift;
+	return i < t->slots ? i : t->slots;
+}
+
+/*
  * Who each slot of the site table is, for a walk of the blocks, which meets
  * slots by index in no order (a window per block would map the table for
  * each): one pass of a window, 16 bytes a slot (a twentieth of the table).

@@ -307,7 +307,7 @@ static bool trim_slot(struct probes *p, struct site_slot *s, __u64 next)
 static void trim_wrapped(struct probes *p, struct mapwin *w, __u64 next)
 {
 	for (size_t k = p->tables.slots; k-- > 0;) {
-		struct site_slot *s = mapwin__at(w, k);
+		struct site_slot *s = site_slot__used(&p->tables, k) ? mapwin__at(w, k) : NULL;
 
 		if (!s || !trim_slot(p, s, next))
 			return;
@@ -318,8 +318,9 @@ static void trim_wrapped(struct probes *p, struct mapwin *w, __u64 next)
 /*
  * Step 1: the sites retired, and the chains they ended trimmed; the stack
  * ids the others name go in r->named. One walk down the table through a
- * window (each window mapped once): a slot is trimmed after the one above
- * it, whose key the walk has just seen.
+ * window (each window mapped once, the groups that never held a site
+ * passed over): a slot is trimmed after the one above it, whose key the
+ * walk has just seen.
  */
 static size_t retire_sites(struct probes *p, struct reclaim *r)
 {
@@ -330,8 +331,15 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	idmap__clear(&r->named);
 	probes_tables__sites(&p->tables, &w);
 	for (size_t k = p->tables.slots; k-- > 0;) {
-		struct site_slot *s = mapwin__at(&w, k);
+		struct site_slot *s;
 
+		if (!site_slot__used(&p->tables, k)) {
+			/* A group that never held a site: EMPTY slots, passed over unmapped. */
+			k &= ~(((size_t)1 << p->tables.group_shift) - 1);
+			next = MEMLEAK_SITE_EMPTY;
+			continue;
+		}
+		s = mapwin__at(&w, k);
 		if (s && retire_site(p, s))
 			n++;
 		else if (!s || (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&

@@ -42,7 +42,8 @@ int site_slot__briefs(struct probes *p, struct site_brief **out)
 	if (!v)
 		return -ENOMEM;
 	probes_tables__sites(&p->tables, &w);
-	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
+	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
 		else

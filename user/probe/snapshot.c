@@ -99,7 +99,8 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	if (!snap->site_of_slot)
 		return -ENOMEM;
 	probes_tables__sites(&p->tables, &w);
-	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
+	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
 		else if (!snapshot__read_slot(p, s, &slot))
@@ -438,7 +439,8 @@ static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *n
 
 	*nr = 0;
 	probes_tables__sites(&p->tables, &w);
-	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
+	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
 		else if (snapshot__read_slot(p, s, &slot) && append_live(buf, cap, nr, &slot))

@@ -224,7 +224,8 @@ static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
 
 	memset(k->snap.site_of_slot, 0, p->tables.slots * sizeof(*k->snap.site_of_slot));
 	probes_tables__sites(&p->tables, &w);
-	for (size_t i = 0; i < p->tables.slots && !err; i++) {
+	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
+	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
 		else if (snapshot__read_slot(p, s, &slot) && add_slot(k, i, &slot, now))

@@ -26,8 +26,8 @@ machine's two cores) or stopped and blocked (for the tracer under -c at each
 library it maps, until that library's unwind table is built; reading its
 files). Beside it, the tracer's whole run (load, attach, reports, the final
 report), the CPU time the tracer itself used and its peak RSS (its VmHWM,
-its mapped BPF tables included, from the memory line -v prints after each
-report; heaptrack's own memory is the job's, not apart), and the training
+with the windows of the BPF tables it has mapped, from the memory line -v
+prints after each report, whose kernel memory -v gives beside it; heaptrack's own memory is the job's, not apart), and the training
 loop alone as the job times it ("N steps in S s": the job without its
 import, model and data, but traced since its first instruction). So where the time goes:
 floor against untraced is the traps; memleakbpf against the floor, its BPF

@@ -9,7 +9,7 @@ startup   `memleakbpf -c /bin/true` from exec to exit, beside /bin/true alone
           and `heaptrack /bin/true`, rounds interleaved: the wall time, the
           CPU time (user + system, the kernel's verifier included) and the
           maximum RSS (getrusage of the waited-for process: memleakbpf's own,
-          its mapped BPF tables included; heaptrack's launcher and what it
+          the windows of its BPF tables included; heaptrack's launcher and what it
           waits for). From memleakbpf -v, the time loading the BPF programs
           took and the instructions the verifier checked.
 reports   the CPU time of the periodic reports at many stacks: memleakbpf -v

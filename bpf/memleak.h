@@ -111,7 +111,8 @@ enum memleak_counter {
 };
 
 /*
- * The live blocks: a table of buckets in a BPF array (mmap'ed by user space),
+ * The live blocks: a table of buckets in a BPF array (mapped by user space
+ * a window at a time),
  * each of MEMLEAK_BUCKET_SLOTS addresses and their records. A block goes into
  * the bucket its address hashes to or, when that is full, one of the next
  * MEMLEAK_BUCKET_PROBES; every bucket passed over counts it in `spill`, so
@@ -237,7 +238,8 @@ struct memleak_calls {
 };
 
 /*
- * The sites: an open-addressed table in a BPF array (mmap'ed by user space).
+ * The sites: an open-addressed table in a BPF array (mapped by user space
+ * a window at a time).
  * A lookup ends at the first empty slot. User space reclaims a site none of
  * whose blocks is left (user/probe/reclaim.c): it marks the slot RETIRING,
  * makes sure no allocation counted itself there meanwhile, keeps the site's

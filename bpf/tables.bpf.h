@@ -6,7 +6,7 @@
  * address arithmetic, with our own hashing on top: a BPF hash map costs a
  * helper call, a bucket lock and a free-list operation per update or delete,
  * which was a third of what tracing added to a malloc/free pair. User space
- * reads both through mmap (user/probe/snapshot.c).
+ * reads both through mmap, a window at a time (user/util/mapwin.h).
  */
 #ifndef TABLES_BPF_H
 #define TABLES_BPF_H

@@ -100,6 +100,7 @@ struct tracer {
 	struct report_sites_carry *site_carry;	/* site frames kept from report to report */
 	struct snap_live *live;	/* insight's samples, read into this buffer (grown) */
 	size_t live_cap;
+	uint64_t live_after_ns;	/* no sample before (CLOCK_MONOTONIC): reports.c, tick */
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
 	struct pytrace *py;	/* Python frames; idle unless the target is Python */
 	struct alloc_wrapper *wrappers;	/* operator new left unprobed (allocator.h) */

@@ -568,7 +568,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memleakbpf: pid %d exited before tracing began\n", tr.target->pid);
 	if (opts.verbose)
 		holds__say(&tr.holds, tr.py_exit_ms);
-	if (opts.verbose)
+	if (opts.verbose && tr.probes)	/* -k has none */
 		follow__say(tr.probes, &tr.procs);
 	if (opts.verbose && opts.follow)
 		fprintf(stderr, "memleakbpf: files of %zu images closed once their processes had ended with no site left\n",

@@ -38,6 +38,8 @@ static void say_maps(FILE *out, const struct snapshot_memory *p)
 	char b[7][32], n[3][REPORT_COUNT_LEN];
 	size_t listed = p->allocs_bytes + p->sites_bytes + p->cfi_bytes;
 
+	if (!p->maps_bytes)
+		return;	/* -k: said at its start */
 	fprintf(out, "BPF maps %s of kernel memory besides, charged to our memory cgroup, not in the RSS "
 		"but for what is mapped: live blocks %s (%s buckets of %d blocks, %zu B each: 1.5 slots "
 		"a block of --max-allocs, to a power of two), sites %s (%s slots of %zu B: 1.5 a stack "

@@ -80,10 +80,14 @@ void report_say__cost(struct tracer *tr, const struct report *r)
 /* -v: what our memory is for, at each report (the peak comes with one). */
 void report_say__memory(struct tracer *tr, const struct snapshot *snap)
 {
-	struct snapshot_memory m;
+	struct snapshot_memory m = { 0 };
 	size_t stacks, bytes = insight__bytes(tr->ins, &stacks);
 
-	snapshot__memory(tr->probes, snap, &m);
-	m.carried_bytes = snapshot_kept__bytes(tr->probes) + report_sites__carry_bytes(tr->site_carry);
+	/* -k has no user-space tables: its maps' memory is said at its start. */
+	if (tr->probes) {
+		snapshot__memory(tr->probes, snap, &m);
+		m.carried_bytes = snapshot_kept__bytes(tr->probes);
+	}
+	m.carried_bytes += report_sites__carry_bytes(tr->site_carry);
 	memuse__say(stderr, &m, stacks, bytes);
 }

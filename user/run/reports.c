@@ -450,13 +450,8 @@ static uint64_t ns_of(const struct timespec *t)
 }
 
 /*
- * The peak's samples at most a tenth of a CPU: after one that took c of
- * CPU, none for 9c. A heap that grows for seconds (a torch import) asks for
- * one at every sixty-fourth it grows, each a scan of every site: 20 ms of
- * the kernel's time for the default site table read through its windows
- * (probe/snapshot.c), 2.7 s more of the tracer's CPU on the torch job. A
- * sample put off is taken at a later tick if the heap is past its peak
- * still; the peak's bytes are BPF's, exact, whenever the sample is taken.
+ * The peak's samples (a scan of every site each, 20 ms through windows) at most a tenth of a
+ * CPU: a growing heap asks for one at every 1/64 it grows. One put off comes at a later tick.
  */
 #define PEAK_SAMPLE_DUTY 10
 

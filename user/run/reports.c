@@ -54,6 +54,7 @@
 #include "report_fold.h"
 #include "report_say.h"
 #include "reports.h"
+#include "reports_peak.h"
 #include "tracer.h"
 #include "util/procmaps.h"
 #include "util/vec.h"
@@ -444,29 +445,6 @@ int reports__now(struct tracer *tr, bool final)
 	return produce(tr, &job);
 }
 
-static uint64_t ns_of(const struct timespec *t)
-{
-	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
-}
-
-/*
- * The peak's samples (a scan of every site each, 20 ms through windows) at most a tenth of a
- * CPU: a growing heap asks for one at every 1/64 it grows. One put off comes at a later tick.
- */
-#define PEAK_SAMPLE_DUTY 10
-
-static void sample_peak(struct tracer *tr, const struct report_job *job)
-{
-	struct timespec c0, c1;
-	size_t nr;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	if (!snapshot__live(tr->probes, &tr->live, &tr->live_cap, &nr))
-		insight__sample(tr->ins, &job->at, tr->live, nr);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-	tr->live_after_ns = ns_of(&job->at) + (PEAK_SAMPLE_DUTY - 1) * (ns_of(&c1) - ns_of(&c0));
-}
-
 /* A sample of the peak, symbols read ahead. */
 static int tick(struct tracer *tr, const struct report_job *job)
 {
@@ -485,9 +463,8 @@ static int tick(struct tracer *tr, const struct report_job *job)
 	 * passed the peak sampled so far: not 10 times a second for nothing.
 	 * A failed sample only costs precision: the next one comes soon.
 	 */
-	if (job->sample && !tr->kmem && insight__peak_due(tr->ins, live[KIND_HEAP].bytes) &&
-	    ns_of(&job->at) >= tr->live_after_ns)
-		sample_peak(tr, job);
+	if (job->sample && !tr->kmem && insight__peak_due(tr->ins, live[KIND_HEAP].bytes))
+		reports_peak__sample(tr, &job->at);
 	/* The next rise of the heap's peak asks for a sample at once (main.c). */
 	if (job->sample && !tr->kmem)
 		peak__arm(tr->probes);

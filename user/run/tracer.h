@@ -100,7 +100,8 @@ struct tracer {
 	struct report_sites_carry *site_carry;	/* site frames kept from report to report */
 	struct snap_live *live;	/* insight's samples, read into this buffer (grown) */
 	size_t live_cap;
-	uint64_t live_after_ns;	/* no sample before (CLOCK_MONOTONIC): reports.c, tick */
+	int64_t live_budget_ns;	/* the CPU the peak's samples may take now (reports.c, tick) */
+	uint64_t live_budget_at;	/* when it was counted (CLOCK_MONOTONIC ns) */
 	struct unwind *unw;	/* CFI tables for BPF; NULL with frame pointers */
 	struct pytrace *py;	/* Python frames; idle unless the target is Python */
 	struct alloc_wrapper *wrappers;	/* operator new left unprobed (allocator.h) */

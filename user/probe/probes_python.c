@@ -198,12 +198,20 @@ static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 }
 
 /* The live blocks of exactly size bytes from api (pymalloc's arenas: 1 MiB mmaps). */
+/*
+ * The live blocks of exactly size bytes, with their sites: then those whose
+ * site is api's, looked up in slot order through a window (a few blocks, a
+ * few windows: not a pass over the whole site table at every report).
+ */
+struct sized_block {
+	uint64_t addr;
+	uint32_t site;
+};
+
 struct sized_blocks {
 	struct probes *p;
-	const struct site_brief *sites;
-	uint32_t api;
 	uint64_t size;
-	uint64_t *addrs;
+	struct sized_block *v;
 	size_t nr, cap;
 };
 
@@ -211,38 +219,49 @@ static int add_sized(void *arg, struct alloc_bucket *bucket, size_t b, int i, ui
 		     const struct alloc_info *info)
 {
 	struct sized_blocks *s = arg;
-	const struct site_brief *slot;
 
 	if (info->size != s->size || info->site >= s->p->tables.slots)
 		return 0;
-	slot = &s->sites[info->site];
-	if (!slot->live || slot->api != s->api)
-		return 0;
-	if (vec__reserve(&s->addrs, &s->cap, s->nr + 1, sizeof(*s->addrs)))
+	if (vec__reserve(&s->v, &s->cap, s->nr + 1, sizeof(*s->v)))
 		return -ENOMEM;
-	s->addrs[s->nr++] = addr;
+	s->v[s->nr++] = (struct sized_block){ addr, info->site };
 	return 0;
+}
+
+static int by_site(const void *a, const void *b)
+{
+	const struct sized_block *x = a, *y = b;
+
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+/* Those of api's sites, their addresses into addrs (room for s->nr): how many. */
+static size_t of_api(struct sized_blocks *s, uint32_t api, uint64_t *addrs)
+{
+	const struct site_slot *slot;
+	struct mapwin w;
+	size_t n = 0;
+
+	qsort(s->v, s->nr, sizeof(*s->v), by_site);
+	probes_tables__sites(&s->p->tables, &w);
+	for (size_t i = 0; i < s->nr; i++) {
+		slot = mapwin__at(&w, s->v[i].site);
+		if (slot && site_slot__live(slot) && slot->api == api)
+			addrs[n++] = s->v[i].addr;
+	}
+	mapwin__end(&w);
+	return n;
 }
 
 static int blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
 {
-	struct sized_blocks s = { .p = ctx, .api = api, .size = size };
-	struct site_brief *sites;
-	int err = site_slot__briefs(ctx, &sites);
+	struct sized_blocks s = { .p = ctx, .size = size };
+	int err = snapshot__each_block(ctx, add_sized, &s);
 
-	if (!err) {
-		s.sites = sites;
-		err = snapshot__each_block(ctx, add_sized, &s);
-		free(sites);
-	}
-	if (err) {
-		free(s.addrs);
-		s.addrs = NULL;
-		s.nr = 0;
-	}
-	*addrs = s.addrs;
-	*nr = s.nr;
-	return err;
+	*addrs = err ? NULL : malloc((s.nr ?: 1) * sizeof(**addrs));
+	*nr = *addrs ? of_api(&s, api, *addrs) : 0;
+	free(s.v);
+	return err ?: *addrs ? 0 : -ENOMEM;
 }
 
 void probes_python__ops(struct probes *p, struct pytrace_ops *ops)

@@ -521,6 +521,7 @@ static void maps_memory(struct probes *p, struct snapshot_memory *out)
 	out->sites_bytes = p->tables.sites_bytes;
 	out->slots = p->tables.slots;
 	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
+	mapwin__totals(&out->windows, &out->window_bytes);
 	out->cfi_bytes = p->cfi.chunk_bytes;
 	out->cfi_chunks = p->cfi.chunks + sp->nr - sp->next;
 	out->cfi_mapped = (sp->nr - sp->next + !!p->cfi.fill) * PROBES_CFI_CHUNK_BYTES;

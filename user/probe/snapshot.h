@@ -180,6 +180,7 @@ struct snapshot_memory {
 	size_t maps_bytes;		/* every BPF map now (the kernel's memlock), these included */
 	struct snapshot_map largest[SNAPSHOT_MAPS_NAMED];	/* of the other maps, the largest */
 	size_t window;			/* what a window of the tables maps at most */
+	uint64_t windows, window_bytes;	/* the windows mapped so far, and their bytes */
 	size_t stacks, stack_bytes;	/* the stack cache: stacks read, and its index */
 	size_t frame_nodes, frame_bytes;	/* every stack's frames, as shared prefixes */
 	size_t retired, retired_bytes;	/* stacks reclaiming kept aside: their index */

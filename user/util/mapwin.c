@@ -6,6 +6,15 @@
 #include <unistd.h>
 #include "mapwin.h"
 
+/* Every window mapped, by any thread: -v's figures. */
+static uint64_t mapped_windows, mapped_bytes;
+
+void mapwin__totals(uint64_t *windows, uint64_t *bytes)
+{
+	*windows = __atomic_load_n(&mapped_windows, __ATOMIC_RELAXED);
+	*bytes = __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
+}
+
 static size_t page_size(void)
 {
 	static size_t page;
@@ -69,6 +78,8 @@ static int map_window(struct mapwin *w, size_t k)
 	w->count = last - first;
 	w->skew = first * w->elem - start;
 	w->maps++;
+	__atomic_fetch_add(&mapped_windows, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&mapped_bytes, end - start, __ATOMIC_RELAXED);
 	return 0;
 }
 

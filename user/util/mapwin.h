@@ -41,6 +41,8 @@ void *mapwin__at(struct mapwin *w, size_t i);
 int mapwin__zero(struct mapwin *w);
 /* The window unmapped (w stays usable). */
 void mapwin__end(struct mapwin *w);
+/* The windows every mapwin of this process mapped so far, and their bytes (-v: their cost). */
+void mapwin__totals(uint64_t *windows, uint64_t *bytes);
 /* The bytes the whole table takes, as the kernel maps it (whole pages). */
 size_t mapwin__table_bytes(const struct mapwin *w);
 

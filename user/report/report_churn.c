@@ -107,7 +107,7 @@ static void print_peak_head(const struct report *r, const struct report_peak *p,
 		fprintf(f, "peak %s%s at %.1f s\n", est, size_str(p->mmap_bytes, b), p->mmap_t_s);
 	else
 		fputs("none\n", f);
-	fprintf(f, "  The stacks as sampled at %.1f s, holding %s (%u%% of the peak; sampled when the peak rises by a 64th, every %.1f s, and at each report):\n",
+	fprintf(f, "  The stacks as sampled at %.1f s, holding %s (%u%% of the peak; sampled when the peak rises by a 64th within 2%% of a CPU, every %.1f s, and at each report):\n",
 		p->stacks_t_s, size_str(p->stacks_bytes, b), percent(p->stacks_bytes, p->bytes),
 		p->sample_s);
 }

@@ -106,34 +106,45 @@ TEST(sites_own_python_file)
 
 /*
  * Native frames: code inlined from the system's or a toolchain's headers
- * is not the user's, even in the program's own object; its caller is.
+ * is not the user's, even in the program's own object; its caller is. So
+ * is a standard container's or the runtime's code instantiated in a
+ * stripped program (named by its dynamic symbols, no file): fstminimize's
+ * std::map insert was its site where its caller was the user's.
  */
 TEST(sites_own_native)
 {
+#define RB_TREE "std::_Rb_tree_iterator<int> std::_Rb_tree<int>::_M_emplace_hint_unique<int>(int&&)"
 	static const struct {
-		const char *module, *file;
+		const char *module, *file, *function;
 		bool own;
 	} cases[] = {
-		{ "/srv/app", "src/model.cc", true },
-		{ "/srv/app", "/home/u/app/src/model.cc", true },
-		{ "/srv/app", NULL, true },
-		{ "/srv/app", "/usr/include/c++/12/bits/new_allocator.h", false },
-		{ "/srv/app", "/usr/include/c++/12/bits/basic_string.h", false },
-		{ "/srv/app", "/usr/include/x86_64-linux-gnu/bits/string_fortified.h", false },
-		{ "/srv/app", "/usr/lib/gcc/x86_64-linux-gnu/12/include/avxintrin.h", false },
-		{ "/srv/app", "/opt/gcc-13/include/c++/13.2.0/bits/stl_vector.h", false },
-		{ "/srv/app", "/usr/local/include/fst/vector-fst.h", false },
-		{ LIBC, "./malloc/malloc.c", false },
-		{ LIBC, NULL, false },
+		{ "/srv/app", "src/model.cc", NULL, true },
+		{ "/srv/app", "/home/u/app/src/model.cc", NULL, true },
+		{ "/srv/app", NULL, NULL, true },
+		{ "/srv/app", NULL, "FlagRegister<bool>::SetDescription(bool const&)", true },
+		{ "/srv/app", NULL, "std::vector<int> fst::Split(int)", true },
+		{ "/srv/app", NULL, RB_TREE, false },
+		{ "/srv/app", NULL, "__gnu_cxx::__pool_alloc<char>::allocate(unsigned long)", false },
+		{ "/srv/app", NULL, "operator new(unsigned long)", false },
+		{ "/srv/app", "/usr/include/c++/12/bits/new_allocator.h", NULL, false },
+		{ "/srv/app", "/usr/include/c++/12/bits/basic_string.h", NULL, false },
+		{ "/srv/app", "/usr/include/x86_64-linux-gnu/bits/string_fortified.h", NULL, false },
+		{ "/srv/app", "/usr/lib/gcc/x86_64-linux-gnu/12/include/avxintrin.h", NULL, false },
+		{ "/srv/app", "/opt/gcc-13/include/c++/13.2.0/bits/stl_vector.h", NULL, false },
+		{ "/srv/app", "/usr/local/include/fst/vector-fst.h", NULL, false },
+		{ LIBC, "./malloc/malloc.c", NULL, false },
+		{ LIBC, NULL, NULL, false },
 	};
+#undef RB_TREE
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct report_frame f = { .module = (char *)cases[i].module,
-					  .file = (char *)cases[i].file };
+					  .file = (char *)cases[i].file,
+					  .function = (char *)cases[i].function };
 
 		if (sites__own_native(&f, NULL, PY) != cases[i].own) {
-			fprintf(stderr, "  %s in %s: own is %d\n", cases[i].file, cases[i].module,
-				!cases[i].own);
+			fprintf(stderr, "  %s (%s) in %s: own is %d\n", cases[i].file,
+				cases[i].function, cases[i].module, !cases[i].own);
 			return false;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel_sites.h"
+#include "runtime_frames.h"
 #include "sites.h"
 #include "util/hash.h"
 
@@ -144,7 +145,13 @@ bool sites__own_native(const struct report_frame *f, const struct sites_own *own
 	/* --own: the frame's source file names it, else (relative or none) its object. */
 	if (own && own->nr)
 		return sites__own_matches(own, f->file && f->file[0] == '/' ? f->file : f->module);
-	return sites__own_module(f->module, interp) && !sites__system_source(f->file);
+	/*
+	 * Not a header's code (its file), nor the runtime's or a container's
+	 * instantiated here: a stripped program's std::map insert, named by its
+	 * dynamic symbols without a file, is no line of the user's.
+	 */
+	return sites__own_module(f->module, interp) && !sites__system_source(f->file) &&
+	       !runtime_frames__internal(f);
 }
 
 bool sites__own_frame(const struct report_frame *f, bool python, const struct sites_own *own,

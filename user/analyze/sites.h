@@ -22,8 +22,11 @@
  *  - in a native stack, its innermost frame, inlined ones included, in an
  *    object of the program's own (sites__own_module: not a library, not
  *    the interpreter) whose source is not a system or compiler header
- *    (sites__system_source): a std::vector's storage is sited at the line
- *    that called the container, not at new_allocator.h;
+ *    (sites__system_source) and that is not the runtime's nor a standard
+ *    container's code instantiated there (analyze/runtime_frames.h: a
+ *    stripped program's std::map insert, named without a file): a
+ *    std::vector's storage is sited at the line that called the container,
+ *    not at new_allocator.h;
  *    a stripped program's own frame, which has no name, gives way to the
  *    innermost named frame inside it that is not the runtime's nor a
  *    container's (analyze/runtime_frames.h; symbolize/report_sites.c);
@@ -32,10 +35,12 @@
  *    the --own paths or matches one of them as a glob; the rules above are
  *    then not used;
  *  - when it has none of those, as before the rules: its innermost Python
- *    frame outside importlib's bootstrap, or its innermost native frame
- *    (frames[0]: the call of the allocation function), so that a library's
- *    own allocations (a constructor run by dlopen) are still told apart by
- *    where they are made.
+ *    frame outside importlib's bootstrap, or its innermost named native
+ *    frame that is not the runtime's nor a container's within a few
+ *    addresses (fst::GenericRegister<...>::SetEntry, not the std::map
+ *    insert under it), else the call of the allocation function
+ *    (frames[0]), so that a library's own allocations (a constructor run by
+ *    dlopen) are still told apart by where they are made.
  * A stack that could not be captured has no site frame: all of those are
  * one site. Two frames are one site when they name the same module,
  * function, file and line; without a line, the same instruction.

@@ -253,6 +253,29 @@ static int native_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct 
 	return 0;
 }
 
+/*
+ * A stack with none of the user's code (a library's constructor run by the
+ * dynamic linker, a library's own work): its innermost named frame that is
+ * not the runtime's nor a standard container's, within the first
+ * LIBRARY_SITE_DEPTH addresses (fst::GenericRegister<...>::SetEntry, not
+ * the std::map's _M_emplace_hint_unique it inlined), else the innermost
+ * frame of the address that called the allocation function. 0 or -ENOMEM.
+ */
+#define LIBRARY_SITE_DEPTH 8
+
+static int library_site(const uint64_t *ips, uint32_t nr, uint32_t first, struct symbolizer *sym,
+			const struct modules *mods, struct report_frame **out, bool *lasts)
+{
+	int err = 0;
+
+	*out = NULL;
+	for (uint32_t i = first; i < nr && i < first + LIBRARY_SITE_DEPTH && !err && !*out; i++)
+		err = frame_at(sym, mods, ips[i], pick_named, NULL, out, lasts);
+	if (!err && !*out)
+		err = frame_at(sym, mods, ips[first], NULL, NULL, out, lasts);
+	return err;
+}
+
 static struct site_rules rules_of(const struct report_meta *meta)
 {
 	return (struct site_rules){ &meta->own, meta->python ? meta->python->path : NULL };
@@ -302,9 +325,9 @@ static int site_frame(const struct snap_site *site, const struct py_site *ps, bo
 	if (!ps)
 		err = native_site(ips, nr, first, sym, mods, &rules, &st->site_frame,
 				  &st->site_own, native);
-	/* None of the user's: where the allocation function was called. */
+	/* None of the user's: what a library did, else where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
-		err = frame_at(sym, mods, ips[first], NULL, NULL, &st->site_frame, native);
+		err = library_site(ips, nr, first, sym, mods, &st->site_frame, native);
 	*native = *native && !err && st->site_frame;
 	return err;
 }

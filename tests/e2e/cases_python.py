@@ -151,6 +151,7 @@ def check_py_sites(rep, truth):
 
 
 SHUTDOWN_NOTE = "Shown at the start of the interpreter's shutdown (Py_FinalizeEx)"
+AT_EXIT_NEVER_FREED = r"still outstanding at exit[^\n]*: never freed"
 
 
 def check_shutdown(py, text, shutdown):
@@ -161,6 +162,9 @@ def check_shutdown(py, text, shutdown):
 		errs.append("python.shutdown is %r, expected %r" % (py.get("shutdown"), shutdown))
 	if (SHUTDOWN_NOTE in text) != shutdown:
 		errs.append("the text report %s the shutdown note" % ("lacks" if shutdown else "has"))
+	# The shutdown frees most of what was outstanding as it began: "never freed" is false then.
+	if shutdown and re.search(AT_EXIT_NEVER_FREED, text):
+		errs.append("the verdict says 'never freed' of what the shutdown frees")
 	return errs
 
 

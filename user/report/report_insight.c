@@ -288,24 +288,31 @@ static void print_kinds_since(const struct report *r, FILE *f)
 /*
  * The target exited with blocks outstanding and no leak was named: they
  * were never freed, and whatever the trends say, the reader hears of them.
+ * A Python target's are what it held as its shutdown began, where tracing
+ * stopped: the shutdown frees most of them, so "never freed" would be false.
  */
 static void print_at_exit(const struct report *r, FILE *f)
 {
 	const struct report_memory *m = &r->analysis->memory;
 	const struct report_totals *t = &r->totals;
+	bool shutdown = r->python && r->python->shutdown;
 	char a[SIZE_LEN], n[COUNT_LEN];
 
 	if (!m->exited || !t->outstanding_allocs || m->verdict == VERDICT_LEAK ||
 	    m->verdict == VERDICT_LEAK_AND_FRAGMENTATION)
 		return;
-	fprintf(f, "  %s%s in %s heap %s still outstanding at exit", r->sampling ? "~" : "",
+	fprintf(f, "  %s%s in %s heap %s", r->sampling ? "~" : "",
 		size_str(t->kind_bytes[KIND_HEAP], a), report__count(t->kind_allocs[KIND_HEAP], n),
 		report__plural(t->kind_allocs[KIND_HEAP], "block", "blocks"));
+	if (!shutdown)
+		fputs(" still outstanding at exit", f);
 	if (t->kind_allocs[KIND_MMAP])
 		fprintf(f, " (and %s in %s %s)", size_str(t->kind_bytes[KIND_MMAP], a),
 			report__count(t->kind_allocs[KIND_MMAP], n),
 			report__plural(t->kind_allocs[KIND_MMAP], "mmap", "mmaps"));
-	fputs(": never freed; see the sites below\n", f);
+	fputs(shutdown ? " held as the interpreter's shutdown began, which frees most of them "
+			 "(uncounted): see the sites below\n" :
+			 ": never freed; see the sites below\n", f);
 }
 
 /* "no stack grows steadily; the live blocks hold steady, heap blocks +7.0 MiB since tracing began" */

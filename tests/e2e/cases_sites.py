@@ -110,6 +110,41 @@ def containers_own_case(work):
 	return errs
 
 
+def victim_line(source, needle):
+	"""The number of the line of tests/victims/SOURCE that holds needle."""
+	with open(os.path.join(lib.ROOT, "tests", "victims", source)) as f:
+		for n, line in enumerate(f, 1):
+			if needle in line:
+				return n
+	raise lib.CaseFailed("%s: no line with %r" % (source, needle))
+
+
+def containers_alloc_fn_case(work):
+	"""--alloc-fn, a name and a glob: the functions' blocks are sited at their caller's lines.
+
+	As redis's zmalloc* would be: site_load_model and site_remember taken for
+	the program's allocation functions, their truth is at main's two calls."""
+	rc, rep = run_traced(work, victim("v_containers"),
+			     ["--alloc-fn", "site_load_model", "--alloc-fn", "site_rem*"])
+	truth = {t["site"]: t for t in read_truth(work)}
+	text = work.read("tracer.stdout")
+	errs = check_sites(rep)
+	for fn, call in (("site_load_model", "site_load_model(MODEL_DOUBLES)"),
+			 ("site_remember", "site_remember(NAME_LEN")):
+		line, t = victim_line("v_containers.cc", call), truth[fn]
+		got = sites_at(rep, "main", line)
+		figs = (sum(s["bytes"] for s in got), sum(s["allocs"] for s in got))
+		if figs != (t["bytes"], t["allocs"]):
+			errs.append("--alloc-fn %s: main line %d holds %d bytes in %d, truth %d in %d" % (
+				fn, line, figs[0], figs[1], t["bytes"], t["allocs"]))
+		if sites_at(rep, fn):
+			errs.append("--alloc-fn %s: still a site of its own" % fn)
+		if not text_site_line(text, "at main (tests/victims/v_containers.cc:%d)" % line):
+			errs.append("the text report has no site at main's line %d" % line)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def fills(path):
 	"""{a flame graph box's name: its fill's (r, g, b)}."""
 	out = {}
@@ -282,6 +317,7 @@ def stripped_cxx_case(work):
 CASES = [
 	("sites_containers", TRACE, [], containers_case),
 	("sites_containers_own", TRACE, [], containers_own_case),
+	("sites_alloc_fn", TRACE, [], containers_alloc_fn_case),
 	("sites_containers_outputs", TRACE, [GO], containers_outputs_case),
 	("sites_py_package", TRACE, [PY], package_case),
 	("sites_stripped_cxx", TRACE, [FST, "/usr/bin/fstcompile"], stripped_cxx_case),

@@ -40,3 +40,19 @@ TEST(opts_debug_dir)
 	ASSERT_EQ_STR(err, "--debug-dir: at most 16 directories");
 	return true;
 }
+
+/* --alloc-fn: repeatable, in order, never empty (analyze/sites.h). */
+TEST(opts_alloc_fn)
+{
+	char *args[] = { "memleakbpf", "--alloc-fn", "zmalloc*", "-p", "1", "--alloc-fn=xmalloc",
+			 "--alloc-fn", " ", NULL };
+
+	ASSERT(parse_argv(args) == -EINVAL);	/* the third is empty */
+	ASSERT_EQ_STR(err, "--alloc-fn: empty argument");
+	args[6] = NULL;
+	ASSERT_EQ_U64(parse_argv(args), 0);
+	ASSERT_EQ_U64(o.nr_alloc_fns, 2);
+	ASSERT_EQ_STR(o.alloc_fns[0], "zmalloc*");
+	ASSERT_EQ_STR(o.alloc_fns[1], "xmalloc");
+	return true;
+}

@@ -178,6 +178,29 @@ TEST(sites_own_option)
 	return true;
 }
 
+/* --alloc-fn: the program's allocation functions are never its frames, by name or glob. */
+TEST(sites_alloc_fn)
+{
+	const char *fns[] = { "zmalloc*", "fst::PoolAllocator<*>::allocate", "xcalloc" };
+	struct sites_own own = { NULL, 0, NULL, fns, 3 };
+	struct report_frame zmalloc = { .module = "/usr/bin/redis-server", .function = "zmalloc_usable" };
+	struct report_frame sds = { .module = "/usr/bin/redis-server", .function = "_sdsnewlen" };
+	struct report_frame pool = {
+		.module = "/srv/app", .file = "src/pool.h",
+		.function = "std::pair<int, int> fst::PoolAllocator<fst::Arc>::allocate(unsigned long)"
+	};
+	struct report_frame xcalloc_lib = { .module = "/usr/lib/libx.so", .function = "xcalloc" };
+
+	ASSERT(!sites__own_native(&zmalloc, &own, NULL));
+	ASSERT(sites__own_native(&sds, &own, NULL));
+	ASSERT(!sites__own_native(&pool, &own, NULL));	/* past its return type, without arguments */
+	ASSERT(!sites__own_native(&xcalloc_lib, &own, NULL));
+	own.nr_alloc_fns = 0;
+	ASSERT(sites__own_native(&zmalloc, &own, NULL));
+	ASSERT(sites__own_native(&pool, &own, NULL));
+	return true;
+}
+
 /*
  * A PyTorch leak: stacks whose native frames (in libtorch) and torch's own
  * Python line differ, under one line of the script, and a second line; a cache under another; a stack that

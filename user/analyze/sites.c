@@ -134,13 +134,44 @@ bool sites__own_module(const char *module, const char *interp)
 	return !report__is_shared_object(slash + 1) || !is_library_path(module);
 }
 
+/* The qualified name in a demangled function's, without its arguments: into buf. */
+static const char *bare_name(const char *function, char *buf, size_t size)
+{
+	const char *name = runtime_frames__name(function);
+	size_t n = 0;
+	int depth = 0;
+
+	for (; name[n] && (name[n] != '(' || depth); n++)
+		depth += name[n] == '<' ? 1 : name[n] == '>' && depth ? -1 : 0;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* --alloc-fn: is function one of the program's allocation functions? */
+static bool alloc_fn(const struct sites_own *own, const char *function)
+{
+	char buf[1024];
+	const char *name;
+
+	if (!own || !own->nr_alloc_fns || !function)
+		return false;
+	name = bare_name(function, buf, sizeof(buf));
+	for (size_t i = 0; i < own->nr_alloc_fns; i++)
+		if (!fnmatch(own->alloc_fns[i], name, 0) || !fnmatch(own->alloc_fns[i], function, 0))
+			return true;
+	return false;
+}
+
 bool sites__own_native(const struct report_frame *f, const struct sites_own *own,
 		       const char *interp)
 {
 	/* The kernel's (-k): any named function but the allocators' (kernel_sites.h). */
 	if (f->language == FRAME_KERNEL)
 		return f->function && !kernel_sites__allocator(f->function);
-	if (f->language != FRAME_NATIVE)
+	if (f->language != FRAME_NATIVE || alloc_fn(own, f->function))
 		return false;
 	/* --own: the frame's source file names it, else (relative or none) its object. */
 	if (own && own->nr)

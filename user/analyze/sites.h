@@ -71,6 +71,14 @@ struct sites_own {
 	const char *const *paths;
 	size_t nr;
 	const char *cwd;	/* a relative path is also matched under it; may be NULL */
+	/*
+	 * --alloc-fn: the program's own allocation functions (redis's
+	 * zmalloc*), by name or glob (fnmatch) on the demangled name without
+	 * its arguments: never the user's frame, whatever the rules above say,
+	 * so a block is sited at the caller that asked for it.
+	 */
+	const char *const *alloc_fns;
+	size_t nr_alloc_fns;
 };
 
 /*

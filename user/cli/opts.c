@@ -35,6 +35,7 @@ enum {
 	OPT_FOLDED_WEIGHT,
 	OPT_DEBUG_DIR,
 	OPT_OWN,
+	OPT_ALLOC_FN,
 	OPT_PYTHON_MALLOC,
 	OPT_UNWIND,
 	OPT_ALL_STACKS,
@@ -72,6 +73,7 @@ static const struct option long_options[] = {
 	{ "folded-weight", required_argument, NULL, OPT_FOLDED_WEIGHT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "own", required_argument, NULL, OPT_OWN },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
@@ -331,25 +333,22 @@ static int set_ring(const char *name, const char *arg, uint64_t *bytes, bool *gi
 	return 0;
 }
 
-/* Repeatable: kept in order, pointing into argv like the other strings. */
-static int add_debug_dir(struct opts *o, const char *arg, char *err, size_t errlen)
+/*
+ * A repeatable option's next value (--debug-dir, --own, --alloc-fn): kept
+ * in order, pointing into argv like the other strings; at most max, each
+ * a what ("directories") checked when used.
+ */
+static int add_repeated(int val, const char *arg, const char **v, size_t *nr, size_t max,
+			const char *what, char *err, size_t errlen)
 {
-	if (o->nr_debug_dirs == OPTS_MAX_DEBUG_DIRS)
-		return fail(err, errlen, "--debug-dir: at most %d directories", OPTS_MAX_DEBUG_DIRS);
-	if (set_string(OPT_DEBUG_DIR, arg, &o->debug_dirs[o->nr_debug_dirs], err, errlen))
-		return -EINVAL;
-	o->nr_debug_dirs++;
-	return 0;
-}
+	char name[32];
 
-/* Repeatable, like --debug-dir; a directory, a file or a glob, checked when matched. */
-static int add_own(struct opts *o, const char *arg, char *err, size_t errlen)
-{
-	if (o->nr_own == OPTS_MAX_OWN)
-		return fail(err, errlen, "--own: at most %d paths", OPTS_MAX_OWN);
-	if (set_string(OPT_OWN, arg, &o->own[o->nr_own], err, errlen))
+	if (*nr == max)
+		return fail(err, errlen, "%s: at most %zu %s", option_name(val, name, sizeof(name)),
+			    max, what);
+	if (set_string(val, arg, &v[*nr], err, errlen))
 		return -EINVAL;
-	o->nr_own++;
+	(*nr)++;
 	return 0;
 }
 
@@ -382,9 +381,13 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return either("--pprof-format", arg, "proto", "gperftools", &o->pprof_gperftools, err,
 			      errlen);
 	case OPT_DEBUG_DIR:
-		return add_debug_dir(o, arg, err, errlen);
-	case OPT_OWN:
-		return add_own(o, arg, err, errlen);
+		return add_repeated(c, arg, o->debug_dirs, &o->nr_debug_dirs, OPTS_MAX_DEBUG_DIRS,
+				    "directories", err, errlen);
+	case OPT_OWN:	/* a directory, a file or a glob, checked when matched */
+		return add_repeated(c, arg, o->own, &o->nr_own, OPTS_MAX_OWN, "paths", err, errlen);
+	case OPT_ALLOC_FN:	/* a function's name or a glob (zmalloc*): analyze/sites.h */
+		return add_repeated(c, arg, o->alloc_fns, &o->nr_alloc_fns, OPTS_MAX_OWN, "names",
+				    err, errlen);
 	case OPT_PYTHON_MALLOC:
 		/* PYTHONMALLOC for the command: the two allocators whose blocks mean something here. */
 		o->python_malloc = arg;

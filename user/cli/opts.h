@@ -69,6 +69,9 @@ struct opts {
 	size_t nr_debug_dirs;
 	const char *own[OPTS_MAX_OWN];	/* --own PATH, repeatable: the user's code (analyze/sites.h) */
 	size_t nr_own;
+	/* --alloc-fn NAME, repeatable: the program's allocation functions, never a site */
+	const char *alloc_fns[OPTS_MAX_OWN];
+	size_t nr_alloc_fns;
 	const char *python_malloc;	/* --python-malloc: "pymalloc" or "malloc" (-c only); NULL:
 					   as the environment says */
 	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */

@@ -54,6 +54,8 @@ static const char usage_text[] =
 "      --debug-dir DIR        another root of separate debug files; repeatable\n"
 "      --own PATH             your code: a directory or glob; sites are its lines\n"
 "                             (default: not system headers, libraries, packages)\n"
+"      --alloc-fn NAME        your allocation function (zmalloc*): never a site,\n"
+"                             its caller is; a name or glob, repeatable\n"
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"

@@ -283,7 +283,8 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.allocs_per_stack = tr->opts->allocs_per_stack,
 		.sort_count = tr->opts->sort_count,
 		.images = tr->images,
-		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd },
+		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd, tr->opts->alloc_fns,
+			 tr->opts->nr_alloc_fns },
 	};
 	struct snap_fold fold;
 	struct timespec t0;

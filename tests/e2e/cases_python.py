@@ -332,6 +332,30 @@ def py_arenas_case(work):
 	return errs
 
 
+ARENA_CAVEAT = "of it pymalloc's arenas +"
+
+
+def py_arena_leak_case(work):
+	"""arena_leak.py leaks small objects beside a churn of them, under pymalloc:
+	the arenas grow, charged to whichever line needed one (its churn's,
+	often). The verdict names the leak and says that the arenas' lines are
+	not known to be the leak's, with the option that sites each object."""
+	p = work.start([TRACER, "-c", "%s %s" % (PY, os.path.join(PYVICTIMS, "arena_leak.py")), "0.5"],
+		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python arena_leak.py")
+	text = work.read("tracer.stdout")
+	final = text[text.rfind("Final report"):]
+	verdict = final[final.find("Verdict: "):final.find("\n\n", final.find("Verdict: "))]
+	errs = []
+	if not verdict.startswith("Verdict: leak:") or "(mmaps +" not in verdict:
+		errs.append("the final verdict names no leak of mmaps (arenas): %r" % verdict[:200])
+	elif ARENA_CAVEAT not in verdict or "--python-malloc malloc" not in verdict:
+		errs.append("the verdict blames the arenas' lines without saying that any line's "
+			    "objects fill them: %r" % verdict[:300])
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 def objects_truth(work):
 	line = [l for l in work.read("truth.txt").splitlines() if l.startswith("OBJECTS ")]
 	if not line:
@@ -693,6 +717,7 @@ CASES = [
 	("py_cycles_p_malloc", TRACE, [PY], py_attach_case("cycles.py", malloc=True)),
 	("py_dict_p", TRACE, [PY], py_attach_case("dict_cache.py", args=["--os-exit"])),
 	("py_outputs", TRACE, [PY, PPROF], py_outputs_case),
+	("py_arena_leak_c", TRACE, [PY], py_arena_leak_case),
 	("py_arenas_c", TRACE, [PY], py_arenas_case),
 	("py_code_reuse_c", TRACE, [PY], py_code_reuse_case),
 	("py_same_leaf_c", TRACE, [PY], py_same_leaf_case),

@@ -172,7 +172,10 @@ static size_t growing_sites(const struct report *r)
 	return n;
 }
 
-/* The growing stacks' slopes added up: of every kind (kind < 0), or of one. */
+/* Of growing_slope: every kind (kind < 0), one kind, or pymalloc's arenas. */
+#define KIND_PY_ARENA (-2)
+
+/* The growing stacks' slopes added up: of every kind (kind -1), of one, or KIND_PY_ARENA. */
 static double growing_slope(const struct report *r, int kind)
 {
 	double sum = 0;
@@ -180,10 +183,28 @@ static double growing_slope(const struct report *r, int kind)
 	for (size_t i = 0; i < r->analysis->nr_growing; i++) {
 		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
 
-		if (kind < 0 || (int)MEMLEAK_KIND_OF(s->api) == kind)
+		if (kind == -1 || (int)MEMLEAK_KIND_OF(s->api) == kind ||
+		    (kind == KIND_PY_ARENA && s->python_arena))
 			sum += s->growth.slope;
 	}
 	return sum;
+}
+
+/*
+ * A growing pymalloc arena is charged to the line that needed a new one,
+ * while the objects filling it can be any line's (a churn's line took the
+ * arena its neighbour's leak filled): the leak's lines are then not known.
+ */
+static void print_arena_growth(const struct report *r, FILE *f)
+{
+	double slope = growing_slope(r, KIND_PY_ARENA);
+	char a[SIZE_LEN];
+
+	if (slope == 0)
+		return;
+	fprintf(f, ";\n  of it pymalloc's arenas %s/s, each under the line that needed a new one: "
+		"the objects\n  in them can be any line's (--python-malloc malloc puts each at its own)",
+		signed_size(slope, a));
 }
 
 /*
@@ -220,6 +241,7 @@ static void print_leak(const struct report *r, FILE *f)
 	if (growing_slope(r, KIND_MMAP) != 0)
 		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
 	fputs(" (under Growing, the most leak-like first)", f);
+	print_arena_growth(r, f);
 	if (r->analysis->memory.untracked_growing) {
 		fputs(";\n  and ", f);
 		report_incomplete__untracked_growth(&r->analysis->memory, f);

@@ -110,6 +110,8 @@ def check_trend(work, truth):
 	if (leak.get("oldest_age_s") or 0) < 0.8 * rep["duration_s"]:
 		errs.append("site_leak: oldest block %r s old, traced %r s" % (
 			leak.get("oldest_age_s"), rep["duration_s"]))
+	if leak.get("renewed") is not False:
+		errs.append("site_leak: renewed %r, though it never frees" % leak.get("renewed"))
 	if cache.get("trend") != "stable" or cache.get("leak_rank") is not None:
 		errs.append("site_cache: trend %r, rank %r; expected stable" % (
 			cache.get("trend"), cache.get("leak_rank")))
@@ -185,6 +187,30 @@ def insight_case(vname, check, extra=()):
 			"--timeline", "{W}/timeline.csv", "--timeline-svg", "{W}/timeline.svg",
 			INSIGHT_INTERVAL], check=check)(work)
 	return run
+
+
+def check_renew(work, truth):
+	"""v_renew: a pool growing a slot a tick, each slot's block made again every tick:
+	growing, with none of its blocks older than an interval, and the verdict says that
+	what grows is how many are held at once, not blocks never freed."""
+	rep = load_report(work.path("report.json"))
+	renew = by_site(rep["stacks"]).get("site_renew")
+	want = int(truth_notes(work)["ticks"]) * 4096
+	held = sum(s["bytes"] for s in rep["stacks"]
+		   if s.get("frames") and fn_name(s["frames"][0]) == "site_renew")
+	errs = []
+	if held != want:
+		errs.append("site_renew: %r bytes outstanding, truth %d" % (held, want))
+	if not renew or renew.get("trend") != "growing" or renew.get("renewed") is not True:
+		errs.append("site_renew's biggest stack: trend %r, renewed %r; expected growing, true" % (
+			renew and renew.get("trend"), renew and renew.get("renewed")))
+	text = final_text(work)
+	if not re.search(r"\nVerdict: [^\n]*\n  of it \+[\d.]+ KiB/s in stacks none of whose blocks is "
+			 r"older than a report interval: they\n  free and make them again", text):
+		errs.append("final text: the verdict does not say the growing blocks are renewed")
+	if not re.search(r"oldest block [\d.]+ s old, none older than a report interval: now", text):
+		errs.append("final text: site_renew's growth line does not say its blocks are renewed")
+	return errs
 
 
 def check_stopped(work, truth):
@@ -473,6 +499,7 @@ CASES = [
 	("insight_frag_trim", TRACE, [], case_frag_trim),
 	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
 	("insight_leak_stopped", TRACE, [], insight_case("v_trend", check_stopped, ("8000", "4000"))),
+	("insight_renewed", TRACE, [], insight_case("v_renew", check_renew, ("4000",))),
 	("insight_trend_attach", TRACE, [], case_trend_attach),
 	("insight_overflow_verdict", TRACE, [], case_overflow),
 	("insight_frag_early", TRACE, [],

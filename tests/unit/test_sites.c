@@ -155,7 +155,7 @@ TEST(sites_own_native)
 TEST(sites_own_option)
 {
 	const char *paths[] = { "/srv/app/src", "*/vendor/kaldi/*", "tools" };
-	struct sites_own own = { paths, 3, "/home/u/proj/" };
+	struct sites_own own = { .paths = paths, .nr = 3, .cwd = "/home/u/proj/" };
 	struct report_frame header = { .module = "/srv/app/bin/app",
 				       .file = "/usr/include/c++/12/bits/stl_vector.h" };
 	struct report_frame rel = { .module = "/srv/app/bin/app", .file = "src/main.cc" };

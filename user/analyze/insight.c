@@ -8,6 +8,7 @@
  * the sample that held the most gives them, with what it held and when.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -590,6 +591,31 @@ static void note_leak(struct insight *in, const struct snapshot *snap, const str
 	note_site(&in->grew, r->stacks[a->growing[0]].site_frame);
 }
 
+/*
+ * A leak keeps what it allocated: growing over three reports or more, its
+ * oldest block is two intervals old at least. A growing stack whose every
+ * block is younger than an interval (the longest of the last two: the
+ * final one is cut short by the exit) frees and makes them again: what
+ * grows is how many are held at once (a connection's buffer, a request in
+ * flight). Exact only: the oldest of the sampled blocks may not be the
+ * oldest.
+ */
+static void mark_renewed(struct report *r, const struct report_analysis *a)
+{
+	const struct report_sample *s = a->samples;
+	size_t n = a->nr_samples;
+	double interval;
+
+	if (r->sampling || n < 3)
+		return;
+	interval = fmax(s[n - 1].t_s - s[n - 2].t_s, s[n - 2].t_s - s[n - 3].t_s);
+	for (size_t i = 0; i < a->nr_growing; i++) {
+		struct report_growth *g = &r->stacks[a->growing[i]].growth;
+
+		g->renewed = g->age_s >= 0 && g->age_s < interval;
+	}
+}
+
 static int fill(struct insight *in, const struct snapshot *snap, const struct aggregate *agg,
 		insight_stacks_fn *stacks, void *ctx, struct report *r, bool quick)
 {
@@ -606,6 +632,7 @@ static int fill(struct insight *in, const struct snapshot *snap, const struct ag
 	if (!err)
 		err = peak(in, snap, agg, stacks, ctx, a);
 	a->samples = history__samples(in->h, &a->nr_samples);
+	mark_renewed(r, a);
 	history__live_growth(in->h, &live);
 	verdict__judge(history__base(in->h), a->samples, a->nr_samples, &live, a->nr_growing,
 		       in->attached, &a->memory);

@@ -75,6 +75,11 @@ struct report_growth {
 	 * fit: slope and r2 left 0 (history__trend_site) until it is shown.
 	 */
 	bool unfitted;
+	/*
+	 * Growing, exact, and every block of it younger than a report interval:
+	 * none of what it held a report ago is still held (insight.c).
+	 */
+	bool renewed;
 };
 
 /* How fast a stack allocates, freed or not (churn). */

@@ -207,6 +207,31 @@ static void print_arena_growth(const struct report *r, FILE *f)
 		signed_size(slope, a));
 }
 
+/* The growing stacks that renew every block (insight.c's mark_renewed): their slopes added up. */
+static double renewed_slope(const struct report *r)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < r->analysis->nr_growing; i++) {
+		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
+
+		sum += s->growth.renewed ? s->growth.slope : 0;
+	}
+	return sum;
+}
+
+static void print_renewed_growth(const struct report *r, FILE *f)
+{
+	double slope = renewed_slope(r);
+	char a[SIZE_LEN];
+
+	if (slope == 0)
+		return;
+	fprintf(f, ";\n  of it %s/s in stacks none of whose blocks is older than a report interval: they\n"
+		"  free and make them again, so what grows is how many are held at once (connections,\n"
+		"  requests in flight), not blocks never freed", signed_size(slope, a));
+}
+
 /*
  * Start-up lasted past the first interval (which always counts: every stack
  * is new then): trends are measured since its end, and the verdict says so.
@@ -242,6 +267,7 @@ static void print_leak(const struct report *r, FILE *f)
 		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
 	fputs(" (under Growing, the most leak-like first)", f);
 	print_arena_growth(r, f);
+	print_renewed_growth(r, f);
 	if (r->analysis->memory.untracked_growing) {
 		fputs(";\n  and ", f);
 		report_incomplete__untracked_growth(&r->analysis->memory, f);
@@ -516,6 +542,8 @@ static void print_growth_figures(const struct report_growth *g, FILE *f)
 		fprintf(f, ", R\xc2\xb2 %.2f", g->r2);
 	if (g->age_s >= 0)
 		fprintf(f, "; oldest block %.1f s old", g->age_s);
+	if (g->renewed)
+		fputs(", none older than a report interval", f);
 }
 
 void report_insight__site_rank(const struct report_site *site, FILE *f)

@@ -191,6 +191,7 @@ static void put_growth(const struct report_growth *g, FILE *f)
 	put_num(g->age_s < 0 ? NAN : g->age_s, f);
 	fputs(", \"leak_score\": ", f);
 	put_num(g->score, f);
+	fprintf(f, ", \"renewed\": %s", g->renewed ? "true" : "false");
 	if (g->rank)
 		fprintf(f, ", \"leak_rank\": %u,\n", g->rank);
 	else

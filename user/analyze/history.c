@@ -49,7 +49,7 @@ static void free_stacks(struct history *h)
 	h->merged = 0;
 	h->stacks = NULL;
 	h->of_site = NULL;
-	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_points = 0;
+	h->nr = h->cap = h->nr_of_site = h->cap_of_site = h->nr_points = h->folded_sites = 0;
 	h->points_bytes = history_points__bytes(&h->live.pts);
 }
 

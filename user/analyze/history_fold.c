@@ -63,14 +63,16 @@ size_t history_fold__pick(struct history *h, const struct snapshot *snap,
 	return n;
 }
 
-/* The stacks not folded keep their order; the index made anew, to fit. */
-static int compact(struct history *h, const bool *gone)
+/* The stacks not folded keep their order (to: where each went); the index made anew, to fit. */
+static int compact(struct history *h, const bool *gone, uint32_t *to)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < h->nr; i++) {
 		struct hstack *s = &h->stacks[i];
 
+		if (to)
+			to[i] = gone[i] ? HSTACK_GONE : (uint32_t)n;
 		if (!gone[i]) {
 			h->stacks[n++] = *s;
 			continue;
@@ -89,24 +91,46 @@ static int compact(struct history *h, const bool *gone)
 	return 0;
 }
 
+/*
+ * The last snapshot's sites name their stacks' new indexes; the next merge
+ * moves them as the reading's sites moved (history_merge.c), or merges
+ * whole. Without to, it merges whole.
+ */
+static void move_of_site(struct history *h, const uint32_t *to)
+{
+	/* Two folds before a merge: the first's moves are moved again. */
+	size_t n = h->folded_sites ?: h->nr_of_site;
+
+	h->folded_sites = 0;
+	h->nr_of_site = 0;	/* no stack is read through it until the merge */
+	if (!to || !h->merged) {
+		h->merged = 0;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (h->of_site[i] != HSTACK_GONE)
+			h->of_site[i] = to[h->of_site[i]];
+	h->folded_sites = n;
+}
+
 int history_fold__drop(struct history *h, const uint64_t *keys, size_t n)
 {
 	bool *gone = calloc(h->nr ?: 1, sizeof(*gone));
+	uint32_t *to = malloc((h->nr ?: 1) * sizeof(*to));
 	uint32_t at;
 	int err;
 
-	if (!gone)
+	if (!gone) {
+		free(to);
 		return -ENOMEM;
+	}
 	for (size_t k = 0; k < n; k++)
 		if (idmap__get(&h->index, keys[k], &at))
 			gone[at] = true;
-	/* The last snapshot's sites move: the next merge is whole (history_merge.c). */
-	h->merged = 0;
-	h->nr_of_site = h->cap_of_site = 0;
-	free(h->of_site);
-	h->of_site = NULL;
-	err = compact(h, gone);
+	err = compact(h, gone, to);
+	move_of_site(h, err ? NULL : to);
 	free(gone);
+	free(to);
 	return err;
 }
 

@@ -41,14 +41,25 @@ struct hstack {
 	uint32_t wrote;
 };
 
+/* history.of_site: the site's stack was folded. */
+#define HSTACK_GONE UINT32_MAX
+
 struct history {
 	struct hstack *stacks;	/* in the order they came */
 	size_t nr, cap;
 	struct idmap index;	/* site key (retired__site_key) -> index in stacks */
 	uint64_t merged;	/* the snapshot's reading merged last (snapshot.reading) */
+	uint64_t merged_whole;	/* merges of every site (merge_all): the carry not taken */
 	/* The snapshot merged last: its site i is stacks[of_site[i]] (history__growth_site). */
 	uint32_t *of_site;
 	size_t nr_of_site, cap_of_site;
+	/*
+	 * A fold moved the stacks (history_fold__drop): of_site's first
+	 * folded_sites name their stacks' new indexes (HSTACK_GONE: folded),
+	 * for the next merge to move by the snapshot's (snapshot.moved);
+	 * nr_of_site is 0 until then.
+	 */
+	size_t folded_sites;
 	size_t nr_points, points_bytes;	/* stacks whose points are kept (pts), their bytes */
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */

@@ -219,6 +219,7 @@ static int merge_all(struct history *h, const struct snapshot *snap, double t_s,
 {
 	int err = 0;
 
+	h->merged_whole++;
 	h->nr_of_site = 0;
 	for (size_t i = 0; i < snap->nr; i++) {
 		int e = merge_site(h, snap, i, t_s, point, iv);
@@ -260,6 +261,32 @@ static int merge_changed(struct history *h, const struct snapshot *snap, double 
 	return err;
 }
 
+/*
+ * The reading's sites moved (snapshot.moved: a fold or a trim of the
+ * retired store), and perhaps the stacks (history_fold__drop): each site's
+ * stack moves with it. False: one of the sites kept lost its stack (its
+ * retired entry was not folded), the merge is whole.
+ */
+static bool move_sites(struct history *h, const struct snapshot *snap)
+{
+	size_t n = 0;
+
+	if (snap->nr_moved != (h->folded_sites ?: h->nr_of_site))
+		return false;
+	for (size_t i = 0; i < snap->nr_moved; i++) {
+		uint32_t to = snap->moved[i];
+
+		if (to == SNAP_GONE)
+			continue;
+		if (h->of_site[i] == HSTACK_GONE)
+			return false;
+		h->of_site[to] = h->of_site[i];
+		n = to + 1;
+	}
+	h->nr_of_site = n;
+	return true;
+}
+
 int history_merge__run(struct history *h, const struct snapshot *snap, double t_s,
 		       uint32_t point, struct history_interval *iv)
 {
@@ -269,6 +296,11 @@ int history_merge__run(struct history *h, const struct snapshot *snap, double t_
 
 	if (vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)))
 		return -ENOMEM;
+	if (carried && snap->moved)
+		carried = move_sites(h, snap);
+	else if (h->folded_sites)
+		carried = false;	/* the stacks moved, the sites did not */
+	h->folded_sites = 0;
 	err = carried ? merge_changed(h, snap, t_s, point, iv) : merge_all(h, snap, t_s, point, iv);
 	h->merged = err ? 0 : snap->reading;	/* after a failure, the next merge is whole */
 	return err;

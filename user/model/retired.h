@@ -52,7 +52,9 @@ const struct retired_site *retired__site_at(const struct retired *r, size_t i);
  * For a reader that carries the sites over (probe/snapshot_kept.c): each
  * change of a site's figures takes the next seq, so the sites whose seq is
  * past the last one it took in are those that changed since; the epoch
- * changes when sites move or go (retired__trim), and then it reads all.
+ * changes when sites move or go (retired__trim, retired__fold_end), and
+ * then it finds each site's index again by its key (a moved site keeps
+ * its seq).
  */
 uint64_t retired__seq(const struct retired *r);
 uint64_t retired__epoch(const struct retired *r);

@@ -327,6 +327,9 @@ struct snap_site;
 /* The slot's site and its figures, once BPF has written who it is; false: none. */
 bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
 			 struct slot_copy *out);
+/* fn for each slot that holds a site (snapshot__read_slot), in slot order; its error stops. */
+int snapshot__each_slot(const struct probes *p,
+			int (*fn)(void *arg, size_t i, const struct slot_copy *slot), void *arg);
 /* Blocks from BPF's counts (under sampling, weights). */
 __u64 snapshot__blocks_of(const struct probes *p, __u64 count);
 void snapshot__add_stats(struct site_stats *to, const struct site_stats *from);

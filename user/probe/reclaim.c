@@ -534,7 +534,7 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 			keys[n++] = retired__site_key(s->stack_id, s->api);
 		}
 	}
-	if (n < min) {	/* not worth the next reading's start anew */
+	if (n < min) {	/* not worth moving the next reading's sites */
 		retired__fold_cancel(p->rc.retired);
 		memset(folded, 0, snap->nr * sizeof(*folded));
 		n = 0;

@@ -430,24 +430,43 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 	return 0;
 }
 
-static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
+int snapshot__each_slot(const struct probes *p,
+			int (*fn)(void *arg, size_t i, const struct slot_copy *slot), void *arg)
 {
 	struct slot_copy slot;
 	const struct site_slot *s;
 	struct mapwin w;
 	int err = 0;
 
-	*nr = 0;
 	probes_tables__sites(&p->tables, &w);
 	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
 	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
-		else if (snapshot__read_slot(p, s, &slot) && append_live(buf, cap, nr, &slot))
-			err = -ENOMEM;
+		else if (snapshot__read_slot(p, s, &slot))
+			err = fn(arg, i, &slot);
 	}
 	mapwin__end(&w);
 	return err;
+}
+
+struct live_buf {
+	struct snap_live **buf;
+	size_t *cap, *nr;
+};
+
+static int add_live(void *arg, size_t i, const struct slot_copy *slot)
+{
+	struct live_buf *b = arg;
+
+	(void)i;
+	return append_live(b->buf, b->cap, b->nr, slot);
+}
+
+static int live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
+{
+	*nr = 0;
+	return snapshot__each_slot(p, add_live, &(struct live_buf){ buf, cap, nr });
 }
 
 /*

@@ -94,6 +94,14 @@ struct snapshot {
 	 * (0) every site counts as changed and fresh.
 	 */
 	uint64_t reading, follows;
+	/*
+	 * A reading carried over from one whose sites a fold or a trim of the
+	 * retired store compacted: for each of follows' sites (nr_moved), its
+	 * index now, SNAP_GONE if it went; the rest keep their order. What is
+	 * kept by follows' index is moved by it. NULL: none moved.
+	 */
+	const uint32_t *moved;
+	size_t nr_moved;
 	const uint32_t *changed;
 	size_t nr_changed;
 	const uint32_t *fresh;
@@ -103,6 +111,9 @@ struct snapshot {
 	/* A reading carried over: its index of sites by key (retired__site_key); else NULL. */
 	const struct idmap *by_key;
 };
+
+/* snapshot.moved: the site went. */
+#define SNAP_GONE UINT32_MAX
 
 /*
  * The order the last analysis put a reading's sites in, kept with the

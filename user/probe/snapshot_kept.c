@@ -14,7 +14,11 @@
  * store held of each site, and the sites that had a live slot. A site's
  * figures are those snapshot__collect adds up: its live slots', read
  * again at each reading, and its retired entry's. A reset of the tables
- * or a trim of the retired store starts the reading anew.
+ * starts the reading anew. A fold or a trim of the retired store (its
+ * epoch) moves its entries: the sites left with neither an entry nor a
+ * live slot go, the others move down in their order (compact), and
+ * snapshot.moved tells what follows. A torch job's import folds at most
+ * reports, and starting anew each time tripled its reports' CPU.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,53 +28,12 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "snapshot_kept.h"
+#include "snapshot_kept_internal.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
 #include "util/nice.h"
 #include "util/vec.h"
-
-#define NO_SITE UINT32_MAX
-
-/* The site a slot held at the last reading. */
-struct slot_memo {
-	uint64_t stack_id;
-	uint32_t api;
-	uint32_t site;		/* NO_SITE: none */
-};
-
-/* What the retired store held of a site at the last reading. */
-struct retired_part {
-	uint64_t bytes, allocs;	/* allocs as blocks (snapshot__blocks_of) */
-};
-
-/* A growable list of site indexes. */
-struct list {
-	uint32_t *v;
-	size_t nr, cap;
-};
-
-struct snapshot_kept {
-	struct snapshot snap;
-	size_t cap;		/* snap.sites' room, and the per-site arrays' */
-	atomic_bool held;
-	struct idmap of_key;	/* site key -> index */
-	struct slot_memo *slots;	/* one per slot of the site table */
-	uint32_t *retired_at;	/* the retired store's site i -> ours */
-	size_t nr_retired_at, cap_retired_at;
-	/* Per site. */
-	struct retired_part *retired;
-	uint32_t *live_mark;	/* the reading it last had a live slot at */
-	uint32_t *done_mark;	/* the reading its figures were last set at */
-	uint32_t *pos;		/* with live_mark now: its index in live, acc */
-	struct site_stats *acc;	/* the live slots' figures of each site in live */
-	size_t cap_acc;
-	struct list live, live_was, changed, fresh, stackless, touched;
-	uint64_t resets, epoch, retired_seq;	/* the retired store as taken in */
-	uint64_t reading;	/* the last one's number */
-	bool started;		/* a reading was made since the last start */
-	struct snap_order order;
-};
 
 static int list_add(struct list *l, uint32_t i)
 {
@@ -95,6 +58,9 @@ static void restart(struct snapshot_kept *k, const struct probes *p)
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });
 	snap->nr = 0;
+	snap->moved = NULL;
+	snap->nr_moved = 0;
+	k->compacted = false;
 	/* And their room: after a fold (reclaim__fold) far fewer come back. */
 	idmap__free(&k->of_key);
 	free(snap->sites);
@@ -239,8 +205,14 @@ static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
 static int entry_site(struct snapshot_kept *k, size_t i, const struct retired_site *r,
 		      uint32_t *at)
 {
-	if (i < k->nr_retired_at) {
+	if (i < k->nr_retired_at && k->retired_at[i] != NO_SITE) {
 		*at = k->retired_at[i];
+		return 0;
+	}
+	if (i < k->nr_retired_at) {	/* an entry new since a compaction */
+		if (site_for(k, r->stack_id, r->api, at))
+			return -ENOMEM;
+		k->retired_at[i] = *at;
 		return 0;
 	}
 	if (site_for(k, r->stack_id, r->api, at) ||
@@ -259,7 +231,8 @@ static int entry_site(struct snapshot_kept *k, size_t i, const struct retired_si
 static bool fold_unread(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
 			size_t i, const struct retired_site *s)
 {
-	if (!fold || i < k->nr_retired_at || s->folded_allocs || s->folded_bytes ||
+	if (!fold || (i < k->nr_retired_at && k->retired_at[i] != NO_SITE) ||
+	    s->folded_allocs || s->folded_bytes ||
 	    idmap__get(&k->of_key, retired__site_key(s->stack_id, s->api), NULL) ||
 	    !fold->foldable(fold->ctx, s->stack_id, s->api, s->total_allocs, s->total_bytes))
 		return false;
@@ -284,7 +257,7 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *s = retired__site_at(r, i);
 
-		if (s->seq <= k->retired_seq && i < k->nr_retired_at)
+		if (s->seq <= k->retired_seq && i < k->nr_retired_at && k->retired_at[i] != NO_SITE)
 			continue;
 		if (fold_unread(k, p, fold, i, s)) {
 			snap->unread_sites++;
@@ -379,9 +352,14 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, const struct s
 	struct list was;
 	int err;
 
+	snap->moved = NULL;
+	snap->nr_moved = 0;
+	k->compacted = false;
 	pthread_mutex_lock(&p->rc.retired_lock);
-	if (p->rc.resets != k->resets || retired__epoch(p->rc.retired) != k->epoch)
+	if (p->rc.resets != k->resets || !k->started)
 		restart(k, p);
+	else if (retired__epoch(p->rc.retired) != k->epoch && snapshot_kept_compact__run(k, p))
+		restart(k, p);	/* a failure: every site new again */
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	snap->follows = k->started ? k->reading : 0;
 	snap->reading = ++k->reading;
@@ -410,6 +388,27 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, const struct s
 #define KEPT_STACKS_AT_ONCE 1024
 
 /*
+ * After a compaction, the stacks the sites kept hold are used by this
+ * reading: the others (the sites gone's) the cache lets go of at its end.
+ * Under stacks_lock, let go of now and then as read_stacks does.
+ */
+static void keep_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
+{
+	struct stack_ref ref;
+
+	for (size_t i = 0; i < before; i++) {
+		const struct snap_site *s = &k->snap.sites[i];
+
+		if (i && !(i % KEPT_STACKS_AT_ONCE)) {
+			pthread_mutex_unlock(&p->rc.stacks_lock);
+			pthread_mutex_lock(&p->rc.stacks_lock);
+		}
+		if (s->stack && stackcache__get(p->rc.stacks, s->stack_id, &ref))
+			stack_ref__put(&ref);
+	}
+}
+
+/*
  * The stacks of the sites new in this reading, and of those whose stack
  * could not be read before; the others hold theirs. A restart reads all,
  * and lets the stack cache go of what no site names.
@@ -424,8 +423,10 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 	k->stackless = (struct list){ 0 };
 	k->fresh.nr = 0;
 	pthread_mutex_lock(&p->rc.stacks_lock);
-	if (!before)
+	if (!before || k->compacted)
 		stackcache__begin(p->rc.stacks);
+	if (before && k->compacted)
+		keep_stacks(k, p, before);
 	for (size_t i = before; i < k->snap.nr && !err; i++)
 		err = list_add(&todo, (uint32_t)i);
 	for (size_t i = 0; i < todo.nr && !err; i++) {
@@ -441,7 +442,7 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 		if (!err && !s->stack && s->stack_id != MEMLEAK_NO_STACK)
 			err = list_add(&k->stackless, todo.v[i]);
 	}
-	if (!before)
+	if (!before || k->compacted)
 		stackcache__end(p->rc.stacks);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	list_free(&todo);
@@ -501,6 +502,7 @@ void snapshot_kept__free(struct probes *p)
 	free(k->live_mark);
 	free(k->done_mark);
 	free(k->pos);
+	free(k->moved);
 	free(k->acc);
 	list_free(&k->live);
 	list_free(&k->live_was);

@@ -21,7 +21,8 @@
 
 /*
  * Fold only this many retired sites at least, and an eighth of the
- * reading's: each fold has the next reading start anew (snapshot_kept.c).
+ * reading's: each fold has the next reading move its sites (snapshot_kept.c's
+ * compact: its index of sites made anew, every slot's and entry's site).
  */
 #define FOLD_MIN 1024
 

@@ -429,6 +429,24 @@ size_t report_sites__carry_bytes(const struct report_sites_carry *c)
 }
 
 /*
+ * The reading carried over was compacted (snapshot.moved): each memo moves
+ * with its site, down in order, those of the sites gone go.
+ */
+static void carry_move(struct report_sites_carry *c, const struct snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nr_moved && i < c->cap; i++) {
+		uint32_t to = snap->moved[i];
+
+		if (to == SNAP_GONE) {
+			memo_drop(&c->v[i]);
+		} else if (to != i) {
+			c->v[to] = c->v[i];
+			memset(&c->v[i], 0, sizeof(c->v[i]));
+		}
+	}
+}
+
+/*
  * The carry made ready for snap's report: kept if snap carries over the
  * reading of the last report that used it, with the same code table and
  * interpreter, else emptied. False: none for this report.
@@ -440,6 +458,8 @@ static bool carry_ready(struct report_sites_carry *c, const struct snapshot *sna
 
 	if (ok && c->reading == snap->reading)	/* ready for this report already */
 		return c->ok;
+	if (ok && snap->follows == c->reading && snap->moved)
+		carry_move(c, snap);
 	if (!ok || snap->follows != c->reading || c->pycode != pycode__id(meta->pycode) ||
 	    c->python != meta->python)
 		carry_empty(c);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The reading carried over from report to report (snapshot_kept.c), as its
+ * compaction after a fold (snapshot_kept_compact.c) sees it.
+ */
+#ifndef SNAPSHOT_KEPT_INTERNAL_H
+#define SNAPSHOT_KEPT_INTERNAL_H
+
+#include <stdatomic.h>
+#include "snapshot.h"
+#include "util/idmap.h"
+
+struct probes;
+
+#define NO_SITE UINT32_MAX
+
+/* The site a slot held at the last reading. */
+struct slot_memo {
+	uint64_t stack_id;
+	uint32_t api;
+	uint32_t site;		/* NO_SITE: none */
+};
+
+/* What the retired store held of a site at the last reading. */
+struct retired_part {
+	uint64_t bytes, allocs;	/* allocs as blocks (snapshot__blocks_of) */
+};
+
+/* A growable list of site indexes. */
+struct list {
+	uint32_t *v;
+	size_t nr, cap;
+};
+
+struct snapshot_kept {
+	struct snapshot snap;
+	size_t cap;		/* snap.sites' room, and the per-site arrays' */
+	atomic_bool held;
+	struct idmap of_key;	/* site key -> index */
+	struct slot_memo *slots;	/* one per slot of the site table */
+	uint32_t *retired_at;	/* the retired store's site i -> ours (NO_SITE: none yet) */
+	size_t nr_retired_at, cap_retired_at;
+	/* Per site. */
+	struct retired_part *retired;
+	uint32_t *live_mark;	/* the reading it last had a live slot at */
+	uint32_t *done_mark;	/* the reading its figures were last set at */
+	uint32_t *pos;		/* with live_mark now: its index in live, acc */
+	struct site_stats *acc;	/* the live slots' figures of each site in live */
+	size_t cap_acc;
+	struct list live, live_was, changed, fresh, stackless, touched;
+	uint64_t resets, epoch, retired_seq;	/* the retired store as taken in */
+	uint64_t reading;	/* the last one's number */
+	bool started;		/* a reading was made since the last start */
+	bool compacted;		/* this reading compacted the last one's sites */
+	uint32_t *moved;	/* snapshot.moved */
+	size_t cap_moved;
+	struct snap_order order;
+};
+
+/*
+ * The retired store's epoch moved (a fold, a trim): what stays of the last
+ * reading is kept, the sites gone leave it, and snap.moved says where
+ * each went. 0, or an error: the reading is half moved, restart it.
+ */
+int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p);
+
+#endif

@@ -23,27 +23,36 @@
 #define PIE_BIAS 0x555555554000ull
 #define OTHER_BIAS 0x7f0000100000ull
 
-/* One report of snap's two sites, reading `reading`: its site frames, lent or found. */
+/* One report of snap's sites (2 at most), reading `reading`: its site frames, lent or found. */
 static struct report *report_of(struct snapshot *snap, uint64_t reading, struct symbolizer *sym,
 				const struct modules *mods, struct report_sites_carry *carry,
 				bool *lent)
 {
 	const struct snap_site *sites[2] = { &snap->sites[0], &snap->sites[1] };
-	struct aggregate agg = { .sites = sites, .nr = 2 };
+	struct aggregate agg = { .sites = sites, .nr = snap->nr };
 	struct report_meta meta = { 0 };
 	struct report *r = calloc(1, sizeof(*r));
 
 	snap->reading = reading;
 	snap->follows = reading - 1;
 	r->stacks = calloc(2, sizeof(*r->stacks));
-	r->nr_stacks = 2;
-	for (int i = 0; i < 2; i++)
+	r->nr_stacks = snap->nr;
+	for (size_t i = 0; i < snap->nr; i++)
 		lent[i] = report_sites__lend(carry, snap, &meta, mods, sites[i], &r->stacks[i]);
 	if (report_sites__frames(r, &agg, sym, mods, &meta, snap, carry)) {
 		report__free(r);
 		return NULL;
 	}
 	return r;
+}
+
+/* A native site of stack id, one block outstanding, its stack ips[0..nr). */
+static struct snap_site native_site(uint64_t id, uint64_t *ips, uint32_t nr)
+{
+	return (struct snap_site){ .stack_id = id, .api = API_MALLOC,
+				   .stats.outstanding_allocs = 1, .nr_ips = nr,
+				   .stack = stack_blob__new(id, &(struct stack_copy){ .ips = ips,
+										.nr_ips = nr }) };
 }
 
 TEST(report_sites_native_frames_kept_while_the_modules_are)
@@ -55,18 +64,13 @@ TEST(report_sites_native_frames_kept_while_the_modules_are)
 	uint64_t ret = fx_call_return(bin, "site_malloc", "malloc@plt", 0);
 	/* Site 1's innermost address is in no module: a JIT's, for all the symbolizer knows. */
 	uint64_t own[1] = { PIE_BIAS + ret }, jit[2] = { 0x1000, PIE_BIAS + ret };
-	struct snap_site sites[2] = {
-		{ .stack_id = 1, .api = API_MALLOC, .stats.outstanding_allocs = 1, .nr_ips = 1 },
-		{ .stack_id = 2, .api = API_MALLOC, .stats.outstanding_allocs = 1, .nr_ips = 2 },
-	};
+	struct snap_site sites[2] = { native_site(1, own, 1), native_site(2, jit, 2) };
 	struct snapshot snap = { .sites = sites, .nr = 2 };
 	const struct report_frame *kept;
 	struct report *r;
 	bool lent[2];
 
 	ASSERT(mods && sym && carry && ret && !fx_load(mods, bin, PIE_BIAS));
-	sites[0].stack = stack_blob__new(1, &(struct stack_copy){ .ips = own, .nr_ips = 1 });
-	sites[1].stack = stack_blob__new(2, &(struct stack_copy){ .ips = jit, .nr_ips = 2 });
 	ASSERT(sites[0].stack && sites[1].stack);
 
 	/* The first report finds both, and keeps the one found among the modules only. */
@@ -109,6 +113,71 @@ TEST(report_sites_native_frames_kept_while_the_modules_are)
 	stack_blob__put(sites[1].stack);
 	symbolizer__free(sym);
 	modules__free(mods);
+	return true;
+}
+
+/* v_basic loaded at PIE_BIAS, with a symbolizer and a carry: site_malloc's call at ret. */
+struct native_fx {
+	struct modules *mods;
+	struct symbolizer *sym;
+	struct report_sites_carry *carry;
+	uint64_t ret;
+};
+
+static bool native_fx_open(struct native_fx *f)
+{
+	const char *bin = fx_victim("v_basic");
+
+	f->mods = modules__new(getpid());
+	f->sym = symbolizer__new(NULL, 0);
+	f->carry = report_sites__carry_new();
+	f->ret = fx_call_return(bin, "site_malloc", "malloc@plt", 0);
+	return f->mods && f->sym && f->carry && f->ret && !fx_load(f->mods, bin, PIE_BIAS);
+}
+
+static void native_fx_close(struct native_fx *f)
+{
+	report_sites__carry_free(f->carry);
+	symbolizer__free(f->sym);
+	modules__free(f->mods);
+}
+
+/*
+ * A fold between two readings (snapshot.moved): site 0 went, site 1 moved
+ * to 0. Its kept frame moves with it and is lent; the frame of the site
+ * gone is let go of.
+ */
+TEST(report_sites_frames_move_with_their_sites)
+{
+	const uint32_t moved[2] = { SNAP_GONE, 0 };
+	struct native_fx f;
+	bool ok = native_fx_open(&f);
+	uint64_t own[1] = { PIE_BIAS + f.ret };
+	struct snap_site sites[2] = { native_site(3, own, 1), native_site(1, own, 1) };
+	struct snapshot snap = { .sites = sites, .nr = 2 };
+	const struct report_frame *kept;
+	struct report *r;
+	bool lent[2];
+
+	ASSERT(ok && sites[0].stack && sites[1].stack);
+	r = report_of(&snap, 1, f.sym, f.mods, f.carry, lent);
+	ASSERT(r && r->stacks[1].site_frame_kept);
+	kept = r->stacks[1].site_frame;
+	report__free(r);
+
+	/* The fold: site 0 gone, site 1 now at 0. */
+	stack_blob__put(sites[0].stack);
+	sites[0] = sites[1];
+	snap.nr = 1;
+	snap.moved = moved;
+	snap.nr_moved = 2;
+	r = report_of(&snap, 2, f.sym, f.mods, f.carry, lent);
+	ASSERT(r && lent[0] && r->stacks[0].site_frame == kept);
+	ASSERT_EQ_STR(r->stacks[0].site_frame->function, "site_malloc");
+	report__free(r);
+
+	stack_blob__put(sites[0].stack);
+	native_fx_close(&f);
 	return true;
 }
 

@@ -10,15 +10,16 @@
  * (sites never leave: a retired site's figures are its retired store
  * entry's), each slot's site (a slot keeps its site until it is retired
  * and taken by another), each retired entry's site (entries keep their
- * index until retired__trim moves them: its epoch), what the retired
+ * index until a trim or a fold moves them: its epoch), what the retired
  * store held of each site, and the sites that had a live slot. A site's
  * figures are those snapshot__collect adds up: its live slots', read
  * again at each reading, and its retired entry's. A reset of the tables
  * starts the reading anew. A fold or a trim of the retired store (its
  * epoch) moves its entries: the sites left with neither an entry nor a
- * live slot go, the others move down in their order (compact), and
- * snapshot.moved tells what follows. A torch job's import folds at most
- * reports, and starting anew each time tripled its reports' CPU.
+ * live slot go, the others move down in their order, and snapshot.moved
+ * tells what follows (snapshot_kept_compact.c). A torch job's import
+ * folds at most reports, and starting anew each time tripled its
+ * reports' CPU.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -163,7 +163,7 @@ def report_lines(periodic, final, peak, live=False):
 	if final:
 		lines.append("final report: %d ms of CPU at %s stacks" % (final[1], "{:,}".format(final[0])))
 	if peak:
-		lines.append("the tracer's peak RSS on it: %s (its BPF tables, mapped, included)" % peak)
+		lines.append("the tracer's peak RSS on it: %s (the BPF tables are read through 4 MiB windows: their kernel memory is not in it, -v gives it)" % peak)
 	return lines
 
 

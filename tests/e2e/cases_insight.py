@@ -213,6 +213,19 @@ def check_renew(work, truth):
 	return errs
 
 
+def check_few_reports(work, truth):
+	"""v_trend 1500 1000, a report every 0.5 s: the leak grows for two reports of
+	four, then holds. A verdict that sees no leak says it judged over few reports."""
+	verdict = re.search(r"\nVerdict: ([^\n]*)", final_text(work))
+	if not verdict:
+		return ["final text: no verdict"]
+	v = verdict.group(1)
+	if v.startswith("no leak seen") and \
+	   not re.search(r", over \d reports only \(a growth that ended within them may not show", v):
+		return ["final verdict %r: no leak seen, without saying it judged over few reports" % v]
+	return []
+
+
 def check_stopped(work, truth):
 	"""v_trend MS LEAK_MS: the leak stops half-way; the final verdict says it grew, then stopped."""
 	rep = load_report(work.path("report.json"))
@@ -500,6 +513,7 @@ CASES = [
 	("insight_peak", TRACE, [], insight_case("v_peak", check_peak)),
 	("insight_leak_stopped", TRACE, [], insight_case("v_trend", check_stopped, ("8000", "4000"))),
 	("insight_renewed", TRACE, [], insight_case("v_renew", check_renew, ("4000",))),
+	("insight_few_reports", TRACE, [], insight_case("v_trend", check_few_reports, ("1500", "1000"))),
 	("insight_trend_attach", TRACE, [], case_trend_attach),
 	("insight_overflow_verdict", TRACE, [], case_overflow),
 	("insight_frag_early", TRACE, [],

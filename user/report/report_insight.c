@@ -172,10 +172,11 @@ static size_t growing_sites(const struct report *r)
 	return n;
 }
 
-/* Of growing_slope: every kind (kind < 0), one kind, or pymalloc's arenas. */
+/* Of growing_slope: every kind (kind < 0), one kind, pymalloc's arenas, or stacks that renew their blocks. */
 #define KIND_PY_ARENA (-2)
+#define KIND_RENEWED (-3)
 
-/* The growing stacks' slopes added up: of every kind (kind -1), of one, or KIND_PY_ARENA. */
+/* The growing stacks' slopes added up: of every kind (kind -1), of one, KIND_PY_ARENA or KIND_RENEWED. */
 static double growing_slope(const struct report *r, int kind)
 {
 	double sum = 0;
@@ -184,7 +185,8 @@ static double growing_slope(const struct report *r, int kind)
 		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
 
 		if (kind == -1 || (int)MEMLEAK_KIND_OF(s->api) == kind ||
-		    (kind == KIND_PY_ARENA && s->python_arena))
+		    (kind == KIND_PY_ARENA && s->python_arena) ||
+		    (kind == KIND_RENEWED && s->growth.renewed))
 			sum += s->growth.slope;
 	}
 	return sum;
@@ -207,22 +209,10 @@ static void print_arena_growth(const struct report *r, FILE *f)
 		signed_size(slope, a));
 }
 
-/* The growing stacks that renew every block (insight.c's mark_renewed): their slopes added up. */
-static double renewed_slope(const struct report *r)
-{
-	double sum = 0;
-
-	for (size_t i = 0; i < r->analysis->nr_growing; i++) {
-		const struct report_stack *s = &r->stacks[r->analysis->growing[i]];
-
-		sum += s->growth.renewed ? s->growth.slope : 0;
-	}
-	return sum;
-}
-
+/* The growing stacks that renew every block (insight.c's mark_renewed). */
 static void print_renewed_growth(const struct report *r, FILE *f)
 {
-	double slope = renewed_slope(r);
+	double slope = growing_slope(r, KIND_RENEWED);
 	char a[SIZE_LEN];
 
 	if (slope == 0)

@@ -86,34 +86,32 @@ static int site_for(struct snapshot *snap, struct idmap *of_key, size_t *cap, ui
 	return 0;
 }
 
+struct live_sites {
+	struct snapshot *snap;
+	struct idmap *of_key;
+	size_t *cap;
+};
+
+/* Slot i's figures, to its site's (made when new). */
+static int add_slot(void *arg, size_t i, const struct slot_copy *slot)
+{
+	struct live_sites *l = arg;
+	uint32_t at;
+
+	if (site_for(l->snap, l->of_key, l->cap, slot->stack_id, slot->api, &at))
+		return -ENOMEM;
+	snapshot__add_stats(&l->snap->sites[at].stats, &slot->stats);
+	l->snap->site_of_slot[i] = at + 1;
+	return 0;
+}
+
 /* The live sites, one per (stack, API) however many slots it has. */
 static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_key, size_t *cap)
 {
-	struct slot_copy slot;
-	struct mapwin w;
-	const struct site_slot *s;
-	uint32_t at;
-	int err = 0;
-
 	snap->site_of_slot = calloc(p->tables.slots, sizeof(*snap->site_of_slot));
 	if (!snap->site_of_slot)
 		return -ENOMEM;
-	probes_tables__sites(&p->tables, &w);
-	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
-	     i = site_slot__next_used(&p->tables, i + 1)) {
-		if (!(s = mapwin__at(&w, i)))
-			err = w.err;
-		else if (!snapshot__read_slot(p, s, &slot))
-			continue;
-		else if (site_for(snap, of_key, cap, slot.stack_id, slot.api, &at))
-			err = -ENOMEM;
-		else {
-			snapshot__add_stats(&snap->sites[at].stats, &slot.stats);
-			snap->site_of_slot[i] = at + 1;
-		}
-	}
-	mapwin__end(&w);
-	return err;
+	return snapshot__each_slot(p, add_slot, &(struct live_sites){ snap, of_key, cap });
 }
 
 /* What reclaimed sites allocated and freed before: theirs too. */

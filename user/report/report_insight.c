@@ -197,29 +197,27 @@ static double growing_slope(const struct report *r, int kind)
  * while the objects filling it can be any line's (a churn's line took the
  * arena its neighbour's leak filled): the leak's lines are then not known.
  */
-static void print_arena_growth(const struct report *r, FILE *f)
+static const char ARENA_GROWTH[] =
+	";\n  of it pymalloc's arenas %s/s, each under the line that needed a new one: "
+	"the objects\n  in them can be any line's (--python-malloc malloc puts each at its own)";
+
+/*
+ * A growing stack none of whose blocks is older than a report interval
+ * (insight.c's mark_renewed) is not a block never freed.
+ */
+static const char RENEWED_GROWTH[] =
+	";\n  of it %s/s in stacks none of whose blocks is older than a report interval: they\n"
+	"  free and make them again, so what grows is how many are held at once (connections,\n"
+	"  requests in flight), not blocks never freed";
+
+/* What part of the growth a caveat (a format taking the slope) holds for, if any. */
+static void print_growth_part(const struct report *r, int kind, const char *caveat, FILE *f)
 {
-	double slope = growing_slope(r, KIND_PY_ARENA);
+	double slope = growing_slope(r, kind);
 	char a[SIZE_LEN];
 
-	if (slope == 0)
-		return;
-	fprintf(f, ";\n  of it pymalloc's arenas %s/s, each under the line that needed a new one: "
-		"the objects\n  in them can be any line's (--python-malloc malloc puts each at its own)",
-		signed_size(slope, a));
-}
-
-/* The growing stacks that renew every block (insight.c's mark_renewed). */
-static void print_renewed_growth(const struct report *r, FILE *f)
-{
-	double slope = growing_slope(r, KIND_RENEWED);
-	char a[SIZE_LEN];
-
-	if (slope == 0)
-		return;
-	fprintf(f, ";\n  of it %s/s in stacks none of whose blocks is older than a report interval: they\n"
-		"  free and make them again, so what grows is how many are held at once (connections,\n"
-		"  requests in flight), not blocks never freed", signed_size(slope, a));
+	if (slope != 0)
+		fprintf(f, caveat, signed_size(slope, a));
 }
 
 /*
@@ -256,8 +254,8 @@ static void print_leak(const struct report *r, FILE *f)
 	if (growing_slope(r, KIND_MMAP) != 0)
 		fprintf(f, " (mmaps %s/s of it)", signed_size(growing_slope(r, KIND_MMAP), a));
 	fputs(" (under Growing, the most leak-like first)", f);
-	print_arena_growth(r, f);
-	print_renewed_growth(r, f);
+	print_growth_part(r, KIND_PY_ARENA, ARENA_GROWTH, f);
+	print_growth_part(r, KIND_RENEWED, RENEWED_GROWTH, f);
 	if (r->analysis->memory.untracked_growing) {
 		fputs(";\n  and ", f);
 		report_incomplete__untracked_growth(&r->analysis->memory, f);

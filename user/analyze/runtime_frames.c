@@ -17,6 +17,37 @@ static bool starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+static const char *base_name(const char *module)
+{
+	const char *slash = module ? strrchr(module, '/') : NULL;
+
+	return slash ? slash + 1 : module;
+}
+
+bool runtime_frames__object(const char *module)
+{
+	const char *base = base_name(module);
+
+	for (size_t i = 0; base && i < sizeof(runtime_objects) / sizeof(runtime_objects[0]); i++)
+		if (starts(base, runtime_objects[i]))
+			return true;
+	return false;
+}
+
+bool runtime_frames__loader(const char *module)
+{
+	const char *base = base_name(module);
+
+	return base && (starts(base, "ld-linux") || starts(base, "ld.so") || starts(base, "ld64.so"));
+}
+
+bool runtime_frames__libc(const char *module)
+{
+	const char *base = base_name(module);
+
+	return base && (starts(base, "libc.so") || starts(base, "libc-"));
+}
+
 const char *runtime_frames__name(const char *function)
 {
 	const char *name = function;
@@ -41,13 +72,10 @@ const char *runtime_frames__name(const char *function)
 
 bool runtime_frames__internal(const struct report_frame *f)
 {
-	const char *base = f->module ? strrchr(f->module, '/') : NULL;
 	const char *name;
 
-	base = base ? base + 1 : f->module;
-	for (size_t i = 0; base && i < sizeof(runtime_objects) / sizeof(runtime_objects[0]); i++)
-		if (starts(base, runtime_objects[i]))
-			return true;
+	if (runtime_frames__object(f->module))
+		return true;
 	if (!f->function)
 		return false;
 	name = runtime_frames__name(f->function);

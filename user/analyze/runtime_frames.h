@@ -14,6 +14,17 @@
 #include <stdbool.h>
 #include "model/report.h"
 
+/*
+ * Is module (a path) one of the runtime's objects, by its file name: the C
+ * library, the C++ runtime, libgcc_s, the dynamic linker, libm, the
+ * allocators (jemalloc, tcmalloc, mimalloc)?
+ */
+bool runtime_frames__object(const char *module);
+/* Is module the dynamic linker (ld-linux-x86-64.so.2, ld.so)? */
+bool runtime_frames__loader(const char *module);
+/* Is module the C library (libc.so.6)? */
+bool runtime_frames__libc(const char *module);
+
 /* Is f the runtime's, or a standard container's code (std::, __gnu_cxx::)? */
 bool runtime_frames__internal(const struct report_frame *f);
 

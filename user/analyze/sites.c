@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel_sites.h"
+#include "runtime_blocks.h"
 #include "runtime_frames.h"
 #include "sites.h"
 #include "util/hash.h"
@@ -322,11 +323,18 @@ static int order_by_group(const struct report *r, const size_t *group, size_t *o
 	return 0;
 }
 
-/* The biggest first; the tie-breakers keep two reports of one snapshot equal. */
+/*
+ * The program's sites first, the runtime's own after them by kind
+ * (runtime_blocks.h: no line of the program's to fix); each the biggest
+ * first; the
+ * tie-breakers keep two reports of one snapshot equal.
+ */
 static int cmp_site(const void *pa, const void *pb)
 {
 	const struct report_site *a = pa, *b = pb;
 
+	if (a->runtime != b->runtime)	/* the runtime's by kind, each said once */
+		return a->runtime > b->runtime ? 1 : -1;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	if (a->allocs != b->allocs)
@@ -334,11 +342,13 @@ static int cmp_site(const void *pa, const void *pb)
 	return report__cmp_u64(a->stacks[0], b->stacks[0]);
 }
 
-/* --sort count: the most blocks first, then as cmp_site. */
+/* --sort count: the program's first, then the most blocks first, then as cmp_site. */
 static int cmp_site_count(const void *pa, const void *pb)
 {
 	const struct report_site *a = pa, *b = pb;
 
+	if (a->runtime != b->runtime)
+		return a->runtime > b->runtime ? 1 : -1;
 	if (a->allocs != b->allocs)
 		return a->allocs > b->allocs ? -1 : 1;
 	return cmp_site(pa, pb);
@@ -384,8 +394,11 @@ static void sum_site(const struct report *r, struct report_site *site)
 	site->frame = r->stacks[site->stacks[0]].site_frame;
 	site->own = r->stacks[site->stacks[0]].site_own;
 	site->import = site->nr_stacks > 0;
-	for (size_t i = 0; i < site->nr_stacks; i++)
+	for (size_t i = 0; i < site->nr_stacks; i++) {
 		site->import = site->import && r->stacks[site->stacks[i]].site_import;
+		site->runtime = runtime_blocks__merge(site->runtime,
+						      r->stacks[site->stacks[i]].site_runtime, !i);
+	}
 }
 
 /* Runs of order (sorted by group) into sites: 0 or -ENOMEM. */

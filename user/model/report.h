@@ -60,6 +60,24 @@ enum report_trend {
 	TREND_STARTUP,		/* held bytes during start-up, too few reports since to judge */
 };
 
+/*
+ * A block the runtime allocated for itself, which the program neither asked
+ * for nor can free (analyze/runtime_frames.h): held until exit, where
+ * valgrind frees it (__libc_freeres, __gnu_cxx::__freeres).
+ */
+enum report_runtime {
+	RUNTIME_NONE,
+	RUNTIME_INIT,		/* a runtime library's own initializer, run by the dynamic linker */
+	RUNTIME_STDIO,		/* libc's buffer of a stdio stream */
+	RUNTIME_LOCALE,		/* libc's locale data and message catalogs */
+	RUNTIME_NSS,		/* libc's name-service modules and state */
+	RUNTIME_TZ,		/* libc's time-zone data */
+	RUNTIME_ICONV,		/* libc's character-set conversion modules */
+	RUNTIME_PYINIT,		/* the Python interpreter's own start-up, before any Python code */
+	RUNTIME_SEVERAL,	/* a site's stacks: the runtime's, of more than one of the above */
+	RUNTIME__COUNT,
+};
+
 struct report_growth {
 	enum report_trend trend;
 	double slope;		/* bytes per second: least-squares line over the run */
@@ -145,6 +163,7 @@ struct report_stack {
 	uint64_t site_key;
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
 	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
+	uint8_t site_runtime;	/* enum report_runtime: the runtime's own block, by its frames */
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
@@ -178,6 +197,8 @@ struct report_site {
 	unsigned rank;		/* 1: the most leak-like growing site; 0: none of its stacks grows */
 	bool own;		/* its frame is the user's code (analyze/sites.h); false: a fallback */
 	bool import;		/* every stack of it allocated by an import (start-up) */
+	/* enum report_runtime: every stack of it the runtime's own (sorted after the others) */
+	uint8_t runtime;
 };
 
 struct report_totals {

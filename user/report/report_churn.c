@@ -40,9 +40,47 @@ static void put_frame_name(const struct report_frame *fr, FILE *f)
 		fprintf(f, "0x%llx", (unsigned long long)fr->address);
 }
 
-/* "      at site (file.c:12) <- caller <- main <- ...": where, in one line. */
-static void print_chain(const struct report_stack *s, FILE *f)
+/* Do two frames print alike (put_frame_name, and the first's line)? */
+static bool same_frame(const struct report_frame *a, const struct report_frame *b)
 {
+	if (!a->function != !b->function || a->line != b->line ||
+	    (a->function && strcmp(a->function, b->function)) ||
+	    (a->file && b->file ? strcmp(a->file, b->file) : a->file != b->file))
+		return false;
+	if (a->function)
+		return true;
+	if (!a->module != !b->module)
+		return false;
+	return a->module ? !strcmp(a->module, b->module) && a->module_offset == b->module_offset :
+			   a->address == b->address;
+}
+
+/* How many innermost frames a and b share. */
+static size_t shared_frames(const struct report_stack *a, const struct report_stack *b)
+{
+	size_t n = 0;
+
+	while (n < a->nr_frames && n < b->nr_frames && same_frame(&a->frames[n], &b->frames[n]))
+		n++;
+	return n;
+}
+
+/*
+ * "      at site (file.c:12) <- caller <- main <- ...": where, in one line.
+ * A stack whose first frames are another's shown beside it (of list[0..n))
+ * goes on to the first frame where it differs from them all, numbered as
+ * in a stack's frames, and the one after: sqlite3's peak printed
+ * "at libsqlite3+0xa7504 <- sqlite3Malloc <- libsqlite3+0xb786c <- ..."
+ * for four stacks that part at their 9th frame.
+ */
+static void print_chain(const struct report_stack *list, size_t n, size_t at, FILE *f)
+{
+	const struct report_stack *s = &list[at];
+	size_t differ = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (j != at && shared_frames(s, &list[j]) >= differ)
+			differ = shared_frames(s, &list[j]) + 1;
 	fputs("      at ", f);
 	if (!s->nr_frames)
 		fputs("[stack unavailable]", f);
@@ -53,6 +91,18 @@ static void print_chain(const struct report_stack *s, FILE *f)
 		put_frame_name(fr, f);
 		if (!i && fr->file && fr->line > 0)
 			fprintf(f, " (%s:%d)", fr->file, fr->line);
+	}
+	if (differ > CHAIN_FRAMES && differ <= s->nr_frames) {
+		size_t i = differ - 1;	/* the first frame unlike the others' */
+
+		fprintf(f, " <- %s#%zu ", i > CHAIN_FRAMES ? "... <- " : "", i);
+		put_frame_name(&s->frames[i], f);
+		for (i++; i < s->nr_frames && i < differ + 1; i++) {
+			fputs(" <- ", f);
+			put_frame_name(&s->frames[i], f);
+		}
+		fputs(i < s->nr_frames ? " <- ...\n" : "\n", f);
+		return;
 	}
 	fputs(s->nr_frames > CHAIN_FRAMES ? " <- ...\n" : "\n", f);
 }
@@ -83,7 +133,7 @@ static void print_churn(const struct report *r, FILE *f)
 			size_str(s->total_bytes, c),
 			report__count((uint64_t)llround(s->rate.last_allocs_per_s), l),
 			size_str(s->bytes, o));
-		print_chain(s, f);
+		print_chain(a->churn, shown, i, f);
 	}
 }
 
@@ -133,7 +183,7 @@ static void print_peak(const struct report *r, FILE *f)
 		fprintf(f, "  %zu. %s (%s bytes) in %s %s from %s\n", i + 1, size_str(s->bytes, b),
 			report__count(s->bytes, e), report__count(s->allocs, n),
 			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
-		print_chain(s, f);
+		print_chain(p->stacks, shown, i, f);
 	}
 	if (more_b || more_a)
 		fprintf(f, "  and other stacks: %s in %s %s\n", size_str(more_b, b), report__count(more_a, n),

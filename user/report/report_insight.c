@@ -19,6 +19,7 @@
 #include "report_incomplete.h"
 #include "report_insight.h"
 #include "report_pyarenas.h"
+#include "report_runtime.h"
 #include "text_put.h"
 
 #define SIZE_LEN 64
@@ -349,6 +350,7 @@ static void print_at_exit(const struct report *r, FILE *f)
 	fputs(shutdown ? " held as the interpreter's shutdown began, which frees most of them "
 			 "(uncounted): see the sites below\n" :
 			 ": never freed; see the sites below\n", f);
+	report_runtime__text_part(r, f);
 }
 
 /*

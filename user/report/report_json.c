@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "analyze/runtime_blocks.h"
 #include "analyze/sites.h"
 #include "analyze/verdict.h"
 #include "model/report.h"
@@ -321,8 +322,13 @@ static void put_site(const struct report *r, const struct report_site *site, con
 	fputs("},\n     \"stacks\": [", f);
 	for (size_t j = 0; j < site->kept; j++)
 		fprintf(f, "%s%zu", j ? ", " : "", pos[site->stacks[j]]);
-	fprintf(f, "],\n     \"own\": %s, \"import\": %s, \"frame\": ",
+	fprintf(f, "],\n     \"own\": %s, \"import\": %s, \"runtime\": ",
 		site->own ? "true" : "false", site->import ? "true" : "false");
+	if (site->runtime)
+		fprintf(f, "\"%s\"", runtime_blocks__key(site->runtime));
+	else
+		fputs("null", f);
+	fputs(", \"frame\": ", f);
 	if (site->frame)
 		put_frame(site->frame, f);
 	else

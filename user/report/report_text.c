@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "analyze/runtime_blocks.h"
 #include "model/report.h"
 #include "report_allocs.h"
 #include "report_churn.h"
@@ -10,6 +11,7 @@
 #include "report_processes.h"
 #include "report_pyarenas.h"
 #include "report_reach.h"
+#include "report_runtime.h"
 #include "report_text.h"
 #include "text_put.h"
 
@@ -258,6 +260,8 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	text_put__site_frame(site, f);
 	if (site->import)
 		fputs(", during an import (start-up)", f);
+	if (site->runtime)
+		fprintf(f, "\n  Not the program's: %s\n", runtime_blocks__what(site->runtime));
 	fputc('\n', f);
 	for (size_t j = 0; j < site->nr_stacks; j++) {
 		const struct report_stack *s = &r->stacks[site->stacks[j]];
@@ -290,11 +294,14 @@ static void print_sites(const struct report *r, FILE *f)
 	else
 		fprintf(f, "All %s sites by outstanding %s", report__count(r->nr_sites, a),
 			r->sort_count ? "allocations" : "bytes");
-	fprintf(f, " (%s %s in all, grouped by their innermost frame %s):\n",
+	fprintf(f, " (%s %s in all, grouped by their innermost frame %s%s):\n",
 		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"),
-		r->kernel ? "outside the allocators" : "of the program's own code");
+		r->kernel ? "outside the allocators" : "of the program's own code",
+		report_runtime__sites(r) ? "; the runtime's own blocks, which no line of the program's "
+				   "made, after the others" : "");
 	for (size_t i = 0; i < shown; i++)
 		print_site(r, i, f);
+	report_runtime__text_after(r, shown, f);
 	if (r->brief)
 		fputs("(Each site's biggest stacks: in the final report, or now on SIGUSR1.)\n", f);
 }

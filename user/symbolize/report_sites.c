@@ -30,6 +30,7 @@
 #include "python/pycode.h"
 #include "python/pystack.h"
 #include "report_build.h"
+#include "runtime_sites.h"
 #include "target/images.h"
 #include "util/idmap.h"
 #include "util/vec.h"
@@ -328,6 +329,11 @@ static int site_frame(const struct snap_site *site, const struct py_site *ps, bo
 	/* None of the user's: what a library did, else where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
 		err = library_site(ips, nr, first, sym, mods, &st->site_frame, native);
+	/* The runtime's own block? Not a pymalloc arena (mmap), whose objects are anyone's. */
+	if (!err && !ps)
+		err = runtime_sites__classify(ips, nr, first, !st->truncated,
+					      MEMLEAK_KIND_OF(st->api) == KIND_HEAP ? rules.interp : NULL,
+					      sym, mods, &st->site_runtime);
 	*native = *native && !err && st->site_frame;
 	return err;
 }
@@ -345,6 +351,7 @@ struct site_memo {
 	bool used;		/* frame, own, import, codes and known hold a site frame */
 	bool known;		/* every frame was in the code table */
 	bool own, import;
+	uint8_t runtime;	/* enum report_runtime */
 	bool shared;		/* frame is its Python stack's py_site's */
 	/* A native site frame: it holds while the carry's unwrap_epoch is this. */
 	bool native;
@@ -553,6 +560,7 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 	st->site_key = m->key;
 	st->site_own = m->own;
 	st->site_import = m->import;
+	st->site_runtime = m->runtime;
 	return true;
 }
 
@@ -582,6 +590,7 @@ static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
 	m->known = ps && ps->known;
 	m->own = st->site_own;
 	m->import = st->site_import;
+	m->runtime = st->site_runtime;
 	m->codes = ps ? ps->codes : 0;
 	st->site_frame_kept = true;
 }

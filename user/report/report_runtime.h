@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The text report's words on the runtime's own blocks (analyze/runtime_blocks.h),
+ * whose sites come after the program's.
+ */
+#ifndef REPORT_RUNTIME_H
+#define REPORT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "model/report.h"
+
+/* How many of r's sites are the runtime's own. */
+size_t report_runtime__sites(const struct report *r);
+
+/*
+ * "  of them 71.0 KiB (72,704 bytes) in 1 block is the runtime's own, ...":
+ * of the heap blocks outstanding at exit, a line; nothing when none is.
+ */
+void report_runtime__text_part(const struct report *r, FILE *f);
+
+/*
+ * The runtime's sites past the first `shown` (-T), a line each with what
+ * they are: no outstanding block goes unaccounted for in a short list.
+ */
+void report_runtime__text_after(const struct report *r, size_t shown, FILE *f);
+
+#endif

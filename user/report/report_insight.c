@@ -20,6 +20,7 @@
 #include "report_insight.h"
 #include "report_pyarenas.h"
 #include "report_runtime.h"
+#include "report_trend.h"
 #include "text_put.h"
 
 #define SIZE_LEN 64
@@ -43,14 +44,6 @@ static const char *signed_size(double v, char *buf)
 static unsigned percent(uint64_t part, uint64_t whole)
 {
 	return whole ? (unsigned)llround(100.0 * (double)part / (double)whole) : 0;
-}
-
-static const char *trend_word(enum report_trend t)
-{
-	static const char *const words[] = { "trend unknown", "growing", "stable", "shrinking",
-					     "start-up" };
-
-	return (unsigned)t < sizeof(words) / sizeof(words[0]) ? words[t] : "?";
 }
 
 static const char *ordinal(unsigned n, char *buf)
@@ -527,33 +520,6 @@ static void print_verdict(const struct report *r, FILE *f)
 
 /* ---------------------------------------------------------------- growing */
 
-/* A line was fitted: not too early, not start-up. */
-static bool fitted(const struct report_growth *g)
-{
-	return g->trend != TREND_UNKNOWN && g->trend != TREND_STARTUP;
-}
-
-/* "+40.0 KiB/s, grew in 16 of 16 intervals, R² 1.00; oldest block 7.9 s old" */
-static void print_growth_figures(const struct report_growth *g, FILE *f)
-{
-	char a[SIZE_LEN], n[COUNT_LEN], m[COUNT_LEN];
-
-	if (fitted(g) && g->trend != TREND_STABLE)
-		fprintf(f, "%s/s, ", signed_size(g->slope, a));
-	if (g->trend == TREND_SHRINKING)
-		fprintf(f, "shrank in %s", report__count(g->shrank, n));
-	else
-		fprintf(f, "grew in %s", report__count(g->grew, n));
-	fprintf(f, " of %s %s", report__count(g->intervals, m),
-		report__plural(g->intervals, "interval", "intervals"));
-	if (fitted(g))
-		fprintf(f, ", R\xc2\xb2 %.2f", g->r2);
-	if (g->age_s >= 0)
-		fprintf(f, "; oldest block %.1f s old", g->age_s);
-	if (g->renewed)
-		fputs(", none older than a report interval", f);
-}
-
 void report_insight__site_rank(const struct report_site *site, FILE *f)
 {
 	char a[COUNT_LEN];
@@ -574,8 +540,8 @@ void report_insight__growth(const struct report *r, const struct report_stack *s
 
 	if (!g->intervals)
 		return;
-	fprintf(f, "      %s%s: ", trend_word(g->trend), partial ? " as far as tracked" : "");
-	print_growth_figures(g, f);
+	fprintf(f, "      %s%s: ", report_trend__word(g), partial ? " as far as tracked" : "");
+	report_trend__figures(g, f);
 	fputc('\n', f);
 }
 
@@ -631,7 +597,7 @@ static void print_growing_site(const struct report *r, const struct report_site 
 		report__count(site->allocs, n), report__plural(site->allocs, "allocation", "allocations"));
 	text_put__site_frame(site, f);
 	fputs("\n      ", f);
-	print_growth_figures(&s->growth, f);
+	report_trend__figures(&s->growth, f);
 	fprintf(f, ": now %s%s in %s%s %s from %s\n", est, size_str(s->bytes, h), est,
 		report__count(s->allocs, n), report__plural(s->allocs, "allocation", "allocations"),
 		report__api_name(s->api));

@@ -49,6 +49,12 @@ void report_runtime__text_part(const struct report *r, FILE *f)
 	      f);
 }
 
+void report_runtime__text_stack(const struct report *r, const struct report_stack *s, FILE *f)
+{
+	if (s->site_runtime && s->site < r->nr_sites && !r->sites[s->site].runtime)
+		fprintf(f, "      not the program's: %s\n", runtime_blocks__what(s->site_runtime));
+}
+
 void report_runtime__text_after(const struct report *r, size_t shown, FILE *f)
 {
 	enum report_runtime said = RUNTIME_NONE;

@@ -20,6 +20,12 @@ size_t report_runtime__sites(const struct report *r);
 void report_runtime__text_part(const struct report *r, FILE *f);
 
 /*
+ * "      not the program's: ...": a stack of the runtime's own in a site that
+ * is not all the runtime's (which its header says); nothing otherwise.
+ */
+void report_runtime__text_stack(const struct report *r, const struct report_stack *s, FILE *f);
+
+/*
  * The runtime's sites past the first `shown` (-T), a line each with what
  * they are: no outstanding block goes unaccounted for in a short list.
  */

@@ -213,6 +213,7 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 	put_figures(r, s->bytes, s->allocs, s->samples, s->var, f);
 	fprintf(f, " from %s\n", report__api_name(s->api));
 	report_insight__growth(r, s, f);
+	report_runtime__text_stack(r, s, f);
 	report_reach__text_stack(s, f);
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"

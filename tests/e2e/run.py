@@ -61,6 +61,8 @@ Where things are, in tests/e2e/:
   cases_bcc.py         bcc's options: -a, -t, --symbols-prefix, --sort, and those
                        accepted or refused
   cases_kernel.py      -k, the kernel's allocations: the pipes a victim keeps open
+  cases_truth.py       real programs' reports read as their users read them: the
+                       runtime's own blocks against memcheck, the peak's lines, words
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
 run.py runs them module by module in the order of its MODULES.
 """
@@ -92,6 +94,7 @@ import cases_follow
 import cases_sample
 import cases_bcc
 import cases_kernel
+import cases_truth
 from lib import CaseFailed, Skip, TRACE, Work, build_victims, log, skip_reason
 
 
@@ -100,7 +103,7 @@ MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symb
 	   cases_clones, cases_unwinding, cases_sites,
 	   cases_insight, cases_peak, cases_python, cases_torch, cases_stress, cases_faults,
 	   cases_privileges, cases_limits, cases_reach, cases_follow, cases_sample, cases_bcc,
-	   cases_kernel)
+	   cases_kernel, cases_truth)
 CASES = [case for m in MODULES for case in m.CASES]
 
 

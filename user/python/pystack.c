@@ -103,13 +103,17 @@ static void drop_plumbing(struct frames *out, const char *interp)
 
 #define PY_ARENA_SIZE (1ULL << 20)
 
+bool pystack__arena_sized(const struct report_stack *s)
+{
+	return s->api == API_MMAP && s->allocs && s->total_bytes == s->total_allocs * PY_ARENA_SIZE;
+}
+
 bool pystack__is_arena(const struct report_stack *s, const char *interp)
 {
 	const struct report_frame *f = s->nr_frames ? &s->frames[0] : NULL;
 
-	return s->api == API_MMAP && s->allocs &&
-	       s->total_bytes == s->total_allocs * PY_ARENA_SIZE && f &&
-	       f->language == FRAME_NATIVE && f->module && interp && !strcmp(f->module, interp);
+	return pystack__arena_sized(s) && f && f->language == FRAME_NATIVE && f->module &&
+	       interp && !strcmp(f->module, interp);
 }
 
 int pystack__merge(struct report_stack *s, const struct py_stack *py, const struct pycode *pc,

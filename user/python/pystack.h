@@ -48,5 +48,7 @@ int pystack__frame(const struct py_stack *py, uint32_t i, const struct pycode *p
  * in blocks of exactly its arena size, 1 MiB on 64-bit builds (3.10 on)?
  */
 bool pystack__is_arena(const struct report_stack *s, const char *interp);
+/* The same told by its figures alone, before its frames are named. */
+bool pystack__arena_sized(const struct report_stack *s);
 
 #endif

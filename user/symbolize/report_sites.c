@@ -329,11 +329,11 @@ static int site_frame(const struct snap_site *site, const struct py_site *ps, bo
 	/* None of the user's: what a library did, else where the allocation function was called. */
 	if (!err && !st->site_frame && first < nr)
 		err = library_site(ips, nr, first, sym, mods, &st->site_frame, native);
-	/* The runtime's own block? Not a pymalloc arena (mmap), whose objects are anyone's. */
+	/* The runtime's own block? Not a pymalloc arena, whose objects are anyone's. */
 	if (!err && !ps)
 		err = runtime_sites__classify(ips, nr, first, !st->truncated,
-					      MEMLEAK_KIND_OF(st->api) == KIND_HEAP ? rules.interp : NULL,
-					      sym, mods, &st->site_runtime);
+					      pystack__arena_sized(st) ? NULL : rules.interp, sym,
+					      mods, &st->site_runtime);
 	*native = *native && !err && st->site_frame;
 	return err;
 }

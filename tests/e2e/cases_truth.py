@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Real programs' reports read as their users read them: every sentence true.
+
+Debian's own programs, against valgrind memcheck (which frees libc's and
+libstdc++'s own one-time blocks at exit, through __libc_freeres and
+__gnu_cxx::__freeres) and the program's own behaviour:
+
+ - fstminimize (OpenFST, C++ on the standard containers) and sqlite3: what
+   the report calls the runtime's own blocks (libstdc++'s start-up pool,
+   stdout's buffer) is exactly what memcheck has in use at exit less what
+   it has with its freeres: the outstanding bytes and blocks less theirs
+   are memcheck's, to the byte; their sites come after the program's, and
+   the first site of the text is not one of them;
+ - sqlite3's peak list: no two of its stacks print the same line;
+ - python3: every stack through the interpreter's initialization
+   (Py_InitializeFromConfig, no Python frame) says it is the interpreter's
+   start-up, or sits among the runtime's sites;
+ - a Python dict whose table doubles while the script runs: its stack is
+   not called "stable", nor any stack whose bytes rose after its first
+   interval.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import lib
+from cases_python import PY, py_env
+from cases_sites import FST, make_fst
+from lib import TRACE, TRACER, Skip, common_checks, tracer_env, wait_exit
+
+VALGRIND = "/usr/bin/valgrind"
+SQLITE = "/usr/bin/sqlite3"
+VG_IN_USE = re.compile(r"^==\d+==\s+in use at exit: ([\d,]+) bytes in ([\d,]+) blocks", re.M)
+
+
+def traced(work, command, args=(), env=None):
+	"""memleakbpf --json (every stack) -c COMMAND to its end: (exit status, report, text)."""
+	js = work.path("report.json")
+	argv = [TRACER, "--json", js, "--all-stacks"] + list(args) + ["-c", command]
+	p = work.start(argv, env=env or tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c")
+	if not os.path.exists(js):
+		raise lib.CaseFailed("no JSON report written")
+	return rc, lib.load_report(js), work.read("tracer.stdout")
+
+
+def memcheck_in_use(work, argv):
+	"""memcheck's bytes and blocks in use at the program's exit, its freeres run (the default)."""
+	if not os.path.exists(VALGRIND):
+		raise Skip("valgrind is not installed")
+	p = subprocess.run([VALGRIND, "--leak-check=no"] + argv, env=tracer_env(work),
+			   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+			   timeout=lib.CASE_TIMEOUT)
+	m = VG_IN_USE.search(p.stderr.decode(errors="replace"))
+	if not m:
+		raise lib.CaseFailed("no \"in use at exit\" line from valgrind")
+	return int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+
+
+def runtime_errs(rep, text, want_kind, theirs):
+	"""The runtime's sites against memcheck's view, their order, and the text's first site."""
+	sites = rep.get("sites") or []
+	if sites and "runtime" not in sites[0]:
+		return ["the JSON's sites have no \"runtime\" (docs/OUTPUTS.md)"]
+	ours = [s for s in sites if s.get("runtime")]
+	kinds = sorted({s["runtime"] for s in ours})
+	t = rep["totals"]
+	left = (t["outstanding_bytes"] - sum(s["bytes"] for s in ours),
+		t["outstanding_allocs"] - sum(s["allocs"] for s in ours))
+	errs = []
+	if want_kind not in kinds:
+		errs.append("no site of the runtime's %s (the runtime's sites: %r)" % (want_kind, kinds))
+	if left != theirs:
+		errs.append("outstanding less the runtime's own: %d bytes in %d blocks; memcheck, its "
+			    "freeres run: %d in %d" % (left + theirs))
+	first_runtime = next((i for i, s in enumerate(sites) if s.get("runtime")), len(sites))
+	if any(not s.get("runtime") for s in sites[first_runtime:]):
+		errs.append("a site of the program's after one of the runtime's")
+	m = re.search(r"^Site 1: .*", text, re.M)
+	if m and ("libstdc++" in m.group(0) or (ours and sites[0].get("runtime"))):
+		errs.append("the text's first site is the runtime's own: %s" % m.group(0)[:160])
+	if ours and "the runtime's own" not in text:
+		errs.append("the text does not say which blocks are the runtime's own")
+	return errs
+
+
+def case_runtime_cxx(work):
+	"""fstminimize: libstdc++'s start-up block (its emergency pool) is the runtime's, after
+	the program's sites; what is left is memcheck's in use at exit, to the byte."""
+	det = make_fst(work, 300)
+	argv = [FST, det, work.path("min.fst")]
+	theirs = memcheck_in_use(work, [FST, det, work.path("vg.fst")])
+	rc, rep, text = traced(work, " ".join(argv))
+	errs = runtime_errs(rep, text, "runtime-init", theirs)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+SQL = """create table t(a integer primary key, b text);
+with recursive c(x) as (select 1 union all select x + 1 from c where x < %d)
+insert into t select x, printf('row-%%d-%%s', x, hex(randomblob(20))) from c;
+create index ib on t(b);
+select count(*), sum(length(b)) from t;
+"""
+
+
+def sqlite_argv(work, rows, db):
+	"""sqlite3 running SQL on rows into db (the same length of name for two runs: sqlite3
+	keeps its path)."""
+	sql = work.path("script.sql")
+	with open(sql, "w") as f:
+		f.write(SQL % rows)
+	return [SQLITE, work.path(db), "-init", sql, ".quit"]
+
+
+def case_runtime_sqlite3(work):
+	"""sqlite3: stdout's buffer is libc's own, after the program's sites; what is left is
+	memcheck's in use at exit, to the byte."""
+	theirs = memcheck_in_use(work, sqlite_argv(work, 300, "vg.db"))
+	rc, rep, text = traced(work, " ".join(sqlite_argv(work, 300, "tr.db")))
+	errs = runtime_errs(rep, text, "stdio-buffer", theirs)
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+def peak_chains(text):
+	"""The final report's peak list: its chain lines ("      at ..."), in order."""
+	part = text[text.rfind("\nPeak: "):] if "\nPeak: " in text else ""
+	return re.findall(r"^  \d+\. .*\n      (at .*)$", part, re.M)
+
+
+def case_peak_lines_differ(work):
+	"""sqlite3 inserting 20,000 rows: no two stacks of the peak list print the same line
+	(four printed "at libsqlite3+0xa7504 <- sqlite3Malloc <- libsqlite3+0xb786c <- ...")."""
+	rc, rep, text = traced(work, " ".join(sqlite_argv(work, 20000, "peak.db")))
+	chains = peak_chains(text)
+	errs = []
+	if len(chains) < 3:
+		errs.append("the peak list has %d stacks" % len(chains))
+	same = sorted({c for c in chains if chains.count(c) > 1})
+	errs += ["%d stacks of the peak list print %s" % (chains.count(c), c[:160]) for c in same]
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
+# The script's table grows while it runs: d's table doubles, in steps.
+DICT_PY = """import time
+d = {}
+for step in range(8):
+    for i in range(len(d), len(d) + 20000 * 2 ** (step // 3)):
+        d[i] = i
+    time.sleep(0.4)
+print(len(d))
+"""
+
+STACK_WORD = re.compile(r"^      ([a-z][^:\n]*): grew in (\d+)(?: and shrank in \d+)? of (\d+) interval",
+			re.M)
+
+
+def stack_blocks(text):
+	"""The final report's stacks as printed under their sites: (the site's header, the
+	stack's lines as one string) each."""
+	final = text[text.rfind("Final report"):]
+	final = final[:final.find("\nChurn:")] if "\nChurn:" in final else final
+	out = []
+	for site in re.split(r"\n(?=Site \d+: )", final)[1:]:
+		parts = site.split("\n\n")
+		out += [(parts[0], b) for b in parts[1:] if re.match(r"  \S.* from \S+\n", b)]
+	return out
+
+
+def case_stepped_growth(work):
+	"""A dict whose table doubles in steps, a report every 0.4 s: its stack, and every stack
+	whose bytes rose after its first interval, is not called "stable"."""
+	script = work.path("dict_steps.py")
+	with open(script, "w") as f:
+		f.write(DICT_PY)
+	rc, rep, text = traced(work, "%s %s" % (PY, script), ["-T", "10000", "0.4"], env=py_env(work))
+	errs, dict_line = [], None
+	for _, block in stack_blocks(text):
+		m = STACK_WORD.search(block)
+		if not m:
+			continue
+		if "dict_steps.py:5)" in block and block.split("\n")[0].endswith("from malloc"):
+			dict_line = m.group(0).strip()
+		if m.group(1).startswith("stable") and int(m.group(2)) > 1:
+			errs.append("rose in %s intervals, said %s" % (m.group(2), m.group(0).strip()))
+	if not dict_line:
+		errs.append("no stack of the dict's table (dict_steps.py:5, malloc) in the final report")
+	elif not re.search(r"grew in ([2-9]|\d\d)", dict_line):
+		errs.append("the dict's table rose in one interval only: %s (the case says nothing)" %
+			    dict_line)
+	common_checks(work, rc, 0, errs[:5])
+	return errs[:5]
+
+
+def case_py_startup(work):
+	"""python3: each stack through Py_InitializeFromConfig without a Python frame is marked as
+	the interpreter's start-up, or its site is (a pymalloc arena aside: its objects are
+	anyone's)."""
+	script = work.path("small.py")
+	with open(script, "w") as f:
+		f.write("import json\nkeep = [json.dumps({'n': i}) for i in range(2000)]\nprint(len(keep))\n")
+	rc, rep, text = traced(work, "%s %s" % (PY, script), ["-T", "10000"], env=py_env(work))
+	errs, marked = [], 0
+	for head, block in stack_blocks(text):
+		if "Py_InitializeFromConfig" not in block or "[python]\n" in block + "\n":
+			continue
+		if "pymalloc arenas" in block:
+			continue
+		if "the interpreter's own start-up" in head + block:
+			marked += 1
+		else:
+			errs.append("a stack of the interpreter's start-up not marked: %s" %
+				    block.split("\n")[0].strip())
+	listed = [s for s in rep.get("sites") or [] if s.get("runtime") == "python-init"]
+	if not marked and not listed:
+		errs.append("no stack nor site of the interpreter's start-up")
+	if any(s.get("own") for s in listed):
+		errs.append("a site of the interpreter's start-up marked the program's own")
+	common_checks(work, rc, 0, errs[:5])
+	return errs[:5]
+
+
+CASES = [
+	("truth_runtime_cxx", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_runtime_cxx),
+	("truth_runtime_sqlite3", TRACE, [VALGRIND, SQLITE], case_runtime_sqlite3),
+	("truth_peak_lines_differ", TRACE, [SQLITE], case_peak_lines_differ),
+	("truth_py_startup", TRACE, [PY], case_py_startup),
+	("truth_stepped_growth", TRACE, [PY], case_stepped_growth),
+]

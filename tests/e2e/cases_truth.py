@@ -17,14 +17,15 @@ __gnu_cxx::__freeres) and the program's own behaviour:
    start-up, or sits among the runtime's sites;
  - a Python dict whose table doubles while the script runs: its stack is
    not called "stable", nor any stack whose bytes rose after its first
-   interval.
+   interval;
+ - jq, which frees every block by its exit (memcheck: 0 in use): no leak,
+   not "too early" for want of reports.
 """
 
+import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 
 import lib
@@ -226,10 +227,39 @@ def case_py_startup(work):
 	return errs[:5]
 
 
+JQ = "/usr/bin/jq"
+
+
+def case_all_freed(work):
+	"""jq, whose run of well under a second frees every block by its exit (memcheck: 0 in
+	use): the verdict is no leak, not "too early" for want of reports."""
+	doc, prog = work.path("rows.json"), work.path("q.jq")
+	with open(doc, "w") as f:
+		json.dump([{"id": i, "name": "row-%d" % i, "vals": [i * j % 97 for j in range(8)]}
+			   for i in range(3000)], f)
+	with open(prog, "w") as f:
+		f.write("[.[] | {id, s: (.vals | add)}] | length\n")
+	argv = [JQ, "-f", prog, doc]
+	theirs = memcheck_in_use(work, argv)
+	rc, rep, text = traced(work, " ".join(argv))
+	t, m = rep["totals"], rep.get("memory") or {}
+	errs = []
+	if theirs != (0, 0) or (t["outstanding_bytes"], t["outstanding_allocs"]) != (0, 0):
+		errs.append("memcheck %r in use at exit, ours %d in %d: the case says nothing" % (
+			theirs, t["outstanding_bytes"], t["outstanding_allocs"]))
+	elif m.get("verdict") != "no_leak" or "Verdict: no leak: every block" not in text:
+		line = re.search(r"^Verdict: .*", text, re.M)
+		errs.append("everything freed by the exit, verdict %r: %s" % (
+			m.get("verdict"), line.group(0) if line else "no verdict line"))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 CASES = [
 	("truth_runtime_cxx", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_runtime_cxx),
 	("truth_runtime_sqlite3", TRACE, [VALGRIND, SQLITE], case_runtime_sqlite3),
 	("truth_peak_lines_differ", TRACE, [SQLITE], case_peak_lines_differ),
 	("truth_py_startup", TRACE, [PY], case_py_startup),
 	("truth_stepped_growth", TRACE, [PY], case_stepped_growth),
+	("truth_all_freed", TRACE, [VALGRIND, JQ], case_all_freed),
 ]

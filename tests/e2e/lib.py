@@ -338,10 +338,15 @@ def figures(items):
 	return (sum(x.get("bytes", 0) for x in items), sum(x.get("allocs", 0) for x in items))
 
 
+def descending(values):
+	return values == sorted(values, reverse=True)
+
+
 def check_sites(rep):
 	"""The sites of a JSON report (docs/OUTPUTS.md, "JSON report"): each the exact sum of
 	its stacks, those written and those left out; with the stacks left out,
-	the stacks written add up to the totals; sites and stacks by bytes."""
+	the stacks written add up to the totals; sites and stacks by bytes (the
+	runtime's own sites after the program's, by kind)."""
 	sites, stacks, out = rep.get("sites"), rep.get("stacks"), rep.get("left_out")
 	if not isinstance(sites, list) or not isinstance(stacks, list) or not isinstance(out, dict):
 		return ["no sites or stacks array, or no left_out object"]
@@ -350,12 +355,18 @@ def check_sites(rep):
 	errs = []
 	if out.get("option") != "--all-stacks":
 		errs.append("left_out.option %r" % out.get("option"))
-	for what, items in (("sites", sites), ("stacks", stacks)):
-		# --sort count (bcc's): the sites by their blocks; the stacks stay by bytes.
-		key = "allocs" if what == "sites" and rep.get("sort") == "count" else "bytes"
-		b = [x.get(key, 0) for x in items]
-		if b != sorted(b, reverse=True):
-			errs.append("%s not sorted by %s, descending" % (what, key))
+	# --sort count (bcc's): the sites by their blocks; the stacks stay by bytes.
+	key = "allocs" if rep.get("sort") == "count" else "bytes"
+	if not descending([x.get("bytes", 0) for x in stacks]):
+		errs.append("stacks not sorted by bytes, descending")
+	# The runtime's own sites (docs/OUTPUTS.md) after the program's, a run of each kind.
+	own = [x for x in sites if not x.get("runtime")]
+	runs = [[x for x in sites if x.get("runtime") == k] for k in
+		dict.fromkeys(x["runtime"] for x in sites if x.get("runtime"))]
+	if own + [x for run in runs for x in run] != sites:
+		errs.append("the runtime's own sites not after the program's, a run of each kind")
+	if not all(descending([x.get(key, 0) for x in part]) for part in [own] + runs):
+		errs.append("sites not sorted by %s, descending" % key)
 	got = figures(stacks)
 	if (got[0] + out.get("bytes", 0), got[1] + out.get("allocs", 0)) != want:
 		errs.append("totals outstanding %s bytes / %s allocs; stacks %d / %d and left out %s / %s" % (

@@ -220,3 +220,40 @@ TEST(verdict_leak_that_stopped)
 	}
 	return true;
 }
+
+/* jq's run of 0.7 s: one report, every block freed by its exit: no leak, not "too early". */
+TEST(verdict_all_freed_at_exit)
+{
+	struct report_memory m = { .verdict = VERDICT_UNKNOWN, .exited = true };
+
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_NO_LEAK && m.all_freed);
+	/* Blocks left, still running, attached, dropped or untracked: not told. */
+	m = (struct report_memory){ .verdict = VERDICT_UNKNOWN, .exited = true };
+	verdict__all_freed(&m, 1);
+	ASSERT(m.verdict == VERDICT_UNKNOWN && !m.all_freed);
+	m = (struct report_memory){ .verdict = VERDICT_UNKNOWN };
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_UNKNOWN);
+	m = (struct report_memory){ .verdict = VERDICT_STARTUP, .exited = true, .attached = true };
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_STARTUP);
+	m = (struct report_memory){ .verdict = VERDICT_UNKNOWN, .exited = true, .incomplete = true };
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_UNKNOWN);
+	m = (struct report_memory){ .verdict = VERDICT_UNKNOWN, .exited = true, .untracked = 5 };
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_UNKNOWN);
+	/* Start-up ended by the exit: no leak. Fragmentation, growth, a stopped leak say more. */
+	m = (struct report_memory){ .verdict = VERDICT_STARTUP, .exited = true };
+	verdict__all_freed(&m, 0);
+	ASSERT(m.verdict == VERDICT_NO_LEAK);
+	for (enum report_verdict v = VERDICT_UNKNOWN; v <= VERDICT_STOPPED; v++) {
+		if (v == VERDICT_UNKNOWN || v == VERDICT_STARTUP || v == VERDICT_NO_LEAK)
+			continue;
+		m = (struct report_memory){ .verdict = v, .exited = true };
+		verdict__all_freed(&m, 0);
+		ASSERT(m.verdict == v && !m.all_freed);
+	}
+	return true;
+}

@@ -638,6 +638,7 @@ static int fill(struct insight *in, const struct snapshot *snap, const struct ag
 		       in->attached, &a->memory);
 	a->memory.startup = *history__startup(in->h);
 	a->memory.exited = in->exited;
+	verdict__all_freed(&a->memory, agg->totals.outstanding_allocs);
 	verdict__pymalloc(&a->memory, r->python ? &r->python->arenas : NULL);
 	if (in->kernel)
 		verdict__kernel(&a->memory);

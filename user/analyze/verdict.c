@@ -147,6 +147,17 @@ void verdict__kernel(struct report_memory *m)
 	m->verdict = verdict_of(m, false);
 }
 
+void verdict__all_freed(struct report_memory *m, uint64_t outstanding_allocs)
+{
+	if (!m->exited || outstanding_allocs || m->attached || m->incomplete || m->untracked)
+		return;
+	if (m->verdict != VERDICT_UNKNOWN && m->verdict != VERDICT_STARTUP &&
+	    m->verdict != VERDICT_NO_LEAK)
+		return;
+	m->all_freed = true;
+	m->verdict = VERDICT_NO_LEAK;
+}
+
 void verdict__stopped(struct report_memory *m, const struct report_grew *g)
 {
 	if (!g->stacks || (m->verdict != VERDICT_NO_LEAK && m->verdict != VERDICT_FRAGMENTATION))

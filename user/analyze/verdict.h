@@ -46,6 +46,15 @@ void verdict__kernel(struct report_memory *m);
 void verdict__pymalloc(struct report_memory *m, const struct report_pyarenas *a);
 
 /*
+ * The target exited (m->exited) with no block outstanding, under -c (not
+ * attached: nothing allocated before tracing began) and on complete
+ * figures: no leak, though too few reports for a trend were made (jq's
+ * run of 0.7 s was "too early"). Sets m->all_freed and VERDICT_NO_LEAK
+ * over an unknown trend or start-up; other verdicts say more.
+ */
+void verdict__all_freed(struct report_memory *m, uint64_t outstanding_allocs);
+
+/*
  * g: the last leak an earlier report of this image named (none: g->stacks
  * is 0). When no stack grows now, that is said: "no leak seen" becomes
  * VERDICT_STOPPED, and fragmentation keeps its verdict but no longer says

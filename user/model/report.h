@@ -316,6 +316,8 @@ struct report_memory {
 	bool pymalloc;		/* pymalloc's arenas are mostly free (analyze/verdict.h) */
 	/* The target had exited by this report: what is outstanding was never freed. */
 	bool exited;
+	/* It exited with nothing outstanding, every allocation traced: no leak, whatever the trends. */
+	bool all_freed;
 	/*
 	 * Drops (report_totals' dropped counters) make the figures incomplete:
 	 * then no "no leak", "stable" or "not a leak". Allocations not tracked

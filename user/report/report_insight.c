@@ -472,6 +472,12 @@ static void print_verdict(const struct report *r, FILE *f)
 		print_at_exit(r, f);
 		return;
 	case VERDICT_NO_LEAK:
+		if (m->all_freed) {
+			fputs("no leak: every block allocated since tracing began was freed by the "
+			      "exit\n", f);
+			break;
+		}
+		/* fall through */
 	case VERDICT_INCOMPLETE:
 		fputs(m->verdict == VERDICT_NO_LEAK ? "no leak seen: " :
 		      "incomplete figures, no leak in them: ", f);

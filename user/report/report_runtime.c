@@ -43,10 +43,9 @@ void report_runtime__text_part(const struct report *r, FILE *f)
 	}
 	if (!allocs)
 		return;
-	fputs("  of them ", f);
+	fputs("  of them, the runtime's own: ", f);
 	put_amount(r, bytes, allocs, f);
-	fputs(" the runtime's own, kept by it until exit (their sites come after the others')\n",
-	      f);
+	fputs(", kept by it until exit (their sites come after the others')\n", f);
 }
 
 void report_runtime__text_stack(const struct report *r, const struct report_stack *s, FILE *f)

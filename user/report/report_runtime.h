@@ -14,7 +14,7 @@
 size_t report_runtime__sites(const struct report *r);
 
 /*
- * "  of them 71.0 KiB (72,704 bytes) in 1 block is the runtime's own, ...":
+ * "  of them, the runtime's own: 71.0 KiB (72,704 bytes) in 1 allocation, ...":
  * of the heap blocks outstanding at exit, a line; nothing when none is.
  */
 void report_runtime__text_part(const struct report *r, FILE *f);

@@ -10,7 +10,8 @@ __gnu_cxx::__freeres) and the program's own behaviour:
    stdout's buffer) is exactly what memcheck has in use at exit less what
    it has with its freeres: the outstanding bytes and blocks less theirs
    are memcheck's, to the byte; their sites come after the program's, and
-   the first site of the text is not one of them;
+   the first site of the text is not one of them; OpenFST's registries,
+   made by its libraries' constructors before main, are marked as such;
  - sqlite3's peak list: no two of its stacks print the same line;
  - python3: every stack through the interpreter's initialization
    (Py_InitializeFromConfig, no Python frame) says it is the interpreter's
@@ -97,8 +98,19 @@ def case_runtime_cxx(work):
 	theirs = memcheck_in_use(work, [FST, det, work.path("vg.fst")])
 	rc, rep, text = traced(work, " ".join(argv))
 	errs = runtime_errs(rep, text, "runtime-init", theirs)
-	common_checks(work, rc, 0, errs)
-	return errs
+	# OpenFST's registries, made by its libraries' constructors before main: start-up.
+	init = [s for s in rep.get("sites") or [] if s.get("initializer") and not s.get("runtime")]
+	if not any("GenericRegister" in str((s.get("frame") or {}).get("function")) for s in init):
+		errs.append("no site of OpenFST's registries marked as made by an initializer")
+	for s in init:
+		outer = [(rep["stacks"][i]["frames"] or [{}])[-1].get("module") for i in s["stacks"]]
+		if any("ld-linux" not in str(m) for m in outer):
+			errs.append("an initializer's site with a stack not from the dynamic linker: %r" %
+				    outer[:3])
+	if init and "in a library's initializer before main (start-up)" not in text:
+		errs.append("the text does not mark the initializers' sites")
+	common_checks(work, rc, 0, errs[:5])
+	return errs[:5]
 
 
 SQL = """create table t(a integer primary key, b text);

@@ -535,7 +535,7 @@ static const char sample_check[] =
 	"w = d['sites']\n"
 	"assert [x['bytes'] for x in w] == [2097152, 4096, 100, 10]\n"
 	"assert list(w[0]) == ['bytes', 'allocs', 'total_bytes', 'total_allocs', 'stack_count', 'left_out',\n"
-	"                      'stacks', 'own', 'import', 'runtime', 'frame'], list(w[0])\n"
+	"                      'stacks', 'own', 'import', 'initializer', 'runtime', 'frame'], list(w[0])\n"
 	"assert (w[0]['total_bytes'], w[0]['stack_count'], w[0]['stacks']) == (4194304, 1, [0])\n"
 	"assert w[0]['frame'] == s[0]['frames'][0]\n"
 	"assert w[1]['frame'] == s[1]['frames'][0] and w[2]['frame'] is None\n"

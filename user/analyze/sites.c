@@ -393,8 +393,9 @@ static void sum_site(const struct report *r, struct report_site *site)
 	}
 	site->frame = r->stacks[site->stacks[0]].site_frame;
 	site->own = r->stacks[site->stacks[0]].site_own;
-	site->import = site->nr_stacks > 0;
+	site->import = site->preinit = site->nr_stacks > 0;
 	for (size_t i = 0; i < site->nr_stacks; i++) {
+		site->preinit = site->preinit && r->stacks[site->stacks[i]].site_preinit;
 		site->import = site->import && r->stacks[site->stacks[i]].site_import;
 		site->runtime = runtime_blocks__merge(site->runtime,
 						      r->stacks[site->stacks[i]].site_runtime, !i);

@@ -164,6 +164,8 @@ struct report_stack {
 	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
 	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
 	uint8_t site_runtime;	/* enum report_runtime: the runtime's own block, by its frames */
+	/* Allocated before main by a library's initializer: outermost, the dynamic linker */
+	bool site_preinit;
 	size_t site;		/* index into report.sites, once grouped */
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	uint32_t proc;		/* --follow: its process's tag (0: the target) */
@@ -199,6 +201,7 @@ struct report_site {
 	bool import;		/* every stack of it allocated by an import (start-up) */
 	/* enum report_runtime: every stack of it the runtime's own (sorted after the others) */
 	uint8_t runtime;
+	bool preinit;		/* every stack of it site_preinit (start-up) */
 };
 
 struct report_totals {

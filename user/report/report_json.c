@@ -322,8 +322,9 @@ static void put_site(const struct report *r, const struct report_site *site, con
 	fputs("},\n     \"stacks\": [", f);
 	for (size_t j = 0; j < site->kept; j++)
 		fprintf(f, "%s%zu", j ? ", " : "", pos[site->stacks[j]]);
-	fprintf(f, "],\n     \"own\": %s, \"import\": %s, \"runtime\": ",
-		site->own ? "true" : "false", site->import ? "true" : "false");
+	fprintf(f, "],\n     \"own\": %s, \"import\": %s, \"initializer\": %s, \"runtime\": ",
+		site->own ? "true" : "false", site->import ? "true" : "false",
+		site->preinit ? "true" : "false");
 	if (site->runtime)
 		fprintf(f, "\"%s\"", runtime_blocks__key(site->runtime));
 	else

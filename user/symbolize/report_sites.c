@@ -333,7 +333,7 @@ static int site_frame(const struct snap_site *site, const struct py_site *ps, bo
 	if (!err && !ps)
 		err = runtime_sites__classify(ips, nr, first, !st->truncated,
 					      pystack__arena_sized(st) ? NULL : rules.interp, sym,
-					      mods, &st->site_runtime);
+					      mods, &st->site_runtime, &st->site_preinit);
 	*native = *native && !err && st->site_frame;
 	return err;
 }
@@ -352,6 +352,7 @@ struct site_memo {
 	bool known;		/* every frame was in the code table */
 	bool own, import;
 	uint8_t runtime;	/* enum report_runtime */
+	bool preinit;
 	bool shared;		/* frame is its Python stack's py_site's */
 	/* A native site frame: it holds while the carry's unwrap_epoch is this. */
 	bool native;
@@ -561,6 +562,7 @@ static bool memo_lend(const struct report_sites_carry *c, const struct site_memo
 	st->site_own = m->own;
 	st->site_import = m->import;
 	st->site_runtime = m->runtime;
+	st->site_preinit = m->preinit;
 	return true;
 }
 
@@ -591,6 +593,7 @@ static void memo_keep(struct report_sites_carry *c, struct site_memo *m,
 	m->own = st->site_own;
 	m->import = st->site_import;
 	m->runtime = st->site_runtime;
+	m->preinit = st->site_preinit;
 	m->codes = ps ? ps->codes : 0;
 	st->site_frame_kept = true;
 }

@@ -95,15 +95,19 @@ static int py_init(const uint64_t *ips, uint32_t nr, uint32_t first, const char 
 
 int runtime_sites__classify(const uint64_t *ips, uint32_t nr, uint32_t first, bool complete,
 			     const char *interp, struct symbolizer *sym,
-			     const struct modules *mods, uint8_t *kind)
+			     const struct modules *mods, uint8_t *kind, bool *preinit)
 {
 	enum report_runtime k = RUNTIME_NONE;
+	const struct module *outer;
 	bool init = false;
 	int err;
 
 	*kind = RUNTIME_NONE;
+	*preinit = false;
 	if (!mods || first >= nr)
 		return 0;
+	outer = modules__find(mods, ips[nr - 1]);
+	*preinit = complete && outer && runtime_frames__loader(outer->path);
 	err = libc_block(ips, nr, first, sym, mods, &k);
 	if (!err && k == RUNTIME_NONE && complete && runtime_init(ips, nr, first, mods))
 		k = RUNTIME_INIT;

@@ -19,10 +19,12 @@
  * innermost first; complete: not cut short (its outermost frame is the
  * outermost). interp: the Python interpreter's object, or NULL (asked of
  * heap blocks only: a pymalloc arena holds anyone's objects). *kind: an
- * enum report_runtime. 0 or -ENOMEM.
+ * enum report_runtime. *preinit: the stack is complete and its outermost
+ * frame the dynamic linker's (a library's initializer run before main,
+ * the runtime's or not). 0 or -ENOMEM.
  */
 int runtime_sites__classify(const uint64_t *ips, uint32_t nr, uint32_t first, bool complete,
 			     const char *interp, struct symbolizer *sym,
-			     const struct modules *mods, uint8_t *kind);
+			     const struct modules *mods, uint8_t *kind, bool *preinit);
 
 #endif

@@ -68,9 +68,12 @@ static struct report_frame *site_frame_of(struct report_stack *s, const char *in
 
 	for (size_t i = 0; i < s->nr_frames; i++)
 		python |= s->frames[i].language == FRAME_PYTHON;
+	s->site_own = false;
 	for (size_t i = 0; i < s->nr_frames; i++)
-		if (sites__own_frame(&s->frames[i], python, NULL, interp))
+		if (sites__own_frame(&s->frames[i], python, NULL, interp)) {
+			s->site_own = true;	/* as symbolize/report_sites.c marks it */
 			return &s->frames[i];
+		}
 	/* None of the user's: the innermost Python line outside importlib, else frames[0]. */
 	for (size_t i = 0; python && i < s->nr_frames; i++)
 		if (s->frames[i].language == FRAME_PYTHON && !sites__import_file(s->frames[i].file))

@@ -282,6 +282,19 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 				  site->nr_stacks - shown, more_b, more_a, f);
 }
 
+/*
+ * Sites at no frame of the program's own (analyze/sites.h: a stripped
+ * program's, a library's constructor), the runtime's aside: the header's
+ * "of the program's own code" is not true of them.
+ */
+static bool library_sites(const struct report *r)
+{
+	for (size_t i = 0; i < r->nr_sites; i++)
+		if (!r->sites[i].own && !r->sites[i].runtime && r->sites[i].frame)
+			return true;
+	return false;
+}
+
 static void print_sites(const struct report *r, FILE *f)
 {
 	size_t shown = top_shown(r);
@@ -297,11 +310,12 @@ static void print_sites(const struct report *r, FILE *f)
 	else
 		fprintf(f, "All %s sites by outstanding %s", report__count(r->nr_sites, a),
 			r->sort_count ? "allocations" : "bytes");
-	fprintf(f, " (%s %s in all, grouped by their innermost frame %s%s):\n",
+	fprintf(f, " (%s %s in all, grouped by their innermost frame %s%s%s):\n",
 		report__count(r->nr_stacks, a), report__plural(r->nr_stacks, "stack", "stacks"),
 		r->kernel ? "outside the allocators" : "of the program's own code",
-		report_runtime__sites(r) ? "; the runtime's own blocks, which no line of the program's "
-				   "made, after the others" : "");
+		!r->kernel && library_sites(r) ? ", else by a library's (or the interpreter's) that made the block" : "",
+		report_runtime__sites(r) ? "; the runtime's own blocks, which no line of the "
+					   "program's made, after the others" : "");
 	for (size_t i = 0; i < shown; i++)
 		print_site(r, i, f);
 	report_runtime__text_after(r, shown, f);

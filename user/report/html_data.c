@@ -9,16 +9,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include "analyze/reach.h"
+#include "analyze/runtime_blocks.h"
 #include "analyze/sites.h"
 #include "analyze/verdict.h"
 #include "html_data.h"
+#include "report_trend.h"
 
-static const char *trend_word(enum report_trend t)
+/* A stack's trend, one word (a CSS class too): "stepped" for bytes that rose, not steadily. */
+static const char *trend_word(const struct report_growth *g)
 {
 	static const char *const words[] = { "unknown", "growing", "stable", "shrinking",
 					     "start-up" };
 
-	return (unsigned)t < sizeof(words) / sizeof(words[0]) ? words[t] : "unknown";
+	if (report_trend__stepped(g))
+		return g->shrank ? "varying" : "stepped";
+	return (unsigned)g->trend < sizeof(words) / sizeof(words[0]) ? words[g->trend] : "unknown";
 }
 
 /* JSON has no NaN or infinity. */
@@ -34,7 +39,7 @@ static void put_stack(const struct report *r, const struct report_stack *s, stru
 		(unsigned long long)s->bytes, (unsigned long long)s->allocs,
 		(unsigned long long)s->total_bytes, (unsigned long long)s->total_allocs,
 		html_pool__string(p, report__api_name(s->api)),
-		html_pool__string(p, r->analysis ? trend_word(s->growth.trend) : "unknown"));
+		html_pool__string(p, r->analysis ? trend_word(&s->growth) : "unknown"));
 	put_num("slope", r->analysis ? s->growth.slope : 0, f);
 	fprintf(f, ",\"proc\":%u,\"site\":%zu,\"marker\":%ld,\"reach\":", s->proc,
 		r->nr_sites ? s->site : 0, html_pool__string(p, report__marker(s)));
@@ -51,16 +56,19 @@ static void put_stack(const struct report *r, const struct report_stack *s, stru
 	fputs("]}", f);
 }
 
-/* A site's word: growing when a stack of it grows, start-up for an import's, else its first stack's. */
+/*
+ * A site's word: growing when a stack of it grows, start-up for an import's
+ * or a library initializer's, else its first stack's.
+ */
 static const char *site_trend(const struct report *r, const struct report_site *site)
 {
 	if (!r->analysis)
 		return "unknown";
 	if (site->growing)
 		return "growing";
-	if (site->import)
+	if (site->import || site->preinit)
 		return "start-up";
-	return site->nr_stacks ? trend_word(r->stacks[site->stacks[0]].growth.trend) : "unknown";
+	return site->nr_stacks ? trend_word(&r->stacks[site->stacks[0]].growth) : "unknown";
 }
 
 /* --reach: the site's bytes of each kind, all its stacks summed; nothing without a scan. */
@@ -86,11 +94,13 @@ static void put_site(const struct report *r, const struct report_site *site, con
 	struct sites_left_out lo = sites__left_out(r, site);
 
 	fprintf(f, "{\"b\":%llu,\"a\":%llu,\"tb\":%llu,\"ta\":%llu,\"n\":%zu,\"growing\":%zu,"
-		"\"rank\":%u,\"own\":%s,\"import\":%s,\"trend\":%ld,\"frame\":%ld,",
+		"\"rank\":%u,\"own\":%s,\"import\":%s,\"runtime\":%ld,\"trend\":%ld,\"frame\":%ld,",
 		(unsigned long long)site->bytes, (unsigned long long)site->allocs,
 		(unsigned long long)site->total_bytes, (unsigned long long)site->total_allocs,
 		site->nr_stacks, site->growing, site->rank, site->own ? "true" : "false",
-		site->import ? "true" : "false", html_pool__string(p, site_trend(r, site)),
+		site->import ? "true" : "false",
+		site->runtime ? html_pool__string(p, runtime_blocks__what(site->runtime)) : -1,
+		html_pool__string(p, site_trend(r, site)),
 		site->frame ? html_pool__frame(p, site->frame) : -1);
 	put_num("slope", site->slope, f);
 	put_site_reach(r, site, f);

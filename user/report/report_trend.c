@@ -27,14 +27,14 @@ static bool fitted(const struct report_growth *g)
  * one block resized larger). A Python dict whose table doubled in 3 of 7
  * intervals was called "stable".
  */
-static bool stepped(const struct report_growth *g)
+bool report_trend__stepped(const struct report_growth *g)
 {
 	return g->trend == TREND_STABLE && !g->unfitted && g->grew > 1;
 }
 
 const char *report_trend__word(const struct report_growth *g)
 {
-	if (stepped(g))
+	if (report_trend__stepped(g))
 		return g->shrank ? "up and down, no steady trend" : "rose in steps, not steadily";
 	return trend_word(g->trend);
 }
@@ -48,7 +48,7 @@ void report_trend__figures(const struct report_growth *g, FILE *f)
 			report__human_size((uint64_t)llround(fabs(g->slope)), a, sizeof(a)));
 	if (g->trend == TREND_SHRINKING)
 		fprintf(f, "shrank in %s", report__count(g->shrank, n));
-	else if (stepped(g) && g->shrank)
+	else if (report_trend__stepped(g) && g->shrank)
 		fprintf(f, "grew in %s and shrank in %s", report__count(g->grew, n),
 			report__count(g->shrank, a));
 	else

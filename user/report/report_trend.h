@@ -13,6 +13,9 @@
  */
 const char *report_trend__word(const struct report_growth *g);
 
+/* Rose after its first interval, not steadily enough to grow (report_trend__word's words). */
+bool report_trend__stepped(const struct report_growth *g);
+
 /* "+40.0 KiB/s, grew in 16 of 16 intervals, R² 1.00; oldest block 7.9 s old" */
 void report_trend__figures(const struct report_growth *g, FILE *f);
 

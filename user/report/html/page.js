@@ -105,6 +105,7 @@
 		if (fr[4] & 2) add(td, el('span', 'tag py', 'Python'));
 		if (site.own) add(td, el('span', 'tag own', 'your code'));
 		if (site.import) add(td, el('span', 'tag inl', 'import'));
+		if (site.runtime >= 0) add(td, el('span', 'tag inl', 'not your code'), ' ', str(site.runtime));
 		return td;
 	}
 	var COLS = [
@@ -172,7 +173,8 @@
 			    (D.sampling ? ' Sampled (--sample, -s): every figure of bytes and blocks is an ' +
 			     'estimate, ~ marks it; the text and JSON reports give each its 95% interval.' : '')));
 		var legend = add(el('p', 'legend'), 'Trend, as the text report says it: ');
-		[['growing', 'steadily, the leak-like'], ['stable', ''], ['shrinking', ''],
+		[['growing', 'steadily, the leak-like'], ['stepped', 'rose, not steadily'], ['stable', ''],
+		 ['varying', 'up and down'], ['shrinking', ''],
 		 ['start-up', 'held since start-up'], ['unknown', 'too few reports to tell']]
 			.forEach(function (t) { add(legend, add(el('span'), trendEl(t[0]), t[1] ? ' ' + t[1] : '')); });
 		add(sec, legend);

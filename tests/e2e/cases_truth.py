@@ -20,7 +20,9 @@ __gnu_cxx::__freeres) and the program's own behaviour:
    not called "stable", nor any stack whose bytes rose after its first
    interval;
  - jq, which frees every block by its exit (memcheck: 0 in use): no leak,
-   not "too early" for want of reports.
+   not "too early" for want of reports;
+ - python3 writing 64 MiB as it ends: the Memory line's live blocks are of
+   the moment its RSS was read.
 """
 
 import json
@@ -267,6 +269,35 @@ def case_all_freed(work):
 	return errs
 
 
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+MEMORY_LINE = re.compile(r"^Memory: RSS [\d.]+ \w+, anonymous ([\d.]+) (\w+) .*; live blocks ([\d.]+) (\w+)$",
+			 re.M)
+# 64 MiB made (and written) at the end, after the target's memory was last read.
+LATE_PY = "import time\ntime.sleep(1.2)\ndata = b'x' * (64 << 20)\nprint(len(data))\n"
+
+
+def case_memory_moment(work):
+	"""python3 writing 64 MiB as it ends, its memory last read before: the Memory line's
+	live blocks are those of the moment its RSS was read, never more than its anonymous
+	memory then (the end's 64 MiB stood beside an RSS of ~10 MiB read 0.2 s before)."""
+	script = work.path("late.py")
+	with open(script, "w") as f:
+		f.write(LATE_PY)
+	rc, rep, text = traced(work, "%s %s" % (PY, script), env=py_env(work))
+	final = text[text.rfind("Final report"):]
+	m = MEMORY_LINE.search(final)
+	errs = []
+	if not m:
+		errs.append("no Memory line of figures in the final report")
+	else:
+		anon = float(m.group(1)) * UNITS[m.group(2)]
+		live = float(m.group(3)) * UNITS[m.group(4)]
+		if live > anon:
+			errs.append("live blocks above the anonymous memory on one line: %s" % m.group(0))
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 CASES = [
 	("truth_runtime_cxx", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_runtime_cxx),
 	("truth_runtime_sqlite3", TRACE, [VALGRIND, SQLITE], case_runtime_sqlite3),
@@ -274,4 +305,5 @@ CASES = [
 	("truth_py_startup", TRACE, [PY], case_py_startup),
 	("truth_stepped_growth", TRACE, [PY], case_stepped_growth),
 	("truth_all_freed", TRACE, [VALGRIND, JQ], case_all_freed),
+	("truth_memory_moment", TRACE, [PY], case_memory_moment),
 ]

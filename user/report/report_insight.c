@@ -57,7 +57,9 @@ static const char *ordinal(unsigned n, char *buf)
 
 /* ---------------------------------------------------------------- memory */
 
-static void print_figures(const struct report *r, const struct report_sample *s, FILE *f)
+/* The memory's figures, and the live blocks' of the same moment (live). */
+static void print_figures(const struct report *r, const struct report_sample *s, uint64_t live,
+			  FILE *f)
 {
 	char a[SIZE_LEN], b[SIZE_LEN], c[SIZE_LEN];
 
@@ -67,7 +69,7 @@ static void print_figures(const struct report *r, const struct report_sample *s,
 		fprintf(f, ", %u thread-arena %s using %s of %s", s->arenas,
 			report__plural(s->arenas, "heap", "heaps"), size_str(s->arena, a),
 			size_str(s->arena_reserved, b));
-	fprintf(f, "); live blocks %s%s", r->sampling ? "~" : "", size_str(s->live, c));
+	fprintf(f, "); live blocks %s%s", r->sampling ? "~" : "", size_str(live, c));
 }
 
 static void print_memory(const struct report *r, FILE *f)
@@ -75,6 +77,7 @@ static void print_memory(const struct report *r, FILE *f)
 	const struct report_analysis *a = r->analysis;
 	const struct report_memory *m = &a->memory;
 	char live[SIZE_LEN];
+	bool earlier;
 
 	if (r->kernel) {
 		fputs("Memory: the kernel's; what it allocated before tracing began is not counted, and growth alone decides the verdict\n", f);
@@ -84,14 +87,21 @@ static void print_memory(const struct report *r, FILE *f)
 		fprintf(f, "Memory: /proc/%d could not be read\n", r->pid);
 		return;
 	}
+	/*
+	 * Read before the target exited: the live blocks of that moment beside
+	 * its RSS (v_containers' 1.3 MiB at its end stood beside an RSS of
+	 * 0.0 s, above its anonymous 208.0 KiB), the end's after.
+	 */
+	earlier = !(a->nr_samples && !a->samples[a->nr_samples - 1].mem) &&
+		  m->now.mem_t_s < m->now.t_s;
 	fputs("Memory: ", f);
-	print_figures(r, &m->now, f);
+	print_figures(r, &m->now, earlier ? m->now.mem_live : m->now.live, f);
 	if (a->nr_samples && !a->samples[a->nr_samples - 1].mem)
 		fprintf(f, " (at %.1f s, its last reading)", m->now.t_s);
-	else if (m->now.mem_t_s < m->now.t_s)
-		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s%s then)",
+	else if (earlier)
+		fprintf(f, "\n  (read at %.1f s, while pid %d ran: the last reading before it exited; live blocks %s%s at the end)",
 			m->now.mem_t_s, r->pid, r->sampling ? "~" : "",
-			size_str(m->now.mem_live, live));
+			size_str(m->now.live, live));
 	fputc('\n', f);
 }
 

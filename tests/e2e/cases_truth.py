@@ -105,11 +105,15 @@ def case_runtime_cxx(work):
 	if not any("GenericRegister" in str((s.get("frame") or {}).get("function")) for s in init):
 		errs.append("no site of OpenFST's registries marked as made by an initializer")
 	for s in init:
-		outer = [(rep["stacks"][i]["frames"] or [{}])[-1].get("module") for i in s["stacks"]]
-		if any("ld-linux" not in str(m) for m in outer):
-			errs.append("an initializer's site with a stack not from the dynamic linker: %r" %
-				    outer[:3])
-	if init and "in a library's initializer before main (start-up)" not in text:
+		for i in s["stacks"]:
+			frames = rep["stacks"][i]["frames"] or [{}]
+			fns = [f.get("function") for f in frames]
+			if "ld-linux" not in str(frames[-1].get("module")) and \
+			   ("call_init" not in fns or "__libc_start_call_main" in fns):
+				errs.append("an initializer's site with a stack neither from the dynamic "
+					    "linker nor from __libc_start_main's call_init: %s" %
+					    lib.frame_str(frames))
+	if init and "in an initializer before main (start-up)" not in text:
 		errs.append("the text does not mark the initializers' sites")
 	common_checks(work, rc, 0, errs[:5])
 	return errs[:5]

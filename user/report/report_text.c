@@ -262,7 +262,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	if (site->import)
 		fputs(", during an import (start-up)", f);
 	if (site->preinit && !site->runtime)	/* the runtime's say so below */
-		fputs(", in a library's initializer before main (start-up)", f);
+		fputs(", in an initializer before main (start-up)", f);
 	if (site->runtime)
 		fprintf(f, "\n  Not the program's: %s\n", runtime_blocks__what(site->runtime));
 	fputc('\n', f);

@@ -74,6 +74,48 @@ static bool runtime_init(const uint64_t *ips, uint32_t nr, uint32_t first,
 	return m && runtime_frames__loader(m->path);
 }
 
+struct start_run {
+	bool init, main;
+};
+
+static void start_step(const char *function, void *arg)
+{
+	struct start_run *run = arg;
+
+	run->init = run->init || !strcmp(function, "call_init");
+	run->main = run->main || !strcmp(function, "__libc_start_call_main");
+}
+
+/*
+ * The executable's own constructors, run by __libc_start_main before main:
+ * the C library's outermost frames (under _start) pass through its
+ * call_init (csu/libc-start.c), not __libc_start_call_main. Only named with
+ * libc's debug information (libc6-dbg): call_init is inlined.
+ */
+static int exe_init(const uint64_t *ips, uint32_t nr, uint32_t first, struct symbolizer *sym,
+		    const struct modules *mods, bool *init)
+{
+	struct start_run run = { false, false };
+	uint32_t i = nr;
+	int err = 0;
+
+	while (i-- > first) {	/* past _start, the executable's */
+		const struct module *m = modules__find(mods, ips[i]);
+
+		if (m && runtime_frames__libc(m->path))
+			break;
+	}
+	for (i++; i-- > first && !err;) {
+		const struct module *m = modules__find(mods, ips[i]);
+
+		if (!m || !runtime_frames__libc(m->path))
+			break;
+		err = each_name(sym, mods, ips[i], start_step, &run);
+	}
+	*init = run.init && !run.main;
+	return err;
+}
+
 /* The interpreter's own frames, the outermost first: one its initialization? */
 static int py_init(const uint64_t *ips, uint32_t nr, uint32_t first, const char *interp,
 		   struct symbolizer *sym, const struct modules *mods, bool *init)
@@ -108,6 +150,8 @@ int runtime_sites__classify(const uint64_t *ips, uint32_t nr, uint32_t first, bo
 		return 0;
 	outer = modules__find(mods, ips[nr - 1]);
 	*preinit = complete && outer && runtime_frames__loader(outer->path);
+	if (complete && !*preinit && (err = exe_init(ips, nr, first, sym, mods, preinit)))
+		return err;
 	err = libc_block(ips, nr, first, sym, mods, &k);
 	if (!err && k == RUNTIME_NONE && complete && runtime_init(ips, nr, first, mods))
 		k = RUNTIME_INIT;

@@ -19,9 +19,12 @@
  * innermost first; complete: not cut short (its outermost frame is the
  * outermost). interp: the Python interpreter's object, or NULL (asked of
  * heap blocks only: a pymalloc arena holds anyone's objects). *kind: an
- * enum report_runtime. *preinit: the stack is complete and its outermost
- * frame the dynamic linker's (a library's initializer run before main,
- * the runtime's or not). 0 or -ENOMEM.
+ * enum report_runtime. *preinit: the stack is complete and was made
+ * before main by an initializer: its outermost frame the dynamic
+ * linker's (a shared library's, the runtime's or not), or its C library's
+ * outermost frames through __libc_start_main's call_init (the
+ * executable's own constructors; told with libc's debug information
+ * only). 0 or -ENOMEM.
  */
 int runtime_sites__classify(const uint64_t *ips, uint32_t nr, uint32_t first, bool complete,
 			     const char *interp, struct symbolizer *sym,

@@ -75,7 +75,7 @@ static bool runtime_init(const uint64_t *ips, uint32_t nr, uint32_t first,
 }
 
 struct start_run {
-	bool init, main;
+	bool init, through_main;
 };
 
 static void start_step(const char *function, void *arg)
@@ -83,7 +83,7 @@ static void start_step(const char *function, void *arg)
 	struct start_run *run = arg;
 
 	run->init = run->init || !strcmp(function, "call_init");
-	run->main = run->main || !strcmp(function, "__libc_start_call_main");
+	run->through_main = run->through_main || !strcmp(function, "__libc_start_call_main");
 }
 
 /*
@@ -112,7 +112,7 @@ static int exe_init(const uint64_t *ips, uint32_t nr, uint32_t first, struct sym
 			break;
 		err = each_name(sym, mods, ips[i], start_step, &run);
 	}
-	*init = run.init && !run.main;
+	*init = run.init && !run.through_main;
 	return err;
 }
 

@@ -234,6 +234,8 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	put_estimate(r, s->bytes, s->samples, s->var, f);
 	if (site != SIZE_MAX)
 		fprintf(f, ", \"site\": %zu", site);
+	if (site != SIZE_MAX && s->site_runtime)	/* in a site of the program's too */
+		fprintf(f, ", \"runtime\": \"%s\"", runtime_blocks__key(s->site_runtime));
 	report_reach__json_stack(s, f);
 	if (site != SIZE_MAX)
 		report_allocs__json(r, s, f);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* analyze/runtime_blocks.c: the runtime's own blocks, and their sites after the program's. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "analyze/runtime_blocks.h"
 #include "analyze/runtime_frames.h"
 #include "analyze/sites.h"
 #include "model/report.h"
+#include "report/report_text.h"
 #include "helpers.h"
 #include "unit.h"
 
@@ -110,5 +112,59 @@ TEST(runtime_blocks_sites_last)
 	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
 	ASSERT_EQ_U64(r.sites[1].runtime, RUNTIME_INIT);
 	unit__ungroup(&r);
+	return true;
+}
+
+/*
+ * -T 1 on a program's site and two of the runtime's: the text lists the
+ * runtime's after it, a line each under what they are; the header says
+ * they come last.
+ */
+TEST(runtime_blocks_text)
+{
+	struct report_frame pool = { .address = 0x10,
+				     .module = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
+				     .module_offset = 0xa57ba };
+	struct report_frame own = { .address = 0x20, .function = "main", .file = "/src/app.c",
+				    .line = 7, .module = "/usr/local/bin/app" };
+	struct report_frame put = { .address = 0x30, .function = "emit", .file = "/src/app.c",
+				    .line = 9, .module = "/usr/local/bin/app" };
+	struct report_stack stacks[] = {
+		{ .api = API_MALLOC, .bytes = 72704, .allocs = 1, .frames = &pool, .nr_frames = 1,
+		  .site_runtime = RUNTIME_INIT, .site_preinit = true },
+		{ .api = API_MALLOC, .bytes = 4096, .allocs = 1, .frames = &put, .nr_frames = 1,
+		  .site_runtime = RUNTIME_STDIO },
+		{ .api = API_MALLOC, .bytes = 936, .allocs = 9, .frames = &own, .nr_frames = 1 },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 3, .top = 1, .pid = 7 };
+	char *out;
+
+	r.totals.outstanding_bytes = 72704 + 4096 + 936;
+	r.totals.outstanding_allocs = 11;
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out);
+	ASSERT(strstr(out, "Top 1 of 3 sites by outstanding bytes (3 stacks in all, grouped by their "
+			   "innermost frame of the program's own code; the runtime's own blocks, which "
+			   "no line of the program's made, after the others):\n\nSite 1: 936 bytes in 9 "
+			   "allocations from 1 stack, at main (/src/app.c:7) [app]\n"));
+	ASSERT(strstr(out, "\nThe runtime's own blocks, after the sites above, by what they are:\n"
+			   "  the runtime's own start-up block: allocated by a runtime library's "
+			   "initializer"));
+	ASSERT(strstr(out, "\n    Site 2: 71.0 KiB (72,704 bytes) in 1 allocation, at "
+			   "libstdc++.so.6.0.30+0xa57ba\n  libc's buffer of a stdio stream"));
+	ASSERT(strstr(out, "\n    Site 3: 4.0 KiB (4,096 bytes) in 1 allocation, at emit (/src/app.c:9) "
+			   "[app]\n"));
+	free(out);
+	/* A site at a library's frame (no frame of the program's): the header says so. */
+	own.module = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6";
+	own.function = "sqlite3Malloc";
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	out = unit__render(report_text__write, &r, NULL);
+	unit__ungroup(&r);
+	ASSERT(out && strstr(out, "of the program's own code, else by a library's (or the "
+				  "interpreter's) that made the block; the runtime's"));
+	free(out);
 	return true;
 }

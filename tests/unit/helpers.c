@@ -90,6 +90,17 @@ int unit__group(struct report *r, size_t file_sites, size_t file_stacks)
 	return sites__group(r, file_sites, file_stacks);
 }
 
+char *unit__grouped_render(int (*writer)(const struct report *, FILE *), struct report *r)
+{
+	char *out;
+
+	if (unit__group(r, SITES_FILE_SITES, SITES_FILE_STACKS))
+		return NULL;
+	out = unit__render(writer, r, NULL);
+	unit__ungroup(r);
+	return out;
+}
+
 void unit__ungroup(struct report *r)
 {
 	for (size_t i = 0; i < r->nr_stacks; i++)

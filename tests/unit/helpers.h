@@ -26,6 +26,8 @@ char *unit__render(int (*writer)(const struct report *, FILE *), const struct re
  * undoes it all.
  */
 int unit__group(struct report *r, size_t file_sites, size_t file_stacks);
+/* r grouped as the files keep it, written by writer, ungrouped: the text (free it), or NULL. */
+char *unit__grouped_render(int (*writer)(const struct report *, FILE *), struct report *r);
 void unit__ungroup(struct report *r);
 
 /* opts__parse of "memleakbpf" and the NULL-terminated arguments from first on. */

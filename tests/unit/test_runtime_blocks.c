@@ -141,9 +141,7 @@ TEST(runtime_blocks_text)
 
 	r.totals.outstanding_bytes = 72704 + 4096 + 936;
 	r.totals.outstanding_allocs = 11;
-	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
-	out = unit__render(report_text__write, &r, NULL);
-	unit__ungroup(&r);
+	out = unit__grouped_render(report_text__write, &r);
 	ASSERT(out);
 	ASSERT(strstr(out, "Top 1 of 3 sites by outstanding bytes (3 stacks in all, grouped by their "
 			   "innermost frame of the program's own code; the runtime's own blocks, which "
@@ -160,9 +158,7 @@ TEST(runtime_blocks_text)
 	/* A site at a library's frame (no frame of the program's): the header says so. */
 	own.module = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6";
 	own.function = "sqlite3Malloc";
-	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
-	out = unit__render(report_text__write, &r, NULL);
-	unit__ungroup(&r);
+	out = unit__grouped_render(report_text__write, &r);
 	ASSERT(out && strstr(out, "of the program's own code, else by a library's (or the "
 				  "interpreter's) that made the block; the runtime's"));
 	free(out);

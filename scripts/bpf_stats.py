@@ -19,12 +19,19 @@ time others ran while it was preempted (several microseconds a run at a
 load average of 14 on 2 CPUs); under SCHED_FIFO the target, in whose
 context the programs run, is not preempted by ordinary tasks. It holds a
 CPU for the whole run: keep COMMAND short. Needs root, like memleakbpf.
+
+--since REGEX also gives the figures from the first line of the run's output
+that matches REGEX on (the programs' statistics read as it is printed): a
+part of a job, such as torch_train.py's loop ("training"), apart from its
+start-up. --show REGEX prints the lines of the output that match it (the
+job's own timing, say).
 """
 
 import argparse
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -78,21 +85,8 @@ def read_progs(pid, names, progs):
 		progs[i] = (names[i], int(kv.get("run_cnt", 0)), int(kv.get("run_time_ns", 0)))
 
 
-def run(tracer, args, command, env, fifo):
-	"""{name: (runs, ns)} of the tracer's programs over the run of command."""
-	cmd = ("chrt -f 1 " if fifo else "") + command
-	p = subprocess.Popen([tracer] + args + ["-c", cmd, "3600"], env=env,
-			     stdout=subprocess.DEVNULL)
-	names, progs = {}, {}
-
-	def poll():
-		while p.poll() is None:
-			read_progs(p.pid, names, progs)
-			time.sleep(POLL_S)
-	t = threading.Thread(target=poll)
-	t.start()
-	p.wait()
-	t.join()
+def totals(progs):
+	"""{name: [runs, ns]} summed over the programs of one name."""
 	out = {}
 	for name, runs, ns in progs.values():
 		r = out.setdefault(name, [0, 0])
@@ -101,12 +95,61 @@ def run(tracer, args, command, env, fifo):
 	return out
 
 
+def run(tracer, args, command, env, fifo, since, show):
+	"""{name: [runs, ns]} of the tracer's programs over the run of command,
+	and over its part from the first line matching since (None: no such part)."""
+	cmd = ("chrt -f 1 " if fifo else "") + command
+	p = subprocess.Popen([tracer] + args + ["-c", cmd, "3600"], env=env,
+			     stdout=subprocess.PIPE if since or show else subprocess.DEVNULL,
+			     universal_newlines=True, errors="replace")
+	names, progs, mark = {}, {}, []
+
+	def poll():
+		while p.poll() is None:
+			read_progs(p.pid, names, progs)
+			time.sleep(POLL_S)
+
+	def lines():
+		for line in p.stdout:
+			if since and not mark and re.search(since, line):
+				read_progs(p.pid, names, progs)
+				mark.append(totals(progs))
+			if show and re.search(show, line):
+				sys.stdout.write(line)
+	t = threading.Thread(target=poll)
+	t.start()
+	r = None
+	if p.stdout:
+		r = threading.Thread(target=lines)
+		r.start()
+	p.wait()
+	t.join()
+	if r:
+		r.join()
+	whole = totals(progs)
+	if not mark:
+		return whole, None
+	part = {n: [v[0] - mark[0].get(n, [0, 0])[0], v[1] - mark[0].get(n, [0, 0])[1]]
+		for n, v in whole.items()}
+	return whole, part
+
+
+def show_progs(title, progs):
+	if title:
+		print(title)
+	for name, (runs, ns) in sorted(progs.items(), key=lambda x: -x[1][1]):
+		if runs:
+			print("%-20s %10d runs %8.0f ns/run %8.3f s" % (name, runs, ns / runs, ns / 1e9))
+
+
 def main():
 	ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 	ap.add_argument("--tracer", default=os.path.join(ROOT, "memleakbpf"))
 	ap.add_argument("--fifo", action="store_true")
 	ap.add_argument("--env", action="append", default=[], metavar="K=V")
 	ap.add_argument("--arg", action="append", default=[], metavar="OPTION")
+	ap.add_argument("--since", metavar="REGEX")
+	ap.add_argument("--show", metavar="REGEX")
 	ap.add_argument("command", nargs="+")
 	a = ap.parse_args()
 	if os.geteuid():
@@ -114,11 +157,14 @@ def main():
 	env = dict(os.environ)
 	env.update(kv.split("=", 1) for kv in a.env)
 	fd = enable_stats()
-	progs = run(a.tracer, a.arg, " ".join(a.command), env, a.fifo)
+	whole, part = run(a.tracer, a.arg, " ".join(a.command), env, a.fifo, a.since, a.show)
 	os.close(fd)
-	for name, (runs, ns) in sorted(progs.items(), key=lambda x: -x[1][1]):
-		if runs:
-			print("%-20s %10d runs %8.0f ns/run %8.3f s" % (name, runs, ns / runs, ns / 1e9))
+	show_progs("the whole run:" if a.since else "", whole)
+	if a.since:
+		if part is None:
+			print("no line of the output matched %r" % a.since)
+			return 1
+		show_progs("from the first line matching %r:" % a.since, part)
 	return 0
 
 

@@ -92,7 +92,7 @@ struct walk_notes {
 	__u32 met;		/* it met the trail there + 1; 0: it did not */
 	__u32 at;		/* ... at this frame of its own */
 	__u32 to_check, checked;	/* words of the trail (stack_trail.bpf.h) */
-	__u32 pad;
+	__u32 note_nr, note_span;	/* ... the cache way's words and span, as they are noted */
 	__u64 owner;		/* the stack pointer the walk started from */
 	__u64 past;		/* a word of the trail's that changed: meet it above only */
 	/* by frame, innermost first: as uwalk_frame was when the walk got there */

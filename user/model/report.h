@@ -80,14 +80,12 @@ enum report_runtime {
 
 struct report_growth {
 	enum report_trend trend;
+	unsigned rank;		/* 1: the most leak-like growing stack; 0: not growing */
 	double slope;		/* bytes per second: least-squares line over the run */
 	double r2;		/* how well that line fits, 0..1 (0: flat) */
 	uint32_t grew;		/* intervals in which the bytes grew */
 	uint32_t shrank;	/* intervals in which they fell */
 	uint32_t intervals;	/* intervals since the stack first held bytes */
-	double age_s;		/* of its oldest outstanding block; < 0 when unknown */
-	double score;		/* how leak-like, 0..1; growing stacks only */
-	unsigned rank;		/* 1: the most leak-like growing stack; 0: not growing */
 	/*
 	 * Stable because its points all hold the same bytes, told without a
 	 * fit: slope and r2 left 0 (history__trend_site) until it is shown.
@@ -98,6 +96,8 @@ struct report_growth {
 	 * none of what it held a report ago is still held (insight.c).
 	 */
 	bool renewed;
+	double age_s;		/* of its oldest outstanding block; < 0 when unknown */
+	double score;		/* how leak-like, 0..1; growing stacks only */
 };
 
 /* How fast a stack allocates, freed or not (churn). */
@@ -135,8 +135,10 @@ struct report_block {
 	uint64_t age_ns;	/* at the snapshot */
 };
 
+/* Its fields ordered to leave no holes: a torch job's report has 210,000 of them. */
 struct report_stack {
 	uint32_t api;		/* enum memleak_api */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	uint64_t bytes;		/* outstanding */
 	uint64_t allocs;	/* outstanding */
 	/* Sampling (report.sampling): the sampled blocks behind bytes, and its variance. */
@@ -151,6 +153,14 @@ struct report_stack {
 	bool no_stack;		/* the stack could not be captured */
 	bool python_arena;	/* pymalloc arenas: this stack needed them, any code fills them */
 	uint8_t wrapper_ips;	/* innermost ips in operator new, left out of the frames */
+	bool site_frame_kept;	/* site_frame is borrowed (symbolize/report_sites.c's carry) */
+	bool site_keyed;	/* site_key is sites__key(site_frame), kept with it */
+	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
+	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
+	uint8_t site_runtime;	/* enum report_runtime: the runtime's own block, by its frames */
+	/* Allocated before main by a library's initializer: outermost, the dynamic linker */
+	bool site_preinit;
+	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
 	struct report_growth growth;	/* with an analysis only */
 	struct report_rate rate;	/* churn stacks only */
 	/*
@@ -158,17 +168,8 @@ struct report_stack {
 	 * Report stacks only: not those of the churn or the peak.
 	 */
 	struct report_frame *site_frame;
-	bool site_frame_kept;	/* site_frame is borrowed (symbolize/report_sites.c's carry) */
-	bool site_keyed;	/* site_key is sites__key(site_frame), kept with it */
 	uint64_t site_key;
-	bool site_own;		/* its site frame is the user's code; false: the rules' fallback */
-	bool site_import;	/* allocated by an import: importlib's bootstrap among its Python frames */
-	uint8_t site_runtime;	/* enum report_runtime: the runtime's own block, by its frames */
-	/* Allocated before main by a library's initializer: outermost, the dynamic linker */
-	bool site_preinit;
 	size_t site;		/* index into report.sites, once grouped */
-	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
-	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
 	/*
 	 * -a: its live blocks (older than -o), the oldest first, at most

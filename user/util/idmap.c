@@ -68,7 +68,7 @@ int idmap__put(struct idmap *m, uint64_t id, uint32_t val)
 
 	if (!id)
 		return -EINVAL;
-	if (2 * (m->nr + 1) > m->cap && grow(m))
+	if (4 * (m->nr + 1) > 3 * m->cap && grow(m))
 		return -ENOMEM;
 	i = find(m, id);
 	if (!m->keys[i]) {

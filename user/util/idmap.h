@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A map from non-zero 64-bit ids (hashes already: stack ids, site keys) to
- * 32-bit values, open-addressed, grown at half full. For sets of ids and
- * for indexes into arrays kept beside it.
+ * 32-bit values, open-addressed, grown at three quarters full (at half
+ * full, a torch job's dozen maps of 200,000 to 700,000 ids held twice the
+ * room half the time; a lookup at three quarters reads 2.5 slots on average
+ * for an id present, 8.5 for one absent, mostly in one cache line). For
+ * sets of ids and for indexes into arrays kept beside it.
  */
 #ifndef IDMAP_H
 #define IDMAP_H

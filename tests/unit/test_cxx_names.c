@@ -27,6 +27,8 @@ TEST(cxx_names_string_and_depth)
 			"> const&)",
 			"FlagRegister<std::string>::SetDescription(std::string const&, "
 			"FlagDescription<" E "> const&)"));
+	/* the demangler's space between closing brackets goes with the string's arguments */
+	ASSERT(shortens("FlagRegister<" STR " >::GetRegister()", "FlagRegister<std::string>::GetRegister()"));
 	ASSERT(shortens("std::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_create(unsigned long&, unsigned long)",
 			"std::string::_M_create(unsigned long&, unsigned long)"));
 	ASSERT(shortens("std::__cxx11::list<int, std::allocator<int> >::push_back(int const&)",

@@ -217,7 +217,7 @@ TEST(opts_usage_lists_everything)
 		"1048576", "262144",
 		"-a, --show-allocs", "--allocs-per-stack N", "-t, --trace", "--trace-buffer BYTES",
 		"-S, --symbols-prefix P", "-C, --combined-only", "-F, --wa-missing-free",
-		"--sort KEY",
+		"--sort KEY", "--full-names",
 	};
 	char *text = NULL, *line;
 	size_t len = 0;

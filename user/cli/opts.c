@@ -49,6 +49,7 @@ enum {
 	OPT_TRACE_BUFFER,
 	OPT_STACK_RING,
 	OPT_SORT,
+	OPT_FULL_NAMES,
 	OPT_OUTPUT,	/* + enum report_output: the output files' (report/writers.h) */
 };
 
@@ -95,6 +96,7 @@ static const struct option long_options[] = {
 	{ "wa-missing-free", no_argument, NULL, 'F' },
 	{ "percpu", no_argument, NULL, 'P' },
 	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -428,6 +430,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return 0;
 	case OPT_ALL_STACKS:
 		o->all_stacks = true;
+		return 0;
+	case OPT_FULL_NAMES:
+		o->full_names = true;
 		return 0;
 	case OPT_SNAPSHOT_HTML:
 		o->snapshot_html = true;

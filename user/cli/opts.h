@@ -63,6 +63,7 @@ struct opts {
 	bool trace_buffer_given;
 	uint64_t stack_ring;		/* --new-stack-buffer BYTES: the ring new stacks go through */
 	bool stack_ring_given;
+	bool full_names;		/* --full-names: the text's C++ names whole (report.full_names) */
 	bool sort_count;		/* --sort count: sites by outstanding allocations, not bytes */
 	const char *symbols_prefix;	/* -S/--symbols-prefix: the allocator's names carry it */
 	const char *debug_dirs[OPTS_MAX_DEBUG_DIRS];	/* --debug-dir DIR, repeatable */

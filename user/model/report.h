@@ -456,6 +456,7 @@ struct report {
 	bool show_allocs;	/* -a: each stack's blocks (report_stack.blocks) */
 	uint32_t allocs_per_stack;	/* -a's bound; 0: all */
 	bool sort_count;	/* --sort count: sites by outstanding allocations */
+	bool full_names;	/* --full-names: the text's C++ names not shortened (report/cxx_names.h) */
 	uint64_t older_ms;	/* only allocations older than this are outstanding (0: all) */
 	size_t top;		/* the text report shows this many sites */
 	struct report_totals totals;

@@ -10,8 +10,12 @@
 static const struct {
 	const char *from, *to;
 } cxx_names_same[] = {
+	/* " >": the demangler's space between two closing brackets, not needed after it */
+	{ "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > >",
+	  "std::string>" },
 	{ "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
 	  "std::string" },
+	{ "std::basic_string<char, std::char_traits<char>, std::allocator<char> > >", "std::string>" },
 	{ "std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string" },
 	{ "std::__cxx11::", "std::" },	/* an inline namespace: the same names without it */
 };

@@ -29,13 +29,14 @@ static unsigned percent(uint64_t part, uint64_t whole)
 	return whole ? (unsigned)llround(100.0 * (double)part / (double)whole) : 0;
 }
 
-static void put_frame_name(const struct report_frame *fr, FILE *f)
+static void put_frame_name(const struct report_frame *fr, bool full, FILE *f)
 {
-	if (fr->function)
-		fputs(fr->function, f);
-	else if (fr->module)
-		fprintf(f, "%s+0x%llx", strrchr(fr->module, '/') ? strrchr(fr->module, '/') + 1 :
-			fr->module, (unsigned long long)fr->module_offset);
+	if (fr->function) {
+		text_put__function(fr->function, full, f);
+	} else if (fr->module) {
+		text_put__oneline(strrchr(fr->module, '/') ? strrchr(fr->module, '/') + 1 : fr->module, f);
+		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
+	}
 	else
 		fprintf(f, "0x%llx", (unsigned long long)fr->address);
 }
@@ -73,7 +74,7 @@ static size_t shared_frames(const struct report_stack *a, const struct report_st
  * "at libsqlite3+0xa7504 <- sqlite3Malloc <- libsqlite3+0xb786c <- ..."
  * for four stacks that part at their 9th frame.
  */
-static void print_chain(const struct report_stack *list, size_t n, size_t at, FILE *f)
+static void print_chain(const struct report_stack *list, size_t n, size_t at, bool full, FILE *f)
 {
 	const struct report_stack *s = &list[at];
 	size_t differ = 0;
@@ -88,18 +89,21 @@ static void print_chain(const struct report_stack *list, size_t n, size_t at, FI
 		const struct report_frame *fr = &s->frames[i];
 
 		fputs(i ? " <- " : "", f);
-		put_frame_name(fr, f);
-		if (!i && fr->file && fr->line > 0)
-			fprintf(f, " (%s:%d)", fr->file, fr->line);
+		put_frame_name(fr, full, f);
+		if (!i && fr->file && fr->line > 0) {
+			fputs(" (", f);
+			text_put__oneline(fr->file, f);
+			fprintf(f, ":%d)", fr->line);
+		}
 	}
 	if (differ > CHAIN_FRAMES && differ <= s->nr_frames) {
 		size_t i = differ - 1;	/* the first frame unlike the others' */
 
 		fprintf(f, " <- %s#%zu ", i > CHAIN_FRAMES ? "... <- " : "", i);
-		put_frame_name(&s->frames[i], f);
+		put_frame_name(&s->frames[i], full, f);
 		for (i++; i < s->nr_frames && i < differ + 1; i++) {
 			fputs(" <- ", f);
-			put_frame_name(&s->frames[i], f);
+			put_frame_name(&s->frames[i], full, f);
 		}
 		fputs(i < s->nr_frames ? " <- ...\n" : "\n", f);
 		return;
@@ -133,7 +137,7 @@ static void print_churn(const struct report *r, FILE *f)
 			size_str(s->total_bytes, c),
 			report__count((uint64_t)llround(s->rate.last_allocs_per_s), l),
 			size_str(s->bytes, o));
-		print_chain(a->churn, shown, i, f);
+		print_chain(a->churn, shown, i, r->full_names, f);
 	}
 }
 
@@ -183,7 +187,7 @@ static void print_peak(const struct report *r, FILE *f)
 		fprintf(f, "  %zu. %s (%s bytes) in %s %s from %s\n", i + 1, size_str(s->bytes, b),
 			report__count(s->bytes, e), report__count(s->allocs, n),
 			report__plural(s->allocs, "allocation", "allocations"), report__api_name(s->api));
-		print_chain(p->stacks, shown, i, f);
+		print_chain(p->stacks, shown, i, r->full_names, f);
 	}
 	if (more_b || more_a)
 		fprintf(f, "  and other stacks: %s in %s %s\n", size_str(more_b, b), report__count(more_a, n),

@@ -611,7 +611,7 @@ static void print_growing_site(const struct report *r, const struct report_site 
 			report__count(site->nr_stacks, t));
 	fprintf(f, ", now %s%s in %s%s %s, at ", est, size_str(site->bytes, h), est,
 		report__count(site->allocs, n), report__plural(site->allocs, "allocation", "allocations"));
-	text_put__site_frame(site, f);
+	text_put__site_frame(site, r->full_names, f);
 	fputs("\n      ", f);
 	report_trend__figures(&s->growth, f);
 	fprintf(f, ": now %s%s in %s%s %s from %s\n", est, size_str(s->bytes, h), est,
@@ -619,7 +619,7 @@ static void print_growing_site(const struct report *r, const struct report_site 
 		report__api_name(s->api));
 	if (r->brief)
 		return;
-	text_put__frames(s, f);
+	text_put__frames(s, r->full_names, f);
 	print_more_growing(r, site, f);
 }
 

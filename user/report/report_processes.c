@@ -65,7 +65,7 @@ static void put_process_stacks(const struct report *r, const struct report_proce
 		fputs("      ", f);
 		text_put__amount(s->bytes, s->allocs, f);
 		fprintf(f, " from %s, at ", report__api_name(s->api));
-		text_put__stack_site(s, f);
+		text_put__stack_site(s, r->full_names, f);
 		fputc('\n', f);
 		shown++;
 	}

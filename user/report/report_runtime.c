@@ -72,7 +72,7 @@ void report_runtime__text_after(const struct report *r, size_t shown, FILE *f)
 		fprintf(f, "    Site %zu: ", i + 1);
 		put_amount(r, site->bytes, site->allocs, f);
 		fputs(", at ", f);
-		text_put__site_frame(site, f);
+		text_put__site_frame(site, r->full_names, f);
 		fputc('\n', f);
 	}
 	if (listed > TEXT_RUNTIME_SITES)

@@ -218,7 +218,7 @@ static void print_stack(const struct report *r, const struct report_stack *s, FI
 	if (s->python_arena)
 		fputs("      pymalloc arenas of 1 MiB: this stack needed a new one; the small objects in"
 		      " them can come from any code\n", f);
-	text_put__frames(s, f);
+	text_put__frames(s, r->full_names, f);
 	report_allocs__text(r, s, f);
 }
 
@@ -258,7 +258,7 @@ static void print_site(const struct report *r, size_t idx, FILE *f)
 	report_processes__site(r, site, f);
 	report_insight__site_rank(site, f);
 	fputs(", at ", f);
-	text_put__site_frame(site, f);
+	text_put__site_frame(site, r->full_names, f);
 	if (site->import)
 		fputs(", during an import (start-up)", f);
 	if (site->preinit && !site->runtime)	/* the runtime's say so below */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Pieces of the text reports (text_put.h), below the sections and writers that print them. */
+#include <stdlib.h>
 #include <string.h>
+#include "cxx_names.h"
 #include "model/report.h"
 #include "text_put.h"
 
@@ -35,15 +37,24 @@ void text_put__oneline(const char *s, FILE *f)
 	}
 }
 
+/* One frame of fstminimize's ran to 1,500 characters. Without memory, whole. */
+void text_put__function(const char *function, bool full, FILE *f)
+{
+	char *short_name = full ? NULL : cxx_names__short(function);
+
+	text_put__oneline(short_name ? short_name : function, f);
+	free(short_name);
+}
+
 /*
  * "func (file:line, inlined) [module]", or the best that is known. The
  * module is shown once per address: not on the inlined calls that share it
  * with the frame that follows them.
  */
-static void put_frame(const struct report_frame *fr, bool show_module, FILE *f)
+static void put_frame(const struct report_frame *fr, bool show_module, bool full, FILE *f)
 {
 	if (fr->function) {
-		text_put__oneline(fr->function, f);
+		text_put__function(fr->function, full, f);
 	} else if (fr->module) {
 		text_put__oneline(basename_of(fr->module), f);
 		fprintf(f, "+0x%llx", (unsigned long long)fr->module_offset);
@@ -89,7 +100,7 @@ void text_put__amount(uint64_t bytes, uint64_t allocs, FILE *f)
 		report__plural(allocs, "allocation", "allocations"));
 }
 
-void text_put__frames(const struct report_stack *s, FILE *f)
+void text_put__frames(const struct report_stack *s, bool full, FILE *f)
 {
 	if (s->no_stack)
 		fputs("      [stack unavailable]\n", f);
@@ -99,7 +110,7 @@ void text_put__frames(const struct report_stack *s, FILE *f)
 			      s->frames[i + 1].address == fr->address;
 
 		fprintf(f, "      #%zu ", i);
-		put_frame(fr, !shared, f);
+		put_frame(fr, !shared, full, f);
 		fputc('\n', f);
 	}
 	if (s->truncated)
@@ -108,18 +119,18 @@ void text_put__frames(const struct report_stack *s, FILE *f)
 		fputs("      [cut short: an unwind table was still loading (-p, just after attaching)]\n", f);
 }
 
-void text_put__stack_site(const struct report_stack *s, FILE *f)
+void text_put__stack_site(const struct report_stack *s, bool full, FILE *f)
 {
 	if (s->site_frame)
-		put_frame(s->site_frame, true, f);
+		put_frame(s->site_frame, true, full, f);
 	else
 		fputs("[stack unavailable]", f);
 }
 
-void text_put__site_frame(const struct report_site *site, FILE *f)
+void text_put__site_frame(const struct report_site *site, bool full, FILE *f)
 {
 	if (site->frame)
-		put_frame(site->frame, true, f);
+		put_frame(site->frame, true, full, f);
 	else
 		fputs("[stack unavailable]", f);
 }

@@ -282,6 +282,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 		.show_allocs = tr->opts->show_allocs,
 		.allocs_per_stack = tr->opts->allocs_per_stack,
 		.sort_count = tr->opts->sort_count,
+		.full_names = tr->opts->full_names,
 		.images = tr->images,
 		.own = { tr->opts->own, tr->opts->nr_own, tr->cwd, tr->opts->alloc_fns,
 			 tr->opts->nr_alloc_fns },

@@ -214,6 +214,7 @@ static void copy_meta(struct report *r, const struct report_meta *meta)
 	r->show_allocs = meta->show_allocs;
 	r->allocs_per_stack = meta->allocs_per_stack;
 	r->sort_count = meta->sort_count;
+	r->full_names = meta->full_names;
 }
 
 /* From this size on, the stacks' array is asked for in huge pages. */

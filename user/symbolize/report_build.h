@@ -39,6 +39,7 @@ struct report_meta {
 	bool show_allocs;	/* -a: each stack's blocks (report.show_allocs) */
 	uint32_t allocs_per_stack;
 	bool sort_count;	/* --sort count (report.sort_count) */
+	bool full_names;	/* --full-names (report.full_names) */
 	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
 	struct sites_own own;	/* --own: the user's code (analyze/sites.h); borrowed */
 	const struct report_sampling *sampling;	/* borrowed; NULL: exact */

@@ -324,17 +324,32 @@ static int order_by_group(const struct report *r, const size_t *group, size_t *o
 }
 
 /*
- * The program's sites first, the runtime's own after them by kind
- * (runtime_blocks.h: no line of the program's to fix); each the biggest
- * first; the
- * tie-breakers keep two reports of one snapshot equal.
+ * Where a site comes: the program's made while it ran first, then those
+ * made before main by initializers (start-up: static registries, usually
+ * held by design; fstminimize's ten biggest buried its four made in
+ * fst::Minimize), then the runtime's own by kind (runtime_blocks.h: no line
+ * of the program's to fix). A negative, zero or positive as cmp's.
+ */
+static int cmp_site_class(const struct report_site *a, const struct report_site *b)
+{
+	if (a->runtime != b->runtime)	/* the runtime's by kind, each said once */
+		return a->runtime > b->runtime ? 1 : -1;
+	if (a->preinit != b->preinit)
+		return a->preinit ? 1 : -1;
+	return 0;
+}
+
+/*
+ * By class (cmp_site_class), each the biggest first; the tie-breakers keep
+ * two reports of one snapshot equal.
  */
 static int cmp_site(const void *pa, const void *pb)
 {
 	const struct report_site *a = pa, *b = pb;
+	int c = cmp_site_class(a, b);
 
-	if (a->runtime != b->runtime)	/* the runtime's by kind, each said once */
-		return a->runtime > b->runtime ? 1 : -1;
+	if (c)
+		return c;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	if (a->allocs != b->allocs)
@@ -342,13 +357,14 @@ static int cmp_site(const void *pa, const void *pb)
 	return report__cmp_u64(a->stacks[0], b->stacks[0]);
 }
 
-/* --sort count: the program's first, then the most blocks first, then as cmp_site. */
+/* --sort count: by class, then the most blocks first, then as cmp_site. */
 static int cmp_site_count(const void *pa, const void *pb)
 {
 	const struct report_site *a = pa, *b = pb;
+	int c = cmp_site_class(a, b);
 
-	if (a->runtime != b->runtime)
-		return a->runtime > b->runtime ? 1 : -1;
+	if (c)
+		return c;
 	if (a->allocs != b->allocs)
 		return a->allocs > b->allocs ? -1 : 1;
 	return cmp_site(pa, pb);

@@ -132,8 +132,10 @@ uint64_t sites__key(const struct report_frame *f);
 
 /*
  * Group r's stacks (bytes descending, each with its site_frame set, or
- * NULL) into r->sites, biggest first, those every stack of which is the
- * runtime's own block (analyze/runtime_blocks.h) after all the others; r->stacks[i].site says which. Each
+ * NULL) into r->sites, biggest first: those made while the program ran,
+ * then those every stack of which was made before main by an initializer
+ * (report_site.preinit, start-up), then those every stack of which is the
+ * runtime's own block (analyze/runtime_blocks.h); r->stacks[i].site says which. Each
  * site lists its growing stacks first, then the others, each by bytes. The
  * growing sites are ranked by their most leak-like stack's score, scores
  * equal to two decimals a tie broken by the faster growth (one leak's

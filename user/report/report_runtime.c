@@ -25,27 +25,52 @@ static void put_amount(const struct report *r, uint64_t bytes, uint64_t allocs, 
 	text_put__amount(bytes, allocs, f);
 }
 
+/* The heap blocks of the sites of one class: the runtime's, start-up's, or the rest. */
+enum runtime_part { PART_REST, PART_STARTUP, PART_RUNTIME, PART__COUNT };
+
+static enum runtime_part part_of(const struct report_site *site)
+{
+	if (site->runtime)
+		return PART_RUNTIME;
+	return site->preinit ? PART_STARTUP : PART_REST;	/* analyze/sites.c's order */
+}
+
 void report_runtime__text_part(const struct report *r, FILE *f)
 {
-	uint64_t bytes = 0, allocs = 0;
+	uint64_t bytes[PART__COUNT] = { 0 }, allocs[PART__COUNT] = { 0 };
 
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		const struct report_site *site = &r->sites[i];
 
-		for (size_t j = 0; site->runtime && j < site->nr_stacks; j++) {
+		for (size_t j = 0; j < site->nr_stacks; j++) {
 			const struct report_stack *s = &r->stacks[site->stacks[j]];
 
 			if (MEMLEAK_KIND_OF(s->api) != KIND_HEAP)
 				continue;
-			bytes += s->bytes;
-			allocs += s->allocs;
+			bytes[part_of(site)] += s->bytes;
+			allocs[part_of(site)] += s->allocs;
 		}
 	}
-	if (!allocs)
+	if (allocs[PART_STARTUP]) {
+		fputs("  of them, made before main by initializers (start-up: static registries and the "
+		      "like, usually held by design): ", f);
+		put_amount(r, bytes[PART_STARTUP], allocs[PART_STARTUP], f);
+		fputs(" (their sites come after those of the program's run)\n", f);
+	}
+	if (allocs[PART_RUNTIME]) {
+		fputs("  of them, the runtime's own: ", f);
+		put_amount(r, bytes[PART_RUNTIME], allocs[PART_RUNTIME], f);
+		fputs(", kept by it until exit (their sites come after the others')\n", f);
+	}
+	if (!allocs[PART_STARTUP] && !allocs[PART_RUNTIME])
 		return;
-	fputs("  of them, the runtime's own: ", f);
-	put_amount(r, bytes, allocs, f);
-	fputs(", kept by it until exit (their sites come after the others')\n", f);
+	fputs("  the rest: ", f);
+	if (allocs[PART_REST]) {
+		put_amount(r, bytes[PART_REST], allocs[PART_REST], f);
+		fputs(", at the first sites below\n", f);
+	} else {
+		fputs("none\n", f);
+	}
 }
 
 void report_runtime__text_stack(const struct report *r, const struct report_stack *s, FILE *f)

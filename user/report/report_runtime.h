@@ -14,8 +14,11 @@
 size_t report_runtime__sites(const struct report *r);
 
 /*
- * "  of them, the runtime's own: 71.0 KiB (72,704 bytes) in 1 allocation, ...":
- * of the heap blocks outstanding at exit, a line; nothing when none is.
+ * Of the heap blocks outstanding at exit, a line each: those of the sites
+ * made before main by initializers ("  of them, made before main by
+ * initializers ..."), the runtime's own ("  of them, the runtime's own:
+ * 71.0 KiB (72,704 bytes) in 1 allocation, ..."), and when either is, the
+ * rest ("  the rest: 128 bytes in 4 allocations, at the first sites below").
  */
 void report_runtime__text_part(const struct report *r, FILE *f);
 

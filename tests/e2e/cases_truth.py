@@ -22,7 +22,12 @@ __gnu_cxx::__freeres) and the program's own behaviour:
  - jq, which frees every block by its exit (memcheck: 0 in use): no leak,
    not "too early" for want of reports;
  - python3 writing 64 MiB as it ends: the Memory line's live blocks are of
-   the moment its RSS was read.
+   the moment its RSS was read;
+ - fstminimize read as an OpenFST user reads it: the sites made in main
+   (fst::Minimize's) first, its registries' (start-up) after them, the
+   exit's start-up part and the rest in figures that add up, memcheck's
+   kinds (--reach) the same, and names short in the text, whole in the JSON
+   and with --full-names.
 """
 
 import json
@@ -302,6 +307,87 @@ def case_memory_moment(work):
 	return errs
 
 
+VG_KINDS = re.compile(r"^==\d+==\s+(definitely lost|indirectly lost|possibly lost|still reachable): "
+		      r"([\d,]+) bytes in ([\d,]+) blocks", re.M)
+STRING = "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >"
+STARTUP_LINE = re.compile(r"^  of them, made before main by initializers .*: .*?\(?([\d,]+) bytes\)? in "
+			  r"([\d,]+) allocations?", re.M)
+REST_LINE = re.compile(r"^  the rest: .*?\(?([\d,]+) bytes\)? in ([\d,]+) allocations?, at the first sites",
+		       re.M)
+
+
+def memcheck_kinds(work, argv):
+	"""memcheck's leak kinds at exit (--leak-check=full --show-leak-kinds=all): {kind: (bytes,
+	blocks)}, with memcheck's spaces as the JSON's underscores."""
+	if not os.path.exists(VALGRIND):
+		raise Skip("valgrind is not installed")
+	p = subprocess.run([VALGRIND, "--leak-check=full", "--show-leak-kinds=all"] + argv,
+			   env=tracer_env(work), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			   stderr=subprocess.PIPE, timeout=lib.CASE_TIMEOUT)
+	kinds = {m.group(1).replace(" ", "_"): (int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
+		 for m in VG_KINDS.finditer(p.stderr.decode(errors="replace"))}
+	if "still_reachable" not in kinds:
+		raise lib.CaseFailed("no LEAK SUMMARY from valgrind")
+	return kinds
+
+
+def part_errs(text, line, sites, name):
+	"""An exit line's figures against the sum of its sites' in the JSON."""
+	want = (sum(s["bytes"] for s in sites), sum(s["allocs"] for s in sites))
+	m = line.search(text)
+	if not m:
+		return ["no line of the exit's %s part (%r in its sites)" % (name, want)]
+	got = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
+	return [] if got == want else ["the exit's %s part says %r, its sites %r: %s" % (name, got, want, m.group(0))]
+
+
+def case_cxx_first_site(work):
+	"""fstminimize as an OpenFST user reads it: the first site is one made in main (under
+	fst::Minimize), its registries' (made before main) after every such; the exit's start-up
+	part and the rest add up to its sites; memcheck's kinds (--reach) are ours less the
+	runtime's own (memcheck's freeres frees it); std::string and <…> in the text, the whole
+	names in the JSON and with --full-names."""
+	det = make_fst(work, 300)
+	kinds = memcheck_kinds(work, [FST, det, work.path("vg.fst")])
+	rc, rep, text = traced(work, "%s %s %s" % (FST, det, work.path("min.fst")), ["--reach"])
+	final = text[text.rfind("Final report"):]
+	sites = rep.get("sites") or []
+	run = [s for s in sites if not s.get("runtime") and not s.get("initializer")]
+	init = [s for s in sites if not s.get("runtime") and s.get("initializer")]
+	errs = []
+	first_init = next((i for i, s in enumerate(sites) if s in init), len(sites))
+	if any(s in run for s in sites[first_init:]):
+		errs.append("a site made in main after one made before main by an initializer")
+	m = re.search(r"^Site 1: .*", final, re.M)
+	if not m or "in an initializer before main" in m.group(0) or "Minimize" not in final[m.start():m.start() + 3000]:
+		errs.append("the text's first site is not one made under fst::Minimize: %s" % (m.group(0)[:200] if m else None))
+	errs += part_errs(final, STARTUP_LINE, init, "start-up")
+	errs += part_errs(final, REST_LINE, run, "run's")
+	reach = (rep.get("reach") or {}).get("totals") or {}
+	runtime = sum(st["bytes"] for st in rep["stacks"] if st.get("runtime")), \
+		sum(st["allocs"] for st in rep["stacks"] if st.get("runtime"))
+	for k, (b, n) in kinds.items():
+		ours = reach.get(k) or {}
+		ours = (ours.get("bytes"), ours.get("blocks"))
+		if k == "still_reachable" and None not in ours:
+			ours = (ours[0] - runtime[0], ours[1] - runtime[1])
+		if ours != (b, n):
+			errs.append("%s: ours %r (less the runtime's own), memcheck's %r" % (k, ours, (b, n)))
+	# a frame, a site's line, a link of a chain: 1,500 characters and more before
+	long_names = [n for line in final.splitlines() for n in line.split(" <- ") if len(n) > 400]
+	if STRING in final or long_names:
+		errs.append("the text's C++ names not shortened (%d frames over 400 characters)" % len(long_names))
+	if "std::string" not in final or "<\u2026>" not in final:
+		errs.append("no std::string or <\u2026> in the text")
+	if STRING not in json.dumps(rep):
+		errs.append("the JSON's names are not whole")
+	common_checks(work, rc, 0, errs[:6])
+	rc, _, text = traced(work, "%s %s %s" % (FST, det, work.path("min2.fst")), ["--full-names"])
+	if rc or STRING not in text[text.rfind("Final report"):]:
+		errs.append("--full-names: the whole names not in the text (exit status %d)" % rc)
+	return errs[:6]
+
+
 CASES = [
 	("truth_runtime_cxx", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_runtime_cxx),
 	("truth_runtime_sqlite3", TRACE, [VALGRIND, SQLITE], case_runtime_sqlite3),
@@ -310,4 +396,5 @@ CASES = [
 	("truth_stepped_growth", TRACE, [PY], case_stepped_growth),
 	("truth_all_freed", TRACE, [VALGRIND, JQ], case_all_freed),
 	("truth_memory_moment", TRACE, [PY], case_memory_moment),
+	("truth_cxx_first_site", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_cxx_first_site),
 ]

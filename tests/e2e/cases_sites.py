@@ -291,11 +291,32 @@ def qualified_name(function):
 	return function[name:]
 
 
+def nothing_inside(snaps, frame):
+	"""Every folded stack of the snapshots through frame has inside it only the runtime's or a
+	container's frames (std::...) and the allocation function: no frame to name the site by."""
+	inner = []
+	for name in sorted(os.listdir(snaps)):
+		if not name.endswith(".folded"):
+			continue
+		with open(os.path.join(snaps, name)) as f:
+			for line in f:
+				frames = line.rsplit(" ", 1)[0].split(";")
+				if frame in frames:
+					inner.append(frames[frames.index(frame) + 1:-1])
+	return bool(inner) and all(qualified_name(fn).startswith(RUNTIME_NAMES) for fns in inner for fn in fns)
+
+
 def stripped_cxx_case(work):
 	"""fstminimize, a report every 0.3 s: no site at a nameless frame of the program's,
-	nor at a std:: container's code (the final report's start-up registries: std::map inserts)."""
+	nor at a std:: container's code (the final report's start-up registries: std::map inserts),
+	but where the stack has no other frame to name: main's own std::string (165 bytes,
+	fstminimize+0x378e under __libc_start_call_main, only the runtime's and std:: code
+	inside it), in the first ten since the sites made in main come before the start-up ones."""
 	det = make_fst(work)
-	argv = [TRACER, "-T", "10", "-c", "%s %s %s" % (FST, det, work.path("min.fst")), "0.3"]
+	snaps = work.path("snaps")
+	os.mkdir(snaps)
+	argv = [TRACER, "-T", "10", "--snapshot-dir", snaps, "-c",
+		"%s %s %s" % (FST, det, work.path("min.fst")), "0.3"]
 	p = work.start(argv, env=tracer_env(work), stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c fstminimize")
 	text = work.read("tracer.stdout")
@@ -305,7 +326,7 @@ def stripped_cxx_case(work):
 	if not big:
 		errs.append("no report listed a site of a MiB or more (%d site lines)" % len(sites))
 	errs += ["a site at the program's nameless frame: %s" % at for fig, at in sites
-		 if at.startswith("fstminimize+0x")][:3]
+		 if at.startswith("fstminimize+0x") and not nothing_inside(snaps, at)][:3]
 	errs += ["a MiB site not in OpenFST's code: %s" % at[:120] for at in big
 		 if not re.match(r"(\S+ )?fst::", at)][:3]
 	errs += ["a site at the runtime's or a container's code: %s" % at[:120] for fig, at in sites

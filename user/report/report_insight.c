@@ -406,9 +406,13 @@ static void print_grew(const struct report *r, FILE *f)
 		report__plural(g->stacks, "stack growing", "stacks growing"),
 		signed_size(g->slope, a));
 	if (g->function[0]) {
-		fprintf(f, ", the most leak-like at %s", g->function);
-		if (g->file[0] && g->line > 0)
-			fprintf(f, " (%s:%d)", g->file, g->line);
+		fputs(", the most leak-like at ", f);
+		text_put__function(g->function, r->full_names, f);
+		if (g->file[0] && g->line > 0) {
+			fputs(" (", f);
+			text_put__oneline(g->file, f);
+			fprintf(f, ":%d)", g->line);
+		}
 	}
 	fprintf(f, ";\n  none grows since: live blocks %s%s then, %s%s now", est,
 		size_str(g->live, b), est, size_str(r->totals.outstanding_bytes, c));

@@ -346,7 +346,8 @@ def check_sites(rep):
 	"""The sites of a JSON report (docs/OUTPUTS.md, "JSON report"): each the exact sum of
 	its stacks, those written and those left out; with the stacks left out,
 	the stacks written add up to the totals; sites and stacks by bytes (the
-	runtime's own sites after the program's, by kind)."""
+	sites made while the program ran, then its initializers', then the
+	runtime's own, by kind)."""
 	sites, stacks, out = rep.get("sites"), rep.get("stacks"), rep.get("left_out")
 	if not isinstance(sites, list) or not isinstance(stacks, list) or not isinstance(out, dict):
 		return ["no sites or stacks array, or no left_out object"]
@@ -359,13 +360,16 @@ def check_sites(rep):
 	key = "allocs" if rep.get("sort") == "count" else "bytes"
 	if not descending([x.get("bytes", 0) for x in stacks]):
 		errs.append("stacks not sorted by bytes, descending")
-	# The runtime's own sites (docs/OUTPUTS.md) after the program's, a run of each kind.
-	own = [x for x in sites if not x.get("runtime")]
+	# Those made while the program ran, then its initializers' (start-up), then the
+	# runtime's own sites, a run of each kind (docs/OUTPUTS.md).
+	ran = [x for x in sites if not x.get("runtime") and not x.get("initializer")]
+	init = [x for x in sites if not x.get("runtime") and x.get("initializer")]
+	own = ran + init
 	runs = [[x for x in sites if x.get("runtime") == k] for k in
 		dict.fromkeys(x["runtime"] for x in sites if x.get("runtime"))]
 	if own + [x for run in runs for x in run] != sites:
-		errs.append("the runtime's own sites not after the program's, a run of each kind")
-	if not all(descending([x.get(key, 0) for x in part]) for part in [own] + runs):
+		errs.append("sites not in order: the run's, the initializers', the runtime's by kind")
+	if not all(descending([x.get(key, 0) for x in part]) for part in [ran, init] + runs):
 		errs.append("sites not sorted by %s, descending" % key)
 	got = figures(stacks)
 	if (got[0] + out.get("bytes", 0), got[1] + out.get("allocs", 0)) != want:

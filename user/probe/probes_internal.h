@@ -225,6 +225,12 @@ void reclaim__free(struct probes *p);
 /* The thread that sweeps (reclaim.c): 0 or -errno; stopping it waits for it. */
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
+/*
+ * The stacks snap's sites hold (but those folded[i], NULL: none is) into
+ * keep: what retired__fold_end must not let go of. 0 or -ENOMEM.
+ */
+struct snapshot;
+int reclaim__keep_of(const struct snapshot *snap, const bool *folded, struct idmap *keep);
 
 /*
  * The native stacks, Python stacks and pairs BPF sends through its stack

@@ -504,13 +504,12 @@ static void sweep(struct probes *p)
 
 /* ------------------------------------------------------------ folding */
 
-/* The stacks of snap's sites that are not folded: the retired store keeps them. */
-static int keep_unfolded(const struct snapshot *snap, const bool *folded, struct idmap *keep)
+int reclaim__keep_of(const struct snapshot *snap, const bool *folded, struct idmap *keep)
 {
 	for (size_t i = 0; i < snap->nr; i++) {
 		const struct snap_site *s = &snap->sites[i];
 
-		if (folded[i])
+		if (folded && folded[i])
 			continue;
 		if ((s->stack && idmap__put(keep, s->stack->id, 0)) ||
 		    (s->pystack && idmap__put(keep, s->pystack->id, 0)) ||
@@ -549,7 +548,7 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	 * And the stacks no site names any more (those a reading folded unread
 	 * kept theirs). Without the stacks to keep, none is let go of.
 	 */
-	retired__fold_end(p->rc.retired, keep_unfolded(snap, folded, &keep) ? NULL : &keep);
+	retired__fold_end(p->rc.retired, reclaim__keep_of(snap, folded, &keep) ? NULL : &keep);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 out:

@@ -254,7 +254,9 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	uint32_t at;
 
 	k->touched.nr = 0;
-	snap->unread_sites = snap->unread_allocs = 0;
+	/* With those folded since the last reading (snapshot_kept__fold_unread). */
+	snap->unread_sites = k->unread_sites;
+	snap->unread_allocs = k->unread_allocs;
 	for (size_t i = 0; i < n; i++) {
 		const struct retired_site *s = retired__site_at(r, i);
 
@@ -274,8 +276,9 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	}
 	k->retired_seq = retired__seq(r);
 	/* Their stacks stay: the sites of this reading may not have read theirs yet. */
-	if (snap->unread_sites && retired__fold_end(r, NULL))
+	if (snap->unread_sites > k->unread_sites && retired__fold_end(r, NULL))
 		return -ENOMEM;
+	k->fold_mark = retired__nr_sites(r);
 	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
 			   &snap->forgotten_bytes);
 	snap->forgotten_allocs = snapshot__blocks_of(p, snap->forgotten_allocs);
@@ -483,6 +486,7 @@ int snapshot_kept__collect(struct probes *p, const struct snap_fold *fold, struc
 		atomic_store(&k->held, false);
 		return err;
 	}
+	k->unread_sites = k->unread_allocs = 0;	/* in this reading's */
 	*out = &k->snap;
 	return 0;
 }

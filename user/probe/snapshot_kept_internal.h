@@ -55,6 +55,13 @@ struct snapshot_kept {
 	uint32_t *moved;	/* snapshot.moved */
 	size_t cap_moved;
 	struct snap_order order;
+	/*
+	 * Folded unread between readings (snapshot_kept_fold.c): the next
+	 * reading's unread_*; fold_mark, the retired store's sites after the
+	 * last reading or fold, against which its growth is measured.
+	 */
+	uint64_t unread_sites, unread_allocs;
+	size_t fold_mark;
 };
 
 /*

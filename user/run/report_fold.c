@@ -69,6 +69,27 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 	free(keys);
 }
 
+/*
+ * Between reports: once the retired store has this many sites more than at
+ * the last reading (a torch import retires 450,000 between two reports, one
+ * or two allocations each), those a reading would fold unread fold now.
+ */
+#define FOLD_LOOP_MIN 8192
+
+void report_fold__loop(struct tracer *tr)
+{
+	struct snap_fold rule;
+	size_t n;
+
+	/* Only over the carried reading (reports.c's build). */
+	if (tr->opts->older_ms || tr->opts->show_allocs || !allowed(tr) ||
+	    !snapshot_kept__fold_due(tr->probes, FOLD_LOOP_MIN))
+		return;
+	n = snapshot_kept__fold_unread(tr->probes, report_fold__rule(tr, &rule));
+	if (n && tr->opts->verbose)
+		fprintf(stderr, "memleakbpf: folded %zu retired sites unread between reports\n", n);
+}
+
 static bool foldable(void *ctx, uint64_t stack_id, uint32_t api, uint64_t allocs, uint64_t bytes)
 {
 	return insight__foldable(ctx, stack_id, api, allocs, bytes);

@@ -13,6 +13,12 @@
 /* snap's report (not the final one) is written: fold what it allows. */
 void report_fold__run(struct tracer *tr, const struct snapshot *snap);
 /*
+ * Between reports (a job on the reports' thread): once the retired store
+ * has grown past a bound since the last reading, fold what a reading would
+ * fold unread (snapshot_kept__fold_unread).
+ */
+void report_fold__loop(struct tracer *tr);
+/*
  * Before a carried reading: what it may fold unread (into *rule), or NULL
  * when nothing may fold.
  */

@@ -483,6 +483,7 @@ static int tick(struct tracer *tr, const struct report_job *job)
 		peak__arm(tr->probes);
 	if (job->warm_addr)
 		symbolizer__warm(tr->sym, tr->mods, job->warm_addr);	/* a report says what fails */
+	report_fold__loop(tr);	/* the retired store kept small between reports */
 	return 0;
 }
 

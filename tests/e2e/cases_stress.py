@@ -280,6 +280,55 @@ def fold_churn(work):
 				check=check)
 
 
+def fold_between(work):
+	"""-c v_stacks 14 8 hot, a report every 0.5 s, -v: 16,384 new stacks a
+	round that allocate once each and are retired before any reading takes
+	them in, beside 32 short stacks that allocate more (the churn's list,
+	so that the others may fold unread). Once the retired store has grown
+	by 8,192 sites since the last reading, they fold between reports
+	(snapshot_kept__fold_unread) and their stacks go at once: after the
+	second report the retired store holds at most a quarter of the run's
+	stacks at a report (more than a third without: all those retired since
+	the last reading), while every figure stays exact."""
+	binary = victim("v_stacks")
+
+	def check(work, truth):
+		rep = load_report(work.path("report.json"))
+		errs = []
+		text = work.read("truth.txt")
+		stacks = note(work, "stacks")
+		m = re.search(r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$", text, re.M)
+		h = re.search(r"^# hot: site_hot malloc allocs=(\d+) bytes=(\d+)$", text, re.M)
+		if not m or not h or not stacks:
+			return ["v_stacks wrote no '# total:', '# hot:' or '# stacks:' note"]
+		want = int(m.group(1)) + int(h.group(1)) + rep["totals"]["outstanding_allocs"]
+		if rep["totals"]["allocs"] != want:
+			errs.append("totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want))
+		hot = [(c["total_allocs"], c["total_bytes"]) for c in rep.get("churn", [])
+		       if c["frames"] and fn_name(c["frames"][0]) == "site_hot"]
+		if not hot or any(f != (16, 640) for f in hot):
+			errs.append("churn: site_hot stacks %s, truth 16 allocations of 40 bytes each" % hot)
+		err = work.read("tracer.stderr")
+		between = [int(f) for f in re.findall(
+			r"^memleakbpf: folded (\d+) retired sites unread between reports", err, re.M)]
+		aside = [int(k) for k in re.findall(r"our memory: .*?stacks kept aside [^(]*\((\d+)", err)]
+		log("  %d stacks: %d folds between reports, %d sites; stacks kept aside at the reports %s"
+		    % (stacks, len(between), sum(between), aside))
+		if sum(between) < stacks // 8:
+			errs.append("%d sites folded between reports, of %d stacks: fewer than an eighth"
+				    % (sum(between), stacks))
+		if len(aside) < 3:
+			errs.append("-v wrote %d 'our memory' lines with the stacks kept aside" % len(aside))
+		elif max(aside[2:]) > stacks // 4:
+			errs.append("the retired store kept %d stacks at a report after the second, of %d "
+				    "in the run: more than a quarter (folding between reports?)"
+				    % (max(aside[2:]), stacks))
+		return errs + no_losses(rep)
+	return run_command_case(work, "%s 14 8 hot" % binary, binary, "v_stacks.c",
+				extra_args=["-v", "--stack-storage-size", str(RECLAIM_ROOM), "0.5"],
+				check=check)
+
+
 CASES = [
 	("stress_c", TRACE, [], case_stress_c),
 	("stress_p", TRACE, [], case_stress_p),
@@ -288,4 +337,5 @@ CASES = [
 	("reclaim_churn", TRACE, [], reclaim_churn_case()),
 	("reclaim_churn_prealloc", TRACE, [], reclaim_churn_case("--prealloc-stacks")),
 	("fold_churn", TRACE, [], fold_churn),
+	("fold_between", TRACE, [], fold_between),
 ]

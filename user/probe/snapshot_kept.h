@@ -43,6 +43,11 @@ int snapshot_kept__collect(struct probes *p, const struct snap_fold *fold, struc
  */
 bool snapshot_kept__fold_due(struct probes *p, size_t min);
 size_t snapshot_kept__fold_unread(struct probes *p, const struct snap_fold *fold);
+/*
+ * The carried reading, held (snapshot__free hands it back), if it is
+ * reading number reading and no report holds it; else NULL.
+ */
+const struct snapshot *snapshot_kept__hold(struct probes *p, uint64_t reading);
 /* What the carried reading holds; when the probes go (reclaim__free, through rc.kept_free). */
 void snapshot_kept__free(struct probes *p);
 /* The bytes it holds beside its snapshot's sites (-v). */

@@ -89,3 +89,16 @@ size_t snapshot_kept__fold_unread(struct probes *p, const struct snap_fold *fold
 	atomic_store(&k->held, false);
 	return n;
 }
+
+const struct snapshot *snapshot_kept__hold(struct probes *p, uint64_t reading)
+{
+	struct snapshot_kept *k = p->rc.kept;
+	bool busy = false;
+
+	if (!k || !atomic_compare_exchange_strong(&k->held, &busy, true))
+		return NULL;
+	if (k->started && k->snap.reading == reading && k->snap.held)
+		return &k->snap;
+	atomic_store(&k->held, false);
+	return NULL;
+}

@@ -44,50 +44,113 @@ static bool allowed(const struct tracer *tr)
 	       !writers__need(o->outputs, WRITER_MAPS | WRITER_FREED);
 }
 
+/* snap's size: the fewest sites worth a fold. */
+static size_t fold_min(const struct snapshot *snap)
+{
+	return FOLD_MIN > snap->nr / FOLD_SHARE ? FOLD_MIN : snap->nr / FOLD_SHARE;
+}
+
+/*
+ * The sites picked that did not fold, to try again between reports: most
+ * held nothing but still had their slot (the sweep retires a site only
+ * when its table fills), so the report found no retired figures to fold,
+ * and at the next they were 300,000 stacks in the cache and the history
+ * on a torch job. Only over a carried reading (its indexes stay). sites
+ * is taken (NULL: none kept).
+ */
+static void keep_for_later(struct tracer *tr, const struct snapshot *snap, uint32_t *sites,
+			   size_t nr, size_t n)
+{
+	free(tr->fold_later);
+	tr->fold_later = NULL;
+	tr->nr_fold_later = 0;
+	if (!sites || !snap->held || nr == n) {
+		free(sites);
+		return;
+	}
+	tr->fold_later = sites;
+	tr->nr_fold_later = nr;	/* those folded fail again: their entries are gone */
+	tr->fold_reading = snap->reading;
+}
+
+/* The picks of snap (sites, nr) folded where their retired figures are those snap took in. */
+static size_t fold_picked(struct tracer *tr, const struct snapshot *snap, const uint32_t *sites,
+			  size_t nr)
+{
+	uint64_t *keys = malloc((nr ?: 1) * sizeof(*keys));
+	size_t n = 0;
+
+	if (keys)
+		n = reclaim__fold(tr->probes, snap, sites, nr, fold_min(snap), keys);
+	if (n && insight__fold(tr->ins, keys, n))
+		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
+	free(keys);
+	return n;
+}
+
 void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 {
-	size_t min = FOLD_MIN > snap->nr / FOLD_SHARE ? FOLD_MIN : snap->nr / FOLD_SHARE, n = 0;
 	uint32_t *sites;
-	uint64_t *keys;
+	size_t nr = 0, n = 0;
 
 	if (!allowed(tr))
 		return;
 	sites = malloc((snap->nr ?: 1) * sizeof(*sites));
-	keys = malloc((snap->nr ?: 1) * sizeof(*keys));
 	/* Each report: the churn's cut-off, for the next reading's folds too. */
-	if (sites && keys)
-		n = insight__fold_pick(tr->ins, snap, sites);
+	if (sites)
+		nr = insight__fold_pick(tr->ins, snap, sites);
 	/* Even with too few to fold: the stacks of those folded unread go. */
-	if (sites && keys)
-		n = reclaim__fold(tr->probes, snap, sites, n, min, keys);
-	if (n && insight__fold(tr->ins, keys, n))
-		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
+	if (sites)
+		n = fold_picked(tr, snap, sites, nr);
 	if ((n || snap->unread_sites) && tr->opts->verbose)
-		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals, and %llu more "
-			"unread at the reading\n", n, (unsigned long long)snap->unread_sites);
-	free(sites);
-	free(keys);
+		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals (of %zu picked), "
+			"and %llu more unread at the reading\n", n, nr,
+			(unsigned long long)snap->unread_sites);
+	keep_for_later(tr, snap, sites, nr, n);
+}
+
+/* Between reports: the last report's picks that could not fold, again. */
+static size_t fold_later(struct tracer *tr)
+{
+	const struct snapshot *snap;
+	size_t n;
+
+	if (!tr->nr_fold_later)
+		return 0;
+	snap = snapshot_kept__hold(tr->probes, tr->fold_reading);
+	if (!snap) {	/* a reading since (its report picks anew), or one runs */
+		keep_for_later(tr, NULL, NULL, 0, 0);
+		return 0;
+	}
+	n = fold_picked(tr, snap, tr->fold_later, tr->nr_fold_later);
+	snapshot__free((struct snapshot *)snap);	/* handed back */
+	if (n)	/* once: the others wait for the next report's picks */
+		keep_for_later(tr, NULL, NULL, 0, 0);
+	return n;
 }
 
 /*
  * Between reports: once the retired store has this many sites more than at
  * the last reading (a torch import retires 450,000 between two reports, one
- * or two allocations each), those a reading would fold unread fold now.
+ * or two allocations each), those a reading would fold unread fold now,
+ * and the last report's picks that could not fold are tried again.
  */
 #define FOLD_LOOP_MIN 8192
 
 void report_fold__loop(struct tracer *tr)
 {
 	struct snap_fold rule;
-	size_t n;
+	size_t n, later;
 
 	/* Only over the carried reading (reports.c's build). */
 	if (tr->opts->older_ms || tr->opts->show_allocs || !allowed(tr) ||
 	    !snapshot_kept__fold_due(tr->probes, FOLD_LOOP_MIN))
 		return;
 	n = snapshot_kept__fold_unread(tr->probes, report_fold__rule(tr, &rule));
-	if (n && tr->opts->verbose)
-		fprintf(stderr, "memleakbpf: folded %zu retired sites unread between reports\n", n);
+	later = fold_later(tr);
+	if ((n || later) && tr->opts->verbose)
+		fprintf(stderr, "memleakbpf: folded %zu retired sites unread between reports, and %zu "
+			"the last report picked\n", n, later);
 }
 
 static bool foldable(void *ctx, uint64_t stack_id, uint32_t api, uint64_t allocs, uint64_t bytes)

@@ -640,6 +640,7 @@ void tracer__free(struct tracer *tr)
 		maps__free(tr->learned[i].maps);
 	free(tr->learned);
 	free(tr->site_tags);
+	free(tr->fold_later);
 	allocator__free_wrappers(tr->next_wrappers, tr->nr_next_wrappers);
 	strset__clear(&tr->link_paths);
 	lookup_order__free(tr->last_order);

@@ -144,6 +144,14 @@ struct tracer {
 	uint32_t *site_tags;
 	size_t nr_site_tags, cap_site_tags;
 	bool site_tags_new;
+	/*
+	 * The sites the last report picked to fold that could not fold yet
+	 * (report_fold.c), indexes into its carried reading (fold_reading):
+	 * tried again between reports.
+	 */
+	uint32_t *fold_later;
+	size_t nr_fold_later;
+	uint64_t fold_reading;
 	uint64_t ends_before;	/* processes__ends when that report's job began */
 	size_t images_released;	/* module sets freed, their processes ended */
 	/*

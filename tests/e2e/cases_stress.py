@@ -286,7 +286,7 @@ def fold_between(work):
 	them in, beside 32 short stacks that allocate more (the churn's list,
 	so that the others may fold unread). Once the retired store has grown
 	by 8,192 sites since the last reading, they fold between reports
-	(snapshot_kept__fold_unread) and their stacks go at once: after the
+	(snapshot_kept_fold__unread) and their stacks go at once: after the
 	second report the retired store holds at most a quarter of the run's
 	stacks at a report (more than a third without: all those retired since
 	the last reading), while every figure stays exact."""

@@ -254,7 +254,7 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	uint32_t at;
 
 	k->touched.nr = 0;
-	/* With those folded since the last reading (snapshot_kept__fold_unread). */
+	/* With those folded since the last reading (snapshot_kept_fold__unread). */
 	snap->unread_sites = k->unread_sites;
 	snap->unread_allocs = k->unread_allocs;
 	for (size_t i = 0; i < n; i++) {

@@ -35,19 +35,6 @@ struct snap_fold {
 
 /* fold: NULL, none folds. */
 int snapshot_kept__collect(struct probes *p, const struct snap_fold *fold, struct snapshot **out);
-/*
- * Between readings, once the retired store has min sites more than at the
- * last reading or fold (snapshot_kept__fold_due): the sites a reading
- * would fold unread fold now, by fold's rule, and their stacks go; the next
- * reading counts them in its unread_*. How many folded.
- */
-bool snapshot_kept__fold_due(struct probes *p, size_t min);
-size_t snapshot_kept__fold_unread(struct probes *p, const struct snap_fold *fold);
-/*
- * The carried reading, held (snapshot__free hands it back), if it is
- * reading number reading and no report holds it; else NULL.
- */
-const struct snapshot *snapshot_kept__hold(struct probes *p, uint64_t reading);
 /* What the carried reading holds; when the probes go (reclaim__free, through rc.kept_free). */
 void snapshot_kept__free(struct probes *p);
 /* The bytes it holds beside its snapshot's sites (-v). */

@@ -14,12 +14,12 @@
 #include <stdatomic.h>
 #include "probes.h"
 #include "probes_internal.h"
-#include "snapshot_kept.h"
+#include "snapshot_kept_fold.h"
 #include "snapshot_kept_internal.h"
 #include "model/retired.h"
 #include "util/idmap.h"
 
-bool snapshot_kept__fold_due(struct probes *p, size_t min)
+bool snapshot_kept_fold__due(struct probes *p, size_t min)
 {
 	const struct snapshot_kept *k = p->rc.kept;
 	bool due;
@@ -30,6 +30,17 @@ bool snapshot_kept__fold_due(struct probes *p, size_t min)
 	due = retired__nr_sites(p->rc.retired) >= k->fold_mark + min;
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	return due;
+}
+
+void snapshot_kept_fold__mark(struct probes *p)
+{
+	struct snapshot_kept *k = p->rc.kept;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&p->rc.retired_lock);
+	k->fold_mark = retired__nr_sites(p->rc.retired);
+	pthread_mutex_unlock(&p->rc.retired_lock);
 }
 
 /*
@@ -71,7 +82,7 @@ static size_t fold_all(struct snapshot_kept *k, struct probes *p, const struct s
 	return n;
 }
 
-size_t snapshot_kept__fold_unread(struct probes *p, const struct snap_fold *fold)
+size_t snapshot_kept_fold__unread(struct probes *p, const struct snap_fold *fold)
 {
 	struct snapshot_kept *k = p->rc.kept;
 	bool busy = false;
@@ -90,7 +101,7 @@ size_t snapshot_kept__fold_unread(struct probes *p, const struct snap_fold *fold
 	return n;
 }
 
-const struct snapshot *snapshot_kept__hold(struct probes *p, uint64_t reading)
+const struct snapshot *snapshot_kept_fold__hold(struct probes *p, uint64_t reading)
 {
 	struct snapshot_kept *k = p->rc.kept;
 	bool busy = false;

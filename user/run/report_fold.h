@@ -15,7 +15,7 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap);
 /*
  * Between reports (a job on the reports' thread): once the retired store
  * has grown past a bound since the last reading, fold what a reading would
- * fold unread (snapshot_kept__fold_unread).
+ * fold unread (snapshot_kept_fold__unread).
  */
 void report_fold__loop(struct tracer *tr);
 /*

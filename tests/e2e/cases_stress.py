@@ -287,9 +287,11 @@ def fold_between(work):
 	so that the others may fold unread). Once the retired store has grown
 	by 8,192 sites since the last reading, they fold between reports
 	(snapshot_kept_fold__unread) and their stacks go at once: after the
-	second report the retired store holds at most a quarter of the run's
-	stacks at a report (more than a third without: all those retired since
-	the last reading), while every figure stays exact."""
+	second report the retired store holds at most 3/10 of the run's stacks
+	at a report (9,000 to 28,000 of 131,072 in four runs; without, 29,000 to
+	54,000 in three, as the sweeps fall: not a test of its own), at least an
+	eighth of the stacks fold between reports (none without), and every
+	figure stays exact."""
 	binary = victim("v_stacks")
 
 	def check(work, truth):
@@ -319,9 +321,9 @@ def fold_between(work):
 				    % (sum(between), stacks))
 		if len(aside) < 3:
 			errs.append("-v wrote %d 'our memory' lines with the stacks kept aside" % len(aside))
-		elif max(aside[2:]) > stacks // 4:
+		elif max(aside[2:]) > stacks * 3 // 10:
 			errs.append("the retired store kept %d stacks at a report after the second, of %d "
-				    "in the run: more than a quarter (folding between reports?)"
+				    "in the run: more than 3/10 (folding between reports?)"
 				    % (max(aside[2:]), stacks))
 		return errs + no_losses(rep)
 	return run_command_case(work, "%s 14 8 hot" % binary, binary, "v_stacks.c",

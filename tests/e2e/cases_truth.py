@@ -23,6 +23,8 @@ __gnu_cxx::__freeres) and the program's own behaviour:
    not "too early" for want of reports;
  - python3 writing 64 MiB as it ends: the Memory line's live blocks are of
    the moment its RSS was read;
+ - streams a program opens and never closes (v_streams): their buffers,
+   made by libc's code, are the program's, not libc's standard streams';
  - fstminimize read as an OpenFST user reads it: the sites made in main
    (fst::Minimize's) first, its registries' (start-up) after them, the
    exit's start-up part and the rest in figures that add up, memcheck's
@@ -388,6 +390,32 @@ def case_cxx_first_site(work):
 	return errs[:6]
 
 
+STREAMS = 40
+
+
+def case_streams_left_open(work):
+	"""v_streams: 40 files opened with fopen, written and never closed. Their buffers are made
+	by libc's code (_IO_file_doallocate) but are the program's streams, not libc's three
+	standard ones: their site is the program's (runtime null, not "Not the program's"), and
+	with the FILEs it holds exactly a FILE and a buffer a stream."""
+	out = work.path("streams")
+	os.mkdir(out)
+	rc, rep, text = traced(work, "%s %s %d" % (lib.victim("v_streams"), out, STREAMS))
+	mine = [s for s in rep.get("sites") or [] if lib.fn_name(s.get("frame") or {}) == "site_open_stream"]
+	errs = []
+	if sum(s.get("allocs", 0) for s in mine) != 2 * STREAMS:
+		errs.append("site_open_stream's sites hold %d blocks, not a FILE and a buffer for each "
+			    "of %d streams" % (sum(s.get("allocs", 0) for s in mine), STREAMS))
+	errs += ["site_open_stream's site of %d blocks called the runtime's own (%s)" % (
+		s.get("allocs", 0), s["runtime"]) for s in mine if s.get("runtime")]
+	for block in re.split(r"\n(?=Site \d+: )", text):
+		if block.startswith("Site ") and "site_open_stream" in block.split("\n", 1)[0] \
+		   and "Not the program's" in block:
+			errs.append("the text says a site_open_stream site is not the program's")
+	common_checks(work, rc, 0, errs)
+	return errs
+
+
 CASES = [
 	("truth_runtime_cxx", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_runtime_cxx),
 	("truth_runtime_sqlite3", TRACE, [VALGRIND, SQLITE], case_runtime_sqlite3),
@@ -397,4 +425,5 @@ CASES = [
 	("truth_all_freed", TRACE, [VALGRIND, JQ], case_all_freed),
 	("truth_memory_moment", TRACE, [PY], case_memory_moment),
 	("truth_cxx_first_site", TRACE, [VALGRIND, FST, "/usr/bin/fstcompile"], case_cxx_first_site),
+	("truth_streams_left_open", TRACE, [], case_streams_left_open),
 ]

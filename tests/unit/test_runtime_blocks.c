@@ -116,6 +116,39 @@ TEST(runtime_blocks_sites_last)
 }
 
 /*
+ * Streams opened and never closed: a stack holding more stdio buffers than
+ * libc's three standard streams have is the program's, its site among the
+ * program's; three or fewer stay libc's.
+ */
+TEST(runtime_blocks_streams_left_open)
+{
+	struct report_frame open_log = { .address = 0x40, .function = "open_log",
+					  .file = "/src/log.c", .line = 8,
+					  .module = "/usr/local/bin/app" };
+	struct report_frame emit = { .address = 0x50, .function = "emit", .file = "/src/app.c",
+				     .line = 9, .module = "/usr/local/bin/app" };
+	struct report_stack stacks[] = {
+		{ .api = API_MALLOC, .bytes = 819200, .allocs = 200, .frames = &open_log,
+		  .nr_frames = 1, .site_runtime = RUNTIME_STDIO },
+		{ .api = API_MALLOC, .bytes = 4096, .allocs = 1, .frames = &emit, .nr_frames = 1,
+		  .site_runtime = RUNTIME_STDIO },
+	};
+	struct report r = { .stacks = stacks, .nr_stacks = 2 };
+
+	ASSERT_EQ_U64(runtime_blocks__held(RUNTIME_STDIO, 3), RUNTIME_STDIO);
+	ASSERT_EQ_U64(runtime_blocks__held(RUNTIME_STDIO, 4), RUNTIME_NONE);
+	ASSERT_EQ_U64(runtime_blocks__held(RUNTIME_LOCALE, 400), RUNTIME_LOCALE);
+	ASSERT(unit__group(&r, SITES_FILE_SITES, SITES_FILE_STACKS) == 0);
+	ASSERT_EQ_U64(r.nr_sites, 2);
+	ASSERT_EQ_STR(r.sites[0].frame->function, "open_log");
+	ASSERT_EQ_U64(r.sites[0].runtime, RUNTIME_NONE);
+	ASSERT_EQ_U64(r.stacks[0].site_runtime, RUNTIME_NONE);
+	ASSERT_EQ_U64(r.sites[1].runtime, RUNTIME_STDIO);
+	unit__ungroup(&r);
+	return true;
+}
+
+/*
  * -T 1 on a program's site and two of the runtime's: the text lists the
  * runtime's after it, a line each under what they are; the header says
  * they come last.

@@ -70,8 +70,9 @@ static const struct {
 		"__gnu_cxx::__freeres)" },
 	[RUNTIME_STDIO] = { "stdio-buffer",
 		"libc's buffer of a stdio stream, made at its first read or write and freed by "
-		"fclose: stdin's, stdout's and stderr's are never closed; valgrind frees them at "
-		"exit, through __libc_freeres" },
+		"fclose: stdin's, stdout's and stderr's are never closed, and valgrind frees them "
+		"at exit, through __libc_freeres (a stack with more than three such blocks holds "
+		"streams the program opened and never closed, and is listed as the program's)" },
 	[RUNTIME_LOCALE] = { "locale",
 		"libc's locale data and message catalogs (setlocale, gettext), kept by libc for "
 		"the process; valgrind frees them at exit, through __libc_freeres" },
@@ -126,6 +127,14 @@ bool runtime_blocks__py_init(const char *function)
 		if (!strcmp(function, py_init_fns[i]))
 			return true;
 	return false;
+}
+
+/* stdin, stdout and stderr: the streams libc opens, whose buffers it keeps. */
+#define STD_STREAMS 3
+
+enum report_runtime runtime_blocks__held(enum report_runtime kind, uint64_t allocs)
+{
+	return kind == RUNTIME_STDIO && allocs > STD_STREAMS ? RUNTIME_NONE : kind;
 }
 
 enum report_runtime runtime_blocks__merge(enum report_runtime site, enum report_runtime stack,

@@ -28,6 +28,7 @@
 #define RUNTIME_BLOCKS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "model/report.h"
 
 /*
@@ -41,6 +42,14 @@ void runtime_blocks__libc_step(const char *function, bool *veto, enum report_run
 
 /* Is function the Python interpreter's initialization (Py_InitializeFromConfig, ...)? */
 bool runtime_blocks__py_init(const char *function);
+
+/*
+ * A stack's kind with the blocks it holds now: libc keeps the buffers of its
+ * three standard streams, so a stack holding more stdio buffers than that
+ * holds streams the program opened and never closed (fopen without fclose):
+ * the program's to fix, RUNTIME_NONE.
+ */
+enum report_runtime runtime_blocks__held(enum report_runtime kind, uint64_t allocs);
 
 /* A site's kind of its stacks': the same for all, RUNTIME_SEVERAL, or NONE when one is not. */
 enum report_runtime runtime_blocks__merge(enum report_runtime site, enum report_runtime stack,

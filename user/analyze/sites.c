@@ -423,8 +423,12 @@ static int make_sites(struct report *r, size_t *order, const size_t *group)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < r->nr_stacks; i++)
+	for (size_t i = 0; i < r->nr_stacks; i++) {
 		n += !i || group[order[i - 1]] != group[order[i]];
+		/* Each stack's kind as its blocks now allow (the site frames' memo keeps its frames'). */
+		r->stacks[i].site_runtime = runtime_blocks__held(r->stacks[i].site_runtime,
+								 r->stacks[i].allocs);
+	}
 	r->sites = calloc(n ?: 1, sizeof(*r->sites));
 	if (!r->sites)
 		return -ENOMEM;

@@ -83,6 +83,24 @@ static size_t distinct_prefixes(uint64_t (*stacks)[DEPTH], const uint32_t *nrs, 
 	return distinct;
 }
 
+/* Let go of the live stacks: no node is left. Frees the store and the arrays. */
+static bool let_go_of_all(struct prefixes *p, uint64_t (*stacks)[DEPTH], uint32_t *nrs,
+			  uint32_t *leaf, bool *live, uint32_t n)
+{
+	bool none;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (live[i])
+			prefixes__put(p, leaf[i]);
+	none = prefixes__nodes(p) == 0;
+	prefixes__free(p);
+	free(stacks);
+	free(nrs);
+	free(leaf);
+	free(live);
+	return none;
+}
+
 TEST(prefixes_read_back_every_frame_and_share_outer_ones)
 {
 	enum { N = 3000 };
@@ -123,15 +141,7 @@ TEST(prefixes_read_back_every_frame_and_share_outer_ones)
 	for (uint32_t i = 0; i < N; i++)
 		ASSERT(reads_back(p, leaf[i], stacks[i], nrs[i]));
 	ASSERT_EQ_U64(prefixes__nodes(p), distinct_prefixes(stacks, nrs, live, N));
-	for (uint32_t i = 0; i < N; i++)
-		prefixes__put(p, leaf[i]);
-	ASSERT_EQ_U64(prefixes__nodes(p), 0);
-	prefixes__free(p);
-	free(stacks);
-	free(nrs);
-	free(leaf);
-	free(live);
-	return true;
+	return let_go_of_all(p, stacks, nrs, leaf, live, N);
 }
 
 TEST(prefixes_a_stack_inside_another_and_holds_counted)
@@ -180,4 +190,52 @@ TEST(prefixes_of_python_frames_tell_every_field)
 	ASSERT(prefixes__nodes(p) == 0);
 	prefixes__free(p);
 	return true;
+}
+
+/*
+ * An index sized for many nodes shrinks when most are let go of, and keeps
+ * every node still held: the same frames interned again find the same
+ * node (no new one), and every stack still reads back.
+ */
+TEST(prefixes_index_shrinks_and_keeps_every_held_node)
+{
+	enum { N = 20000 };
+	uint64_t (*stacks)[DEPTH] = calloc(N, sizeof(*stacks)), seed = 7;
+	uint32_t *nrs = calloc(N, sizeof(*nrs)), *leaf = calloc(N, sizeof(*leaf));
+	bool *live = calloc(N, sizeof(*live));
+	struct prefixes *p = prefixes__new(sizeof(uint64_t));
+	size_t full, nodes;
+
+	ASSERT(p && stacks && nrs && leaf && live);
+	for (uint32_t i = 0; i < N; i++) {
+		nrs[i] = make_stack(&seed, stacks, nrs, i, stacks[i]);
+		ASSERT(prefixes__intern(p, stacks[i], nrs[i], &leaf[i]) == 0 && leaf[i]);
+		live[i] = true;
+	}
+	full = prefixes__bytes(p);
+	/* Keep one in 64, let go of the rest in an order apart from the interning's. */
+	for (uint32_t k = 0; k < N; k++) {
+		uint32_t i = (uint32_t)((uint64_t)k * 7919 % N);
+
+		if (i % 64) {
+			prefixes__put(p, leaf[i]);
+			live[i] = false;
+		}
+	}
+	nodes = prefixes__nodes(p);
+	ASSERT_EQ_U64(nodes, distinct_prefixes(stacks, nrs, live, N));
+	/* The chunks of nodes stay; the index went to a few pages. */
+	ASSERT(prefixes__bytes(p) < full - 256 * 1024);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t again;
+
+		if (!live[i])
+			continue;
+		ASSERT(reads_back(p, leaf[i], stacks[i], nrs[i]));
+		ASSERT(prefixes__intern(p, stacks[i], nrs[i], &again) == 0);
+		ASSERT(again == leaf[i]);
+		ASSERT_EQ_U64(prefixes__nodes(p), nodes);
+		prefixes__put(p, again);
+	}
+	return let_go_of_all(p, stacks, nrs, leaf, live, N);
 }

@@ -18,6 +18,7 @@
 #define CHUNK_SHIFT 14
 #define CHUNK_NODES (1u << CHUNK_SHIFT)
 #define MAX_CHUNKS (1u << (32 - CHUNK_SHIFT))
+#define INDEX_MIN 1024u
 #define PATH_MAX_NODES 128	/* deeper than any stack: MEMLEAK_MAX_STACK_DEPTH */
 
 /* A node: its caller's node (0: the root), its holds, then its frame. */
@@ -137,14 +138,12 @@ static size_t find(const struct prefixes *p, uint32_t parent, const void *frame,
 	}
 }
 
-/* Room for one more node in the index, kept at most two thirds full. */
-static int grow_index(struct prefixes *p)
+/* The index moved into cap slots (a power of two, room for every node). */
+static int reindex(struct prefixes *p, size_t cap)
 {
-	size_t cap = p->cap ? p->cap * 2 : 1024, old = p->cap;
+	size_t old = p->cap;
 	uint64_t *slots = p->slots;
 
-	if ((p->nodes + 1) * 3 <= p->cap * 2)
-		return 0;
 	p->slots = calloc(cap, sizeof(*p->slots));
 	if (!p->slots) {
 		p->slots = slots;
@@ -162,6 +161,37 @@ static int grow_index(struct prefixes *p)
 	}
 	free(slots);
 	return 0;
+}
+
+/*
+ * Room for one more node in the index, kept at most three quarters full:
+ * the hashes in the slots keep the probes off the nodes, so a longer probe
+ * is a few more words of the same cache lines (at the torch job's 1.5
+ * million nodes, 16 MiB of index instead of 32).
+ */
+static int grow_index(struct prefixes *p)
+{
+	if ((p->nodes + 1) * 4 <= p->cap * 3)
+		return 0;
+	return reindex(p, p->cap ? p->cap * 2 : INDEX_MIN);
+}
+
+/*
+ * The index halved (or more) once under a sixth of it is used, to a third
+ * full at most: a fold lets go of most of the nodes of a run's import, and
+ * an index sized for them would stay (32 MiB at the torch job's peak). The
+ * gap to the three quarters that grows it keeps a run at the edge from
+ * moving the index back and forth. Without memory it stays as it is.
+ */
+static void shrink_index(struct prefixes *p)
+{
+	size_t cap = p->cap;
+
+	if (cap <= INDEX_MIN || p->nodes * 6 >= cap)
+		return;
+	while (cap > INDEX_MIN && p->nodes * 3 <= cap / 2)
+		cap /= 2;
+	(void)reindex(p, cap);
 }
 
 /* A node no one uses: a freed one, or the next of a chunk. 0 without memory. */
@@ -322,6 +352,7 @@ void prefixes__put(struct prefixes *p, uint32_t leaf)
 	pthread_mutex_lock(&p->lock);
 	node_at(p, leaf)->refs--;
 	release(p, leaf);
+	shrink_index(p);
 	pthread_mutex_unlock(&p->lock);
 }
 

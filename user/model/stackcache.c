@@ -224,17 +224,19 @@ bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
 static int index_blobs(struct stackcache *c, uint32_t at)
 {
 	const struct stack_ref r_of = ref_of(&c->entries[at]), *r = &r_of;
+	int put;
 
-	if (r->native && r->native->id != MEMLEAK_NO_STACK &&
-	    !idmap__get(&c->natives, r->native->id, NULL)) {
-		if (idmap__put(&c->natives, r->native->id, at))
+	if (r->native && r->native->id != MEMLEAK_NO_STACK) {
+		put = idmap__put_new(&c->natives, r->native->id, at);
+		if (put < 0)
 			return -ENOMEM;
-		c->bytes += stack_blob__size(r->native);
+		c->bytes += put ? stack_blob__size(r->native) : 0;
 	}
-	if (r->python && !idmap__get(&c->pythons, r->python->id, NULL)) {
-		if (idmap__put(&c->pythons, r->python->id, at))
+	if (r->python) {
+		put = idmap__put_new(&c->pythons, r->python->id, at);
+		if (put < 0)
 			return -ENOMEM;
-		c->bytes += stack_blob__size(r->python);
+		c->bytes += put ? stack_blob__size(r->python) : 0;
 	}
 	return 0;
 }
@@ -242,12 +244,14 @@ static int index_blobs(struct stackcache *c, uint32_t at)
 int stackcache__put(struct stackcache *c, uint64_t id, const struct stack_ref *ref)
 {
 	struct entry *e;
+	int put;
 
-	if (idmap__get(&c->index, id, NULL))
-		return 0;
-	if (vec__reserve_min(&c->entries, &c->cap, c->nr + 1, sizeof(*e), 1024) ||
-	    idmap__put(&c->index, id, (uint32_t)c->nr))
+	if (vec__reserve_min(&c->entries, &c->cap, c->nr + 1, sizeof(*e), 1024))
 		return -ENOMEM;
+	/* A site new to the reading: one probe of the index to look and to insert. */
+	put = idmap__put_new(&c->index, id, (uint32_t)c->nr);
+	if (put <= 0)
+		return put < 0 ? -ENOMEM : 0;
 	e = &c->entries[c->nr];
 	*e = (struct entry){ id, ref->native, ref->python, ref->proc, c->gen };
 	stack_ref__hold(ref);

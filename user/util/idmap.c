@@ -79,6 +79,27 @@ int idmap__put(struct idmap *m, uint64_t id, uint32_t val)
 	return 0;
 }
 
+int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val)
+{
+	size_t i;
+
+	if (!id)
+		return -EINVAL;
+	/* One probe for the lookup and the insert; a second only when the map grows. */
+	i = m->cap ? find(m, id) : 0;
+	if (m->cap && m->keys[i])
+		return 0;
+	if (4 * (m->nr + 1) > 3 * m->cap) {
+		if (grow(m))
+			return -ENOMEM;
+		i = find(m, id);
+	}
+	m->keys[i] = id;
+	m->vals[i] = val;
+	m->nr++;
+	return 1;
+}
+
 void idmap__clear(struct idmap *m)
 {
 	if (m->cap)

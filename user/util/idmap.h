@@ -25,6 +25,11 @@ struct idmap {
 bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *val);
 /* Set id's value; 0 or -ENOMEM. id 0 is -EINVAL. */
 int idmap__put(struct idmap *m, uint64_t id, uint32_t val);
+/*
+ * Set id's value unless it has one (a lookup and an insert in one probe):
+ * 1 if set, 0 if id had a value (left as it was), -ENOMEM; id 0 is -EINVAL.
+ */
+int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val);
 /* Forget every id, keeping the room. */
 void idmap__clear(struct idmap *m);
 void idmap__free(struct idmap *m);

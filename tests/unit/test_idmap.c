@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+/* util/idmap.c: ids to values, and the one-probe insert of an id not there. */
+#include <errno.h>
+#include <stdint.h>
+#include "util/idmap.h"
+#include "unit.h"
+
+/*
+ * idmap__put_new sets only ids that have no value, and says which: across
+ * the map's growths every id keeps its first value, and the count is of
+ * distinct ids.
+ */
+TEST(idmap_put_new_sets_only_new_ids_across_growths)
+{
+	struct idmap m = {};
+	uint32_t v;
+
+	ASSERT(idmap__put_new(&m, 0, 1) == -EINVAL);
+	for (uint32_t i = 1; i <= 5000; i++) {
+		/* Each id twice, the second time with another value: it keeps the first. */
+		uint64_t id = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+
+		ASSERT(idmap__put_new(&m, id, i) == 1);
+		ASSERT(idmap__put_new(&m, id, i + 1) == 0);
+		if (i % 7 == 0)
+			ASSERT(idmap__put_new(&m, (uint64_t)(i / 7) * 0x9e3779b97f4a7c15ull, 0) == 0);
+	}
+	ASSERT_EQ_U64(m.nr, 5000);
+	for (uint32_t i = 1; i <= 5000; i++)
+		ASSERT(idmap__get(&m, (uint64_t)i * 0x9e3779b97f4a7c15ull, &v) && v == i);
+	ASSERT(!idmap__get(&m, 12345, NULL));
+	idmap__free(&m);
+	return true;
+}

@@ -225,20 +225,23 @@ static int entry_site(struct snapshot_kept *k, size_t i, const struct retired_si
 	return 0;
 }
 
-/*
- * Is retired entry i (new to the reading) one to fold unread: in no site of
- * the reading, never folded, and foldable? Then it is marked.
- */
-static bool fold_unread(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
-			size_t i, const struct retired_site *s)
+bool snapshot_kept__fold_unread(struct snapshot_kept *k, struct probes *p,
+				const struct snap_fold *fold, const struct retired_site *s)
 {
-	if (!fold || (i < k->nr_retired_at && k->retired_at[i] != NO_SITE) ||
-	    s->folded_allocs || s->folded_bytes ||
+	if (s->folded_allocs || s->folded_bytes ||
 	    idmap__get(&k->of_key, retired__site_key(s->stack_id, s->api), NULL) ||
 	    !fold->foldable(fold->ctx, s->stack_id, s->api, s->total_allocs, s->total_bytes))
 		return false;
 	return retired__fold_site(p->rc.retired, s->stack_id, s->api, s->total_bytes,
 				  s->total_allocs);
+}
+
+/* Is retired entry i (new to the reading), of no site of it, one to fold unread? */
+static bool fold_unread(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
+			size_t i, const struct retired_site *s)
+{
+	return fold && !(i < k->nr_retired_at && k->retired_at[i] != NO_SITE) &&
+	       snapshot_kept__fold_unread(k, p, fold, s);
 }
 
 /*

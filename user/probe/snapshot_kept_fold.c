@@ -43,19 +43,11 @@ void snapshot_kept_fold__mark(struct probes *p)
 	pthread_mutex_unlock(&p->rc.retired_lock);
 }
 
-/*
- * As read_retired's fold_unread: a retired entry changed since the last
- * reading, of no site of it, never folded, and foldable. Then it is marked.
- */
+/* A retired entry changed since the last reading, to fold unread as a reading would. */
 static bool fold_one(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold,
 		     const struct retired_site *s)
 {
-	if (s->seq <= k->retired_seq || s->folded_allocs || s->folded_bytes ||
-	    idmap__get(&k->of_key, retired__site_key(s->stack_id, s->api), NULL) ||
-	    !fold->foldable(fold->ctx, s->stack_id, s->api, s->total_allocs, s->total_bytes))
-		return false;
-	return retired__fold_site(p->rc.retired, s->stack_id, s->api, s->total_bytes,
-				  s->total_allocs);
+	return s->seq > k->retired_seq && snapshot_kept__fold_unread(k, p, fold, s);
 }
 
 /* Under stacks_lock and retired_lock: those folded, their stacks let go of but the reading's. */

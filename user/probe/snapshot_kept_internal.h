@@ -71,4 +71,15 @@ struct snapshot_kept {
  */
 int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p);
 
+struct retired_site;
+struct snap_fold;
+
+/*
+ * A retired entry the reading holds in no site (by its key), never folded
+ * and foldable, folded unread into the totals and marked: a reading's
+ * (read_retired) and between readings' (snapshot_kept_fold.c) rule.
+ */
+bool snapshot_kept__fold_unread(struct snapshot_kept *k, struct probes *p,
+				const struct snap_fold *fold, const struct retired_site *s);
+
 #endif

@@ -151,12 +151,12 @@ TEST(retired_folds_and_takes_figures_back)
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	/* A cancelled fold leaves all as it was. */
 	retired__fold_cancel(r);
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, &keep, retired__sweep(r)) == 0);
 	ASSERT(retired__nr_sites(r) == 3 && retired__nr_folded(r) == 0);
 	ASSERT(retired__fold_site(r, 31, API_MALLOC, 96, 2));
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	ASSERT(idmap__put(&keep, 32, 0) == 0);	/* a live site of the report holds stack 32 */
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, &keep, retired__sweep(r)) == 0);
 	ASSERT(retired__nr_sites(r) == 1 && retired__nr_folded(r) == 2);
 	ASSERT(!retired__site(r, 31, API_MALLOC) && retired__site(r, 33, API_MALLOC));
 	retired__forgotten(r, &sites, &allocs, &bytes);
@@ -176,9 +176,54 @@ TEST(retired_folds_and_takes_figures_back)
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 0 && allocs == 0 && bytes == 0 && retired__nr_folded(r) == 0);
 	/* Folded again: its whole figures, the ones it took back among them. */
-	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep, retired__sweep(r)) == 0);
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 1 && allocs == 3 && bytes == 30);
+	idmap__free(&keep);
+	retired__free(r);
+	free(st);
+	return true;
+}
+
+/*
+ * A fold goes by a reading: what a sweep let go of since the reading was
+ * made (a site made while that sweep ran may name it, and BPF will not send
+ * it again) stays, pairs too, though their stacks are kept elsewhere (the
+ * stack ring's store); what was let go of before it and none names goes.
+ */
+TEST(retired_fold_keeps_what_sweeps_let_go_of_since_the_reading)
+{
+	struct retired *r = retired__new();
+	struct stack_trace *st = native(3, 0x3000);
+	struct stack_pair old_pair = { .native = 51, .python = 52 };
+	struct stack_pair new_pair = { .native = 61, .python = 62 };
+	struct stack_pair out;
+	struct idmap keep = {};
+	uint32_t reading;
+
+	retired__next_sweep(r);
+	ASSERT(retired__keep_native(r, 41, st, NULL) == 0);
+	ASSERT(retired__keep_pair(r, 50, &old_pair) == 0);
+	retired__next_sweep(r);
+	reading = retired__sweep(r);	/* the reading is made here */
+	ASSERT(retired__keep_native(r, 42, st, NULL) == 0);
+	ASSERT(retired__keep_pair(r, 60, &new_pair) == 0);	/* its stacks in the ring's store */
+	retired__next_sweep(r);
+	ASSERT(retired__keep_native(r, 43, st, NULL) == 0);
+	ASSERT(retired__add_site(r, 44, API_MALLOC, 8, 1) == 0);
+	ASSERT(retired__fold_site(r, 44, API_MALLOC, 8, 1));
+	ASSERT(retired__fold_end(r, &keep, reading) == 0);
+	ASSERT(!retired__native(r, 41) && !retired__pair(r, 50, &out));
+	ASSERT(retired__native(r, 42) && retired__native(r, 43));
+	ASSERT(retired__pair(r, 60, &out) && out.native == 61 && out.python == 62);
+	/* A pair let go of again is the latest: it stays at a later reading's fold. */
+	retired__next_sweep(r);
+	reading = retired__sweep(r);
+	ASSERT(retired__keep_pair(r, 60, &new_pair) == 0);
+	ASSERT(retired__add_site(r, 45, API_MALLOC, 8, 1) == 0);
+	ASSERT(retired__fold_site(r, 45, API_MALLOC, 8, 1));
+	ASSERT(retired__fold_end(r, &keep, reading) == 0);
+	ASSERT(!retired__native(r, 42) && !retired__native(r, 43) && retired__pair(r, 60, &out));
 	idmap__free(&keep);
 	retired__free(r);
 	free(st);

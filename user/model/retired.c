@@ -17,6 +17,12 @@ struct kept {
 	struct stack_blob *blob;
 };
 
+/* A pair's id, and when it was last let go of (as a kept stack's sweep). */
+struct pair_tag {
+	uint64_t id;
+	uint32_t sweep;
+};
+
 /* A folded site's figures; back: it came back (retired__unfold), they are its own again. */
 struct folded {
 	uint64_t bytes, allocs;
@@ -33,8 +39,8 @@ struct retired {
 	size_t nr_kept, cap_kept;
 	struct idmap pair_of;	/* pair id -> index in pairs */
 	struct stack_pair *pairs;
-	uint64_t *pair_ids;
-	size_t nr_pairs, cap_pairs, cap_pair_ids;
+	struct pair_tag *pair_tags;
+	size_t nr_pairs, cap_pairs, cap_pair_tags;
 	size_t kept_bytes;
 	uint32_t sweep;
 	uint64_t seq, epoch;	/* retired__seq, retired__epoch */
@@ -83,7 +89,7 @@ void retired__free(struct retired *r)
 	free(r->kept);
 	free(r->sites);
 	free(r->pairs);
-	free(r->pair_ids);
+	free(r->pair_tags);
 	idmap__free(&r->site_of);
 	idmap__free(&r->native_of);
 	idmap__free(&r->python_of);
@@ -228,13 +234,17 @@ int retired__keep_python(struct retired *r, uint64_t id, const struct py_stack *
 
 int retired__keep_pair(struct retired *r, uint64_t id, const struct stack_pair *pair)
 {
-	if (idmap__get(&r->pair_of, id, NULL))
+	uint32_t i;
+
+	if (idmap__get(&r->pair_of, id, &i)) {
+		r->pair_tags[i].sweep = r->sweep;	/* let go of again: the latest (kept_again) */
 		return 0;
+	}
 	if (vec__reserve(&r->pairs, &r->cap_pairs, r->nr_pairs + 1, sizeof(*r->pairs)) ||
-	    vec__reserve(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs + 1, sizeof(*r->pair_ids)) ||
+	    vec__reserve(&r->pair_tags, &r->cap_pair_tags, r->nr_pairs + 1, sizeof(*r->pair_tags)) ||
 	    idmap__put(&r->pair_of, id, (uint32_t)r->nr_pairs))
 		return -ENOMEM;
-	r->pair_ids[r->nr_pairs] = id;
+	r->pair_tags[r->nr_pairs] = (struct pair_tag){ id, r->sweep };
 	r->pairs[r->nr_pairs++] = *pair;
 	return 0;
 }
@@ -285,6 +295,11 @@ size_t retired__bytes(const struct retired *r)
 void retired__next_sweep(struct retired *r)
 {
 	r->sweep++;
+}
+
+uint32_t retired__sweep(const struct retired *r)
+{
+	return r->sweep;
 }
 
 /* The most allocations first, then the latest let go of. */
@@ -391,23 +406,53 @@ static int fold_sites(struct retired *r)
 	return 0;
 }
 
-/* Pairs neither of whose stacks is kept any more. */
-static int drop_pairs(struct retired *r)
+/*
+ * What a stack or a pair let go of here must serve until BPF sends it
+ * anew if it comes back. The sweep that let it go told BPF so (reclaim.c's
+ * step 2), but a site made while a sweep ran, after its walk passed the
+ * slot, names what that sweep let go of without BPF sending it again; and
+ * a reading holds only the sites made before it. So what was let go of at
+ * a sweep since the reading a fold goes by (since) stays; and what a site
+ * kept here names (named) or the reading's other sites hold (keep). NULL
+ * maps name nothing.
+ */
+struct serving {
+	const struct idmap *named, *keep;
+	uint32_t since;
+};
+
+static bool serves(const struct serving *sv, uint64_t id, uint32_t sweep)
 {
-	size_t n = 0;
+	return sweep >= sv->since || (sv->named && idmap__get(sv->named, id, NULL)) ||
+	       (sv->keep && idmap__get(sv->keep, id, NULL));
+}
+
+/*
+ * Pairs that no longer serve, neither of whose stacks is kept any more.
+ * (One with its native stack gone leaves its site without frames: counted
+ * where read.)
+ */
+static int drop_pairs(struct retired *r, const struct serving *sv)
+{
+	size_t n = 0, before = r->nr_pairs;
 
 	idmap__free(&r->pair_of);	/* made anew, to the size of what stays */
 	for (size_t i = 0; i < r->nr_pairs; i++) {
-		if (!idmap__get(&r->native_of, r->pairs[i].native, NULL) &&
+		if (!serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep) &&
+		    !idmap__get(&r->native_of, r->pairs[i].native, NULL) &&
 		    !idmap__get(&r->python_of, r->pairs[i].python, NULL))
 			continue;
 		r->pairs[n] = r->pairs[i];
-		r->pair_ids[n] = r->pair_ids[i];
-		if (idmap__put(&r->pair_of, r->pair_ids[n], (uint32_t)n))
+		r->pair_tags[n] = r->pair_tags[i];
+		if (idmap__put(&r->pair_of, r->pair_tags[n].id, (uint32_t)n))
 			return -ENOMEM;
 		n++;
 	}
 	r->nr_pairs = n;
+	if (n < before) {
+		vec__fit(&r->pairs, &r->cap_pairs, n, sizeof(*r->pairs));
+		vec__fit(&r->pair_tags, &r->cap_pair_tags, n, sizeof(*r->pair_tags));
+	}
 	return 0;
 }
 
@@ -416,7 +461,8 @@ int retired__trim(struct retired *r, size_t max_bytes)
 	if (r->kept_bytes <= max_bytes)
 		return 0;
 	/* A quarter below the limit: trimming is a sort of everything kept. */
-	return keep_latest(r, max_bytes / 4 * 3) ?: fold_sites(r) ?: drop_pairs(r);
+	return keep_latest(r, max_bytes / 4 * 3) ?: fold_sites(r) ?:
+	       drop_pairs(r, &(struct serving){ .since = r->sweep });
 }
 
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
@@ -511,20 +557,23 @@ static int name_sites(const struct retired *r, struct idmap *named)
 	return 0;
 }
 
-/*
- * Does a kept stack still serve: named by a site kept here or by keep, or
- * let go of at this sweep (BPF may still count on it: reclaim.c's step 2)?
- * Without keep, every stack does.
- */
-static bool serves(const struct retired *r, const struct kept *k, const struct idmap *named,
-		   const struct idmap *keep)
+/* The stacks of the pairs that serve serve too: named. */
+static int name_pairs(const struct retired *r, const struct serving *sv, struct idmap *named)
 {
-	return !keep || k->sweep >= r->sweep || idmap__get(named, k->id, NULL) ||
-	       idmap__get(keep, k->id, NULL);
+	for (size_t i = 0; i < r->nr_pairs; i++) {
+		const struct stack_pair *pair = &r->pairs[i];
+
+		if (!serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep))
+			continue;
+		if ((pair->native && idmap__put(named, pair->native, 0)) ||
+		    (pair->python && idmap__put(named, pair->python, 0)))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* The stacks that no longer serve are let go of; the maps made anew to fit. */
-static int drop_stacks(struct retired *r, const struct idmap *named, const struct idmap *keep)
+static int drop_stacks(struct retired *r, const struct serving *sv)
 {
 	size_t n = 0, bytes = 0;
 
@@ -533,7 +582,7 @@ static int drop_stacks(struct retired *r, const struct idmap *named, const struc
 	for (size_t i = 0; i < r->nr_kept; i++) {
 		struct kept *k = &r->kept[i];
 
-		if (!serves(r, k, named, keep)) {
+		if (!serves(sv, k->id, k->sweep)) {
 			let_go(k);
 			continue;
 		}
@@ -550,19 +599,16 @@ static int drop_stacks(struct retired *r, const struct idmap *named, const struc
 	return 0;
 }
 
-int retired__fold_end(struct retired *r, const struct idmap *keep)
+int retired__fold_end(struct retired *r, const struct idmap *keep, uint32_t since)
 {
 	struct idmap named = {};
-	size_t before = r->nr_pairs;
+	/* Without keep, everything stays. */
+	struct serving sv = { &named, keep, keep ? since : 0 };
 	int err;
 
-	err = drop_folded(r) ?: name_sites(r, &named) ?: drop_stacks(r, &named, keep) ?:
-	      drop_pairs(r);
+	err = drop_folded(r) ?: name_sites(r, &named) ?: name_pairs(r, &sv, &named) ?:
+	      drop_stacks(r, &sv) ?: drop_pairs(r, &sv);
 	idmap__free(&named);
-	if (!err && r->nr_pairs < before) {
-		vec__fit(&r->pairs, &r->cap_pairs, r->nr_pairs, sizeof(*r->pairs));
-		vec__fit(&r->pair_ids, &r->cap_pair_ids, r->nr_pairs, sizeof(*r->pair_ids));
-	}
 	return err;
 }
 

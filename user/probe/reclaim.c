@@ -548,7 +548,8 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	 * And the stacks no site names any more (those a reading folded unread
 	 * kept theirs). Without the stacks to keep, none is let go of.
 	 */
-	retired__fold_end(p->rc.retired, reclaim__keep_of(snap, folded, &keep) ? NULL : &keep);
+	retired__fold_end(p->rc.retired, reclaim__keep_of(snap, folded, &keep) ? NULL : &keep,
+			  snap->retired_sweep);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 out:

@@ -132,10 +132,10 @@ def common_errs(rep):
 		errs.append("python is %r: the interpreter was not walked" % rep.get("python"))
 	# A stack whose frames went missing is a loss no counter shows (a fold
 	# once let go of pairs a sweep had just let go of: "[stack unavailable]").
-	lost = [s for s in rep.get("stacks") or [] if not s.get("frames")]
-	if lost:
-		errs.append("%d stacks without frames ([stack unavailable]): %d bytes in %d blocks" % (
-			len(lost), sum(s["bytes"] for s in lost), sum(s["allocs"] for s in lost)))
+	for s in rep.get("sites") or []:
+		if s.get("frame") is None:
+			errs.append("%d stacks without frames ([stack unavailable]): %d bytes in %d "
+				    "blocks" % (s.get("stack_count", 0), s["bytes"], s["allocs"]))
 	return errs
 
 

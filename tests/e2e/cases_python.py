@@ -17,8 +17,8 @@ import time
 
 import lib
 from lib import (CaseFailed, ERROR, LineReader, PPROF, ROOT, SVG, TRACE, TRACER, check_sites,
-	common_checks, dropped_errs, error_case, folded_lines, go_until, load_report, start_tracing,
-	tracer_env, wait_exit, wait_for)
+	common_checks, dropped_errs, error_case, folded_lines, frameless_errs, go_until, load_report,
+	start_tracing, tracer_env, wait_exit, wait_for)
 
 
 PY = "/usr/bin/python3"
@@ -178,7 +178,7 @@ def check_py_report(work, rep, truth, malloc, version="3.11", shutdown=True):
 	if py.get("malloc") != ("malloc" if malloc else "pymalloc"):
 		errs.append("python.malloc %r" % py.get("malloc"))
 	totals = rep.get("totals") or {}
-	errs += dropped_errs(totals, also=lambda k: k.startswith("py_"))
+	errs += dropped_errs(totals, also=lambda k: k.startswith("py_")) + frameless_errs(rep)
 	errs += check_py_frames(rep)
 	text = work.read("tracer.stdout")
 	if "Python %s" % py.get("version") not in text:

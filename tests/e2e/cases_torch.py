@@ -40,7 +40,7 @@ import time
 
 import lib
 from lib import (CaseFailed, LineReader, Skip, TRACE, TRACER, common_checks, dropped_errs,
-	load_report, start_tracing, wait_exit, wait_for)
+	frameless_errs, load_report, start_tracing, wait_exit, wait_for)
 from cases_follow import case_torch_loader_follow
 from cases_outputs import check_html
 from cases_python import PY, PYVICTIMS, py_env
@@ -130,13 +130,7 @@ def common_errs(rep):
 	errs = dropped_errs(rep.get("totals") or {}, also=lambda k: k.startswith("py_"))
 	if not str((rep.get("python") or {}).get("version", "")).startswith("3."):
 		errs.append("python is %r: the interpreter was not walked" % rep.get("python"))
-	# A stack whose frames went missing is a loss no counter shows (a fold
-	# once let go of pairs a sweep had just let go of: "[stack unavailable]").
-	for s in rep.get("sites") or []:
-		if s.get("frame") is None:
-			errs.append("%d stacks without frames ([stack unavailable]): %d bytes in %d "
-				    "blocks" % (s.get("stack_count", 0), s["bytes"], s["allocs"]))
-	return errs
+	return errs + frameless_errs(rep)
 
 
 def growing(rep):

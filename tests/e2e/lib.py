@@ -333,6 +333,15 @@ def dropped_errs(totals, also=lambda name: False):
 		if (MUST_BE_ZERO.search(k) or also(k)) and v]
 
 
+def frameless_errs(rep):
+	"""A line for a site of stacks whose frames could not be read ("[stack
+	unavailable]"): a loss no drop counter shows (a fold once let go of the
+	pairs a sweep had just let go of)."""
+	return ["%d stacks without frames ([stack unavailable]): %d bytes in %d blocks" % (
+		s.get("stack_count", 0), s["bytes"], s["allocs"])
+		for s in rep.get("sites") or [] if s.get("frame") is None]
+
+
 def figures(items):
 	"""(bytes, allocs) summed over JSON objects that have them."""
 	return (sum(x.get("bytes", 0) for x in items), sum(x.get("allocs", 0) for x in items))

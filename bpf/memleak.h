@@ -107,6 +107,8 @@ enum memleak_counter {
 				   without Python frames (sent again when met again) */
 	CNT_STACK_PREEMPTED,	/* before Linux 6.10, on a preemptible kernel: another thread's
 				   capture ran on the CPU meanwhile: tracked, stack unknown */
+	CNT_STACKS_LOST,	/* user space, at a reading: sites whose stack BPF sent and the
+				   tracer no longer holds (its fault): tracked, "[stack unavailable]" */
 	CNT__COUNT,
 };
 

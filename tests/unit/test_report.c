@@ -508,7 +508,7 @@ static const char sample_check[] =
 	"                        'unwind_pending': 0, 'procs_map_full': 0, 'kernel_missed': 0,\n"
 	"                        'py_codes_untold': 0, 'stack_ring_full': 0,\n"
 	"                        'stacks_merged': 0, 'py_stack_ring_full': 0,\n"
-	"                        'stacks_preempted': 0}, t['dropped']\n"
+	"                        'stacks_preempted': 0, 'stacks_lost': 0}, t['dropped']\n"
 	"assert list(t['dropped'])[0] == 'allocs_map_full'\n"
 	"s = d['stacks']\n"
 	"assert len(s) == 4\n"

@@ -33,6 +33,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_STACK_MERGED] = "stacks_merged",
 	[CNT_PY_RING_FULL] = "py_stack_ring_full",
 	[CNT_STACK_PREEMPTED] = "stacks_preempted",
+	[CNT_STACKS_LOST] = "stacks_lost",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */

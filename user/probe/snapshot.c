@@ -415,6 +415,8 @@ static int read_stacks(struct probes *p, struct snapshot *snap)
 			pthread_mutex_lock(&p->rc.stacks_lock);
 		}
 		snapshot__read_stack(p, &snap->sites[i]);
+		snap->counters[CNT_STACKS_LOST] += !snap->sites[i].stack &&
+						   snap->sites[i].stack_id != MEMLEAK_NO_STACK;
 	}
 	stackcache__end(p->rc.stacks);
 	pthread_mutex_unlock(&p->rc.stacks_lock);

@@ -454,6 +454,7 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 		stackcache__end(p->rc.stacks);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	list_free(&todo);
+	k->snap.counters[CNT_STACKS_LOST] = k->stackless.nr;
 	k->snap.fresh = k->fresh.v;
 	k->snap.nr_fresh = k->fresh.nr;
 	return err;

@@ -63,6 +63,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 			       "without Python frames: the ring new stacks reach the tracer through was full" },
 	[CNT_STACK_PREEMPTED] = { "allocation", "allocations",
 				  "without a stack: another thread's capture ran on its CPU meanwhile (a kernel before 6.10 cannot hold preemption off; a stack sent then may be wrong)" },
+	[CNT_STACKS_LOST] = { "site", "sites",
+			      "without a stack: BPF sent its frames and the tracer let go of them too soon (a bug of ours: please report it)" },
 };
 
 static void print_header(const struct report *r, FILE *f)

@@ -546,10 +546,17 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	}
 	/*
 	 * And the stacks no site names any more (those a reading folded unread
-	 * kept theirs). Without the stacks to keep, none is let go of.
+	 * kept theirs). Without the stacks to keep, none is let go of. With no
+	 * site gone, a stack a sweep let go of is still named by the site it
+	 * retired, or by one of the reading's: only one no site ever named
+	 * could go, and it waits for the next fold. The walk of every site and
+	 * every kept stack cost 130 of v_stacks' 250 ms a report at 262,144
+	 * stacks, none folded.
 	 */
-	retired__fold_end(p->rc.retired, reclaim__keep_of(snap, folded, &keep) ? NULL : &keep,
-			  snap->retired_sweep);
+	if (n || snap->unread_sites)
+		retired__fold_end(p->rc.retired,
+				  reclaim__keep_of(snap, folded, &keep) ? NULL : &keep,
+				  snap->retired_sweep);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 out:

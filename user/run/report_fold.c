@@ -131,7 +131,7 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 	/* Even with too few to fold: the stacks of those folded unread go. */
 	if (sites)
 		n = fold_picked(tr, snap, sites, nr);
-	if ((n || snap->unread_sites) && tr->opts->verbose)
+	if ((n || snap->unread_sites || picked > nr) && tr->opts->verbose)
 		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals (of %zu picked, "
 			"%zu back since a fold spared), and %llu more unread at the reading\n",
 			n, picked, picked - nr, (unsigned long long)snap->unread_sites);

@@ -540,7 +540,8 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 		}
 	}
 	if (n < min) {	/* not worth moving the next reading's sites */
-		retired__fold_cancel(p->rc.retired);
+		if (n)	/* a walk of every retired site: none to unmark, none walked */
+			retired__fold_cancel(p->rc.retired);
 		memset(folded, 0, snap->nr * sizeof(*folded));
 		n = 0;
 	}

@@ -131,7 +131,7 @@ TEST(retired_folds_and_takes_figures_back)
 {
 	struct retired *r = retired__new();
 	struct stack_trace *st = native(3, 0x2000);
-	struct idmap keep = {};
+	struct idmap keep = {}, none = {};
 	const struct retired_site *s;
 	uint64_t sites, allocs, bytes;
 
@@ -144,6 +144,7 @@ TEST(retired_folds_and_takes_figures_back)
 	ASSERT(retired__keep_native(r, 33, st, NULL) == 0);
 	retired__next_sweep(r);
 	ASSERT(retired__keep_native(r, 34, st, NULL) == 0);	/* let go of at this sweep */
+	retired__named(r, &none);	/* whose walk named none of them */
 	/* Figures other than those the report took in: it allocated since, it stays. */
 	ASSERT(!retired__fold_site(r, 31, API_MALLOC, 48, 1));
 	ASSERT(!retired__fold_site(r, 31, API_CALLOC, 96, 2));
@@ -151,12 +152,12 @@ TEST(retired_folds_and_takes_figures_back)
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	/* A cancelled fold leaves all as it was. */
 	retired__fold_cancel(r);
-	ASSERT(retired__fold_end(r, &keep, retired__sweep(r)) == 0);
+	ASSERT(retired__fold_end(r, &keep) == 0);
 	ASSERT(retired__nr_sites(r) == 3 && retired__nr_folded(r) == 0);
 	ASSERT(retired__fold_site(r, 31, API_MALLOC, 96, 2));
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	ASSERT(idmap__put(&keep, 32, 0) == 0);	/* a live site of the report holds stack 32 */
-	ASSERT(retired__fold_end(r, &keep, retired__sweep(r)) == 0);
+	ASSERT(retired__fold_end(r, &keep) == 0);
 	ASSERT(retired__nr_sites(r) == 1 && retired__nr_folded(r) == 2);
 	ASSERT(!retired__site(r, 31, API_MALLOC) && retired__site(r, 33, API_MALLOC));
 	retired__forgotten(r, &sites, &allocs, &bytes);
@@ -176,7 +177,7 @@ TEST(retired_folds_and_takes_figures_back)
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 0 && allocs == 0 && bytes == 0 && retired__nr_folded(r) == 0);
 	/* Folded again: its whole figures, the ones it took back among them. */
-	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep, retired__sweep(r)) == 0);
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep) == 0);
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 1 && allocs == 3 && bytes == 30);
 	idmap__free(&keep);
@@ -186,44 +187,45 @@ TEST(retired_folds_and_takes_figures_back)
 }
 
 /*
- * A fold goes by a reading: what a sweep let go of since the reading was
- * made (a site made while that sweep ran may name it, and BPF will not send
- * it again) stays, pairs too, though their stacks are kept elsewhere (the
- * stack ring's store); what was let go of before it and none names goes.
+ * A site made while a sweep ran, after its walk passed the slot, names
+ * what that sweep let go of, and BPF does not send it again: it stays
+ * until a later sweep's walk names no live site of it (retired__named),
+ * pairs as stacks, though their stacks are kept elsewhere (the stack
+ * ring's store). Named again by a live site, it stays the latest.
  */
-TEST(retired_fold_keeps_what_sweeps_let_go_of_since_the_reading)
+TEST(retired_fold_keeps_what_no_later_sweep_found_unnamed)
 {
 	struct retired *r = retired__new();
 	struct stack_trace *st = native(3, 0x3000);
 	struct stack_pair old_pair = { .native = 51, .python = 52 };
 	struct stack_pair new_pair = { .native = 61, .python = 62 };
 	struct stack_pair out;
-	struct idmap keep = {};
-	uint32_t reading;
+	struct idmap keep = {}, named = {};
 
 	retired__next_sweep(r);
 	ASSERT(retired__keep_native(r, 41, st, NULL) == 0);
 	ASSERT(retired__keep_pair(r, 50, &old_pair) == 0);
+	retired__named(r, &named);
 	retired__next_sweep(r);
-	reading = retired__sweep(r);	/* the reading is made here */
 	ASSERT(retired__keep_native(r, 42, st, NULL) == 0);
 	ASSERT(retired__keep_pair(r, 60, &new_pair) == 0);	/* its stacks in the ring's store */
-	retired__next_sweep(r);
-	ASSERT(retired__keep_native(r, 43, st, NULL) == 0);
+	ASSERT(idmap__put(&named, 41, 0) == 0);	/* a site made during the first sweep */
+	retired__named(r, &named);
 	ASSERT(retired__add_site(r, 44, API_MALLOC, 8, 1) == 0);
 	ASSERT(retired__fold_site(r, 44, API_MALLOC, 8, 1));
-	ASSERT(retired__fold_end(r, &keep, reading) == 0);
-	ASSERT(!retired__native(r, 41) && !retired__pair(r, 50, &out));
-	ASSERT(retired__native(r, 42) && retired__native(r, 43));
+	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__native(r, 41) && retired__native(r, 42) && !retired__pair(r, 50, &out));
 	ASSERT(retired__pair(r, 60, &out) && out.native == 61 && out.python == 62);
-	/* A pair let go of again is the latest: it stays at a later reading's fold. */
+	/* The next sweep names the pair alone: the stacks go, the pair stays. */
+	idmap__clear(&named);
+	ASSERT(idmap__put(&named, 60, 0) == 0);
 	retired__next_sweep(r);
-	reading = retired__sweep(r);
-	ASSERT(retired__keep_pair(r, 60, &new_pair) == 0);
+	retired__named(r, &named);
 	ASSERT(retired__add_site(r, 45, API_MALLOC, 8, 1) == 0);
 	ASSERT(retired__fold_site(r, 45, API_MALLOC, 8, 1));
-	ASSERT(retired__fold_end(r, &keep, reading) == 0);
-	ASSERT(!retired__native(r, 42) && !retired__native(r, 43) && retired__pair(r, 60, &out));
+	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(!retired__native(r, 41) && !retired__native(r, 42) && retired__pair(r, 60, &out));
+	idmap__free(&named);
 	idmap__free(&keep);
 	retired__free(r);
 	free(st);

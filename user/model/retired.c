@@ -43,6 +43,7 @@ struct retired {
 	size_t nr_pairs, cap_pairs, cap_pair_tags;
 	size_t kept_bytes;
 	uint32_t sweep;
+	uint32_t named_sweep;	/* the last whose walk named every live site's stacks (retired__named) */
 	uint64_t seq, epoch;	/* retired__seq, retired__epoch */
 	/* Figures of sites whose frames were let go of (retired__trim), or folded. */
 	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
@@ -297,9 +298,26 @@ void retired__next_sweep(struct retired *r)
 	r->sweep++;
 }
 
-uint32_t retired__sweep(const struct retired *r)
+/* A kept stack by id, the latest let go of, if kept. */
+static void named_again(struct retired *r, uint64_t id)
 {
-	return r->sweep;
+	if (!kept_again(r, &r->native_of, id))
+		(void)kept_again(r, &r->python_of, id);
+}
+
+void retired__named(struct retired *r, const struct idmap *named)
+{
+	for (size_t i = 0; i < r->nr_kept; i++)
+		if (idmap__get(named, r->kept[i].id, NULL))
+			r->kept[i].sweep = r->sweep;
+	for (size_t i = 0; i < r->nr_pairs; i++) {
+		if (!idmap__get(named, r->pair_tags[i].id, NULL))
+			continue;
+		r->pair_tags[i].sweep = r->sweep;
+		named_again(r, r->pairs[i].native);
+		named_again(r, r->pairs[i].python);
+	}
+	r->named_sweep = r->sweep;
 }
 
 /* The most allocations first, then the latest let go of. */
@@ -409,12 +427,12 @@ static int fold_sites(struct retired *r)
 /*
  * What a stack or a pair let go of here must serve until BPF sends it
  * anew if it comes back. The sweep that let it go told BPF so (reclaim.c's
- * step 2), but a site made while a sweep ran, after its walk passed the
- * slot, names what that sweep let go of without BPF sending it again; and
- * a reading holds only the sites made before it. So what was let go of at
- * a sweep since the reading a fold goes by (since) stays; and what a site
- * kept here names (named) or the reading's other sites hold (keep). NULL
- * maps name nothing.
+ * step 2), but a site made while that sweep ran, after its walk passed the
+ * slot, names it without BPF sending it again: live, and in no reading
+ * made before. The next sweep's walk names it (retired__named): what was
+ * let go of since the last sweep that named (since), or named by it,
+ * stays; and what a site kept here names (named) or the reading's sites
+ * hold (keep). NULL maps name nothing.
  */
 struct serving {
 	const struct idmap *named, *keep;
@@ -462,7 +480,7 @@ int retired__trim(struct retired *r, size_t max_bytes)
 		return 0;
 	/* A quarter below the limit: trimming is a sort of everything kept. */
 	return keep_latest(r, max_bytes / 4 * 3) ?: fold_sites(r) ?:
-	       drop_pairs(r, &(struct serving){ .since = r->sweep });
+	       drop_pairs(r, &(struct serving){ .since = r->named_sweep });
 }
 
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
@@ -599,11 +617,11 @@ static int drop_stacks(struct retired *r, const struct serving *sv)
 	return 0;
 }
 
-int retired__fold_end(struct retired *r, const struct idmap *keep, uint32_t since)
+int retired__fold_end(struct retired *r, const struct idmap *keep)
 {
 	struct idmap named = {};
 	/* Without keep, everything stays. */
-	struct serving sv = { &named, keep, keep ? since : 0 };
+	struct serving sv = { &named, keep, keep ? r->named_sweep : 0 };
 	int err;
 
 	err = drop_folded(r) ?: name_sites(r, &named) ?: name_pairs(r, &sv, &named) ?:

@@ -77,8 +77,14 @@ bool retired__pair(const struct retired *r, uint64_t id, struct stack_pair *out)
 
 /* A sweep begins: stacks let go of from now on are the latest. */
 void retired__next_sweep(struct retired *r);
-/* The sweeps begun so far: a reading's (snapshot.sweep), for retired__fold_end. */
-uint32_t retired__sweep(const struct retired *r);
+/*
+ * This sweep's walk named named: the stacks, pairs and their stacks of
+ * every live site. Those kept here stay the latest let go of; the others
+ * no live site named, and BPF sends them again (as it was told at the
+ * sweep that let them go) to any site made since: a fold may let them go.
+ * Only with every live site named (a whole walk).
+ */
+void retired__named(struct retired *r, const struct idmap *named);
 /*
  * Keep the frames of the stacks whose retired sites allocated most (then
  * the latest let go of), within max_bytes; the sites whose frames that
@@ -105,13 +111,11 @@ bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint
  * The sites retired__fold_site named go (their indexes move: a new epoch;
  * none named, none moves), and the stacks and pairs no site kept here
  * names, nor keep (ids: the stacks the reading's other sites hold), let go
- * of at a sweep before since (retired__sweep when the reading was made):
- * BPF was told at that sweep to send them again if they come back, and
- * every site made before it is in the reading (keep NULL: every stack
- * stays). 0 or -ENOMEM (then the store may still hold what it could not
- * let go of).
+ * of before the last sweep that named (retired__named) and not named then
+ * (keep NULL: every stack stays). 0 or -ENOMEM (then the store may still
+ * hold what it could not let go of).
  */
-int retired__fold_end(struct retired *r, const struct idmap *keep, uint32_t since);
+int retired__fold_end(struct retired *r, const struct idmap *keep);
 /* The sites retired__fold_site named stay after all. */
 void retired__fold_cancel(struct retired *r);
 /*

@@ -16,7 +16,9 @@
  *    no live site names, keeping a copy in the retired
  *    store: a stack id may still come back from a thread's stack cache, the
  *    stacks BPF knows it sent or a walk in flight, and is then read from
- *    there; the caches are told to forget (stacks_cleared).
+ *    there; the caches are told to forget (stacks_cleared). A copy stays
+ *    until a later sweep's walk finds no live site naming it (a site made
+ *    while this sweep ran may: retired__named), or a site kept there does.
  * 3. empties the set of code objects sent when it is half full: a code
  *    object met again is sent again, and pytrace knows it already.
  *
@@ -62,6 +64,7 @@
 struct reclaim {
 	uint64_t next[BPFMAPS__TABLES];	/* sweep when a table holds more than this */
 	struct idmap named;		/* ids the live sites name, this sweep */
+	bool named_whole;		/* named holds every live site's: the walk ended */
 	uint64_t sweeps, sites, stacks, longest_ns;
 	uint64_t cpu_ns;		/* the sweeps' CPU time: what they cost, load or not */
 	/* The stacks the live sites named at the last sweep, and the most. */
@@ -329,6 +332,7 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	size_t n = 0;
 
 	idmap__clear(&r->named);
+	r->named_whole = false;
 	probes_tables__sites(&p->tables, &w);
 	for (size_t k = p->tables.slots; k-- > 0;) {
 		struct site_slot *s;
@@ -352,17 +356,25 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	}
 	trim_wrapped(p, &w, next);
 	mapwin__end(&w);
+	r->named_whole = true;
 	return n;
 }
 
-/* Step 2: the stacks no live site names. */
+/*
+ * Step 2: the stacks no live site names; and those the retired store
+ * keeps that one does are the latest let go of (retired__named). Without
+ * every live site's (no memory), none.
+ */
 static size_t let_go_stacks(struct probes *p, struct reclaim *r)
 {
 	size_t n;
 
+	if (!r->named_whole)
+		return 0;
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	pthread_mutex_lock(&p->rc.retired_lock);
 	n = stack_ring__let_go(p, &r->named);
+	retired__named(p->rc.retired, &r->named);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 	/* Threads' stack caches and BPF's known stacks may hold the ids let go of: send again. */
@@ -556,8 +568,7 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	 */
 	if (n || snap->unread_sites)
 		retired__fold_end(p->rc.retired,
-				  reclaim__keep_of(snap, folded, &keep) ? NULL : &keep,
-				  snap->retired_sweep);
+				  reclaim__keep_of(snap, folded, &keep) ? NULL : &keep);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
 out:

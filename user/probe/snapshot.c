@@ -373,9 +373,6 @@ static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)
 	peak__live(p, snap->live);
 	reclaim__sweep_stats(p, &snap->sweep);
 	snap->time_ns = clock__now_ns();
-	pthread_mutex_lock(&p->rc.retired_lock);
-	snap->retired_sweep = retired__sweep(p->rc.retired);
-	pthread_mutex_unlock(&p->rc.retired_lock);
 	err = read_sites(p, snap) ?: snapshot__walk_blocks(p, snap, older_ns);
 	if (err) {
 		snapshot__free(snap);

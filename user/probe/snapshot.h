@@ -95,12 +95,6 @@ struct snapshot {
 	 */
 	uint64_t reading, follows;
 	/*
-	 * The retired store's sweeps begun when the tables were read
-	 * (retired__sweep): what a sweep let go of since, a site this reading
-	 * does not hold may name (retired__fold_end's since).
-	 */
-	uint32_t retired_sweep;
-	/*
 	 * A reading carried over from one whose sites a fold or a trim of the
 	 * retired store compacted: for each of follows' sites (nr_moved), its
 	 * index now, SNAP_GONE if it went; the rest keep their order. What is

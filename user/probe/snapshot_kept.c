@@ -279,7 +279,7 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	}
 	k->retired_seq = retired__seq(r);
 	/* Their stacks stay: the sites of this reading may not have read theirs yet. */
-	if (snap->unread_sites > k->unread_sites && retired__fold_end(r, NULL, 0))
+	if (snap->unread_sites > k->unread_sites && retired__fold_end(r, NULL))
 		return -ENOMEM;
 	k->fold_mark = retired__nr_sites(r);
 	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
@@ -367,7 +367,6 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, const struct s
 		restart(k, p);
 	else if (retired__epoch(p->rc.retired) != k->epoch && snapshot_kept_compact__run(k, p))
 		restart(k, p);	/* a failure: every site new again */
-	snap->retired_sweep = retired__sweep(p->rc.retired);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	snap->follows = k->started ? k->reading : 0;
 	snap->reading = ++k->reading;

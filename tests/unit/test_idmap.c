@@ -32,3 +32,35 @@ TEST(idmap_put_new_sets_only_new_ids_across_growths)
 	idmap__free(&m);
 	return true;
 }
+
+/*
+ * idmap__reserve makes room for nr ids at once: the puts that follow do not
+ * grow the map (its arrays stay where they are), every id keeps its value,
+ * and a reserve below what the map holds changes nothing.
+ */
+TEST(idmap_reserve_holds_nr_ids_without_growing)
+{
+	struct idmap m = {};
+	const uint64_t *keys;
+	size_t cap;
+	uint32_t v;
+
+	ASSERT(!idmap__put(&m, 7, 70));
+	ASSERT(!idmap__reserve(&m, 100000));
+	cap = m.cap;
+	keys = m.keys;
+	ASSERT(4 * 100000 <= 3 * cap);
+	ASSERT(idmap__get(&m, 7, &v) && v == 70);
+	for (uint32_t i = 1; i < 100000; i++)
+		ASSERT(!idmap__put(&m, (uint64_t)i * 0x9e3779b97f4a7c15ull, i));
+	ASSERT_EQ_U64(m.cap, cap);
+	ASSERT(m.keys == keys);
+	ASSERT_EQ_U64(m.nr, 100000);
+	for (uint32_t i = 1; i < 100000; i++)
+		ASSERT(idmap__get(&m, (uint64_t)i * 0x9e3779b97f4a7c15ull, &v) && v == i);
+	ASSERT(idmap__get(&m, 7, &v) && v == 70);
+	ASSERT(!idmap__reserve(&m, 10));
+	ASSERT_EQ_U64(m.cap, cap);
+	idmap__free(&m);
+	return true;
+}

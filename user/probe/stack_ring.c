@@ -398,13 +398,43 @@ struct letting_go {
 };
 
 /*
+ * The n kept (in their new order, id_at(v, i) the i-th's id) under a new
+ * index, sized once: grown from empty it was faulted in a dozen times
+ * over, most of a sweep's time in the stores. 0, or -ENOMEM (the old index
+ * left as it was: the caller lets go of them all).
+ */
+static int reindex(struct idmap *of_id, size_t n, uint64_t (*id_at)(const void *v, size_t i),
+		   const void *v)
+{
+	struct idmap kept = {};
+
+	if (idmap__reserve(&kept, n))
+		return -ENOMEM;
+	/* No put can fail: the room is there. */
+	for (size_t i = 0; i < n; i++)
+		(void)idmap__put(&kept, id_at(v, i), (uint32_t)i);
+	idmap__free(of_id);
+	*of_id = kept;
+	return 0;
+}
+
+static uint64_t blob_id_at(const void *v, size_t i)
+{
+	return ((struct stack_blob *const *)v)[i]->id;
+}
+
+static uint64_t pair_id_at(const void *v, size_t i)
+{
+	return ((const struct kept_pair *)v)[i].id;
+}
+
+/*
  * A store's stacks named, kept under a new index; the others into *out
  * (room for all of them: without it, none is let go of).
  */
 static size_t blobs_split(struct blob_store *st, const struct idmap *named,
 			  struct stack_blob ***out)
 {
-	struct idmap kept = {};
 	size_t n = 0, gone = 0;
 
 	*out = malloc((st->nr ?: 1) * sizeof(**out));
@@ -413,13 +443,17 @@ static size_t blobs_split(struct blob_store *st, const struct idmap *named,
 	for (size_t i = 0; i < st->nr; i++) {
 		struct stack_blob *b = st->blobs[i];
 
-		if (idmap__get(named, b->id, NULL) && !idmap__put(&kept, b->id, (uint32_t)n))
+		if (idmap__get(named, b->id, NULL))
 			st->blobs[n++] = b;
 		else
 			(*out)[gone++] = b;
 	}
-	idmap__free(&st->of_id);
-	st->of_id = kept;
+	if (reindex(&st->of_id, n, blob_id_at, st->blobs)) {
+		memcpy(*out + gone, st->blobs, n * sizeof(**out));
+		gone += n;
+		n = 0;
+		idmap__clear(&st->of_id);
+	}
 	st->nr = n;
 	return gone;
 }
@@ -427,7 +461,6 @@ static size_t blobs_split(struct blob_store *st, const struct idmap *named,
 /* The pairs named name their stacks and stay; the others into *out. */
 static size_t pairs_split(struct pair_store *ps, struct idmap *named, struct kept_pair **out)
 {
-	struct idmap kept = {};
 	size_t n = 0, gone = 0;
 
 	*out = malloc((ps->nr ?: 1) * sizeof(**out));
@@ -436,15 +469,18 @@ static size_t pairs_split(struct pair_store *ps, struct idmap *named, struct kep
 	for (size_t i = 0; i < ps->nr; i++) {
 		struct kept_pair *k = &ps->pairs[i];
 
-		if (idmap__get(named, k->id, NULL) && !idmap__put(&kept, k->id, (uint32_t)n) &&
-		    !idmap__put(named, k->pair.native, 0) &&
+		if (idmap__get(named, k->id, NULL) && !idmap__put(named, k->pair.native, 0) &&
 		    (!k->pair.python || !idmap__put(named, k->pair.python, 0)))
 			ps->pairs[n++] = *k;
 		else
 			(*out)[gone++] = *k;
 	}
-	idmap__free(&ps->of_id);
-	ps->of_id = kept;
+	if (reindex(&ps->of_id, n, pair_id_at, ps->pairs)) {
+		memcpy(*out + gone, ps->pairs, n * sizeof(**out));
+		gone += n;
+		n = 0;
+		idmap__clear(&ps->of_id);
+	}
 	ps->nr = n;
 	return gone;
 }

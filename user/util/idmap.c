@@ -36,9 +36,10 @@ bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *val)
 	return true;
 }
 
-static int grow(struct idmap *m)
+/* Room for cap slots (a power of two, above nr), every id moved into it. */
+static int resize(struct idmap *m, size_t cap)
 {
-	struct idmap bigger = { .cap = m->cap ? 2 * m->cap : 64 };
+	struct idmap bigger = { .cap = cap };
 
 	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
 	bigger.vals = malloc(bigger.cap * sizeof(*bigger.vals));
@@ -60,6 +61,20 @@ static int grow(struct idmap *m)
 	idmap__free(m);
 	*m = bigger;
 	return 0;
+}
+
+static int grow(struct idmap *m)
+{
+	return resize(m, m->cap ? 2 * m->cap : 64);
+}
+
+int idmap__reserve(struct idmap *m, size_t nr)
+{
+	size_t cap = m->cap ?: 64;
+
+	while (4 * nr > 3 * cap)
+		cap *= 2;
+	return cap == m->cap ? 0 : resize(m, cap);
 }
 
 int idmap__put(struct idmap *m, uint64_t id, uint32_t val)

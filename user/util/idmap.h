@@ -30,6 +30,12 @@ int idmap__put(struct idmap *m, uint64_t id, uint32_t val);
  * 1 if set, 0 if id had a value (left as it was), -ENOMEM; id 0 is -EINVAL.
  */
 int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val);
+/*
+ * Room for nr ids without growing (0 or -ENOMEM): a map filled from empty
+ * with a known bound grows a dozen times to 500,000 ids, each growth a
+ * new array faulted in and every id moved; one room is faulted in once.
+ */
+int idmap__reserve(struct idmap *m, size_t nr);
 /* Forget every id, keeping the room. */
 void idmap__clear(struct idmap *m);
 void idmap__free(struct idmap *m);

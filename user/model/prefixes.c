@@ -337,6 +337,24 @@ int prefixes__intern(struct prefixes *p, const void *frames, uint32_t nr, uint32
 	return 0;
 }
 
+void *prefixes__frames(struct prefixes *p, size_t *nr)
+{
+	char *out;
+
+	*nr = 0;
+	pthread_mutex_lock(&p->lock);
+	out = malloc((p->nodes ?: 1) * p->item);
+	/* A node held has a hold (a stack's, or a callee's); a freed one none. */
+	for (uint32_t n = 1; out && n < p->next; n++) {
+		const struct node *x = node_at(p, n);
+
+		if (x->refs)
+			memcpy(out + (*nr)++ * p->item, frame_of(x), p->item);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return out;
+}
+
 void prefixes__hold(struct prefixes *p, uint32_t leaf)
 {
 	if (!leaf)

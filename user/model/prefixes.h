@@ -38,6 +38,12 @@ void prefixes__put(struct prefixes *p, uint32_t leaf);
  * into out (room for max items): how many were copied.
  */
 uint32_t prefixes__walk(const struct prefixes *p, uint32_t leaf, void *out, uint32_t max);
+/*
+ * The frame of every node held (of every stack held, each frame once per
+ * caller it is met under), in an array of *nr items the caller frees;
+ * NULL without memory.
+ */
+void *prefixes__frames(struct prefixes *p, size_t *nr);
 /* The nodes held, and the bytes the store takes. */
 size_t prefixes__nodes(const struct prefixes *p);
 size_t prefixes__bytes(const struct prefixes *p);

@@ -156,6 +156,12 @@ const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stac
 	return out;
 }
 
+struct py_frame *stack_blob__py_frames(size_t *nr)
+{
+	*nr = 0;
+	return stores() ? prefixes__frames(pythons, nr) : NULL;
+}
+
 struct stack_blob *stack_blob__hold(struct stack_blob *b)
 {
 	if (b)

@@ -99,6 +99,12 @@ bool stack_blob__same(const struct stack_blob *b, const struct stack_copy *c);
 size_t stackcache__py_size(uint32_t nr);
 /* Its Python frames into *out, and out; NULL (out untouched) when it has none. */
 const struct py_stack *stack_blob__py(const struct stack_blob *b, struct py_stack *out);
+/*
+ * Every Python frame of every blob held (each frame of a stack, however
+ * many stacks share it: those of every site's stack among them), in an
+ * array of *nr the caller frees; NULL without memory.
+ */
+struct py_frame *stack_blob__py_frames(size_t *nr);
 /* Hold, or let go of, both blobs of a ref. */
 void stack_ref__hold(const struct stack_ref *r);
 void stack_ref__put(const struct stack_ref *r);

@@ -197,6 +197,13 @@ static int each_stack(void *ctx, const struct snapshot *snap, uint64_t *walked,
 	return err;
 }
 
+/* Every stack BPF sent before the target stopped taken in first: their frames are held then. */
+static struct py_frame *py_frames(void *ctx, size_t *nr)
+{
+	stack_ring__drain(ctx);
+	return stack_blob__py_frames(nr);
+}
+
 /* The live blocks of exactly size bytes from api (pymalloc's arenas: 1 MiB mmaps). */
 /*
  * The live blocks of exactly size bytes, with their sites: then those whose
@@ -276,6 +283,7 @@ void probes_python__ops(struct probes *p, struct pytrace_ops *ops)
 		.attach_dealloc = attach_dealloc,
 		.attach_image_exit = attach_image_exit,
 		.each_stack = each_stack,
+		.py_frames = py_frames,
 		.blocks = blocks,
 	};
 }

@@ -93,6 +93,14 @@ static int relay_each_stack(void *ctx, const struct snapshot *snap, uint64_t *wa
 	return r->inner.each_stack(r->inner.ctx, snap, walked, fn, arg);
 }
 
+static struct py_frame *relay_py_frames(void *ctx, size_t *nr)
+{
+	struct pyrelay *r = ctx;
+
+	*nr = 0;
+	return r->inner.py_frames ? r->inner.py_frames(r->inner.ctx, nr) : NULL;
+}
+
 static int relay_blocks(void *ctx, uint32_t api, uint64_t size, uint64_t **addrs, size_t *nr)
 {
 	struct pyrelay *r = ctx;
@@ -114,6 +122,7 @@ void pyrelay__wrap(struct pyrelay *r, struct worker *const *worker, struct pytra
 		.attach_dealloc = relay_attach_dealloc,
 		.attach_image_exit = relay_attach_image_exit,
 		.each_stack = relay_each_stack,
+		.py_frames = r->inner.py_frames ? relay_py_frames : NULL,
 		.blocks = relay_blocks,
 	};
 }

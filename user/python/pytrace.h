@@ -85,6 +85,16 @@ struct pytrace_ops {
 	int (*each_stack)(void *ctx, const struct snapshot *snap, uint64_t *walked,
 			  int (*fn)(void *arg, const struct py_stack *py), void *arg);
 	/*
+	 * Every Python frame of every stack held now (a site's stack among
+	 * them: the frames each_stack(NULL) would give, and those of stacks
+	 * no site names any more), each stack's frames once per caller they
+	 * are met under, in an array of *nr the caller frees; NULL without
+	 * memory. For Python's exit, where the target waits: no reading of
+	 * the tables, each frame shared by many stacks given once. NULL op:
+	 * each_stack is used.
+	 */
+	struct py_frame *(*py_frames)(void *ctx, size_t *nr);
+	/*
 	 * The addresses of the live blocks of exactly size bytes allocated
 	 * through api (enum memleak_api), in *addrs (the caller frees it).
 	 * 0 or -ENOMEM.

@@ -172,6 +172,37 @@ TEST(prefixes_a_stack_inside_another_and_holds_counted)
 	return true;
 }
 
+/*
+ * prefixes__frames: the frame of every node held, each once, and none of a
+ * node let go of (whose room a later frame may take).
+ */
+TEST(prefixes_frames_of_every_node_held)
+{
+	struct prefixes *p = prefixes__new(sizeof(uint64_t));
+	uint64_t a_frames[] = { 3, 2, 1 }, b_frames[] = { 4, 2, 1 }, *got;
+	uint32_t a, b;
+	size_t nr;
+	int seen[5] = { 0 };
+
+	ASSERT(prefixes__intern(p, a_frames, 3, &a) == 0);
+	ASSERT(prefixes__intern(p, b_frames, 3, &b) == 0 && prefixes__nodes(p) == 4);
+	ASSERT((got = prefixes__frames(p, &nr)) != NULL && nr == 4);
+	for (size_t i = 0; i < nr; i++)
+		seen[got[i] < 5 ? got[i] : 0]++;
+	ASSERT(!seen[0] && seen[1] == 1 && seen[2] == 1 && seen[3] == 1 && seen[4] == 1);
+	free(got);
+	prefixes__put(p, a);
+	ASSERT((got = prefixes__frames(p, &nr)) != NULL && nr == 3);
+	for (size_t i = 0; i < nr; i++)
+		ASSERT(got[i] != 3);
+	free(got);
+	prefixes__put(p, b);
+	ASSERT((got = prefixes__frames(p, &nr)) != NULL && nr == 0);
+	free(got);
+	prefixes__free(p);
+	return true;
+}
+
 TEST(prefixes_of_python_frames_tell_every_field)
 {
 	struct prefixes *p = prefixes__new(sizeof(struct py_frame));

@@ -30,6 +30,9 @@ struct fake_bpf {
 	const struct snapshot *walked;	/* what each_stack was given */
 	const struct py_stack *stacks;
 	size_t nr_stacks;
+	const struct py_frame *frames;	/* py_frames gives these; NULL: no such op */
+	size_t nr_frames;
+	unsigned frame_calls;
 };
 
 static int fake_set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
@@ -77,6 +80,18 @@ static int fake_each_stack(void *ctx, const struct snapshot *snap, uint64_t *wal
 	return err;
 }
 
+static struct py_frame *fake_py_frames(void *ctx, size_t *nr)
+{
+	struct fake_bpf *f = ctx;
+	struct py_frame *out = malloc(f->nr_frames * sizeof(*out));
+
+	f->frame_calls++;
+	*nr = out ? f->nr_frames : 0;
+	if (out)
+		memcpy(out, f->frames, f->nr_frames * sizeof(*out));
+	return out;
+}
+
 static struct pytrace *fake_pytrace(struct fake_bpf *f, bool spawned)
 {
 	struct pytrace_settings s = { .spawned = spawned };
@@ -86,6 +101,7 @@ static struct pytrace *fake_pytrace(struct fake_bpf *f, bool spawned)
 		.on_code = fake_on_code,
 		.attach_exit = fake_attach_exit,
 		.each_stack = fake_each_stack,
+		.py_frames = f->frames ? fake_py_frames : NULL,
 	};
 	struct pytrace *t = pytrace__new(&s);
 
@@ -296,6 +312,31 @@ TEST(pytrace_python_target_followed)
 	pytrace__forget(x.t);
 	ASSERT_EQ_U64(x.f.offs, 1);
 	ASSERT(!pytrace__report(x.t) && !pytrace__code(x.t));
+	live__end(&x);
+	return true;
+}
+
+/*
+ * At Python's exit, while the target waits: the code of every frame held is
+ * read (two code objects, one of them on two stacks), without a reading
+ * of the tables (each_stack not called).
+ */
+TEST(pytrace_exit_reads_held_frames_not_the_tables)
+{
+	static const struct py_frame frames[3] = {
+		{ .code = 0x7000, .linetable = 0x7080 },
+		{ .code = 0x7100, .linetable = 0x7180 },
+		{ .code = 0x7000, .linetable = 0x7080 },
+	};
+	struct live x = { .f = { .frames = frames, .nr_frames = 3 } };
+
+	if (!live__attach(&x, true))
+		return live__skip(&x, "pytrace_exit_reads_held_frames_not_the_tables");
+	ASSERT_EQ_U64(x.err, 0);
+	ASSERT_EQ_U64(pycode__count(pytrace__code(x.t)), 0);
+	pytrace__on_exit(x.t, x.pid, false, true, 1.0);
+	ASSERT(x.f.frame_calls == 1 && x.f.walks == 0);
+	ASSERT_EQ_U64(pycode__count(pytrace__code(x.t)), 2);
 	live__end(&x);
 	return true;
 }

@@ -59,6 +59,12 @@ struct addr_range internal[MEMLEAK_MAX_INTERNAL];
 __u32 nr_internal;
 __u32 stop_on_dl;	/* SIGSTOP the target at each dynamic-linker event */
 __u32 notify_dl;	/* -p: only tell user space, which rereads the maps */
+/*
+ * The target's _r_debug (glibc's struct r_debug), as user space last read
+ * it; 0: not known since its exec (exec_stop clears it: the new image's
+ * dynamic linker is elsewhere).
+ */
+__u64 dl_r_debug;
 __u32 stop_on_exec;	/* SIGSTOP the target right after each exec */
 /*
  * While probes are being attached to a running process (-p), a return may be

@@ -235,6 +235,7 @@ static int walk_link_map(struct lookup_order *lo, pid_t pid, const struct maps *
 	memfd = proc__open(pid, "mem", O_RDONLY);
 	if (memfd < 0)
 		return memfd;
+	lo->r_debug = rdebug;
 	err = read_mem(memfd, rdebug + R_MAP_OFF, &lm, sizeof(lm));
 	if (!err)
 		err = read_mem(memfd, rdebug + R_STATE_OFF, &state, sizeof(state));

@@ -36,6 +36,7 @@ struct lookup_order {
 	bool is_static;		/* no dynamic linker: the executable is everything */
 	bool complete;		/* the dynamic linker has finished loading (RT_CONSISTENT) */
 	uint64_t ldso_base;	/* AT_BASE, 0 when static */
+	uint64_t r_debug;	/* the dynamic linker's _r_debug in the target; 0: not found */
 	char *ldso_open_path;	/* the dynamic linker's file, for its _dl_debug_state */
 	int ldso_fd;		/* what ldso_open_path leads to */
 };

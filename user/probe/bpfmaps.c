@@ -221,6 +221,11 @@ void bpfmaps__set_notify_dl(struct memleak_bpf *skel, bool on)
 	skel->bss->notify_dl = on;
 }
 
+void bpfmaps__set_dl_r_debug(struct memleak_bpf *skel, uint64_t addr)
+{
+	skel->bss->dl_r_debug = addr;
+}
+
 void bpfmaps__set_follow_shell(struct memleak_bpf *skel, bool on)
 {
 	skel->bss->handoff_tgid = 0;

@@ -159,6 +159,8 @@ void bpfmaps__set_target(struct memleak_bpf *skel, pid_t tgid, bool stop_on_exec
 void bpfmaps__set_internal(struct memleak_bpf *skel, const struct addr_range *ranges, size_t nr);
 void bpfmaps__set_stop_on_dl(struct memleak_bpf *skel, bool on);
 void bpfmaps__set_notify_dl(struct memleak_bpf *skel, bool on);
+/* Where the target's _r_debug is (0: unknown), for its RT_ADD events not to stop it. */
+void bpfmaps__set_dl_r_debug(struct memleak_bpf *skel, uint64_t addr);
 void bpfmaps__set_follow_shell(struct memleak_bpf *skel, bool on);
 pid_t bpfmaps__handoff(const struct memleak_bpf *skel);
 /* The shell handed off to tgid: it is the target now. */

@@ -349,6 +349,11 @@ void probes__set_notify_dl(struct probes *p, bool on)
 	bpfmaps__set_notify_dl(p->skel, on);
 }
 
+void probes__set_dl_r_debug(struct probes *p, uint64_t addr)
+{
+	bpfmaps__set_dl_r_debug(p->skel, addr);
+}
+
 int probes__events_fd(const struct probes *p)
 {
 	return p ? ring_buffer__epoll_fd(p->events.rb) : -1;	/* -k: no events */

@@ -73,6 +73,12 @@ pid_t probes__handoff(const struct probes *p);
 void probes__retarget(struct probes *p, pid_t tgid);
 /* -p: report dynamic-linker changes without stopping the target. */
 void probes__set_notify_dl(struct probes *p, bool on);
+/*
+ * -c: the target's _r_debug (lookup_order.r_debug; 0: unknown), so that
+ * the dynamic linker's RT_ADD events do not stop it, only RT_CONSISTENT
+ * and RT_DELETE ones. An exec forgets it.
+ */
+void probes__set_dl_r_debug(struct probes *p, uint64_t addr);
 /* Readable when BPF has an event for us (a process stopped, libraries changed). */
 int probes__events_fd(const struct probes *p);
 /* The events since the last call. */

@@ -500,6 +500,7 @@ static int on_stop(struct tracer *tr, char *what, size_t len)
 	if (!err && !lo->is_static) {
 		err = probes_attach__dl(tr->probes, lo->ldso_open_path);
 		probes__set_stop_on_dl(tr->probes, true);
+		probes__set_dl_r_debug(tr->probes, lo->r_debug);
 	}
 	/* Not again once Python's shutdown began: reports__on_python_exit detached them. */
 	py = pytrace__report(tr->py);	/* the new image's, after an exec */

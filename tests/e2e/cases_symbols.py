@@ -407,6 +407,22 @@ def check_unmapped(work, rep, truth):
 	return []
 
 
+def check_dlopen_stops(work, rep, truth):
+	"""
+	v_dlopen stops at its exec, when its libraries are mapped, at each of its
+	two dlopens' RT_CONSISTENT, and at its dlclose's RT_DELETE and
+	RT_CONSISTENT: 6 stops. Not at the dynamic linker's RT_ADD events (the
+	start-up's and each dlopen's), where nothing new runs: 9 with them.
+	"""
+	errs = check_unmapped(work, rep, truth)
+	m = re.search(r"target held at most .*?, (\d+) stops,", work.read("tracer.stderr"))
+	if not m:
+		errs.append("-v said nothing of the stops")
+	elif int(m.group(1)) != 6:
+		errs.append("%s stops, expected 6 (none at RT_ADD)" % m.group(1))
+	return errs
+
+
 def check_quick(work, rep, truth):
 	"""Gone within 10 ms of main, and every frame of its stacks named, libc's too."""
 	errs = []
@@ -600,6 +616,10 @@ CASES = [
 	("sym_inline", TRACE, [], sym_case("v_inline", inline_specs)),
 	("sym_dlopen", TRACE, [],
 	 sym_case("v_dlopen", dlopen_specs, extra=check_unmapped,
+		  modules=[os.path.join(PLUGINS, "libp_kept.so"),
+			   os.path.join(PLUGINS, "libp_closed.so")])),
+	("sym_dlopen_stops", TRACE, [],
+	 sym_case("v_dlopen", dlopen_specs, ["-v"], extra=check_dlopen_stops,
 		  modules=[os.path.join(PLUGINS, "libp_kept.so"),
 			   os.path.join(PLUGINS, "libp_closed.so")])),
 	("sym_debuglink", TRACE, [], sym_case("v_debug_link", debug_specs)),

@@ -226,11 +226,15 @@ void reclaim__free(struct probes *p);
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 /*
- * The stacks snap's sites hold (but those folded[i], NULL: none is) into
- * keep: what retired__fold_end must not let go of. 0 or -ENOMEM.
+ * The stacks and pairs snap's sites hold (but those folded[i], NULL: none
+ * is) that r keeps, into keep: what retired__fold_end must not let go of
+ * (it asks keep of r's stacks and pairs only). Under retired_lock. 0 or
+ * -ENOMEM.
  */
 struct snapshot;
-int reclaim__keep_of(const struct snapshot *snap, const bool *folded, struct idmap *keep);
+struct retired;
+int reclaim__keep_of(const struct retired *r, const struct snapshot *snap, const bool *folded,
+		     struct idmap *keep);
 
 /*
  * The native stacks, Python stacks and pairs BPF sends through its stack

@@ -68,7 +68,7 @@ static size_t fold_all(struct snapshot_kept *k, struct probes *p, const struct s
 	}
 	/* Without the reading's stacks to keep, every stack stays (as a reading's fold). */
 	if (n)
-		(void)retired__fold_end(r, reclaim__keep_of(&k->snap, NULL, &keep) ? NULL : &keep);
+		(void)retired__fold_end(r, reclaim__keep_of(r, &k->snap, NULL, &keep) ? NULL : &keep);
 	k->fold_mark = retired__nr_sites(r);
 	idmap__free(&keep);
 	return n;

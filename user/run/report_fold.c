@@ -123,14 +123,13 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 	if (!allowed(tr))
 		return;
 	sites = malloc((snap->nr ?: 1) * sizeof(*sites));
-	/* Each report: the churn's cut-off, for the next reading's folds too. */
-	if (sites)
-		nr = picked = insight__fold_pick(tr->ins, snap, sites);
-	if (sites)
-		nr = spare_returning(snap, sites, nr);
-	/* Even with too few to fold: the stacks of those folded unread go. */
-	if (sites)
+	if (sites) {
+		/* Each report: the churn's cut-off, for the next reading's folds too. */
+		picked = insight__fold_pick(tr->ins, snap, sites);
+		nr = spare_returning(snap, sites, picked);
+		/* Even with too few to fold: the stacks of those folded unread go. */
 		n = fold_picked(tr, snap, sites, nr);
+	}
 	if ((n || snap->unread_sites || picked > nr) && tr->opts->verbose)
 		fprintf(stderr, "memleakbpf: folded %zu retired sites into the totals (of %zu picked, "
 			"%zu back since a fold spared), and %llu more unread at the reading\n",

@@ -510,19 +510,28 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
 	return err;
 }
 
+void snapshot__free_blocks(struct snapshot *snap)
+{
+	if (!snap->blocks)
+		return;
+	for (size_t i = 0; i < snap->nr; i++)
+		free(snap->blocks[i].v);
+	free(snap->blocks);
+	snap->blocks = NULL;
+}
+
 void snapshot__free(struct snapshot *snap)
 {
 	if (!snap)
 		return;
+	snapshot__free_blocks(snap);	/* this reading's, carried over or not */
 	if (snap->held) {	/* a reading carried over (snapshot_kept.c): handed back */
 		atomic_store(snap->held, false);
 		return;
 	}
-	for (size_t i = 0; i < snap->nr; i++) {
+	for (size_t i = 0; i < snap->nr; i++)
 		stack_ref__put(&(struct stack_ref){ .native = snap->sites[i].stack,
 						 .python = snap->sites[i].pystack });
-		free(snap->sites[i].blocks);
-	}
 	free(snap->sites);
 	free(snap->site_of_slot);
 	free(snap);

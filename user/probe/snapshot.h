@@ -19,6 +19,7 @@ struct stack_blob;
 struct snap_site {
 	uint64_t stack_id;	/* hash of the stack; MEMLEAK_NO_STACK when unknown */
 	uint32_t api;		/* enum memleak_api */
+	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	struct site_stats stats;
 	uint64_t oldest_ns;	/* timestamp of its oldest live block; 0: none */
 	uint32_t nr_ips;	/* 0 for MEMLEAK_NO_STACK */
@@ -27,16 +28,22 @@ struct snap_site {
 	struct stack_blob *stack;
 	/* Its Python frames (stack_blob__py); NULL when none. */
 	struct stack_blob *pystack;
-	uint32_t proc;		/* --follow: its process's tag (0: the target) */
 	/*
 	 * Of stats' totals, what it had when a report folded it (reclaim__fold),
 	 * back with it: what the history took in of it before. 0: none.
 	 */
 	uint64_t folded_bytes, folded_allocs;
-	/* -a (snapshot_blocks__read): its oldest live blocks, and how many it has. */
-	struct report_block *blocks;
-	uint32_t nr_blocks, cap_blocks;
-	uint64_t blocks_seen;
+	/*
+	 * 112 bytes, one per site of every reading (250,000 and more on a
+	 * torch job): what only -a reads is in snapshot.blocks, beside it.
+	 */
+};
+
+/* -a (snapshot_blocks__read): a site's oldest live blocks, and how many it has. */
+struct snap_blocks {
+	struct report_block *v;	/* the oldest first */
+	uint32_t nr, cap;
+	uint64_t seen;
 };
 
 /* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
@@ -110,6 +117,8 @@ struct snapshot {
 	struct snap_order *order;	/* a reading carried over: aggregate's order of it */
 	/* A reading carried over: its index of sites by key (retired__site_key); else NULL. */
 	const struct idmap *by_key;
+	/* -a: each site's blocks, by its index in sites (snapshot_blocks__read); else NULL. */
+	struct snap_blocks *blocks;
 };
 
 /* snapshot.moved: the site went. */
@@ -163,11 +172,13 @@ int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t
  */
 void snapshot__start_recount(struct snapshot *snap);
 /*
- * -a: each site's live blocks into its blocks, the oldest first: at most
+ * -a: each site's live blocks into snap->blocks, the oldest first: at most
  * max a site (0: all), of those older than older_ns. 0 or -ENOMEM
  * (snapshot_blocks.c).
  */
 int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max, uint64_t older_ns);
+/* The blocks snapshot_blocks__read read, let go of (snapshot__free does it). */
+void snapshot__free_blocks(struct snapshot *snap);
 void snapshot__free(struct snapshot *snap);
 
 /* A BPF map and its kernel memory (-v). */

@@ -64,26 +64,26 @@ static int keep_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, u
 	struct blocks_walk *w = arg;
 	uint32_t at = info->site < w->p->tables.slots ? w->snap->site_of_slot[info->site] : 0;
 	struct report_block blk = { addr, info->size, age_of(w->snap, info->timestamp_ns) };
-	struct snap_site *s;
+	struct snap_blocks *s;
 	size_t cap;
 
 	if (!at || blk.age_ns < w->older_ns)
 		return 0;
-	s = &w->snap->sites[at - 1];
-	s->blocks_seen++;
-	if (w->max && s->nr_blocks == w->max) {
-		if (blk.age_ns > s->blocks[0].age_ns) {
-			s->blocks[0] = blk;
-			sift_down(s->blocks, s->nr_blocks);
+	s = &w->snap->blocks[at - 1];
+	s->seen++;
+	if (w->max && s->nr == w->max) {
+		if (blk.age_ns > s->v[0].age_ns) {
+			s->v[0] = blk;
+			sift_down(s->v, s->nr);
 		}
 		return 0;
 	}
-	cap = s->cap_blocks;
-	if (vec__reserve_min(&s->blocks, &cap, s->nr_blocks + 1, sizeof(*s->blocks), 4))
+	cap = s->cap;
+	if (vec__reserve_min(&s->v, &cap, s->nr + 1, sizeof(*s->v), 4))
 		return -ENOMEM;
-	s->cap_blocks = (uint32_t)cap;
-	s->blocks[s->nr_blocks++] = blk;
-	sift_up(s->blocks, s->nr_blocks - 1);
+	s->cap = (uint32_t)cap;
+	s->v[s->nr++] = blk;
+	sift_up(s->v, s->nr - 1);
 	return 0;
 }
 
@@ -102,13 +102,17 @@ int snapshot_blocks__read(struct probes *p, struct snapshot *snap, uint32_t max,
 	struct blocks_walk w = { p, snap, max, older_ns };
 	int err;
 
+	snapshot__free_blocks(snap);
+	snap->blocks = calloc(snap->nr ?: 1, sizeof(*snap->blocks));
+	if (!snap->blocks)
+		return -ENOMEM;
 	/* A block's site is never reclaimed while it lives; the lock keeps a clear away. */
 	pthread_mutex_lock(&p->rc.tables_lock);
 	err = snapshot__each_block(p, keep_block, &w);
 	pthread_mutex_unlock(&p->rc.tables_lock);
 	for (size_t i = 0; i < snap->nr; i++)
-		if (snap->sites[i].nr_blocks > 1)
-			qsort(snap->sites[i].blocks, snap->sites[i].nr_blocks, sizeof(struct report_block),
+		if (snap->blocks[i].nr > 1)
+			qsort(snap->blocks[i].v, snap->blocks[i].nr, sizeof(struct report_block),
 			      cmp_block);
 	return err;
 }

@@ -240,16 +240,22 @@ static struct report_stack *stacks_alloc(size_t nr)
 }
 
 /* -a: a copy of the site's blocks (the snapshot goes first). 0 or -ENOMEM. */
-static int stack_blocks(const struct snap_site *site, struct report_stack *st)
+static int stack_blocks(const struct snapshot *snap, const struct snap_site *site,
+			struct report_stack *st)
 {
-	st->blocks_seen = site->blocks_seen;
-	if (!site->nr_blocks)
+	const struct snap_blocks *b;
+
+	if (!snap || !snap->blocks || site < snap->sites || site >= snap->sites + snap->nr)
 		return 0;
-	st->blocks = malloc(site->nr_blocks * sizeof(*st->blocks));
+	b = &snap->blocks[site - snap->sites];
+	st->blocks_seen = b->seen;
+	if (!b->nr)
+		return 0;
+	st->blocks = malloc(b->nr * sizeof(*st->blocks));
 	if (!st->blocks)
 		return -ENOMEM;
-	memcpy(st->blocks, site->blocks, site->nr_blocks * sizeof(*st->blocks));
-	st->nr_blocks = site->nr_blocks;
+	memcpy(st->blocks, b->v, b->nr * sizeof(*st->blocks));
+	st->nr_blocks = b->nr;
 	return 0;
 }
 
@@ -295,7 +301,7 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 			report_sites__keep_unwrapped(carry, snap, site, &r->stacks[i]);
 		}
 		report_sites__lend(carry, snap, meta, mods, site, &r->stacks[i]);
-		if (stack_blocks(agg->sites[i], &r->stacks[i]))
+		if (stack_blocks(snap, agg->sites[i], &r->stacks[i]))
 			return -ENOMEM;
 	}
 	return 0;

@@ -75,7 +75,7 @@ static void restart(struct snapshot_kept *k, const struct probes *p)
 	k->live_mark = k->done_mark = k->pos = k->retired_at = NULL;
 	k->cap = k->cap_retired_at = 0;
 	for (size_t i = 0; i < p->tables.slots; i++)
-		k->slots[i].site = NO_SITE;
+		k->slots[i] = NO_SITE;
 	k->nr_retired_at = 0;
 	k->live.nr = k->live_was.nr = k->stackless.nr = 0;
 	k->retired_seq = 0;
@@ -100,7 +100,7 @@ static struct snapshot_kept *kept_new(const struct probes *p)
 		return NULL;
 	}
 	for (size_t i = 0; i < p->tables.slots; i++)
-		k->slots[i].site = NO_SITE;
+		k->slots[i] = NO_SITE;
 	k->snap.held = &k->held;
 	k->snap.order = &k->order;
 	k->snap.by_key = &k->of_key;
@@ -150,15 +150,16 @@ static int site_for(struct snapshot_kept *k, uint64_t stack_id, uint32_t api, ui
 static int slot_site(struct snapshot_kept *k, size_t i, const struct slot_copy *slot,
 		     uint32_t *at)
 {
-	struct slot_memo *m = &k->slots[i];
+	uint32_t m = k->slots[i];
 
-	if (m->site != NO_SITE && m->stack_id == slot->stack_id && m->api == slot->api) {
-		*at = m->site;
+	if (m != NO_SITE && k->snap.sites[m].stack_id == slot->stack_id &&
+	    k->snap.sites[m].api == slot->api) {
+		*at = m;
 		return 0;
 	}
 	if (site_for(k, slot->stack_id, slot->api, at))
 		return -ENOMEM;
-	*m = (struct slot_memo){ slot->stack_id, slot->api, *at };
+	k->slots[i] = *at;
 	return 0;
 }
 

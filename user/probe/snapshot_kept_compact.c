@@ -28,10 +28,11 @@ struct live_marks {
 static int mark_live(void *arg, size_t i, const struct slot_copy *slot)
 {
 	struct live_marks *lm = arg;
-	const struct slot_memo *m = &lm->k->slots[i];
+	uint32_t m = lm->k->slots[i];
+	const struct snap_site *s = m != NO_SITE ? &lm->k->snap.sites[m] : NULL;
 
-	if (m->site != NO_SITE && slot->stack_id == m->stack_id && slot->api == m->api)
-		lm->live[m->site] = true;
+	if (s && slot->stack_id == s->stack_id && slot->api == s->api)
+		lm->live[m] = true;
 	return 0;
 }
 
@@ -137,8 +138,8 @@ int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p)
 	if (compact_sites(k, p) || compact_entries(k, r))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->tables.slots; i++)
-		if (k->slots[i].site != NO_SITE)
-			k->slots[i].site = k->moved[k->slots[i].site];
+		if (k->slots[i] != NO_SITE)
+			k->slots[i] = k->moved[k->slots[i]];
 	compact_list(k, k->live.v, &k->live.nr);
 	compact_list(k, k->stackless.v, &k->stackless.nr);
 	if (k->order.reading == k->reading)

@@ -14,13 +14,6 @@ struct probes;
 
 #define NO_SITE UINT32_MAX
 
-/* The site a slot held at the last reading. */
-struct slot_memo {
-	uint64_t stack_id;
-	uint32_t api;
-	uint32_t site;		/* NO_SITE: none */
-};
-
 /* What the retired store held of a site at the last reading. */
 struct retired_part {
 	uint64_t bytes, allocs;	/* allocs as blocks (snapshot__blocks_of) */
@@ -37,7 +30,13 @@ struct snapshot_kept {
 	size_t cap;		/* snap.sites' room, and the per-site arrays' */
 	atomic_bool held;
 	struct idmap of_key;	/* site key -> index */
-	struct slot_memo *slots;	/* one per slot of the site table */
+	/*
+	 * One per slot of the site table: the site it held at the last
+	 * reading (NO_SITE: none), whose key (snap.sites') is the slot's then.
+	 * 4 bytes a slot, not 16 with the key beside it: 524,288 slots for
+	 * the default --stack-storage-size, all of them written.
+	 */
+	uint32_t *slots;
 	uint32_t *retired_at;	/* the retired store's site i -> ours (NO_SITE: none yet) */
 	size_t nr_retired_at, cap_retired_at;
 	/* Per site. */

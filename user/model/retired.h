@@ -22,10 +22,10 @@ struct idmap;
 struct retired_site {
 	uint64_t stack_id;
 	uint32_t api;
+	bool folding;		/* retired__fold_site: goes at retired__fold_end */
 	uint64_t total_bytes;	/* all of it freed */
 	uint64_t total_allocs;
 	uint64_t seq;		/* retired__seq when its figures last changed */
-	bool folding;		/* retired__fold_site: goes at retired__fold_end */
 	/*
 	 * Of those, the figures it had when it was folded, back with it
 	 * (retired__unfold): what the history took in of it already.

@@ -38,8 +38,10 @@ static bool has(char *text, const char *want)
 TEST(report_allocs_text)
 {
 	struct report r = { .show_allocs = true };
-	struct report_stack s = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 7 };
-	struct report_stack all = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 2 };
+	struct report_blocks some = { .v = blocks, .nr = 2, .seen = 7 };
+	struct report_blocks two = { .v = blocks, .nr = 2, .seen = 2 };
+	struct report_stack s = { .blocks = &some };
+	struct report_stack all = { .blocks = &two };
 	struct report_stack none = { 0 };
 	char *t = render(report_allocs__text, &r, &s);
 	bool ok = has(t, "      live blocks: the 2 oldest of 7 (--allocs-per-stack all: every one):\n"
@@ -63,7 +65,8 @@ TEST(report_allocs_text)
 TEST(report_allocs_json)
 {
 	struct report r = { .show_allocs = true };
-	struct report_stack s = { .blocks = blocks, .nr_blocks = 2, .blocks_seen = 7 };
+	struct report_blocks some = { .v = blocks, .nr = 2, .seen = 7 };
+	struct report_stack s = { .blocks = &some };
 	char *t = render(report_allocs__json, &r, &s);
 	bool ok = has(t, ", \"blocks_live\": 7,\n     \"blocks\": [{\"address\": \"0x55d0c3a012a0\", "
 			 "\"size\": 512, \"age_s\": 3.612},\n                {\"address\": "

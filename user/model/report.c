@@ -235,6 +235,8 @@ static void stack_free(struct report_stack *s)
 		report__frame_free(s->site_frame);
 		free(s->site_frame);
 	}
+	if (s->blocks)
+		free(s->blocks->v);
 	free(s->blocks);
 }
 

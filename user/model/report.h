@@ -135,6 +135,17 @@ struct report_block {
 	uint64_t age_ns;	/* at the snapshot */
 };
 
+/*
+ * -a: a stack's live blocks (older than -o), the oldest first, at most
+ * report.allocs_per_stack of the seen the table held. Beside the stack,
+ * not in it: only -a has them.
+ */
+struct report_blocks {
+	struct report_block *v;
+	uint32_t nr, cap;	/* cap: the room while the table is read */
+	uint64_t seen;
+};
+
 /* Its fields ordered to leave no holes: a torch job's report has 210,000 of them. */
 struct report_stack {
 	uint32_t api;		/* enum memleak_api */
@@ -171,13 +182,8 @@ struct report_stack {
 	uint64_t site_key;
 	size_t site;		/* index into report.sites, once grouped */
 	const struct report_reach_figures *reach;	/* at the scan; borrowed; NULL: none */
-	/*
-	 * -a: its live blocks (older than -o), the oldest first, at most
-	 * report.allocs_per_stack of the blocks_seen the table held; owned.
-	 */
-	struct report_block *blocks;
-	size_t nr_blocks;
-	uint64_t blocks_seen;
+	/* -a: its live blocks; owned. NULL: none in the table (or no -a). */
+	struct report_blocks *blocks;
 };
 
 /*

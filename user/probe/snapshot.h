@@ -39,13 +39,6 @@ struct snap_site {
 	 */
 };
 
-/* -a (snapshot_blocks__read): a site's oldest live blocks, and how many it has. */
-struct snap_blocks {
-	struct report_block *v;	/* the oldest first */
-	uint32_t nr, cap;
-	uint64_t seen;
-};
-
 /* What the sweeps did, and whose fault the stack drops were (probe/reclaim.c). */
 struct sweep_stats {
 	uint64_t live;		/* stacks the live sites named at the last sweep */
@@ -118,7 +111,7 @@ struct snapshot {
 	/* A reading carried over: its index of sites by key (retired__site_key); else NULL. */
 	const struct idmap *by_key;
 	/* -a: each site's blocks, by its index in sites (snapshot_blocks__read); else NULL. */
-	struct snap_blocks *blocks;
+	struct report_blocks *blocks;
 };
 
 /* snapshot.moved: the site went. */

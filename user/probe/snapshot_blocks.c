@@ -64,7 +64,7 @@ static int keep_block(void *arg, struct alloc_bucket *bucket, size_t b, int i, u
 	struct blocks_walk *w = arg;
 	uint32_t at = info->site < w->p->tables.slots ? w->snap->site_of_slot[info->site] : 0;
 	struct report_block blk = { addr, info->size, age_of(w->snap, info->timestamp_ns) };
-	struct snap_blocks *s;
+	struct report_blocks *s;
 	size_t cap;
 
 	if (!at || blk.age_ns < w->older_ns)

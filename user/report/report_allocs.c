@@ -18,11 +18,11 @@ static void put_heading(const struct report *r, const struct report_stack *s, FI
 	fprintf(f, "      live %ss", what);
 	if (r->older_ms)
 		fprintf(f, " older than %" PRIu64 " ms", r->older_ms);
-	if (s->nr_blocks < s->blocks_seen)
+	if (s->blocks->nr < s->blocks->seen)
 		fprintf(f, ": the %s oldest of %s (--allocs-per-stack all: every one)",
-			report__count(s->nr_blocks, n), report__count(s->blocks_seen, k));
-	else if (s->nr_blocks > 1)
-		fprintf(f, ": all %s, the oldest first", report__count(s->nr_blocks, n));
+			report__count(s->blocks->nr, n), report__count(s->blocks->seen, k));
+	else if (s->blocks->nr > 1)
+		fprintf(f, ": all %s, the oldest first", report__count(s->blocks->nr, n));
 	fputs(":\n", f);
 }
 
@@ -32,13 +32,13 @@ void report_allocs__text(const struct report *r, const struct report_stack *s, F
 
 	if (!r->show_allocs)
 		return;
-	if (!s->blocks_seen) {
+	if (!s->blocks || !s->blocks->seen) {
 		fputs("      live blocks: none in the table (each freed since, or not yet returned)\n", f);
 		return;
 	}
 	put_heading(r, s, f);
-	for (size_t i = 0; i < s->nr_blocks; i++) {
-		const struct report_block *b = &s->blocks[i];
+	for (size_t i = 0; i < s->blocks->nr; i++) {
+		const struct report_block *b = &s->blocks->v[i];
 
 		fprintf(f, "        %#" PRIx64 "  %s %s  %.3f s old\n", b->addr,
 			report__count(b->size, n), report__plural(b->size, "byte", "bytes"),
@@ -54,9 +54,10 @@ void report_allocs__json(const struct report *r, const struct report_stack *s, F
 {
 	if (!r->show_allocs)
 		return;
-	fprintf(f, ", \"blocks_live\": %" PRIu64 ",\n     \"blocks\": [", s->blocks_seen);
-	for (size_t i = 0; i < s->nr_blocks; i++) {
-		const struct report_block *b = &s->blocks[i];
+	fprintf(f, ", \"blocks_live\": %" PRIu64 ",\n     \"blocks\": [",
+		s->blocks ? s->blocks->seen : 0);
+	for (size_t i = 0; s->blocks && i < s->blocks->nr; i++) {
+		const struct report_block *b = &s->blocks->v[i];
 
 		fprintf(f, "%s{\"address\": \"%#" PRIx64 "\", \"size\": %" PRIu64 ", \"age_s\": %.3f}",
 			i ? ",\n                " : "", b->addr, b->size, b->age_ns / 1e9);

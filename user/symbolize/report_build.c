@@ -243,19 +243,24 @@ static struct report_stack *stacks_alloc(size_t nr)
 static int stack_blocks(const struct snapshot *snap, const struct snap_site *site,
 			struct report_stack *st)
 {
-	const struct snap_blocks *b;
+	const struct report_blocks *b;
 
 	if (!snap || !snap->blocks || site < snap->sites || site >= snap->sites + snap->nr)
 		return 0;
 	b = &snap->blocks[site - snap->sites];
-	st->blocks_seen = b->seen;
-	if (!b->nr)
+	if (!b->seen)
 		return 0;
-	st->blocks = malloc(b->nr * sizeof(*st->blocks));
+	st->blocks = calloc(1, sizeof(*st->blocks));
 	if (!st->blocks)
 		return -ENOMEM;
-	memcpy(st->blocks, b->v, b->nr * sizeof(*st->blocks));
-	st->nr_blocks = b->nr;
+	st->blocks->seen = b->seen;
+	if (!b->nr)
+		return 0;
+	st->blocks->v = malloc(b->nr * sizeof(*b->v));
+	if (!st->blocks->v)
+		return -ENOMEM;
+	memcpy(st->blocks->v, b->v, b->nr * sizeof(*b->v));
+	st->blocks->nr = st->blocks->cap = b->nr;
 	return 0;
 }
 

@@ -3,7 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/memuse.h"
+#include "model/report.h"
+#include "model/retired.h"
+#include "probe/snapshot_kept_internal.h"
 #include "unit.h"
+
+/*
+ * The records there are one of for every site or stack (250,000 and more
+ * at a torch job's reports, issue 27) keep their size: a field that only
+ * some mode reads goes beside them (snapshot.blocks, report_stack.blocks),
+ * not into each. A slot's memo is its site's index (the key is the site's).
+ */
+TEST(memuse_per_site_records_keep_their_size)
+{
+	ASSERT(sizeof(struct snap_site) <= 112);
+	ASSERT(sizeof(struct report_stack) <= 216);
+	ASSERT(sizeof(struct retired_site) <= 56);
+	ASSERT(sizeof(*((struct snapshot_kept *)NULL)->slots) == 4);
+	return true;
+}
 
 TEST(memuse_names_each_part)
 {

@@ -2,6 +2,7 @@
 /* memuse.c: -v's account of the tracer's memory names each part with its figure. */
 #include <stdlib.h>
 #include <string.h>
+#include "analyze/history_internal.h"
 #include "analyze/memuse.h"
 #include "model/report.h"
 #include "model/retired.h"
@@ -19,6 +20,7 @@ TEST(memuse_per_site_records_keep_their_size)
 	ASSERT(sizeof(struct snap_site) <= 112);
 	ASSERT(sizeof(struct report_stack) <= 216);
 	ASSERT(sizeof(struct retired_site) <= 56);
+	ASSERT(sizeof(struct hstack) <= 120);
 	ASSERT(sizeof(*((struct snapshot_kept *)NULL)->slots) == 4);
 	return true;
 }

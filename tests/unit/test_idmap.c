@@ -64,3 +64,31 @@ TEST(idmap_reserve_holds_nr_ids_without_growing)
 	idmap__free(&m);
 	return true;
 }
+
+/*
+ * idmap__reset forgets every id and fits the room to what will come: two
+ * thirds full at most, so that as many puts grow nothing; a map whose ids
+ * fell far gives the rest back.
+ */
+TEST(idmap_reset_fits_the_room_to_the_ids)
+{
+	struct idmap m = { 0 };
+	size_t big;
+	uint32_t v;
+
+	for (uint32_t i = 1; i <= 10000; i++)
+		ASSERT(idmap__put(&m, i * 0x9e3779b97f4a7c15ull, i) == 0);
+	big = idmap__bytes(&m);
+	ASSERT(idmap__reset(&m, 100) == 0);
+	ASSERT(m.nr == 0 && m.cap == 256 && idmap__bytes(&m) * 64 == big);
+	ASSERT(!idmap__get(&m, 5 * 0x9e3779b97f4a7c15ull, NULL));
+	for (uint32_t i = 1; i <= 170; i++)
+		ASSERT(idmap__put(&m, i, i) == 0);
+	ASSERT(m.cap == 256 && idmap__get(&m, 170, &v) && v == 170);
+	/* The same room: cleared in place. */
+	ASSERT(idmap__reset(&m, 150) == 0 && m.cap == 256 && m.nr == 0 && !idmap__get(&m, 1, NULL));
+	ASSERT(idmap__reset(&m, 0) == 0 && m.cap == 0 && !idmap__get(&m, 1, NULL));
+	ASSERT(idmap__put(&m, 7, 3) == 0 && idmap__get(&m, 7, &v) && v == 3);
+	idmap__free(&m);
+	return true;
+}

@@ -96,6 +96,46 @@ TEST(stackcache_lends_and_lets_go_what_a_reading_did_not_use)
 	return true;
 }
 
+/*
+ * A reading that keeps few of many stacks (a torch job's import over: from
+ * 420,000 to 270,000) leaves the cache's entries and indexes the size of
+ * what it keeps, not of what it held.
+ */
+TEST(stackcache_gives_back_the_room_of_stacks_let_go)
+{
+	struct stackcache *c = stackcache__new();
+	uint64_t ips[4];
+	struct stack_copy s = stack_of(ips, 4, NULL);
+	struct stack_ref ref;
+	size_t full;
+
+	stackcache__begin(c);
+	for (uint64_t id = 1; id <= 20000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	stackcache__end(c);
+	full = stackcache__bytes(c);
+	stackcache__begin(c);
+	for (uint64_t id = 1; id <= 100; id++) {
+		ASSERT(stackcache__get(c, id, &ref));
+		stack_ref__put(&ref);
+	}
+	stackcache__end(c);
+	ASSERT_EQ_U64(stackcache__nr(c), 100);
+	/* 100 entries of 32 bytes and two maps of 256 slots: not 20,000's room. */
+	ASSERT(stackcache__bytes(c) < full / 50);
+	ASSERT(stackcache__native(c, 100) && !stackcache__native(c, 101));
+	/* And it grows again as before. */
+	stackcache__begin(c);
+	for (uint64_t id = 30001; id <= 31000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	ASSERT(stackcache__get(c, 30500, &ref) && ref.native->id == 30500);
+	stack_ref__put(&ref);
+	stackcache__end(c);
+	ASSERT_EQ_U64(stackcache__nr(c), 1000);
+	stackcache__free(c);
+	return true;
+}
+
 TEST(stackcache_shares_frames_between_sites)
 {
 	struct stackcache *c = stackcache__new();

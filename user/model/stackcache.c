@@ -280,14 +280,24 @@ struct stack_blob *stackcache__python(const struct stackcache *c, uint64_t id)
 	return idmap__get(&c->pythons, id, &at) ? c->entries[at].python : NULL;
 }
 
-/* Index the kept entries again, at their new places. */
+/*
+ * Index the kept entries again, at their new places. The maps and the
+ * entries are sized to what is kept: after the import of a torch job the
+ * cache falls from 420,000 stacks to 270,000, and its maps, cleared at
+ * their old size, stayed resident at twice what they held (36 MiB).
+ */
 static void reindex(struct stackcache *c)
 {
-	idmap__clear(&c->index);
-	idmap__clear(&c->natives);
-	idmap__clear(&c->pythons);
+	size_t natives = c->natives.nr < c->nr ? c->natives.nr : c->nr;
+	size_t pythons = c->pythons.nr < c->nr ? c->pythons.nr : c->nr;
+
+	/* Without room for smaller maps, the old ones, cleared, hold them all the same. */
+	(void)idmap__reset(&c->index, c->nr);
+	(void)idmap__reset(&c->natives, natives);
+	(void)idmap__reset(&c->pythons, pythons);
+	vec__fit(&c->entries, &c->cap, c->nr, sizeof(*c->entries));
 	c->bytes = 0;
-	/* Room for them all is there already: idmap__put cannot fail below its size. */
+	/* Room for them all: a put grows a map only where a blob went unindexed before. */
 	for (size_t i = 0; i < c->nr; i++) {
 		(void)idmap__put(&c->index, c->entries[i].id, (uint32_t)i);
 		(void)index_blobs(c, (uint32_t)i);

@@ -122,6 +122,33 @@ void idmap__clear(struct idmap *m)
 	m->nr = 0;
 }
 
+int idmap__reset(struct idmap *m, size_t nr)
+{
+	struct idmap fit = { .cap = 64 };
+
+	if (!nr) {	/* none to come: no room (a put makes its own) */
+		idmap__free(m);
+		return 0;
+	}
+	while (3 * nr > 2 * fit.cap)
+		fit.cap *= 2;
+	if (fit.cap == m->cap) {
+		idmap__clear(m);
+		return 0;
+	}
+	fit.keys = calloc(fit.cap, sizeof(*fit.keys));
+	fit.vals = malloc(fit.cap * sizeof(*fit.vals));
+	if (!fit.keys || !fit.vals) {
+		free(fit.keys);
+		free(fit.vals);
+		idmap__clear(m);
+		return -ENOMEM;
+	}
+	idmap__free(m);
+	*m = fit;
+	return 0;
+}
+
 void idmap__free(struct idmap *m)
 {
 	free(m->keys);

@@ -38,6 +38,12 @@ int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val);
 int idmap__reserve(struct idmap *m, size_t nr);
 /* Forget every id, keeping the room. */
 void idmap__clear(struct idmap *m);
+/*
+ * Forget every id, with room for nr of them at two thirds full at most
+ * (none for 0): a map whose ids fell far gives back what it no longer
+ * needs. 0, or -ENOMEM with the room kept (cleared all the same).
+ */
+int idmap__reset(struct idmap *m, size_t nr);
 void idmap__free(struct idmap *m);
 /* Bytes of memory it holds. */
 size_t idmap__bytes(const struct idmap *m);

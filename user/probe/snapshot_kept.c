@@ -152,7 +152,7 @@ static int slot_site(struct snapshot_kept *k, size_t i, const struct slot_copy *
 {
 	uint32_t m = k->slots[i];
 
-	if (m != NO_SITE && k->snap.sites[m].stack_id == slot->stack_id &&
+	if (m < k->snap.nr && k->snap.sites[m].stack_id == slot->stack_id &&
 	    k->snap.sites[m].api == slot->api) {
 		*at = m;
 		return 0;

@@ -29,7 +29,7 @@ static int mark_live(void *arg, size_t i, const struct slot_copy *slot)
 {
 	struct live_marks *lm = arg;
 	uint32_t m = lm->k->slots[i];
-	const struct snap_site *s = m != NO_SITE ? &lm->k->snap.sites[m] : NULL;
+	const struct snap_site *s = m < lm->k->snap.nr ? &lm->k->snap.sites[m] : NULL;
 
 	if (s && slot->stack_id == s->stack_id && slot->api == s->api)
 		lm->live[m] = true;

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memuse.c: -v's account of the tracer's memory names each part with its figure. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "analyze/history_internal.h"
 #include "analyze/memuse.h"
 #include "model/report.h"
@@ -88,7 +93,8 @@ TEST(memuse_gives_back_what_malloc_keeps_free)
 	memuse__give_back(NULL);	/* without -v: says nothing */
 	fclose(f);
 	ASSERT(strstr(text, "memleakbpf: gave back the pages of ") &&
-	       strstr(text, " MiB malloc kept free in ") && strstr(text, " ms of CPU\n"));
+	       strstr(text, " MiB malloc kept free and of ") &&
+	       strstr(text, " MiB of files only read, in ") && strstr(text, " ms of CPU\n"));
 	ASSERT(strchr(text, '\n') == text + len - 1);	/* one line */
 #ifndef __SANITIZE_ADDRESS__
 	/* glibc's malloc (not ASan's): the 4 MiB of holes were kept free, and said. */
@@ -98,4 +104,86 @@ TEST(memuse_gives_back_what_malloc_keeps_free)
 		free(keep[i]);
 	free(text);
 	return true;
+}
+
+/* The resident KiB of our mapping that starts at addr (/proc/self/smaps); -1: not found. */
+static long rss_of(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	bool in = false;
+	long kib = -1;
+	uintptr_t start;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *dash = strchr(line, '-'), *space = strchr(line, ' ');
+
+		if (dash && space && dash < space && sscanf(line, "%lx-", &start) == 1)
+			in = start == (uintptr_t)addr;
+		else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* A file of 1 MiB of byte c; its fd, or -1. */
+static int file_of(char *path, char c)
+{
+	static char buf[1 << 20];
+	int fd = mkstemp(path);
+
+	memset(buf, c, sizeof(buf));
+	if (fd >= 0 && write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The pages of a file only read leave our resident set, also where the
+ * file has a private writable mapping besides (libdw's), which keeps its
+ * pages and what was written in them; a file with an executable mapping
+ * (as an object loaded into us) keeps all its pages.
+ */
+TEST(memuse_drops_the_pages_of_files_only_read)
+{
+	char read_path[] = "/tmp/memuse-read-XXXXXX", wrote_path[] = "/tmp/memuse-wrote-XXXXXX";
+	char code_path[] = "/tmp/memuse-code-XXXXXX";
+	int rfd = file_of(read_path, 'r'), wfd = file_of(wrote_path, 'w');
+	int cfd = file_of(code_path, 'c');
+	size_t len = 1 << 20;
+	char *r = rfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_PRIVATE, rfd, 0);
+	char *w = wfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, wfd, 0);
+	char *wr = wfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_PRIVATE, wfd, 0);
+	char *c = cfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_PRIVATE, cfd, 0);
+	char *cx = cfd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, cfd, 0);
+	volatile char sum = 0;
+	bool ok;
+
+	unlink(read_path);
+	unlink(wrote_path);
+	unlink(code_path);
+	ASSERT(r != MAP_FAILED && w != MAP_FAILED && wr != MAP_FAILED && c != MAP_FAILED &&
+	       cx != MAP_FAILED);
+	for (size_t i = 0; i < len; i += 4096) {
+		sum += r[i] + wr[i] + c[i];
+		w[i] = 'x';	/* private copies: the file stays 'w' */
+	}
+	ok = rss_of(r) == 1024 && rss_of(wr) == 1024 && rss_of(c) == 1024;
+	ok = ok && memuse__drop_read_pages() >= 2 * len;
+	ok = ok && rss_of(r) == 0 && rss_of(wr) == 0 && r[4096] == 'r' && wr[4096] == 'w';
+	ok = ok && rss_of(w) == 1024 && w[8192] == 'x';	/* writable: left as it was */
+	ok = ok && rss_of(c) == 1024;	/* a file with code mapped: left */
+	munmap(r, len);
+	munmap(w, len);
+	munmap(wr, len);
+	munmap(c, len);
+	munmap(cx, 4096);
+	close(rfd);
+	close(wfd);
+	close(cfd);
+	return ok;
 }

@@ -20,7 +20,16 @@ void memuse__say(FILE *out, const struct snapshot_memory *m, size_t history, siz
  * what the report's worker frees serves the stack reader and back.
  */
 void memuse__setup(void);
-/* After a report: the pages malloc keeps free go back to the system (-v: out says how many). */
+/*
+ * After a report: the pages malloc keeps free go back to the system, and
+ * those of the files only read leave our resident set (-v: out says how many).
+ */
 void memuse__give_back(FILE *out);
+/*
+ * The pages of the files we only read (mapped read-only, of no object
+ * loaded into us) out of our resident set: read again, they come back
+ * from the page cache. Bytes of the mappings dropped.
+ */
+size_t memuse__drop_read_pages(void);
 
 #endif

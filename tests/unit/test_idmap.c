@@ -85,8 +85,10 @@ TEST(idmap_reset_fits_the_room_to_the_ids)
 	for (uint32_t i = 1; i <= 170; i++)
 		ASSERT(idmap__put(&m, i, i) == 0);
 	ASSERT(m.cap == 256 && idmap__get(&m, 170, &v) && v == 170);
-	/* The same room: cleared in place. */
+	/* The same room: cleared in place; nor grown for ids it holds under three quarters full. */
 	ASSERT(idmap__reset(&m, 150) == 0 && m.cap == 256 && m.nr == 0 && !idmap__get(&m, 1, NULL));
+	ASSERT(idmap__reset(&m, 180) == 0 && m.cap == 256);
+	ASSERT(idmap__reset(&m, 200) == 0 && m.cap == 512);
 	ASSERT(idmap__reset(&m, 0) == 0 && m.cap == 0 && !idmap__get(&m, 1, NULL));
 	ASSERT(idmap__put(&m, 7, 3) == 0 && idmap__get(&m, 7, &v) && v == 3);
 	idmap__free(&m);

@@ -291,7 +291,7 @@ static void reindex(struct stackcache *c)
 	size_t natives = c->natives.nr < c->nr ? c->natives.nr : c->nr;
 	size_t pythons = c->pythons.nr < c->nr ? c->pythons.nr : c->nr;
 
-	/* Without room for smaller maps, the old ones, cleared, hold them all the same. */
+	/* Never larger than they were; without room for smaller ones, the old ones, cleared. */
 	(void)idmap__reset(&c->index, c->nr);
 	(void)idmap__reset(&c->natives, natives);
 	(void)idmap__reset(&c->pythons, pythons);

@@ -132,7 +132,8 @@ int idmap__reset(struct idmap *m, size_t nr)
 	}
 	while (3 * nr > 2 * fit.cap)
 		fit.cap *= 2;
-	if (fit.cap == m->cap) {
+	/* Never grown here past a room that holds nr as a put would (three quarters full). */
+	if (fit.cap == m->cap || (fit.cap > m->cap && 4 * nr <= 3 * m->cap)) {
 		idmap__clear(m);
 		return 0;
 	}

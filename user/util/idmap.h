@@ -41,7 +41,9 @@ void idmap__clear(struct idmap *m);
 /*
  * Forget every id, with room for nr of them at two thirds full at most
  * (none for 0): a map whose ids fell far gives back what it no longer
- * needs. 0, or -ENOMEM with the room kept (cleared all the same).
+ * needs; one whose room holds nr under three quarters full (as a put
+ * would grow it) keeps its room. 0, or -ENOMEM with the room kept
+ * (cleared all the same).
  */
 int idmap__reset(struct idmap *m, size_t nr);
 void idmap__free(struct idmap *m);

@@ -72,9 +72,12 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 			 p->snapshot_bytes + p->carried_bytes;
 	char b[10][32];
 
-	/* The BPF rings are mapped whole from the start, their data twice (libbpf: wrap-around). */
+	/*
+	 * The BPF rings are mapped whole from the start: the stack ring's data
+	 * once (util/ringread.h), the small ones' twice (libbpf: wrap-around).
+	 */
 	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), %.1f MiB of it mapped "
-		"(the BPF rings, their data twice, and files); ",
+		"(the BPF rings and files); ",
 		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0,
 		(status_bytes("RssFile") + status_bytes("RssShmem")) / 1048576.0);
 	say_maps(out, p);

@@ -110,10 +110,10 @@ struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfma
 	return rb;
 }
 
-struct ring_buffer *bpfmaps__stack_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
-					  void *ctx)
+int bpfmaps__stack_reader(const struct memleak_bpf *skel, struct ring_read *r)
 {
-	return ring_buffer__new(bpf_map__fd(skel->maps.stack_ring), fn, ctx, NULL);
+	return ringread__open(r, bpf_map__fd(skel->maps.stack_ring),
+			      bpf_map__max_entries(skel->maps.stack_ring));
 }
 
 uint64_t bpfmaps__known_room(const struct memleak_bpf *skel)

@@ -21,6 +21,7 @@
 #include "memleak.h"
 #include "memleak.skel.h"
 #include "util/mapwin.h"
+#include "util/ringread.h"
 
 /* The tables the sweeper watches fill, and lets go of entries of (reclaim.c). */
 enum bpfmaps_table {
@@ -76,9 +77,8 @@ typedef int (*bpfmaps_ring_fn)(void *ctx, void *data, size_t len);
 /* The events, and the copies of Python code objects, in one consume. */
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,
 					   bpfmaps_ring_fn on_py_code, void *ctx);
-/* The stacks BPF sends the first time it meets them (stack_ring.c). */
-struct ring_buffer *bpfmaps__stack_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn fn,
-					  void *ctx);
+/* The stacks BPF sends the first time it meets them (stack_ring.c), its data mapped once. */
+int bpfmaps__stack_reader(const struct memleak_bpf *skel, struct ring_read *r);
 uint64_t bpfmaps__stack_ring_bytes(const struct memleak_bpf *skel);
 /* The stacks BPF remembers it sent, at most (known_stacks). */
 uint64_t bpfmaps__known_room(const struct memleak_bpf *skel);

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 #include "probes.h"
 #include "probes_internal.h"
 #include "model/retired.h"
@@ -69,7 +68,7 @@ struct pair_store {
 
 struct stack_ring {
 	struct probes *p;
-	struct ring_buffer *rb;
+	struct ring_read rr;
 	pthread_t thread;
 	volatile bool stop;
 	bool running;
@@ -209,7 +208,7 @@ static int drain_batch(struct stack_ring *sr)
 	sr->retired_held = held;
 	sr->batch = 0;
 	merged = sr->merged;
-	err = ring_buffer__consume(sr->rb);
+	err = ringread__consume(&sr->rr, on_record, sr);
 	merged = sr->merged - merged;
 	pthread_mutex_unlock(&sr->lock);
 	if (held)
@@ -228,7 +227,7 @@ static void drain(struct stack_ring *sr)
 static void *reader(void *arg)
 {
 	struct stack_ring *sr = arg;
-	struct pollfd pfd = { .fd = ring_buffer__epoll_fd(sr->rb), .events = POLLIN };
+	struct pollfd pfd = { .fd = sr->rr.fd, .events = POLLIN };
 
 	/*
 	 * Ahead of the target, as the sweeper: a new stack's frames are
@@ -253,11 +252,9 @@ int stack_ring__start(struct probes *p)
 		return -ENOMEM;
 	sr->p = p;
 	pthread_mutex_init(&sr->lock, NULL);
-	sr->rb = bpfmaps__stack_reader(p->skel, on_record, sr);
-	if (!sr->rb) {
-		err = -errno;
+	err = bpfmaps__stack_reader(p->skel, &sr->rr);
+	if (err)
 		goto fail;
-	}
 	/* No signal for it: they are the loop's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -270,7 +267,7 @@ int stack_ring__start(struct probes *p)
 	return 0;
 fail:
 	fprintf(stderr, "memleakbpf: cannot start reading the stack ring: %s\n", strerror(-err));
-	ring_buffer__free(sr->rb);
+	ringread__close(&sr->rr);
 	pthread_mutex_destroy(&sr->lock);
 	free(sr);
 	return err;
@@ -309,7 +306,7 @@ void stack_ring__stop(struct probes *p)
 			(unsigned long long)bpfmaps__stack_ring_bytes(p->skel) >> 10,
 			(unsigned long long)sr->received, (unsigned long long)sr->again,
 			sr->native.nr, sr->python.nr, sr->pairs.nr);
-	ring_buffer__free(sr->rb);
+	ringread__close(&sr->rr);
 	forget_all(sr);
 	idmap__free(&sr->native.of_id);
 	idmap__free(&sr->python.of_id);

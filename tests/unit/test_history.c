@@ -923,3 +923,30 @@ TEST(history_fold_unseen_and_unread_counts)
 	history__free(h);
 	return true;
 }
+
+/*
+ * Before the first pick (a torch import's first report): the floor, the
+ * figures the churn's last already reached, lets a reading fold the stacks
+ * below it unread; a pick's cut-off then replaces it.
+ */
+TEST(history_fold_floor_before_the_first_pick)
+{
+	struct history *h = history__new();
+	struct world w = { 0 };
+	uint32_t picked[8];
+
+	ASSERT(h && !history_fold__cut_known(h));
+	ASSERT(!history_fold__unseen(h, LATE, API_MALLOC, 1, 8));	/* no cut-off yet */
+	history_fold__floor(h, 10, 640);
+	ASSERT(history_fold__cut_known(h));
+	ASSERT(history_fold__unseen(h, LATE, API_MALLOC, 9, 1 << 20));
+	ASSERT(!history_fold__unseen(h, LATE, API_MALLOC, 10, 640));	/* a tie: the key decides */
+	ASSERT(!history_fold__unseen(h, LATE, API_MALLOC, 11, 8));
+	churn(&w, CHURN, 1000, 64, 1000);
+	churn(&w, LEAK, 10, 100, 0);
+	ASSERT(add(h, &w, 1, NULL));
+	ASSERT(history_fold__pick(h, snap_of(&w), 1, NULL, 0, picked) == 0);
+	ASSERT(history_fold__unseen(h, LATE, API_MALLOC, 999, 8));	/* the pick's: 1,000 */
+	history__free(h);
+	return true;
+}

@@ -231,3 +231,22 @@ TEST(retired_fold_keeps_what_no_later_sweep_found_unnamed)
 	free(st);
 	return true;
 }
+
+/* The n-th entry by allocations, then bytes: a floor for the churn's cut-off. */
+TEST(retired_nth_most_by_allocations_then_bytes)
+{
+	struct retired *r = retired__new();
+	uint64_t allocs, bytes;
+
+	ASSERT(!retired__nth_most(r, 1, &allocs, &bytes));
+	for (uint64_t i = 1; i <= 100; i++)
+		ASSERT(retired__add_site(r, 1000 + i, API_MALLOC, 8 * (i % 7), i % 50 + 1) == 0);
+	/* Allocations 50 twice (i = 49, 99), 49 twice (48, 98), ...: bytes break the ties. */
+	ASSERT(retired__nth_most(r, 1, &allocs, &bytes) && allocs == 50 && bytes == 8 * (99 % 7));
+	ASSERT(retired__nth_most(r, 2, &allocs, &bytes) && allocs == 50 && bytes == 8 * (49 % 7));
+	ASSERT(retired__nth_most(r, 20, &allocs, &bytes) && allocs == 41);
+	ASSERT(retired__nth_most(r, 64, &allocs, &bytes) && allocs == 19);
+	ASSERT(!retired__nth_most(r, 65, &allocs, &bytes));	/* past RETIRED_NTH_MAX */
+	retired__free(r);
+	return true;
+}

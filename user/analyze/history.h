@@ -170,6 +170,16 @@ int history_fold__drop(struct history *h, const uint64_t *keys, size_t n);
  */
 bool history_fold__unseen(const struct history *h, uint64_t stack_id, uint32_t api,
 			  uint64_t allocs, uint64_t bytes);
+/* Is the churn's cut-off known (a pick made it), for history_fold__floor? */
+bool history_fold__cut_known(const struct history *h);
+/*
+ * Before a pick makes it: a cut-off at figures (allocs, bytes) that max_churn
+ * sites have reached already (the retired store's max_churn-th): no site
+ * below them can be among the churn's at the next pick, whose figures only
+ * grow; a torch import retires 450,000 sites before its first report, which
+ * could fold none of them unread and held them all while it was built.
+ */
+void history_fold__floor(struct history *h, uint64_t allocs, uint64_t bytes);
 /* Start-up (above) as of the last report. */
 const struct report_startup *history__startup(const struct history *h);
 /* The sample that held the most heap blocks; NULL before any sample. */

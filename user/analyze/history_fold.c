@@ -134,6 +134,18 @@ int history_fold__drop(struct history *h, const uint64_t *keys, size_t n)
 	return err;
 }
 
+bool history_fold__cut_known(const struct history *h)
+{
+	return h->cut_known;
+}
+
+void history_fold__floor(struct history *h, uint64_t allocs, uint64_t bytes)
+{
+	h->cut_known = true;
+	h->cut_allocs = allocs;
+	h->cut_bytes = bytes;
+}
+
 bool history_fold__unseen(const struct history *h, uint64_t stack_id, uint32_t api,
 			  uint64_t allocs, uint64_t bytes)
 {

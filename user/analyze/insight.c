@@ -17,28 +17,11 @@
 #include "history_sites.h"
 #include "model/retired.h"
 #include "insight.h"
+#include "insight_internal.h"
 #include "sites.h"
 #include "target/memstat.h"
 #include "util/idmap.h"
 #include "verdict.h"
-
-struct insight {
-	struct history *h;
-	bool attached;
-	bool started;
-	pid_t pid;
-	uint64_t start_ns;
-	int timerfd;
-	uint64_t mem_next_ns;	/* no tick reads the target's memory before */
-	struct mem_reading last;	/* the target's memory, read now and then */
-	bool have_last;
-	bool exited;		/* the last report was made after the target exited */
-	bool kernel;		/* -k: pid 0 is the kernel, not a target gone */
-	struct report_grew grew;	/* the last leak a report of this image named */
-	/* The peak's stacks when folding last asked (insight__fold_prepare): never folded. */
-	struct snap_live pins[INSIGHT_PEAK];
-	size_t nr_pins;
-};
 
 static uint64_t ns_of(const struct timespec *ts)
 {
@@ -437,7 +420,7 @@ static int live_cmp(const void *a, const void *b)
  * top: a pass with an insertion each, where sorting a peak of 200,000
  * sites at every report cost more than the rest of the peak.
  */
-static size_t top_of(const struct snap_live *v, size_t n, struct snap_live *top, size_t max)
+size_t insight__top_of(const struct snap_live *v, size_t n, struct snap_live *top, size_t max)
 {
 	size_t nr = 0;
 
@@ -535,7 +518,7 @@ static int peak(struct insight *in, const struct snapshot *snap, const struct ag
 
 	if (!hp)
 		return 0;
-	n = top_of(hp->sites, hp->nr, v, INSIGHT_PEAK);
+	n = insight__top_of(hp->sites, hp->nr, v, INSIGHT_PEAK);
 	a->peak = (struct report_peak){ .known = true, .t_s = hp->t_s, .bytes = hp->bytes,
 					.allocs = hp->allocs, .sample_s = INSIGHT_TICK_MS / 1000.0,
 					.stacks_t_s = hp->t_s, .stacks_bytes = hp->bytes,
@@ -670,31 +653,4 @@ void insight__fit(const struct insight *in, const struct snapshot *snap,
 		if (r->stacks[i].growth.unfitted && (!want || want[i]))
 			history__growth_site(in->h, snap_index(snap, agg, i),
 					     age_of(snap, agg->sites[i]), &r->stacks[i].growth);
-}
-
-void insight__fold_prepare(struct insight *in)
-{
-	const struct history_peak *hp = history__peak(in->h);
-
-	in->nr_pins = hp ? top_of(hp->sites, hp->nr, in->pins, INSIGHT_PEAK) : 0;
-}
-
-size_t insight__fold_pick(struct insight *in, const struct snapshot *snap, uint32_t *out)
-{
-	insight__fold_prepare(in);
-	return history_fold__pick(in->h, snap, INSIGHT_CHURN, in->pins, in->nr_pins, out);
-}
-
-bool insight__foldable(const struct insight *in, uint64_t stack_id, uint32_t api, uint64_t allocs,
-		       uint64_t bytes)
-{
-	for (size_t i = 0; i < in->nr_pins; i++)
-		if (in->pins[i].stack_id == stack_id && in->pins[i].api == api)
-			return false;
-	return history_fold__unseen(in->h, stack_id, api, allocs, bytes);
-}
-
-int insight__fold(struct insight *in, const uint64_t *keys, size_t n)
-{
-	return history_fold__drop(in->h, keys, n);
 }

@@ -86,21 +86,4 @@ int insight__fill_unfitted(struct insight *in, const struct snapshot *snap,
 void insight__fit(const struct insight *in, const struct snapshot *snap,
 		  const struct aggregate *agg, struct report *r, const bool *want);
 
-/*
- * The sites of snap (the last one added) whose retired figures a report
- * may fold (history_fold__pick: none the churn or the peak will list),
- * their indexes into out (room for snap->nr): how many.
- */
-size_t insight__fold_pick(struct insight *in, const struct snapshot *snap, uint32_t *out);
-/* Before a reading: the peak's stacks, which insight__foldable never folds. */
-void insight__fold_prepare(struct insight *in);
-/*
- * May a reading fold a retired site unread (snapshot_kept.h's snap_fold):
- * never seen by the history, below the churn's cut-off, not the peak's?
- */
-bool insight__foldable(const struct insight *in, uint64_t stack_id, uint32_t api, uint64_t allocs,
-		       uint64_t bytes);
-/* Those folded (their site keys): their stacks leave the history (history_fold__drop). */
-int insight__fold(struct insight *in, const uint64_t *keys, size_t n);
-
 #endif

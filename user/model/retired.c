@@ -302,6 +302,41 @@ void retired__next_sweep(struct retired *r)
 	r->sweep++;
 }
 
+/* Is (a, b) before (x, y), by allocations then bytes, most first? */
+static bool more(uint64_t a, uint64_t b, uint64_t x, uint64_t y)
+{
+	return a != x ? a > x : b > y;
+}
+
+bool retired__nth_most(const struct retired *r, size_t n, uint64_t *allocs, uint64_t *bytes)
+{
+	uint64_t top[RETIRED_NTH_MAX][2];
+	size_t k = 0;
+
+	if (!n || n > RETIRED_NTH_MAX || r->nr_sites < n)
+		return false;
+	/* An insertion each into the n best: n is a report's churn list, 20. */
+	for (size_t i = 0; i < r->nr_sites; i++) {
+		const struct retired_site *s = &r->sites[i];
+		size_t at = k < n ? k++ : n;
+
+		if (at == n && !more(s->total_allocs, s->total_bytes, top[n - 1][0], top[n - 1][1]))
+			continue;
+		if (at == n)
+			at = n - 1;
+		for (; at > 0 && more(s->total_allocs, s->total_bytes, top[at - 1][0], top[at - 1][1]);
+		     at--) {
+			top[at][0] = top[at - 1][0];
+			top[at][1] = top[at - 1][1];
+		}
+		top[at][0] = s->total_allocs;
+		top[at][1] = s->total_bytes;
+	}
+	*allocs = top[n - 1][0];
+	*bytes = top[n - 1][1];
+	return true;
+}
+
 /* A kept stack by id, the latest let go of, if kept. */
 static void named_again(struct retired *r, uint64_t id)
 {

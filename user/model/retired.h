@@ -47,6 +47,13 @@ int retired__add_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64
 /* The figures kept for (stack_id, api), or NULL. */
 const struct retired_site *retired__site(const struct retired *r, uint64_t stack_id, uint32_t api);
 size_t retired__nr_sites(const struct retired *r);
+/*
+ * The figures (total_allocs, total_bytes) of the n-th entry of all by
+ * them, most first; false with fewer than n entries (or n past
+ * RETIRED_NTH_MAX).
+ */
+#define RETIRED_NTH_MAX 64
+bool retired__nth_most(const struct retired *r, size_t n, uint64_t *allocs, uint64_t *bytes);
 const struct retired_site *retired__site_at(const struct retired *r, size_t i);
 /*
  * For a reader that carries the sites over (probe/snapshot_kept.c): each

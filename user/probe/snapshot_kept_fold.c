@@ -93,6 +93,16 @@ size_t snapshot_kept_fold__unread(struct probes *p, const struct snap_fold *fold
 	return n;
 }
 
+bool snapshot_kept_fold__nth_most(struct probes *p, size_t n, uint64_t *allocs, uint64_t *bytes)
+{
+	bool known;
+
+	pthread_mutex_lock(&p->rc.retired_lock);
+	known = retired__nth_most(p->rc.retired, n, allocs, bytes);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	return known;
+}
+
 const struct snapshot *snapshot_kept_fold__hold(struct probes *p, uint64_t reading)
 {
 	struct snapshot_kept *k = p->rc.kept;

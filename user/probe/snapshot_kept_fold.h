@@ -26,5 +26,7 @@ size_t snapshot_kept_fold__unread(struct probes *p, const struct snap_fold *fold
  * reading number reading and no report holds it; else NULL.
  */
 const struct snapshot *snapshot_kept_fold__hold(struct probes *p, uint64_t reading);
+/* The retired store's n-th entry by allocations (retired__nth_most), under its lock. */
+bool snapshot_kept_fold__nth_most(struct probes *p, size_t n, uint64_t *allocs, uint64_t *bytes);
 
 #endif

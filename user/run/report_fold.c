@@ -5,14 +5,15 @@
  * stack cache, the retired store, the history and the carried reading for
  * the rest of the run, 850 MiB of our heap at its end for 210,000 stacks
  * live. The analysis picks the sites no later report will list
- * (insight__fold_pick), the retired store folds those whose figures are
+ * (insight_fold__pick), the retired store folds those whose figures are
  * still what the report took in (reclaim__fold), and the history lets
- * their stacks go (insight__fold); one that comes back takes its figures
+ * their stacks go (insight_fold__drop); one that comes back takes its figures
  * back, and every figure since tracing began stays exact.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include "analyze/insight.h"
+#include "analyze/insight_fold.h"
 #include "cli/opts.h"
 #include "probe/probes.h"
 #include "probe/snapshot_kept_fold.h"
@@ -87,7 +88,7 @@ static size_t fold_picked(struct tracer *tr, const struct snapshot *snap, const 
 	 * sites, measured from before it, none folded between reports.
 	 */
 	snapshot_kept_fold__mark(tr->probes);
-	if (n && insight__fold(tr->ins, keys, n))
+	if (n && insight_fold__drop(tr->ins, keys, n))
 		fprintf(stderr, "memleakbpf: out of memory folding the history's retired stacks\n");
 	free(keys);
 	return n;
@@ -125,7 +126,7 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
 	sites = malloc((snap->nr ?: 1) * sizeof(*sites));
 	if (sites) {
 		/* Each report: the churn's cut-off, for the next reading's folds too. */
-		picked = insight__fold_pick(tr->ins, snap, sites);
+		picked = insight_fold__pick(tr->ins, snap, sites);
 		nr = spare_returning(snap, sites, picked);
 		/* Even with too few to fold: the stacks of those folded unread go. */
 		n = fold_picked(tr, snap, sites, nr);
@@ -183,14 +184,20 @@ void report_fold__loop(struct tracer *tr)
 
 static bool foldable(void *ctx, uint64_t stack_id, uint32_t api, uint64_t allocs, uint64_t bytes)
 {
-	return insight__foldable(ctx, stack_id, api, allocs, bytes);
+	return insight_fold__foldable(ctx, stack_id, api, allocs, bytes);
 }
 
 const struct snap_fold *report_fold__rule(struct tracer *tr, struct snap_fold *rule)
 {
+	uint64_t allocs, bytes;
+
 	if (!allowed(tr))
 		return NULL;
-	insight__fold_prepare(tr->ins);
+	insight_fold__prepare(tr->ins);
+	/* Before the first report's pick: the retired store's own cut-off. */
+	if (insight_fold__wants_floor(tr->ins) &&
+	    snapshot_kept_fold__nth_most(tr->probes, INSIGHT_CHURN, &allocs, &bytes))
+		insight_fold__floor(tr->ins, allocs, bytes);
 	*rule = (struct snap_fold){ .foldable = foldable, .ctx = tr->ins };
 	return rule;
 }

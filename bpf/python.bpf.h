@@ -368,10 +368,13 @@ struct {
 	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
 } py_codes_sent SEC(".maps");
 
-/* struct py_code for user space (user/python/pytrace.c): room for about 230 at once. */
+/*
+ * struct py_code for user space (user/python/pytrace.c), cut after its
+ * table (py_code_reserve): room for 1,500 of a torch import's at once.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 1 << 20);	/* --py-code-buffer */
 } py_codes SEC(".maps");
 
 /* A compact ASCII str's text into buf, whole; false for anything else. */
@@ -389,18 +392,71 @@ static __always_inline bool py_ascii(const struct py_offsets *o, __u64 str, char
 	return n > 0 && n < len;
 }
 
+/*
+ * What names a code object, into c, whose table has room for cap bytes
+ * (n of them the code object's, n <= cap). Inlined once per size below.
+ */
+static __always_inline void py_code_fill(struct py_code *c, const struct py_offsets *o,
+					 const struct py_code_key *key, __u64 table, __u64 n,
+					 __u32 flags)
+{
+	c->code = key->code;
+	c->linetable = key->linetable;
+	c->born = key->born;
+	c->flags = flags;
+	c->firstlineno = (__s32)py_read(key->code, o->code_firstlineno);
+	c->firsttraceable = (__s32)py_read(key->code, o->code_firsttraceable);
+	/* Both, even when the first fails: user space takes what it can. */
+	if (!py_ascii(o, py_read(key->code, o->code_qualname), c->qualname, sizeof(c->qualname)))
+		c->flags |= PY_CODE_NAMES_UNREAD;
+	if (!py_ascii(o, py_read(key->code, o->code_filename), c->filename, sizeof(c->filename)))
+		c->flags |= PY_CODE_NAMES_UNREAD;
+	c->table_len = 0;
+	if (n && !bpf_probe_read_user(c->table, n, (void *)(table + o->bytes_data)))
+		c->table_len = n;
+}
+
+/*
+ * A record of the size the table needs: most tables are short, and a
+ * record of the whole struct (4.5 KiB) let the ring hold 230 copies,
+ * which the burst of a torch import filled (module bodies, run once and
+ * freed, then lost their names). The sizes are constants: the verifier
+ * wants one for each reservation.
+ */
+static __always_inline struct py_code *py_code_reserve(const struct py_offsets *o,
+						       const struct py_code_key *key, __u64 table)
+{
+	const __u64 head = sizeof(struct py_code) - MEMLEAK_PY_TABLE_LEN;
+	__u64 n = py_read(table, 16);	/* PyVarObject.ob_size */
+	struct py_code *c;
+
+	if (n <= MEMLEAK_PY_TABLE_LEN / 16) {
+		c = bpf_ringbuf_reserve(&py_codes, head + MEMLEAK_PY_TABLE_LEN / 16, 0);
+		if (c)
+			py_code_fill(c, o, key, table, n, 0);
+	} else if (n <= MEMLEAK_PY_TABLE_LEN / 4) {
+		c = bpf_ringbuf_reserve(&py_codes, head + MEMLEAK_PY_TABLE_LEN / 4, 0);
+		if (c)
+			py_code_fill(c, o, key, table, n, 0);
+	} else {
+		c = bpf_ringbuf_reserve(&py_codes, sizeof(*c), 0);
+		if (c)
+			py_code_fill(c, o, key, table, n > MEMLEAK_PY_TABLE_LEN ?
+				     MEMLEAK_PY_TABLE_LEN : n, n > MEMLEAK_PY_TABLE_LEN ?
+				     PY_CODE_TABLE_CUT : 0);
+	}
+	return c;
+}
+
 /* Copy what names frame i's code object, unless that was done already. */
 static long py_send_code(__u32 i, void *ctx)
 {
 	struct py_walk *w = ctx;
-	const struct py_offsets *o = w->o;
 	struct py_stack *st = w->st;
 	struct py_frame *f = &st->frames[i & (MEMLEAK_PY_MAX_FRAMES - 1)];
 	struct py_code_key key = { f->code, f->linetable, f->born };
-	__u64 table = f->linetable & ~PY_LINETABLE_TAGS;
 	static const __u8 one = 1;
 	struct py_code *c;
-	__u64 n;
 
 	if (i >= st->nr)
 		return 1;
@@ -408,32 +464,17 @@ static long py_send_code(__u32 i, void *ctx)
 	    bpf_map_update_elem(&py_codes_sent, &key, &one, BPF_NOEXIST))
 		return 0;
 	fill_add(&fill.py_codes, &fill_mark.py_codes);
-	c = bpf_ringbuf_reserve(&py_codes, sizeof(*c), 0);
+	c = py_code_reserve(w->o, &key, f->linetable & ~PY_LINETABLE_TAGS);
 	if (!c) {
-		/* Let a later stack send it; user space reads the target meanwhile. */
+		/*
+		 * Let a later stack send it; user space reads the target
+		 * meanwhile, and counts the code objects it could not name
+		 * (CNT_PY_CODES_UNNAMED: a module's body runs once).
+		 */
 		if (!bpf_map_delete_elem(&py_codes_sent, &key))
 			__sync_fetch_and_sub(&fill.py_codes, 1);
 		return 0;
 	}
-	c->code = key.code;
-	c->linetable = key.linetable;
-	c->born = key.born;
-	c->flags = 0;
-	c->firstlineno = (__s32)py_read(key.code, o->code_firstlineno);
-	c->firsttraceable = (__s32)py_read(key.code, o->code_firsttraceable);
-	/* Both, even when the first fails: user space takes what it can. */
-	if (!py_ascii(o, py_read(key.code, o->code_qualname), c->qualname, sizeof(c->qualname)))
-		c->flags |= PY_CODE_NAMES_UNREAD;
-	if (!py_ascii(o, py_read(key.code, o->code_filename), c->filename, sizeof(c->filename)))
-		c->flags |= PY_CODE_NAMES_UNREAD;
-	n = py_read(table, 16);		/* PyVarObject.ob_size */
-	if (n > MEMLEAK_PY_TABLE_LEN) {
-		n = MEMLEAK_PY_TABLE_LEN;
-		c->flags |= PY_CODE_TABLE_CUT;
-	}
-	c->table_len = 0;
-	if (n && !bpf_probe_read_user(c->table, n, (void *)(table + o->bytes_data)))
-		c->table_len = n;
 	bpf_ringbuf_submit(c, 0);
 	return 0;
 }

@@ -357,6 +357,7 @@ static struct probes_config probes_config_of(const struct opts *o, const struct 
 		.max_allocs = o->max_allocs,
 		.stack_storage_size = o->stack_storage_size,
 		.stack_ring = o->stack_ring,
+		.py_code_ring = o->py_code_ring,
 		.stop_on_exec = t && t->spawned,
 		.bench_floor = o->bench_floor,
 		.probe_at_entry = o->probe_at_entry,

@@ -62,7 +62,7 @@ def no_losses(rep):
 	return ["dropped.%s = %s" % (k, v) for k, v in sorted(rep["totals"]["dropped"].items())
 		if v and k in ("replaced", "stack_collisions", "stacks_map_full", "sites_map_full",
 				     "stack_ring_full", "stacks_merged", "py_stack_ring_full",
-				     "stacks_preempted", "stacks_lost")]
+				     "stacks_preempted", "stacks_lost", "py_codes_unnamed")]
 
 
 def case_stress_c(work):

@@ -40,7 +40,7 @@ VICTIM_FN = re.compile(r"^(site_|via_|thr_)\w+$|^main$")
 
 # Drop counters that must stay 0 on these small victims.
 MUST_BE_ZERO = re.compile(r"map_full|ring_full|stacks_merged|stack_error|missed_return|state_error|"
-			  r"unwind_pending|stacks_preempted|stacks_lost")
+			  r"unwind_pending|stacks_preempted|stacks_lost|py_codes_unnamed")
 
 VERBOSE = False
 

@@ -48,6 +48,7 @@ enum {
 	OPT_ALLOCS_PER_STACK,
 	OPT_TRACE_BUFFER,
 	OPT_STACK_RING,
+	OPT_PY_CODE_RING,
 	OPT_SORT,
 	OPT_FULL_NAMES,
 	OPT_OUTPUT,	/* + enum report_output: the output files' (report/writers.h) */
@@ -90,6 +91,7 @@ static const struct option long_options[] = {
 	{ "trace", no_argument, NULL, 't' },
 	{ "trace-buffer", required_argument, NULL, OPT_TRACE_BUFFER },
 	{ "new-stack-buffer", required_argument, NULL, OPT_STACK_RING },
+	{ "py-code-buffer", required_argument, NULL, OPT_PY_CODE_RING },
 	{ "symbols-prefix", required_argument, NULL, 'S' },
 	/* bcc's and libbpf-tools' (their short forms are libbpf-tools'): opts_bcc.c. */
 	{ "combined-only", no_argument, NULL, 'C' },
@@ -463,6 +465,9 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 	case OPT_STACK_RING:
 		return set_ring("--new-stack-buffer", arg, &o->stack_ring, &o->stack_ring_given, err,
 				errlen);
+	case OPT_PY_CODE_RING:
+		return set_ring("--py-code-buffer", arg, &o->py_code_ring, &o->py_code_ring_given,
+				err, errlen);
 	case 'S':
 		return set_string(c, arg, &o->symbols_prefix, err, errlen);
 	case 'C':	/* bcc: aggregate in the kernel, as memleakbpf always does */
@@ -572,6 +577,7 @@ static int validate_kernel(struct opts *o, char *err, size_t errlen)
 		o->nr_own ? "--own" : o->folded_by_process ? "--folded-by-process" :
 		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" :
 		o->stack_ring_given ? "--new-stack-buffer" :
+		o->py_code_ring_given ? "--py-code-buffer" :
 		o->show_allocs ? "-a/--show-allocs" : o->trace ? "-t/--trace" :
 		o->symbols_prefix ? "-S/--symbols-prefix" : NULL;
 
@@ -645,6 +651,7 @@ static void set_defaults(struct opts *o)
 	o->allocs_per_stack = OPTS_DEFAULT_ALLOCS_PER_STACK;
 	o->trace_buffer = OPTS_DEFAULT_TRACE_BUFFER;
 	o->stack_ring = OPTS_DEFAULT_STACK_RING;
+	o->py_code_ring = OPTS_DEFAULT_PY_CODE_RING;
 	o->bench_floor = env_flag("MEMLEAKBPF_BENCH_FLOOR");
 	o->probe_at_entry = env_flag("MEMLEAKBPF_PROBE_AT_ENTRY");
 	o->bench_no_python = env_flag("MEMLEAKBPF_BENCH_NO_PYTHON");

@@ -24,6 +24,7 @@
 #define OPTS_DEFAULT_ALLOCS_PER_STACK 10
 #define OPTS_DEFAULT_TRACE_BUFFER (4u << 20)
 #define OPTS_DEFAULT_STACK_RING (16u << 20)	/* 4M lost stacks on a torch job under load */
+#define OPTS_DEFAULT_PY_CODE_RING (1u << 20)
 
 struct opts {
 	pid_t pid;			/* -p/--pid; 0 when not given */
@@ -63,6 +64,8 @@ struct opts {
 	bool trace_buffer_given;
 	uint64_t stack_ring;		/* --new-stack-buffer BYTES: the ring new stacks go through */
 	bool stack_ring_given;
+	uint64_t py_code_ring;		/* --py-code-buffer BYTES: the ring Python's code copies go through */
+	bool py_code_ring_given;
 	bool full_names;		/* --full-names: the text's C++ names whole (report.full_names) */
 	bool sort_count;		/* --sort count: sites by outstanding allocations, not bytes */
 	const char *symbols_prefix;	/* -S/--symbols-prefix: the allocator's names carry it */

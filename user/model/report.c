@@ -34,6 +34,7 @@ static const char *const counter_names[CNT__COUNT] = {
 	[CNT_PY_RING_FULL] = "py_stack_ring_full",
 	[CNT_STACK_PREEMPTED] = "stacks_preempted",
 	[CNT_STACKS_LOST] = "stacks_lost",
+	[CNT_PY_CODES_UNNAMED] = "py_codes_unnamed",
 };
 
 /* The per-site map is sized from --stack-storage-size as well. */
@@ -45,6 +46,7 @@ static const char *const counter_fixes[CNT__COUNT] = {
 	[CNT_PY_CODES_UNTOLD] = "--stack-storage-size",
 	[CNT_STACK_RING_FULL] = "--new-stack-buffer",
 	[CNT_PY_RING_FULL] = "--new-stack-buffer",
+	[CNT_PY_CODES_UNNAMED] = "--py-code-buffer",
 };
 
 bool report__starts(const char *s, const char *prefix)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,22 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Ring buffer callback: a copy of a Python code object, for whoever wants it. */
+/*
+ * Ring buffer callback: a copy of a Python code object, for whoever wants
+ * it. BPF cuts a record after its table (py_code_reserve): whole here.
+ */
 static int on_py_code(void *ctx, void *data, size_t len)
 {
+	const size_t head = offsetof(struct py_code, table);
 	struct probes *p = ctx;
+	struct py_code c;
 
-	if (len >= sizeof(struct py_code) && p->py.code_fn)
-		p->py.code_fn(p->py.code_ctx, data);
+	if (len < head || len > sizeof(c) || !p->py.code_fn)
+		return 0;
+	memcpy(&c, data, len);
+	if (c.table_len > len - head)
+		return 0;
+	p->py.code_fn(p->py.code_ctx, &c);
 	return 0;
 }
 
@@ -118,6 +128,8 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 		bpf_map__set_max_entries(skel->maps.stack_ring, (uint32_t)cfg->stack_ring);
 		skel->rodata->stack_ring_wake = cfg->stack_ring / 4;
 	}
+	if (cfg->py_code_ring)
+		bpf_map__set_max_entries(skel->maps.py_codes, (uint32_t)cfg->py_code_ring);
 	/* Python targets: a code object sent per stack's frame at most. */
 	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
 	/* Addresses of code objects freed: more of them than of stacks held (16 bytes each). */

@@ -20,6 +20,7 @@ struct probes_config {
 	uint32_t max_allocs;
 	uint32_t stack_storage_size;
 	uint64_t stack_ring;	/* --new-stack-buffer: bytes, a power of two */
+	uint64_t py_code_ring;	/* --py-code-buffer: bytes, a power of two (0: BPF's) */
 	bool stop_on_exec;	/* -c: stop the target at each exec */
 	bool unwind_tables;	/* --unwind dwarf/auto: walk stacks with CFI rows */
 	bool bench_floor;	/* BPF programs return at once (opts.h) */

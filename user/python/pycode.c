@@ -48,6 +48,8 @@ struct pycode {
 	uint64_t code_type;
 	struct code *slots;
 	size_t cap, nr;		/* cap: a power of two */
+	size_t unnamed;		/* entries not valid */
+	size_t named_late;	/* entries a copy named after a reading could not */
 	uint64_t id;		/* pycode__id */
 };
 
@@ -255,6 +257,8 @@ int pycode__add(struct pycode *pc, const struct py_frame *f, pycode_read_fn read
 		 * The newest entry ends every probe chain through it: clear it. */
 		c->addr = 0;
 		pc->nr--;
+	} else if (err) {
+		pc->unnamed++;
 	}
 	return err;
 }
@@ -281,20 +285,45 @@ static int fill_from_copy(struct code *c, const struct py_code *copy)
 	return c->function || c->file ? 0 : -EINVAL;
 }
 
+/*
+ * The entry a copy goes to, new or one a reading of the target could not
+ * name (the copy waited in the ring while the code object was freed);
+ * NULL when it is named already, or without memory (*err).
+ */
+static struct code *copy_slot(struct pycode *pc, const struct py_code *copy, int *err)
+{
+	struct code *c = &pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)];
+
+	*err = 0;
+	if (c->addr) {
+		if (c->valid)
+			return NULL;
+		pc->unnamed--;
+		pc->named_late++;
+		return c;
+	}
+	if (2 * (pc->nr + 1) > pc->cap && grow(pc)) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c = &pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)];
+	*c = (struct code){ .addr = copy->code, .linetable_addr = copy->linetable,
+			    .born = copy->born };
+	pc->nr++;
+	return c;
+}
+
 int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_fn read,
 		     void *ctx)
 {
 	struct code *c;
 	int err;
 
-	if (!copy->code || pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)].addr)
+	if (!copy->code)
 		return 0;
-	if (2 * (pc->nr + 1) > pc->cap && grow(pc))
-		return -ENOMEM;
-	c = &pc->slots[slot_of(pc, copy->code, copy->linetable, copy->born)];
-	*c = (struct code){ .addr = copy->code, .linetable_addr = copy->linetable,
-			    .born = copy->born };
-	pc->nr++;
+	c = copy_slot(pc, copy, &err);
+	if (!c)
+		return err;
 	/* A name that is not plain ASCII, a longer table: the target, while it has them. */
 	err = copy->flags && read ? read_code(pc, c, read, ctx) : -ENODATA;
 	if (err) {
@@ -306,6 +335,7 @@ int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_
 	else
 		index_lines(c);
 	c->valid = !err;
+	pc->unnamed += !c->valid;
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -316,7 +346,12 @@ uint64_t pycode__id(const struct pycode *pc)
 
 size_t pycode__count(const struct pycode *pc)
 {
-	return pc->nr;
+	return pc->nr + pc->named_late;
+}
+
+size_t pycode__unnamed(const struct pycode *pc)
+{
+	return pc ? pc->unnamed : 0;
 }
 
 bool pycode__where(const struct pycode *pc, const struct py_frame *f, struct pycode_where *out)

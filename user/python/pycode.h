@@ -42,16 +42,23 @@ int pycode__add(struct pycode *pc, const struct py_frame *f, pycode_read_fn read
 /*
  * The same from the copy BPF made when a stack first showed it (complete
  * unless its flags say otherwise: then the target is read for the rest, if
- * it still can be). 0 or -ENOMEM.
+ * it still can be); it also names a code object a reading of the target
+ * could not (the copy came late: freed meanwhile). 0 or -ENOMEM.
  */
 int pycode__add_copy(struct pycode *pc, const struct py_code *copy, pycode_read_fn read,
 		     void *ctx);
-/* How many code objects are known (read or not). */
+/*
+ * How many code objects are known (read or not), and named late by a copy:
+ * it moves whenever an answer of pycode__where may have.
+ */
 size_t pycode__count(const struct pycode *pc);
+/* Code objects known and not named: their frames by address (CNT_PY_CODES_UNNAMED). */
+size_t pycode__unnamed(const struct pycode *pc);
 /*
  * Which table this is, never the same for two of a run (0: NULL). A code
- * object known to a table stays known, with the same answers: what was
- * found in it stays true while its id is the same.
+ * object known to a table stays known, with the same answers (or, one not
+ * named, named later by its copy: pycode__count moves): what was found
+ * in it stays true while its id is the same.
  */
 uint64_t pycode__id(const struct pycode *pc);
 /* Where f's instruction is; false when its code object was never read. */

@@ -65,6 +65,8 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 				  "without a stack: another thread's capture ran on its CPU meanwhile (a kernel before 6.10 cannot hold preemption off; a stack sent then may be wrong)" },
 	[CNT_STACKS_LOST] = { "site", "sites",
 			      "without a stack: BPF sent its frames and the tracer let go of them too soon (a bug of ours: please report it)" },
+	[CNT_PY_CODES_UNNAMED] = { "Python code object", "Python code objects",
+				   "unnamed, their frames shown by address: the ring their copies reach the tracer through was full, and the target had freed them by the time the tracer read it (a module's body runs once)" },
 };
 
 static void print_header(const struct report *r, FILE *f)

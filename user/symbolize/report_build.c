@@ -276,6 +276,7 @@ int report_build__figures(const struct aggregate *agg, const struct modules *mod
 		return -ENOMEM;
 	copy_meta(r, meta);
 	r->totals = agg->totals;
+	r->totals.counters[CNT_PY_CODES_UNNAMED] = pycode__unnamed(meta->pycode);
 	if (agg->nr) {
 		r->stacks = stacks_alloc(agg->nr);
 		if (!r->stacks) {

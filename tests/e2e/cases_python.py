@@ -630,6 +630,53 @@ def py_stack_ring_full_case(work):
 	return errs[:5]
 
 
+MODULE_ONCE_SIZE = 300000	# module_once.py's SIZE: bytearray(n) asks for n + 1
+
+
+def module_once_run(work, tag, tracer_args):
+	"""module_once.py under -c: its report, its text, and the body's block's
+	innermost Python frame (None: no such block)."""
+	js = work.path("%s.json" % tag)
+	cmd = "%s %s" % (PY, os.path.join(PYVICTIMS, "module_once.py"))
+	argv = [TRACER, "--json", js, "--all-stacks", "-T", "10000"] + tracer_args + ["-c", cmd]
+	p = work.start(argv, env=py_env(work), stdin=subprocess.DEVNULL, tag=tag)
+	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python")
+	rep, out = load_report(js), work.read("%s.stdout" % tag)
+	body = [s for s in rep.get("stacks") or [] if s["api"] in PY_HEAP_APIS and s["allocs"] == 1 and
+		MODULE_ONCE_SIZE < s["bytes"] <= MODULE_ONCE_SIZE + 16]
+	frame = next((f for f in body[0]["frames"] if f.get("language") == "python"), None) if body else None
+	errs = [] if rc == 0 else ["%s: exit status %s" % (tag, rc)]
+	if "BODY GONE yes" not in out:
+		errs.append("%s: the body's code object was still mapped after it ran: the case shows nothing" % tag)
+	if not frame:
+		errs.append("%s: no block of %d bytes with Python frames" % (tag, MODULE_ONCE_SIZE + 1))
+	return rep, out, frame, errs
+
+
+def py_code_ring_full_case(work):
+	"""module_once.py: a module's body, run once, allocating, then freed and
+	unmapped, its line table longer than BPF's copy of one. Through the
+	default ring BPF's copy names its frame (<module>, module_once_body.py)
+	and nothing is dropped; through a ring of one page (--py-code-buffer 4K),
+	which that copy (4.5 KiB) can never pass, the frame stays unnamed, and
+	that is counted (py_codes_unnamed) and shown with the option that fixes
+	it."""
+	rep, _, frame, errs = module_once_run(work, "tracer", [])
+	if frame and (frame.get("function"), frame.get("file")) != ("<module>", "module_once_body.py"):
+		errs.append("default ring: the body's frame is %r, not <module> in module_once_body.py" % frame)
+	errs += dropped_errs(rep["totals"])
+	rep, out, frame, more = module_once_run(work, "small", ["--py-code-buffer", "4K"])
+	errs += more
+	if frame and (frame.get("function") or frame.get("file")):
+		errs.append("4K ring: the body's frame is named %r: its copy passed a ring too small for it" % frame)
+	if rep["totals"]["dropped"].get("py_codes_unnamed", 0) < 1:
+		errs.append("4K ring: dropped.py_codes_unnamed = %r, expected 1 or more" %
+			    rep["totals"]["dropped"].get("py_codes_unnamed"))
+	if not re.search(r"^Dropped: [\d,]+ Python code objects? unnamed, .*\(raise --py-code-buffer\)$", out, re.M):
+		errs.append("4K ring: no drop line for unnamed code objects naming --py-code-buffer")
+	return errs[:5]
+
+
 NESTED_DEPTH, NESTED_LOADS = 40, 3	# nested_natives.py's arguments
 
 
@@ -705,6 +752,7 @@ CASES = [
 	("py_dict_c_malloc", TRACE, [PY], py_command_case("dict_cache.py", ["--os-exit"], True)),
 	("py_churn_c", TRACE, [PY], py_command_case("churn.py")),
 	("py_stack_ring_full", TRACE, [PY], py_stack_ring_full_case),
+	("py_code_ring_full", TRACE, [PY], py_code_ring_full_case),
 	("py_churn_c_malloc", TRACE, [PY], py_command_case("churn.py", malloc=True)),
 	("py_threads_c", TRACE, [PY], py_command_case("threads.py")),
 	# With malloc every object is a block: some 30,000 (native, Python) stacks

@@ -305,3 +305,56 @@ TEST(pycode_names_borrowed_by_the_report)
 	pycode__free(pc);
 	return true;
 }
+
+/*
+ * BPF's copy of a code object waited (the py_codes ring was full, or a
+ * report held the copies) while the code object was freed: a reading of
+ * the target found something else there, and left it unnamed, counted.
+ * The copy, when it comes, names it, and the count the report's site
+ * frames are kept by moves, so that they are worked out again.
+ */
+TEST(pycode_late_copy_names_a_freed_code)
+{
+	struct pycode *pc = pycode__new(&layout_311, CODE_TYPE);
+	struct py_code *copy = calloc(1, sizeof(*copy));
+	struct py_frame f = { .code = CODE, .instr = CODE + 0xb8 + 66, .linetable = TABLE };
+	struct pycode_where w;
+	struct space s;
+	size_t count;
+
+	ASSERT(pc && copy);
+	make_code(&s);
+	put64(&s, CODE + 8, CODE_TYPE + 1);	/* freed, its memory another object's */
+	ASSERT(pycode__add(pc, &f, space_read, &s) == -ESTALE);
+	ASSERT(!pycode__where(pc, &f, &w));
+	ASSERT_EQ_U64(pycode__unnamed(pc), 1);
+	count = pycode__count(pc);
+	copy->code = CODE;
+	copy->linetable = TABLE;
+	copy->firstlineno = 2;
+	strcpy(copy->qualname, "<module>");
+	strcpy(copy->filename, "/srv/train/dataset.py");
+	memcpy(copy->table, table_f, sizeof(table_f));
+	copy->table_len = sizeof(table_f);
+	ASSERT_EQ_U64(pycode__add_copy(pc, copy, gone_read, NULL), 0);
+	ASSERT(pycode__where(pc, &f, &w));
+	ASSERT_EQ_STR(w.function, "<module>");
+	ASSERT_EQ_U64(w.line, 6);
+	ASSERT_EQ_U64(pycode__unnamed(pc), 0);
+	ASSERT(pycode__count(pc) > count);
+	/* Named: a copy again changes nothing. */
+	count = pycode__count(pc);
+	strcpy(copy->qualname, "other");
+	ASSERT_EQ_U64(pycode__add_copy(pc, copy, gone_read, NULL), 0);
+	ASSERT(pycode__where(pc, &f, &w));
+	ASSERT_EQ_STR(w.function, "<module>");
+	ASSERT_EQ_U64(pycode__count(pc), count);
+	/* A copy without names, of a code object gone: unnamed, counted. */
+	copy->linetable = TABLE + 8;
+	copy->qualname[0] = copy->filename[0] = '\0';
+	ASSERT_EQ_U64(pycode__add_copy(pc, copy, gone_read, NULL), 0);
+	ASSERT_EQ_U64(pycode__unnamed(pc), 1);
+	free(copy);
+	pycode__free(pc);
+	return true;
+}

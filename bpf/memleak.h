@@ -109,9 +109,9 @@ enum memleak_counter {
 				   capture ran on the CPU meanwhile: tracked, stack unknown */
 	CNT_STACKS_LOST,	/* user space, at a reading: sites whose stack BPF sent and the
 				   tracer no longer holds (its fault): tracked, "[stack unavailable]" */
-	CNT_PY_CODES_UNNAMED,	/* user space, at a report: code objects it could not name (BPF's
-				   copy lost, the py_codes ring full, and the target's gone by the
-				   reading): their frames are shown by address */
+	CNT_PY_CODES_UNNAMED,	/* user space, at a report: code objects it could not name, freed
+				   before it read them, BPF's copy lost (py_codes ring full) or
+				   not taken yet (it came during the report): frames by address */
 	CNT__COUNT,
 };
 

@@ -234,6 +234,8 @@ static void run(struct tracer *tr)
 			on_signal(tr);
 		else if (ev.data.fd == probes__events_fd(tr->probes))
 			on_events(tr);
+		else if (ev.data.fd == probes__codes_fd(tr->probes))
+			probes__take_codes(tr->probes);
 		else if (ev.data.fd == tr->timerfd)
 			on_timer(tr);
 		else if (ev.data.fd == insight__fd(tr->ins))
@@ -548,7 +550,8 @@ int main(int argc, char **argv)
 	if (!tr.sym)
 		return EXIT_USAGE;
 	if (start_target(&tr) || setup_events(&tr) || load_probes(&tr) ||
-	    (!opts.kernel && watch(tr.epfd, probes__events_fd(tr.probes))))
+	    (!opts.kernel && (watch(tr.epfd, probes__events_fd(tr.probes)) ||
+			      watch(tr.epfd, probes__codes_fd(tr.probes)))))
 		goto cleanup;
 	tr.mods = modules__new(tr.target->pid);
 	tr.images = tr.mods ? images__new(tr.mods) : NULL;

@@ -99,15 +99,15 @@ uint64_t bpfmaps__memory(const struct memleak_bpf *skel, const char **names, uin
 }
 
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,
-					   bpfmaps_ring_fn on_py_code, void *ctx)
+					   void *ctx)
 {
-	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, ctx, NULL);
+	return ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, ctx, NULL);
+}
 
-	if (rb && ring_buffer__add(rb, bpf_map__fd(skel->maps.py_codes), on_py_code, ctx)) {
-		ring_buffer__free(rb);
-		rb = NULL;
-	}
-	return rb;
+struct ring_buffer *bpfmaps__codes_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_py_code,
+					  void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(skel->maps.py_codes), on_py_code, ctx, NULL);
 }
 
 int bpfmaps__stack_reader(const struct memleak_bpf *skel, struct ring_read *r)

@@ -311,12 +311,13 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	}
 	bpfmaps__set_target(p->skel, cfg->tgid, cfg->stop_on_exec);
 	peak__arm(p);
-	p->events.rb = bpfmaps__events_reader(p->skel, on_event, on_py_code, p);
+	p->events.rb = bpfmaps__events_reader(p->skel, on_event, p);
+	p->py.codes = bpfmaps__codes_reader(p->skel, on_py_code, p);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (cfg->follow)
 		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
-	if (!p->events.rb || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	if (!p->events.rb || !p->py.codes || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
 	    (cfg->follow && !p->skel->links.exit_follow)) {
 		err = -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
@@ -371,10 +372,22 @@ int probes__events_fd(const struct probes *p)
 	return p ? ring_buffer__epoll_fd(p->events.rb) : -1;	/* -k: no events */
 }
 
+int probes__codes_fd(const struct probes *p)
+{
+	return p ? ring_buffer__epoll_fd(p->py.codes) : -1;
+}
+
+void probes__take_codes(struct probes *p)
+{
+	if (p)
+		ring_buffer__consume(p->py.codes);
+}
+
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)
 {
 	size_t n;
 
+	probes__take_codes(p);	/* before Python's exit reads the code objects left */
 	ring_buffer__consume(p->events.rb);
 	n = p->events.nr < max ? p->events.nr : max;
 	memcpy(evs, p->events.buf, n * sizeof(*evs));
@@ -465,6 +478,7 @@ void probes__free(struct probes *p)
 	free(p->links.v);
 	free(p->exit_stop.path);
 	ring_buffer__free(p->events.rb);
+	ring_buffer__free(p->py.codes);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
 	stack_ring__stop(p);

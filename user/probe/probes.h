@@ -82,8 +82,16 @@ void probes__set_notify_dl(struct probes *p, bool on);
 void probes__set_dl_r_debug(struct probes *p, uint64_t addr);
 /* Readable when BPF has an event for us (a process stopped, libraries changed). */
 int probes__events_fd(const struct probes *p);
-/* The events since the last call. */
+/* The events since the last call (and the code copies first: probes__take_codes). */
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
+/*
+ * Readable when BPF has copied Python code objects; the copies to
+ * pytrace_ops.on_code's function. On the loop's thread, and before a
+ * report's job starts: a copy the job would have to wait for leaves a
+ * code object the target freed meanwhile (a module's body) unnamed.
+ */
+int probes__codes_fd(const struct probes *p);
+void probes__take_codes(struct probes *p);
 /* A BPF counter (counters.c). */
 uint64_t counters__read(const struct probes *p, enum memleak_counter c);
 /* The live bytes and exact peaks BPF keeps (bpf/peak.bpf.h), heap blocks and mmaps apart. */
@@ -176,8 +184,8 @@ void probes_unwind__ops(struct probes *p, struct unwind_ops *ops);
 struct pytrace_ops;
 /*
  * Python frames' operations, for pytrace__set_ops (python/pytrace.h); ctx
- * is p. Code objects BPF copies reach pytrace while the events are taken
- * (probes__take_events).
+ * is p. Code objects BPF copies reach pytrace when they are taken
+ * (probes__take_codes).
  */
 void probes_python__ops(struct probes *p, struct pytrace_ops *ops);
 /*

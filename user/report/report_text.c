@@ -66,7 +66,7 @@ static const struct drop_text drop_texts[CNT__COUNT] = {
 	[CNT_STACKS_LOST] = { "site", "sites",
 			      "without a stack: BPF sent its frames and the tracer let go of them too soon (a bug of ours: please report it)" },
 	[CNT_PY_CODES_UNNAMED] = { "Python code object", "Python code objects",
-				   "unnamed, their frames shown by address: the ring their copies reach the tracer through was full, and the target had freed them by the time the tracer read it (a module's body runs once)" },
+				   "unnamed, their frames shown by address: the target freed them (a module's body runs once) before the tracer read them, and BPF's copy of them found its ring full, or came while this report was made (the next one names those)" },
 };
 
 static void print_header(const struct report *r, FILE *f)

@@ -443,6 +443,8 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
 	job->allocator = tr->allocator;
+	/* The copies that came with the stacks the job reads: it cannot take them later. */
+	probes__take_codes(tr->probes);
 	job->pycode = pytrace__code(tr->py);
 	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
 	if ((final && tr->reach_final) || (asked && tr->reach_due))

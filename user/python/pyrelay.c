@@ -6,36 +6,46 @@
 #include "util/vec.h"
 #include "util/worker.h"
 
-void pyrelay__flush(struct pyrelay *r)
+static void flush_locked(struct pyrelay *r)
 {
 	for (size_t i = 0; r->fn && i < r->nr_kept; i++)
 		r->fn(r->arg, &r->kept[i]);
 	r->nr_kept = 0;
 }
 
-/* A copy from BPF, on the loop's thread: to pytrace, or kept for after the job. */
+void pyrelay__flush(struct pyrelay *r)
+{
+	pthread_mutex_lock(&r->lock);
+	flush_locked(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* A copy from BPF, on the loop's thread: to pytrace, or kept for the job. */
 static void relay_copy(void *arg, const struct py_code *c)
 {
 	struct pyrelay *r = arg;
 
+	pthread_mutex_lock(&r->lock);
 	if (!*r->worker || !worker__busy(*r->worker)) {
-		pyrelay__flush(r);
+		flush_locked(r);
 		r->fn(r->arg, c);
-		return;
+	} else if (!vec__reserve_min(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept), 64)) {
+		r->kept[r->nr_kept++] = *c;
 	}
 	/* Lost only without memory: its frames are then read from the target. */
-	if (!vec__reserve_min(&r->kept, &r->cap_kept, r->nr_kept + 1, sizeof(*r->kept), 64))
-		r->kept[r->nr_kept++] = *c;
+	pthread_mutex_unlock(&r->lock);
 }
 
 static void relay_on_code(void *ctx, void (*fn)(void *arg, const struct py_code *c), void *arg)
 {
 	struct pyrelay *r = ctx;
 
+	pthread_mutex_lock(&r->lock);
 	r->fn = fn;
 	r->arg = arg;
 	if (!fn)
 		r->nr_kept = 0;
+	pthread_mutex_unlock(&r->lock);
 	r->inner.on_code(r->inner.ctx, fn ? relay_copy : NULL, r);
 }
 
@@ -112,6 +122,7 @@ void pyrelay__wrap(struct pyrelay *r, struct worker *const *worker, struct pytra
 {
 	r->inner = *ops;
 	r->worker = worker;
+	pthread_mutex_init(&r->lock, NULL);
 	*ops = (struct pytrace_ops){
 		.ctx = r,
 		.set_python = relay_set_python,
@@ -132,4 +143,6 @@ void pyrelay__free(struct pyrelay *r)
 	free(r->kept);
 	r->kept = NULL;
 	r->nr_kept = r->cap_kept = 0;
+	if (r->inner.ctx)
+		pthread_mutex_destroy(&r->lock);
 }

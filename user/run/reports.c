@@ -198,8 +198,11 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	struct timespec t0;
 	int err = 0;
 
-	if (job->python)
+	if (job->python) {
+		/* The copies that came with the tables' stacks: read from the target, freed now and then. */
+		pyrelay__flush(&tr->relay);
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
+	}
 	if (!tr->site_carry)	/* none: every report works out its site frames */
 		tr->site_carry = report_sites__carry_new();
 	report_say__step(&b->steps, STEP_READING);	/* Python's code with the tables */

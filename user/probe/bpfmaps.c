@@ -104,10 +104,10 @@ struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfma
 	return ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, ctx, NULL);
 }
 
-struct ring_buffer *bpfmaps__codes_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_py_code,
-					  void *ctx)
+int bpfmaps__codes_reader(const struct memleak_bpf *skel, struct ring_read *r)
 {
-	return ring_buffer__new(bpf_map__fd(skel->maps.py_codes), on_py_code, ctx, NULL);
+	return ringread__open(r, bpf_map__fd(skel->maps.py_codes),
+			      bpf_map__max_entries(skel->maps.py_codes));
 }
 
 int bpfmaps__stack_reader(const struct memleak_bpf *skel, struct ring_read *r)

@@ -77,9 +77,8 @@ typedef int (*bpfmaps_ring_fn)(void *ctx, void *data, size_t len);
 /* The events. */
 struct ring_buffer *bpfmaps__events_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_event,
 					   void *ctx);
-/* The copies of Python code objects, apart: taken before a report reads the target. */
-struct ring_buffer *bpfmaps__codes_reader(const struct memleak_bpf *skel, bpfmaps_ring_fn on_py_code,
-					  void *ctx);
+/* The copies of Python code objects, apart (taken before a report reads the target), mapped once. */
+int bpfmaps__codes_reader(const struct memleak_bpf *skel, struct ring_read *r);
 /* The stacks BPF sends the first time it meets them (stack_ring.c), its data mapped once. */
 int bpfmaps__stack_reader(const struct memleak_bpf *skel, struct ring_read *r);
 uint64_t bpfmaps__stack_ring_bytes(const struct memleak_bpf *skel);

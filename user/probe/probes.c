@@ -312,14 +312,14 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpfmaps__set_target(p->skel, cfg->tgid, cfg->stop_on_exec);
 	peak__arm(p);
 	p->events.rb = bpfmaps__events_reader(p->skel, on_event, p);
-	p->py.codes = bpfmaps__codes_reader(p->skel, on_py_code, p);
+	err = bpfmaps__codes_reader(p->skel, &p->py.codes);
 	p->skel->links.exec_stop = bpf_program__attach(p->skel->progs.exec_stop);
 	p->skel->links.fork_follow = bpf_program__attach(p->skel->progs.fork_follow);
 	if (cfg->follow)
 		p->skel->links.exit_follow = bpf_program__attach(p->skel->progs.exit_follow);
-	if (!p->events.rb || !p->py.codes || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
+	if (!p->events.rb || err || !p->skel->links.exec_stop || !p->skel->links.fork_follow ||
 	    (cfg->follow && !p->skel->links.exit_follow)) {
-		err = -errno;
+		err = err ?: -errno;
 		fprintf(stderr, "memleakbpf: cannot attach to the exec and fork tracepoints: %s\n",
 			strerror(-err));
 		goto fail;
@@ -374,13 +374,13 @@ int probes__events_fd(const struct probes *p)
 
 int probes__codes_fd(const struct probes *p)
 {
-	return p ? ring_buffer__epoll_fd(p->py.codes) : -1;
+	return p && p->py.codes.v.consumer ? p->py.codes.fd : -1;
 }
 
 void probes__take_codes(struct probes *p)
 {
-	if (p)
-		ring_buffer__consume(p->py.codes);
+	if (p && p->py.codes.v.consumer)
+		ringread__consume(&p->py.codes, on_py_code, p);
 }
 
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max)
@@ -478,7 +478,7 @@ void probes__free(struct probes *p)
 	free(p->links.v);
 	free(p->exit_stop.path);
 	ring_buffer__free(p->events.rb);
-	ring_buffer__free(p->py.codes);
+	ringread__close(&p->py.codes);
 	clock__feed_stop(p->clock);
 	reclaim__stop_thread(p);
 	stack_ring__stop(p);

@@ -73,7 +73,7 @@ struct probes_exit_stop {
 /* What Python's side gave (probes_python.c), and whether a Python target was seen. */
 struct probes_py {
 	bool used;		/* a Python target was seen: stack ids may be pairs */
-	struct ring_buffer *codes;	/* BPF's copies of code objects, for code_fn */
+	struct ring_read codes;	/* BPF's copies of code objects, for code_fn */
 	void (*code_fn)(void *ctx, const struct py_code *c);	/* pytrace_ops.on_code */
 	void *code_ctx;
 	/* pytrace_ops.on_exec: follow_exec.c hands it each exec'd image. */

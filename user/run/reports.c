@@ -8,17 +8,19 @@
  * can take seconds in a big target, and the event loop must go on serving
  * the target's stops meanwhile (tracer.c), or the target waits.
  *
- * No lock of ours: ownership is handed over (the tables' own lock keeps
- * a reading apart from the sweeps that reclaim their room, which run on a
- * thread of the probes: probe/reclaim.c). While a job runs, it has the BPF
- * tables' reading, the modules, the symbolizer, the insight,
- * pytrace's code, the wrappers and the outputs; the loop keeps to the
- * target: it attaches probes, loads unwind tables, and keeps what it learns
- * for the job's state (mappings, wrappers, Python's code copies) until the
- * job is done (tracer__catch_up, pyrelay__flush). The loop starts a job and
- * joins it, so each side sees what the other did before. The one thing
- * both may touch is the probes' flag that Python was found (py.used, set
- * once, on the loop, when it finds an interpreter): a job's snapshot that
+ * No lock of ours but the relay's: ownership is handed over (the tables'
+ * own lock keeps a reading apart from the sweeps that reclaim their room,
+ * which run on a thread of the probes: probe/reclaim.c). While a job runs,
+ * it has the BPF tables' reading, the modules, the symbolizer, the
+ * insight, pytrace's code, the wrappers and the outputs; the loop keeps to
+ * the target: it attaches probes, loads unwind tables, and keeps what it
+ * learns for the job's state (mappings, wrappers, Python's code copies)
+ * until the job is done (tracer__catch_up, pyrelay__flush); the code
+ * copies the job also takes itself, under the relay's lock, before it
+ * reads the target (python/pyrelay.h). The loop starts a job and joins
+ * it, so each side sees what the other did before. The one thing both may
+ * touch is the probes' flag that Python was found (py.used, set once, on
+ * the loop, when it finds an interpreter): a job's snapshot that
  * reads it stale sees no Python frames, which no stack has yet.
  *
  * What cannot wait for a job (an exec forgets the image; Python's exit
@@ -199,7 +201,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	int err = 0;
 
 	if (job->python) {
-		/* The copies that came with the tables' stacks: read from the target, freed now and then. */
+		/* Copies that came while the tables were read: their code may be gone (a module's body). */
 		pyrelay__flush(&tr->relay);
 		pytrace__refresh(tr->py, b->snap);	/* while the target lives */
 	}
@@ -446,7 +448,7 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
 	job->allocator = tr->allocator;
-	/* The copies that came with the stacks the job reads: it cannot take them later. */
+	/* The copies waiting now to the code table, before the job has it (then: analyze). */
 	probes__take_codes(tr->probes);
 	job->pycode = pytrace__code(tr->py);
 	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */

@@ -86,9 +86,8 @@ int probes__events_fd(const struct probes *p);
 size_t probes__take_events(struct probes *p, struct memleak_event *evs, size_t max);
 /*
  * Readable when BPF has copied Python code objects; the copies to
- * pytrace_ops.on_code's function. On the loop's thread, and before a
- * report's job starts: a copy the job would have to wait for leaves a
- * code object the target freed meanwhile (a module's body) unnamed.
+ * pytrace_ops.on_code's function, on the loop's thread (a report's job
+ * takes those that came while it ran from the relay: python/pyrelay.h).
  */
 int probes__codes_fd(const struct probes *p);
 void probes__take_codes(struct probes *p);

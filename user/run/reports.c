@@ -15,13 +15,13 @@
  * insight, pytrace's code, the wrappers and the outputs; the loop keeps to
  * the target: it attaches probes, loads unwind tables, and keeps what it
  * learns for the job's state (mappings, wrappers, Python's code copies)
- * until the job is done (tracer__catch_up, pyrelay__flush); the code
- * copies the job also takes itself, under the relay's lock, before it
- * reads the target (python/pyrelay.h). The loop starts a job and joins
- * it, so each side sees what the other did before. The one thing both may
- * touch is the probes' flag that Python was found (py.used, set once, on
- * the loop, when it finds an interpreter): a job's snapshot that
- * reads it stale sees no Python frames, which no stack has yet.
+ * until the job is done (tracer__catch_up, pyrelay__flush; the copies
+ * also before the job reads the target, python/pyrelay.h). The loop
+ * starts a job and joins it, so each side sees what the other did before.
+ * The one thing both may touch is the probes' flag that Python was found
+ * (py.used, set once, on the loop, when it finds an interpreter): a job's
+ * snapshot that reads it stale sees no Python frames, which no stack has
+ * yet.
  *
  * What cannot wait for a job (an exec forgets the image; Python's exit
  * reads its code while the target lives) cancels it, waits for it to stop
@@ -448,8 +448,6 @@ static void report_job(struct tracer *tr, struct report_job *job, bool final, bo
 		pytrace__read_arenas(tr->py, tracer__since(&tr->start));
 	job->python = pytrace__report(tr->py);
 	job->allocator = tr->allocator;
-	/* The copies waiting now to the code table, before the job has it (then: analyze). */
-	probes__take_codes(tr->probes);
 	job->pycode = pytrace__code(tr->py);
 	/* A scan shows in the report SIGUSR2 asked for, and the end's in the final one. */
 	if ((final && tr->reach_final) || (asked && tr->reach_due))

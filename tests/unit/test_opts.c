@@ -217,7 +217,7 @@ TEST(opts_usage_lists_everything)
 		"1048576", "262144",
 		"-a, --show-allocs", "--allocs-per-stack N", "-t, --trace", "--trace-buffer BYTES",
 		"-S, --symbols-prefix P", "-C, --combined-only", "-F, --wa-missing-free",
-		"--sort KEY", "--full-names",
+		"--sort KEY", "--full-names", "--py-code-buffer BYTES",
 	};
 	char *text = NULL, *line;
 	size_t len = 0;
@@ -367,6 +367,22 @@ TEST(opts_err_map_sizes)
 			  "--stack-storage-size: '4294967296' is out of range (1 to 268435456)"));
 	ASSERT(fails_with(parse("-p", "1", "--max-allocs", "1M", NULL),
 			  "--max-allocs: '1M' is not a positive integer"));
+	return true;
+}
+
+/* The ring of Python's code copies: 1M, a power of two from 4K, a process's only. */
+TEST(opts_py_code_buffer)
+{
+	ASSERT_EQ_U64(parse("-p", "1", NULL), 0);
+	ASSERT_EQ_U64(o.py_code_ring, 1u << 20);
+	ASSERT_EQ_U64(parse("-p", "1", "--py-code-buffer", "4K", NULL), 0);
+	ASSERT_EQ_U64(o.py_code_ring, 4096);
+	ASSERT_EQ_U64(parse("-p", "1", "--py-code-buffer=8M", NULL), 0);
+	ASSERT_EQ_U64(o.py_code_ring, 8u << 20);
+	ASSERT(fails_with(parse("-p", "1", "--py-code-buffer", "3K", NULL),
+			  "--py-code-buffer: '3K' is not a power of two from 4K to 1G"));
+	ASSERT(fails_with(parse("-k", "--py-code-buffer", "4K", NULL),
+			  "--py-code-buffer: for a process, not with -k (the kernel's allocations)"));
 	return true;
 }
 

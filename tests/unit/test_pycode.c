@@ -222,6 +222,18 @@ TEST(pycode_gone_target_learns_nothing)
 	return true;
 }
 
+/* BPF's copy of the code object at CODE: its names and its whole table (table_f). */
+static void fill_copy(struct py_code *copy)
+{
+	copy->code = CODE;
+	copy->linetable = TABLE;
+	copy->firstlineno = 2;
+	strcpy(copy->qualname, "<module>");
+	strcpy(copy->filename, "/srv/train/dataset.py");
+	memcpy(copy->table, table_f, sizeof(table_f));
+	copy->table_len = sizeof(table_f);
+}
+
 TEST(pycode_from_bpf_copy)
 {
 	struct pycode *pc = pycode__new(&layout_311, CODE_TYPE);
@@ -231,13 +243,7 @@ TEST(pycode_from_bpf_copy)
 	struct space s;
 
 	ASSERT(pc && copy);
-	copy->code = CODE;
-	copy->linetable = TABLE;
-	copy->firstlineno = 2;
-	strcpy(copy->qualname, "<module>");
-	strcpy(copy->filename, "/srv/train/dataset.py");
-	memcpy(copy->table, table_f, sizeof(table_f));
-	copy->table_len = sizeof(table_f);
+	fill_copy(copy);
 	/* Complete: the target is not read (it may be long gone). */
 	ASSERT_EQ_U64(pycode__add_copy(pc, copy, gone_read, NULL), 0);
 	ASSERT(pycode__where(pc, &f, &w));
@@ -329,13 +335,7 @@ TEST(pycode_late_copy_names_a_freed_code)
 	ASSERT(!pycode__where(pc, &f, &w));
 	ASSERT_EQ_U64(pycode__unnamed(pc), 1);
 	count = pycode__count(pc);
-	copy->code = CODE;
-	copy->linetable = TABLE;
-	copy->firstlineno = 2;
-	strcpy(copy->qualname, "<module>");
-	strcpy(copy->filename, "/srv/train/dataset.py");
-	memcpy(copy->table, table_f, sizeof(table_f));
-	copy->table_len = sizeof(table_f);
+	fill_copy(copy);
 	ASSERT_EQ_U64(pycode__add_copy(pc, copy, gone_read, NULL), 0);
 	ASSERT(pycode__where(pc, &f, &w));
 	ASSERT_EQ_STR(w.function, "<module>");

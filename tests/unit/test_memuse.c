@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memuse.c: -v's account of the tracer's memory names each part with its figure. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,5 +186,43 @@ TEST(memuse_drops_the_pages_of_files_only_read)
 	close(rfd);
 	close(wfd);
 	close(cfd);
+	return ok;
+}
+
+static void *drop_elsewhere(void *arg)
+{
+	*(size_t *)arg = memuse__drop_read_pages();
+	return NULL;
+}
+
+/*
+ * Pages are dropped on the loop's thread (memuse__setup's) only: off it, a
+ * drop raced the loop's stops, which unmap files and map blocks and BPF
+ * maps in their place, and zeroed a block of ours or left a BPF map
+ * without pages (a SIGBUS at its next write: the torch job's lost report).
+ * A file only read keeps its pages through a drop on another thread, and
+ * loses them through one on the loop's.
+ */
+TEST(memuse_drops_pages_only_on_the_loops_thread)
+{
+	char path[] = "/tmp/memuse-loop-XXXXXX";
+	int fd = file_of(path, 'r');
+	size_t len = 1 << 20, elsewhere = 1;
+	char *r = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	volatile char sum = 0;
+	pthread_t t;
+	bool ok;
+
+	unlink(path);
+	ASSERT(r != MAP_FAILED);
+	memuse__setup();	/* this thread is the loop's */
+	for (size_t i = 0; i < len; i += 4096)
+		sum += r[i];
+	ok = rss_of(r) == 1024 && !pthread_create(&t, NULL, drop_elsewhere, &elsewhere) &&
+	     !pthread_join(t, NULL);
+	ok = ok && elsewhere == 0 && rss_of(r) == 1024;	/* another thread's: nothing dropped */
+	ok = ok && memuse__drop_read_pages() >= len && rss_of(r) == 0 && r[4096] == 'r';
+	munmap(r, len);
+	close(fd);
 	return ok;
 }

@@ -8,6 +8,7 @@
  * report gave it back.
  */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,10 +117,16 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
  * report against 67 MiB with one arena (its peak 92 MiB lower). And the
  * big blocks mapped apart (MEMUSE_MMAP_THRESHOLD).
  */
+/* The thread that called memuse__setup (the loop's): the only one that drops pages. */
+static pthread_t loop_thread;
+static bool loop_known;
+
 void memuse__setup(void)
 {
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, MEMUSE_MMAP_THRESHOLD);
+	loop_thread = pthread_self();
+	loop_known = true;
 }
 
 /* A mapping of /proc/self/maps. */
@@ -186,11 +193,24 @@ static size_t maps_read(struct mapping **out)
  * them read-only (relocations), and a private page written would be lost.
  * Writable mappings are left (libdw maps files privately, writable).
  * Bytes of the mappings dropped.
+ *
+ * MADV_DONTNEED acts on whatever is mapped at an address when it runs,
+ * not on what /proc/self/maps said a moment before: a file another thread
+ * unmapped meanwhile, and a block malloc mapped in its place, was zeroed;
+ * a BPF map mapped there (a CFI chunk) lost its pages, and the next write
+ * to it was a SIGBUS, which ended the tracer without a word in the middle
+ * of a torch job's import. MADV_PAGEOUT, which keeps every byte, leaves
+ * alone the files of other owners. So only the loop's thread drops, while
+ * no other maps or unmaps a file (reports.c: no job runs).
  */
 size_t memuse__drop_read_pages(void)
 {
 	struct mapping *all;
-	size_t nr = maps_read(&all), bytes = 0;
+	size_t nr, bytes = 0;
+
+	if (loop_known && !pthread_equal(pthread_self(), loop_thread))
+		return 0;
+	nr = maps_read(&all);
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct mapping *m = &all[i];

@@ -428,7 +428,6 @@ static int produce(struct tracer *tr, struct report_job *job)
 	if (!err && tr->opts->verbose)
 		report_say__steps(&b.steps);
 	snapshot__free(b.snap);
-	memuse__give_back(tr->opts->verbose ? stderr : NULL);
 	return err;
 }
 
@@ -529,7 +528,6 @@ static void start_due(struct tracer *tr)
 	start(tr);
 }
 
-
 /* Wait for the job (a report cancelled is built again later); take in what it kept out. */
 static void finish_job(struct tracer *tr, bool cancel)
 {
@@ -547,6 +545,9 @@ static void finish_job(struct tracer *tr, bool cancel)
 	}
 	pyrelay__flush(&tr->relay);
 	tracer__catch_up(tr);
+	/* What a report freed, here (it raced our stops on the job's thread: memuse.h), not in a stop. */
+	if (!cancel && tr->job.kind == JOB_REPORT)
+		memuse__give_back(tr->opts->verbose ? stderr : NULL);
 }
 
 bool reports__working(const struct tracer *tr)

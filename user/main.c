@@ -36,6 +36,7 @@
 #include "run/tracer.h"
 #include "run/tracer_reach.h"
 #include "unwind/unwind.h"
+#include "util/fatal.h"
 #include "util/proc.h"
 #include "util/worker.h"
 
@@ -526,6 +527,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
+	fatal__setup();	/* a death by signal says so: nothing is lost without a word */
 	memuse__setup();
 	processes__init(&tr.procs);
 	int e = opts__parse(argc, argv, &opts, err, sizeof(err));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "clock.h"
+#include "util/fatal.h"
 
 struct clock_feed {
 	volatile uint64_t *word;
@@ -67,7 +68,7 @@ struct clock_feed *clock__feed_start(volatile uint64_t *word)
 	pthread_cond_init(&cf->stop_cv, &attr);
 	pthread_condattr_destroy(&attr);
 	/* Signals are the main thread's (signalfd): the feed blocks them all. */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&cf->thread, NULL, run, cf);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

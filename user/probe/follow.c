@@ -28,6 +28,7 @@
 #include "util/fdclose.h"
 #include "util/proc.h"
 #include "util/vec.h"
+#include "util/fatal.h"
 
 #define CLOSE_BATCH 256		/* link fds closed side by side at most */
 
@@ -95,7 +96,7 @@ int follow__new(struct probes *p)
 	pthread_cond_init(&f->wake, NULL);
 	p->follow.children = f;
 	/* The closer takes no signal: they are the loop's. */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&f->closer, NULL, closer_main, f);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

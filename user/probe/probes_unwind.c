@@ -18,6 +18,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "unwind/unwind.h"
+#include "util/fatal.h"
 
 bool probes_unwind__can_walk_tables(void)
 {
@@ -87,7 +88,7 @@ void probes_unwind__prefill(struct probes *p)
 	sigset_t all, old;
 
 	/* No signal for it: they are the loop's. */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	sp->started = !pthread_create(&sp->thread, NULL, make_spares, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

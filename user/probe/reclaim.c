@@ -50,6 +50,7 @@
 #include "util/idmap.h"
 #include "util/vec.h"
 #include "util/nice.h"
+#include "util/fatal.h"
 
 /*
  * The frames of stacks let go of kept at most, counted as if each stack
@@ -209,7 +210,7 @@ int reclaim__start_thread(struct probes *p)
 	pthread_cond_init(&r->cond, &attr);
 	pthread_condattr_destroy(&attr);
 	/* No signal for it: they are the loop's (a SIGINT here would end the tracer). */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&r->thread, NULL, sweeper, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

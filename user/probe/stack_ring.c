@@ -37,6 +37,7 @@
 #include "util/idmap.h"
 #include "util/nice.h"
 #include "util/vec.h"
+#include "util/fatal.h"
 
 /* How often the reader looks by itself: the ring holds a burst of new stacks this long. */
 #define STACK_RING_POLL_MS 10
@@ -256,7 +257,7 @@ int stack_ring__start(struct probes *p)
 	if (err)
 		goto fail;
 	/* No signal for it: they are the loop's. */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&sr->thread, NULL, reader, sr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

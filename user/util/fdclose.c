@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 #include "fdclose.h"
+#include "fatal.h"
 
 static void *close_fd(void *arg)
 {
@@ -19,7 +20,7 @@ void fdclose__together(const int *fds, size_t n)
 	sigset_t all, old;
 
 	/* No signal for them: they are the caller's loop's. */
-	sigfillset(&all);
+	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (size_t i = 0; i < n; i++)
 		started[i] = !pthread_create(&threads[i], NULL, close_fd, (void *)(long)fds[i]);

@@ -5,7 +5,7 @@ Every allocator API (v_apis), a plain victim, threads, C++ and a static
 binary; tcmalloc and jemalloc through LD_PRELOAD; -c's exit status (exit,
 return from main) and shell commands (exec, a pipe, a redirect, a nested sh);
 --folded; -p until the target exits or until SIGINT; SIGINT and SIGTERM to
-the tracer under -c. Then --help and the usage errors: exactly one stderr line
+the tracer under -c (SIGTERM with -t too). Then --help and the usage errors: exactly one stderr line
 starting with "memleakbpf: " and a non-zero exit, within a few seconds.
 """
 
@@ -70,16 +70,16 @@ def case_attach_sigint(work):
 	return attach_case(work, on_leaked)
 
 
-def signal_c_case(sig):
-	return lambda work: stop_command_case(work, sig)
+def signal_c_case(sig, args=()):
+	return lambda work: stop_command_case(work, sig, list(args))
 
 
-def stop_command_case(work, sig):
+def stop_command_case(work, sig, args):
 	"""-c v_wait, `sig` to the tracer while the target still runs: both phases count."""
 	binary = victim("v_wait")
 	js = work.path("report.json")
 	deadline = time.monotonic() + lib.CASE_TIMEOUT
-	t = work.start([TRACER, "--json", js, "-c", binary], env=tracer_env(work),
+	t = work.start([TRACER, "--json", js] + args + ["-c", binary], env=tracer_env(work),
 		       stdin=subprocess.PIPE, tag="tracer")
 	step = lambda: min(deadline, time.monotonic() + lib.STEP_TIMEOUT)
 	wait_for(lambda: tracing_line_count(work.read("tracer.stderr")), step(),
@@ -312,6 +312,8 @@ CASES = [
 	("attach_sigint", TRACE, [], case_attach_sigint),
 	("sigint_c", TRACE, [], signal_c_case(signal.SIGINT)),
 	("sigterm_c", TRACE, [], signal_c_case(signal.SIGTERM)),
+	# -t's thread starts before SIGTERM is held for the loop: it took it, and the report was lost.
+	("sigterm_trace_c", TRACE, [], signal_c_case(signal.SIGTERM, ["-t"])),
 	("sigint_slow_command", TRACE, ["/usr/bin/python3"], case_sigint_slow_command),
 
 	("help", ERROR, [], case_help),

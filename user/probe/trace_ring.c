@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "trace_ring.h"
+#include "util/fatal.h"
 
 /*
  * BPF wakes the reader only once a quarter of the ring waits (a wake-up
@@ -115,6 +117,7 @@ static void *trace_thread(void *arg)
 int trace_ring__start(struct probes *p)
 {
 	struct trace_ring *tr;
+	sigset_t all, old;
 	int err;
 
 	if (!p->trace.bytes)
@@ -126,7 +129,17 @@ int trace_ring__start(struct probes *p)
 	tr->ring_bytes = p->trace.bytes;
 	tr->counters = bpfmaps__counters(p->skel);
 	tr->rb = bpfmaps__trace_reader(p->skel, on_record, tr);
-	err = tr->rb ? -pthread_create(&tr->thread, NULL, trace_thread, tr) : -errno;
+	/*
+	 * No signal for it: they are the loop's. It starts before SIGINT and
+	 * SIGTERM are held for the loop's signalfd (main.c): taking one with
+	 * their default action, it ended the run without its final report.
+	 */
+	err = tr->rb ? 0 : -errno;
+	fatal__thread_signals(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!err)
+		err = -pthread_create(&tr->thread, NULL, trace_thread, tr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		fprintf(stderr, "memleakbpf: -t: cannot start reading the trace ring: %s\n",
 			strerror(-err));

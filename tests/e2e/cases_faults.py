@@ -310,8 +310,10 @@ def case_tracer_kill_stopped(work):
 
 def kill_while_stopped(work, t, out, pid, trigger, stopped, what, after, said, step):
 	"""The tracer, itself stopped, is killed once the victim (told trigger)
-	has a process stopped for it: the watchdog resumes that process (saying
-	said), the victim goes on (its line after), and no BPF object is left."""
+	has a process stopped for it: the watchdog says the tracer died (by
+	SIGKILL, where the kernel tells it: Linux 6.15), resumes that process
+	(saying said), the victim goes on (its line after), and no BPF object is
+	left."""
 	ids = bpf_ids(t.pid)
 	os.kill(t.pid, signal.SIGSTOP)	# it cannot resume anything now
 	t.stdin.write(trigger)
@@ -326,6 +328,11 @@ def kill_while_stopped(work, t, out, pid, trigger, stopped, what, after, said, s
 		errs.append("left behind after SIGKILL: %s" % ", ".join(left))
 	if said not in work.read("tracer.stderr"):
 		errs.append("the watchdog did not say %r" % said)
+	death = re.search(r"^memleakbpf: the tracer \(pid %d\) (was killed by SIG\w+|died without)"
+			  % t.pid, work.read("tracer.stderr"), re.M)
+	if not death or death.group(1) not in ("was killed by SIGKILL", "died without"):
+		errs.append("the watchdog did not say the tracer (pid %d) died by SIGKILL: %r" % (
+			t.pid, death.group(0) if death else None))
 	t.stdin.write(b"exit\n")
 	t.stdin.flush()
 	wait_for(lambda: gone(pid), step(), "the victim to exit")

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <poll.h>
 #include <sys/pidfd.h>
@@ -120,8 +121,11 @@ static int receive(int fd, struct links *l)
 	return (unsigned char)c;
 }
 
-/* Until the tracer has ended, and its probes with it (those in l are ours to close). */
-static void wait_tracer(int fd, int tracer, struct links *l)
+/*
+ * Until the tracer has ended, and its probes with it (those in l are ours
+ * to close). Whether it died: its socket closed without its last byte.
+ */
+static bool wait_tracer(int fd, int tracer, struct links *l)
 {
 	struct pollfd pfd = { .fd = tracer, .events = POLLIN };
 	int c;
@@ -129,10 +133,57 @@ static void wait_tracer(int fd, int tracer, struct links *l)
 	while ((c = receive(fd, l)) == 'l')
 		;
 	if (c >= 0 || tracer < 0)
-		return;
+		return c < 0;
 	/* It died: its fds, links among them, are closed once it has exited. */
 	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 		;
+	return true;
+}
+
+/* Linux 6.15's PIDFD_GET_INFO, for the exit status of a process not ours (older headers lack it). */
+struct wd_pidfd_info {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define WD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct wd_pidfd_info)
+#define WD_PIDFD_INFO_EXIT (1ull << 3)
+#define EXIT_INFO_WAIT_MS 100	/* its parent reaps it: the kernel keeps its status from then */
+
+/* The tracer's wait status, once its parent has reaped it; -1 if not known by then. */
+static int exit_status(int tracer)
+{
+	for (int ms = 0; tracer >= 0 && ms <= EXIT_INFO_WAIT_MS; ms += 10) {
+		struct wd_pidfd_info info = { .mask = WD_PIDFD_INFO_EXIT };
+
+		if (ioctl(tracer, WD_PIDFD_GET_INFO, &info))
+			return -1;	/* a kernel before 6.13 */
+		if (info.mask & WD_PIDFD_INFO_EXIT)
+			return info.exit_code;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * The tracer died without its final report: said here, the one process of
+ * ours left, also when nothing was stopped (a SIGKILL leaves no other word;
+ * a crash said its own line too: util/fatal.h).
+ */
+static void say_death(pid_t pid, int tracer)
+{
+	int status = exit_status(tracer);
+
+	if (status >= 0 && WIFSIGNALED(status))
+		fprintf(stderr, "memleakbpf: the tracer (pid %d) was killed by SIG%s, without its final report%s\n",
+			(int)pid, sigabbrev_np(WTERMSIG(status)) ?: "?",
+			WTERMSIG(status) == SIGKILL ? " (kill -9, or the OOM killer: see the kernel's log)" : "");
+	else if (status >= 0)
+		fprintf(stderr, "memleakbpf: the tracer (pid %d) exited with status %d without saying it was done: no final report\n",
+			(int)pid, WEXITSTATUS(status));
+	else
+		fprintf(stderr, "memleakbpf: the tracer (pid %d) died without its final report (killed: by SIGKILL or the OOM killer, if it said nothing itself)\n",
+			(int)pid);
 }
 
 /*
@@ -191,8 +242,8 @@ static void resume(const struct watchdog_view *v, volatile uint64_t *handled)
 }
 
 /* The watchdog itself: wait for the tracer's end, resume what it left stopped. */
-static __attribute__((noreturn)) void watch(int fd, int tracer, const struct watchdog_view *v,
-					    volatile uint64_t *handled)
+static __attribute__((noreturn)) void watch(int fd, int tracer, pid_t pid,
+					    const struct watchdog_view *v, volatile uint64_t *handled)
 {
 	struct links l = { 0 };
 
@@ -202,7 +253,8 @@ static __attribute__((noreturn)) void watch(int fd, int tracer, const struct wat
 	signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_NAME, "memleakbpf-wd");
 	close_all_but(fd, tracer);
-	wait_tracer(fd, tracer, &l);
+	if (wait_tracer(fd, tracer, &l))
+		say_death(pid, tracer);
 	close_links(&l);
 	if (*v->stops > *handled)
 		resume(v, handled);
@@ -216,7 +268,7 @@ struct watchdog *watchdog__start(const struct watchdog_view *view)
 {
 	struct watchdog *wd = calloc(1, sizeof(*wd));
 	int pfd[2] = { -1, -1 }, self;
-	pid_t pid;
+	pid_t pid, me;
 
 	if (!wd)
 		return NULL;
@@ -227,10 +279,11 @@ struct watchdog *watchdog__start(const struct watchdog_view *view)
 		goto fail;
 	/* Ours, inherited: it cannot name another process once we are gone. */
 	self = pidfd_open(getpid(), 0);
+	me = getpid();
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[1]);
-		watch(pfd[0], self, view, wd->handled);
+		watch(pfd[0], self, me, view, wd->handled);
 	}
 	close(pfd[0]);
 	if (self >= 0)

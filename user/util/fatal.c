@@ -113,8 +113,8 @@ void fatal__setup(void)
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
 		struct sigaction old;
 
-		/* One ignored (nohup's SIGHUP) stays ignored. */
-		if (!sigaction(fatal_signals[i], NULL, &old) && old.sa_handler == SIG_IGN)
+		/* One ignored (nohup's SIGHUP) stays so, one handled (a sanitizer's) keeps its handler. */
+		if (!sigaction(fatal_signals[i], NULL, &old) && old.sa_handler != SIG_DFL)
 			continue;
 		sigaction(fatal_signals[i], &sa, NULL);
 	}

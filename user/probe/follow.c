@@ -25,10 +25,10 @@
 #include "model/processes.h"
 #include "target/images.h"
 #include "target/target.h"
+#include "util/fatal.h"
 #include "util/fdclose.h"
 #include "util/proc.h"
 #include "util/vec.h"
-#include "util/fatal.h"
 
 #define CLOSE_BATCH 256		/* link fds closed side by side at most */
 

@@ -34,10 +34,10 @@
 #include "probes_internal.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
+#include "util/fatal.h"
 #include "util/idmap.h"
 #include "util/nice.h"
 #include "util/vec.h"
-#include "util/fatal.h"
 
 /* How often the reader looks by itself: the ring holds a burst of new stacks this long. */
 #define STACK_RING_POLL_MS 10

@@ -5,7 +5,8 @@ Each frame is checked exactly (function, file, line, inlined, module, and
 the offset where there is no name), in the JSON, in the text report and in
 the folded stacks, and the bytes of each such stack against the truth:
 inlined calls (v_inline), dlopen'd plugins, one dlclose'd before the report
-(v_dlopen), debug info split off and found by debuglink or by build id under
+(v_dlopen; again from a thread once main has ended with pthread_exit, its
+leader a zombie: v_dlopen leader_gone), debug info split off and found by debuglink or by build id under
 --debug-dir (v_debug_*), a stripped binary as module+offset (offsets from
 objdump on the unstripped v_debug), PIE and non-PIE, a target gone within
 milliseconds (v_quick), a binary deleted while traced with -p (a copy of
@@ -248,11 +249,12 @@ def sym_trace(work, argv, env=None):
 	return rc, load_report(js)
 
 
-def sym_case(vname, specs, args=(), want_rc=0, extra=None, modules=()):
-	"""-c a symbols victim; extra(work, rep, truth) adds checks."""
+def sym_case(vname, specs, args=(), want_rc=0, extra=None, modules=(), vargs=""):
+	"""-c a symbols victim (with vargs); extra(work, rep, truth) adds checks."""
 	def run(work):
 		binary = victim(vname)
-		argv = [a.replace("{DR}", DEBUG_ROOT) for a in args] + ["-c", binary]
+		argv = [a.replace("{DR}", DEBUG_ROOT) for a in args] + [
+			"-c", binary + (" " + vargs if vargs else "")]
 		try:
 			rc, rep = sym_trace(work, argv)
 			truth = read_truth(work)
@@ -300,18 +302,25 @@ def inline_specs(b):
 	]
 
 
-def dlopen_specs(b):
+def dlopen_specs(b, caller=("main", "@main_kept", "@main_closed")):
+	"""The plugins' sites, under caller (function, its kept and closed calls' markers)."""
 	kept, closed = os.path.join(PLUGINS, "libp_kept.so"), os.path.join(PLUGINS, "libp_closed.so")
+	fn, at_kept, at_closed = caller
 	return [
 		S("site_plugin_kept", "malloc", [
 			F("site_plugin_kept", "tests/victims/plugins/p_kept.c", "truth", False, kept),
 			F("via_plugin_kept", DLO, "@kept_call", False, b),
-			F("main", DLO, "@main_kept", False, b)]),
+			F(fn, DLO, at_kept, False, b)]),
 		S("site_plugin_closed", "calloc", [
 			F("site_plugin_closed", "tests/victims/plugins/p_closed.c", "truth", False, closed),
 			F("via_plugin_closed", DLO, "@closed_call", False, b),
-			F("main", DLO, "@main_closed", False, b)]),
+			F(fn, DLO, at_closed, False, b)]),
 	]
+
+
+def dlopen_thread_specs(b):
+	"""v_dlopen leader_gone: the plugins' sites under run_plugins, main ended."""
+	return dlopen_specs(b, ("run_plugins", "@thread_kept", "@thread_closed"))
 
 
 def debug_specs(b):
@@ -420,6 +429,22 @@ def check_dlopen_stops(work, rep, truth):
 		errs.append("-v said nothing of the stops")
 	elif int(m.group(1)) != 6:
 		errs.append("%s stops, expected 6 (none at RT_ADD)" % m.group(1))
+	return errs
+
+
+def check_leader_gone(work, rep, truth):
+	"""
+	The plugins were loaded once main had ended with pthread_exit: its
+	/proc/PID/stat said 'Z' and its maps were empty, while the process ran on.
+	Each dlopen's stop was made (no stop found the target "gone" and left it
+	stopped for good, as before: the case then timed out) and the plugins'
+	frames named through a live thread's /proc files.
+	"""
+	errs = check_unmapped(work, rep, truth)
+	if "# leader: gone" not in work.read("truth.txt"):
+		errs.append("main had not ended when the plugins were loaded: the case proves nothing")
+	if "did not stop for the tracer" in work.read("tracer.stderr"):
+		errs.append("a stop was not seen: %s" % work.read("tracer.stderr").strip()[:200])
 	return errs
 
 
@@ -620,6 +645,10 @@ CASES = [
 			   os.path.join(PLUGINS, "libp_closed.so")])),
 	("sym_dlopen_stops", TRACE, [],
 	 sym_case("v_dlopen", dlopen_specs, ["-v"], extra=check_dlopen_stops,
+		  modules=[os.path.join(PLUGINS, "libp_kept.so"),
+			   os.path.join(PLUGINS, "libp_closed.so")])),
+	("sym_dlopen_leader_gone", TRACE, [],
+	 sym_case("v_dlopen", dlopen_thread_specs, extra=check_leader_gone, vargs="leader_gone",
 		  modules=[os.path.join(PLUGINS, "libp_kept.so"),
 			   os.path.join(PLUGINS, "libp_closed.so")])),
 	("sym_debuglink", TRACE, [], sym_case("v_debug_link", debug_specs)),

@@ -20,10 +20,16 @@
  *   v_dlopen fork   the same as without arguments, in a forked child (the
  *                   parent loads no plugin; the truth is the child's); the
  *                   parent waits for it and exits with its status.
+ *   v_dlopen leader_gone  the same, in a thread (run_plugins) that waits
+ *                   for main to have ended with pthread_exit (the process
+ *                   lives on, its main thread a zombie whose /proc/PID/stat
+ *                   says 'Z' and whose maps are empty) before its dlopens;
+ *                   the process exits 0 when that thread returns.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include "truth.h"
 #include "plugins/plugin.h"
@@ -52,11 +58,11 @@ static void plugin_alloc_at(const void *p, uint64_t size, const char *site, cons
 
 static const struct plugin_api api = { plugin_alloc_at };
 
-/* <dir of this executable>/plugins/name, without allocating. */
+/* <dir of this executable>/plugins/name, without allocating (thread-self: the main thread may be gone). */
 static void plugin_path(const char *name, char *buf, size_t len)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
 	if (n <= 0)
@@ -122,7 +128,7 @@ VIA void via_plugin_closed(void)
 static void note_unmapped(void)
 {
 	static char maps[1 << 18];
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 	ssize_t n = 1;
 
@@ -184,6 +190,40 @@ static int forked(void)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/* Main's own stat (/proc/self/stat is the leader's) says 'Z': it has ended. */
+static int leader_gone(void)
+{
+	char buf[512], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* leader_gone: main's plugins, from a thread once main has ended. */
+VIA void *run_plugins(void *arg)
+{
+	int waited = 0;
+
+	TR_ENTER();
+	while (!leader_gone())
+		if (waited++ > 10000)	/* 10 s */
+			tr_die("main did not end");
+		else
+			usleep(1000);
+	tr_note("leader", "gone");
+	via_plugin_kept();	/* @thread_kept */
+	via_plugin_closed();	/* @thread_closed */
+	note_unmapped();
+	tr_report();
+	TR_LEAVE();
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	int wait = argc > 1 && !strcmp(argv[1], "wait");
@@ -191,6 +231,13 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "fork"))
 		forked();
+	if (argc > 1 && !strcmp(argv[1], "leader_gone")) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, run_plugins, NULL))
+			tr_die("pthread_create");
+		pthread_exit(NULL);
+	}
 	TR_ENTER();
 	if (wait)
 		kept = wait_ready();

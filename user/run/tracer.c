@@ -616,8 +616,22 @@ void tracer__on_stopped(struct tracer *tr, pid_t pid)
 	}
 	if (image)
 		tr->jobs->settle(tr);
-	if (target__wait_stopped(pid, STOP_WAIT_MS))
+	err = target__wait_stopped(pid, STOP_WAIT_MS);
+	if (err == -ESRCH) {
+		if (image)
+			tr->jobs->resume(tr);
 		return;
+	}
+	/*
+	 * Not stopped after a second (a machine that busy): the stop's work is
+	 * done all the same, while it runs, and the SIGCONT below drops the
+	 * SIGSTOP still pending, so that it never stays stopped with no one
+	 * to resume it.
+	 */
+	if (err)
+		fprintf(stderr, "memleakbpf: pid %d did not stop for the tracer within %d ms: "
+			"looked at while it ran (a stack through what it just mapped may be cut short "
+			"meanwhile)\n", (int)pid, STOP_WAIT_MS);
 	err = 0;
 	if (pid != tr->target->pid)
 		err = pid == probes__handoff(tr->probes) ? hand_over(tr, pid) : -ESRCH;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A process's /proc files (proc.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -48,9 +51,77 @@ int proc__read_fd(int fd, size_t hint, char **out)
 
 #define PROC_PATH_LEN 96
 
+/* The state letter of a stat file (after the command name, which may hold anything); 0 if unreadable. */
+static char stat_state(const char *path)
+{
+	char buf[512], *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static bool dead(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
+/* A thread of pid other than its leader that is not a zombie, or 0. */
+static pid_t live_thread(pid_t pid)
+{
+	char path[PROC_PATH_LEN], stat[PROC_PATH_LEN + NAME_MAX + 8];
+	struct dirent *d;
+	pid_t tid = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && !tid && (d = readdir(dir))) {
+		char state;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9' || atoi(d->d_name) == pid)
+			continue;
+		snprintf(stat, sizeof(stat), "%s/%s/stat", path, d->d_name);
+		state = stat_state(stat);
+		if (state && !dead(state))
+			tid = atoi(d->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return tid;
+}
+
+/*
+ * /proc/PID/name, or /proc/PID/task/TID/name through a live thread when the
+ * main thread has exited (pthread_exit in main) and the process lives on in
+ * its other threads: the leader is then a zombie, its stat says 'Z', its
+ * maps and mem are empty and its root and exe unreadable (its memory and
+ * files went with it), while every thread's show the process's.
+ */
 static void proc_path(pid_t pid, const char *name, char *path)
 {
-	snprintf(path, PROC_PATH_LEN, "/proc/%d/%s", (int)pid, name);
+	pid_t tid;
+
+	snprintf(path, PROC_PATH_LEN, "/proc/%d/stat", (int)pid);
+	tid = dead(stat_state(path)) ? live_thread(pid) : 0;
+	if (tid)
+		snprintf(path, PROC_PATH_LEN, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+	else
+		snprintf(path, PROC_PATH_LEN, "/proc/%d/%s", (int)pid, name);
+}
+
+void proc__path(pid_t pid, const char *name, char *path, size_t len)
+{
+	char full[PROC_PATH_LEN];
+
+	proc_path(pid, name, full);
+	snprintf(path, len, "%s", full);
 }
 
 int proc__open(pid_t pid, const char *name, int flags)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A process's /proc files, read in one place: whole files (they report no
- * size), its memory, its links, its state. Paths are /proc/PID/NAME.
+ * size), its memory, its links, its state. Paths are /proc/PID/NAME, or
+ * /proc/PID/task/TID/NAME through a live thread once the main thread has
+ * exited and the process lives on in others (its leader a zombie).
  */
 #ifndef PROC_H
 #define PROC_H
@@ -10,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The path proc__open opens for /proc/PID/name, NUL-terminated in len bytes. */
+void proc__path(pid_t pid, const char *name, char *path, size_t len);
 /* Open /proc/PID/name (flags as for open, O_CLOEXEC added). fd or -errno. */
 int proc__open(pid_t pid, const char *name, int flags);
 /* /proc/PID/name whole, NUL-terminated, into *text (the caller frees). 0 or -errno. */

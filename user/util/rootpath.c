@@ -36,10 +36,10 @@ int rootpath__open(pid_t pid, const char *path, int flags)
 		/* Magic links (/proc/self/root, /proc/N/fd/M) would jump out again. */
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	char root[64];
+	char root[96];
 	int dfd, fd;
 
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	proc__path(pid, "root", root, sizeof(root));
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;

@@ -449,6 +449,7 @@ static int load_probes(struct tracer *tr)
 		/* -p: the target runs while we load; -c: it waits for every table. */
 		tr->unw = unwind__new(&ops, !o->command, o->verbose);
 		err = tr->unw ? 0 : -ENOMEM;
+		unwind__cache(tr->unw, o->unwind_cache);
 		if (o->follow)
 			follow_exec__on_image(tr->probes, tracer__image_tables, tr);
 	}

@@ -38,6 +38,7 @@ enum {
 	OPT_ALLOC_FN,
 	OPT_PYTHON_MALLOC,
 	OPT_UNWIND,
+	OPT_UNWIND_CACHE,
 	OPT_ALL_STACKS,
 	OPT_FOLDED_BY_PROCESS,
 	OPT_PY_OBJECTS,
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
 	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "python-malloc", required_argument, NULL, OPT_PYTHON_MALLOC },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-cache", required_argument, NULL, OPT_UNWIND_CACHE },
 	{ "all-stacks", no_argument, NULL, OPT_ALL_STACKS },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "folded-by-process", no_argument, NULL, OPT_FOLDED_BY_PROCESS },
@@ -398,6 +400,8 @@ static int set_option(struct opts *o, int c, const char *arg, char *err,
 		return either("--python-malloc", arg, "pymalloc", "malloc", &(bool){ 0 }, err, errlen);
 	case OPT_UNWIND:
 		return set_unwind(o, arg, err, errlen);
+	case OPT_UNWIND_CACHE:	/* a directory or "off", checked when the tables are */
+		return set_string(c, arg, &o->unwind_cache, err, errlen);
 	case 'T':
 		ret = set_number(c, arg, 1, UINT_MAX, &v, err, errlen);
 		if (!ret)
@@ -575,7 +579,8 @@ static int validate_kernel(struct opts *o, char *err, size_t errlen)
 		o->reach ? "--reach" : o->sample_mode ? "--sample or -s" :
 		o->py_objects ? "--py-objects" : o->python_malloc ? "--python-malloc" :
 		o->nr_own ? "--own" : o->folded_by_process ? "--folded-by-process" :
-		o->unwind != UNWIND_AUTO ? "--unwind" : o->prealloc_stacks ? "--prealloc-stacks" :
+		o->unwind != UNWIND_AUTO ? "--unwind" : o->unwind_cache ? "--unwind-cache" :
+		o->prealloc_stacks ? "--prealloc-stacks" :
 		o->stack_ring_given ? "--new-stack-buffer" :
 		o->py_code_ring_given ? "--py-code-buffer" :
 		o->show_allocs ? "-a/--show-allocs" : o->trace ? "-t/--trace" :

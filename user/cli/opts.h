@@ -80,6 +80,7 @@ struct opts {
 					   as the environment says */
 	bool py_objects;		/* --py-objects: probe pymalloc's API (python/pyobjects.h) */
 	enum unwind_mode unwind;	/* --unwind, default auto */
+	const char *unwind_cache;	/* --unwind-cache DIR or "off"; NULL: UNWIND_CACHE_DIR */
 	/*
 	 * --sample BYTES (sample_mode SAMPLE_BYTES, sample_value the mean) or
 	 * -s N (SAMPLE_COUNT, N): bpf/sample.h; SAMPLE_NONE: exact.

@@ -63,6 +63,8 @@ static const char usage_text[] =
 "      --python-malloc A      -c: Python's objects from pymalloc or malloc\n"
 "      --py-objects           probe pymalloc's API: each object at its line\n"
 "      --unwind HOW           walk stacks by auto (default), dwarf (CFI) or fp\n"
+"      --unwind-cache DIR|off keep the CFI tables across runs in DIR (default\n"
+"                             /var/cache/memleakbpf, root's own, 1 GiB at most)\n"
 "      --reach                the final report says which blocks are lost or\n"
 "                             still reachable (as memcheck); SIGUSR2: now\n"
 "      --sample BYTES         sample: a block of s bytes with probability\n"

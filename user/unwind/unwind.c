@@ -47,6 +47,30 @@ struct unwind *unwind__new(const struct unwind_ops *ops, bool lazy, int verbose)
 	return u;
 }
 
+void unwind__cache(struct unwind *u, const char *dir)
+{
+	struct unwind_cache *c;
+	uint8_t tag[64];
+	size_t len = unwind_cache__self_tag(tag, sizeof(tag));
+	char err[PATH_MAX + 128];
+
+	if (!u || (dir && !strcmp(dir, "off")))
+		return;
+	if (unwind_cache__open(dir ?: UNWIND_CACHE_DIR, tag, len, &c, err, sizeof(err))) {
+		if (dir || u->verbose)
+			fprintf(stderr, "memleakbpf: unwind cache not used: %s\n", err);
+		return;
+	}
+	u->save = unwind_save__new(c);
+	if (!u->save) {
+		unwind_cache__free(c);
+		return;
+	}
+	u->cache = c;
+	if (u->verbose)
+		fprintf(stderr, "memleakbpf: unwind tables cached in %s\n", unwind_cache__dir(c));
+}
+
 static const struct published *find_published(const struct unwind *u, const struct map_entry *e)
 {
 	for (size_t i = 0; i < u->nr_pub; i++) {
@@ -292,6 +316,9 @@ int unwind__build(struct unwind *u, unsigned slice_ms)
 			     unwind_build__now_ns() + slice_ms * 1000000ull);
 	err = unwind__publish(u);
 	free(which);
+	if (u->verbose && !u->nr_pending)	/* the last slice (-p) */
+		fprintf(stderr, "memleakbpf: unwind tables: %zu files from the cache, %zu read from their CFI\n",
+			u->files_cached, u->files_read);
 	return err;
 }
 
@@ -327,5 +354,6 @@ void unwind__free(struct unwind *u)
 	free(u->pub);
 	free(u->sent);
 	images_free(u);
+	unwind_save__free(u->save, u->verbose);	/* and the cache */
 	free(u);
 }

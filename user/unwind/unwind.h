@@ -84,6 +84,12 @@ int unwind__choose(enum unwind_mode mode, bool (*can_walk)(void), bool *tables);
  */
 struct unwind *unwind__new(const struct unwind_ops *ops, bool lazy, int verbose);
 /*
+ * --unwind-cache: keep tables across runs in dir (unwind_cache.h; NULL:
+ * UNWIND_CACHE_DIR), "off": not. A directory refused is said in one line
+ * (given: always; the default: with -v), and the run goes on without.
+ */
+void unwind__cache(struct unwind *u, const char *dir);
+/*
  * Publish maps as the target's mappings (pid: to open its files as it sees
  * them), the tables of files not seen yet loaded first, or when lazy,
  * published as pending. A file whose CFI cannot be read or loaded is

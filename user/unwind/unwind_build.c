@@ -73,6 +73,31 @@ static void say(const struct unwind *u, const struct table *t, int err)
 			(unsigned long long)u->ops.bytes(u->ops.ctx) / 1024);
 }
 
+/*
+ * The rows read from CFI (not from the cache) to the cache's writer, now
+ * that they are in BPF: it writes them while the target runs. Those it
+ * takes are its to free.
+ */
+static void save(struct unwind *u, const size_t *which, struct unwind_packed *packed, size_t n)
+{
+	for (size_t i = 0; u->save && i < n; i++) {
+		struct unwind_packed *p = &packed[i];
+
+		if (p->keyed && !p->cached && !p->err &&
+		    unwind_save__queue(u->save, &p->key, u->tables[which[i]].cfi, p->rows, p->nr))
+			p->rows = NULL;
+	}
+}
+
+static size_t nr_cached(const struct unwind_packed *packed, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += packed[i].cached;
+	return k;
+}
+
 /* The call's rows into BPF: each table's rows move from their place among them to theirs there. */
 static int load(struct unwind *u, const struct unwind_rows *parts, size_t nr_parts,
 		const size_t *which, size_t nr)
@@ -110,12 +135,12 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 	t0 = unwind_build__now_ns();
 	/* All of them, as under -c at a stop: read on every core, then in order. */
 	if (!deadline_ns)
-		cpu = unwind_pack__tables(u->tables, which, nr, packed);
+		cpu = unwind_pack__tables(u->tables, which, nr, u->cache, packed);
 	for (; n < nr && (!n || !deadline_ns || unwind_build__now_ns() < deadline_ns); n++) {
 		struct table *t = &u->tables[which[n]];
 
 		if (deadline_ns)
-			unwind_pack__one(t, NULL, &packed[n]);
+			unwind_pack__one(t, u->cache, NULL, &packed[n]);
 		err = add_part(t, &packed[n], parts, &nr_parts, &nr_rows);
 		if (err)
 			say(u, t, err);
@@ -124,13 +149,17 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 	t1 = unwind_build__now_ns();
 	err = load(u, parts, nr_parts, which, n);
 	if (u->verbose && n > 1 && !deadline_ns)	/* a stop's, or -p's first */
-		fprintf(stderr, "memleakbpf: unwind tables of %zu files, %zu rows: read in %.1f ms (%.1f ms of CPU), loaded in %.1f ms\n",
-			n, nr_rows, (double)(t1 - t0) / 1e6, (double)cpu / 1e6,
+		fprintf(stderr, "memleakbpf: unwind tables of %zu files, %zu rows (%zu from the cache, %zu read from their CFI): read in %.1f ms (%.1f ms of CPU), loaded in %.1f ms\n",
+			n, nr_rows, nr_cached(packed, n), n - nr_cached(packed, n),
+			(double)(t1 - t0) / 1e6, (double)cpu / 1e6,
 			(double)(unwind_build__now_ns() - t1) / 1e6);
 	/* The tables read (those that failed were said): loaded, or all failed with err. */
 	for (size_t i = 0; i < n; i++)
 		if (u->tables[which[i]].cfi)
 			say(u, &u->tables[which[i]], err);
+	u->files_cached += nr_cached(packed, n);
+	u->files_read += n - nr_cached(packed, n);
+	save(u, which, packed, n);
 	for (size_t i = 0; i < nr; i++)
 		free(packed[i].rows);
 	free(packed);

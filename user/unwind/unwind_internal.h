@@ -13,6 +13,9 @@
 #include <sys/types.h>
 #include "cfi.h"
 #include "unwind.h"
+#include "unwind_cache.h"
+
+struct unwind_save;
 
 /* One file's rows in BPF, and what places them in a process. */
 struct table {
@@ -58,6 +61,9 @@ struct unwind {
 	struct image_pub *images;	/* the exec'd images alive */
 	size_t nr_images, cap_images;
 	bool said_no_slot;
+	const struct unwind_cache *cache;	/* --unwind-cache: read; NULL: off */
+	struct unwind_save *save;	/* ... and written (owns the cache) */
+	size_t files_cached, files_read;	/* tables built from the cache, and from CFI */
 };
 
 /* unwind.c's, for unwind_image.c too. */
@@ -90,15 +96,34 @@ struct unwind_packed {
 	struct unwind_row *rows;
 	size_t nr;
 	int err;
+	bool keyed;			/* key is the file's (the cache is on) */
+	bool cached;			/* the rows came from the cache */
+	struct unwind_cache_key key;
 };
 
-/* Read and pack t's CFI (t->cfi kept, t->fd closed) into *out; scratch may be NULL. */
-void unwind_pack__one(struct table *t, struct cfi_scratch *scratch, struct unwind_packed *out);
+/*
+ * Read and pack t's CFI (t->cfi kept, t->fd closed) into *out, or take
+ * them from cache (NULL: none) when it has the file's; scratch may be NULL.
+ */
+void unwind_pack__one(struct table *t, const struct unwind_cache *cache,
+		      struct cfi_scratch *scratch, struct unwind_packed *out);
 /*
  * The same for tables[which[0..nr)] into out[0..nr), on the machine's
  * cores, the largest files first. The CPU time it took, every thread's.
  */
 uint64_t unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
-			     struct unwind_packed *out);
+			     const struct unwind_cache *cache, struct unwind_packed *out);
+
+/* The cache's writer (unwind_save.c), which owns it; NULL when out of memory. */
+struct unwind_save *unwind_save__new(struct unwind_cache *cache);
+/*
+ * Have k's rows[0..nr) and cfi's placing written to the cache, after the
+ * stop: true when queued (rows then the writer's to free), false when not
+ * (a file changed too recently to trust its timestamps, no memory).
+ */
+bool unwind_save__queue(struct unwind_save *s, const struct unwind_cache_key *k,
+			const struct cfi_table *cfi, struct unwind_row *rows, size_t nr);
+/* Wait for the writes queued, say them (verbose), free the writer and the cache. */
+void unwind_save__free(struct unwind_save *s, int verbose);	/* NULL: nothing */
 
 #endif

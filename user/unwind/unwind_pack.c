@@ -29,6 +29,7 @@
 
 struct pack_work {
 	struct table *tables;
+	const struct unwind_cache *cache;
 	const size_t *which;
 	struct unwind_packed *out;
 	size_t *order;		/* of which[]: the largest file first; NULL: as given */
@@ -45,10 +46,23 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void unwind_pack__one(struct table *t, struct cfi_scratch *scratch, struct unwind_packed *out)
+/* t's rows from the cache, if it holds them (a miss leaves out keyed, for the writer). */
+static bool from_cache(struct table *t, const struct unwind_cache *cache,
+		       struct unwind_packed *out)
+{
+	if (!cache || unwind_cache__key(t->fd, t->build_id, t->build_id_len, &out->key))
+		return false;
+	out->keyed = true;
+	out->cached = !unwind_cache__get(cache, &out->key, &t->cfi, &out->rows, &out->nr);
+	return out->cached;
+}
+
+void unwind_pack__one(struct table *t, const struct unwind_cache *cache,
+		      struct cfi_scratch *scratch, struct unwind_packed *out)
 {
 	*out = (struct unwind_packed){ 0 };
-	out->err = cfi__read_packed_fd(t->fd, scratch, &t->cfi, &out->rows, &out->nr);
+	if (!from_cache(t, cache, out))
+		out->err = cfi__read_packed_fd(t->fd, scratch, &t->cfi, &out->rows, &out->nr);
 	if (!out->err && out->nr > MEMLEAK_CFI_MAX_ROWS)
 		out->err = -ENOSPC;	/* more than BPF's binary search reaches */
 	if (out->err) {
@@ -73,7 +87,7 @@ static void *work(void *arg)
 	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->nr) {
 		size_t k = w->order ? w->order[i] : i;
 
-		unwind_pack__one(&w->tables[w->which[k]], &scratch, &w->out[k]);
+		unwind_pack__one(&w->tables[w->which[k]], w->cache, &scratch, &w->out[k]);
 	}
 	cfi__scratch_free(&scratch);
 	__atomic_fetch_add(&w->cpu_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
@@ -130,9 +144,9 @@ static size_t helpers_for(size_t nr)
 }
 
 uint64_t unwind_pack__tables(struct table *tables, const size_t *which, size_t nr,
-			     struct unwind_packed *out)
+			     const struct unwind_cache *cache, struct unwind_packed *out)
 {
-	struct pack_work w = { tables, which, out, NULL, nr, 0, 0 };
+	struct pack_work w = { tables, cache, which, out, NULL, nr, 0, 0 };
 	pthread_t threads[PACK_THREADS];
 	size_t started = 0, want = nr ? helpers_for(nr) : 0;
 	sigset_t all, old;

@@ -36,3 +36,24 @@ TEST(opts_unwind)
 	ASSERT_EQ_STR(err, "--unwind needs an argument");
 	return true;
 }
+
+/* --unwind-cache: a directory or off, kept as given (checked when the tables are); not with -k. */
+TEST(opts_unwind_cache)
+{
+	char *none[] = { "memleakbpf", "-c", "true", NULL };
+	char *dir[] = { "memleakbpf", "--unwind-cache", "/tmp/uc", "-c", "true", NULL };
+	char *off[] = { "memleakbpf", "--unwind-cache=off", "-p", "1", NULL };
+	char *empty[] = { "memleakbpf", "--unwind-cache=", "-p", "1", NULL };
+	char *kernel[] = { "memleakbpf", "-k", "--unwind-cache", "off", NULL };
+
+	ASSERT_EQ_U64(parse_argv(none), 0);
+	ASSERT(o.unwind_cache == NULL);
+	ASSERT_EQ_U64(parse_argv(dir), 0);
+	ASSERT_EQ_STR(o.unwind_cache, "/tmp/uc");
+	ASSERT_EQ_U64(parse_argv(off), 0);
+	ASSERT_EQ_STR(o.unwind_cache, "off");
+	ASSERT(parse_argv(empty) == -EINVAL);
+	ASSERT(parse_argv(kernel) == -EINVAL);
+	ASSERT_EQ_STR(err, "--unwind-cache: for a process, not with -k (the kernel's allocations)");
+	return true;
+}

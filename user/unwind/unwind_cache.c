@@ -174,18 +174,20 @@ static int refuse(char *err, size_t errlen, int e, const char *fmt, ...)
 static int open_dir(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd;
+	int fd, e;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return refuse(err, errlen, errno, "cannot make %s: %s", dir, strerror(errno));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	/* A link fails as ELOOP or, with O_DIRECTORY, as ENOTDIR: which, lstat says. */
+	if (fd < 0 && (e == ELOOP || (!lstat(dir, &st) && S_ISLNK(st.st_mode))))
+		return refuse(err, errlen, ELOOP, "%s is a symbolic link", dir);
 	if (fd < 0)
-		return refuse(err, errlen, errno, "%s %s", dir,
-			      errno == ELOOP ? "is a symbolic link" :
-			      errno == ENOTDIR ? "is not a directory" : strerror(errno));
+		return refuse(err, errlen, e, "%s %s", dir,
+			      e == ENOTDIR ? "is not a directory" : strerror(e));
 	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		int e = st.st_uid != geteuid() ? EPERM : EACCES;
-
+		e = st.st_uid != geteuid() ? EPERM : EACCES;
 		close(fd);
 		if (e == EPERM)
 			return refuse(err, errlen, e, "%s belongs to uid %u, not to us (uid %u)", dir,

@@ -286,6 +286,66 @@ def case_unwind_fp(work):
 	return errs
 
 
+def stack_keys(rep):
+	"""The report's stacks as comparable rows: api, figures, frames by name and module."""
+	return sorted((s.get("api"), s.get("bytes"), s.get("allocs"),
+		       tuple((fn_name(f), os.path.basename(f.get("module") or ""))
+			     for f in s.get("frames") or []))
+		      for s in rep.get("stacks") or [])
+
+
+def cache_lines(stderr):
+	"""-v's builds: [(from the cache, read from CFI)], and the tables said read through the cache."""
+	builds = [(int(a), int(b)) for a, b in re.findall(
+		r"unwind tables of \d+ files, \d+ rows \((\d+) from the cache, (\d+) read from their CFI\)",
+		stderr)]
+	return builds, re.findall(r"unwind table (\S+): \d+ rows from .*?, through the cache", stderr)
+
+
+def case_unwind_cache(work):
+	"""v_dlopen (two dlopens, a dlclose) under --unwind-cache DIR twice, and
+	with the cache off: the first run writes the entries, the second reads
+	every table from them (its plugins' too) and none from CFI, and all
+	three give the same totals and the same stacks, frame for frame."""
+	subs, errs, reps = [], [], {}
+	cache = os.path.join(work.dir, "ucache")
+	binary = victim("v_dlopen")
+	try:
+		for name, arg in (("off", "off"), ("cold", cache), ("warm", cache)):
+			sub, rc, rep = cfi_trace(work, subs, name, binary, ["-v", "--unwind-cache", arg])
+			common_checks(sub, rc, 0, errs)
+			errs += ["%s: %s" % (name, e) for e in dropped_errs(rep.get("totals") or {})]
+			reps[name] = (rep, sub.read("tracer.stderr"))
+		cold, warm = cache_lines(reps["cold"][1]), cache_lines(reps["warm"][1])
+		m = re.search(r"unwind cache \S+: (\d+) tables written", reps["cold"][1])
+		if not m or int(m.group(1)) < 4:
+			errs.append("cold: -v did not say 4 tables or more written (%s)" % (m and m.group(0)))
+		if not cold[0] or any(c for c, _ in cold[0]):
+			errs.append("cold: builds %r, expected all read from CFI" % (cold[0],))
+		if not warm[0] or any(r for _, r in warm[0]) or not all(c for c, _ in warm[0]):
+			errs.append("warm: builds %r, expected all from the cache" % (warm[0],))
+		for lib_name in ("libp_kept.so", "libp_closed.so", "libc.so.6"):
+			if lib_name not in warm[1]:
+				errs.append("warm: %s's table not read through the cache" % lib_name)
+		if "through the cache" in reps["off"][1]:
+			errs.append("off: a table read through the cache")
+		base = reps["off"][0]
+		for name in ("cold", "warm"):
+			rep = reps[name][0]
+			for k in ("outstanding_bytes", "outstanding_allocs", "allocs", "frees"):
+				a, b = (rep.get("totals") or {}).get(k), (base.get("totals") or {}).get(k)
+				if a != b:
+					errs.append("%s: totals.%s %r, %r without the cache" % (name, k, a, b))
+			if stack_keys(rep) != stack_keys(base):
+				errs.append("%s: stacks differ from those without the cache" % name)
+		if not stack_keys(base):
+			errs.append("off: no stacks")
+	finally:
+		for sub in subs:
+			sub.close()
+	return errs
+
+
 CASES = [
 	("cfi_basic", TRACE, [], cfi_case("v_basic", "v_basic.c")),
 	("cfi_apis", TRACE, [], cfi_case("v_apis", "v_apis.c")),
@@ -306,5 +366,6 @@ CASES = [
 	("cfi_preempt_fallback", TRACE, [], case_preempt_fallback),
 	("cfi_debug_frame", TRACE, [], cfi_case("v_basic", "v_basic.c", builds=("", "dbgframe/"))),
 	("cfi_unwind_fp", TRACE, [], case_unwind_fp),
+	("cfi_unwind_cache", TRACE, [], case_unwind_cache),
 	("err_unwind_value", ERROR, [], error_case(lambda: ["--unwind=frames", "-c", "true"])),
 ]

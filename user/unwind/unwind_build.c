@@ -53,7 +53,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static void say(const struct unwind *u, const struct table *t, int err)
+static void say(const struct unwind *u, const struct table *t, int err, bool cached)
 {
 	const struct cfi_table *cfi = t->cfi;
 
@@ -64,10 +64,10 @@ static void say(const struct unwind *u, const struct table *t, int err)
 		fprintf(stderr, "memleakbpf: %s: no call-frame information: frame pointers\n",
 			t->path);
 	else if (u->verbose)
-		fprintf(stderr, "memleakbpf: unwind table %s: %u rows from %s%s%s (%zu bytes); all tables: %llu rows, %llu KiB of kernel memory\n",
+		fprintf(stderr, "memleakbpf: unwind table %s: %u rows from %s%s%s%s (%zu bytes); all tables: %llu rows, %llu KiB of kernel memory\n",
 			base_name(t->path), t->nr_rows, cfi->eh_frame ? ".eh_frame" : "",
 			cfi->eh_frame && cfi->debug_frame ? " and " : "",
-			cfi->debug_frame ? ".debug_frame" : "",
+			cfi->debug_frame ? ".debug_frame" : "", cached ? ", through the cache" : "",
 			(size_t)t->nr_rows * sizeof(struct unwind_row),
 			(unsigned long long)u->ops.rows(u->ops.ctx),
 			(unsigned long long)u->ops.bytes(u->ops.ctx) / 1024);
@@ -143,7 +143,7 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 			unwind_pack__one(t, u->cache, NULL, &packed[n]);
 		err = add_part(t, &packed[n], parts, &nr_parts, &nr_rows);
 		if (err)
-			say(u, t, err);
+			say(u, t, err, false);
 	}
 	u->nr_pending -= n;
 	t1 = unwind_build__now_ns();
@@ -156,7 +156,7 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 	/* The tables read (those that failed were said): loaded, or all failed with err. */
 	for (size_t i = 0; i < n; i++)
 		if (u->tables[which[i]].cfi)
-			say(u, &u->tables[which[i]], err);
+			say(u, &u->tables[which[i]], err, packed[i].cached);
 	u->files_cached += nr_cached(packed, n);
 	u->files_read += n - nr_cached(packed, n);
 	save(u, which, packed, n);

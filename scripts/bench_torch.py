@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench, a real training job: PyTorch, import included.
 
-Usage: scripts/bench_torch.py [--rounds N] [--steps N] [--no-doc]
+Usage: scripts/bench_torch.py [--rounds N] [--steps N] [--no-doc] [--cold]
        scripts/bench.py --only torch (the same, from make bench's script)
 
 The whole job, the fixed tests/victims/python/torch_train.py (`loss.item()`)
@@ -33,6 +33,14 @@ import, model and data, but traced since its first instruction). So where the ti
 floor against untraced is the traps; memleakbpf against the floor, its BPF
 programs, stack walks and stops.
 
+The unwind tables: the tracer keeps them across runs (--unwind-cache), so
+a run's stops at the job's dlopens depend on what earlier runs left. The
+bench gives its runs a cache of their own, warmed before the first round
+by one traced run of the job with --steps 1 (not counted): every run it
+times is a second run, as a user's is after the first, and each says how
+many files it read through the cache and how many from their CFI. --cold
+runs them all with --unwind-cache off (every table read at every stop).
+
 Prints the table and rewrites the torch section of docs/PERFORMANCE.md.
 """
 
@@ -59,6 +67,8 @@ ROUNDS = 3		# a traced job takes about a minute here
 STEPS = 1000		# torch_train.py's default: the loop is a second of the job untraced
 RUN_TIMEOUT = 900
 UNWIND_TABLE = "memleakbpf: unwind table "
+THROUGH_CACHE = re.compile(r"^memleakbpf: unwind table .*, through the cache \(", re.M)
+CACHE_WRITTEN = re.compile(r"unwind cache \S+: \d+ tables written .*")
 # memleakbpf -v's account of its memory after each report: its VmHWM, the mapped tables in it.
 OUR_PEAK = re.compile(r"our memory: RSS [\d.]+ \w+ \(peak ([\d.]+) (\w+)\)")
 # The job's own timing of its training loop (after the import, the model and the data).
@@ -84,7 +94,7 @@ def torch_missing():
 	return None
 
 
-def command(mode, steps, out):
+def command(mode, steps, out, cache):
 	"""(argv, env) of one run; the job's own LD_PRELOAD goes through env(1) under -c."""
 	job = [PYTHON, JOB, "--steps", str(steps)]
 	env = dict(os.environ, BENCH_STAMP=out + ".result", BENCH_STAMP_EXE=os.path.realpath(PYTHON))
@@ -100,7 +110,28 @@ def command(mode, steps, out):
 	if mode == "floor":
 		env["MEMLEAKBPF_BENCH_FLOOR"] = "1"
 	sample = ["--sample", mode.split("-", 1)[1]] if mode.startswith("sample-") else []
-	return [TRACER, "-v", "--json", out + ".json"] + sample + ["-c", " ".join(stamped)], env
+	return [TRACER, "-v", "--json", out + ".json", "--unwind-cache", cache] + sample + \
+		["-c", " ".join(stamped)], env
+
+
+def warm_up(cache, steps, work):
+	"""One traced run of the job with --steps 1 into cache, before the rounds: its -v line of what it wrote."""
+	log = os.path.join(work, "warm-up.log")
+	job = " ".join([PYTHON, JOB, "--steps", str(steps)])
+	with open(log, "wb") as f:
+		subprocess.run([TRACER, "-v", "--unwind-cache", cache, "-c", job], stdin=subprocess.DEVNULL,
+			       stdout=subprocess.DEVNULL, stderr=f, timeout=RUN_TIMEOUT)
+	with open(log, errors="replace") as f:
+		m = CACHE_WRITTEN.search(f.read())
+	return m.group(0) if m else "nothing written (see the tracer's -v)"
+
+
+def cache_use(path):
+	"""(files read through the unwind cache, files read from their CFI) in a run's -v log."""
+	with open(path, errors="replace") as f:
+		text = f.read()
+	cached = len(THROUGH_CACHE.findall(text))
+	return cached, len(re.findall(r"^" + UNWIND_TABLE, text, re.M)) - cached
 
 
 def read_kv(path):
@@ -137,13 +168,13 @@ def tracer_peak(path):
 	return float(value) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}.get(unit, 1)
 
 
-def run(mode, steps, work):
+def run(mode, steps, work, cache):
 	"""One run's figures (s): job, user, sys, wait, stopped, whole, tracer_cpu; allocs, tables."""
 	out = os.path.join(work, mode)
 	for f in (out + ".result", out + ".json"):
 		if os.path.exists(f):
 			os.unlink(f)
-	argv, env = command(mode, steps, out)
+	argv, env = command(mode, steps, out, cache)
 	cpu0, t0 = children_cpu(), time.monotonic()
 	with open(out + ".log", "wb") as log, open(out + ".out", "wb+") as said:
 		p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=said,
@@ -164,15 +195,21 @@ def run(mode, steps, work):
 		with open(out + ".json") as f:
 			r["allocs"] = json.load(f)["totals"]["allocs"]
 		r["tables"] = tables(out + ".log")
+		r["cache"] = cache_use(out + ".log")
 		r["peak_mib"] = tracer_peak(out + ".log")
 	return r
 
 
-def measure(rounds, steps):
-	"""{mode: [figures of each round]}, {mode: why it failed}."""
+def measure(rounds, steps, cold=False):
+	"""{mode: [figures of each round]}, {mode: why it failed}; the warm-up's line."""
 	vals, errors = {}, {}
 	work = tempfile.mkdtemp(prefix="memleakbpf-torch-")
+	cache, warmed = "off", "none: --cold, every run reads every table from its CFI"
 	try:
+		if not cold:
+			cache = os.path.join(work, "unwind-cache")
+			say("warm-up: the job with --steps 1, traced, to fill the unwind cache")
+			warmed = warm_up(cache, 1, work)
 		for i in range(rounds):
 			say("round %d of %d" % (i + 1, rounds))
 			for mode in MODES:
@@ -180,13 +217,13 @@ def measure(rounds, steps):
 					errors[mode] = "%s is not installed" % HEAPTRACK
 					continue
 				try:
-					vals.setdefault(mode, []).append(run(mode, steps, work))
+					vals.setdefault(mode, []).append(run(mode, steps, work, cache))
 				except (RuntimeError, OSError, subprocess.TimeoutExpired, KeyError,
 					ValueError) as e:
 					errors[mode] = str(e)
 	finally:
 		subprocess.run(["rm", "-rf", work])
-	return vals, errors
+	return vals, errors, warmed
 
 
 def med(runs, key):
@@ -230,6 +267,16 @@ def peak_cell(runs):
 	return "%.0f" % statistics.median(peaks) if peaks else ""
 
 
+def cache_line(vals, warmed):
+	"""Which the bench measured: stops with a warm unwind cache, or every table read."""
+	use = [r["cache"] for r in vals.get("memleakbpf") or [] if r.get("cache")]
+	if not use:
+		return []
+	return ["unwind tables: memleakbpf's runs read %s files through the cache and %s from their "
+		"CFI (each run's); the cache before round 1: %s" % (
+			"/".join(str(c) for c, _ in use), "/".join(str(n) for _, n in use), warmed)]
+
+
 def where_lines(vals):
 	"""Where memleakbpf's added time goes, from the medians."""
 	u, t, f = vals.get("untraced"), vals.get("memleakbpf"), vals.get("floor")
@@ -252,7 +299,8 @@ def where_lines(vals):
 	if tab:
 		files, rows, kib = tab[0]
 		lines.append("stopped or blocked: %+.2f s, the bare probes' %+.2f s of it: the stops at "
-			     "the %d files the job maps, each until its unwind table is built (%s rows, "
+			     "the %d files the job maps, each until its unwind table is in (built, or read "
+			     "from the unwind cache: below; %s rows, "
 			     "%s KiB of kernel memory in all)" % (
 				     added["stopped"], floor["stopped"], files, "{:,}".format(rows),
 				     "{:,}".format(kib)))
@@ -304,15 +352,15 @@ def write_doc(rows, lines, rounds, steps, load):
 		f.write(text)
 
 
-def bench(rounds=ROUNDS, steps=STEPS, doc=True):
+def bench(rounds=ROUNDS, steps=STEPS, doc=True, cold=False):
 	"""The torch job in every mode: the table, where the time goes, the doc."""
 	why = torch_missing()
 	if why:
 		say("skipped: %s" % why)
 		return
 	load = os.getloadavg()[0]
-	vals, errors = measure(rounds, steps)
-	rows, lines = table(vals, errors), where_lines(vals)
+	vals, errors, warmed = measure(rounds, steps, cold)
+	rows, lines = table(vals, errors), where_lines(vals) + cache_line(vals, warmed)
 	print(plain(rows))
 	for line in lines:
 		print("torch: " + line)
@@ -324,7 +372,7 @@ def bench(rounds=ROUNDS, steps=STEPS, doc=True):
 
 
 def main(argv):
-	rounds, steps, doc = ROUNDS, STEPS, True
+	rounds, steps, doc, cold = ROUNDS, STEPS, True, False
 	args = list(argv)
 	while args:
 		a = args.pop(0)
@@ -334,13 +382,15 @@ def main(argv):
 			steps = int(args.pop(0))
 		elif a == "--no-doc":
 			doc = False
+		elif a == "--cold":
+			cold = True
 		else:
 			print(__doc__.strip())
 			return 0 if a in ("-h", "--help") else 2
 	if os.geteuid() != 0:
 		say("needs root (memleakbpf loads BPF programs)")
 		return 1
-	bench(rounds, steps, doc)
+	bench(rounds, steps, doc, cold)
 	return 0
 
 

@@ -104,14 +104,14 @@ static bool round_trip(struct fixture *f, const char *path)
 	unwind_pack__one(&again, f->c, NULL, &pc);
 	ASSERT(!pc.err && pc.cached);
 	ASSERT_EQ_U64(pc.nr, pb.nr);
-	ASSERT(!memcmp(pc.rows, pb.rows, pb.nr * sizeof(*pb.rows)));
+	ASSERT(!memcmp(unwind_packed__rows(&pc), pb.rows, pb.nr * sizeof(*pb.rows)));
 	ASSERT(same_table(again.cfi, built.cfi));
 	/* Placed in a process as the built table is. */
 	ASSERT(!cfi_table__runtime_base(built.cfi, 0x7f0000001000, 0x1000, &b1));
 	ASSERT(!cfi_table__runtime_base(again.cfi, 0x7f0000001000, 0x1000, &b2));
 	ASSERT_EQ_U64(b1, b2);
-	free(pb.rows);
-	free(pc.rows);
+	unwind_pack__release(&pb);
+	unwind_pack__release(&pc);
 	cfi__table_free(built.cfi);
 	cfi__table_free(again.cfi);
 	return true;
@@ -168,14 +168,13 @@ static bool put_file(struct fixture *f, const char *path, struct unwind_cache_ke
 static int get(const struct unwind_cache *c, const struct unwind_cache_key *k)
 {
 	struct cfi_table *cfi;
-	struct unwind_row *rows;
-	size_t nr;
-	int err = unwind_cache__get(c, k, &cfi, &rows, &nr);
+	struct unwind_cache_rows rows;
+	int err = unwind_cache__get(c, k, &cfi, &rows);
 
-	if (err && (cfi || rows || nr))
+	if (err && (cfi || rows.rows || rows.nr || rows.map))
 		return -EFAULT;	/* a refused entry must give nothing */
 	cfi__table_free(cfi);
-	free(rows);
+	unwind_cache__put_back(&rows);
 	return err;
 }
 

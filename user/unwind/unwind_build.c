@@ -41,7 +41,7 @@ static int add_part(struct table *t, const struct unwind_packed *p, struct unwin
 	t->first_row = (uint32_t)*nr_rows;
 	t->nr_rows = (uint32_t)p->nr;
 	if (p->nr)
-		parts[(*nr_parts)++] = (struct unwind_rows){ p->rows, p->nr };
+		parts[(*nr_parts)++] = (struct unwind_rows){ unwind_packed__rows(p), p->nr };
 	*nr_rows += p->nr;
 	return 0;
 }
@@ -161,7 +161,7 @@ size_t unwind_build__tables(struct unwind *u, const size_t *which, size_t nr,
 	u->files_read += n - nr_cached(packed, n);
 	save(u, which, packed, n);
 	for (size_t i = 0; i < nr; i++)
-		free(packed[i].rows);
+		unwind_pack__release(&packed[i]);
 	free(packed);
 	free(parts);
 	return n;

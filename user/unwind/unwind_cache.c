@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -249,20 +250,6 @@ static void entry_name(const struct unwind_cache_key *k, char *name, size_t len)
 		 (unsigned long long)k->dev, (unsigned long long)k->ino);
 }
 
-static int pread_all(int fd, void *buf, size_t n, off_t off)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r ? -errno : -EBADMSG;	/* shorter than it says */
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* The header against what this run would write for k: 0, -EBADMSG or -ESTALE. */
 static int check_head(const struct unwind_cache *c, const struct unwind_cache_key *k,
 		      const struct cache_head *h, uint64_t size)
@@ -304,58 +291,66 @@ static struct cfi_table *table_of(const struct cache_head *h, const struct cache
 	return t;
 }
 
-/* The entry open at fd, checked from its header to its checksum. */
+/*
+ * The entry open at fd, checked from its header to its checksum; its
+ * rows lent from the file mapped whole (MAP_POPULATE: its pages, in the
+ * page cache, mapped at once rather than faulted in one by one).
+ */
 static int read_entry(const struct unwind_cache *c, int fd, const struct unwind_cache_key *k,
-		      struct cfi_table **cfi, struct unwind_row **rows, size_t *nr)
+		      struct cfi_table **cfi, struct unwind_cache_rows *out)
 {
-	struct cache_seg segs[MAX_SEGS];
-	struct cache_head h;
-	struct unwind_row *r = NULL;
+	const struct cache_head *h;
+	const struct cache_seg *segs;
 	struct stat st;
+	uint8_t *map;
 	int err;
 
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_uid != c->uid)
 		return -EPERM;	/* not ours: whoever put it there, it is not read */
-	err = pread_all(fd, &h, sizeof(h), 0);
-	if (!err)
-		err = check_head(c, k, &h, (uint64_t)st.st_size);
-	if (!err)
-		err = pread_all(fd, segs, h.nr_segs * sizeof(*segs), sizeof(h));
-	if (!err && !(r = malloc((h.nr_rows ?: 1) * sizeof(*r))))
-		err = -ENOMEM;
-	if (!err)
-		err = pread_all(fd, r, h.nr_rows * sizeof(*r),
-				(off_t)(sizeof(h) + h.nr_segs * sizeof(*segs)));
-	if (!err && entry_sum(&h, segs, r) != h.sum)
+	if ((uint64_t)st.st_size < sizeof(*h))
+		return -EBADMSG;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	h = (const struct cache_head *)map;
+	segs = (const struct cache_seg *)(map + sizeof(*h));
+	err = check_head(c, k, h, (uint64_t)st.st_size);
+	if (!err && entry_sum(h, segs, (const struct unwind_row *)(segs + h->nr_segs)) != h->sum)
 		err = -EBADMSG;
-	if (!err && !(*cfi = table_of(&h, segs)))
+	if (!err && !(*cfi = table_of(h, segs)))
 		err = -ENOMEM;
 	if (err) {
-		free(r);
+		munmap(map, (size_t)st.st_size);
 		return err;
 	}
-	*rows = r;
-	*nr = h.nr_rows;
+	*out = (struct unwind_cache_rows){ (const struct unwind_row *)(segs + h->nr_segs),
+					   h->nr_rows, map, (size_t)st.st_size };
 	return 0;
 }
 
+void unwind_cache__put_back(struct unwind_cache_rows *rows)
+{
+	if (rows->map)
+		munmap(rows->map, rows->map_len);
+	*rows = (struct unwind_cache_rows){ 0 };
+}
+
 int unwind_cache__get(const struct unwind_cache *c, const struct unwind_cache_key *k,
-		      struct cfi_table **cfi, struct unwind_row **rows, size_t *nr)
+		      struct cfi_table **cfi, struct unwind_cache_rows *rows)
 {
 	char name[256];
 	int fd, err;
 
 	*cfi = NULL;
-	*rows = NULL;
-	*nr = 0;
+	*rows = (struct unwind_cache_rows){ 0 };
 	entry_name(k, name, sizeof(name));
 	/* O_NONBLOCK: a FIFO at the name must not hold the target's stop. */
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;	/* -ENOENT: none; -ELOOP: a link, never followed */
-	err = read_entry(c, fd, k, cfi, rows, nr);
+	err = read_entry(c, fd, k, cfi, rows);
 	if (!err)
 		futimens(fd, NULL);	/* used now: the last to go when the cache is trimmed */
 	close(fd);

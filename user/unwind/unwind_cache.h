@@ -58,14 +58,24 @@ int unwind_cache__open(const char *dir, const uint8_t *tag, size_t len,
 void unwind_cache__free(struct unwind_cache *c);	/* NULL: nothing */
 const char *unwind_cache__dir(const struct unwind_cache *c);
 
+/* An entry's rows, lent from its file mapped (no copy, no fresh pages to fault in). */
+struct unwind_cache_rows {
+	const struct unwind_row *rows;
+	size_t nr;
+	void *map;			/* unwind_cache__put_back unmaps it */
+	size_t map_len;
+};
+
 /*
  * k's entry: a table (segments, base, sources, build id; no rows of its
- * own) and its packed rows (free() them). 0; -ENOENT when there is none;
- * another -errno when there is one that is not to be trusted (ignored).
- * Safe from several threads at once.
+ * own) and its packed rows. 0; -ENOENT when there is none; another -errno
+ * when there is one that is not to be trusted (ignored). Safe from
+ * several threads at once. The entry is never written in place (a new one
+ * is renamed over it), so the mapping stays whole while it is lent.
  */
 int unwind_cache__get(const struct unwind_cache *c, const struct unwind_cache_key *k,
-		      struct cfi_table **cfi, struct unwind_row **rows, size_t *nr);
+		      struct cfi_table **cfi, struct unwind_cache_rows *rows);
+void unwind_cache__put_back(struct unwind_cache_rows *rows);
 /* Write k's entry of cfi and rows[0..nr) atomically. 0 or -errno. */
 int unwind_cache__put(const struct unwind_cache *c, const struct unwind_cache_key *k,
 		      const struct cfi_table *cfi, const struct unwind_row *rows, size_t nr);

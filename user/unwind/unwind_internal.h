@@ -93,13 +93,22 @@ uint64_t unwind_build__now_ns(void);
 
 /* One file's rows, packed (unwind_pack.c); err: none (its table has no CFI then). */
 struct unwind_packed {
-	struct unwind_row *rows;
+	struct unwind_row *rows;	/* read from CFI: ours to free */
 	size_t nr;
 	int err;
 	bool keyed;			/* key is the file's (the cache is on) */
-	bool cached;			/* the rows came from the cache */
+	bool cached;			/* the rows are lent by the cache instead */
 	struct unwind_cache_key key;
+	struct unwind_cache_rows lent;
 };
+
+static inline const struct unwind_row *unwind_packed__rows(const struct unwind_packed *p)
+{
+	return p->cached ? p->lent.rows : p->rows;
+}
+
+/* p's rows freed, or given back to the cache. */
+void unwind_pack__release(struct unwind_packed *p);
 
 /*
  * Read and pack t's CFI (t->cfi kept, t->fd closed) into *out, or take

@@ -53,8 +53,17 @@ static bool from_cache(struct table *t, const struct unwind_cache *cache,
 	if (!cache || unwind_cache__key(t->fd, t->build_id, t->build_id_len, &out->key))
 		return false;
 	out->keyed = true;
-	out->cached = !unwind_cache__get(cache, &out->key, &t->cfi, &out->rows, &out->nr);
+	out->cached = !unwind_cache__get(cache, &out->key, &t->cfi, &out->lent);
+	out->nr = out->lent.nr;
 	return out->cached;
+}
+
+void unwind_pack__release(struct unwind_packed *p)
+{
+	free(p->rows);
+	unwind_cache__put_back(&p->lent);
+	p->rows = NULL;
+	p->nr = 0;
 }
 
 void unwind_pack__one(struct table *t, const struct unwind_cache *cache,
@@ -66,9 +75,7 @@ void unwind_pack__one(struct table *t, const struct unwind_cache *cache,
 	if (!out->err && out->nr > MEMLEAK_CFI_MAX_ROWS)
 		out->err = -ENOSPC;	/* more than BPF's binary search reaches */
 	if (out->err) {
-		free(out->rows);
-		out->rows = NULL;
-		out->nr = 0;
+		unwind_pack__release(out);
 		cfi__table_free(t->cfi);
 		t->cfi = NULL;
 	}

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include "unwind_internal.h"
 #include "util/nice.h"
 #include "util/vec.h"
@@ -32,6 +34,7 @@ struct save_job {
 struct unwind_save {
 	struct unwind_cache *cache;
 	pthread_t thread;
+	pid_t tid;			/* the thread's, for its priority at the end */
 	bool started, closing;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -81,6 +84,7 @@ static void *save_thread(void *arg)
 
 	nice__raise(SAVE_NICE);
 	pthread_mutex_lock(&s->lock);
+	s->tid = gettid();
 	for (;;) {
 		struct save_job *jobs = s->jobs;
 		size_t nr = s->nr_jobs;
@@ -174,6 +178,9 @@ void unwind_save__free(struct unwind_save *s, int verbose)
 		return;
 	if (s->started) {
 		pthread_mutex_lock(&s->lock);
+		/* The run's end waits for it now: not behind everything else on the machine. */
+		if (s->tid)
+			setpriority(PRIO_PROCESS, (id_t)s->tid, 0);
 		s->closing = true;
 		pthread_cond_signal(&s->wake);
 		pthread_mutex_unlock(&s->lock);

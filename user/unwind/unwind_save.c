@@ -2,8 +2,9 @@
 /*
  * The unwind cache written behind the target's back: the rows a stop
  * built are handed over once they are in BPF, and a thread of its own,
- * at the lowest priority, writes them while the target runs (a stop must
- * not wait for 46 MB going to disk), then trims the directory to its cap.
+ * at the lowest priority, writes them (the stop's last steps on the
+ * loop's thread and then the target run meanwhile: a stop must not wait
+ * for 46 MB going to disk), then trims the directory to its cap.
  * A failure to write costs the next run its time, nothing else: it is one
  * -v line at the end. The run's end waits for the writes still queued.
  */

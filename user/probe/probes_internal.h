@@ -89,6 +89,7 @@ struct probes_cfi_spares {
 	pthread_t thread;
 	bool started;
 	int err;		/* the thread's: none made */
+	uint32_t first;		/* the outer map's key of the first */
 	uint32_t nr, next;	/* made; the next one to use */
 	uint64_t bytes;		/* their kernel memory */
 	struct unwind_row *rows[PROBES_CFI_SPARES];

@@ -68,17 +68,20 @@ static int add_chunks(struct probes *p, __u32 first, __u32 n, struct unwind_row 
 }
 
 /*
- * The spares: the first chunks, made while the rest of the start-up goes on,
- * so that the grace period of their update is not waited for at the stops
- * that load the first tables (-c: the exec's, the allocator's: 10 to 15 ms
- * each). Chunks 0 to PROBES_CFI_SPARES - 1: nothing else adds one meanwhile.
+ * The spares: the next chunks, made while the target runs, so that the
+ * grace period of their update is not waited for at a stop: the first
+ * ones during the start-up (-c: the exec's and the allocator's stops, 10
+ * to 15 ms each), then again whenever a stop has used them up (with the
+ * tables read through the unwind cache, that wait was most of a dlopen's
+ * stop). Chunks first to first + PROBES_CFI_SPARES - 1: nothing else adds
+ * one meanwhile (add_rows waits for them first).
  */
 static void *make_spares(void *arg)
 {
 	struct probes *p = arg;
 	struct probes_cfi_spares *sp = &p->cfi.spares;
 
-	sp->err = add_chunks(p, 0, PROBES_CFI_SPARES, sp->rows, &sp->bytes);
+	sp->err = add_chunks(p, sp->first, PROBES_CFI_SPARES, sp->rows, &sp->bytes);
 	return NULL;
 }
 
@@ -87,6 +90,8 @@ void probes_unwind__prefill(struct probes *p)
 	struct probes_cfi_spares *sp = &p->cfi.spares;
 	sigset_t all, old;
 
+	sp->first = p->cfi.chunks;
+	sp->nr = sp->next = 0;
 	/* No signal for it: they are the loop's. */
 	fatal__thread_signals(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -125,6 +130,17 @@ void probes_unwind__release(struct probes *p)
 	for (; sp->next < sp->nr; sp->next++)
 		munmap(sp->rows[sp->next], CHUNK_BYTES);
 	unmap_fill(p);
+}
+
+/* The spares used up: the next ones made, unless making them failed before or the map is full. */
+static void refill_spares(struct probes *p)
+{
+	const struct probes_cfi_spares *sp = &p->cfi.spares;
+
+	if (sp->started || sp->next < sp->nr || sp->err ||
+	    p->cfi.chunks + PROBES_CFI_SPARES > MEMLEAK_CFI_CHUNKS)
+		return;
+	probes_unwind__prefill(p);
 }
 
 /* Up to n spares into fresh, as the next chunks in use: how many. */
@@ -222,6 +238,7 @@ static int add_rows(void *ctx, const struct unwind_rows *parts, size_t nr_parts,
 		p->cfi.fill = fresh[last];
 		free(fresh);
 	}
+	refill_spares(p);
 	return 0;
 }
 

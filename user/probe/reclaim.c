@@ -582,9 +582,10 @@ size_t reclaim__fold(struct probes *p, const struct snapshot *snap, const uint32
 	 * retired, or by one of the reading's: only one no site ever named
 	 * could go, and it waits for the next fold. The walk of every site and
 	 * every kept stack cost 130 of v_stacks' 250 ms a report at 262,144
-	 * stacks, none folded.
+	 * stacks, none folded. Those folded unread went at the reading
+	 * already when it could (snapshot.unread_let_go).
 	 */
-	if (n || snap->unread_sites)
+	if (n || (snap->unread_sites && !snap->unread_let_go))
 		retired__fold_end(p->rc.retired,
 				  reclaim__keep_of(p->rc.retired, snap, folded, &keep) ? NULL : &keep);
 	pthread_mutex_unlock(&p->rc.retired_lock);

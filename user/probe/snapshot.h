@@ -82,6 +82,11 @@ struct snapshot {
 	 * they allocated was since the last reading, from stacks new then.
 	 */
 	uint64_t unread_sites, unread_allocs;
+	/*
+	 * Their stacks were let go of once the reading had read its own
+	 * (snapshot_kept.c), not left for the fold after the report.
+	 */
+	bool unread_let_go;
 	bool ages;		/* sites[].oldest_ns were read */
 	/*
 	 * A reading carried over (snapshot_kept.c): the sites of the last one,

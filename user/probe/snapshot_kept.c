@@ -460,6 +460,32 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 	return err;
 }
 
+/*
+ * The stacks of the sites folded unread since the last reading, let go of
+ * now that every site of this one has read its own (read_retired kept
+ * them: a site of it may not have read its stack yet). Left for the fold
+ * after the report, a torch job's report that fell after a sweep of the
+ * import was built beside 200,000 of them (their kept stacks and shared
+ * prefixes: 40 MiB of its 405 MiB peak).
+ */
+static void let_go_unread(struct snapshot_kept *k, struct probes *p)
+{
+	struct retired *r = p->rc.retired;
+	struct idmap keep = {};
+
+	k->snap.unread_let_go = false;
+	if (!k->snap.unread_sites)
+		return;
+	pthread_mutex_lock(&p->rc.stacks_lock);
+	pthread_mutex_lock(&p->rc.retired_lock);
+	/* Without the stacks to keep, none goes: the fold after the report tries again. */
+	if (!reclaim__keep_of(r, &k->snap, NULL, &keep))
+		k->snap.unread_let_go = !retired__fold_end(r, &keep);
+	pthread_mutex_unlock(&p->rc.retired_lock);
+	pthread_mutex_unlock(&p->rc.stacks_lock);
+	idmap__free(&keep);
+}
+
 /* At the sweeper's nice value, as snapshot__collect. */
 static int collect(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold)
 {
@@ -470,6 +496,8 @@ static int collect(struct snapshot_kept *k, struct probes *p, const struct snap_
 	err = read_tables(k, p, fold, &before);
 	pthread_mutex_unlock(&p->rc.tables_lock);
 	err = err ?: read_stacks(k, p, before);
+	if (!err)
+		let_go_unread(k, p);
 	nice__restore(was);
 	return err;
 }

@@ -119,6 +119,12 @@ void probes__hand_links(struct probes *p, struct watchdog *wd);
  */
 void reclaim__kick(struct probes *p);
 /*
+ * One sweep as soon as the thread can, due or not (reclaim__kick's sweep
+ * waits for a table's mark): a report's picks to fold that still have
+ * their slot (run/report_fold.c) fold only once retired.
+ */
+void reclaim__sweep_now(struct probes *p);
+/*
  * Fold the retired sites of snap (sites[], nr of them: its indexes) that
  * its report took in and that no later report needs by themselves: their
  * figures go to the totals' forgotten ones, their stacks and their index

@@ -73,6 +73,7 @@ struct reclaim {
 	/* The thread that sweeps, woken by reclaim__kick or every tick. */
 	pthread_t thread;
 	bool running, stop, kicked;
+	bool asked;			/* reclaim__sweep_now: one sweep, due or not */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 };
@@ -165,9 +166,9 @@ void reclaim__free(struct probes *p)
 	p->rc.stacks = NULL;
 }
 
-static void sweep(struct probes *p);
+static void sweep(struct probes *p, bool asked);
 
-/* Until told to stop: sweep when kicked, or when due at a tick. */
+/* Until told to stop: sweep when kicked, or when due at a tick, or when asked. */
 static void *sweeper(void *arg)
 {
 	struct probes *p = arg;
@@ -177,6 +178,7 @@ static void *sweeper(void *arg)
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		struct timespec until;
+		bool asked;
 
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += sweeper_tick_ms(p) * 1000000L;
@@ -185,11 +187,12 @@ static void *sweeper(void *arg)
 		while (!r->stop && !r->kicked &&
 		       pthread_cond_timedwait(&r->cond, &r->mu, &until) == 0)
 			;
-		r->kicked = false;
+		asked = r->asked;
+		r->kicked = r->asked = false;
 		if (r->stop)
 			break;
 		pthread_mutex_unlock(&r->mu);
-		sweep(p);
+		sweep(p, asked);
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -234,7 +237,7 @@ void reclaim__stop_thread(struct probes *p)
 	r->running = false;
 }
 
-void reclaim__kick(struct probes *p)
+static void wake(struct probes *p, bool asked)
 {
 	struct reclaim *r = p->rc.sweep;
 
@@ -242,8 +245,19 @@ void reclaim__kick(struct probes *p)
 		return;
 	pthread_mutex_lock(&r->mu);
 	r->kicked = true;
+	r->asked |= asked;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->mu);
+}
+
+void reclaim__kick(struct probes *p)
+{
+	wake(p, false);
+}
+
+void reclaim__sweep_now(struct probes *p)
+{
+	wake(p, true);
 }
 
 static bool outstanding(const struct site_counts *c)
@@ -485,13 +499,13 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 	}
 }
 
-static void sweep(struct probes *p)
+static void sweep(struct probes *p, bool asked)
 {
 	struct reclaim *r = p->rc.sweep;
 	uint64_t t0, c0;
 	size_t sites, stacks;
 
-	if (!r || !due(p))
+	if (!r || !(asked || due(p)))
 		return;
 	t0 = clock__now_ns();
 	c0 = thread_cpu_ns();

@@ -511,14 +511,14 @@ size_t history__bytes(const struct history *h, size_t *stacks)
 void history__growth_site(const struct history *h, size_t site, double age_s,
 			  struct report_growth *g)
 {
-	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, false,
+	growth_or_none(h, history__stack_of_site(h, site), age_s, false,
 		       g);
 }
 
 bool history__flat_site(const struct history *h, size_t site, double age_s,
 			struct report_growth *g)
 {
-	const struct hstack *s = site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL;
+	const struct hstack *s = history__stack_of_site(h, site);
 
 	/* What growth_of says of it caught up: catch_up only adds the reports missed. */
 	if (!s || s->first == NONE || s->grew != 1 || s->shrank)
@@ -537,7 +537,7 @@ bool history__flat_site(const struct history *h, size_t site, double age_s,
 void history__trend_site(const struct history *h, size_t site, double age_s,
 			 struct report_growth *g)
 {
-	growth_or_none(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL, age_s, true,
+	growth_or_none(h, history__stack_of_site(h, site), age_s, true,
 		       g);
 }
 
@@ -551,16 +551,20 @@ void history__prefetch_site(const struct history *h, size_t site, int stage)
 		__builtin_prefetch(&h->of_site[site]);
 		return;
 	}
-	s = &h->stacks[h->of_site[site]];
+	s = history__stack_of_site(h, site);
+	if (!s)
+		return;
 	__builtin_prefetch(s);
 	__builtin_prefetch((const char *)s + 64);
 }
 
 void history__catch_up_site(struct history *h, size_t site)
 {
+	struct hstack *s = history__stack_of_site(h, site);
+
 	/* On failure it stays implicit: history_merge__current reads it all the same. */
-	if (site < h->nr_of_site)
-		(void)history_merge__catch_up(h, &h->stacks[h->of_site[site]], h->reports);
+	if (s)
+		(void)history_merge__catch_up(h, s, h->reports);
 }
 
 void history__live_growth(const struct history *h, struct report_growth *g)

@@ -94,7 +94,9 @@ static int compact(struct history *h, const bool *gone, uint32_t *to)
 /*
  * The last snapshot's sites name their stacks' new indexes; the next merge
  * moves them as the reading's sites moved (history_merge.c), or merges
- * whole. Without to, it merges whole.
+ * whole. Without to, it merges whole. Until then the sites not folded
+ * still find their stacks through it: a report folds before it is built
+ * (run/reports.c), and asks the growth of its stacks after.
  */
 static void move_of_site(struct history *h, const uint32_t *to)
 {
@@ -111,6 +113,7 @@ static void move_of_site(struct history *h, const uint32_t *to)
 		if (h->of_site[i] != HSTACK_GONE)
 			h->of_site[i] = to[h->of_site[i]];
 	h->folded_sites = n;
+	h->nr_of_site = n;
 }
 
 int history_fold__drop(struct history *h, const uint64_t *keys, size_t n)

@@ -98,6 +98,17 @@ struct history {
 	uint64_t cut_allocs, cut_bytes;
 };
 
+/*
+ * Site i of the snapshot merged last: its stack, or NULL (none, or folded:
+ * a report folds before it is built, run/reports.c, and its other sites
+ * keep theirs through of_site).
+ */
+static inline struct hstack *history__stack_of_site(const struct history *h, size_t site)
+{
+	return site < h->nr_of_site && h->of_site[site] != HSTACK_GONE ?
+		       &h->stacks[h->of_site[site]] : NULL;
+}
+
 /* The allocations of one interval, and those of the stacks first seen in it. */
 struct history_interval {
 	uint64_t allocs;

@@ -22,7 +22,7 @@ void history_sites__by_site(struct history *h)
 static const struct hstack *of_site(const struct history *h, size_t site, struct hstack *tmp,
 				    uint64_t *vals)
 {
-	return history_merge__current(h, site < h->nr_of_site ? &h->stacks[h->of_site[site]] : NULL,
+	return history_merge__current(h, history__stack_of_site(h, site),
 				      tmp, vals);
 }
 

@@ -119,11 +119,12 @@ void probes__hand_links(struct probes *p, struct watchdog *wd);
  */
 void reclaim__kick(struct probes *p);
 /*
- * One sweep as soon as the thread can, due or not (reclaim__kick's sweep
- * waits for a table's mark): a report's picks to fold that still have
- * their slot (run/report_fold.c) fold only once retired.
+ * One sweep, due or not (reclaim__kick's waits for a table's mark), begun
+ * after this call and waited for, at most wait_ms: a report's picks to
+ * fold that still had their slot (run/report_fold.c) fold only once
+ * retired. At once when the thread does not run.
  */
-void reclaim__sweep_now(struct probes *p);
+void reclaim__sweep_wait(struct probes *p, long wait_ms);
 /*
  * Fold the retired sites of snap (sites[], nr of them: its indexes) that
  * its report took in and that no later report needs by themselves: their

@@ -73,7 +73,8 @@ struct reclaim {
 	/* The thread that sweeps, woken by reclaim__kick or every tick. */
 	pthread_t thread;
 	bool running, stop, kicked;
-	bool asked;			/* reclaim__sweep_now: one sweep, due or not */
+	bool asked;			/* reclaim__sweep_wait: one sweep, due or not */
+	uint64_t begun, done;		/* sweeps begun and ended by the thread, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 };
@@ -191,9 +192,12 @@ static void *sweeper(void *arg)
 		r->kicked = r->asked = false;
 		if (r->stop)
 			break;
+		r->begun++;
 		pthread_mutex_unlock(&r->mu);
 		sweep(p, asked);
 		pthread_mutex_lock(&r->mu);
+		r->done = r->begun;
+		pthread_cond_broadcast(&r->cond);	/* reclaim__sweep_wait's */
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
@@ -237,7 +241,7 @@ void reclaim__stop_thread(struct probes *p)
 	r->running = false;
 }
 
-static void wake(struct probes *p, bool asked)
+void reclaim__kick(struct probes *p)
 {
 	struct reclaim *r = p->rc.sweep;
 
@@ -245,19 +249,31 @@ static void wake(struct probes *p, bool asked)
 		return;
 	pthread_mutex_lock(&r->mu);
 	r->kicked = true;
-	r->asked |= asked;
-	pthread_cond_signal(&r->cond);
+	pthread_cond_broadcast(&r->cond);	/* the thread, and no waiter for a sweep */
 	pthread_mutex_unlock(&r->mu);
 }
 
-void reclaim__kick(struct probes *p)
+void reclaim__sweep_wait(struct probes *p, long wait_ms)
 {
-	wake(p, false);
-}
+	struct reclaim *r = p->rc.sweep;
+	struct timespec until;
+	uint64_t want;
 
-void reclaim__sweep_now(struct probes *p)
-{
-	wake(p, true);
+	if (!r || !r->running)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);	/* the clock of the thread's cond */
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += wait_ms % 1000 * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&r->mu);
+	want = r->begun + 1;	/* the next one to begin, after this */
+	r->kicked = r->asked = true;
+	pthread_cond_broadcast(&r->cond);
+	while (r->running && !r->stop && r->done < want &&
+	       pthread_cond_timedwait(&r->cond, &r->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&r->mu);
 }
 
 static bool outstanding(const struct site_counts *c)

@@ -10,8 +10,16 @@
 #include "probe/snapshot.h"
 #include "tracer.h"
 
-/* snap's report (not the final one) is written: fold what it allows. */
+/*
+ * snap's report (not the final one), its history merged, is about to be
+ * built: fold what it allows.
+ */
 void report_fold__run(struct tracer *tr, const struct snapshot *snap);
+/*
+ * Before a report's reading: the sweep the last one asked for (its picks
+ * still had their slots), waited for. Not before the final report.
+ */
+void report_fold__sweep_first(struct tracer *tr, bool final);
 /*
  * Between reports (a job on the reports' thread): once the retired store
  * has grown past a bound since the last reading, fold what a reading would

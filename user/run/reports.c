@@ -212,13 +212,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	report_say__step(&b->steps, STEP_AGGREGATE);
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
-	/*
-	 * The fold before the report is built: the sites it folds hold
-	 * nothing, so the report lists none of them, and their history, kept
-	 * stacks and frames go before its arrays come (62,000 of them at a
-	 * torch job's report in the import, some 0.6 KiB each, were held
-	 * beside it). The history finds the others' stacks still (history_fold.c).
-	 */
+	/* Folded before it is built: what folds holds nothing, and goes before its arrays come. */
 	if (!err && !job->final)
 		report_fold__run(tr, b->snap);
 	report_say__step(&b->steps, STEP_HISTORY);
@@ -307,12 +301,14 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&job->phase, PHASE_TABLES);
-	if (tr->kmem)	/* -k: the kernel's tables, the ages read at the end */
+	if (tr->kmem) {	/* -k: the kernel's tables, the ages read at the end */
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
-	else if (!tr->opts->older_ms && !tr->opts->show_allocs)	/* carried over */
+	} else if (!tr->opts->older_ms && !tr->opts->show_allocs) {	/* carried over */
+		report_fold__sweep_first(tr, job->final);
 		err = snapshot_kept__collect(tr->probes, report_fold__rule(tr, &fold), &b->snap);
-	else
+	} else {
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);
+	}
 	if (!err && tr->opts->show_allocs)
 		err = snapshot_blocks__read(tr->probes, b->snap, tr->opts->allocs_per_stack,
 				       tr->opts->older_ms * 1000000ull);

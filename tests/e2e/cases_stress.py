@@ -382,11 +382,11 @@ def fold_unswept(work):
 	"""-c v_stacks 13 8, a report every 0.3 s, -v, the default room: 65,536
 	stacks that each allocate a block and free it at once, none used
 	again, in a site table whose mark they never reach, so that no sweep
-	comes by itself. A report's picks to fold that still hold their slot
-	have a sweep retire it (report_fold.c), and they fold: at the last
-	report the history and the stack cache hold at most a quarter of the
-	run's stacks (8,900 of 65,536; without, every one of them, 65,537),
-	and every figure stays exact."""
+	comes by itself. A sweep before each report's reading retires the
+	slots of the sites freed since (report_fold.c), and they fold: at the
+	last report the history and the stack cache hold at most a quarter of
+	the run's stacks (2,800 to 8,900 of 65,536; without, every one of
+	them, 65,537), and every figure stays exact."""
 	binary = victim("v_stacks")
 
 	def check(work, truth):

@@ -16,8 +16,8 @@
  */
 void report_fold__run(struct tracer *tr, const struct snapshot *snap);
 /*
- * Before a report's reading: the sweep the last one asked for (its picks
- * still had their slots), waited for. Not before the final report.
+ * Before a report's reading: a sweep, waited for, so that the sites freed
+ * since the last one fold at this report. Not before the final report.
  */
 void report_fold__sweep_first(struct tracer *tr, bool final);
 /*

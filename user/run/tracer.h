@@ -152,11 +152,6 @@ struct tracer {
 	uint32_t *fold_later;
 	size_t nr_fold_later;
 	uint64_t fold_reading;
-	/*
-	 * So many could not (they still had their slot): the next report has
-	 * a sweep retire what holds nothing before it reads the tables.
-	 */
-	bool sweep_first;
 	uint64_t ends_before;	/* processes__ends when that report's job began */
 	size_t images_released;	/* module sets freed, their processes ended */
 	/*

@@ -155,9 +155,9 @@ void report_fold__run(struct tracer *tr, const struct snapshot *snap)
  * against 341 to 352 with this sweep). A sweep changes no figure
  * (probe/reclaim.c); it costs the sweeper's CPU, not the report's.
  */
-void report_fold__sweep_first(struct tracer *tr, bool final)
+void report_fold__sweep_first(struct tracer *tr)
 {
-	if (final || !allowed(tr))
+	if (!allowed(tr))
 		return;
 	reclaim__sweep_wait(tr->probes, SWEEP_WAIT_MS);
 }

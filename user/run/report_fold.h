@@ -11,15 +11,16 @@
 #include "tracer.h"
 
 /*
- * snap's report (not the final one), its history merged, is about to be
- * built: fold what it allows.
+ * snap's report, its history merged, is about to be built: fold what it
+ * allows (the final report's too: what folds holds nothing, and no output
+ * that lists freed stacks is asked for).
  */
 void report_fold__run(struct tracer *tr, const struct snapshot *snap);
 /*
  * Before a report's reading: a sweep, waited for, so that the sites freed
- * since the last one fold at this report. Not before the final report.
+ * since the last one fold at this report.
  */
-void report_fold__sweep_first(struct tracer *tr, bool final);
+void report_fold__sweep_first(struct tracer *tr);
 /*
  * Between reports (a job on the reports' thread): once the retired store
  * has grown past a bound since the last reading, fold what a reading would

@@ -213,7 +213,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	if (!err)
 		err = insight__add(tr->ins, job->pid, b->snap, b->agg);
 	/* Folded before it is built: what folds holds nothing, and goes before its arrays come. */
-	if (!err && !job->final)
+	if (!err)
 		report_fold__run(tr, b->snap);
 	report_say__step(&b->steps, STEP_HISTORY);
 	if (!err && pprof)	/* -k: the kernel's and its modules' */
@@ -304,7 +304,7 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	if (tr->kmem) {	/* -k: the kernel's tables, the ages read at the end */
 		err = kmem_snapshot__collect(tr->kmem, tr->opts->older_ms * 1000000ull, job->final, &b->snap);
 	} else if (!tr->opts->older_ms && !tr->opts->show_allocs) {	/* carried over */
-		report_fold__sweep_first(tr, job->final);
+		report_fold__sweep_first(tr);
 		err = snapshot_kept__collect(tr->probes, report_fold__rule(tr, &fold), &b->snap);
 	} else {
 		err = snapshot__collect(tr->probes, tr->opts->older_ms * 1000000ull, &b->snap);

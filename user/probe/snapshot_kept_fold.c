@@ -2,10 +2,11 @@
 /*
  * Folding unread between readings (snapshot_kept.h). A reading folds the
  * retired sites that no reading took in and that no report will list by
- * themselves (read_retired's fold_unread), but their stacks stay in the
- * retired store until the fold after the report: a report that falls in a
- * torch job's import held 331,000 of them beside the 415,000 of the stack
- * cache. Here the same sites, by the same rule, fold as soon as the
+ * themselves (read_retired's fold_unread), and their stacks go once the
+ * reading's sites have read theirs (let_go_unread); until that reading
+ * they stayed: a report that falls in a torch job's import held 331,000 of
+ * them beside the 415,000 of the stack cache. Here the same sites, by the
+ * same rule, fold as soon as the
  * retired store has grown past a bound since the last reading, and their
  * stacks go at once; the next reading counts them among its unread ones,
  * as if it had folded them itself, so every figure stays what it was.

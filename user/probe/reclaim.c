@@ -249,7 +249,7 @@ void reclaim__kick(struct probes *p)
 		return;
 	pthread_mutex_lock(&r->mu);
 	r->kicked = true;
-	pthread_cond_broadcast(&r->cond);	/* the thread, and no waiter for a sweep */
+	pthread_cond_broadcast(&r->cond);	/* the thread; a waiter for a sweep waits on */
 	pthread_mutex_unlock(&r->mu);
 }
 

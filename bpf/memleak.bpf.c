@@ -371,13 +371,17 @@ static __always_inline void record(struct pt_regs *ctx, struct call_state *st, _
 	struct alloc_info info = { .size = size, .proc = st->proc };
 	struct sample_weight w;
 	struct site_slot *s;
+	__u64 id;
 	int err;
 
 	if (!size_wanted(size))
 		return;
 	block_weight(&w, st->api, size);
 	info.timestamp_ns = stamp_ns();
-	s = site_enter(scratch_capture(ctx, st), st->api, &w, &info.site);
+	id = scratch_capture(ctx, st, addr);
+	/* A Python pair's touched them already (py_pair_id): hits then. */
+	record_touch(id, st->api, addr, st->proc);
+	s = site_enter(id, st->api, &w, &info.site);
 	if (!s)
 		return;
 	/*

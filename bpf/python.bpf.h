@@ -630,10 +630,12 @@ static __always_inline __u64 python_of(__u32 proc, __u32 image)
 /*
  * The id of the triple (native stack, Python frames, process), stored once;
  * the native id alone for the target (process 0) when the thread runs no
- * Python or its frames could not be kept. A global function: the verifier
- * checks it once, not at every record().
+ * Python or its frames could not be kept. api and addr: the allocation's,
+ * whose site and block the record looks up next, touched together with
+ * the pair's set (record_touch). A global function: the verifier checks it
+ * once, not at every record().
  */
-__noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
+__noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image, __u32 api, __u64 addr)
 {
 	struct pair_msg msg = { .h.kind = STACK_MSG_PAIR, .pair.native = native, .pair.proc = proc };
 	struct known_set *s;
@@ -650,6 +652,7 @@ __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image)
 	id = id ?: 1;
 	/* The three fields, hashed otherwise: a pair of another under id is told apart. */
 	check = mix(mix(mix(0xbf58476d1ce4e5b9ULL, native), msg.pair.python), proc) | 1;
+	record_touch(id, api, addr, proc);
 	known = py_known(id, STACK_MSG_PAIR, check, &s, &key);
 	if (known)
 		return known > 0 ? id : native;
@@ -668,12 +671,13 @@ static __always_inline bool python_wanted(__u64 native, __u32 proc)
 	return proc || (py_walk && py_enabled && native != MEMLEAK_NO_STACK);
 }
 
-/* An allocation's stack id: for a thread running Python, with its frames. */
-static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 image)
+/* The stack id of an allocation (api, addr): for a thread running Python, with its frames. */
+static __always_inline __u64 with_python(__u64 native, __u32 proc, __u32 image, __u32 api,
+					 __u64 addr)
 {
 	if (!python_wanted(native, proc))
 		return native;
-	return py_pair_id(native, proc, image);
+	return py_pair_id(native, proc, image, api, addr);
 }
 
 #endif

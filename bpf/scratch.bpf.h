@@ -70,13 +70,14 @@ static __always_inline void scratch_forget(struct pt_regs *ctx, struct call_stat
 }
 
 /*
- * The stack of the allocation the call in st made: its id, or
+ * The stack of the allocation the call in st made (at addr): its id, or
  * MEMLEAK_NO_STACK. A stack cache hit, which only reads, holds nothing:
  * checked by the mark, one that another thread's capture may have made up
  * walks. The walk and the Python frames, which write, hold preemption off
  * (or, before 6.10, are checked by the mark: counted, no stack).
  */
-static __always_inline __u64 scratch_capture(struct pt_regs *ctx, struct call_state *st)
+static __always_inline __u64 scratch_capture(struct pt_regs *ctx, struct call_state *st,
+					       __u64 addr)
 {
 	__u64 mark = (__u64)st, *owner = scratch_mark(mark), id;
 	struct capture x;
@@ -98,7 +99,7 @@ static __always_inline __u64 scratch_capture(struct pt_regs *ctx, struct call_st
 			x.r.win->len = 0;	/* what another thread's capture read */
 		id = capture_walk(ctx, &x, &st->trail);
 	}
-	id = with_python(id, st->proc, st->image);
+	id = with_python(id, st->proc, st->image, st->api, addr);
 	if (preempt_kfuncs) {
 		bpf_preempt_enable();
 		return id;

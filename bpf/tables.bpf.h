@@ -371,6 +371,37 @@ static __always_inline void site_count(struct site_slot *s, const struct sample_
 	__sync_fetch_and_add(&c->total_var, sign * (__s64)w->var);
 }
 
+/* The key of the site of (stack_id, api): never EMPTY nor a RETIRING mark. */
+static __always_inline __u64 site_key(__u64 stack_id, __u32 api)
+{
+	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api);
+
+	return key == MEMLEAK_SITE_EMPTY || key >= MEMLEAK_SITE_RETIRING ? 1 : key;
+}
+
+/*
+ * Start the cache misses an allocation's record is about to take, all at
+ * once: its site's home slot (the key's line and this CPU's counts') and
+ * its block's home bucket. Both tables are large (160 MiB each at the
+ * default sizes) and read at random: each line a miss, and each page one
+ * of the TLB. Looked up one after the other, the misses add up; these
+ * loads, whose values nothing uses, overlap them, and the look-ups that
+ * follow find the lines on their way (docs/PERFORMANCE.md, "The tables'
+ * misses, overlapped").
+ */
+static __always_inline void record_touch(__u64 stack_id, __u32 api, __u64 addr, __u32 proc)
+{
+	struct site_slot *s = site_at(site_key(stack_id, api) >> 40);
+	struct alloc_bucket *b = bucket_at(alloc_home(addr, proc));
+
+	if (s) {
+		(void)*(volatile __u64 *)&s->key;
+		(void)*(volatile __u64 *)&site_shard(s)->total_bytes;
+	}
+	if (b)
+		(void)*(volatile __u64 *)&b->addr[0];
+}
+
 /*
  * The site of (stack_id, api), made if new, with one block of weight w
  * counted in it; its index in *idx. The count comes before a second look at
@@ -381,11 +412,9 @@ static __always_inline void site_count(struct site_slot *s, const struct sample_
 static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api,
 						    const struct sample_weight *w, __u32 *idx)
 {
-	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api);
+	__u64 key = site_key(stack_id, api);
 	struct site_slot *s;
 
-	if (key == MEMLEAK_SITE_EMPTY || key >= MEMLEAK_SITE_RETIRING)
-		key = 1;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		*idx = site_find(key, stack_id, api);
 		s = site_at(*idx);

@@ -364,24 +364,20 @@ static __always_inline bool release_tracked(__u64 addr, __u32 proc, __u32 api)
 	return true;
 }
 
-/* The block at addr that the call in st returned. */
+/* The block at addr that the call in st returned; its lines touched as its stack is known. */
 static __always_inline void record(struct pt_regs *ctx, struct call_state *st, __u64 addr)
 {
-	__u64 size = st->size;
-	struct alloc_info info = { .size = size, .proc = st->proc };
+	struct alloc_info info = { .size = st->size, .proc = st->proc };
 	struct sample_weight w;
 	struct site_slot *s;
-	__u64 id;
 	int err;
 
-	if (!size_wanted(size))
+	if (!size_wanted(info.size))
 		return;
-	block_weight(&w, st->api, size);
+	block_weight(&w, st->api, info.size);
 	info.timestamp_ns = stamp_ns();
-	id = scratch_capture(ctx, st, addr);
-	/* A Python pair's touched them already (py_pair_id): hits then. */
-	record_touch(id, st->api, addr, st->proc);
-	s = site_enter(id, st->api, &w, &info.site);
+	s = site_enter(record_touch(scratch_capture(ctx, st, addr), st->api, addr, st->proc),
+		       st->api, &w, &info.site);
 	if (!s)
 		return;
 	/*

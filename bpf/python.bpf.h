@@ -631,8 +631,8 @@ static __always_inline __u64 python_of(__u32 proc, __u32 image)
  * The id of the triple (native stack, Python frames, process), stored once;
  * the native id alone for the target (process 0) when the thread runs no
  * Python or its frames could not be kept. api and addr: the allocation's,
- * whose site and block the record looks up next, touched together with
- * the pair's set (record_touch). A global function: the verifier checks it
+ * whose site and block record() looks up next, touched together with the
+ * pair's set (record_touch). A global function: the verifier checks it
  * once, not at every record().
  */
 __noinline __u64 py_pair_id(__u64 native, __u32 proc, __u32 image, __u32 api, __u64 addr)

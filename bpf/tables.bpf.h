@@ -387,9 +387,9 @@ static __always_inline __u64 site_key(__u64 stack_id, __u32 api)
  * of the TLB. Looked up one after the other, the misses add up; these
  * loads, whose values nothing uses, overlap them, and the look-ups that
  * follow find the lines on their way (docs/PERFORMANCE.md, "The tables'
- * misses, overlapped").
+ * misses, overlapped"). stack_id: the allocation's, returned.
  */
-static __always_inline void record_touch(__u64 stack_id, __u32 api, __u64 addr, __u32 proc)
+static __always_inline __u64 record_touch(__u64 stack_id, __u32 api, __u64 addr, __u32 proc)
 {
 	struct site_slot *s = site_at(site_key(stack_id, api) >> 40);
 	struct alloc_bucket *b = bucket_at(alloc_home(addr, proc));
@@ -400,6 +400,7 @@ static __always_inline void record_touch(__u64 stack_id, __u32 api, __u64 addr, 
 	}
 	if (b)
 		(void)*(volatile __u64 *)&b->addr[0];
+	return stack_id;
 }
 
 /*

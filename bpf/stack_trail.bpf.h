@@ -48,8 +48,14 @@ struct stack_trail {
  * RET), more than the round's work.
  */
 
-/* A round of bpf_loop below handles TRAIL_BATCH items (words, frames). */
-#define TRAIL_BATCH 8
+/*
+ * A round of bpf_loop below handles TRAIL_BATCH items (words, frames). 16
+ * rather than 8: a walk of the torch job's import takes some 47 frames
+ * from the trail (50 deep, meeting it after 3), 3 rounds instead of 6, and
+ * its words likewise; for 8,300 more instructions of api_exit to verify
+ * (docs/PERFORMANCE.md, "The tables' misses, overlapped").
+ */
+#define TRAIL_BATCH 16
 
 /*
  * Taking the trail's outer frames: its words checked, then noted in the

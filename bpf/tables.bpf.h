@@ -371,7 +371,7 @@ static __always_inline void site_count(struct site_slot *s, const struct sample_
 	__sync_fetch_and_add(&c->total_var, sign * (__s64)w->var);
 }
 
-/* The key of the site of (stack_id, api): never EMPTY nor a RETIRING mark. */
+/* The key of the site of (stack_id, api): never EMPTY, RETIRING nor RETIRED. */
 static __always_inline __u64 site_key(__u64 stack_id, __u32 api)
 {
 	__u64 key = mix(mix(0x9e3779b97f4a7c15ULL, stack_id), api);
@@ -382,7 +382,7 @@ static __always_inline __u64 site_key(__u64 stack_id, __u32 api)
 /*
  * Start the cache misses an allocation's record is about to take, all at
  * once: its site's home slot (the key's line and this CPU's counts') and
- * its block's home bucket. Both tables are large (160 MiB each at the
+ * its block's home bucket. Both tables are large (160 and 58 MiB at the
  * default sizes) and read at random: each line a miss, and each page one
  * of the TLB. Looked up one after the other, the misses add up; these
  * loads, whose values nothing uses, overlap them, and the look-ups that

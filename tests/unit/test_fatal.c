@@ -77,6 +77,7 @@ static int die_in_child(void (*fn)(void), bool hang_up, char *out, size_t len)
 		dup2(pfd[1], STDERR_FILENO);
 		close(pfd[0]);
 		signal(SIGBUS, SIG_DFL);	/* a sanitizer's handler is kept (fatal.c): not in this test */
+		signal(SIGHUP, SIG_DFL);	/* under nohup it is ignored, and stays so (fatal.c) */
 		fatal__setup();
 		fn();
 		_exit(4);

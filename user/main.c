@@ -248,6 +248,18 @@ static void run(struct tracer *tr)
 	}
 }
 
+/*
+ * SIGHUP (the terminal of a -p session closed) ends tracing with the final
+ * report too, as SIGTERM does; under nohup it stays ignored: a blocked
+ * signal is queued even when ignored, and would end the run after all.
+ */
+static bool hangup_ignored(void)
+{
+	struct sigaction sa;
+
+	return !sigaction(SIGHUP, NULL, &sa) && sa.sa_handler == SIG_IGN;
+}
+
 static void signal_set(sigset_t *set, bool interrupts)
 {
 	sigemptyset(set);
@@ -257,11 +269,13 @@ static void signal_set(sigset_t *set, bool interrupts)
 	if (interrupts) {
 		sigaddset(set, SIGINT);
 		sigaddset(set, SIGTERM);
+		if (!hangup_ignored())
+			sigaddset(set, SIGHUP);
 	}
 }
 
 /*
- * Ctrl-C and SIGTERM keep their default action until the probes are loaded:
+ * Ctrl-C, SIGTERM and SIGHUP keep their default action until the probes are loaded:
  * a fatal signal ends even a long map creation in the kernel at once, and
  * before the target runs under us there is no report to lose (a -c command
  * waiting at the gate sees it close and exits without running). From here

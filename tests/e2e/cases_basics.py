@@ -314,6 +314,8 @@ CASES = [
 	("sigterm_c", TRACE, [], signal_c_case(signal.SIGTERM)),
 	# -t's thread starts before SIGTERM is held for the loop: it took it, and the report was lost.
 	("sigterm_trace_c", TRACE, [], signal_c_case(signal.SIGTERM, ["-t"])),
+	# A closed terminal: the final report all the same (it was a death by SIGHUP, no report).
+	("sighup_c", TRACE, [], signal_c_case(signal.SIGHUP)),
 	("sigint_slow_command", TRACE, ["/usr/bin/python3"], case_sigint_slow_command),
 
 	("help", ERROR, [], case_help),

@@ -351,18 +351,19 @@ static int write_fd(int fd, bool sync, int (*writer)(const struct report *, FILE
 	return write_stream(f, sync, writer, r);
 }
 
-/* SIGINT and SIGTERM are blocked (the main loop reads them from a signalfd). */
+/* SIGINT, SIGTERM and SIGHUP are blocked (the main loop reads them from a signalfd). */
 static bool interrupt_pending(void)
 {
 	sigset_t set;
 
-	return !sigpending(&set) && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
+	return !sigpending(&set) && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM) ||
+				     sigismember(&set, SIGHUP));
 }
 
 /*
  * A device or pipe opened without blocking may not take the bytes now (a
- * terminal held by Ctrl-S, a reader that stopped reading): wait for room in slices, and give up once SIGINT or
- * SIGTERM is pending, since the tracer must never hang past them.
+ * terminal held by Ctrl-S, a reader that stopped reading): wait for room in slices, and give up once SIGINT,
+ * SIGTERM or SIGHUP is pending, since the tracer must never hang past them.
  */
 static ssize_t nonblock_write(void *cookie, const char *buf, size_t len)
 {

@@ -293,6 +293,7 @@ static __always_inline __u32 site_claim(__u32 idx, __u64 expected, __u64 key, __
 	*(volatile __u32 *)&s->ready = 1;
 	if (expected == MEMLEAK_SITE_EMPTY)
 		fill_add(&fill.site_slots, &fill_mark.site_slots);
+	fill_add(&fill.sites, &fill_mark.sites);
 	return idx & site_mask;
 }
 

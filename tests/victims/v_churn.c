@@ -4,7 +4,7 @@
  * allocator goes; the workload where the tracer's sweep must keep up with
  * the churn of stacks rather than with what is outstanding.
  *
- *   v_churn BITS ROUNDS [LEAK_EVERY]
+ *   v_churn BITS ROUNDS [LEAK_EVERY [HOLD_EVERY]]
  *
  * Each round walks the 2^BITS paths through via_zero and via_one, BITS
  * levels deep (the bits of the path's number pick the function at each
@@ -13,7 +13,11 @@
  * Every LEAK_EVERY-th path (0: none) ends in site_leak instead, which
  * mallocs and frees as well, but in the last round keeps its block. No
  * pause between rounds: the churn outruns a sweep that only looks now and
- * then.
+ * then. Every HOLD_EVERY-th other path (0: none) ends in site_hold, whose
+ * stack holds a block from the first round to the last, which frees it:
+ * sites that stay among those the churn comes and goes between, as a
+ * torch import's 210,000 held ones do (the sweep leaves RETIRED slots
+ * between them, which new sites take).
  *
  * Truth: site_leak holds 2^BITS / LEAK_EVERY blocks of 64 bytes (TRUTH
  * lines); notes "# total: allocs=N bytes=B" (every allocation of both
@@ -25,8 +29,11 @@
 
 #define CHURN_SIZE 48
 #define LEAK_SIZE 64
+#define HOLD_SIZE 56
+#define HOLD_MAX (1u << 19)
 
 static unsigned long allocs, bytes;
+static void *held[HOLD_MAX];	/* site_hold's block of each of its paths */
 
 SITE void site_churn(void)
 {
@@ -47,8 +54,23 @@ SITE void site_leak(int keep)
 	bytes += LEAK_SIZE;
 }
 
+/* A new block each round in place of the last one, and none after the last round. */
+SITE void site_hold(void **slot, int last)
+{
+	void *p = malloc(HOLD_SIZE); ESCAPE(p);
+
+	free(*slot);
+	*slot = p;
+	if (last) {
+		free(p);
+		*slot = NULL;
+	}
+	allocs++;
+	bytes += HOLD_SIZE;
+}
+
 struct walk {
-	unsigned leak_every;
+	unsigned leak_every, hold_every;
 	int last;		/* the last round: site_leak keeps its block */
 };
 
@@ -61,6 +83,8 @@ static void descend(const struct walk *w, unsigned path, unsigned bits, int dept
 	if (depth == (int)bits) {
 		if (w->leak_every && path % w->leak_every == 0)
 			site_leak(w->last);
+		else if (w->hold_every && path % w->hold_every == w->hold_every - 1)
+			site_hold(&held[path / w->hold_every], w->last);
 		else
 			site_churn();
 	} else if (path >> depth & 1) {
@@ -86,12 +110,14 @@ int main(int argc, char **argv)
 {
 	unsigned bits = argc > 1 ? (unsigned)atoi(argv[1]) : 0;
 	int rounds = argc > 2 ? atoi(argv[2]) : 0;
-	struct walk w = { argc > 3 ? (unsigned)atoi(argv[3]) : 0, 0 };
+	struct walk w = { argc > 3 ? (unsigned)atoi(argv[3]) : 0,
+			  argc > 4 ? (unsigned)atoi(argv[4]) : 0, 0 };
 	char note[128];
 
 	if (bits < 1 || bits > 20 || rounds < 1 ||
-	    (w.leak_every && (1u << bits) / w.leak_every > TR_CAP / 2)) {
-		tr_say(2, "usage: v_churn BITS(1-20) ROUNDS [LEAK_EVERY]\n");
+	    (w.leak_every && (1u << bits) / w.leak_every > TR_CAP / 2) ||
+	    (w.hold_every && (w.hold_every < 2 || (1u << bits) / w.hold_every >= HOLD_MAX))) {
+		tr_say(2, "usage: v_churn BITS(1-20) ROUNDS [LEAK_EVERY [HOLD_EVERY(2-)]]\n");
 		return 2;
 	}
 	for (int r = 0; r < rounds; r++) {

@@ -16,7 +16,8 @@
 
 static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
 {
-	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_codes_sent, skel->maps.sites };
+	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_codes_sent, skel->maps.sites,
+						skel->maps.sites };
 
 	return m[t];
 }

@@ -26,7 +26,8 @@
 /* The tables the sweeper watches fill, and lets go of entries of (reclaim.c). */
 enum bpfmaps_table {
 	BPFMAPS_PY_CODES,	/* py_codes_sent */
-	BPFMAPS_SITES,		/* sites */
+	BPFMAPS_SITES,		/* sites: its slots not EMPTY */
+	BPFMAPS_SITES_HELD,	/* sites: its slots that hold a site (memleak_fill.sites) */
 	BPFMAPS__TABLES
 };
 
@@ -119,7 +120,7 @@ static inline const struct memleak_calls *bpfmaps__entry_calls(const struct meml
 /* A table's fill count, and the mark past which BPF asks for a sweep. */
 static inline volatile __u64 *bpfmaps__fill_gauge(struct memleak_fill *f, enum bpfmaps_table t)
 {
-	volatile __u64 *v[BPFMAPS__TABLES] = { &f->py_codes, &f->site_slots };
+	volatile __u64 *v[BPFMAPS__TABLES] = { &f->py_codes, &f->site_slots, &f->sites };
 
 	return v[t];
 }

@@ -315,6 +315,7 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 	s->base_bytes = c.total_bytes;
 	__atomic_store_n(&s->ready, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key, MEMLEAK_SITE_RETIRED, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(fill_of(p, BPFMAPS_SITES_HELD), 1, __ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -448,7 +449,18 @@ static uint64_t mark_for(uint64_t room, uint64_t live)
 	return next < room - room / 16 ? next : room - room / 16;
 }
 
-/* The stack tables' live entries are those the live sites name (r->named). */
+/*
+ * Each gauge's next mark from its count when the sweep ends. The site
+ * table has two: its slots not EMPTY, and those that hold a site. The
+ * first does not grow when a new site takes a RETIRED slot, which it does
+ * before an EMPTY one: where the sweep leaves RETIRED slots between held
+ * sites (a torch import), the sites grew by that many before that mark
+ * came, and with the sweep's own time the table reached the three
+ * quarters where probes of MEMLEAK_SITE_PROBES slots start to find no
+ * room (sites_map_full on 4 of 42 torch jobs). The second counts what a
+ * new site's probe passes over, and its mark comes an eighth of the room
+ * after what the sweep left.
+ */
 static void set_marks(struct probes *p)
 {
 	for (int k = 0; k < BPFMAPS__TABLES; k++) {
@@ -507,9 +519,10 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 		size_t py, pairs, native = stack_ring__held(p, &py, &pairs);
 
 		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
-			"%zu stacks (%llu live), %zu Python stacks, %zu pairs and %llu sites left; "
-			"%zu stacks kept aside (%.1f MiB)\n", sites, stacks, dt / 1e6, cpu / 1e6,
-			native, (unsigned long long)r->live, py, pairs,
+			"%zu stacks (%llu live), %zu Python stacks, %zu pairs and %llu sites left "
+			"(%llu slots not empty); %zu stacks kept aside (%.1f MiB)\n", sites, stacks,
+			dt / 1e6, cpu / 1e6, native, (unsigned long long)r->live, py, pairs,
+			(unsigned long long)*fill_of(p, BPFMAPS_SITES_HELD),
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
 			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
 	}

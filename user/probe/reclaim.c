@@ -504,7 +504,7 @@ static uint64_t thread_cpu_ns(void)
 
 /* A sweep's figures into r, under the lock reclaim__sweep_stats reads them with. */
 static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stacks, uint64_t dt,
-		  uint64_t cpu)
+		  uint64_t cpu, uint64_t held)
 {
 	pthread_mutex_lock(&r->mu);
 	note_live(r);
@@ -520,8 +520,9 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 
 		fprintf(stderr, "memleakbpf: reclaimed %zu sites and %zu stacks in %.1f ms (%.1f ms of CPU), "
 			"%zu stacks (%llu live), %zu Python stacks, %zu pairs and %llu sites left "
-			"(%llu slots not empty); %zu stacks kept aside (%.1f MiB)\n", sites, stacks,
-			dt / 1e6, cpu / 1e6, native, (unsigned long long)r->live, py, pairs,
+			"(%llu at its start; %llu slots not empty); %zu stacks kept aside (%.1f MiB)\n",
+			sites, stacks, dt / 1e6, cpu / 1e6, native, (unsigned long long)r->live, py, pairs,
+			(unsigned long long)held,
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES_HELD),
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
 			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
@@ -531,7 +532,7 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 static void sweep(struct probes *p, bool asked)
 {
 	struct reclaim *r = p->rc.sweep;
-	uint64_t t0, c0;
+	uint64_t t0, c0, held = *fill_of(p, BPFMAPS_SITES_HELD);
 	size_t sites, stacks;
 
 	if (!r || !(asked || due(p)))
@@ -551,7 +552,7 @@ static void sweep(struct probes *p, bool asked)
 	if (*fill_of(p, BPFMAPS_PY_CODES) > room_of(p, BPFMAPS_PY_CODES) / 2)
 		forget_codes(p);
 	set_marks(p);
-	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0);
+	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0, held);
 	/*
 	 * Made anew at each sweep: a torch job sweeps some ten times, and
 	 * between them its ids (24 MiB of room at 210,000 live stacks) would

@@ -522,8 +522,7 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 			"%zu stacks (%llu live), %zu Python stacks, %zu pairs and %llu sites left "
 			"(%llu at its start; %llu slots not empty); %zu stacks kept aside (%.1f MiB)\n",
 			sites, stacks, dt / 1e6, cpu / 1e6, native, (unsigned long long)r->live, py, pairs,
-			(unsigned long long)held,
-			(unsigned long long)*fill_of(p, BPFMAPS_SITES_HELD),
+			(unsigned long long)*fill_of(p, BPFMAPS_SITES_HELD), (unsigned long long)held,
 			(unsigned long long)*fill_of(p, BPFMAPS_SITES),
 			retired__nr_stacks(p->rc.retired), retired__bytes(p->rc.retired) / 1048576.0);
 	}

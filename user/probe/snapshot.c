@@ -500,13 +500,21 @@ int snapshot__collect(struct probes *p, uint64_t older_ns, struct snapshot **out
 	return err;
 }
 
+/*
+ * At the sweeper's nice value too: a torch import asks for a peak sample
+ * at every sixty-fourth its heap grows, each a scan of the site table
+ * under the lock, and at nice 0 on a loaded machine the import's first
+ * sweeps waited 260 and 340 ms for the lock, before any report (docs/
+ * PERFORMANCE.md, "The site table's mark on the sites it holds").
+ */
 int snapshot__live(struct probes *p, struct snap_live **buf, size_t *cap, size_t *nr)
 {
-	int err;
+	int err, was = nice__raise(PROBES_SWEEP_NICE);
 
 	pthread_mutex_lock(&p->rc.tables_lock);
 	err = live(p, buf, cap, nr);
 	pthread_mutex_unlock(&p->rc.tables_lock);
+	nice__restore(was);
 	return err;
 }
 

@@ -351,7 +351,7 @@ CASES = [
 	# sweep leaves RETIRED slots between them, which new sites take before
 	# EMPTY ones. With the sweep's mark on the slots not EMPTY alone, the
 	# sites grew unseen into them, to 90% of the table at the sweeps: 780
-	# to 2,133 drops a run, at a load of 0.1 as of 7 (docs/PERFORMANCE.md).
+	# to 2,133 drops a run, at loads from 0.1 to 7 (docs/PERFORMANCE.md).
 	("churn_among_held", TRACE, [], churn_case(15, 20, 64, 3)),
 	("stack_ring_full", TRACE, [], case_stack_ring_full),
 ]

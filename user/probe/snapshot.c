@@ -356,9 +356,14 @@ int snapshot__walk_blocks(struct probes *p, struct snapshot *snap, uint64_t olde
 	return 0;
 }
 
+/* A carried reading may have kept its sites' ages (snapshot_kept.c): walked anew, whole. */
 static int ages(struct probes *p, struct snapshot *snap)
 {
-	return snap->ages ? 0 : walk_allocs(p, snap, 0);
+	if (snap->ages)
+		return 0;
+	for (size_t i = 0; i < snap->nr; i++)
+		snap->sites[i].oldest_ns = 0;
+	return walk_allocs(p, snap, 0);
 }
 
 static int collect(struct probes *p, uint64_t older_ns, struct snapshot **out)

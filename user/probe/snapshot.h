@@ -138,6 +138,24 @@ struct snap_order {
  */
 #define SNAPSHOT_AGES_MAX 250000
 
+/*
+ * Does the age of a site's oldest block (oldest_ns, 0: not known) still
+ * hold, its figures at the reading that found it was and now? Only if it
+ * had blocks then, has some now and freed none since (its frees, total
+ * less outstanding, the same): its oldest block is live still, and the
+ * blocks it made since are younger. Exact tracing only (sampled figures
+ * are weights, not blocks); a reading that keeps every site's age this
+ * way need not walk the live blocks (snapshot_kept.c).
+ */
+static inline bool snapshot__age_holds(const struct site_stats *was, const struct site_stats *now,
+				       uint64_t oldest_ns)
+{
+	return oldest_ns && was->outstanding_allocs && now->outstanding_allocs &&
+	       now->total_allocs >= was->total_allocs &&
+	       was->total_allocs - was->outstanding_allocs ==
+	       now->total_allocs - now->outstanding_allocs;
+}
+
 /* A site's outstanding figures alone: the cheap sample of snapshot__live. */
 struct snap_live {
 	uint64_t stack_id;

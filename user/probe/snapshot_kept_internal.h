@@ -51,6 +51,7 @@ struct snapshot_kept {
 	uint64_t reading;	/* the last one's number */
 	bool started;		/* a reading was made since the last start */
 	bool compacted;		/* this reading compacted the last one's sites */
+	bool ages_unknown;	/* a site with blocks whose age did not hold (set_figures) */
 	uint32_t *moved;	/* snapshot.moved */
 	size_t cap_moved;
 	struct snap_order order;

@@ -236,6 +236,20 @@ def reclaim_churn(work, tracer_args):
 FOLD_BITS = 13	# v_stacks: 8 rounds of 2^13 stacks, 65,536 in all, each used once
 
 
+def stacks_totals(work, rep):
+	"""v_stacks' '# stacks:' note, and the totals checked against its '# total:'
+	note (its churn and what is outstanding): (stacks, errs); stacks None
+	when the notes are missing."""
+	stacks, m = note(work, "stacks"), re.search(
+		r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$", work.read("truth.txt"), re.M)
+	if not m or not stacks:
+		return None, ["v_stacks wrote no '# total:' or '# stacks:' note"]
+	want = int(m.group(1)) + rep["totals"]["outstanding_allocs"]
+	if rep["totals"]["allocs"] != want:
+		return stacks, ["totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want)]
+	return stacks, []
+
+
 def fold_churn(work):
 	"""-c v_stacks 13 8, a report every 0.1 s, -v: 65,536 stacks that each
 	allocate a block and free it at once, none used again (a torch
@@ -249,14 +263,9 @@ def fold_churn(work):
 
 	def check(work, truth):
 		rep = load_report(work.path("report.json"))
-		errs = []
-		stacks, m = note(work, "stacks"), re.search(
-			r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$", work.read("truth.txt"), re.M)
-		if not m or not stacks:
-			return ["v_stacks wrote no '# total:' or '# stacks:' note"]
-		want = int(m.group(1)) + rep["totals"]["outstanding_allocs"]
-		if rep["totals"]["allocs"] != want:
-			errs.append("totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want))
+		stacks, errs = stacks_totals(work, rep)
+		if stacks is None:
+			return errs
 		churn = [c for c in rep.get("churn", []) if c["frames"] and
 			 fn_name(c["frames"][0]) == "site_churn"]
 		if not churn or any((c["total_allocs"], c["total_bytes"]) != (1, 48) for c in churn):
@@ -391,14 +400,9 @@ def fold_unswept(work):
 
 	def check(work, truth):
 		rep = load_report(work.path("report.json"))
-		errs = []
-		stacks, m = note(work, "stacks"), re.search(
-			r"^# total: site_churn malloc allocs=(\d+) bytes=(\d+)$", work.read("truth.txt"), re.M)
-		if not m or not stacks:
-			return ["v_stacks wrote no '# total:' or '# stacks:' note"]
-		want = int(m.group(1)) + rep["totals"]["outstanding_allocs"]
-		if rep["totals"]["allocs"] != want:
-			errs.append("totals.allocs %d, truth %d" % (rep["totals"]["allocs"], want))
+		stacks, errs = stacks_totals(work, rep)
+		if stacks is None:
+			return errs
 		err = work.read("tracer.stderr")
 		held = [int(h) for h in re.findall(r"our memory: .*?, history [^(]*\(([\d]+) stacks\)", err)]
 		cached = [int(h) for h in re.findall(r"our memory: .*?stack cache [^(]*\(([\d]+) stacks\)", err)]

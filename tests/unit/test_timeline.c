@@ -445,6 +445,28 @@ TEST(timeline_text_advice_per_allocator)
 	return true;
 }
 
+/* Reused, not given back: the live blocks grew into the retained memory; malloc_trim still advised. */
+TEST(timeline_text_reused)
+{
+	struct report_analysis a = analysis();
+	struct report r = sample(&a);
+	char *out;
+
+	a.memory.released = false;
+	a.memory.reused = true;
+	a.memory.now.mem_live = a.memory.now.live = 1000 * MiB;
+	a.memory.now.anon = 1040 * MiB;
+	a.memory.now.rss = 1050 * MiB;
+	a.memory.now_retained = 1040 * MiB - 128 * 1024 - 1000 * MiB;
+	out = render(report_text__write, &r);
+	ASSERT(out && strstr(out, "  Reused since: at 2.0 s: RSS 1.0 GiB (anonymous 1.0 GiB) for 1000.0 MiB"
+				  " of live blocks (95% of RSS): 39.9 MiB retained;\n  the live blocks grew"
+				  " into the memory retained: the allocator reused it rather than give it back.\n"));
+	ASSERT(!strstr(out, "Given back") && strstr(out, "malloc_trim(0)"));
+	free(out);
+	return true;
+}
+
 /* The retained figure and the live bytes printed beside it are of one moment: the reading's. */
 TEST(timeline_text_retained_one_moment)
 {

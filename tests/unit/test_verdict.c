@@ -41,6 +41,27 @@ TEST(verdict_fragmentation_then_released)
 	return true;
 }
 
+/* Retained, then the live blocks grow into it: reused, not given back (RSS did not fall). */
+TEST(verdict_fragmentation_then_reused)
+{
+	struct report_sample base = mem(0, 0, 1 * MiB, 0), s[4];
+	struct report_growth flat = { .trend = TREND_STABLE };
+	struct report_memory m;
+
+	s[0] = mem(1.0, 100 * MiB, 400 * MiB, 0);
+	s[1] = mem(1.5, 100 * MiB, 401 * MiB, 0);
+	s[2] = mem(2.0, 380 * MiB, 420 * MiB, 0);	/* anonymous rose a little; live took the rest */
+	verdict__judge(&base, s, 3, &flat, 0, false, &m);
+	ASSERT(m.verdict == VERDICT_FRAGMENTATION);
+	ASSERT(m.reused && !m.released);
+	ASSERT(m.now_retained == (int64_t)(39 * MiB) && m.worst_retained == (int64_t)(300 * MiB));
+	/* Half the drop went back as anonymous memory that fell: given back. */
+	s[3] = mem(2.5, 230 * MiB, 250 * MiB, 0);
+	verdict__judge(&base, s, 4, &flat, 0, false, &m);
+	ASSERT(m.released && !m.reused);
+	return true;
+}
+
 /* Three reports, 10 MiB more live each second, all of it in anonymous memory. */
 static void rising(struct report_sample *s)
 {

@@ -312,7 +312,8 @@ struct report_startup {
 struct report_memory {
 	enum report_verdict verdict;
 	bool attached;		/* -p: what was allocated before the attach is unknown */
-	bool released;		/* the retained memory went back later */
+	bool released;		/* the retained memory went back later (the anonymous memory fell) */
+	bool reused;		/* or the live blocks grew into it later (it did not fall) */
 	size_t reports;		/* reports with the target's figures */
 	struct report_sample base;	/* at the start of tracing (or the attach) */
 	struct report_sample worst;	/* when the most was retained */

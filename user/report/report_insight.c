@@ -149,6 +149,9 @@ static void print_fragmentation(const struct report *r, FILE *f)
 			"  (released by the program or the allocator, or the blocks in the way were freed).\n",
 			m->now.mem_t_s, size_str(m->now.rss, a), r->sampling ? "~" : "",
 			size_str(m->now.mem_live, b));
+	} else if (m->reused) {
+		print_retention(r, "Reused since: at", &m->now, m->now_retained, f);
+		fputs(";\n  the live blocks grew into the memory retained: the allocator reused it rather than give it back.\n", f);
 	} else if (m->now.mem_t_s > m->worst.mem_t_s) {
 		print_retention(r, "Still at", &m->now, m->now_retained, f);
 		fputs(".\n", f);

@@ -489,10 +489,10 @@ static void put_memory(const struct report *r, FILE *f)
 	fputs("  \"memory\": {\"verdict\": ", f);
 	json_put__string(verdict__name(m->verdict), f);
 	fprintf(f, ", \"pymalloc\": %s", m->pymalloc ? "true" : "false");
-	fprintf(f, ", \"released\": %s, \"attached\": %s, \"reports\": %zu, "
+	fprintf(f, ", \"released\": %s, \"reused\": %s, \"attached\": %s, \"reports\": %zu, "
 		"\"growing_stacks\": %zu,\n             \"live_trend\": ",
-		m->released ? "true" : "false", m->attached ? "true" : "false", m->reports,
-		m->growing);
+		m->released ? "true" : "false", m->reused ? "true" : "false",
+		m->attached ? "true" : "false", m->reports, m->growing);
 	json_put__string(trend_name(m->live.trend), f);
 	fputs(", \"live_slope_bytes_per_s\": ", f);
 	put_num(m->live.slope, f);

@@ -244,7 +244,7 @@ TEST(timeline_text_sections)
 	list = strstr(out, "\nAll 2 sites by outstanding bytes (2 stacks in all,");
 	ASSERT(strstr(out, "\nSite 2: 240.0 KiB (245,760 bytes) in 120 allocations from 1 stack"
 			   " (the 1st under Growing), at site_leak (app.c:42) [app]\n"));
-	churn = strstr(out, "\nChurn: the most allocations per second first, freed or not:\n"
+	churn = strstr(out, "\nChurn: the stacks that allocate most often first, freed or not:\n"
 			    "  1. 40,000 calls/s, 2.4 MiB/s from malloc (240,000 calls, 14.6 MiB since"
 			    " tracing began; last interval 39,990 calls/s); 0 B outstanding\n"
 			    "      at site_leak (app.c:42) <- via_tick <- main <- ...\n");

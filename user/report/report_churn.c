@@ -126,7 +126,7 @@ static void print_churn(const struct report *r, FILE *f)
 
 	if (!shown)
 		return;
-	fputs("\nChurn: the most allocations per second first, freed or not:\n", f);
+	fputs("\nChurn: the stacks that allocate most often first, freed or not:\n", f);
 	for (size_t i = 0; i < shown; i++) {
 		const struct report_stack *s = &a->churn[i];
 

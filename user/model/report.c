@@ -230,7 +230,8 @@ void report__frame_free(struct report_frame *f)
 
 static void stack_free(struct report_stack *s)
 {
-	for (size_t i = 0; i < s->nr_frames; i++)
+	/* Shared, the frames are the frame table's (frame_table.h): only refs is its own. */
+	for (size_t i = 0; !s->shared && i < s->nr_frames; i++)
 		report__frame_free(&s->frames[i]);
 	free(s->frames);
 	if (s->site_frame && !s->site_frame_kept) {

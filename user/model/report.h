@@ -157,7 +157,15 @@ struct report_stack {
 	double var;		/* bytes^2 */
 	uint64_t total_bytes;	/* allocated since tracing began, freed or not */
 	uint64_t total_allocs;
-	struct report_frame *frames;	/* innermost first */
+	/* Innermost first, owned; read through report__frame. */
+	union {
+		struct report_frame *frames;	/* !shared: copies of its own */
+		/*
+		 * shared: pointers to frames kept once in the report's frame
+		 * table (model/frame_table.h), which outlives the report.
+		 */
+		const struct report_frame **refs;
+	};
 	size_t nr_frames;
 	bool truncated;		/* deeper than MEMLEAK_MAX_STACK_DEPTH */
 	bool unwind_pending;	/* cut where a file's unwind table was still loading (-p) */
@@ -172,6 +180,7 @@ struct report_stack {
 	/* Allocated before main by a library's initializer: outermost, the dynamic linker */
 	bool site_preinit;
 	bool left_out;		/* not in the JSON and folded files (analyze/sites.h) */
+	bool shared;		/* its frames are refs, not frames */
 	struct report_growth growth;	/* with an analysis only */
 	struct report_rate rate;	/* churn stacks only */
 	/*
@@ -185,6 +194,12 @@ struct report_stack {
 	/* -a: its live blocks; owned. NULL: none in the table (or no -a). */
 	struct report_blocks *blocks;
 };
+
+/* Frame i of s (innermost first), from its frame table's or its own. */
+static inline const struct report_frame *report__frame(const struct report_stack *s, size_t i)
+{
+	return s->shared ? s->refs[i] : &s->frames[i];
+}
 
 /*
  * The stacks that share their innermost frame of the program's own code

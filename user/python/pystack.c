@@ -110,7 +110,7 @@ bool pystack__arena_sized(const struct report_stack *s)
 
 bool pystack__is_arena(const struct report_stack *s, const char *interp)
 {
-	const struct report_frame *f = s->nr_frames ? &s->frames[0] : NULL;
+	const struct report_frame *f = s->nr_frames ? report__frame(s, 0) : NULL;
 
 	return pystack__arena_sized(s) && f && f->language == FRAME_NATIVE && f->module &&
 	       interp && !strcmp(f->module, interp);

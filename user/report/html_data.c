@@ -52,7 +52,7 @@ static void put_stack(const struct report *r, const struct report_stack *s, stru
 		fputs("null", f);
 	fputs(",\"f\":[", f);
 	for (size_t i = 0; i < s->nr_frames; i++)
-		fprintf(f, "%s%ld", i ? "," : "", html_pool__frame(p, &s->frames[i]));
+		fprintf(f, "%s%ld", i ? "," : "", html_pool__frame(p, report__frame(s, i)));
 	fputs("]}", f);
 }
 

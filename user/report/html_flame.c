@@ -79,7 +79,7 @@ static void hash_items(struct hashed *x)
 	if (report__marker(s))
 		x->h[k++] = h = then(h, hash__str(1, report__marker(s)));
 	for (size_t i = s->nr_frames; i-- > 0;)
-		x->h[k++] = h = then(h, frame_key(&s->frames[i]));
+		x->h[k++] = h = then(h, frame_key(report__frame(s, i)));
 	x->h[k] = then(h, hash__str(2, report__api_name(s->api)));
 }
 
@@ -115,7 +115,7 @@ static void item_of(const struct report_stack *s, size_t i, struct node *n)
 	if (i < marker)
 		n->name = report__marker(s);
 	else if (i - marker < s->nr_frames)
-		n->fr = &s->frames[s->nr_frames - 1 - (i - marker)];
+		n->fr = report__frame(s, s->nr_frames - 1 - (i - marker));
 	else
 		n->name = report__api_name(s->api);
 }

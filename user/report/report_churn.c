@@ -61,7 +61,7 @@ static size_t shared_frames(const struct report_stack *a, const struct report_st
 {
 	size_t n = 0;
 
-	while (n < a->nr_frames && n < b->nr_frames && same_frame(&a->frames[n], &b->frames[n]))
+	while (n < a->nr_frames && n < b->nr_frames && same_frame(report__frame(a, n), report__frame(b, n)))
 		n++;
 	return n;
 }
@@ -86,7 +86,7 @@ static void print_chain(const struct report_stack *list, size_t n, size_t at, bo
 	if (!s->nr_frames)
 		fputs("[stack unavailable]", f);
 	for (size_t i = 0; i < s->nr_frames && i < CHAIN_FRAMES; i++) {
-		const struct report_frame *fr = &s->frames[i];
+		const struct report_frame *fr = report__frame(s, i);
 
 		fputs(i ? " <- " : "", f);
 		put_frame_name(fr, full, f);
@@ -100,10 +100,10 @@ static void print_chain(const struct report_stack *list, size_t n, size_t at, bo
 		size_t i = differ - 1;	/* the first frame unlike the others' */
 
 		fprintf(f, " <- %s#%zu ", i > CHAIN_FRAMES ? "... <- " : "", i);
-		put_frame_name(&s->frames[i], full, f);
+		put_frame_name(report__frame(s, i), full, f);
 		for (i++; i < s->nr_frames && i < differ + 1; i++) {
 			fputs(" <- ", f);
-			put_frame_name(&s->frames[i], full, f);
+			put_frame_name(report__frame(s, i), full, f);
 		}
 		fputs(i < s->nr_frames ? " <- ...\n" : "\n", f);
 		return;

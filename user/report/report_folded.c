@@ -112,7 +112,7 @@ static char *fold_stack(const struct report *r, const struct report_stack *s)
 	else if (s->unwind_pending)
 		fputs("[unwind table loading];", f);
 	for (size_t i = s->nr_frames; i-- > 0;) {
-		put_frame(&s->frames[i], f);
+		put_frame(report__frame(s, i), f);
 		fputc(';', f);
 	}
 	put_name(report__api_name(s->api), f);

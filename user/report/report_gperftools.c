@@ -62,10 +62,11 @@ static void put_stack(const struct report_stack *s, FILE *f)
 
 	put_figures(&t, f);
 	for (size_t i = 0; i < s->nr_frames; i++) {
-		uint64_t a = s->frames[i].address;
+		const struct report_frame *fr = report__frame(s, i);
+		uint64_t a = fr->address;
 
 		/* Python frames are no machine code: the readers could not name them. */
-		if (s->frames[i].inlined || s->frames[i].language == FRAME_PYTHON)
+		if (fr->inlined || fr->language == FRAME_PYTHON)
 			continue;
 		fprintf(f, " 0x%llx", (unsigned long long)(written || !a ? a : a - 1));
 		written++;

@@ -244,7 +244,7 @@ static void put_stack(const struct report *r, const struct report_stack *s,
 	fputs("     \"frames\": [", f);
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		fputs(i ? ",\n                " : "", f);
-		put_frame(&s->frames[i], f);
+		put_frame(report__frame(s, i), f);
 	}
 	fputs("]}", f);
 }

@@ -197,21 +197,23 @@ static int number_images(struct writer *w)
 	return 0;
 }
 
-/* The frames that share frames[0]'s address: its inlined calls, then their caller. */
-static size_t frames_at(const struct report_frame *frames, size_t nr)
+/* The frames from s's frame at that share its address: its inlined calls, then their caller. */
+static size_t frames_at(const struct report_stack *s, size_t at)
 {
+	const struct report_frame *first = report__frame(s, at);
 	size_t n = 1;
 
-	while (n < nr && frames[n - 1].inlined && frames[n].address == frames[0].address &&
-	       frames[n].language == FRAME_NATIVE)
+	while (at + n < s->nr_frames && report__frame(s, at + n - 1)->inlined &&
+	       report__frame(s, at + n)->address == first->address &&
+	       report__frame(s, at + n)->language == FRAME_NATIVE)
 		n++;
 	return n;
 }
 
-/* The location of frames[0..n), which frames_at says share one address. */
-static uint64_t location_of(struct writer *w, const struct report_frame *frames, size_t n)
+/* The location of s's frames [at, at + n), which frames_at says share one address. */
+static uint64_t location_of(struct writer *w, const struct report_stack *s, size_t at, size_t n)
 {
-	const struct report_frame *fr = &frames[0];
+	const struct report_frame *fr = report__frame(s, at);
 	uint64_t address = 0;
 
 	if (vec__reserve(&w->lines, &w->cap_lines, n, sizeof(*w->lines))) {
@@ -219,7 +221,8 @@ static uint64_t location_of(struct writer *w, const struct report_frame *frames,
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
-		w->lines[i] = (struct pprof_line){ function_of(w, &frames[i]), frames[i].line };
+		w->lines[i] = (struct pprof_line){ function_of(w, report__frame(s, at + i)),
+						   report__frame(s, at + i)->line };
 	if ((fr->language == FRAME_NATIVE || fr->language == FRAME_KERNEL) && fr->address)
 		address = fr->address - 1;
 	return pprof_tables__location(&w->t, mapping_of(w, fr, address), address, w->lines, n);
@@ -250,8 +253,8 @@ static void stack_locations(struct writer *w, const struct report_stack *s)
 	if (s->no_stack)
 		push_location(w, marker(w, NO_STACK));
 	for (size_t i = 0, n; i < s->nr_frames; i += n) {
-		n = frames_at(&s->frames[i], s->nr_frames - i);
-		push_location(w, location_of(w, &s->frames[i], n));
+		n = frames_at(s, i);
+		push_location(w, location_of(w, s, i, n));
 	}
 	if (s->truncated)
 		push_location(w, marker(w, TRUNCATED));

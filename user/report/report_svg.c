@@ -168,7 +168,7 @@ static struct item item_at(const struct report_stack *s, size_t i)
 		return (struct item){ K_OTHER, report__marker(s), NULL };
 	i -= marker;
 	if (i < s->nr_frames) {
-		const struct report_frame *fr = &s->frames[s->nr_frames - 1 - i];
+		const struct report_frame *fr = report__frame(s, s->nr_frames - 1 - i);
 
 		/* A native frame's kind only when drawn: working it out from the
 		 * module's name for every item compared cost most of a sort. */
@@ -223,7 +223,7 @@ static uint64_t hash_at(const struct report_stack *s, size_t i)
 	i -= marker;
 	if (i >= s->nr_frames)
 		return hash__mix(hash__str(h, report__api_name(s->api)) ^ K_API);
-	fr = &s->frames[s->nr_frames - 1 - i];
+	fr = report__frame(s, s->nr_frames - 1 - i);
 	h = hash__str(hash__str(h, fr->function), fr->module);
 	if (fr->language == FRAME_PYTHON)
 		h = hash__mix(hash__str(h, fr->file) ^ (uint32_t)fr->line);

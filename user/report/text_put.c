@@ -105,9 +105,9 @@ void text_put__frames(const struct report_stack *s, bool full, FILE *f)
 	if (s->no_stack)
 		fputs("      [stack unavailable]\n", f);
 	for (size_t i = 0; i < s->nr_frames; i++) {
-		const struct report_frame *fr = &s->frames[i];
+		const struct report_frame *fr = report__frame(s, i);
 		bool shared = fr->inlined && i + 1 < s->nr_frames &&
-			      s->frames[i + 1].address == fr->address;
+			      report__frame(s, i + 1)->address == fr->address;
 
 		fprintf(f, "      #%zu ", i);
 		put_frame(fr, !shared, full, f);

@@ -91,3 +91,25 @@ void report_say__memory(struct tracer *tr, const struct snapshot *snap)
 	m.carried_bytes += report_sites__carry_bytes(tr->site_carry);
 	memuse__say(stderr, &m, stacks, bytes);
 }
+
+/* Of the frames in r's stacks, those held through the frame table. */
+static size_t shared_frames(const struct report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; r && i < r->nr_stacks; i++)
+		n += r->stacks[i].shared ? r->stacks[i].nr_frames : 0;
+	return n;
+}
+
+void report_say__frames(const struct report *r, const struct report *freed,
+			const struct frame_table *t)
+{
+	size_t refs = shared_frames(r) + shared_frames(freed);
+	char b[2][32];
+
+	fprintf(stderr, "memleakbpf: this report's frames: %zu in its stacks (with those freed), "
+		"%zu distinct ones kept once (%s), the stacks' pointers to them %s\n",
+		refs, frame_table__count(t), report__human_size(frame_table__bytes(t), b[0], 32),
+		report__human_size(refs * sizeof(void *), b[1], 32));
+}

@@ -3,6 +3,7 @@
 #ifndef REPORT_SAY_H
 #define REPORT_SAY_H
 
+#include "model/frame_table.h"
 #include "model/report.h"
 #include "probe/snapshot.h"
 #include "tracer.h"
@@ -28,5 +29,11 @@ void report_say__steps(const struct report_steps *s);
 void report_say__cost(struct tracer *tr, const struct report *r);
 /* -v: what our memory is for, at each report (the peak comes with one). */
 void report_say__memory(struct tracer *tr, const struct snapshot *snap);
+/*
+ * -v: what the frames of the stacks written take (a flame graph's: every
+ * stack's), kept once in t (model/frame_table.h); freed: its stacks too.
+ */
+void report_say__frames(const struct report *r, const struct report *freed,
+			const struct frame_table *t);
 
 #endif

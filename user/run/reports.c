@@ -54,6 +54,7 @@
 #include "target/modules.h"
 #include "target/target.h"
 #include "report_fold.h"
+#include "report_frames.h"
 #include "report_say.h"
 #include "reports.h"
 #include "reports_peak.h"
@@ -117,51 +118,13 @@ struct built {
 	size_t nr_image_maps;
 	struct report *freed;	/* sites with nothing outstanding, for the alloc totals */
 	struct report *r;
+	/* Every stack's frames, each distinct one once: the stacks above point into it. */
+	struct frame_table *frames;
 	double maps_s;		/* reading the maps took this long */
 	double frames_s;	/* and the frames of the stacks written (symbolize) */
 	struct report_sampling sampling;	/* --sample, -s: the calls at the snapshot */
 	struct report_steps steps;	/* -v: the thread's CPU time in each step */
 };
-
-/*
- * Whether this report goes where every stack is written: a heap profile (a
- * snapshot's too), a flame graph, or files with --all-stacks.
- */
-static bool all_stacks(const struct tracer *tr, const struct report_job *job)
-{
-	const struct opts *o = tr->opts;
-
-	return !job->text || o->snapshot_dir ||
-	       (job->final && writers__need(o->outputs, WRITER_ALL |
-					     (o->all_stacks ? WRITER_KEPT : 0)));
-}
-
-/*
- * The frames of the stacks that will be written: all of them, or only those
- * the text prints and the files keep (a few of thousands, which spares
- * resolving and copying every frame of every stack).
- */
-static int symbolize(struct tracer *tr, const struct report_job *job,
-		     const struct report_meta *meta, struct built *b)
-{
-	bool files = job->final && writers__need(tr->opts->outputs, WRITER_KEPT);
-	bool *want = NULL;
-	int err;
-
-	if (!all_stacks(tr, job)) {
-		want = calloc(b->r->nr_stacks ?: 1, sizeof(*want));
-		if (!want)
-			return -ENOMEM;
-		report_text__shown(b->r, want);
-		for (size_t i = 0; files && i < b->r->nr_stacks; i++)
-			want[i] |= !b->r->stacks[i].left_out;
-	}
-	/* The slope and R² of the flat stacks written, left unfitted (analyze()). */
-	insight__fit(tr->ins, b->snap, b->agg, b->r, want);
-	err = report_build__symbolize(b->r, b->agg, tr->sym, tr->mods, meta, want);
-	free(want);
-	return err;
-}
 
 /* The churn and peak stacks insight__fill picks, built as the report's. */
 struct stacks_ctx {
@@ -246,10 +209,10 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	/*
 	 * A report that writes a few of its stacks leaves the flat ones'
 	 * lines unfitted: most of 200,000 stacks hold what they did, and only
-	 * those written show a slope (symbolize()).
+	 * those written show a slope (report_frames__resolve).
 	 */
 	if (!err)
-		err = (all_stacks(tr, job) || job->final ? insight__fill : insight__fill_unfitted)(
+		err = (report_frames__all(tr, job) || job->final ? insight__fill : insight__fill_unfitted)(
 			tr->ins, b->snap, b->agg, build_stacks, &(struct stacks_ctx){ tr, meta },
 			b->r);
 	report_say__step(&b->steps, STEP_GROWTH);
@@ -260,7 +223,7 @@ static int analyze(struct tracer *tr, const struct report_job *job, struct repor
 	err = err ?: go_on(job);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		err = symbolize(tr, job, meta, b);
+		err = report_frames__resolve(tr, job, meta, b->snap, b->agg, b->r);
 		b->frames_s = tracer__since(&t0);
 	}
 	report_say__step(&b->steps, STEP_FRAMES);
@@ -299,6 +262,9 @@ static int build(struct tracer *tr, struct report_job *job, struct built *b)
 	struct timespec t0;
 	int err;
 
+	meta.frames = b->frames = frame_table__new();
+	if (!b->frames)
+		return -ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&job->phase, PHASE_TABLES);
 	if (tr->kmem) {	/* -k: the kernel's tables, the ages read at the end */
@@ -339,6 +305,8 @@ static void built_free_report(struct built *b)
 	maps__free(b->maps);
 	images__free_code_maps(&b->image_maps, &b->nr_image_maps);
 	aggregate__free(b->agg);
+	frame_table__free(b->frames);	/* after the stacks that point into it */
+	b->frames = NULL;
 	b->r = b->freed = NULL;
 	b->maps = NULL;
 	b->agg = NULL;
@@ -414,6 +382,8 @@ static int produce(struct tracer *tr, struct report_job *job)
 	/* -v: our memory with the report built, before it goes: the peak comes with one. */
 	if (!err && tr->opts->verbose)
 		report_say__memory(tr, b.snap);
+	if (!err && tr->opts->verbose)
+		report_say__frames(b.r, b.freed, b.frames);
 	built_free_report(&b);
 	if (!err && !job->final)
 		keep_site_tags(tr, b.snap);

@@ -9,6 +9,7 @@
 #include "allocator/allocator.h"
 #include "analyze/aggregate.h"
 #include "analyze/sites.h"
+#include "model/frame_table.h"
 #include "model/report.h"
 #include "python/pycode.h"
 #include "symbolize.h"
@@ -43,6 +44,12 @@ struct report_meta {
 	struct images *images;	/* --follow: an exec'd process's own files; may be NULL */
 	struct sites_own own;	/* --own: the user's code (analyze/sites.h); borrowed */
 	const struct report_sampling *sampling;	/* borrowed; NULL: exact */
+	/*
+	 * Where the stacks' frames are kept, each distinct one once
+	 * (report_stack.refs); it must outlive the reports built. NULL: each
+	 * stack a copy of its own.
+	 */
+	struct frame_table *frames;
 };
 
 /*

@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/report.h"
-#include "util/hash.h"
 #include "xml.h"
 #include "report_svg.h"
+#include "svg_item.h"
 
 #define SVG_WIDTH 1200
 #define SVG_MARGIN 10
@@ -42,10 +42,6 @@
 #define NAME_LEN 256
 #define TITLE_LINES 4	/* source lines a tooltip lists before "and more" */
 #define MIN_WIDTH 0.1	/* pixels: narrower frames are merged (flamegraph.pl's default) */
-
-/* K_NATIVE: a native frame until drawn, when its module gives its kind (module_kind). */
-enum kind { K_PROGRAM, K_LIBC, K_CXX, K_LIB, K_UNKNOWN, K_PYTHON, K_PYLIB, K_API, K_OTHER,
-	    K_NATIVE, K__COUNT };
 
 /* Colour ranges: a base and how far the name's hash may move each channel. */
 static const struct {
@@ -64,15 +60,8 @@ static const struct {
 	[K_NATIVE] = { NULL, 200, 200, 200, 0, 0, 0 },	/* never drawn as such */
 };
 
-/* One box's identity: a frame, or a synthetic one (root, marker, API). */
-struct item {
-	enum kind kind;
-	const char *name;		/* function, API, marker; NULL: unnamed frame */
-	const struct report_frame *fr;	/* NULL when synthetic */
-};
-
 struct open_frame {
-	struct item it;
+	struct svg_item it;
 	uint64_t x;		/* bytes to its left */
 	uint64_t bytes, allocs;
 	const struct report_frame *lines[TITLE_LINES];	/* distinct file:line seen */
@@ -136,7 +125,7 @@ static enum kind module_kind(const char *module)
  * not the user's (inlined from libstdc++'s headers, or outside --own) the
  * C++ runtime's or a library's; Python, the user's or a library's.
  */
-static enum kind drawn_kind(const struct item *it)
+static enum kind drawn_kind(const struct svg_item *it)
 {
 	enum kind k;
 
@@ -152,140 +141,13 @@ static enum kind drawn_kind(const struct item *it)
 	return it->fr->file && strstr(it->fr->file, "/c++/") ? K_CXX : K_LIB;
 }
 
-/* ------------------------------------------------------------- stacks */
-
-static size_t nr_items(const struct report_stack *s)
-{
-	return (report__marker(s) != NULL) + s->nr_frames + 1;
-}
-
-/* Item i of s, counted from the root: [marker], frames outermost first, the API. */
-static struct item item_at(const struct report_stack *s, size_t i)
-{
-	size_t marker = report__marker(s) != NULL;
-
-	if (i < marker)
-		return (struct item){ K_OTHER, report__marker(s), NULL };
-	i -= marker;
-	if (i < s->nr_frames) {
-		const struct report_frame *fr = report__frame(s, s->nr_frames - 1 - i);
-
-		/* A native frame's kind only when drawn: working it out from the
-		 * module's name for every item compared cost most of a sort. */
-		return (struct item){ fr->language == FRAME_PYTHON ? K_PYTHON : K_NATIVE,
-				      fr->function, fr };
-	}
-	return (struct item){ K_API, report__api_name(s->api), NULL };
-}
-
-static int cmp_item(const struct item *a, const struct item *b)
-{
-	int c = report__cmp_name(a->name, b->name);
-
-	if (c || (c = (int)a->kind - (int)b->kind) || (c = !a->fr - !b->fr) || !a->fr)
-		return c;
-	if ((c = report__cmp_name(a->fr->module, b->fr->module)))
-		return c;
-	/* A Python frame is its line. */
-	if (a->kind == K_PYTHON && ((c = report__cmp_name(a->fr->file, b->fr->file)) ||
-				    (c = a->fr->line - b->fr->line)))
-		return c;
-	/* Unnamed frames are told apart by where they are. */
-	if (!a->name)
-		return report__cmp_u64(a->fr->module ? a->fr->module_offset : a->fr->address,
-			       b->fr->module ? b->fr->module_offset : b->fr->address);
-	return 0;
-}
-
-/* ------------------------------------------------------------- order */
-
-/*
- * Sorting 200,000 torch stacks from the root compared 40 shared items
- * (names, module kinds) per comparison: 15 s of a final report. Each
- * stack's items are hashed once, so a comparison skips the shared prefix
- * by integers and compares items (cmp_item, for its order) only where
- * they differ.
- */
-struct hashed {
-	const struct report_stack *s;
-	uint64_t *h;		/* nr_items(s) hashes, from the root */
-};
-
-/* Item i of s hashed, equal items (cmp_item) alike: what it compares, and no more. */
-static uint64_t hash_at(const struct report_stack *s, size_t i)
-{
-	size_t marker = report__marker(s) != NULL;
-	const struct report_frame *fr;
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-
-	if (i < marker)
-		return hash__mix(hash__str(h, report__marker(s)) ^ K_OTHER);
-	i -= marker;
-	if (i >= s->nr_frames)
-		return hash__mix(hash__str(h, report__api_name(s->api)) ^ K_API);
-	fr = report__frame(s, s->nr_frames - 1 - i);
-	h = hash__str(hash__str(h, fr->function), fr->module);
-	if (fr->language == FRAME_PYTHON)
-		h = hash__mix(hash__str(h, fr->file) ^ (uint32_t)fr->line);
-	if (!fr->function)
-		h = hash__mix(h ^ (fr->module ? fr->module_offset : fr->address));
-	return h;
-}
-
-static int cmp_hashed(const void *pa, const void *pb)
-{
-	const struct hashed *a = pa, *b = pb;
-	size_t na = nr_items(a->s), nb = nr_items(b->s);
-
-	for (size_t i = 0; i < na && i < nb; i++) {
-		struct item x, y;
-		int c;
-
-		if (a->h[i] == b->h[i])
-			continue;
-		x = item_at(a->s, i);
-		y = item_at(b->s, i);
-		if ((c = cmp_item(&x, &y)))
-			return c;
-	}
-	return report__cmp_u64(na, nb);
-}
-
-/* v[0..n) from the root, as cmp_item orders items. 0 or -ENOMEM (v as it was). */
-static int sort_from_root(const struct report_stack **v, size_t n)
-{
-	struct hashed *x = calloc(n ?: 1, sizeof(*x));
-	uint64_t *all = NULL;
-	size_t items = 0;
-
-	for (size_t i = 0; i < n; i++)
-		items += nr_items(v[i]);
-	all = x ? malloc((items ?: 1) * sizeof(*all)) : NULL;
-	if (!all) {
-		free(x);
-		return -ENOMEM;
-	}
-	/* One block for every stack's hashes, side by side. */
-	for (size_t i = 0, at = 0; i < n; at += nr_items(v[i]), i++) {
-		x[i] = (struct hashed){ v[i], all + at };
-		for (size_t k = 0; k < nr_items(v[i]); k++)
-			x[i].h[k] = hash_at(v[i], k);
-	}
-	qsort(x, n, sizeof(*x), cmp_hashed);
-	for (size_t i = 0; i < n; i++)
-		v[i] = x[i].s;
-	free(all);
-	free(x);
-	return 0;
-}
-
 /* ------------------------------------------------------------- frames */
 
 /*
  * The name a frame shows: function, else module+0xoffset, else the address;
  * a Python function with its file's name and its line.
  */
-static const char *item_name(const struct item *it, char *buf, size_t len)
+static const char *item_name(const struct svg_item *it, char *buf, size_t len)
 {
 	if (it->name && it->kind == K_PYTHON && it->fr->file) {
 		snprintf(buf, len, "%s (%s:%d)", it->name, base_of(it->fr->file), it->fr->line);
@@ -476,24 +338,24 @@ static void close_frames(struct layout *l, unsigned keep, FILE *f)
 static void add_stack(struct layout *l, const struct report_stack *prev,
 		      const struct report_stack *s, uint64_t x, FILE *f)
 {
-	size_t n = nr_items(s), same = 0;
+	size_t n = svg_item__count(s), same = 0;
 
 	/* Frames shared with the previous stack stay open. */
-	while (prev && same < n && same < nr_items(prev)) {
-		struct item a = item_at(prev, same), b = item_at(s, same);
+	while (prev && same < n && same < svg_item__count(prev)) {
+		struct svg_item a = svg_item__at(prev, same), b = svg_item__at(s, same);
 
-		if (cmp_item(&a, &b))
+		if (svg_item__cmp(&a, &b))
 			break;
 		same++;
 	}
 	close_frames(l, same, f);
 	for (size_t i = same; i < n; i++)
-		l->open[l->nopen++] = (struct open_frame){ .it = item_at(s, i), .x = x };
+		l->open[l->nopen++] = (struct open_frame){ .it = svg_item__at(s, i), .x = x };
 	for (unsigned d = 0; d < l->nopen; d++) {
 		l->open[d].bytes += s->bytes;
 		l->open[d].allocs += s->allocs;
 		if (d)
-			note_line(&l->open[d], item_at(s, d - 1).fr);
+			note_line(&l->open[d], svg_item__at(s, d - 1).fr);
 	}
 }
 
@@ -513,10 +375,10 @@ static const struct report_stack **sorted_stacks(struct layout *l, size_t *nr)
 		v[(*nr)++] = s;
 		l->total_bytes += s->bytes;
 		l->total_allocs += s->allocs;
-		if (nr_items(s) > l->depth)
-			l->depth = nr_items(s);
+		if (svg_item__count(s) > l->depth)
+			l->depth = svg_item__count(s);
 	}
-	if (sort_from_root(v, *nr)) {
+	if (svg_item__sort(v, *nr)) {
 		free(v);
 		return NULL;
 	}

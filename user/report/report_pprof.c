@@ -38,6 +38,8 @@
 #include "gzip.h"
 #include "model/report.h"
 #include "pprof_tables.h"
+#include "util/hash.h"
+#include "util/idmap.h"
 #include "util/procmaps.h"
 #include "util/protobuf.h"
 #include "util/vec.h"
@@ -79,6 +81,13 @@ static const char *const sample_types[][2] = {
 /* "module+0x...": a file name (NAME_MAX bytes at most) and an offset */
 #define NAME_LEN (NAME_MAX + 32)
 
+/* A location written, and what it was made of. */
+struct seen_location {
+	size_t frames, nr;	/* its frames in seen_frames */
+	uint32_t proc;
+	uint64_t id;
+};
+
 struct writer {
 	const struct report *r;
 	struct pprof_tables t;
@@ -88,6 +97,18 @@ struct writer {
 	struct pprof_line *lines;	/* the location being built */
 	size_t cap_lines;
 	uint32_t proc;			/* the sample being built's process */
+	/*
+	 * Each location found, by its frames (pointers: a report that writes
+	 * every stack keeps each frame once, model/frame_table.h) and the
+	 * process: a torch job's 700,000 stacks have 27 million frames of
+	 * 84,000 distinct ones, each of which looked up its strings, its
+	 * function and its location again, 13 s of writing.
+	 */
+	struct idmap seen_ix;		/* the hash of a location's key -> seen[] */
+	struct seen_location *seen;
+	size_t nr_seen, cap_seen;
+	const struct report_frame **seen_frames;	/* the seen locations' frames */
+	size_t nr_seen_frames, cap_seen_frames;
 	/* --follow: the id before the first mapping of each r->image_maps entry's image. */
 	uint64_t *image_base;
 	bool *image_first;		/* the first entry of its image: its mappings are written */
@@ -228,6 +249,62 @@ static uint64_t location_of(struct writer *w, const struct report_stack *s, size
 	return pprof_tables__location(&w->t, mapping_of(w, fr, address), address, w->lines, n);
 }
 
+/* The key of s's frames [at, at + n) in w->proc, never 0. */
+static uint64_t seen_key(const struct writer *w, const struct report_stack *s, size_t at,
+			 size_t n)
+{
+	uint64_t h = hash__mix(w->proc ^ (uint64_t)n << 32);
+
+	for (size_t i = 0; i < n; i++)
+		h = hash__mix(h ^ (uintptr_t)report__frame(s, at + i));
+	return h ?: 1;
+}
+
+static bool seen_same(const struct writer *w, const struct seen_location *e,
+		      const struct report_stack *s, size_t at, size_t n)
+{
+	if (e->nr != n || e->proc != w->proc)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (w->seen_frames[e->frames + i] != report__frame(s, at + i))
+			return false;
+	return true;
+}
+
+/* Remember the location id of s's frames [at, at + n); on an error it is only not remembered. */
+static void seen_add(struct writer *w, uint64_t key, const struct report_stack *s, size_t at,
+		     size_t n, uint64_t id)
+{
+	if (!id || vec__reserve(&w->seen, &w->cap_seen, w->nr_seen + 1, sizeof(*w->seen)) ||
+	    vec__reserve(&w->seen_frames, &w->cap_seen_frames, w->nr_seen_frames + n,
+			 sizeof(*w->seen_frames)) ||
+	    idmap__put(&w->seen_ix, key, (uint32_t)w->nr_seen))
+		return;
+	for (size_t i = 0; i < n; i++)
+		w->seen_frames[w->nr_seen_frames + i] = report__frame(s, at + i);
+	w->seen[w->nr_seen++] = (struct seen_location){ w->nr_seen_frames, n, w->proc, id };
+	w->nr_seen_frames += n;
+}
+
+/*
+ * location_of, once per distinct frames and process: the same frames in
+ * the same process make the same location (its strings, function and
+ * mapping are theirs), entered once in the tables in the order first seen.
+ */
+static uint64_t location_seen(struct writer *w, const struct report_stack *s, size_t at, size_t n)
+{
+	uint64_t key = seen_key(w, s, at, n), id;
+	uint32_t i;
+	bool found = idmap__get(&w->seen_ix, key, &i);
+
+	if (found && seen_same(w, &w->seen[i], s, at, n))
+		return w->seen[i].id;
+	id = location_of(w, s, at, n);
+	if (!found)	/* a key of other frames (64 bits alike) keeps its first */
+		seen_add(w, key, s, at, n, id);
+	return id;
+}
+
 /* A location of a name alone, in no mapping: where a stack ends short. */
 static uint64_t marker(struct writer *w, const char *name)
 {
@@ -254,7 +331,7 @@ static void stack_locations(struct writer *w, const struct report_stack *s)
 		push_location(w, marker(w, NO_STACK));
 	for (size_t i = 0, n; i < s->nr_frames; i += n) {
 		n = frames_at(s, i);
-		push_location(w, location_of(w, s, i, n));
+		push_location(w, location_seen(w, s, i, n));
 	}
 	if (s->truncated)
 		push_location(w, marker(w, TRUNCATED));
@@ -439,6 +516,9 @@ static void writer_free(struct writer *w)
 	free(w->lines);
 	free(w->image_base);
 	free(w->image_first);
+	idmap__free(&w->seen_ix);
+	free(w->seen);
+	free(w->seen_frames);
 }
 
 int report_pprof__write(const struct report *r, FILE *f)

@@ -215,8 +215,9 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, bool return_addre
 
 	if (!k)
 		return frames_append(&f, 1, NULL, addr, 0, frames, nr);
+	/* Borrowed: kallsyms is read once, and kept until the symbolizer goes. */
 	f.function = (char *)k->name;
-	return frames_append(&f, 1, k->module, addr, addr - ksyms__module_base(s->ksyms, k->module),
+	return frames_borrow(&f, 1, k->module, addr, addr - ksyms__module_base(s->ksyms, k->module),
 			     frames, nr);
 }
 

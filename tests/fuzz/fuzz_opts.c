@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(memchr(err, '\0', sizeof(err)));
 		FUZZ_CHECK(err[0] && !strchr(err, '\n'));
 	} else if (ret == 0) {
-		FUZZ_CHECK(!!o.pid != !!o.command);
+		/* Neither -p nor -c: the kernel's allocations (-k), as bcc's memleak. */
+		FUZZ_CHECK(o.kernel ? !o.pid && !o.command : !!o.pid != !!o.command);
 		FUZZ_CHECK(o.interval_s > 0 && o.top > 0 && o.min_size <= o.max_size);
 		FUZZ_CHECK(o.max_allocs >= 1 && o.stack_storage_size >= 1);
 		FUZZ_CHECK(o.nr_debug_dirs <= OPTS_MAX_DEBUG_DIRS);

@@ -84,3 +84,13 @@ TEST(cxx_names_unpaired_left_whole)
 	ASSERT(shortens("", ""));
 	return true;
 }
+
+/* Found by make fuzz: a name that begins with '>' read the byte before it; many "<…>" outgrew twice the name. */
+TEST(cxx_names_edges_in_bounds)
+{
+	ASSERT(shortens(">", ">"));
+	ASSERT(shortens("->x", "->x"));
+	ASSERT(shortens("(<><><><><><><><>)", "(<" E "><" E "><" E "><" E "><" E "><" E "><" E "><" E ">)"));
+	ASSERT(shortens("(<a><b><c><d>", "(<a><b><c><d>"));	/* unpaired: left whole */
+	return true;
+}

@@ -69,11 +69,11 @@ static size_t cxx_names_operator(const char *start, const char *s)
 }
 
 /* The bracket at s: +1 opens, -1 closes, 0 neither ("->" is no bracket). */
-static int cxx_names_bracket(const char *s)
+static int cxx_names_bracket(const char *start, const char *s)
 {
 	if (*s == '<' || *s == '(')
 		return 1;
-	if (*s == ')' || (*s == '>' && !(s[-1] == '-')))
+	if (*s == ')' || (*s == '>' && !(s > start && s[-1] == '-')))
 		return -1;
 	return 0;
 }
@@ -89,7 +89,7 @@ static bool cxx_names_elide(const char *s, char *out)
 
 	while (*s) {
 		size_t op = cxx_names_operator(start, s);
-		int b = op ? 0 : cxx_names_bracket(s);
+		int b = op ? 0 : cxx_names_bracket(start, s);
 
 		if (op) {
 			if (!hidden)
@@ -121,7 +121,11 @@ static bool cxx_names_elide(const char *s, char *out)
 char *cxx_names__short(const char *name)
 {
 	char *same = cxx_names_replace(name);
-	char *out = same ? malloc(2 * strlen(same) + 1) : NULL;	/* "<a>" grows to "<…>" */
+	/*
+	 * A '<' that hides writes "<…>"'s first 4 bytes for 1, its '>' 1 for 1,
+	 * any other byte at most itself: "(<><><><>)" grows by more than twice.
+	 */
+	char *out = same ? malloc(4 * strlen(same) + 1) : NULL;
 
 	if (!out) {
 		free(same);

@@ -94,3 +94,45 @@ TEST(idmap_reset_fits_the_room_to_the_ids)
 	idmap__free(&m);
 	return true;
 }
+
+/*
+ * idmap__del forgets one id and moves back those that probed past it: in
+ * a small map, crowded (three quarters full, with long runs that wrap
+ * round its end), every id deleted is gone, every other keeps its value,
+ * at every step, and the room stays. Ids 1..n * 64 collide in the low
+ * bits before the mix, so the runs are the mix's, as in use.
+ */
+TEST(idmap_del_keeps_the_others_findable)
+{
+	struct idmap m = {};
+	const uint32_t n = 3000;
+	size_t cap;
+	uint32_t v;
+
+	ASSERT(!idmap__del(&m, 5));
+	for (uint32_t i = 1; i <= n; i++)
+		ASSERT(!idmap__put(&m, (uint64_t)i << 6, i));
+	cap = m.cap;
+	ASSERT(!idmap__del(&m, 0) && !idmap__del(&m, 12345));
+	/* Every third id, then every other one left, in an order unlike the puts'. */
+	for (uint32_t pass = 0; pass < 2; pass++) {
+		for (uint32_t i = n; i >= 1; i--) {
+			bool gone = pass ? i % 3 != 0 && i % 2 == 0 : i % 3 == 0;
+
+			if (gone)
+				ASSERT(idmap__del(&m, (uint64_t)i << 6));
+		}
+		for (uint32_t i = 1; i <= n; i++) {
+			bool gone = i % 3 == 0 || (pass && i % 2 == 0);
+
+			ASSERT(idmap__get(&m, (uint64_t)i << 6, &v) == !gone);
+			ASSERT(gone || v == i);
+		}
+	}
+	ASSERT_EQ_U64(m.nr, n - n / 3 - (n / 2 - n / 6));
+	ASSERT_EQ_U64(m.cap, cap);
+	/* Deleted ids come back as new ones. */
+	ASSERT(idmap__put_new(&m, 3 << 6, 33) == 1 && idmap__get(&m, 3 << 6, &v) && v == 33);
+	idmap__free(&m);
+	return true;
+}

@@ -64,8 +64,12 @@
 
 struct reclaim {
 	uint64_t next[BPFMAPS__TABLES];	/* sweep when a table holds more than this */
-	struct idmap named;		/* ids the live sites name, this sweep */
-	bool named_whole;		/* named holds every live site's: the walk ended */
+	/* The stack ids the live sites name, this sweep (with repeats), kept for the next. */
+	uint64_t *ids;
+	size_t nr_ids, cap_ids;
+	bool named_whole;		/* ids holds every live site's: the walk ended */
+	/* A sweep retired sites and did not let go of their stacks (no memory): step 2 is due. */
+	bool let_go_due;
 	uint64_t sweeps, sites, stacks, longest_ns;
 	uint64_t cpu_ns;		/* the sweeps' CPU time: what they cost, load or not */
 	/* The stacks the live sites named at the last sweep, and the most. */
@@ -153,7 +157,7 @@ int reclaim__reset(struct probes *p)
 void reclaim__free(struct probes *p)
 {
 	if (p->rc.sweep) {
-		idmap__free(&p->rc.sweep->named);
+		free(p->rc.sweep->ids);
 		pthread_mutex_destroy(&p->rc.sweep->mu);
 		pthread_cond_destroy(&p->rc.sweep->cond);
 	}
@@ -350,12 +354,33 @@ static void trim_wrapped(struct probes *p, struct mapwin *w, __u64 next)
 	}
 }
 
+/* The stacks the live sites named at the last step 2, and the most so far (under mu). */
+static void note_live(struct reclaim *r, size_t live)
+{
+	pthread_mutex_lock(&r->mu);
+	r->live = live;
+	if (r->live > r->live_max)
+		r->live_max = r->live;
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* A live site's stack id into r->ids: 0 or -ENOMEM. */
+static int name_id(struct reclaim *r, uint64_t id)
+{
+	if (vec__reserve_min(&r->ids, &r->cap_ids, r->nr_ids + 1, sizeof(*r->ids), 4096))
+		return -ENOMEM;
+	r->ids[r->nr_ids++] = id;
+	return 0;
+}
+
 /*
  * Step 1: the sites retired, and the chains they ended trimmed; the stack
- * ids the others name go in r->named. One walk down the table through a
- * window (each window mapped once, the groups that never held a site
- * passed over): a slot is trimmed after the one above it, whose key the
- * walk has just seen.
+ * ids the others name go in r->ids, a plain array: step 2 makes a set of
+ * them only when it has stacks to let go of (a sweep that retired no site
+ * has none: the stacks are the live sites', and those BPF sent since for
+ * new ones). One walk down the table through a window (each window mapped
+ * once, the groups that never held a site passed over): a slot is trimmed
+ * after the one above it, whose key the walk has just seen.
  */
 static size_t retire_sites(struct probes *p, struct reclaim *r)
 {
@@ -363,10 +388,8 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 	struct mapwin w;
 	size_t n = 0;
 
-	idmap__clear(&r->named);
+	r->nr_ids = 0;
 	r->named_whole = false;
-	/* Sized as the last sweep's: grown from empty, its room was faulted in a dozen times. */
-	(void)idmap__reserve(&r->named, r->live);
 	probes_tables__sites(&p->tables, &w);
 	for (size_t k = p->tables.slots; k-- > 0;) {
 		struct site_slot *s;
@@ -381,8 +404,9 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 		if (s && retire_site(p, s))
 			n++;
 		else if (!s || (site_slot__live(s) && s->stack_id != MEMLEAK_NO_STACK &&
-				idmap__put(&r->named, s->stack_id, 0))) {
+				name_id(r, s->stack_id))) {
 			mapwin__end(&w);
+			r->let_go_due = true;	/* some may have been retired */
 			return 0;	/* no memory, or no window */
 		}
 		next = trim_slot(p, s, next) ? MEMLEAK_SITE_EMPTY
@@ -395,22 +419,57 @@ static size_t retire_sites(struct probes *p, struct reclaim *r)
 }
 
 /*
+ * The set of r->ids, in *named (sized as the last one: grown from empty,
+ * its room was faulted in a dozen times): 0 or -ENOMEM.
+ */
+static int make_named(struct reclaim *r, struct idmap *named)
+{
+	if (idmap__reserve(named, r->live > r->nr_ids ? r->live : r->nr_ids))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_ids; i++)
+		if (idmap__put(named, r->ids[i], 0))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
  * Step 2: the stacks no live site names; and those the retired store
  * keeps that one does are the latest let go of (retired__named). Without
- * every live site's (no memory), none.
+ * every live site's (no memory), none. Only after a sweep that retired
+ * sites (this one, or one that could not let go of their stacks): with
+ * none retired, every stack held is a live site's, or came since for a
+ * new one; the set of 200,000 to 400,000 ids named and the stores split
+ * by it were 155 ms of CPU for nothing let go of on a torch job. What it
+ * leaves is kept a sweep longer: a stack BPF sent for a site it could not
+ * make (site table full), the retired store's copies named since the last
+ * step 2 (retired__named: they stay, not go).
  */
-static size_t let_go_stacks(struct probes *p, struct reclaim *r)
+static size_t let_go_stacks(struct probes *p, struct reclaim *r, size_t sites)
 {
+	struct idmap named = {};
 	size_t n;
 
-	if (!r->named_whole)
+	if (!r->named_whole || (!sites && !r->let_go_due))
 		return 0;
+	if (make_named(r, &named)) {
+		idmap__free(&named);
+		r->let_go_due = true;
+		return 0;
+	}
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	pthread_mutex_lock(&p->rc.retired_lock);
-	n = stack_ring__let_go(p, &r->named);
-	retired__named(p->rc.retired, &r->named);
+	n = stack_ring__let_go(p, &named);
+	retired__named(p->rc.retired, &named);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
+	r->let_go_due = false;
+	note_live(r, named.nr);
+	/*
+	 * Made anew at each sweep: a torch job sweeps some ten times, and
+	 * between them its ids (24 MiB of room at 210,000 live stacks) would
+	 * stay in our resident set for nothing, a report's peak among them.
+	 */
+	idmap__free(&named);
 	/* Threads' stack caches and BPF's known stacks may hold the ids let go of: send again. */
 	if (n)
 		bpfmaps__stacks_cleared(p->skel);
@@ -469,13 +528,6 @@ static void set_marks(struct probes *p)
 	}
 }
 
-/* The stacks the live sites named at this sweep, and the most so far. */
-static void note_live(struct reclaim *r)
-{
-	r->live = r->named.nr;
-	if (r->live > r->live_max)
-		r->live_max = r->live;
-}
 
 void reclaim__sweep_stats(struct probes *p, struct sweep_stats *out)
 {
@@ -507,7 +559,6 @@ static void tally(struct probes *p, struct reclaim *r, size_t sites, size_t stac
 		  uint64_t cpu, uint64_t held)
 {
 	pthread_mutex_lock(&r->mu);
-	note_live(r);
 	r->cpu_ns += cpu;
 	r->sweeps++;
 	r->sites += sites;
@@ -544,7 +595,7 @@ static void sweep(struct probes *p, bool asked)
 	pthread_mutex_lock(&p->rc.tables_lock);
 	sites = retire_sites(p, r);
 	pthread_mutex_unlock(&p->rc.tables_lock);
-	stacks = let_go_stacks(p, r);
+	stacks = let_go_stacks(p, r, sites);
 	pthread_mutex_lock(&p->rc.retired_lock);
 	retired__trim(p->rc.retired, RETIRED_MAX_BYTES);	/* no memory: it stays bigger */
 	pthread_mutex_unlock(&p->rc.retired_lock);
@@ -552,12 +603,6 @@ static void sweep(struct probes *p, bool asked)
 		forget_codes(p);
 	set_marks(p);
 	tally(p, r, sites, stacks, clock__now_ns() - t0, thread_cpu_ns() - c0, held);
-	/*
-	 * Made anew at each sweep: a torch job sweeps some ten times, and
-	 * between them its ids (24 MiB of room at 210,000 live stacks) would
-	 * stay in our resident set for nothing, a report's peak among them.
-	 */
-	idmap__free(&r->named);
 }
 
 /* ------------------------------------------------------------ folding */

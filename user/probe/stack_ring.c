@@ -396,24 +396,36 @@ struct letting_go {
 };
 
 /*
- * The n kept (in their new order, id_at(v, i) the i-th's id) under a new
- * index, sized once: grown from empty it was faulted in a dozen times
- * over (the maps' growth was 18% of the sweeper's CPU on a torch job). 0,
- * or -ENOMEM (the old index left as it was: the caller lets go of them all).
+ * Entry i of an index out, the store's last (at nr, its count already one
+ * less) moved into its place: the index loses one id and changes one
+ * value, however many stay. A sweep let go of a few thousand of 400,000
+ * stacks and pairs, and made both indexes anew for the rest (each a fresh
+ * array faulted in, every id put again: a fifth of the sweeper's CPU on a
+ * torch job), and the reader then grew them again from that size.
  */
-static int reindex(struct idmap *of_id, size_t n, uint64_t (*id_at)(const void *v, size_t i),
-		   const void *v)
+static void unindex(struct idmap *of_id, uint64_t id, size_t i, size_t nr, uint64_t last)
 {
-	struct idmap kept = {};
+	(void)idmap__del(of_id, id);
+	if (i < nr)	/* id known: no room to make, no failure */
+		(void)idmap__put(of_id, last, (uint32_t)i);
+}
 
-	if (idmap__reserve(&kept, n))
-		return -ENOMEM;
-	/* No put can fail: the room is there. */
-	for (size_t i = 0; i < n; i++)
-		(void)idmap__put(&kept, id_at(v, i), (uint32_t)i);
+/*
+ * An index whose ids fell to under an eighth of its room (a torch import
+ * let go of) made anew with room for twice them: its room would stay
+ * resident for ids gone. Without memory, it stays.
+ */
+static void fit_index(struct idmap *of_id, size_t n, uint64_t (*id_at)(const void *v, size_t i),
+		      const void *v)
+{
+	struct idmap fit = {};
+
+	if (of_id->cap <= 1024 || 8 * n >= of_id->cap || idmap__reserve(&fit, 2 * n))
+		return;
+	for (size_t i = 0; i < n; i++)	/* the room is there: no put fails */
+		(void)idmap__put(&fit, id_at(v, i), (uint32_t)i);
 	idmap__free(of_id);
-	*of_id = kept;
-	return 0;
+	*of_id = fit;
 }
 
 static uint64_t blob_id_at(const void *v, size_t i)
@@ -427,59 +439,53 @@ static uint64_t pair_id_at(const void *v, size_t i)
 }
 
 /*
- * A store's stacks named, kept under a new index; the others into *out
- * (room for all of them: without it, none is let go of).
+ * A store's stacks not named into *out (room for all of them: without it,
+ * none is let go of), each replaced by the store's last.
  */
 static size_t blobs_split(struct blob_store *st, const struct idmap *named,
 			  struct stack_blob ***out)
 {
-	size_t n = 0, gone = 0;
+	size_t gone = 0;
 
 	*out = malloc((st->nr ?: 1) * sizeof(**out));
 	if (!*out)
 		return 0;
-	for (size_t i = 0; i < st->nr; i++) {
+	for (size_t i = 0; i < st->nr;) {
 		struct stack_blob *b = st->blobs[i];
 
-		if (idmap__get(named, b->id, NULL))
-			st->blobs[n++] = b;
-		else
-			(*out)[gone++] = b;
+		if (idmap__get(named, b->id, NULL)) {
+			i++;
+			continue;
+		}
+		(*out)[gone++] = b;
+		st->blobs[i] = st->blobs[--st->nr];
+		unindex(&st->of_id, b->id, i, st->nr, st->blobs[i]->id);
 	}
-	if (reindex(&st->of_id, n, blob_id_at, st->blobs)) {
-		memcpy(*out + gone, st->blobs, n * sizeof(**out));
-		gone += n;
-		n = 0;
-		idmap__clear(&st->of_id);
-	}
-	st->nr = n;
+	fit_index(&st->of_id, st->nr, blob_id_at, st->blobs);
 	return gone;
 }
 
 /* The pairs named name their stacks and stay; the others into *out. */
 static size_t pairs_split(struct pair_store *ps, struct idmap *named, struct kept_pair **out)
 {
-	size_t n = 0, gone = 0;
+	size_t gone = 0;
 
 	*out = malloc((ps->nr ?: 1) * sizeof(**out));
 	if (!*out)
 		return 0;
-	for (size_t i = 0; i < ps->nr; i++) {
+	for (size_t i = 0; i < ps->nr;) {
 		struct kept_pair *k = &ps->pairs[i];
 
 		if (idmap__get(named, k->id, NULL) && !idmap__put(named, k->pair.native, 0) &&
-		    (!k->pair.python || !idmap__put(named, k->pair.python, 0)))
-			ps->pairs[n++] = *k;
-		else
-			(*out)[gone++] = *k;
+		    (!k->pair.python || !idmap__put(named, k->pair.python, 0))) {
+			i++;
+			continue;
+		}
+		(*out)[gone++] = *k;
+		*k = ps->pairs[--ps->nr];
+		unindex(&ps->of_id, (*out)[gone - 1].id, i, ps->nr, k->id);
 	}
-	if (reindex(&ps->of_id, n, pair_id_at, ps->pairs)) {
-		memcpy(*out + gone, ps->pairs, n * sizeof(**out));
-		gone += n;
-		n = 0;
-		idmap__clear(&ps->of_id);
-	}
-	ps->nr = n;
+	fit_index(&ps->of_id, ps->nr, pair_id_at, ps->pairs);
 	return gone;
 }
 

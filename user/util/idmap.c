@@ -115,6 +115,30 @@ int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val)
 	return 1;
 }
 
+bool idmap__del(struct idmap *m, uint64_t id)
+{
+	size_t i, j;
+
+	if (!m->cap || !id)
+		return false;
+	i = find(m, id);
+	if (!m->keys[i])
+		return false;
+	/* Each id after the gap, up to an empty slot, moves into it unless its home lies in (i, j]. */
+	for (j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		size_t h = slot_of(m, m->keys[j]);
+
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->nr--;
+	return true;
+}
+
 void idmap__clear(struct idmap *m)
 {
 	if (m->cap)

@@ -36,6 +36,13 @@ int idmap__put_new(struct idmap *m, uint64_t id, uint32_t val);
  * new array faulted in and every id moved; one room is faulted in once.
  */
 int idmap__reserve(struct idmap *m, size_t nr);
+/*
+ * Forget id (true if it had a value), moving back the ids that probed past
+ * it: no tombstones, so a map that loses a few ids at a time (a sweep's
+ * stacks let go of) stays as fast as one made anew, without being made
+ * anew. The room stays.
+ */
+bool idmap__del(struct idmap *m, uint64_t id);
 /* Forget every id, keeping the room. */
 void idmap__clear(struct idmap *m);
 /*

@@ -236,6 +236,7 @@ static void *reader(void *arg)
 	 * and a ring not read in time drops stacks.
 	 */
 	nice__raise(PROBES_SWEEP_NICE);
+	pthread_setname_np(pthread_self(), "memleakbpf-stk");	/* as the sweeper (reclaim.c) */
 	while (!sr->stop) {
 		poll(&pfd, 1, STACK_RING_POLL_MS);
 		drain(sr);

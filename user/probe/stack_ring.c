@@ -399,10 +399,11 @@ struct letting_go {
 /*
  * Entry i of an index out, the store's last (at nr, its count already one
  * less) moved into its place: the index loses one id and changes one
- * value, however many stay. A sweep let go of a few thousand of 400,000
- * stacks and pairs, and made both indexes anew for the rest (each a fresh
- * array faulted in, every id put again: a fifth of the sweeper's CPU on a
- * torch job), and the reader then grew them again from that size.
+ * value, however many stay. A sweep lets go of a few hundred (a torch
+ * job's training) to 100,000 (its import) of some 400,000 stacks and
+ * pairs, and made both indexes anew for all those kept (each a fresh
+ * array faulted in, every id put again), which the reader then grew again
+ * from that size (a tenth of its CPU).
  */
 static void unindex(struct idmap *of_id, uint64_t id, size_t i, size_t nr, uint64_t last)
 {

@@ -28,6 +28,7 @@ HANDLES = {
 	"util/protobuf.c": ("pb",),
 	"allocator/allocator.c": ("lookup_object", "lookup_order"),
 	"model/stackcache.c": ("stack_blob", "stack_ref"),
+	"model/retired_fold.c": ("retired",),
 }
 
 # The one owner of each BPF object's maps and .bss/.data: memleak.bpf.c's, -k's kmem.bpf.c's.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* util/idmap.c and model/retired.c: what reclaiming keeps aside. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,32 @@ TEST(retired_trim_forgets_the_least_used_frames_and_keeps_the_figures)
  * do the stacks none kept names, once let go of at an earlier sweep; its
  * figures come back with it, whether it retires again or is read live.
  */
+/*
+ * A reading that holds the ids of *ctx (a struct held_by): what
+ * retired__fold_end asks of it, each id going noted in asked.
+ */
+struct held_by {
+	const struct idmap *holds;
+	bool note;	/* each id asked into asked */
+	struct idmap asked;
+	int calls;
+};
+
+static int held_of(void *ctx, const struct idmap *going, struct idmap *held)
+{
+	struct held_by *h = ctx;
+
+	h->calls++;
+	for (size_t i = 0; i < going->cap; i++) {
+		uint64_t id = going->keys[i];
+
+		if (id && ((h->note && idmap__put(&h->asked, id, 0)) ||
+			   (idmap__get(h->holds, id, NULL) && idmap__put(held, id, 0))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 TEST(retired_folds_and_takes_figures_back)
 {
 	struct retired *r = retired__new();
@@ -152,12 +179,12 @@ TEST(retired_folds_and_takes_figures_back)
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	/* A cancelled fold leaves all as it was. */
 	retired__fold_cancel(r);
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, held_of, &(struct held_by){ .holds = &keep }) == 0);
 	ASSERT(retired__nr_sites(r) == 3 && retired__nr_folded(r) == 0);
 	ASSERT(retired__fold_site(r, 31, API_MALLOC, 96, 2));
 	ASSERT(retired__fold_site(r, 32, API_MALLOC, 10, 1));
 	ASSERT(idmap__put(&keep, 32, 0) == 0);	/* a live site of the report holds stack 32 */
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, held_of, &(struct held_by){ .holds = &keep }) == 0);
 	ASSERT(retired__nr_sites(r) == 1 && retired__nr_folded(r) == 2);
 	ASSERT(!retired__site(r, 31, API_MALLOC) && retired__site(r, 33, API_MALLOC));
 	retired__forgotten(r, &sites, &allocs, &bytes);
@@ -177,7 +204,8 @@ TEST(retired_folds_and_takes_figures_back)
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 0 && allocs == 0 && bytes == 0 && retired__nr_folded(r) == 0);
 	/* Folded again: its whole figures, the ones it took back among them. */
-	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) && retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_site(r, 32, API_MALLOC, 30, 3) &&
+	       retired__fold_end(r, held_of, &(struct held_by){ .holds = &keep }) == 0);
 	retired__forgotten(r, &sites, &allocs, &bytes);
 	ASSERT(sites == 1 && allocs == 3 && bytes == 30);
 	idmap__free(&keep);
@@ -213,7 +241,7 @@ TEST(retired_fold_keeps_what_no_later_sweep_found_unnamed)
 	retired__named(r, &named);
 	ASSERT(retired__add_site(r, 44, API_MALLOC, 8, 1) == 0);
 	ASSERT(retired__fold_site(r, 44, API_MALLOC, 8, 1));
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, held_of, &(struct held_by){ .holds = &keep }) == 0);
 	ASSERT(retired__native(r, 41) && retired__native(r, 42) && !retired__pair(r, 50, &out));
 	ASSERT(retired__pair(r, 60, &out) && out.native == 61 && out.python == 62);
 	/* The next sweep names the pair alone: the stacks go, the pair stays. */
@@ -223,10 +251,53 @@ TEST(retired_fold_keeps_what_no_later_sweep_found_unnamed)
 	retired__named(r, &named);
 	ASSERT(retired__add_site(r, 45, API_MALLOC, 8, 1) == 0);
 	ASSERT(retired__fold_site(r, 45, API_MALLOC, 8, 1));
-	ASSERT(retired__fold_end(r, &keep) == 0);
+	ASSERT(retired__fold_end(r, held_of, &(struct held_by){ .holds = &keep }) == 0);
 	ASSERT(!retired__native(r, 41) && !retired__native(r, 42) && retired__pair(r, 60, &out));
 	idmap__free(&named);
 	idmap__free(&keep);
+	retired__free(r);
+	free(st);
+	return true;
+}
+
+/*
+ * A fold asks the reading only of the stacks and pairs that would go (let
+ * go of before the last sweep that named, named by no site kept here nor
+ * then), and not at all when none was let go of before it: each fold
+ * asked a torch job's 200,000 sites of every id they hold. What the
+ * reading holds stays, the others go.
+ */
+TEST(retired_fold_asks_the_reading_of_what_goes_only)
+{
+	struct retired *r = retired__new();
+	struct stack_trace *st = native(3, 0x4000);
+	struct stack_pair pair = { .native = 81, .python = 82 }, out;
+	struct idmap none = {}, holds = {};
+	struct held_by hb = { .holds = &holds, .note = true };
+
+	retired__next_sweep(r);
+	ASSERT(retired__keep_native(r, 71, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 72, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 73, st, NULL) == 0);
+	ASSERT(retired__keep_pair(r, 80, &pair) == 0);
+	ASSERT(retired__add_site(r, 71, API_MALLOC, 8, 1) == 0);	/* names 71 */
+	retired__named(r, &none);	/* all let go of at this sweep: none goes yet */
+	ASSERT(retired__fold_end(r, held_of, &hb) == 0);
+	ASSERT(hb.calls == 0 && retired__nr_stacks(r) == 3);
+	retired__next_sweep(r);
+	retired__named(r, &none);	/* now all before it, none named by it */
+	ASSERT(idmap__put(&holds, 73, 0) == 0);
+	ASSERT(retired__fold_end(r, held_of, &hb) == 0);
+	ASSERT(hb.calls == 1 && hb.asked.nr == 3);
+	ASSERT(idmap__get(&hb.asked, 72, NULL) && idmap__get(&hb.asked, 73, NULL) &&
+	       idmap__get(&hb.asked, 80, NULL) && !idmap__get(&hb.asked, 71, NULL));
+	ASSERT(retired__native(r, 71) && !retired__native(r, 72) && retired__native(r, 73) &&
+	       !retired__pair(r, 80, &out));
+	/* Without held, every stack stays, and nothing is asked. */
+	idmap__clear(&holds);
+	ASSERT(retired__fold_end(r, NULL, NULL) == 0 && retired__native(r, 73));
+	idmap__free(&hb.asked);
+	idmap__free(&holds);
 	retired__free(r);
 	free(st);
 	return true;

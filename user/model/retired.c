@@ -3,81 +3,16 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "retired.h"
+#include "retired_internal.h"
 #include "stackcache.h"
 #include "util/idmap.h"
 #include "util/vec.h"
-
-/* A native stack or a Python one: its frames, in a blob it may share with the stack cache. */
-struct kept {
-	uint64_t id;
-	uint32_t sweep;		/* when it was last let go of */
-	bool python;
-	uint64_t weight;	/* allocations of the retired sites it stands in (trim) */
-	struct stack_blob *blob;
-};
-
-/* A pair's id, and when it was last let go of (as a kept stack's sweep). */
-struct pair_tag {
-	uint64_t id;
-	uint32_t sweep;
-};
-
-/*
- * A folded site's figures; allocs FOLDED_BACK: it came back
- * (retired__unfold), they are its own again. 16 bytes, not 24 with a flag:
- * one for each site ever folded (450,000 by a torch job's end).
- */
-struct folded {
-	uint64_t bytes, allocs;
-};
-#define FOLDED_BACK UINT64_MAX	/* never a count of allocations */
-
-struct retired {
-	struct idmap site_of;	/* site key -> index in sites */
-	struct retired_site *sites;
-	size_t nr_sites, cap_sites;
-	struct idmap native_of, python_of;	/* stack id -> index in kept */
-	/* In place, not each malloc'ed: 435,000 of them in a torch job, 24 bytes less each. */
-	struct kept *kept;
-	size_t nr_kept, cap_kept;
-	struct idmap pair_of;	/* pair id -> index in pairs */
-	struct stack_pair *pairs;
-	struct pair_tag *pair_tags;
-	size_t nr_pairs, cap_pairs, cap_pair_tags;
-	size_t kept_bytes;
-	uint32_t sweep;
-	uint32_t named_sweep;	/* the last whose walk named every live site's stacks (retired__named) */
-	uint64_t seq, epoch;	/* retired__seq, retired__epoch */
-	/* Figures of sites whose frames were let go of (retired__trim), or folded. */
-	uint64_t forgotten_allocs, forgotten_bytes, forgotten_sites;
-	/* The folded sites' figures, by site key (retired__fold_end, retired__unfold). */
-	struct idmap folded_of;
-	struct folded *folded;
-	size_t nr_folded, cap_folded, nr_out;
-};
 
 uint64_t retired__site_key(uint64_t stack_id, uint32_t api)
 {
 	uint64_t h = (stack_id ^ ((uint64_t)api << 56 | api)) * 0x9e3779b97f4a7c15ULL;
 
 	return h ^ h >> 29 ?: 1;
-}
-
-/*
- * What a kept stack counts for in the budget: its blob with its frames as
- * arrays, shared or not (the store's budget is its own). The frames are
- * shared prefixes now, far cheaper; the budget still bounds the index.
- */
-static size_t size_of(const struct kept *k)
-{
-	return sizeof(*k) + stack_blob__flat_size(k->blob);
-}
-
-static void let_go(struct kept *k)
-{
-	stack_blob__put(k->blob);
-	k->blob = NULL;
 }
 
 struct retired *retired__new(void)
@@ -90,7 +25,7 @@ void retired__free(struct retired *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nr_kept; i++)
-		let_go(&r->kept[i]);
+		retired_let_go(&r->kept[i]);
 	free(r->kept);
 	free(r->sites);
 	free(r->pairs);
@@ -196,7 +131,7 @@ static int keep(struct retired *r, struct idmap *map, uint64_t id, struct stack_
 	k = &r->kept[r->nr_kept++];
 	*k = (struct kept){ .id = id, .sweep = r->sweep, .python = map == &r->python_of,
 			    .blob = blob };
-	r->kept_bytes += size_of(k);
+	r->kept_bytes += retired_size_of(k);
 	return 0;
 nomem:
 	stack_blob__put(blob);
@@ -411,10 +346,10 @@ static int keep_latest(struct retired *r, size_t max_bytes)
 	idmap__clear(&r->python_of);
 	for (size_t i = 0; i < r->nr_kept; i++) {
 		struct kept *k = &r->kept[i];
-		size_t size = size_of(k);
+		size_t size = retired_size_of(k);
 
 		if (bytes + size > max_bytes) {
-			let_go(k);
+			retired_let_go(k);
 			continue;
 		}
 		bytes += size;
@@ -463,53 +398,29 @@ static int fold_sites(struct retired *r)
 	return 0;
 }
 
-/*
- * What a stack or a pair let go of here must serve until BPF sends it
- * anew if it comes back. The sweep that let it go told BPF so (reclaim.c's
- * step 2), but a site made while that sweep ran, after its walk passed the
- * slot, names it without BPF sending it again: live, and in no reading
- * made before. The next sweep's walk names it (retired__named): what was
- * let go of since the last sweep that named (since), or named by it,
- * stays; and what a site kept here names (named) or the reading's sites
- * hold (keep). NULL maps name nothing.
- */
-struct serving {
-	const struct idmap *named, *keep;
-	uint32_t since;
-};
-
-static bool serves(const struct serving *sv, uint64_t id, uint32_t sweep)
-{
-	return sweep >= sv->since || (sv->named && idmap__get(sv->named, id, NULL)) ||
-	       (sv->keep && idmap__get(sv->keep, id, NULL));
-}
-
-/*
- * Pairs that no longer serve, neither of whose stacks is kept any more.
- * (One with its native stack gone leaves its site without frames: counted
- * where read.)
- */
-static int drop_pairs(struct retired *r, const struct serving *sv)
+/* (One with its native stack gone leaves its site without frames: counted where read.) */
+int retired__drop_pairs(struct retired *r, const struct serving *sv)
 {
 	size_t n = 0, before = r->nr_pairs;
 
-	idmap__free(&r->pair_of);	/* made anew, to the size of what stays */
 	for (size_t i = 0; i < r->nr_pairs; i++) {
-		if (!serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep) &&
+		if (!retired_serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep) &&
 		    !idmap__get(&r->native_of, r->pairs[i].native, NULL) &&
 		    !idmap__get(&r->python_of, r->pairs[i].python, NULL))
 			continue;
 		r->pairs[n] = r->pairs[i];
-		r->pair_tags[n] = r->pair_tags[i];
-		if (idmap__put(&r->pair_of, r->pair_tags[n].id, (uint32_t)n))
-			return -ENOMEM;
-		n++;
+		r->pair_tags[n++] = r->pair_tags[i];
 	}
 	r->nr_pairs = n;
 	if (n < before) {
 		vec__fit(&r->pairs, &r->cap_pairs, n, sizeof(*r->pairs));
 		vec__fit(&r->pair_tags, &r->cap_pair_tags, n, sizeof(*r->pair_tags));
 	}
+	/* Made anew, to the size of what stays (once, not grown from empty). */
+	(void)idmap__reset(&r->pair_of, n);
+	for (size_t i = 0; i < n; i++)
+		if (idmap__put(&r->pair_of, r->pair_tags[i].id, (uint32_t)i))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -519,7 +430,7 @@ int retired__trim(struct retired *r, size_t max_bytes)
 		return 0;
 	/* A quarter below the limit: trimming is a sort of everything kept. */
 	return keep_latest(r, max_bytes / 4 * 3) ?: fold_sites(r) ?:
-	       drop_pairs(r, &(struct serving){ .since = r->named_sweep });
+	       retired__drop_pairs(r, &(struct serving){ .since = r->named_sweep });
 }
 
 void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allocs,
@@ -528,166 +439,4 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
 	*sites = r->forgotten_sites;
 	*allocs = r->forgotten_allocs;
 	*bytes = r->forgotten_bytes;
-}
-
-/* ------------------------------------------------------------ folding */
-
-bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
-			uint64_t allocs)
-{
-	struct retired_site *s;
-	uint32_t i;
-
-	if (!idmap__get(&r->site_of, retired__site_key(stack_id, api), &i))
-		return false;
-	s = &r->sites[i];
-	if (s->stack_id != stack_id || s->api != api || s->total_bytes != bytes ||
-	    s->total_allocs != allocs)
-		return false;
-	s->folding = true;
-	return true;
-}
-
-/* A folding site's figures, kept by its key until it comes back. 0 or -ENOMEM. */
-static int keep_folded(struct retired *r, const struct retired_site *s)
-{
-	uint64_t key = retired__site_key(s->stack_id, s->api);
-	uint32_t i;
-
-	if (!idmap__get(&r->folded_of, key, &i)) {
-		if (vec__reserve(&r->folded, &r->cap_folded, r->nr_folded + 1, sizeof(*r->folded)) ||
-		    idmap__put(&r->folded_of, key, (uint32_t)r->nr_folded))
-			return -ENOMEM;
-		i = (uint32_t)r->nr_folded++;
-	}
-	r->folded[i] = (struct folded){ .bytes = s->total_bytes, .allocs = s->total_allocs };
-	r->nr_out++;
-	return 0;
-}
-
-/* The folded sites go to the forgotten figures; the others keep their order. */
-static int drop_folded(struct retired *r)
-{
-	size_t n = 0, i;
-
-	for (i = 0; i < r->nr_sites && !r->sites[i].folding; i++)
-		;
-	if (i == r->nr_sites)
-		return 0;	/* none: the sites stay where they are */
-	r->epoch++;
-	idmap__free(&r->site_of);	/* made anew, to the size of what stays */
-	for (size_t i = 0; i < r->nr_sites; i++) {
-		struct retired_site *s = &r->sites[i];
-
-		if (s->folding && !keep_folded(r, s)) {
-			r->forgotten_allocs += s->total_allocs;
-			r->forgotten_bytes += s->total_bytes;
-			r->forgotten_sites++;
-			continue;
-		}
-		s->folding = false;	/* no room for its figures: it stays */
-		r->sites[n] = *s;
-		if (idmap__put(&r->site_of, retired__site_key(s->stack_id, s->api), (uint32_t)n++))
-			return -ENOMEM;
-	}
-	r->nr_sites = n;
-	vec__fit(&r->sites, &r->cap_sites, n, sizeof(*r->sites));
-	return 0;
-}
-
-/* The stacks the sites kept here name, directly or through a pair. */
-static int name_sites(const struct retired *r, struct idmap *named)
-{
-	struct stack_pair pair;
-
-	for (size_t i = 0; i < r->nr_sites; i++) {
-		uint64_t id = r->sites[i].stack_id;
-
-		if (id && idmap__put(named, id, 0))
-			return -ENOMEM;
-		if (!retired__pair(r, id, &pair))
-			continue;
-		if ((pair.native && idmap__put(named, pair.native, 0)) ||
-		    (pair.python && idmap__put(named, pair.python, 0)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* The stacks of the pairs that serve serve too: named. */
-static int name_pairs(const struct retired *r, const struct serving *sv, struct idmap *named)
-{
-	for (size_t i = 0; i < r->nr_pairs; i++) {
-		const struct stack_pair *pair = &r->pairs[i];
-
-		if (!serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep))
-			continue;
-		if ((pair->native && idmap__put(named, pair->native, 0)) ||
-		    (pair->python && idmap__put(named, pair->python, 0)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* The stacks that no longer serve are let go of; the maps made anew to fit. */
-static int drop_stacks(struct retired *r, const struct serving *sv)
-{
-	size_t n = 0, bytes = 0;
-
-	idmap__free(&r->native_of);
-	idmap__free(&r->python_of);
-	for (size_t i = 0; i < r->nr_kept; i++) {
-		struct kept *k = &r->kept[i];
-
-		if (!serves(sv, k->id, k->sweep)) {
-			let_go(k);
-			continue;
-		}
-		r->kept[n] = *k;
-		bytes += size_of(&r->kept[n]);
-		if (idmap__put(r->kept[n].python ? &r->python_of : &r->native_of, r->kept[n].id,
-			       (uint32_t)n))
-			return -ENOMEM;
-		n++;
-	}
-	r->nr_kept = n;
-	r->kept_bytes = bytes;
-	vec__fit(&r->kept, &r->cap_kept, n, sizeof(*r->kept));
-	return 0;
-}
-
-int retired__fold_end(struct retired *r, const struct idmap *keep)
-{
-	struct idmap named = {};
-	/* Without keep, everything stays. */
-	struct serving sv = { &named, keep, keep ? r->named_sweep : 0 };
-	int err;
-
-	err = drop_folded(r) ?: name_sites(r, &named) ?: name_pairs(r, &sv, &named) ?:
-	      drop_stacks(r, &sv) ?: drop_pairs(r, &sv);
-	idmap__free(&named);
-	return err;
-}
-
-void retired__fold_cancel(struct retired *r)
-{
-	for (size_t i = 0; i < r->nr_sites; i++)
-		r->sites[i].folding = false;
-}
-
-int retired__unfold(struct retired *r, uint64_t stack_id, uint32_t api)
-{
-	uint64_t key = retired__site_key(stack_id, api);
-	uint32_t i;
-
-	if (!idmap__get(&r->folded_of, key, &i) || r->folded[i].allocs == FOLDED_BACK ||
-	    idmap__get(&r->site_of, key, NULL))
-		return 0;
-	/* A new entry takes its figures back (take_back), and nothing more: none is freed since. */
-	return retired__add_site(r, stack_id, api, 0, 0);
-}
-
-size_t retired__nr_folded(const struct retired *r)
-{
-	return r->nr_out;
 }

@@ -115,14 +115,20 @@ void retired__forgotten(const struct retired *r, uint64_t *sites, uint64_t *allo
 bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint64_t bytes,
 			uint64_t allocs);
 /*
+ * Which of going's ids (stacks and pairs a fold would let go of) the
+ * caller's reading holds, into held: those stay. 0 or -ENOMEM.
+ */
+typedef int retired_held_fn(void *ctx, const struct idmap *going, struct idmap *held);
+/*
  * The sites retired__fold_site named go (their indexes move: a new epoch;
  * none named, none moves), and the stacks and pairs no site kept here
- * names, nor keep (ids: the stacks the reading's other sites hold), let go
- * of before the last sweep that named (retired__named) and not named then
- * (keep NULL: every stack stays). 0 or -ENOMEM (then the store may still
- * hold what it could not let go of).
+ * names, let go of before the last sweep that named (retired__named) and
+ * not named then, but those held says the reading holds (held NULL: every
+ * stack stays). held is asked of those only, and only when one would go:
+ * each fold asked a torch job's 200,000 sites of every id they hold. 0 or
+ * -ENOMEM (then the store may still hold what it could not let go of).
  */
-int retired__fold_end(struct retired *r, const struct idmap *keep);
+int retired__fold_end(struct retired *r, retired_held_fn *held, void *ctx);
 /* The sites retired__fold_site named stay after all. */
 void retired__fold_cancel(struct retired *r);
 /*

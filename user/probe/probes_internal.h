@@ -228,15 +228,17 @@ void reclaim__free(struct probes *p);
 int reclaim__start_thread(struct probes *p);
 void reclaim__stop_thread(struct probes *p);
 /*
- * The stacks and pairs snap's sites hold (but those folded[i], NULL: none
- * is) that r keeps, into keep: what retired__fold_end must not let go of
- * (it asks keep of r's stacks and pairs only). Under retired_lock. 0 or
- * -ENOMEM.
+ * For retired__fold_end (a retired_held_fn): the ids of going that snap's
+ * sites hold (but those folded[i]; folded NULL: none is), into held.
+ * Under retired_lock. 0 or -ENOMEM.
  */
 struct snapshot;
 struct retired;
-int reclaim__keep_of(const struct retired *r, const struct snapshot *snap, const bool *folded,
-		     struct idmap *keep);
+struct reclaim_held {
+	const struct snapshot *snap;
+	const bool *folded;
+};
+int reclaim__held(void *ctx, const struct idmap *going, struct idmap *held);
 
 /*
  * The native stacks, Python stacks and pairs BPF sends through its stack

@@ -280,7 +280,7 @@ static int read_retired(struct snapshot_kept *k, struct probes *p, const struct 
 	}
 	k->retired_seq = retired__seq(r);
 	/* Their stacks stay: the sites of this reading may not have read theirs yet. */
-	if (snap->unread_sites > k->unread_sites && retired__fold_end(r, NULL))
+	if (snap->unread_sites > k->unread_sites && retired__fold_end(r, NULL, NULL))
 		return -ENOMEM;
 	k->fold_mark = retired__nr_sites(r);
 	retired__forgotten(r, &snap->forgotten_sites, &snap->forgotten_allocs,
@@ -502,7 +502,6 @@ static int read_stacks(struct snapshot_kept *k, struct probes *p, size_t before)
 static void let_go_unread(struct snapshot_kept *k, struct probes *p)
 {
 	struct retired *r = p->rc.retired;
-	struct idmap keep = {};
 
 	k->snap.unread_let_go = false;
 	if (!k->snap.unread_sites)
@@ -510,11 +509,10 @@ static void let_go_unread(struct snapshot_kept *k, struct probes *p)
 	pthread_mutex_lock(&p->rc.stacks_lock);
 	pthread_mutex_lock(&p->rc.retired_lock);
 	/* Without the stacks to keep, none goes: the fold after the report tries again. */
-	if (!reclaim__keep_of(r, &k->snap, NULL, &keep))
-		k->snap.unread_let_go = !retired__fold_end(r, &keep);
+	k->snap.unread_let_go =
+		!retired__fold_end(r, reclaim__held, &(struct reclaim_held){ &k->snap, NULL });
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
-	idmap__free(&keep);
 }
 
 /* At the sweeper's nice value, as snapshot__collect. */

@@ -55,7 +55,6 @@ static bool fold_one(struct snapshot_kept *k, struct probes *p, const struct sna
 static size_t fold_all(struct snapshot_kept *k, struct probes *p, const struct snap_fold *fold)
 {
 	struct retired *r = p->rc.retired;
-	struct idmap keep = {};
 	size_t n = 0;
 
 	for (size_t i = 0; i < retired__nr_sites(r); i++) {
@@ -69,9 +68,8 @@ static size_t fold_all(struct snapshot_kept *k, struct probes *p, const struct s
 	}
 	/* Without the reading's stacks to keep, every stack stays (as a reading's fold). */
 	if (n)
-		(void)retired__fold_end(r, reclaim__keep_of(r, &k->snap, NULL, &keep) ? NULL : &keep);
+		(void)retired__fold_end(r, reclaim__held, &(struct reclaim_held){ &k->snap, NULL });
 	k->fold_mark = retired__nr_sites(r);
-	idmap__free(&keep);
 	return n;
 }
 

@@ -151,19 +151,19 @@ static int drop_stacks(struct retired *r, const struct serving *sv)
 }
 
 /*
- * Could any stack or pair go: one let go of before since? Most folds of a
- * torch job's loop find none, and naming every site's stacks and making
- * the maps anew cost them 10 to 40 ms.
+ * How many stacks and pairs could go: those let go of before since. Most
+ * folds of a torch job's loop find none, and naming every site's stacks
+ * and making the maps anew cost them 10 to 40 ms.
  */
-static bool any_old(const struct retired *r, uint32_t since)
+static size_t nr_old(const struct retired *r, uint32_t since)
 {
+	size_t n = 0;
+
 	for (size_t i = 0; i < r->nr_kept; i++)
-		if (r->kept[i].sweep < since)
-			return true;
+		n += r->kept[i].sweep < since;
 	for (size_t i = 0; i < r->nr_pairs; i++)
-		if (r->pair_tags[i].sweep < since)
-			return true;
-	return false;
+		n += r->pair_tags[i].sweep < since;
+	return n;
 }
 
 /* What goes, as going's values (bits: an id both a stack's and a pair's is both). */
@@ -215,11 +215,19 @@ int retired__fold_end(struct retired *r, retired_held_fn *held, void *ctx)
 	struct idmap named = {}, going = {}, stay = {};
 	struct serving sv = { &named, &stay, r->named_sweep };
 	int err = drop_folded(r);
+	size_t old;
 
 	/* Without held, every stack stays. */
-	if (err || !held || !any_old(r, sv.since))
+	if (err || !held || !(old = nr_old(r, sv.since)))
 		return err;
-	err = name_sites(r, &named) ?: name_pairs(r, &sv, &named) ?: going_of(r, &sv, &going);
+	/*
+	 * Their rooms made once; going's at most three eighths full: held
+	 * looks up every id of the reading's 200,000 sites in it, most absent
+	 * (1.8 slots read on average for one, 8.5 at three quarters).
+	 */
+	err = idmap__reserve(&named, r->nr_sites + 2 * r->nr_pairs) ?:
+	      idmap__reserve(&going, 2 * old) ?: name_sites(r, &named) ?:
+	      name_pairs(r, &sv, &named) ?: going_of(r, &sv, &going);
 	if (!err && going.nr)
 		err = held(ctx, &going, &stay) ?: drop_going(r, &sv, &going);
 	idmap__free(&named);

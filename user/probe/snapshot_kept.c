@@ -425,6 +425,7 @@ static int read_tables(struct snapshot_kept *k, struct probes *p, const struct s
 
 /* Stacks read between two chances for a sweep to take the lock (as snapshot.c's). */
 #define KEPT_STACKS_AT_ONCE 1024
+#define KEPT_AHEAD 8
 
 /*
  * After a compaction, the stacks the sites kept hold are used by this
@@ -441,6 +442,11 @@ static void keep_stacks(struct snapshot_kept *k, struct probes *p, size_t before
 		if (i && !(i % KEPT_STACKS_AT_ONCE)) {
 			pthread_mutex_unlock(&p->rc.stacks_lock);
 			pthread_mutex_lock(&p->rc.stacks_lock);
+		}
+		/* Their blobs' counts, held and let go of below, a few sites on: each a cache miss. */
+		if (i + KEPT_AHEAD < before) {
+			__builtin_prefetch(k->snap.sites[i + KEPT_AHEAD].stack, 1);
+			__builtin_prefetch(k->snap.sites[i + KEPT_AHEAD].pystack, 1);
 		}
 		if (s->stack && stackcache__get(p->rc.stacks, s->stack_id, &ref))
 			stack_ref__put(&ref);

@@ -97,6 +97,8 @@ static int compact_sites(struct snapshot_kept *k, const struct probes *p)
 	snap->moved = k->moved;
 	snap->nr_moved = snap->nr;
 	snap->nr = n;
+	if (n == snap->nr_moved)
+		return err;	/* none went, none moved: the index stays */
 	/*
 	 * Made anew, to the size of what stays: its room once, not grown a
 	 * dozen times from empty (200,000 sites and more on a torch job).
@@ -151,6 +153,12 @@ int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p)
 	if (k->order.reading == k->reading)
 		compact_list(k, k->order.sites, &k->order.nr);
 	k->epoch = retired__epoch(r);
-	k->compacted = true;
+	/*
+	 * The stack cache lets go of the stacks of the sites gone (read_stacks
+	 * marks every site's): with none gone, none to let go of. Most folds of
+	 * a torch job's import fold retired sites no reading holds, and the
+	 * marks cost 40 to 170 ms a reading at 200,000 sites.
+	 */
+	k->compacted = k->snap.nr < k->snap.nr_moved;
 	return 0;
 }

@@ -50,7 +50,7 @@ struct snapshot_kept {
 	uint64_t resets, epoch, retired_seq;	/* the retired store as taken in */
 	uint64_t reading;	/* the last one's number */
 	bool started;		/* a reading was made since the last start */
-	bool compacted;		/* this reading compacted the last one's sites */
+	bool compacted;		/* this reading's compaction let go of some of the last one's sites */
 	bool ages_unknown;	/* a site with blocks whose age did not hold (set_figures) */
 	uint32_t *moved;	/* snapshot.moved */
 	size_t cap_moved;

@@ -20,21 +20,34 @@
 #include "util/idmap.h"
 #include "util/vec.h"
 
-struct live_marks {
-	const struct snapshot_kept *k;
-	bool *live;
-};
-
-/* A slot that holds the site its memo names marks that site live (a slot taken since, none). */
-static int mark_live(void *arg, size_t i, const struct slot_copy *slot)
+/*
+ * Each slot that holds the site its memo names marks that site live (a
+ * slot taken since, none). Only the slot's key is read, not its counts
+ * (snapshot__each_slot sums them: five of its six cache lines), and no
+ * slot without a memo: a torch job's compaction read 200,000 slots of
+ * 320 bytes at each fold. 0, or the window's error.
+ */
+static int mark_live(const struct snapshot_kept *k, const struct probes *p, bool *live)
 {
-	struct live_marks *lm = arg;
-	uint32_t m = lm->k->slots[i];
-	const struct snap_site *s = m < lm->k->snap.nr ? &lm->k->snap.sites[m] : NULL;
+	const struct site_slot *slot;
+	struct mapwin w;
+	int err = 0;
 
-	if (s && slot->stack_id == s->stack_id && slot->api == s->api)
-		lm->live[m] = true;
-	return 0;
+	probes_tables__sites(&p->tables, &w);
+	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
+	     i = site_slot__next_used(&p->tables, i + 1)) {
+		uint32_t m = k->slots[i];
+
+		if (m >= k->snap.nr)
+			continue;
+		if (!(slot = mapwin__at(&w, i)))
+			err = w.err;
+		else if (site_slot__live(slot) && slot->stack_id == k->snap.sites[m].stack_id &&
+			 slot->api == k->snap.sites[m].api)
+			live[m] = true;
+	}
+	mapwin__end(&w);
+	return err;
 }
 
 /*
@@ -70,7 +83,7 @@ static int compact_sites(struct snapshot_kept *k, const struct probes *p)
 		free(live);
 		return -ENOMEM;
 	}
-	if (snapshot__each_slot(p, mark_live, &(struct live_marks){ k, live })) {
+	if (mark_live(k, p, live)) {
 		free(live);
 		return -ENOMEM;	/* nothing moved yet: restart lets go of every site */
 	}

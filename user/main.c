@@ -22,6 +22,7 @@
 #include "analyze/memuse.h"
 #include "analyze/reach_sum.h"
 #include "cli/opts.h"
+#include "model/stackcache.h"
 #include "probe/kmem.h"
 #include "probe/probes.h"
 #include "probe/support.h"
@@ -598,6 +599,7 @@ int main(int argc, char **argv)
 	if ((!tr.tracing && !tr.target->exited) || tr.untraced ||
 	    (tr.output_failed && status == EXIT_SUCCESS))
 		status = EXIT_FAILURE;
+	stack_blob__exiting();	/* everything written: the exit gives the stacks back */
 cleanup:
 	worker__free(tr.worker);	/* first: a report may still be using everything else */
 	tracer__free(&tr);

@@ -169,8 +169,17 @@ struct stack_blob *stack_blob__hold(struct stack_blob *b)
 	return b;
 }
 
+static bool exiting;
+
+void stack_blob__exiting(void)
+{
+	__atomic_store_n(&exiting, true, __ATOMIC_RELAXED);
+}
+
 void stack_blob__put(struct stack_blob *b)
 {
+	if (__atomic_load_n(&exiting, __ATOMIC_RELAXED))
+		return;
 	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL)) {
 		prefixes__put(natives, b->ips);
 		prefixes__put(pythons, b->py);

@@ -74,6 +74,13 @@ struct stack_blob *stack_blob__new(uint64_t id, const struct stack_copy *s);
 struct stack_blob *stack_blob__hold(struct stack_blob *b);
 /* Let go of one hold; the last frees it. NULL is nothing. */
 void stack_blob__put(struct stack_blob *b);
+/*
+ * The tracer is about to exit: from now on a put frees nothing, and the
+ * exit gives the memory back at once. Freeing 262,000 stacks one by one
+ * and the shared prefixes each held kept the tracer 400 to 480 ms after
+ * its final report (v_stacks 15 12 keep).
+ */
+void stack_blob__exiting(void);
 /* The bytes the blob takes, not counting its frames: those are shared (stackcache__frame_bytes). */
 size_t stack_blob__size(const struct stack_blob *b);
 /*

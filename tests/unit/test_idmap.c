@@ -136,3 +136,27 @@ TEST(idmap_del_keeps_the_others_findable)
 	idmap__free(&m);
 	return true;
 }
+
+/* Every entry once, with its value; none from an empty map. */
+TEST(idmap_next_visits_each_entry_once)
+{
+	struct idmap m = {};
+	const uint32_t n = 500;
+	uint64_t id, sum = 0;
+	size_t pos = 0, seen = 0;
+	uint32_t v;
+
+	ASSERT(!idmap__next(&m, &pos, &id, &v));
+	for (uint32_t i = 1; i <= n; i++)
+		ASSERT(!idmap__put(&m, (uint64_t)i * 7919, i));
+	ASSERT(idmap__del(&m, 7919));	/* 1 gone */
+	for (pos = 0; idmap__next(&m, &pos, &id, &v); seen++) {
+		ASSERT(id == (uint64_t)v * 7919 && v >= 2 && v <= n);
+		sum += v;
+	}
+	ASSERT_EQ_U64(seen, n - 1);
+	ASSERT_EQ_U64(sum, (uint64_t)n * (n + 1) / 2 - 1);
+	ASSERT(!idmap__next(&m, &pos, NULL, NULL));
+	idmap__free(&m);
+	return true;
+}

@@ -199,11 +199,12 @@ static int going_of(const struct retired *r, const struct serving *sv, struct id
 /* Those of going the reading does not hold go; a kind's maps made anew only if one of it goes. */
 static int drop_going(struct retired *r, const struct serving *sv, const struct idmap *going)
 {
-	uint32_t kinds = 0;
+	uint32_t kinds = 0, kind;
+	uint64_t id;
 
-	for (size_t i = 0; i < going->cap; i++)
-		if (going->keys[i] && !idmap__get(sv->keep, going->keys[i], NULL))
-			kinds |= going->vals[i];
+	for (size_t pos = 0; idmap__next(going, &pos, &id, &kind);)
+		if (!idmap__get(sv->keep, id, NULL))
+			kinds |= kind;
 	if ((kinds & (GOES_NATIVE | GOES_PYTHON)) && drop_stacks(r, sv))
 		return -ENOMEM;
 	/* A pair goes only with neither of its stacks kept: made anew when one might. */

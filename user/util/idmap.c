@@ -139,6 +139,22 @@ bool idmap__del(struct idmap *m, uint64_t id)
 	return true;
 }
 
+bool idmap__next(const struct idmap *m, size_t *pos, uint64_t *id, uint32_t *val)
+{
+	for (size_t i = *pos; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		if (id)
+			*id = m->keys[i];
+		if (val)
+			*val = m->vals[i];
+		*pos = i + 1;
+		return true;
+	}
+	*pos = m->cap;
+	return false;
+}
+
 void idmap__clear(struct idmap *m)
 {
 	if (m->cap)

@@ -43,6 +43,12 @@ int idmap__reserve(struct idmap *m, size_t nr);
  * anew. The room stays.
  */
 bool idmap__del(struct idmap *m, uint64_t id);
+/*
+ * The next entry from *pos on (0: the first), in no set order: true with
+ * its id and value (either pointer may be NULL) and *pos past it, false
+ * when none is left. The map must not change meanwhile.
+ */
+bool idmap__next(const struct idmap *m, size_t *pos, uint64_t *id, uint32_t *val);
 /* Forget every id, keeping the room. */
 void idmap__clear(struct idmap *m);
 /*

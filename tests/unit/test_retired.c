@@ -303,6 +303,40 @@ TEST(retired_fold_asks_the_reading_of_what_goes_only)
 	return true;
 }
 
+/*
+ * What names an old stack keeps it: a site kept here, directly or through
+ * its pair (whose stacks stay with it), and a pair let go of since the
+ * last sweep that named (it serves, and so do its stacks). The others go.
+ */
+TEST(retired_fold_keeps_what_sites_and_serving_pairs_name)
+{
+	struct retired *r = retired__new();
+	struct stack_trace *st = native(3, 0x5000);
+	struct stack_pair by_site = { .native = 91, .python = 0 }, fresh = { .native = 93 };
+	struct stack_pair out;
+	struct idmap none = {}, holds = {};
+
+	retired__next_sweep(r);
+	ASSERT(retired__keep_native(r, 91, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 92, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 93, st, NULL) == 0);
+	ASSERT(retired__keep_native(r, 94, st, NULL) == 0);
+	ASSERT(retired__keep_pair(r, 90, &by_site) == 0);
+	ASSERT(retired__add_site(r, 90, API_MALLOC, 8, 1) == 0);	/* names pair 90, so 91 */
+	ASSERT(retired__add_site(r, 92, API_CALLOC, 8, 1) == 0);	/* names 92 */
+	retired__next_sweep(r);
+	ASSERT(retired__keep_pair(r, 95, &fresh) == 0);	/* serves: names 93 */
+	retired__named(r, &none);
+	ASSERT(retired__fold_end(r, held_of, &(struct held_by){ .holds = &holds }) == 0);
+	ASSERT(retired__pair(r, 90, &out) && out.native == 91 && retired__pair(r, 95, &out));
+	ASSERT(retired__native(r, 91) && retired__native(r, 92) && retired__native(r, 93) &&
+	       !retired__native(r, 94));
+	idmap__free(&holds);
+	retired__free(r);
+	free(st);
+	return true;
+}
+
 /* The n-th entry by allocations, then bytes: a floor for the churn's cut-off. */
 TEST(retired_nth_most_by_allocations_then_bytes)
 {

@@ -25,37 +25,55 @@ bool retired__fold_site(struct retired *r, uint64_t stack_id, uint32_t api, uint
 	return true;
 }
 
-/* A folding site's figures, kept by its key until it comes back. 0 or -ENOMEM. */
+/*
+ * A folding site's figures, kept by its key until it comes back (room made
+ * by the caller). One probe of the map to look and to insert: most sites
+ * fold once (up to 57,000 at a time in a torch job's import). 0 or -ENOMEM.
+ */
 static int keep_folded(struct retired *r, const struct retired_site *s)
 {
 	uint64_t key = retired__site_key(s->stack_id, s->api);
-	uint32_t i;
+	uint32_t i = (uint32_t)r->nr_folded;
+	int put = idmap__put_new(&r->folded_of, key, i);
 
-	if (!idmap__get(&r->folded_of, key, &i)) {
-		if (vec__reserve(&r->folded, &r->cap_folded, r->nr_folded + 1, sizeof(*r->folded)) ||
-		    idmap__put(&r->folded_of, key, (uint32_t)r->nr_folded))
-			return -ENOMEM;
-		i = (uint32_t)r->nr_folded++;
-	}
+	if (put < 0)
+		return -ENOMEM;
+	if (put)
+		r->nr_folded++;
+	else
+		(void)idmap__get(&r->folded_of, key, &i);
 	r->folded[i] = (struct folded){ .bytes = s->total_bytes, .allocs = s->total_allocs };
 	r->nr_out++;
 	return 0;
+}
+
+/* Room for the figures of nr more folded sites: the map grown once, not doubling as they come. */
+static int reserve_folded(struct retired *r, size_t nr)
+{
+	return vec__reserve(&r->folded, &r->cap_folded, r->nr_folded + nr, sizeof(*r->folded)) ?:
+	       idmap__reserve(&r->folded_of, r->folded_of.nr + nr);
 }
 
 /* The folded sites go to the forgotten figures; the others keep their order. */
 static int drop_folded(struct retired *r)
 {
 	size_t n = 0, i;
+	bool room;
 
 	for (i = 0; i < r->nr_sites && !r->sites[i].folding; i++)
 		;
 	if (i == r->nr_sites)
 		return 0;	/* none: the sites stay where they are */
 	r->epoch++;
+	for (; i < r->nr_sites; i++)
+		n += r->sites[i].folding;
+	/* Without the room, none is kept: each site stays (as keep_folded fails). */
+	room = !reserve_folded(r, n);
+	n = 0;
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		struct retired_site *s = &r->sites[i];
 
-		if (s->folding && !keep_folded(r, s)) {
+		if (s->folding && room && !keep_folded(r, s)) {
 			r->forgotten_allocs += s->total_allocs;
 			r->forgotten_bytes += s->total_bytes;
 			r->forgotten_sites++;
@@ -75,38 +93,33 @@ static int drop_folded(struct retired *r)
 	return 0;
 }
 
-/* The stacks the sites kept here name, directly or through a pair. */
-static int name_sites(const struct retired *r, struct idmap *named)
+/* The stacks the sites kept here name, directly or through a pair: they stay. */
+static void name_sites(const struct retired *r, struct idmap *unnamed)
 {
 	struct stack_pair pair;
 
 	for (size_t i = 0; i < r->nr_sites; i++) {
 		uint64_t id = r->sites[i].stack_id;
 
-		if (id && idmap__put(named, id, 0))
-			return -ENOMEM;
+		(void)idmap__del(unnamed, id);
 		if (!retired__pair(r, id, &pair))
 			continue;
-		if ((pair.native && idmap__put(named, pair.native, 0)) ||
-		    (pair.python && idmap__put(named, pair.python, 0)))
-			return -ENOMEM;
+		(void)idmap__del(unnamed, pair.native);
+		(void)idmap__del(unnamed, pair.python);
 	}
-	return 0;
 }
 
-/* The stacks of the pairs that serve serve too: named. */
-static int name_pairs(const struct retired *r, const struct serving *sv, struct idmap *named)
+/* The stacks of the pairs that serve serve too (sv names what name_sites named). */
+static void name_pairs(const struct retired *r, const struct serving *sv, struct idmap *unnamed)
 {
 	for (size_t i = 0; i < r->nr_pairs; i++) {
 		const struct stack_pair *pair = &r->pairs[i];
 
 		if (!retired_serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep))
 			continue;
-		if ((pair->native && idmap__put(named, pair->native, 0)) ||
-		    (pair->python && idmap__put(named, pair->python, 0)))
-			return -ENOMEM;
+		(void)idmap__del(unnamed, pair->native);
+		(void)idmap__del(unnamed, pair->python);
 	}
-	return 0;
 }
 
 /*
@@ -171,27 +184,29 @@ static size_t nr_old(const struct retired *r, uint32_t since)
 #define GOES_PYTHON 2u
 #define GOES_PAIR 4u
 
+/* One probe for an id met once (most are); an id of two kinds is looked up again. */
 static int goes(struct idmap *going, uint64_t id, uint32_t kind)
 {
 	uint32_t was = 0;
+	int put = idmap__put_new(going, id, kind);
 
+	if (put)
+		return put < 0 ? -ENOMEM : 0;
 	(void)idmap__get(going, id, &was);
 	return idmap__put(going, id, was | kind);
 }
 
-/* The stacks and pairs that serve no more, but for the reading's: the caller is asked of these only. */
-static int going_of(const struct retired *r, const struct serving *sv, struct idmap *going)
+/* Every stack and pair let go of before since, by kind: those no one names are taken out after. */
+static int old_of(const struct retired *r, uint32_t since, struct idmap *going)
 {
 	for (size_t i = 0; i < r->nr_kept; i++) {
 		const struct kept *k = &r->kept[i];
 
-		if (!retired_serves(sv, k->id, k->sweep) &&
-		    goes(going, k->id, k->python ? GOES_PYTHON : GOES_NATIVE))
+		if (k->sweep < since && goes(going, k->id, k->python ? GOES_PYTHON : GOES_NATIVE))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < r->nr_pairs; i++)
-		if (!retired_serves(sv, r->pair_tags[i].id, r->pair_tags[i].sweep) &&
-		    goes(going, r->pair_tags[i].id, GOES_PAIR))
+		if (r->pair_tags[i].sweep < since && goes(going, r->pair_tags[i].id, GOES_PAIR))
 			return -ENOMEM;
 	return 0;
 }
@@ -213,8 +228,8 @@ static int drop_going(struct retired *r, const struct serving *sv, const struct 
 
 int retired__fold_end(struct retired *r, retired_held_fn *held, void *ctx)
 {
-	struct idmap named = {}, going = {}, stay = {};
-	struct serving sv = { &named, &stay, r->named_sweep };
+	struct idmap going = {}, stay = {};
+	struct serving sv = { &going, &stay, r->named_sweep };
 	int err = drop_folded(r);
 	size_t old;
 
@@ -222,16 +237,22 @@ int retired__fold_end(struct retired *r, retired_held_fn *held, void *ctx)
 	if (err || !held || !(old = nr_old(r, sv.since)))
 		return err;
 	/*
-	 * Their rooms made once; going's at most three eighths full: held
-	 * looks up every id of the reading's 200,000 sites in it, most absent
-	 * (1.8 slots read on average for one, 8.5 at three quarters).
+	 * Every old stack and pair, less those the sites kept here and the
+	 * pairs that serve name: what serves no more (but for the reading's).
+	 * Not a map of every id named (room for the sites and twice the
+	 * pairs: up to 220,000 ids at a fold of a torch job's import, each
+	 * put into a map made anew and faulted in), but of the old ones, the
+	 * named taken out. Its room made once, at most three eighths full:
+	 * held looks up every id of the reading's 200,000 sites in it, most
+	 * absent (1.8 slots read on average for one, 8.5 at three quarters).
 	 */
-	err = idmap__reserve(&named, r->nr_sites + 2 * r->nr_pairs) ?:
-	      idmap__reserve(&going, 2 * old) ?: name_sites(r, &named) ?:
-	      name_pairs(r, &sv, &named) ?: going_of(r, &sv, &going);
+	err = idmap__reserve(&going, 2 * old) ?: old_of(r, sv.since, &going);
+	if (!err) {
+		name_sites(r, &going);
+		name_pairs(r, &sv, &going);
+	}
 	if (!err && going.nr)
 		err = held(ctx, &going, &stay) ?: drop_going(r, &sv, &going);
-	idmap__free(&named);
 	idmap__free(&going);
 	idmap__free(&stay);
 	return err;

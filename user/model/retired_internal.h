@@ -84,17 +84,18 @@ static inline void retired_let_go(struct kept *k)
  * slot, names it without BPF sending it again: live, and in no reading
  * made before. The next sweep's walk names it (retired__named): what was
  * let go of since the last sweep that named (since), or named by it,
- * stays; and what a site kept here names (named) or the reading's sites
- * hold (keep). NULL maps name nothing.
+ * stays; and what a site kept here names (not in unnamed, which holds
+ * every id let go of before since that nothing kept here names) or the
+ * reading's sites hold (keep). NULL maps name nothing.
  */
 struct serving {
-	const struct idmap *named, *keep;
+	const struct idmap *unnamed, *keep;
 	uint32_t since;
 };
 
 static inline bool retired_serves(const struct serving *sv, uint64_t id, uint32_t sweep)
 {
-	return sweep >= sv->since || (sv->named && idmap__get(sv->named, id, NULL)) ||
+	return sweep >= sv->since || (sv->unnamed && !idmap__get(sv->unnamed, id, NULL)) ||
 	       (sv->keep && idmap__get(sv->keep, id, NULL));
 }
 

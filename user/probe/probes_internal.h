@@ -249,10 +249,9 @@ int stack_ring__start(struct probes *p);
 void stack_ring__stop(struct probes *p);
 /* What waits in the ring, read now: before a reading looks up its stacks. */
 void stack_ring__drain(struct probes *p);
-/* The frames of native (Python) stack id, held for the caller, or NULL; is a native one kept? */
+/* The frames of native (Python) stack id, held for the caller, or NULL. */
 struct stack_blob *stack_ring__native(struct probes *p, uint64_t id);
 struct stack_blob *stack_ring__python(struct probes *p, uint64_t id);
-bool stack_ring__has(struct probes *p, uint64_t id);
 /* What pair id stands for, if kept. */
 bool stack_ring__pair(struct probes *p, uint64_t id, struct stack_pair *out);
 /*

@@ -161,28 +161,6 @@ static int read_sites(struct probes *p, struct snapshot *snap)
 	return err;
 }
 
-/* Is id a native stack's, known here already: then it is no pair's. */
-static bool known_native(struct probes *p, uint64_t id)
-{
-	return stackcache__native(p->rc.stacks, id) || retired__native(p->rc.retired, id) ||
-	       stack_ring__has(p, id);
-}
-
-/*
- * In a Python target a stack id may stand for a pair (native stack, Python
- * frames), and under --follow for a followed process's stack (its tag in
- * pair->proc). What id stands for, asked of the retired store first: it
- * costs no system call, and an id names the same frames wherever it is kept.
- */
-static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair)
-{
-	*pair = (struct stack_pair){ .native = id };
-	if (!p->py.used || retired__pair(p->rc.retired, id, pair) || known_native(p, id))
-		return;
-	if (!stack_ring__pair(p, id, pair))
-		*pair = (struct stack_pair){ .native = id };
-}
-
 /*
  * The frames of native stack id, held: shared with the cache, the retired
  * store or the stacks BPF sent (stack_ring.c).
@@ -192,6 +170,25 @@ static struct stack_blob *native_blob(struct probes *p, uint64_t id)
 	struct stack_blob *blob = stackcache__native(p->rc.stacks, id) ?: retired__native(p->rc.retired, id);
 
 	return blob ? stack_blob__hold(blob) : stack_ring__native(p, id);
+}
+
+/*
+ * In a Python target a stack id may stand for a pair (native stack, Python
+ * frames), and under --follow for a followed process's stack (its tag in
+ * pair->proc). What id stands for, asked of the retired store first: it
+ * costs no system call, and an id names the same frames wherever it is kept.
+ * An id known as a native stack's is no pair's: its blob, held, in *native
+ * (NULL otherwise), not looked up again in the three stores.
+ */
+static void read_pair(struct probes *p, uint64_t id, struct stack_pair *pair,
+		      struct stack_blob **native)
+{
+	*pair = (struct stack_pair){ .native = id };
+	*native = NULL;
+	if (!p->py.used || retired__pair(p->rc.retired, id, pair) || (*native = native_blob(p, id)))
+		return;
+	if (!stack_ring__pair(p, id, pair))
+		*pair = (struct stack_pair){ .native = id };
 }
 
 static struct stack_blob *python_blob(struct probes *p, uint64_t id)
@@ -210,12 +207,12 @@ static bool read_stack_once(struct probes *p, uint64_t id, struct stack_ref *out
 {
 	struct stack_pair pair;
 
-	read_pair(p, id, &pair);
+	read_pair(p, id, &pair, &out->native);
 	out->proc = (uint32_t)pair.proc;
 	/* A followed process's allocation without a stack: its tag is all there is. */
-	if (pair.native == MEMLEAK_NO_STACK && pair.proc)
+	if (!out->native && pair.native == MEMLEAK_NO_STACK && pair.proc)
 		out->native = stack_blob__new(MEMLEAK_NO_STACK, &(struct stack_copy){ 0 });
-	else
+	else if (!out->native)
 		out->native = native_blob(p, pair.native);
 	if (!out->native)
 		return false;

@@ -371,19 +371,6 @@ bool stack_ring__pair(struct probes *p, uint64_t id, struct stack_pair *out)
 	return has;
 }
 
-bool stack_ring__has(struct probes *p, uint64_t id)
-{
-	struct stack_ring *sr = p->stack_ring;
-	bool has;
-
-	if (!sr)
-		return false;
-	pthread_mutex_lock(&sr->lock);
-	has = idmap__get(&sr->native.of_id, id, NULL);
-	pthread_mutex_unlock(&sr->lock);
-	return has;
-}
-
 /*
  * What a sweep lets go of, taken out of the stores under their lock and
  * handed to the retired store after it: the reader, which waits for the

@@ -136,6 +136,54 @@ TEST(stackcache_gives_back_the_room_of_stacks_let_go)
 	return true;
 }
 
+/*
+ * A reading that puts many new stacks and lets go of others (a torch
+ * job's import) leaves room in the indexes for as many new ones: the next
+ * reading's do not grow them again (only their blobs add bytes).
+ */
+TEST(stackcache_keeps_room_for_a_reading_of_new_stacks)
+{
+	struct stackcache *c = stackcache__new();
+	uint64_t ips[4];
+	struct stack_copy s = stack_of(ips, 4, NULL);
+	struct stack_ref ref;
+	size_t before, blob;
+
+	stackcache__begin(c);
+	for (uint64_t id = 1; id <= 20000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	stackcache__end(c);
+	/* Half of them used, 10,000 new. */
+	stackcache__begin(c);
+	for (uint64_t id = 1; id <= 10000; id++) {
+		ASSERT(stackcache__get(c, id, &ref));
+		stack_ref__put(&ref);
+	}
+	for (uint64_t id = 100001; id <= 110000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	stackcache__end(c);
+	ASSERT_EQ_U64(stackcache__nr(c), 20000);
+	before = stackcache__bytes(c);
+	/* All used, 10,000 new again: their blobs, and no room more. */
+	stackcache__begin(c);
+	for (uint64_t id = 1; id <= 110000; id++) {
+		if (id > 10000 && id <= 100000)
+			continue;
+		ASSERT(stackcache__get(c, id, &ref));
+		stack_ref__put(&ref);
+	}
+	blob = stack_blob__size(put(c, 200001, stack_blob__new(200001, &s), NULL).native);
+	for (uint64_t id = 200002; id <= 210000; id++)
+		ASSERT(put(c, id, stack_blob__new(id, &s), NULL).native);
+	ASSERT_EQ_U64(stackcache__bytes(c) - before, 10000 * blob);
+	ASSERT(stackcache__native(c, 110000) && stackcache__native(c, 210000) &&
+	       !stackcache__native(c, 20000));
+	stackcache__end(c);
+	ASSERT_EQ_U64(stackcache__nr(c), 30000);
+	stackcache__free(c);
+	return true;
+}
+
 TEST(stackcache_shares_frames_between_sites)
 {
 	struct stackcache *c = stackcache__new();

@@ -30,6 +30,8 @@ struct stackcache {
 	struct idmap natives, pythons;
 	uint32_t gen;
 	size_t bytes;		/* of the blobs indexed: each once, however many hold it */
+	/* Ids in each map when the reading began: those put since are its new ones. */
+	size_t began_index, began_natives, began_pythons;
 };
 
 /* The frames of every blob, native and Python apart: made once, kept for the run. */
@@ -221,6 +223,9 @@ void stackcache__free(struct stackcache *c)
 void stackcache__begin(struct stackcache *c)
 {
 	c->gen++;
+	c->began_index = c->index.nr;
+	c->began_natives = c->natives.nr;
+	c->began_pythons = c->pythons.nr;
 }
 
 bool stackcache__get(struct stackcache *c, uint64_t id, struct stack_ref *out)
@@ -293,17 +298,21 @@ struct stack_blob *stackcache__python(const struct stackcache *c, uint64_t id)
  * Index the kept entries again, at their new places. The maps and the
  * entries are sized to what is kept: after the import of a torch job the
  * cache falls from 420,000 stacks to 270,000, and its maps, cleared at
- * their old size, stayed resident at twice what they held (36 MiB).
+ * their old size, stayed resident at twice what they held (36 MiB). And
+ * room for as many new ids as this reading put (none once the stacks
+ * stop changing): sized to what was kept alone, the maps doubled again
+ * at each of the import's readings (each a new room faulted in and every
+ * id moved).
  */
 static void reindex(struct stackcache *c)
 {
 	size_t natives = c->natives.nr < c->nr ? c->natives.nr : c->nr;
 	size_t pythons = c->pythons.nr < c->nr ? c->pythons.nr : c->nr;
 
-	/* Never larger than they were; without room for smaller ones, the old ones, cleared. */
-	(void)idmap__reset(&c->index, c->nr);
-	(void)idmap__reset(&c->natives, natives);
-	(void)idmap__reset(&c->pythons, pythons);
+	/* Never larger than they were and would grow to; without room for smaller ones, the old ones, cleared. */
+	(void)idmap__reset(&c->index, c->nr + c->index.nr - c->began_index);
+	(void)idmap__reset(&c->natives, natives + c->natives.nr - c->began_natives);
+	(void)idmap__reset(&c->pythons, pythons + c->pythons.nr - c->began_pythons);
 	vec__fit(&c->entries, &c->cap, c->nr, sizeof(*c->entries));
 	c->bytes = 0;
 	/* Room for them all: a put grows a map only where a blob went unindexed before. */

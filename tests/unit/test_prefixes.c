@@ -163,8 +163,10 @@ TEST(prefixes_a_stack_inside_another_and_holds_counted)
 	prefixes__put(p, a);
 	ASSERT(prefixes__nodes(p) == 4 && prefixes__walk(p, b, got, 4) == 2 && got[0] == 2);
 	prefixes__hold(p, b);
+	prefixes__prefetch(p, b);	/* fetched ahead of a put: nothing changes */
+	prefixes__prefetch(p, 0);
 	prefixes__put(p, b);
-	ASSERT(prefixes__nodes(p) == 4);
+	ASSERT(prefixes__nodes(p) == 4 && prefixes__walk(p, b, got, 4) == 2 && got[1] == 1);
 	prefixes__put(p, b);
 	prefixes__put(p, c);
 	ASSERT(prefixes__nodes(p) == 0);

@@ -53,6 +53,7 @@ TEST(stack_blob_copies_right_sized_and_is_shared)
 	ASSERT(b->refs == 1);
 	stack_blob__put(b);	/* freed: ASan's build would see a leak otherwise */
 	stack_blob__put(NULL);
+	stack_blob__prefetch(NULL);
 	free(py);
 	free(got);
 	return true;

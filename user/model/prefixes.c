@@ -399,6 +399,12 @@ void prefixes__put(struct prefixes *p, uint32_t leaf)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void prefixes__prefetch(const struct prefixes *p, uint32_t leaf)
+{
+	if (leaf)
+		__builtin_prefetch(node_at(p, leaf), 1);
+}
+
 uint32_t prefixes__walk(const struct prefixes *p, uint32_t leaf, void *out, uint32_t max)
 {
 	char *o = out;

@@ -34,6 +34,12 @@ void prefixes__hold(struct prefixes *p, uint32_t leaf);
 /* Let go of one hold of leaf: nodes no longer held are freed. 0 is nothing. */
 void prefixes__put(struct prefixes *p, uint32_t leaf);
 /*
+ * Fetch leaf's node into the cache ahead of a put of it (a miss each, for
+ * each of many stacks let go of in a row). 0 is nothing. No lock: a held
+ * node never moves.
+ */
+void prefixes__prefetch(const struct prefixes *p, uint32_t leaf);
+/*
  * The frames of the stack whose innermost node is leaf, innermost first,
  * into out (room for max items): how many were copied.
  */

@@ -171,6 +171,14 @@ struct stack_blob *stack_blob__hold(struct stack_blob *b)
 	return b;
 }
 
+void stack_blob__prefetch(const struct stack_blob *b)
+{
+	if (!b)
+		return;
+	prefixes__prefetch(natives, b->ips);
+	prefixes__prefetch(pythons, b->py);
+}
+
 static bool exiting;
 
 void stack_blob__exiting(void)

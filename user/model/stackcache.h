@@ -75,6 +75,12 @@ struct stack_blob *stack_blob__hold(struct stack_blob *b);
 /* Let go of one hold; the last frees it. NULL is nothing. */
 void stack_blob__put(struct stack_blob *b);
 /*
+ * Fetch its innermost frames' nodes into the cache ahead of a put (b read
+ * already, or fetched too): a put that frees it reads them. NULL is
+ * nothing.
+ */
+void stack_blob__prefetch(const struct stack_blob *b);
+/*
  * The tracer is about to exit: from now on a put frees nothing, and the
  * exit gives the memory back at once. Freeing 262,000 stacks one by one
  * and the shared prefixes each held kept the tracer 400 to 480 ms after

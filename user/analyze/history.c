@@ -44,6 +44,8 @@ static void free_stacks(struct history *h)
 		history_points__free(&h->stacks[i].pts);
 	free(h->stacks);
 	free(h->of_site);
+	history_flat__free(h);
+	history_flat__new_epoch(h);
 	idmap__free(&h->index);
 	h->cut_known = false;	/* history_fold.c's: the stacks it was of are gone */
 	h->merged = 0;
@@ -134,6 +136,7 @@ static int thin(struct history *h)
 	thin_stack(&h->live, h->npoints);
 	h->npoints = (h->npoints + 1) / 2;
 	h->stride *= 2;
+	history_flat__new_epoch(h);	/* a stack's first point moved, its points fewer */
 	return 0;
 }
 
@@ -274,6 +277,8 @@ void history__startup_judge(struct history *h, double t_s, double share, bool la
 
 	st->new_share = share;
 	st->ongoing = share >= HISTORY_STARTUP_SHARE && !(h->first_only && later);
+	if (st->ongoing && st->end_s != t_s)
+		history_flat__new_epoch(h);	/* fewer points after it: flat no more, maybe */
 	if (st->ongoing)
 		st->end_s = t_s;
 }
@@ -515,11 +520,14 @@ void history__growth_site(const struct history *h, size_t site, double age_s,
 		       g);
 }
 
-bool history__flat_site(const struct history *h, size_t site, double age_s,
+bool history__flat_site(struct history *h, size_t site, double age_s,
 			struct report_growth *g)
 {
-	const struct hstack *s = history__stack_of_site(h, site);
+	const struct hstack *s;
 
+	if (history_flat__kept(h, site, age_s, g))	/* told at a report before: its stack unread */
+		return true;
+	s = history__stack_of_site(h, site);
 	/* What growth_of says of it caught up: catch_up only adds the reports missed. */
 	if (!s || s->first == NONE || s->grew != 1 || s->shrank)
 		return false;
@@ -531,6 +539,7 @@ bool history__flat_site(const struct history *h, size_t site, double age_s,
 	g->intervals = s->intervals + (uint32_t)(h->reports > s->at ? h->reports - s->at : 0);
 	g->age_s = age_s;
 	g->score = score(g, h->t_last - s->t_zero);
+	history_flat__keep(h, site, g);
 	return true;
 }
 
@@ -549,8 +558,11 @@ void history__prefetch_site(const struct history *h, size_t site, int stage)
 		return;
 	if (stage == 0) {
 		__builtin_prefetch(&h->of_site[site]);
+		history_flat__prefetch(h, site);
 		return;
 	}
+	if (history_flat__held(h, site))
+		return;	/* flat, kept: its stack is not read */
 	s = history__stack_of_site(h, site);
 	if (!s)
 		return;

@@ -125,9 +125,10 @@ void history__trend_site(const struct history *h, size_t site, double age_s,
 /*
  * The same for a stack that never grew nor shrank after its first point,
  * told without being caught up (its points neither read nor written):
- * true if it was such a stack and flat, g as history__trend_site's.
+ * true if it was such a stack and flat, g as history__trend_site's. Kept
+ * from report to report while the stack is left alone (history_flat.c).
  */
-bool history__flat_site(const struct history *h, size_t site, double age_s,
+bool history__flat_site(struct history *h, size_t site, double age_s,
 			struct report_growth *g);
 /*
  * Site i's stack brought up to date in place (history_merge.c's implicit

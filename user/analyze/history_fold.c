@@ -109,9 +109,12 @@ static void move_of_site(struct history *h, const uint32_t *to)
 		h->merged = 0;
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (h->of_site[i] != HSTACK_GONE)
 			h->of_site[i] = to[h->of_site[i]];
+		if (h->of_site[i] == HSTACK_GONE)
+			history_flat__forget(h, i);	/* no stack: never flat */
+	}
 	h->folded_sites = n;
 	h->nr_of_site = n;
 }

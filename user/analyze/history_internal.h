@@ -64,6 +64,13 @@ struct history {
 	 * nr_of_site is 0 until then.
 	 */
 	size_t folded_sites;
+	/*
+	 * The flat stacks told (history_flat.c), by site as of_site: each
+	 * its epoch and intervals; flat_epoch the one that holds now (0: none).
+	 */
+	uint64_t *flat;
+	size_t cap_flat;
+	uint32_t flat_epoch;
 	size_t nr_points, points_bytes;	/* stacks whose points are kept (pts), their bytes */
 	struct hstack live;	/* the live total, as a stack of its own */
 	double t[HISTORY_POINTS];	/* times of the kept points */
@@ -108,6 +115,25 @@ static inline struct hstack *history__stack_of_site(const struct history *h, siz
 	return site < h->nr_of_site && h->of_site[site] != HSTACK_GONE ?
 		       &h->stacks[h->of_site[site]] : NULL;
 }
+
+/*
+ * The flat stacks carried over (history_flat.c). The room for nr sites,
+ * zeroed: 0 or -1. What was kept holds no more (a new epoch); site's
+ * stack was updated (forget); a site moved (move); all of it (free).
+ */
+int history_flat__reserve(struct history *h, size_t nr);
+void history_flat__new_epoch(struct history *h);
+void history_flat__forget(struct history *h, size_t site);
+void history_flat__move(struct history *h, size_t from, size_t to);
+void history_flat__free(struct history *h);
+/* history__flat_site's answer for site kept from a report before, into g: true if kept. */
+bool history_flat__kept(const struct history *h, size_t site, double age_s,
+			struct report_growth *g);
+/* Site's stack told flat now (g: history__flat_site's answer): kept for the reports after. */
+void history_flat__keep(struct history *h, size_t site, const struct report_growth *g);
+/* Is site's answer kept (history_flat__kept would say)? And its entry asked of the memory ahead. */
+bool history_flat__held(const struct history *h, size_t site);
+void history_flat__prefetch(const struct history *h, size_t site);
 
 /* The allocations of one interval, and those of the stacks first seen in it. */
 struct history_interval {

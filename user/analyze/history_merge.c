@@ -192,6 +192,7 @@ static int merge_site(struct history *h, const struct snapshot *snap, size_t i, 
 	bool fresh = false;
 	uint32_t at;
 
+	history_flat__forget(h, i);	/* updated: flat or not, told anew */
 	if (i < h->nr_of_site)
 		at = h->of_site[i];
 	else if (stack_for(h, site->stack_id, site->api, &at, &fresh))
@@ -220,6 +221,7 @@ static int merge_all(struct history *h, const struct snapshot *snap, double t_s,
 	int err = 0;
 
 	h->merged_whole++;
+	history_flat__new_epoch(h);	/* every stack updated */
 	h->nr_of_site = 0;
 	for (size_t i = 0; i < snap->nr; i++) {
 		int e = merge_site(h, snap, i, t_s, point, iv);
@@ -281,6 +283,7 @@ static bool move_sites(struct history *h, const struct snapshot *snap)
 		if (h->of_site[i] == HSTACK_GONE)
 			return false;
 		h->of_site[to] = h->of_site[i];
+		history_flat__move(h, i, to);
 		n = to + 1;
 	}
 	h->nr_of_site = n;
@@ -294,7 +297,8 @@ int history_merge__run(struct history *h, const struct snapshot *snap, double t_
 		       t_s > h->t_last;
 	int err;
 
-	if (vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)))
+	if (vec__reserve(&h->of_site, &h->cap_of_site, snap->nr + 1, sizeof(*h->of_site)) ||
+	    history_flat__reserve(h, snap->nr + 1))
 		return -ENOMEM;
 	if (carried && snap->moved)
 		carried = move_sites(h, snap);

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "analyze/history.h"
 #include "analyze/insight.h"
+#include "analyze/insight_internal.h"
 #include "model/retired.h"
 #include "util/idmap.h"
 #include "unit.h"
@@ -313,5 +315,72 @@ TEST(insight_peak_sites_by_key)
 		finish(&w);
 	}
 	idmap__free(&index);
+	return true;
+}
+
+/*
+ * The growth is read in the order of the snapshot's sites (insight.c's
+ * growth_in_order), the report's stacks in the order of their bytes: each
+ * stack gets its own site's growth, as the history tells it of that site
+ * (its age, its intervals, its trend), report after report, fitted or not.
+ */
+#define ORDER_SITES 300
+
+TEST(insight_growth_of_each_stack_its_own)
+{
+	static struct snap_site sites[ORDER_SITES];
+	static uint32_t changed[ORDER_SITES];
+	struct insight *in = insight__new(false);
+	struct timespec t0;
+	unsigned checked = 0;
+
+	ASSERT(in);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	insight__start(in, 0, &t0);
+	for (size_t i = 0; i < ORDER_SITES; i++)
+		sites[i] = (struct snap_site){ .stack_id = 1000 + i, .api = API_MALLOC };
+	for (unsigned k = 1; k <= 12; k++) {
+		uint64_t now = (uint64_t)t0.tv_sec * 1000000000ull + t0.tv_nsec + k * 1000000000ull;
+		struct snapshot snap = { .sites = sites, .nr = ORDER_SITES, .time_ns = now,
+					 .reading = k, .follows = k - 1, .changed = changed };
+		struct aggregate *agg;
+		struct report *r = calloc(1, sizeof(*r));
+
+		for (size_t i = 0; i < ORDER_SITES; i++) {
+			struct site_stats *s = &sites[i].stats;
+			/* Some from the start, some later; some grow, some hold, some go. */
+			uint64_t b = k < 1 + i % 5 ? 0 : i % 3 == 0 ? 64 * k * (i % 7 + 1) :
+				     i % 3 == 1 ? 4096 + 8 * i : (k + i) % 4 ? 100 + i : 0;
+
+			if (k == 1 || b != s->outstanding_bytes)
+				changed[snap.nr_changed++] = (uint32_t)i;
+			s->total_bytes += b > s->outstanding_bytes ? b - s->outstanding_bytes : 0;
+			s->total_allocs += b != s->outstanding_bytes;
+			s->outstanding_bytes = b;
+			s->outstanding_allocs = b ? 1 + i % 4 : 0;
+			sites[i].oldest_ns = b ? now - (i + 1) * 1000000ull : 0;
+		}
+		ASSERT(r && !aggregate__build(&snap, &agg));
+		ASSERT(!insight__add(in, 0, &snap, agg));
+		r->stacks = calloc(agg->nr ?: 1, sizeof(*r->stacks));
+		r->nr_stacks = agg->nr;
+		ASSERT(r->stacks && !(k % 2 ? insight__fill : insight__fill_unfitted)(
+					    in, &snap, agg, build_stacks, &(struct builder){ 0 }, r));
+		for (size_t i = 0; i < agg->nr; i++) {
+			size_t at = (size_t)(agg->sites[i] - sites);
+			struct report_growth g = r->stacks[i].growth, want;
+
+			(k % 2 ? history__growth_site : history__trend_site)(
+				in->h, at, (double)(at + 1) / 1000, &want);
+			ASSERT((g.rank != 0) == (g.trend == TREND_GROWING));
+			g.rank = 0;
+			ASSERT(!memcmp(&g, &want, sizeof(g)));
+			checked++;
+		}
+		report__free(r);
+		aggregate__free(agg);
+	}
+	ASSERT(checked > 2000);
+	insight__free(in);
 	return true;
 }

@@ -21,6 +21,7 @@
 #include "sites.h"
 #include "target/memstat.h"
 #include "util/idmap.h"
+#include "util/vec.h"
 #include "verdict.h"
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -67,6 +68,7 @@ void insight__free(struct insight *in)
 	if (in->timerfd >= 0)
 		close(in->timerfd);
 	history__free(in->h);
+	free(in->stack_of);
 	free(in);
 }
 
@@ -329,19 +331,57 @@ static int growth_by_site(struct insight *in, const struct snapshot *snap,
 	return err;
 }
 
-/* Distances ahead, in stacks, of each stage of history__prefetch_site, and of the site's. */
-#define AHEAD_INDEX 24
-#define AHEAD_STACK 12
+/* How many sites ahead growth_in_order asks for a site's stack, and for its report stack. */
+#define AHEAD 16
 
-/* What stack i + AHEAD_* of the report reads, asked of the memory ahead (n stacks). */
-static void prefetch(const struct insight *in, const struct snapshot *snap,
-		     const struct aggregate *agg, size_t i, size_t n)
+/* in->stack_of: no report stack for the site. */
+#define NO_STACK UINT32_MAX
+
+/*
+ * The report's stack of each of snap's sites (NO_STACK: none) into
+ * in->stack_of, kept from report to report (its pages touched once).
+ */
+static int stacks_by_site(struct insight *in, const struct snapshot *snap,
+			  const struct aggregate *agg, size_t n)
 {
-	if (i + AHEAD_INDEX < n)
-		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_INDEX), 0);
-	if (i + AHEAD_STACK < n) {
-		history__prefetch_site(in->h, snap_index(snap, agg, i + AHEAD_STACK), 1);
-		__builtin_prefetch(&agg->sites[i + AHEAD_STACK]->oldest_ns);
+	if (vec__reserve(&in->stack_of, &in->cap_stack_of, snap->nr ?: 1, sizeof(*in->stack_of)))
+		return -ENOMEM;
+	memset(in->stack_of, 0xff, snap->nr * sizeof(*in->stack_of));
+	for (size_t i = 0; i < n; i++)
+		in->stack_of[snap_index(snap, agg, i)] = (uint32_t)i;
+	return 0;
+}
+
+/*
+ * Each stack's growth, read in the order of snap's sites, not the
+ * report's (by bytes): the sites, their stacks in the history and those
+ * stacks' points all lie in the order the sites came, and are read one
+ * after the other instead of three or four cache misses for each of a
+ * torch job's 210,000 stacks; only the report stacks are written out of
+ * order. Each stack's growth is its own: the order changes nothing else.
+ */
+static void growth_in_order(struct insight *in, const struct snapshot *snap, struct report *r,
+			    bool quick)
+{
+	const uint32_t *of = in->stack_of;
+
+	for (size_t at = 0; at < snap->nr; at++) {
+		struct report_growth *g;
+		double age;
+
+		if (at + AHEAD < snap->nr && of[at + AHEAD] != NO_STACK) {
+			__builtin_prefetch(&r->stacks[of[at + AHEAD]].growth, 1);
+			history__prefetch_site(in->h, at + AHEAD, 1);
+		}
+		if (of[at] == NO_STACK)
+			continue;
+		g = &r->stacks[of[at]].growth;
+		age = age_of(snap, &snap->sites[at]);
+		/* Most stacks: held the same since they came, left as they are. */
+		if (quick && history__flat_site(in->h, at, age, g))
+			continue;
+		history__catch_up_site(in->h, at);
+		(quick ? history__trend_site : history__growth_site)(in->h, at, age, g);
 	}
 }
 
@@ -364,19 +404,9 @@ static int growth(struct insight *in, const struct snapshot *snap, const struct 
 		history__catch_up_site(in->h, snap_index(snap, agg, i));
 	if (r->sampling)
 		err = growth_by_site(in, snap, agg, r, n);
-	else	/* The snapshot insight__add gave the history: its merge found each site's stack. */
-		for (size_t i = 0; i < n; i++) {
-			size_t at = snap_index(snap, agg, i);
-			double age = age_of(snap, agg->sites[i]);
-
-			prefetch(in, snap, agg, i, n);
-			/* Most stacks: held the same since they came, left as they are. */
-			if (quick && history__flat_site(in->h, at, age, &r->stacks[i].growth))
-				continue;
-			history__catch_up_site(in->h, at);
-			(quick ? history__trend_site : history__growth_site)(in->h, at, age,
-									    &r->stacks[i].growth);
-		}
+	/* The snapshot insight__add gave the history: its merge found each site's stack. */
+	else if (!(err = stacks_by_site(in, snap, agg, n)))
+		growth_in_order(in, snap, r, quick);
 	for (size_t i = 0; i < n; i++)
 		if (r->stacks[i].growth.trend == TREND_GROWING)
 			a->growing[a->nr_growing++] = i;

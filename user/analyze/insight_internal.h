@@ -26,6 +26,9 @@ struct insight {
 	/* The peak's stacks when folding last asked (insight_fold__prepare): never folded. */
 	struct snap_live pins[INSIGHT_PEAK];
 	size_t nr_pins;
+	/* The report's stack of each site, by the site's index (insight.c's growth). */
+	uint32_t *stack_of;
+	size_t cap_stack_of;
 };
 
 /* The biggest max of the n sites of a sample, biggest first, into top: how many. */

@@ -538,3 +538,48 @@ TEST(sites_group_order_many)
 	free(seen);
 	return true;
 }
+
+/*
+ * Each stack's group is the first stack with an equal site frame, however
+ * many sites there are: 5,000 of them grow the table of groups (sized by
+ * the groups, not the stacks) many times over. Equal frames are separate
+ * copies; some stacks carry their key (a kept site frame's), some not.
+ */
+TEST(sites_stack_groups_many_sites)
+{
+	enum { NR_SITES = 5000, NR_STACKS = 12000 };
+	struct report_frame *frames = calloc(2 * NR_SITES, sizeof(*frames));
+	struct report_stack *st = calloc(NR_STACKS, sizeof(*st));
+	size_t *group = calloc(NR_STACKS, sizeof(*group)), *first = calloc(NR_SITES, sizeof(*first));
+	struct report r = { .stacks = st, .nr_stacks = NR_STACKS };
+	uint32_t seed = 777;
+
+	ASSERT(frames && st && group && first);
+	for (size_t k = 0; k < 2 * NR_SITES; k++)	/* k and k + NR_SITES: one site */
+		frames[k] = (struct report_frame){ .function = "f", .file = "/srv/app.c",
+						   .line = 1 + (int)(k % NR_SITES),
+						   .module = "/srv/app", .language = FRAME_NATIVE };
+	for (size_t k = 0; k < NR_SITES; k++)
+		first[k] = SIZE_MAX;
+	for (size_t i = 0; i < NR_STACKS; i++) {
+		size_t site;
+
+		seed = seed * 1103515245 + 12345;
+		site = (seed >> 8) % NR_SITES;
+		st[i].site_frame = &frames[site + ((seed >> 4) & 1) * NR_SITES];
+		if ((seed >> 5) & 1) {
+			st[i].site_keyed = true;
+			st[i].site_key = sites__key(st[i].site_frame);
+		}
+		if (first[site] == SIZE_MAX)
+			first[site] = i;
+	}
+	ASSERT(sites__stack_groups(&r, group) == 0);
+	for (size_t i = 0; i < NR_STACKS; i++)
+		ASSERT(group[i] == first[st[i].site_frame->line - 1]);
+	free(frames);
+	free(st);
+	free(group);
+	free(first);
+	return true;
+}

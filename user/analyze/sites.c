@@ -261,6 +261,65 @@ uint64_t sites__key(const struct report_frame *f)
 	return hash_frame(f);
 }
 
+/* The first table of groups, in slots: a power of two, grown as groups come. */
+#define GROUPS_FIRST 256
+
+/*
+ * The groups found so far: in each slot the index + 1 of a group's first
+ * stack (0: free) and its key. Sized by the groups, not the stacks: a
+ * torch job's 210,000 stacks are a few thousand sites, and a table of
+ * twice the stacks (4 MiB, its pages fresh at each report) was probed
+ * at random for each of them.
+ */
+struct groups {
+	size_t *slots;
+	uint64_t *keys;
+	size_t mask, nr;
+};
+
+static uint64_t stack_key(const struct report_stack *s)
+{
+	return s->site_keyed ? s->site_key : hash_frame(s->site_frame);
+}
+
+static int groups_make(struct groups *g, size_t cap)
+{
+	g->slots = calloc(cap, sizeof(*g->slots));
+	g->keys = malloc(cap * sizeof(*g->keys));
+	g->mask = cap - 1;
+	return g->slots && g->keys ? 0 : -ENOMEM;
+}
+
+static void groups_free(struct groups *g)
+{
+	free(g->slots);
+	free(g->keys);
+}
+
+/* Twice the slots, each group where its key puts it (no two are one frame). 0 or -ENOMEM. */
+static int groups_grow(struct groups *g)
+{
+	struct groups big = { .nr = g->nr };
+
+	if (groups_make(&big, 2 * (g->mask + 1))) {
+		groups_free(&big);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= g->mask; i++) {
+		size_t at = g->keys[i] & big.mask;
+
+		if (!g->slots[i])
+			continue;
+		while (big.slots[at])
+			at = (at + 1) & big.mask;
+		big.slots[at] = g->slots[i];
+		big.keys[at] = g->keys[i];
+	}
+	groups_free(g);
+	*g = big;
+	return 0;
+}
+
 /*
  * Each stack's group: the first stack whose site frame equals its own, by
  * a hash table checked with cmp_frame. One comparison of names per stack,
@@ -268,27 +327,28 @@ uint64_t sites__key(const struct report_frame *f)
  */
 int sites__stack_groups(const struct report *r, size_t *group)
 {
-	size_t cap = 64, mask;
-	size_t *slots;
+	struct groups g = { 0 };
+	int err = groups_make(&g, GROUPS_FIRST);
 
-	while (cap < 2 * r->nr_stacks)
-		cap *= 2;
-	mask = cap - 1;
-	slots = calloc(cap, sizeof(*slots));	/* a stack's index + 1; 0: free */
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nr_stacks; i++) {
+	for (size_t i = 0; !err && i < r->nr_stacks; i++) {
 		const struct report_frame *f = r->stacks[i].site_frame;
-		size_t at = (r->stacks[i].site_keyed ? r->stacks[i].site_key : hash_frame(f)) & mask;
+		uint64_t key = stack_key(&r->stacks[i]);
+		size_t at = key & g.mask;
 
-		while (slots[at] && cmp_frame(r->stacks[slots[at] - 1].site_frame, f))
-			at = (at + 1) & mask;
-		if (!slots[at])
-			slots[at] = i + 1;
-		group[i] = slots[at] - 1;
+		while (g.slots[at] && cmp_frame(r->stacks[g.slots[at] - 1].site_frame, f))
+			at = (at + 1) & g.mask;
+		if (!g.slots[at]) {
+			g.slots[at] = i + 1;
+			g.keys[at] = key;
+			g.nr++;
+		}
+		group[i] = g.slots[at] - 1;
+		/* Half full at most: a probe stays short. */
+		if (2 * g.nr > g.mask + 1)
+			err = groups_grow(&g);
 	}
-	free(slots);
-	return 0;
+	groups_free(&g);
+	return err;
 }
 
 /*

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/history.h"
+#include "analyze/history_internal.h"
 #include "model/retired.h"
 #include "sample.h"
 #include "unit.h"
@@ -987,6 +988,44 @@ TEST(history_fold_floor_before_the_first_pick)
 	ASSERT(add(h, &w, 1, NULL));
 	ASSERT(history_fold__pick(h, snap_of(&w), 1, NULL, 0, picked) == 0);
 	ASSERT(history_fold__unseen(h, LATE, API_MALLOC, 999, 8));	/* the pick's: 1,000 */
+	history__free(h);
+	return true;
+}
+
+/*
+ * history_fold__drop: the index made anew in the room it had, each stack
+ * kept found by its key at its new place, each folded one gone.
+ */
+TEST(history_fold_index_in_its_room)
+{
+	enum { NR = 3000 };
+	static struct snap_site sites[NR];
+	static uint32_t changed[NR];
+	struct history *h = history__new();
+	struct report_totals t = { 0 };
+	uint64_t keys[NR / 3];
+	size_t n = 0, cap;
+
+	ASSERT(h);
+	for (size_t i = 0; i < NR; i++) {
+		sites[i] = (struct snap_site){ .stack_id = 77 + 13 * i, .api = API_MALLOC,
+					       .stats = { .total_allocs = 1, .total_bytes = 8 } };
+		changed[i] = (uint32_t)i;
+	}
+	ASSERT(!history__add(h, 1.0, &(struct snapshot){ .sites = sites, .nr = NR, .reading = 1,
+							  .changed = changed, .nr_changed = NR },
+			     &t, NULL));
+	for (size_t i = 0; i < NR; i += 3)
+		keys[n++] = retired__site_key(sites[i].stack_id, sites[i].api);
+	cap = h->index.cap;
+	ASSERT(!history_fold__drop(h, keys, n));
+	ASSERT(h->nr == NR - n && h->index.nr == NR - n && h->index.cap == cap);
+	for (size_t i = 0; i < NR; i++) {
+		struct hstack *s = history_merge__find(h, sites[i].stack_id, sites[i].api);
+
+		ASSERT(i % 3 ? s && s->stack_id == sites[i].stack_id : !s);
+		ASSERT(!s || (size_t)(s - h->stacks) == i - i / 3 - 1);
+	}
 	history__free(h);
 	return true;
 }

@@ -82,7 +82,13 @@ static int compact(struct history *h, const bool *gone, uint32_t *to)
 		history_points__free(&s->pts);
 	}
 	h->nr = n;
-	idmap__free(&h->index);
+	/*
+	 * Made anew in the room it has (it shrinks only if far too big): freed
+	 * and filled from empty, it grew a dozen times to 200,000 stacks, each
+	 * time a new array faulted in and every key moved.
+	 */
+	if (idmap__reset(&h->index, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (idmap__put(&h->index, retired__site_key(h->stacks[i].stack_id, h->stacks[i].api),
 			       (uint32_t)i))

@@ -339,8 +339,10 @@ def py_arena_leak_case(work):
 	"""arena_leak.py leaks small objects beside a churn of them, under pymalloc:
 	the arenas grow, charged to whichever line needed one (its churn's,
 	often). The verdict names the leak and says that the arenas' lines are
-	not known to be the leak's, with the option that sites each object."""
-	p = work.start([TRACER, "-c", "%s %s" % (PY, os.path.join(PYVICTIMS, "arena_leak.py")), "0.5"],
+	not known to be the leak's, with the option that sites each object.
+	6 s, not its default 3: enough reports after start-up where each takes
+	0.8 s at 0.5 s intervals."""
+	p = work.start([TRACER, "-c", "%s %s 6" % (PY, os.path.join(PYVICTIMS, "arena_leak.py")), "0.5"],
 		       env=py_env(work), stdin=subprocess.DEVNULL, tag="tracer")
 	rc = wait_exit(p, time.monotonic() + lib.CASE_TIMEOUT, "memleakbpf -c python arena_leak.py")
 	text = work.read("tracer.stdout")

@@ -276,6 +276,23 @@ static void signal_set(sigset_t *set, bool interrupts)
 }
 
 /*
+ * SIGINT and SIGTERM end tracing however the tracer was started. A shell
+ * starts a script's background job (`memleakbpf -c cmd &`) with SIGINT
+ * ignored, and an ignored signal that comes before hold_interrupts() is
+ * lost: `kill -INT` then never ended that tracer, nor the command it ran
+ * (which inherited the ignore). An ignored SIGHUP stays ignored (nohup).
+ */
+static void interrupts_default(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	struct sigaction sa;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!sigaction(sigs[i], NULL, &sa) && sa.sa_handler == SIG_IGN)
+			signal(sigs[i], SIG_DFL);
+}
+
+/*
  * Ctrl-C, SIGTERM and SIGHUP keep their default action until the probes are loaded:
  * a fatal signal ends even a long map creation in the kernel at once, and
  * before the target runs under us there is no report to lose (a -c command
@@ -543,6 +560,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int status = EXIT_FAILURE;
 
+	interrupts_default();
 	fatal__setup();	/* a death by signal says so: nothing is lost without a word */
 	memuse__setup();
 	processes__init(&tr.procs);

@@ -392,6 +392,47 @@ def case_tracer_sigint_any(work):
 	return errs
 
 
+# Exec argv[1:] with SIGINT ignored, as a shell starts a script's background job.
+IGNORING_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+		   "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def case_tracer_sigint_ignored(work):
+	"""A tracer started with SIGINT ignored (`memleakbpf -c cmd &` in a
+	script) still ends on a SIGINT that comes while it loads its probes,
+	before it blocks the signal for its signalfd: it kept the ignore it
+	inherited, the signal was lost, and it traced on. And after it traces,
+	with its final report."""
+	errs = []
+	for i, delay in enumerate((0.1, 0.15, None)):
+		tag = "run%d" % i
+		token = "memleakbpf-e2e-%d-%s" % (os.getpid(), tag)
+		t = work.start(["/usr/bin/python3", "-c", IGNORING_SIGINT, TRACER, "--json",
+				work.path(tag + ".json"), "-c", "%s %s" % (victim("v_wait"), token)],
+			       env=tracer_env(work), stdin=subprocess.PIPE, tag=tag)
+		if delay is None:
+			wait_for(lambda: tracing_line_count(work.read(tag + ".stderr")),
+				 time.monotonic() + lib.STEP_TIMEOUT, "the tracing line", alive=t)
+		else:
+			time.sleep(delay)
+		t.send_signal(signal.SIGINT)
+		try:
+			t.wait(GRACE_S + 8)
+		except subprocess.TimeoutExpired:
+			errs.append("SIGINT %s: still running %g s after it" % (
+				"once tracing" if delay is None else "after %g s" % delay, GRACE_S + 8))
+			continue
+		began = tracing_line_count(work.read(tag + ".stderr")) == 1
+		if began and "Final report" not in work.read(tag + ".stdout"):
+			errs.append("SIGINT after tracing began: no final report")
+		t.stdin.close()
+		left = lambda: [p for p in filter(str.isdigit, os.listdir("/proc"))
+				if token.encode() in open_bytes("/proc/%s/cmdline" % p)]
+		if not wait_for(lambda: not left(), time.monotonic() + 5, "the command to end"):
+			errs.append("the command is still there")
+	return errs
+
+
 def on_full_fs(work, outputs):
 	"""memleakbpf OUTPUTS -c v_basic, the outputs on a full 64 KiB tmpfs
 	("$1" in outputs names it): its directory, and stderr with the exit
@@ -585,6 +626,7 @@ CASES = [
 	("tracer_kill_stopped", TRACE, [BPFTOOL], case_tracer_kill_stopped),
 	("tracer_end_hands_links", TRACE, [BPFTOOL], case_tracer_end_hands_links),
 	("tracer_sigint_any", TRACE, [BPFTOOL], case_tracer_sigint_any),
+	("tracer_sigint_ignored", TRACE, [], case_tracer_sigint_ignored),
 	("output_full_disk", TRACE, [UNSHARE], case_output_full_disk),
 	("output_snapshot_full", TRACE, [UNSHARE], case_output_snapshot_full),
 	("output_fifo", TRACE, [], case_output_fifo),

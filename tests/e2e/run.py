@@ -69,6 +69,7 @@ run.py runs them module by module in the order of its MODULES.
 
 import fnmatch
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -183,5 +184,17 @@ def main(argv):
 	return 1 if failed else 0
 
 
+def interrupts_default():
+	"""Run from a script's background job (`.ci/run &`), the harness inherits
+	SIGINT ignored, and so would every tracer it starts: a signal sent before
+	a tracer's first instruction (tracer_sigint_any's "after 0 s") would be
+	lost. Ctrl-C's usual handling here; after exec, the default in each child."""
+	if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+		signal.signal(signal.SIGINT, signal.default_int_handler)
+	if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+		signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 if __name__ == "__main__":
+	interrupts_default()
 	sys.exit(main(sys.argv[1:]))

@@ -72,6 +72,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 
 import lib
 import cases_basics
@@ -148,6 +149,7 @@ def main(argv):
 			skipped += 1
 			continue
 		work = Work(base, name)
+		began = time.monotonic()
 		try:
 			if kind == TRACE and build_err:
 				raise CaseFailed(build_err)
@@ -176,6 +178,7 @@ def main(argv):
 		else:
 			passed += 1
 			print("ok %s" % name, flush=True)
+		log("  %s took %.1f s" % (name, time.monotonic() - began))
 	if not failed and not keep:
 		shutil.rmtree(base, ignore_errors=True)
 	elif failed:

@@ -201,10 +201,18 @@ e2e: memleakbpf victims
 e2e-torch: memleakbpf victims
 	$(Q)/usr/bin/python3 tests/e2e/run.py 'torch_*'
 
+# The long e2e cases (run.py's LONG, 10 s or more each): `make stress` runs them.
+e2e-long: memleakbpf victims
+	$(Q)/usr/bin/python3 tests/e2e/run.py --long
+
+# The builds on every core (2: 58 s where one took 95 for unit, and so for
+# unit-san), the tests one at a time: the e2e cases time reports and rates.
+TEST_JOBS ?= $(shell nproc)
+
 test: deps
 	$(Q)/usr/bin/python3 tests/layout/check.py
-	$(Q)$(MAKE) --no-print-directory unit
-	$(Q)$(MAKE) --no-print-directory unit-san
+	$(Q)$(MAKE) --no-print-directory -j$(TEST_JOBS) unit
+	$(Q)$(MAKE) --no-print-directory -j$(TEST_JOBS) unit-san
 	$(Q)$(MAKE) --no-print-directory e2e
 
 # Benchmarks are not tests: timings only, printed and written to docs/PERFORMANCE.md.
@@ -334,14 +342,14 @@ fuzz: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZERS))
 	$(Q)/usr/bin/python3 scripts/fuzz.py --runs $(FUZZ_RUNS) --time $(FUZZ_TIME) $(FUZZERS)
 
 # Not part of `make test`: the full-size runs, a few minutes (stress) and ten (soak).
-stress: memleakbpf victims
+stress: memleakbpf victims e2e-long
 	$(Q)/usr/bin/python3 scripts/stress.py
 
 soak: memleakbpf victims
 	$(Q)/usr/bin/python3 scripts/soak_redis.py $(if $(SOAK_S),--seconds $(SOAK_S))
 	$(Q)/usr/bin/python3 scripts/soak.py $(if $(SOAK_S),--seconds $(SOAK_S))
 
-.PHONY: unit-san fuzz stress soak e2e-torch
+.PHONY: unit-san fuzz stress soak e2e-torch e2e-long
 .PRECIOUS: $(FUZZ_DIR)/user/%.o $(SAN_DIR)/user/%.o $(SAN_DIR)/unit/%.o
 
 # The headers each object was built with (-MMD).

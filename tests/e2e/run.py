@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """End-to-end tests: run the real ./memleakbpf on the victims and compare.
 
-Usage: tests/e2e/run.py [-v] [--keep] [--list] [--timeout S] [CASE|GLOB ...]
+Usage: tests/e2e/run.py [-v] [--keep] [--list] [--long] [--timeout S] [CASE|GLOB ...]
 
 Each victim (tests/victims/, see truth.h there) writes TRUTH lines to the
 file named by $VICTIM_TRUTH: per allocation site (a site_* function) and API,
@@ -64,7 +64,9 @@ Where things are, in tests/e2e/:
   cases_truth.py       real programs' reports read as their users read them: the
                        runtime's own blocks against memcheck, the peak's lines, words
 Each cases_*.py ends with its CASES, (name, kind, needs, function) tuples;
-run.py runs them module by module in the order of its MODULES.
+run.py runs them module by module in the order of its MODULES: all of them
+but the torch job's and the LONG ones, which --long runs (`make e2e-long`,
+part of `make stress`). -v says each case's time.
 """
 
 import fnmatch
@@ -108,9 +110,21 @@ MODULES = (cases_basics, cases_outputs, cases_pprof, cases_placement, cases_symb
 	   cases_kernel, cases_truth)
 CASES = [case for m in MODULES for case in m.CASES]
 
+# The cases of 10 s or more on the 2-vCPU test machine (run.py -v, 2026-11-27:
+# 10 to 38 s each, 276 s of the run's 915): `make test` leaves them to
+# `make e2e-long` to stay within its 15 minutes. The default run keeps
+# quicker cases of each area: peak_massif_sqlite3, the other memcheck
+# comparisons, py_objects_sample_c, follow_exec_*, html_*, insight_frag_trim
+# and _early, fold_churn, kernel_pipes, memory_kept_free.
+LONG = ("py_objects_exit", "follow_exec_fd_limit", "peak_massif_jq", "churn_outran",
+	"follow_exec_release", "py_objects_c", "peak_massif_gawk", "snapshot_html",
+	"insight_frag_jemalloc", "insight_frag_tcmalloc", "html_python",
+	"reach_python_memcheck", "churn_among_held", "kernel_pipes_growing",
+	"sample_demo_leak", "tables_outside_rss")
+
 
 def main(argv):
-	keep, names = False, []
+	keep, long_ones, names = False, False, []
 	args = list(argv)
 	while args:
 		a = args.pop(0)
@@ -118,6 +132,8 @@ def main(argv):
 			lib.VERBOSE = True
 		elif a == "--keep":
 			keep = True
+		elif a == "--long":
+			long_ones = True
 		elif a == "--timeout":
 			lib.CASE_TIMEOUT = float(args.pop(0))
 		elif a == "--list":
@@ -131,8 +147,10 @@ def main(argv):
 			names.append(a)
 
 	selected = [c for c in CASES if any(fnmatch.fnmatch(c[0], n) for n in names) or
-		    (not names and c not in cases_torch.CASES)]
-	unknown = [n for n in names if not any(fnmatch.fnmatch(c[0], n) for c in CASES)]
+		    (long_ones and c[0] in LONG) or
+		    (not names and not long_ones and c not in cases_torch.CASES and c[0] not in LONG)]
+	unknown = [n for n in names if not any(fnmatch.fnmatch(c[0], n) for c in CASES)] + \
+		  [n for n in LONG if not any(c[0] == n for c in CASES)]
 	if unknown:
 		sys.stderr.write("run.py: no case named %s (--list)\n" % ", ".join(unknown))
 		return 2

@@ -336,7 +336,14 @@ static bool trim_slot(struct probes *p, struct site_slot *s, __u64 next)
 {
 	__u64 retired = MEMLEAK_SITE_RETIRED;
 
+	/*
+	 * Looked at before the locked exchange, which an EMPTY slot fails: one
+	 * on each of a used group's empty slots was 83% of a sweep's CPU,
+	 * 600-700 ms on the test machine with 1,041 sites in the table. A
+	 * slot retired after the look is trimmed by the next sweep.
+	 */
 	if (next != MEMLEAK_SITE_EMPTY ||
+	    __atomic_load_n(&s->key, __ATOMIC_RELAXED) != MEMLEAK_SITE_RETIRED ||
 	    !__atomic_compare_exchange_n(&s->key, &retired, MEMLEAK_SITE_EMPTY, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return false;

@@ -560,6 +560,13 @@ struct py_msg {
 #define PY_CODE_NAMES_UNREAD 1	/* py_code.flags: a name is not compact ASCII */
 #define PY_CODE_TABLE_CUT 2	/* co_linetable is longer than the copy */
 
+/* py_codes_sent's key (bpf/python.bpf.h): a code object copied to user space. */
+struct py_code_key {
+	__u64 code;
+	__u64 linetable;
+	__u64 born;
+};
+
 struct py_code {
 	__u64 code;		/* with linetable and born, the key of struct py_frame */
 	__u64 linetable;

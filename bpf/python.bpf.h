@@ -135,13 +135,37 @@ static __always_inline bool py_state_head(const struct py_offsets *o, __u64 ts, 
  */
 #define PY_LINE_CACHE 1024	/* 32 KiB a CPU, what a per-CPU value holds at most */
 
-struct {
+/*
+ * py_code_freed and py_codes_sent are made by user space when the first
+ * Python comes (bpfmaps__python_maps), each in slot 0 of its outer map:
+ * their buckets (20 MiB at the default room, the kernel writing each)
+ * took 60 ms of every start, `-c /bin/true` included. Their room is in
+ * rodata: a hash in a map of maps may have any room, not its shape's 1.
+ */
+const volatile __u32 py_code_freed_room = 1 << 20;	/* 4 x --stack-storage-size */
+const volatile __u32 py_codes_sent_room = 1 << 18;	/* --stack-storage-size */
+
+struct py_code_freed_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);	/* a code object's address */
-	__type(value, __u64);	/* py_code_gen when a code object there was last freed */
-	__uint(max_entries, 1 << 20);	/* 4 x --stack-storage-size */
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u64));	/* a code object's address */
+	__uint(value_size, sizeof(__u64));	/* py_code_gen when a code object there was last freed */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct py_code_freed_map);
 } py_code_freed SEC(".maps");
+
+static __always_inline void *py_inner(void *outer)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(outer, &zero);
+}
 
 struct py_line_slot {
 	__u64 code, linetable, born;
@@ -205,8 +229,9 @@ int py_code_dealloc(struct pt_regs *ctx)
 {
 	__u64 code = PT_REGS_PARM1(ctx), born = __sync_fetch_and_add(&py_code_frees, 1) + 1;
 	struct py_forget f = { code, py_line_idx(code) };
+	void *freed = py_inner(&py_code_freed);
 
-	if (bpf_map_update_elem(&py_code_freed, &code, &born, BPF_ANY))
+	if (!freed || bpf_map_update_elem(freed, &code, &born, BPF_ANY))
 		count(CNT_PY_CODES_UNTOLD);
 	bpf_loop(PY_LINES_CPUS, py_forget_on, &f, 0);
 	return 0;
@@ -262,6 +287,7 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 {
 	struct py_line_slot *e;
 	__u64 lt, *freed;
+	void *m;
 
 	*born = 0;
 	if (!w->lines)
@@ -272,7 +298,8 @@ static __always_inline __u64 py_linetable(struct py_walk *w, __u64 code, __u64 *
 		return e->linetable;
 	}
 	lt = py_read(code, w->o->code_linetable);
-	freed = bpf_map_lookup_elem(&py_code_freed, &code);
+	m = py_inner(&py_code_freed);
+	freed = m ? bpf_map_lookup_elem(m, &code) : NULL;
 	if (freed)
 		*born = *freed;
 	if (lt) {
@@ -353,19 +380,20 @@ static long py_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Code objects already copied to user space, by (code, linetable). */
-struct py_code_key {
-	__u64 code;
-	__u64 linetable;
-	__u64 born;
+/* Code objects already copied to user space, by (code, linetable, born): struct py_code_key. */
+struct py_codes_sent_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);	/* py_codes_sent_room */
+	__uint(key_size, sizeof(struct py_code_key));
+	__uint(value_size, sizeof(__u8));
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct py_code_key);
-	__type(value, __u8);
-	__uint(max_entries, 1 << 15);	/* --stack-storage-size */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct py_codes_sent_map);
 } py_codes_sent SEC(".maps");
 
 /*
@@ -460,10 +488,12 @@ static long py_send_code(__u32 i, void *ctx)
 	static const __u8 one = 1;
 	struct py_code *c;
 
-	if (i >= st->nr)
+	void *sent = py_inner(&py_codes_sent);
+
+	if (i >= st->nr || !sent)
 		return 1;
-	if (bpf_map_lookup_elem(&py_codes_sent, &key) ||
-	    bpf_map_update_elem(&py_codes_sent, &key, &one, BPF_NOEXIST))
+	if (bpf_map_lookup_elem(sent, &key) ||
+	    bpf_map_update_elem(sent, &key, &one, BPF_NOEXIST))
 		return 0;
 	fill_add(&fill.py_codes, &fill_mark.py_codes);
 	c = py_code_reserve(w->o, &key, f->linetable & ~PY_LINETABLE_TAGS);
@@ -473,7 +503,7 @@ static long py_send_code(__u32 i, void *ctx)
 		 * meanwhile, and counts the code objects it could not name
 		 * (CNT_PY_CODES_UNNAMED: a module's body runs once).
 		 */
-		if (!bpf_map_delete_elem(&py_codes_sent, &key))
+		if (!bpf_map_delete_elem(sent, &key))
 			__sync_fetch_and_sub(&fill.py_codes, 1);
 		return 0;
 	}

@@ -14,14 +14,6 @@
 #include "bpfmaps.h"
 #include "target/watchdog.h"
 
-static struct bpf_map *table_map(const struct memleak_bpf *skel, enum bpfmaps_table t)
-{
-	struct bpf_map *m[BPFMAPS__TABLES] = { skel->maps.py_codes_sent, skel->maps.sites,
-						skel->maps.sites };
-
-	return m[t];
-}
-
 /* What an array's values take in kernel memory: whole pages, as it is mapped. */
 static size_t array_bytes(const struct bpf_map *map)
 {
@@ -78,6 +70,30 @@ static void keep_largest(const char **names, uint64_t *bytes, size_t n, const ch
 	}
 }
 
+/* The map in slot 0 of a Python outer map: an fd to close, or -1 before a Python came. */
+static int inner_fd(const struct bpf_map *outer)
+{
+	__u32 zero = 0, id;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(outer), &zero, &id))
+		return -1;
+	return bpf_map_get_fd_by_id(id);
+}
+
+static uint64_t inner_memory(const struct bpf_map *outer, const char **names, uint64_t *bytes,
+			     size_t n)
+{
+	int fd = inner_fd(outer);
+	uint64_t c;
+
+	if (fd < 0)
+		return 0;
+	c = bpfmaps__memlock(fd);
+	close(fd);
+	keep_largest(names, bytes, n, bpf_map__name(outer), c);
+	return c;
+}
+
 uint64_t bpfmaps__memory(const struct memleak_bpf *skel, const char **names, uint64_t *bytes,
 			 size_t n)
 {
@@ -96,6 +112,9 @@ uint64_t bpfmaps__memory(const struct memleak_bpf *skel, const char **names, uin
 		if (map != skel->maps.allocs && map != skel->maps.sites)
 			keep_largest(names, bytes, n, bpf_map__name(map), c);
 	}
+	/* And the Python maps, once made (bpfmaps__python_maps), under their outer maps' names. */
+	sum += inner_memory(skel->maps.py_code_freed, names, bytes, n);
+	sum += inner_memory(skel->maps.py_codes_sent, names, bytes, n);
 	return sum;
 }
 
@@ -143,25 +162,61 @@ void bpfmaps__size_trace_ring(struct memleak_bpf *skel, uint32_t bytes)
 	bpf_map__set_max_entries(skel->maps.trace_ring, bytes);
 }
 
+/* py_codes_sent is made when a Python comes (bpfmaps__python_maps): its room is rodata's. */
 uint64_t bpfmaps__room(const struct memleak_bpf *skel, enum bpfmaps_table t)
 {
-	return bpf_map__max_entries(table_map(skel, t));
+	return t == BPFMAPS_PY_CODES ? skel->rodata->py_codes_sent_room
+				     : bpf_map__max_entries(skel->maps.sites);
+}
+
+/*
+ * A hash of room entries into outer's slot 0, of its inner maps' shape
+ * (bpf/python.bpf.h; libbpf lets go of the shape once outer is made): 0
+ * or -errno.
+ */
+static int make_inner(struct bpf_map *outer, const char *name, __u32 key_size, __u32 value_size,
+		      __u32 room)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	__u32 zero = 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, key_size, value_size, room, &opts), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(outer), &zero, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);	/* the outer map holds it */
+	return err;
+}
+
+int bpfmaps__python_maps(struct memleak_bpf *skel)
+{
+	int fd = inner_fd(skel->maps.py_codes_sent);
+
+	if (fd >= 0) {	/* made for an earlier Python */
+		close(fd);
+		return 0;
+	}
+	return make_inner(skel->maps.py_code_freed, "py_code_freed", sizeof(__u64), sizeof(__u64),
+			  skel->rodata->py_code_freed_room) ?:
+	       make_inner(skel->maps.py_codes_sent, "py_codes_sent", sizeof(struct py_code_key),
+			  sizeof(__u8), skel->rodata->py_codes_sent_room);
 }
 
 void bpfmaps__forget_codes(struct memleak_bpf *skel)
 {
-	struct { __u64 code, linetable, born; } key;
-	int fd = bpf_map__fd(skel->maps.py_codes_sent);
+	struct py_code_key key;
+	int fd = inner_fd(skel->maps.py_codes_sent);
 
-	while (!bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
+	while (fd >= 0 && !bpf_map_get_next_key(fd, NULL, &key) && !bpf_map_delete_elem(fd, &key))
 		__atomic_fetch_sub(bpfmaps__fill(skel, BPFMAPS_PY_CODES), 1, __ATOMIC_SEQ_CST);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Delete every key of a map; the target is stopped, so nothing races. */
-static int clear_map(struct bpf_map *map)
+static int clear_map(int fd, size_t key_size)
 {
-	int fd = bpf_map__fd(map);
-	size_t key_size = bpf_map__key_size(map);
 	char key[64];
 
 	if (key_size > sizeof(key))
@@ -174,11 +229,13 @@ static int clear_map(struct bpf_map *map)
 
 int bpfmaps__clear_tables(struct memleak_bpf *skel)
 {
-	int err = 0;
+	int fd = inner_fd(skel->maps.py_codes_sent), err = 0;
 
-	/* The hash tables; the sites, an array, the caller zeroes through its mapping. */
-	for (int t = 0; t < BPFMAPS_SITES && !err; t++)
-		err = clear_map(table_map(skel, (enum bpfmaps_table)t));
+	/* The hash table, once a Python made it; the sites, an array, the caller zeroes through its mapping. */
+	if (fd >= 0) {
+		err = clear_map(fd, sizeof(struct py_code_key));
+		close(fd);
+	}
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
 	memset(skel->bss->site_groups, 0, sizeof(skel->bss->site_groups));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));

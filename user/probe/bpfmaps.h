@@ -145,7 +145,14 @@ static inline void bpfmaps__stacks_cleared(struct memleak_bpf *skel)
 /* A table's room: its map's entries. */
 uint64_t bpfmaps__room(const struct memleak_bpf *skel, enum bpfmaps_table t);
 
-/* The set of code objects sent emptied, its fill count with it. */
+/*
+ * The maps only a Python target uses (py_code_freed, py_codes_sent: their
+ * buckets, 20 MiB at the default room, were 60 ms of every start), made
+ * when the first one comes, before its probes: 0 or -errno.
+ */
+int bpfmaps__python_maps(struct memleak_bpf *skel);
+
+/* The set of code objects sent emptied, its fill count with it (none before a Python). */
 void bpfmaps__forget_codes(struct memleak_bpf *skel);
 
 /*

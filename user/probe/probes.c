@@ -130,12 +130,14 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	}
 	if (cfg->py_code_ring)
 		bpf_map__set_max_entries(skel->maps.py_codes, (uint32_t)cfg->py_code_ring);
-	/* Python targets: a code object sent per stack's frame at most. */
-	bpf_map__set_max_entries(skel->maps.py_codes_sent, cfg->stack_storage_size);
-	/* Addresses of code objects freed: more of them than of stacks held (16 bytes each). */
-	bpf_map__set_max_entries(skel->maps.py_code_freed,
-				 cfg->stack_storage_size > (1u << 29) ? (1u << 31)
-								      : 4 * cfg->stack_storage_size);
+	/*
+	 * Python targets (made when one comes, bpfmaps__python_maps): a code
+	 * object sent per stack's frame at most; addresses of code objects
+	 * freed, more of them than of stacks held (16 bytes each).
+	 */
+	skel->rodata->py_codes_sent_room = cfg->stack_storage_size;
+	skel->rodata->py_code_freed_room = cfg->stack_storage_size > (1u << 29) ? (1u << 31)
+									      : 4 * cfg->stack_storage_size;
 	/* --follow: a slot of unwind mappings for each exec'd image alive (1 MiB). */
 	if (cfg->follow)
 		bpf_map__set_max_entries(skel->maps.unwind_mappings,
@@ -162,12 +164,24 @@ uint64_t probes__maps_cost(const struct bpf_object *obj)
 	return sum;
 }
 
+/* A Python map made later (bpfmaps__python_maps), as the kernel will charge it. */
+static uint64_t python_map_cost(uint32_t key_size, uint32_t value_size, uint32_t room)
+{
+	return mapmem__cost(&(struct mapmem_map){ BPF_MAP_TYPE_HASH, key_size, value_size, room,
+						  BPF_F_NO_PREALLOC },
+			    (unsigned)libbpf_num_possible_cpus());
+}
+
 static uint64_t cost_of(void *skel, uint32_t max_allocs, uint32_t stacks)
 {
 	struct probes_config cfg = { .max_allocs = max_allocs, .stack_storage_size = stacks };
+	struct memleak_bpf *s = skel;
 
 	size_maps(skel, &cfg);
-	return probes__maps_cost(((struct memleak_bpf *)skel)->obj);
+	/* The Python maps counted from the start, as when they were made with the others. */
+	return probes__maps_cost(s->obj) +
+	       python_map_cost(sizeof(__u64), sizeof(__u64), s->rodata->py_code_freed_room) +
+	       python_map_cost(sizeof(struct py_code_key), sizeof(__u8), s->rodata->py_codes_sent_room);
 }
 
 uint32_t probes__fitting_stacks(const struct probes_config *cfg)

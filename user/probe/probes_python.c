@@ -42,6 +42,7 @@ static void close_python_dealloc(struct probes *p)
 static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 {
 	struct probes *p = ctx;
+	int err;
 
 	bpfmaps__python_off(p->skel);
 	if (!py) {
@@ -52,6 +53,9 @@ static int set_python(void *ctx, const struct py_offsets *py, bool stop_at_exit)
 	}
 	if (!p->skel->rodata->py_walk)
 		return -EOPNOTSUPP;
+	err = bpfmaps__python_maps(p->skel);
+	if (err)
+		return err;
 	p->py.used = true;
 	bpfmaps__set_python(p->skel, py, stop_at_exit);
 	return 0;
@@ -64,7 +68,7 @@ static int set_image(void *ctx, uint32_t tag, const struct py_offsets *py)
 
 	if (!p->skel->rodata->py_walk)
 		return -EOPNOTSUPP;
-	err = bpfmaps__set_py_image(p->skel, tag, py);
+	err = bpfmaps__python_maps(p->skel) ?: bpfmaps__set_py_image(p->skel, tag, py);
 	if (err)
 		return err;
 	p->py.used = true;

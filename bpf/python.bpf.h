@@ -486,9 +486,8 @@ static long py_send_code(__u32 i, void *ctx)
 	struct py_frame *f = &st->frames[i & (MEMLEAK_PY_MAX_FRAMES - 1)];
 	struct py_code_key key = { f->code, f->linetable, f->born };
 	static const __u8 one = 1;
-	struct py_code *c;
-
 	void *sent = py_inner(&py_codes_sent);
+	struct py_code *c;
 
 	if (i >= st->nr || !sent)
 		return 1;

@@ -307,10 +307,11 @@ def sqlite_argv(work):
 # os._exit: memcheck checks at _exit, and so does --reach (a Python that
 # exits normally is scanned when its shutdown begins, the final report's moment).
 # PYTHONHASHSEED=0 here and addresses not randomized in reach_run, as under
-# valgrind: otherwise the stale words a scan finds change from run to run. Drawn
-# hashes put 10.0-10.6% of the bytes in a more reachable kind than memcheck's in
-# 3 runs of 9, CI's among them (0.05% in the others); the seed alone, 1.7-8.1% in 15 runs; both
-# fixed, 8.1% in each of 8 runs, within the 10% slack.
+# valgrind: otherwise the stale words a scan finds change from run to run.
+# Drawn hashes put 10.0-10.6% of the bytes in a more reachable kind than
+# memcheck's in 3 runs of 9, CI's among them (0.05% in the others); the seed
+# alone, 1.7-8.1% in 15 runs; both fixed, 8.1% in each of 8 runs, within the
+# 10% slack.
 PY_SCRIPT = ("import json, os\nkeep = [json.dumps({'a': [i]}) for i in range(100)]\n"
 	     "lost = [[i] for i in range(10)]\nos._exit(0)\n")
 

@@ -91,6 +91,8 @@ struct report_growth {
 	 * fit: slope and r2 left 0 (history__trend_site) until it is shown.
 	 */
 	bool unfitted;
+	/* Its bytes rose between two points after start-up ended (a stable stack's steps). */
+	bool rose_since_startup;
 	/*
 	 * Growing, exact, and every block of it younger than a report interval:
 	 * none of what it held a report ago is still held (insight.c).

@@ -29,7 +29,8 @@ static bool fitted(const struct report_growth *g)
  */
 bool report_trend__stepped(const struct report_growth *g)
 {
-	return g->trend == TREND_STABLE && !g->unfitted && g->grew > 1;
+	/* Steps while start-up filled it are start-up's (a cache filled across two reports). */
+	return g->trend == TREND_STABLE && !g->unfitted && g->grew > 1 && g->rose_since_startup;
 }
 
 const char *report_trend__word(const struct report_growth *g)

@@ -446,8 +446,6 @@ static void trend_of(const struct history *h, const struct hstack *s, const uint
 	size_t active = h->exited && s->idle && n > HISTORY_MIN_POINTS - 1 ? n - 1 : n;
 
 	history_fit__classify_until(t, y, n, active, g);
-	for (size_t i = 1; i < n && !g->rose_since_startup; i++)
-		g->rose_since_startup = y[i] > y[i - 1];
 	/* By fewer than HISTORY_MIN_GROWTH_BLOCKS of its heap blocks (their mean size): none. */
 	if (g->trend != TREND_UNKNOWN && s->blocks && MEMLEAK_KIND_OF(s->api) == KIND_HEAP &&
 	    fabs(g->slope) * (t[n - 1] - t[0]) <

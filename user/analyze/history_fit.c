@@ -24,6 +24,9 @@ void history_fit__classify_until(const double *t, const double *y, size_t n, siz
 
 	g->trend = TREND_UNKNOWN;
 	g->slope = g->r2 = 0;
+	g->rose_since_startup = false;	/* the points are those after start-up (history.c) */
+	for (size_t i = 1; i < n; i++)
+		g->rose_since_startup |= y[i] > y[i - 1];
 	if (n < HISTORY_MIN_POINTS)
 		return;
 	for (size_t i = 0; i < n; i++) {

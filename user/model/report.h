@@ -91,7 +91,7 @@ struct report_growth {
 	 * fit: slope and r2 left 0 (history__trend_site) until it is shown.
 	 */
 	bool unfitted;
-	/* Its bytes rose between two points after start-up ended (a stable stack's steps). */
+	/* Its bytes rose between two of the fitted points, those after start-up (its steps). */
 	bool rose_since_startup;
 	/*
 	 * Growing, exact, and every block of it younger than a report interval:

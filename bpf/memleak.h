@@ -288,8 +288,15 @@ struct site_slot {
  * ready. User space reads the table a window at a time and passes over the
  * groups that never held one without mapping them (user/probe/site_slot.c):
  * a small target's sites are a few groups of a 160 MiB table.
+ *
+ * The buckets of live blocks likewise (2^alloc_group_shift each), marked
+ * when a block is stored, before its record is: once all are marked, a
+ * load per allocation and no write. A short command's final report read
+ * the whole 58 MiB table for the few groups its blocks touched: 62 ms of
+ * the 0.4 s that `-c /bin/true` took.
  */
 #define MEMLEAK_SITE_GROUP_WORDS 64	/* 4,096 groups */
+#define MEMLEAK_ALLOC_GROUP_WORDS 64	/* 4,096 groups */
 
 /*
  * How full the tables that reclaiming empties are: BPF adds one for each

@@ -25,9 +25,21 @@ const volatile __u32 alloc_bucket_shift = 64 - 18;	/* 64 - log2(buckets) */
 const volatile __u32 alloc_bucket_mask = (1 << 18) - 1;
 const volatile __u32 site_mask = (1 << 16) - 1;
 const volatile __u32 site_group_shift = 13;	/* at most MEMLEAK_SITE_GROUP_WORDS * 64 groups */
+const volatile __u32 alloc_group_shift = 6;	/* at most MEMLEAK_ALLOC_GROUP_WORDS * 64 groups */
 
-/* The groups of site slots that held a site (memleak.h). */
+/* The groups of site slots that held a site, and of buckets that held a block (memleak.h). */
 __u64 site_groups[MEMLEAK_SITE_GROUP_WORDS];
+__u64 alloc_groups[MEMLEAK_ALLOC_GROUP_WORDS];
+
+/* Group g's bit in words (nr_words a power of two): a load, and a locked or the first time. */
+static __always_inline void group_mark(__u64 *words, __u32 nr_words, __u32 g)
+{
+	__u32 w = (g >> 6) & (nr_words - 1);
+	__u64 bit = 1ULL << (g & 63);
+
+	if (!(*(volatile __u64 *)&words[w] & bit))
+		__sync_fetch_and_or(&words[w], bit);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -243,6 +255,9 @@ static __always_inline int alloc_insert(__u64 addr, const struct alloc_info *inf
 	b = bucket_at(home + dist);
 	if (!b || slot >= MEMLEAK_BUCKET_SLOTS)
 		return -ENOSPC;	/* never: alloc_claim found both */
+	/* Before the record is whole: a walk that skips the group skips a block not yet there. */
+	group_mark(alloc_groups, MEMLEAK_ALLOC_GROUP_WORDS,
+		   ((home + dist) & alloc_bucket_mask) >> alloc_group_shift);
 	b->info[slot] = *info;
 	spill_add(home, dist, 1);
 	*(volatile __u64 *)&b->addr[slot] = addr;
@@ -261,15 +276,10 @@ static __always_inline struct site_counts *site_shard(struct site_slot *s)
 	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
 }
 
-/* Slot idx's group has held a site: marked before the site is ready (a locked or). */
+/* Slot idx's group has held a site: marked before the site is ready. */
 static __always_inline void site_group_mark(__u32 idx)
 {
-	__u32 g = (idx & site_mask) >> site_group_shift;
-	__u32 w = (g >> 6) & (MEMLEAK_SITE_GROUP_WORDS - 1);
-	__u64 bit = 1ULL << (g & 63);
-
-	if (!(*(volatile __u64 *)&site_groups[w] & bit))
-		__sync_fetch_and_or(&site_groups[w], bit);
+	group_mark(site_groups, MEMLEAK_SITE_GROUP_WORDS, (idx & site_mask) >> site_group_shift);
 }
 
 /* Take slot idx, found holding `expected`, for key: its index, or MEMLEAK_SITE_NONE. */

@@ -70,8 +70,8 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 	struct mallinfo2 mi = mallinfo2();
 	size_t used = mi.uordblks + mi.hblkhd;
 	size_t counted = p->stack_bytes + p->frame_bytes + p->retired_bytes + history_bytes +
-			 p->snapshot_bytes + p->carried_bytes;
-	char b[10][32];
+			 p->snapshot_bytes + p->carried_bytes + p->unwritten_bytes;
+	char b[11][32];
 
 	/*
 	 * The BPF rings are mapped whole from the start: the stack ring's data
@@ -86,7 +86,8 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 		"%s kept free: stack cache %s (%zu stacks), their frames %s "
 		"(%zu shared prefix nodes), stacks kept aside %s (%zu, and the figures of %zu sites "
 		"folded into the totals), history %s (%zu stacks), "
-		"this report's snapshot %s, carried over between reports %s, the rest %s (the "
+		"this report's snapshot %s, carried over between reports %s, their slot indexes' "
+		"pages not written yet %s, the rest %s (the "
 		"report being built: its stacks and site frames; symbolizer, modules, Python code, "
 		"unwind rows)\n",
 		mib(used, b[1], 32), mib(mi.hblkhd, b[0], 32), mib(mi.fordblks, b[2], 32),
@@ -94,7 +95,8 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 		p->frame_nodes, mib(p->retired_bytes, b[5], 32), p->retired,
 		p->folded,
 		mib(history_bytes, b[6], 32), history, mib(p->snapshot_bytes, b[7], 32),
-		mib(p->carried_bytes, b[9], 32), mib(used > counted ? used - counted : 0, b[8], 32));
+		mib(p->carried_bytes, b[9], 32), mib(p->unwritten_bytes, b[10], 32),
+		mib(used > counted ? used - counted : 0, b[8], 32));
 }
 
 /*

@@ -33,6 +33,8 @@ void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 	t->sites_bytes = array_bytes(skel->maps.sites);
 	t->site_groups = skel->bss->site_groups;
 	t->group_shift = skel->rodata->site_group_shift;
+	t->alloc_groups = skel->bss->alloc_groups;
+	t->alloc_group_shift = skel->rodata->alloc_group_shift;
 }
 
 uint64_t bpfmaps__memlock(int fd)
@@ -238,6 +240,7 @@ int bpfmaps__clear_tables(struct memleak_bpf *skel)
 	}
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
 	memset(skel->bss->site_groups, 0, sizeof(skel->bss->site_groups));
+	memset(skel->bss->alloc_groups, 0, sizeof(skel->bss->alloc_groups));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
 	/* The stacks the threads and the known stacks remember are gone from user space. */
 	skel->bss->stacks_cleared++;

@@ -43,9 +43,12 @@ struct probes_tables {
 	int allocs_fd, sites_fd;
 	size_t buckets, slots;
 	size_t allocs_bytes, sites_bytes;	/* the kernel memory each holds */
-	/* The groups of site slots that held a site, a bit each, as BPF sets them (memleak.h). */
-	const volatile __u64 *site_groups;
-	unsigned group_shift;
+	/*
+	 * The groups of site slots that held a site, and of buckets that held
+	 * a block, a bit each, as BPF sets them (memleak.h).
+	 */
+	const volatile __u64 *site_groups, *alloc_groups;
+	unsigned group_shift, alloc_group_shift;
 };
 
 /* Their fds and sizes, from the loaded skeleton. */

@@ -117,6 +117,9 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 	skel->rodata->site_group_shift = 13;	/* 8,192 slots, 2.5 MiB, at least */
 	while ((sites >> skel->rodata->site_group_shift) > MEMLEAK_SITE_GROUP_WORDS * 64)
 		skel->rodata->site_group_shift++;
+	skel->rodata->alloc_group_shift = 4;	/* 16 buckets, 3.6 KiB, at least */
+	while ((buckets >> skel->rodata->alloc_group_shift) > MEMLEAK_ALLOC_GROUP_WORDS * 64)
+		skel->rodata->alloc_group_shift++;
 	/*
 	 * The stacks BPF remembers it sent: --stack-storage-size of them, in
 	 * sets of MEMLEAK_KNOWN_WAYS (16 bytes each); the ring they go

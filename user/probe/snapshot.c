@@ -111,6 +111,7 @@ static int read_live(struct probes *p, struct snapshot *snap, struct idmap *of_k
 	snap->site_of_slot = calloc(p->tables.slots, sizeof(*snap->site_of_slot));
 	if (!snap->site_of_slot)
 		return -ENOMEM;
+	snap->site_of_slot_bytes = p->tables.slots * sizeof(*snap->site_of_slot);	/* at most */
 	return snapshot__each_slot(p, add_slot, &(struct live_sites){ snap, of_key, cap });
 }
 
@@ -285,7 +286,8 @@ static void account(const struct probes *p, struct snapshot *snap, struct snap_s
  * One walk of the live blocks: the age of each site's oldest, and with
  * -o/--older the figures of the old ones. A slot whose record is being
  * written (the busy bit) is an allocation still returning: left for the
- * next snapshot.
+ * next snapshot. The groups of buckets that never held a block are passed
+ * over unread.
  */
 int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
 {
@@ -293,7 +295,8 @@ int snapshot__each_block(struct probes *p, block_fn fn, void *arg)
 	int ret = 0;
 
 	probes_tables__allocs(&p->tables, &w);
-	for (size_t b = 0; b < p->tables.buckets && !ret; b++) {
+	for (size_t b = alloc_bucket__next_used(&p->tables, 0); b < p->tables.buckets && !ret;
+	     b = alloc_bucket__next_used(&p->tables, b + 1)) {
 		struct alloc_bucket *bucket = mapwin__at(&w, b);
 
 		if (!bucket) {
@@ -582,8 +585,7 @@ void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snap
 	out->folded = retired__nr_folded(p->rc.retired);
 	pthread_mutex_unlock(&p->rc.retired_lock);
 	pthread_mutex_unlock(&p->rc.stacks_lock);
-	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) +
-				     p->tables.slots * sizeof(*snap->site_of_slot) : 0;
+	out->snapshot_bytes = snap ? snap->nr * sizeof(*snap->sites) + snap->site_of_slot_bytes : 0;
 }
 
 static int cmp_u32(const void *a, const void *b)

@@ -71,6 +71,7 @@ struct snapshot {
 	 * blocks): the site adds up both.
 	 */
 	uint32_t *site_of_slot;
+	size_t site_of_slot_bytes;	/* of its pages, those written (-v) */
 	/*
 	 * Allocations (all freed) of sites reclaimed so long ago that their
 	 * frames were forgotten (model/retired.h): in the totals, in no site.
@@ -230,6 +231,8 @@ struct snapshot_memory {
 	 * (snapshot_kept__bytes), the kept site frames (report_sites__carry_bytes).
 	 */
 	size_t carried_bytes;
+	/* Of the carried reading's per-slot arrays, the pages not written yet: in malloc's figure, not resident. */
+	size_t unwritten_bytes;
 };
 void snapshot__memory(struct probes *p, const struct snapshot *snap, struct snapshot_memory *out);
 

@@ -50,6 +50,43 @@ static void list_free(struct list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Slot group g's first slot and its slots. */
+static size_t group_span(const struct probes *p, size_t g, size_t *n)
+{
+	size_t first = g << p->tables.group_shift, end = (g + 1) << p->tables.group_shift;
+
+	*n = (end < p->tables.slots ? end : p->tables.slots) - first;
+	return first;
+}
+
+/* Slot i's group of slots and site_of_slot, set to none when it is first used. */
+static void use_group(struct snapshot_kept *k, const struct probes *p, size_t i)
+{
+	size_t g = i >> p->tables.group_shift, n, first;
+	uint64_t bit = 1ull << (g % 64);
+
+	if (k->slot_groups[g / 64] & bit)
+		return;
+	k->slot_groups[g / 64] |= bit;
+	first = group_span(p, g, &n);
+	for (size_t j = first; j < first + n; j++)
+		k->slots[j] = NO_SITE;
+	memset(&k->snap.site_of_slot[first], 0, n * sizeof(*k->snap.site_of_slot));
+	k->snap.site_of_slot_bytes += n * sizeof(*k->snap.site_of_slot);
+}
+
+/* Every site_of_slot entry set at the last reading back to none. */
+static void clear_site_of_slot(struct snapshot_kept *k, const struct probes *p)
+{
+	size_t n, first;
+
+	for (size_t g = 0; g < MEMLEAK_SITE_GROUP_WORDS * 64; g++)
+		if (k->slot_groups[g / 64] & (1ull << (g % 64))) {
+			first = group_span(p, g, &n);
+			memset(&k->snap.site_of_slot[first], 0, n * sizeof(*k->snap.site_of_slot));
+		}
+}
+
 /* Every site let go of: the next reading starts anew, every site new. */
 static void restart(struct snapshot_kept *k, const struct probes *p)
 {
@@ -74,11 +111,13 @@ static void restart(struct snapshot_kept *k, const struct probes *p)
 	k->retired = NULL;
 	k->live_mark = k->done_mark = k->pos = k->retired_at = NULL;
 	k->cap = k->cap_retired_at = 0;
-	for (size_t i = 0; i < p->tables.slots; i++)
-		k->slots[i] = NO_SITE;
 	k->nr_retired_at = 0;
 	k->live.nr = k->live_was.nr = k->stackless.nr = 0;
 	k->retired_seq = 0;
+	/* No entry of site_of_slot left behind; each group set to none as it is used again. */
+	clear_site_of_slot(k, p);
+	memset(k->slot_groups, 0, sizeof(k->slot_groups));
+	snap->site_of_slot_bytes = 0;
 	k->resets = p->rc.resets;
 	k->epoch = retired__epoch(p->rc.retired);
 	k->started = false;
@@ -91,7 +130,8 @@ static struct snapshot_kept *kept_new(const struct probes *p)
 
 	if (!k)
 		return NULL;
-	k->slots = malloc((p->tables.slots ?: 1) * sizeof(*k->slots));
+	/* Their pages untouched until a group is used (slot_groups). */
+	k->slots = calloc(p->tables.slots ?: 1, sizeof(*k->slots));
 	k->snap.site_of_slot = calloc(p->tables.slots ?: 1, sizeof(*k->snap.site_of_slot));
 	if (!k->slots || !k->snap.site_of_slot) {
 		free(k->slots);
@@ -99,8 +139,6 @@ static struct snapshot_kept *kept_new(const struct probes *p)
 		free(k);
 		return NULL;
 	}
-	for (size_t i = 0; i < p->tables.slots; i++)
-		k->slots[i] = NO_SITE;
 	k->snap.held = &k->held;
 	k->snap.order = &k->order;
 	k->snap.by_key = &k->of_key;
@@ -147,11 +185,13 @@ static int site_for(struct snapshot_kept *k, uint64_t stack_id, uint32_t api, ui
 }
 
 /* Slot i's site: the one it held at the last reading, else looked up (or made). */
-static int slot_site(struct snapshot_kept *k, size_t i, const struct slot_copy *slot,
-		     uint32_t *at)
+static int slot_site(struct snapshot_kept *k, const struct probes *p, size_t i,
+		     const struct slot_copy *slot, uint32_t *at)
 {
-	uint32_t m = k->slots[i];
+	uint32_t m;
 
+	use_group(k, p, i);
+	m = k->slots[i];
 	if (m < k->snap.nr && k->snap.sites[m].stack_id == slot->stack_id &&
 	    k->snap.sites[m].api == slot->api) {
 		*at = m;
@@ -164,11 +204,12 @@ static int slot_site(struct snapshot_kept *k, size_t i, const struct slot_copy *
 }
 
 /* Slot i, live: its figures into its site's live sum. */
-static int add_slot(struct snapshot_kept *k, size_t i, const struct slot_copy *slot, uint32_t now)
+static int add_slot(struct snapshot_kept *k, const struct probes *p, size_t i,
+		    const struct slot_copy *slot, uint32_t now)
 {
 	uint32_t at;
 
-	if (slot_site(k, i, slot, &at))
+	if (slot_site(k, p, i, slot, &at))
 		return -ENOMEM;
 	k->snap.site_of_slot[i] = at + 1;
 	if (k->live_mark[at] == now) {
@@ -190,13 +231,13 @@ static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
 	struct mapwin w;
 	int err = 0;
 
-	memset(k->snap.site_of_slot, 0, p->tables.slots * sizeof(*k->snap.site_of_slot));
+	clear_site_of_slot(k, p);
 	probes_tables__sites(&p->tables, &w);
 	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
 	     i = site_slot__next_used(&p->tables, i + 1)) {
 		if (!(s = mapwin__at(&w, i)))
 			err = w.err;
-		else if (snapshot__read_slot(p, s, &slot) && add_slot(k, i, &slot, now))
+		else if (snapshot__read_slot(p, s, &slot) && add_slot(k, p, i, &slot, now))
 			err = -ENOMEM;
 	}
 	mapwin__end(&w);
@@ -588,13 +629,22 @@ void snapshot_kept__free(struct probes *p)
 	p->rc.kept = NULL;
 }
 
+size_t snapshot_kept__unwritten_bytes(const struct probes *p)
+{
+	const struct snapshot_kept *k = p->rc.kept;
+
+	/* Two arrays of 4 bytes a slot (slots, site_of_slot), written a group at a time. */
+	return k ? 2 * (p->tables.slots * sizeof(*k->slots) - k->snap.site_of_slot_bytes) : 0;
+}
+
 size_t snapshot_kept__bytes(const struct probes *p)
 {
 	const struct snapshot_kept *k = p->rc.kept;
 
 	if (!k)
 		return 0;
-	return idmap__bytes(&k->of_key) + p->tables.slots * sizeof(*k->slots) +
+	/* Of slots, the groups used, as of site_of_slot. */
+	return idmap__bytes(&k->of_key) + k->snap.site_of_slot_bytes +
 	       k->cap_retired_at * sizeof(*k->retired_at) +
 	       k->cap * (sizeof(*k->retired) + 3 * sizeof(uint32_t)) +
 	       k->cap_acc * sizeof(*k->acc) + k->order.cap * sizeof(*k->order.sites) +

@@ -39,5 +39,7 @@ int snapshot_kept__collect(struct probes *p, const struct snap_fold *fold, struc
 void snapshot_kept__free(struct probes *p);
 /* The bytes it holds beside its snapshot's sites (-v). */
 size_t snapshot_kept__bytes(const struct probes *p);
+/* Of its per-slot arrays, the bytes whose pages it has not written: malloc has them, our RSS not. */
+size_t snapshot_kept__unwritten_bytes(const struct probes *p);
 
 #endif

@@ -7,6 +7,7 @@
 #define SNAPSHOT_KEPT_INTERNAL_H
 
 #include <stdatomic.h>
+#include "probes_internal.h"
 #include "snapshot.h"
 #include "util/idmap.h"
 
@@ -34,9 +35,17 @@ struct snapshot_kept {
 	 * One per slot of the site table: the site it held at the last
 	 * reading (NO_SITE: none), whose key (snap.sites') is the slot's then.
 	 * 4 bytes a slot, not 16 with the key beside it: 524,288 slots for
-	 * the default --stack-storage-size, all of them written.
+	 * the default --stack-storage-size.
 	 */
 	uint32_t *slots;
+	/*
+	 * The groups of slots (the site table's, memleak.h) whose entries of
+	 * slots and snap.site_of_slot were set since the last start: a bit
+	 * each. Both arrays are calloc'd and only these groups' pages are
+	 * touched; a page touched first costs about 25 us on this machine, and
+	 * writing both whole made a short command's report 23 ms longer.
+	 */
+	__u64 slot_groups[MEMLEAK_SITE_GROUP_WORDS];
 	uint32_t *retired_at;	/* the retired store's site i -> ours (NO_SITE: none yet) */
 	size_t nr_retired_at, cap_retired_at;
 	/* Per site. */
@@ -70,6 +79,13 @@ struct snapshot_kept {
  * each went. 0, or an error: the reading is half moved, restart it.
  */
 int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p);
+
+/* The first slot at or after i whose group of k->slots was set since the last start (slots: none). */
+static inline size_t snapshot_kept__next_set(const struct snapshot_kept *k, const struct probes *p,
+					     size_t i)
+{
+	return table_group__next_used(k->slot_groups, p->tables.group_shift, p->tables.slots, i);
+}
 
 struct retired_site;
 struct snap_fold;

@@ -87,6 +87,7 @@ void report_say__memory(struct tracer *tr, const struct snapshot *snap)
 	if (tr->probes) {
 		snapshot__memory(tr->probes, snap, &m);
 		m.carried_bytes = snapshot_kept__bytes(tr->probes);
+		m.unwritten_bytes = snapshot_kept__unwritten_bytes(tr->probes);
 	}
 	m.carried_bytes += report_sites__carry_bytes(tr->site_carry);
 	memuse__say(stderr, &m, stacks, bytes);

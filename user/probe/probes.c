@@ -22,6 +22,7 @@
 #include "mapfit.h"
 #include "support.h"
 #include "probes_internal.h"
+#include "verifier_stats.h"
 #include "target/watchdog.h"
 #include "util/fdclose.h"
 #include "util/mapmem.h"
@@ -223,25 +224,38 @@ static double seconds_since(clockid_t clock, const struct timespec *t0)
 }
 
 /*
- * -v: how long loading took, and what the kernel's verifier checked of each
- * program (instructions processed, which its time follows): most of a
- * start-up's CPU (memleakbpf -c /bin/true, docs/PERFORMANCE.md).
+ * -v: how long loading took, the kernel verifier's part of it, and what it
+ * checked of each program (instructions processed, which its time
+ * follows): most of a start-up's CPU (memleakbpf -c /bin/true,
+ * docs/PERFORMANCE.md).
  */
 static void say_load(const struct probes *p, const struct timespec *t0,
-		     const struct timespec *cpu0)
+		     const struct timespec *cpu0, const struct verifier_stats *vs)
 {
 	struct bpf_program *prog;
+	uint64_t usec = 0;
+	size_t i = 0;
 
-	fprintf(stderr, "memleakbpf: BPF programs loaded in %.0f ms, %.0f ms of it on the CPU (the kernel's verifier, mostly); instructions checked:",
+	for (size_t k = 0; k < vs->nr; k++)
+		usec += verifier_stats__usec(vs, k);
+	fprintf(stderr, "memleakbpf: BPF programs loaded in %.0f ms, %.0f ms of it on the CPU",
 		seconds_since(CLOCK_MONOTONIC, t0) * 1e3,
 		seconds_since(CLOCK_THREAD_CPUTIME_ID, cpu0) * 1e3);
+	if (usec)
+		fprintf(stderr, ": the kernel's verifier %.0f ms, the rest libbpf's (the kernel's BTF read, the maps made)",
+			usec / 1e3);
+	fprintf(stderr, "; instructions checked:");
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.verified_insns > 1000)
-			fprintf(stderr, " %s %u", bpf_program__name(prog), info.verified_insns);
+		usec = verifier_stats__usec(vs, i++);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.verified_insns <= 1000)
+			continue;
+		fprintf(stderr, " %s %u", bpf_program__name(prog), info.verified_insns);
+		if (usec)
+			fprintf(stderr, " (%.0f ms)", usec / 1e3);
 	}
 	fputc('\n', stderr);
 	if (!p->skel->rodata->preempt_kfuncs)
@@ -250,6 +264,7 @@ static void say_load(const struct probes *p, const struct timespec *t0,
 
 int probes__load(const struct probes_config *cfg, struct probes **out)
 {
+	struct verifier_stats vs = { 0 };
 	struct timespec t0, cpu0;
 	struct probes *p = calloc(1, sizeof(*p));
 	int err;
@@ -301,16 +316,21 @@ int probes__load(const struct probes_config *cfg, struct probes **out)
 	bpf_program__set_expected_attach_type(p->skel->progs.py_exit, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.py_code_dealloc, PROBES_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->skel->progs.exit_stop, PROBES_UPROBE_MULTI);
+	/* -vv: the verifier's whole log if a program fails, which a log of its own would take. */
+	if (p->verbose == 1)
+		verifier_stats__ask(&vs, p->skel->obj);	/* none, without the memory */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	err = memleak_bpf__load(p->skel);
 	if (err) {
+		verifier_stats__free(&vs);
 		fprintf(stderr, "memleakbpf: cannot load the BPF programs: %s (run with -vv for the verifier log)\n",
 			strerror(-err));
 		goto fail;
 	}
 	if (p->verbose)
-		say_load(p, &t0, &cpu0);
+		say_load(p, &t0, &cpu0, &vs);
+	verifier_stats__free(&vs);
 	if (cfg->unwind_tables)
 		probes_unwind__prefill(p);	/* meanwhile: the tables mapped, the target started */
 	bpfmaps__tables(p->skel, &p->tables);	/* read through windows: none mapped now */

@@ -213,9 +213,11 @@ struct site_stats {
 /*
  * What BPF counts per site: two atomic adds per allocation and two per free.
  * Outstanding is what was allocated less what was freed (user/probe/snapshot.c).
- * Each CPU adds into one of MEMLEAK_SITE_SHARDS copies, a cache line each:
- * threads allocating from one stack on several CPUs would otherwise pass
- * the line back and forth at every call.
+ * Each CPU adds into one of the slot's copies, a cache line each: threads
+ * allocating from one stack on several CPUs would otherwise pass the line
+ * back and forth at every call. As many copies as the machine has CPUs, up
+ * to MEMLEAK_SITE_SHARDS (user/probe/probes.c, size_maps): the site table's
+ * entries are a slot's first MEMLEAK_SITE_SLOT_BYTES(shards) bytes.
  */
 #define MEMLEAK_SITE_SHARDS 4
 
@@ -278,8 +280,16 @@ struct site_slot {
 	__u64 base_allocs;
 	__u64 base_bytes;
 	__u64 pad[3];		/* the counts start on a cache line of their own */
-	struct site_counts counts[MEMLEAK_SITE_SHARDS];
+	struct site_counts counts[MEMLEAK_SITE_SHARDS];	/* at most: the table's have shards */
 };
+
+/*
+ * An entry of the site table with n copies of the counts: on 2 CPUs 192
+ * bytes, not 320, and the table of the default --stack-storage-size 96 MiB,
+ * not 160, which each report and each sweep reads whole.
+ */
+#define MEMLEAK_SITE_SLOT_BYTES(n) \
+	(__builtin_offsetof(struct site_slot, counts) + (n) * sizeof(struct site_counts))
 
 /*
  * The groups of site slots (2^site_group_shift each) that held a site since

@@ -24,6 +24,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 const volatile __u32 alloc_bucket_shift = 64 - 18;	/* 64 - log2(buckets) */
 const volatile __u32 alloc_bucket_mask = (1 << 18) - 1;
 const volatile __u32 site_mask = (1 << 16) - 1;
+const volatile __u32 site_shard_mask = MEMLEAK_SITE_SHARDS - 1;	/* a site slot's shards - 1 */
 const volatile __u32 site_group_shift = 13;	/* at most MEMLEAK_SITE_GROUP_WORDS * 64 groups */
 const volatile __u32 alloc_group_shift = 6;	/* at most MEMLEAK_ALLOC_GROUP_WORDS * 64 groups */
 
@@ -52,8 +53,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct site_slot);
+	__uint(key_size, sizeof(__u32));	/* sizes, no types: the entry's size is set at load */
+	__uint(value_size, sizeof(struct site_slot));	/* MEMLEAK_SITE_SLOT_BYTES(shards), set at load */
 	__uint(max_entries, 1 << 16);	/* 1.5 x --stack-storage-size */
 } sites SEC(".maps");
 
@@ -273,7 +274,7 @@ static __always_inline struct site_slot *site_at(__u32 idx)
 /* This CPU's copy of a site's counts. */
 static __always_inline struct site_counts *site_shard(struct site_slot *s)
 {
-	return &s->counts[bpf_get_smp_processor_id() & (MEMLEAK_SITE_SHARDS - 1)];
+	return &s->counts[bpf_get_smp_processor_id() & site_shard_mask & (MEMLEAK_SITE_SHARDS - 1)];
 }
 
 /* Slot idx's group has held a site: marked before the site is ready. */

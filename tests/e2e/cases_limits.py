@@ -216,7 +216,29 @@ def case_sweeps_idle(work):
 
 
 SIZES = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-BUCKET_SLOTS, BUCKET_BYTES, SLOT_BYTES = 7, 232, 320	# bpf/memleak.h: alloc_bucket, site_slot
+BUCKET_SLOTS, BUCKET_BYTES = 7, 232	# bpf/memleak.h: alloc_bucket
+SLOT_HEAD, COUNTS_BYTES, MAX_SHARDS = 64, 64, 4	# bpf/memleak.h: site_slot, site_counts
+
+
+def possible_cpus():
+	"""The kernel's possible CPUs, as libbpf counts them (ranges such as 0-1,4)."""
+	n = 0
+	for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+		lo, _, hi = part.partition("-")
+		n += int(hi or lo) - int(lo) + 1
+	return n
+
+
+def site_shards():
+	"""A site slot's copies of its counts: one per possible CPU, up to 4, a power of two."""
+	n = 1
+	while n < MAX_SHARDS and n < possible_cpus():
+		n *= 2
+	return n
+
+
+def slot_bytes():
+	return SLOT_HEAD + site_shards() * COUNTS_BYTES
 
 
 def pow2_at_least(n, least=64):
@@ -231,7 +253,7 @@ def tables_bytes(max_allocs, stacks):
 	1.5 slots a block of --max-allocs in buckets of 7, 1.5 slots a stack
 	(and one more per API, fewer than 64 of them: no power of two moves)."""
 	buckets = pow2_at_least((3 * max_allocs // 2 + BUCKET_SLOTS - 1) // BUCKET_SLOTS)
-	return buckets * BUCKET_BYTES, pow2_at_least(3 * stacks // 2 + 64) * SLOT_BYTES
+	return buckets * BUCKET_BYTES, pow2_at_least(3 * stacks // 2 + 64) * slot_bytes()
 
 
 def tables_run(work, tag, extra):
@@ -243,9 +265,14 @@ def tables_run(work, tag, extra):
 	if rc != 0 or not lines:
 		raise CaseFailed("%s: exit %s, %d memory lines" % (" ".join(argv), rc, len(lines)))
 	m = re.search(r"our memory: RSS [\d.]+ MiB \(peak ([\d.]+) MiB\).* live blocks ([\d.]+) (\w+) "
-		      r"\(.*\), sites ([\d.]+) (\w+) \(", lines[-1])
+		      r"\(.*\), sites ([\d.]+) (\w+) \([\d,]+ slots of (\d+) B, the counts in (\d+) copies",
+		      lines[-1])
 	if not m:
 		raise CaseFailed("no peak or table sizes in -v's line: %r" % lines[-1][:300])
+	if (int(m.group(6)), int(m.group(7))) != (slot_bytes(), site_shards()):
+		raise CaseFailed("-v says site slots of %s B with %s copies of the counts; %d possible "
+				 "CPUs want %d B and %d" % (m.group(6), m.group(7), possible_cpus(),
+							  slot_bytes(), site_shards()))
 	return (float(m.group(1)) * (1 << 20), float(m.group(2)) * SIZES[m.group(3)],
 		float(m.group(4)) * SIZES[m.group(5)])
 
@@ -254,8 +281,10 @@ def case_tables_outside_rss(work):
 	"""The BPF tables of live blocks and sites are kernel memory, read through
 	windows of a few MiB, not mapped whole: our peak resident set does not
 	grow with them. demo_leaky traced twice with -v: at the default sizes
-	(218 MiB of tables) and with --max-allocs 4M --stack-storage-size 512K
-	(552 MiB). -v gives each table's size as probes.c chooses it, and the
+	(218 MiB of tables with 4 copies of each site's counts, 154 MiB on 2
+	CPUs) and with --max-allocs 4M --stack-storage-size 512K (552 MiB, 424
+	on 2 CPUs). A site slot has a copy of its counts per possible CPU, up to
+	4: -v's slot size and copies are this machine's. -v gives each table's size as probes.c chooses it, and the
 	larger run's peak RSS exceeds the other's by less than a tenth of what
 	its tables grew by (a reading's arrays of 20-odd bytes a slot grow with
 	them). Mapped whole, as before, all of the growth was in it: 344 MiB."""

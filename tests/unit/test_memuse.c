@@ -35,12 +35,13 @@ TEST(memuse_names_each_part)
 {
 	struct snapshot_memory m = {
 		.allocs_bytes = 58ull << 20, .buckets = 262144, .sites_bytes = 160ull << 20,
-		.slots = 524288, .cfi_bytes = 1ull << 20, .cfi_chunks = 8, .cfi_mapped = 640 << 10,
+		.slots = 524288, .slot_bytes = 320, .shards = 4, .cfi_bytes = 1ull << 20, .cfi_chunks = 8, .cfi_mapped = 640 << 10,
 		.maps_bytes = 250ull << 20, .largest = { { "py_code_freed", 24ull << 20 },
 							   { "stack_ring", 4ull << 20 } },
 		.window = (4 << 20) + 4096, .windows = 1234, .window_bytes = 3ull << 30, .stacks = 3, .stack_bytes = 5ull << 20,
 		.frame_nodes = 9, .frame_bytes = 4ull << 20, .retired = 7, .retired_bytes = 3ull << 20,
 		.folded = 13, .snapshot_bytes = 2ull << 20, .carried_bytes = 6ull << 20,
+		.unwritten_bytes = 3ull << 20,
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -54,8 +55,9 @@ TEST(memuse_names_each_part)
 			  "cgroup, not in the RSS but for what is mapped: "));
 	ASSERT(strstr(text, "live blocks 58.0 MiB (262,144 buckets of 7 blocks, 232 B each: 1.5 "
 			  "slots a block of --max-allocs, to a power of two)"));
-	ASSERT(strstr(text, "sites 160.0 MiB (524,288 slots of 320 B: 1.5 a stack of "
-			  "--stack-storage-size, to a power of two), read through windows of 4.0 MiB "
+	ASSERT(strstr(text, "sites 160.0 MiB (524,288 slots of 320 B, the counts in 4 copies, one a "
+			  "CPU: 1.5 a stack of --stack-storage-size, to a power of two), read through "
+			  "windows of 4.0 MiB "
 			  "at most (1,234 mapped so far, 3.0 GiB in all, "));
 	ASSERT(strstr(text, "CFI rows 1.0 MiB (8 chunks, 640.0 KiB of them mapped), the other maps "
 			  "31.0 MiB (the largest: py_code_freed 24.0 MiB, stack_ring 4.0 MiB); malloc "));
@@ -65,7 +67,8 @@ TEST(memuse_names_each_part)
 			  "the totals)"));
 	ASSERT(strstr(text, "history 1.0 MiB (11 stacks)"));
 	ASSERT(strstr(text, "this report's snapshot 2.0 MiB"));
-	ASSERT(strstr(text, "carried over between reports 6.0 MiB"));
+	ASSERT(strstr(text, "carried over between reports 6.0 MiB, their slot indexes' pages not "
+			  "written yet 3.0 MiB, the rest "));
 	ASSERT(strstr(text, "RSS ") && strstr(text, "(peak "));
 	free(text);
 	return true;

@@ -48,13 +48,14 @@ static void say_maps(FILE *out, const struct snapshot_memory *p)
 		return;	/* -k: said at its start */
 	fprintf(out, "BPF maps %s of kernel memory besides, charged to our memory cgroup, not in the RSS "
 		"but for what is mapped: live blocks %s (%s buckets of %d blocks, %zu B each: 1.5 slots "
-		"a block of --max-allocs, to a power of two), sites %s (%s slots of %zu B: 1.5 a stack "
-		"of --stack-storage-size, to a power of two), read through windows of %s at most "
+		"a block of --max-allocs, to a power of two), sites %s (%s slots of %zu B, the counts in %zu copies, "
+		"one a CPU: 1.5 a stack of --stack-storage-size, to a power of two), read through windows of %s at most "
 		"(%s mapped so far, %s in all, at about 0.1 ms of the kernel's CPU a MiB); "
 		"CFI rows %s (%s chunks, %s of them mapped), the other maps %s",
 		mib(p->maps_bytes, b[0], 32), mib(p->allocs_bytes, b[1], 32),
 		report__count(p->buckets, n[0]), MEMLEAK_BUCKET_SLOTS, sizeof(struct alloc_bucket),
-		mib(p->sites_bytes, b[2], 32), report__count(p->slots, n[1]), sizeof(struct site_slot),
+		mib(p->sites_bytes, b[2], 32), report__count(p->slots, n[1]), p->slot_bytes,
+		p->shards,
 		mib(p->window, b[3], 32), report__count(p->windows, n[3]), mib(p->window_bytes, b[7], 32),
 		mib(p->cfi_bytes, b[4], 32),
 		report__count(p->cfi_chunks, n[2]), mib(p->cfi_mapped, b[5], 32),

@@ -29,6 +29,8 @@ void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 	t->sites_fd = bpf_map__fd(skel->maps.sites);
 	t->buckets = bpf_map__max_entries(skel->maps.allocs);
 	t->slots = bpf_map__max_entries(skel->maps.sites);
+	t->slot_bytes = bpf_map__value_size(skel->maps.sites);
+	t->shards = skel->rodata->site_shard_mask + 1;
 	t->allocs_bytes = array_bytes(skel->maps.allocs);
 	t->sites_bytes = array_bytes(skel->maps.sites);
 	t->site_groups = skel->bss->site_groups;

@@ -42,6 +42,8 @@ enum bpfmaps_table {
 struct probes_tables {
 	int allocs_fd, sites_fd;
 	size_t buckets, slots;
+	size_t slot_bytes;	/* a site slot's: MEMLEAK_SITE_SLOT_BYTES(shards) */
+	unsigned shards;	/* its copies of the counts */
 	size_t allocs_bytes, sites_bytes;	/* the kernel memory each holds */
 	/*
 	 * The groups of site slots that held a site, and of buckets that held
@@ -62,7 +64,7 @@ static inline void probes_tables__allocs(const struct probes_tables *t, struct m
 
 static inline void probes_tables__sites(const struct probes_tables *t, struct mapwin *w)
 {
-	mapwin__init(w, t->sites_fd, sizeof(struct site_slot), t->slots, 0);
+	mapwin__init(w, t->sites_fd, t->slot_bytes, t->slots, 0);
 }
 
 /* The kernel's memory for a map fd now (its fdinfo's memlock): 0 if unknown. */

@@ -97,6 +97,20 @@ static uint32_t log2_of(uint32_t pow2)
 }
 
 /*
+ * A site slot's copies of its counts: one per possible CPU (BPF picks one
+ * by CPU number), up to MEMLEAK_SITE_SHARDS, a power of two.
+ */
+static uint32_t site_shards(void)
+{
+	int cpus = libbpf_num_possible_cpus();
+	uint32_t n = 1;
+
+	while (n < MEMLEAK_SITE_SHARDS && (int)n < cpus)
+		n *= 2;
+	return n;
+}
+
+/*
  * The live-block table gets at least one and a half slots per block of
  * --max-allocs, so that at the limit its buckets stay about half full and a
  * block finds room within its probe distance; the site table one and a half
@@ -109,11 +123,14 @@ static void size_maps(struct memleak_bpf *skel, const struct probes_config *cfg)
 					 MEMLEAK_BUCKET_SLOTS, 64);
 	uint32_t sites = pow2_at_least(3ull * (cfg->stack_storage_size + API__COUNT) / 2, 64);
 	uint32_t known = pow2_at_least(cfg->stack_storage_size / MEMLEAK_KNOWN_WAYS, 64);
+	uint32_t shards = site_shards();
 
 	bpf_map__set_max_entries(skel->maps.allocs, buckets);
 	skel->rodata->alloc_bucket_mask = buckets - 1;
 	skel->rodata->alloc_bucket_shift = 64 - log2_of(buckets);
 	bpf_map__set_max_entries(skel->maps.sites, sites);
+	bpf_map__set_value_size(skel->maps.sites, MEMLEAK_SITE_SLOT_BYTES(shards));
+	skel->rodata->site_shard_mask = shards - 1;
 	skel->rodata->site_mask = sites - 1;
 	skel->rodata->site_group_shift = 13;	/* 8,192 slots, 2.5 MiB, at least */
 	while ((sites >> skel->rodata->site_group_shift) > MEMLEAK_SITE_GROUP_WORDS * 64)

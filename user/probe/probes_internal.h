@@ -266,7 +266,8 @@ void stack_ring__clear(struct probes *p);
 size_t stack_ring__held(struct probes *p, size_t *python, size_t *pairs);
 
 /* A slot's counts summed over its shards, frees read first (site_slot.c). */
-void site_slot__counts(const struct site_slot *slot, struct site_counts *sum);
+void site_slot__counts(const struct probes_tables *t, const struct site_slot *slot,
+		       struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool site_slot__live(const struct site_slot *slot);
 /* Has entry i's group (2^shift entries, a bit each in words) been marked? */

@@ -307,12 +307,12 @@ static bool retire_site(struct probes *p, struct site_slot *s)
 
 	if (!site_slot__live(s))
 		return false;
-	site_slot__counts(s, &c);
+	site_slot__counts(&p->tables, s, &c);
 	if (outstanding(&c) ||
 	    !__atomic_compare_exchange_n(&s->key, &key, MEMLEAK_SITE_RETIRING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return false;
-	site_slot__counts(s, &c);
+	site_slot__counts(&p->tables, s, &c);
 	if (outstanding(&c) || (c.total_allocs > s->base_allocs && keep_site(p, s, &c))) {
 		__atomic_store_n(&s->key, key, __ATOMIC_SEQ_CST);
 		return false;

@@ -43,7 +43,7 @@ bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
 
 	if (!site_slot__live(slot))
 		return false;
-	site_slot__counts(slot, &c);
+	site_slot__counts(&p->tables, slot, &c);
 	out->stack_id = slot->stack_id;
 	out->api = slot->api;
 	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
@@ -561,6 +561,8 @@ static void maps_memory(struct probes *p, struct snapshot_memory *out)
 	out->buckets = p->tables.buckets;
 	out->sites_bytes = p->tables.sites_bytes;
 	out->slots = p->tables.slots;
+	out->slot_bytes = p->tables.slot_bytes;
+	out->shards = p->tables.shards;
 	out->window = MAPWIN_SPAN + (size_t)sysconf(_SC_PAGESIZE);
 	mapwin__totals(&out->windows, &out->window_bytes);
 	out->cfi_bytes = p->cfi.chunk_bytes;

@@ -214,6 +214,7 @@ struct snapshot_memory {
 	 */
 	size_t allocs_bytes, buckets;	/* the live blocks: buckets of MEMLEAK_BUCKET_SLOTS */
 	size_t sites_bytes, slots;	/* the sites */
+	size_t slot_bytes, shards;	/* a slot's bytes, its copies of the counts */
 	size_t cfi_bytes, cfi_chunks;	/* --unwind's rows, in chunks */
 	size_t cfi_mapped;		/* of them, mapped */
 	size_t maps_bytes;		/* every BPF map now (the kernel's memlock), these included */

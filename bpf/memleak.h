@@ -297,7 +297,7 @@ struct site_slot {
  * EMPTY slot (once per new site, never per allocation), before the site is
  * ready. User space reads the table a window at a time and passes over the
  * groups that never held one without mapping them (user/probe/site_slot.c):
- * a small target's sites are a few groups of a 160 MiB table.
+ * a small target's sites are a few groups of a table of 96 MiB (2 CPUs) or 160.
  *
  * The buckets of live blocks likewise (2^alloc_group_shift each), marked
  * when a block is stored, before its record is: once all are marked, a

@@ -98,13 +98,16 @@ static uint32_t log2_of(uint32_t pow2)
 
 /*
  * A site slot's copies of its counts: one per possible CPU (BPF picks one
- * by CPU number), up to MEMLEAK_SITE_SHARDS, a power of two.
+ * by CPU number), up to MEMLEAK_SITE_SHARDS, a power of two; all of them
+ * when the CPUs cannot be counted.
  */
 static uint32_t site_shards(void)
 {
 	int cpus = libbpf_num_possible_cpus();
 	uint32_t n = 1;
 
+	if (cpus <= 0)
+		return MEMLEAK_SITE_SHARDS;
 	while (n < MEMLEAK_SITE_SHARDS && (int)n < cpus)
 		n *= 2;
 	return n;

@@ -14,6 +14,7 @@
 #include "memleak.h"
 #include "memleak.skel.h"
 #include "bpfmaps.h"
+#include "util/groupbits.h"
 
 struct maps;
 struct lookup_order;
@@ -270,23 +271,6 @@ void site_slot__counts(const struct probes_tables *t, const struct site_slot *sl
 		       struct site_counts *sum);
 /* Does the slot hold a site whose stack and API are written? */
 bool site_slot__live(const struct site_slot *slot);
-/* Has entry i's group (2^shift entries, a bit each in words) been marked? */
-static inline bool table_group__used(const volatile __u64 *words, unsigned shift, size_t i)
-{
-	size_t g = i >> shift;
-
-	return __atomic_load_n(&words[g / 64], __ATOMIC_ACQUIRE) & (1ull << (g % 64));
-}
-
-/* The first entry of nr at or after i whose group was marked (nr: none). */
-static inline size_t table_group__next_used(const volatile __u64 *words, unsigned shift,
-					    size_t nr, size_t i)
-{
-	while (i < nr && !table_group__used(words, shift, i))
-		i = ((i >> shift) + 1) << shift;
-	return i < nr ? i : nr;
-}
-
 /*
  * Has slot i's group held a site since the tables were emptied (memleak.h)?
  * A walk of the table passes over the others (all their slots are EMPTY)
@@ -295,18 +279,18 @@ static inline size_t table_group__next_used(const volatile __u64 *words, unsigne
  */
 static inline bool site_slot__used(const struct probes_tables *t, size_t i)
 {
-	return table_group__used(t->site_groups, t->group_shift, i);
+	return groupbits__marked(t->site_groups, t->group_shift, i);
 }
 
 static inline size_t site_slot__next_used(const struct probes_tables *t, size_t i)
 {
-	return table_group__next_used(t->site_groups, t->group_shift, t->slots, i);
+	return groupbits__next(t->site_groups, t->group_shift, t->slots, i);
 }
 
 /* The first bucket of live blocks at or after b whose group held a block (t->buckets: none). */
 static inline size_t alloc_bucket__next_used(const struct probes_tables *t, size_t b)
 {
-	return table_group__next_used(t->alloc_groups, t->alloc_group_shift, t->buckets, b);
+	return groupbits__next(t->alloc_groups, t->alloc_group_shift, t->buckets, b);
 }
 
 /*

@@ -139,6 +139,8 @@ static struct snapshot_kept *kept_new(const struct probes *p)
 		free(k);
 		return NULL;
 	}
+	k->group_shift = p->tables.group_shift;
+	k->nr_slots = p->tables.slots;
 	k->snap.held = &k->held;
 	k->snap.order = &k->order;
 	k->snap.by_key = &k->of_key;

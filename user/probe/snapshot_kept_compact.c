@@ -34,8 +34,8 @@ static int mark_live(const struct snapshot_kept *k, const struct probes *p, bool
 	int err = 0;
 
 	probes_tables__sites(&p->tables, &w);
-	for (size_t i = snapshot_kept__next_set(k, p, 0); i < p->tables.slots && !err;
-	     i = snapshot_kept__next_set(k, p, i + 1)) {
+	for (size_t i = snapshot_kept__next_set(k, 0); i < p->tables.slots && !err;
+	     i = snapshot_kept__next_set(k, i + 1)) {
 		uint32_t m = k->slots[i];
 
 		if (m >= k->snap.nr)
@@ -158,8 +158,8 @@ int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p)
 
 	if (compact_sites(k, p) || compact_entries(k, r))
 		return -ENOMEM;
-	for (size_t i = snapshot_kept__next_set(k, p, 0); i < p->tables.slots;
-	     i = snapshot_kept__next_set(k, p, i + 1))
+	for (size_t i = snapshot_kept__next_set(k, 0); i < p->tables.slots;
+	     i = snapshot_kept__next_set(k, i + 1))
 		if (k->slots[i] != NO_SITE)
 			k->slots[i] = k->moved[k->slots[i]];
 	compact_list(k, k->live.v, &k->live.nr);

@@ -7,8 +7,8 @@
 #define SNAPSHOT_KEPT_INTERNAL_H
 
 #include <stdatomic.h>
-#include "probes_internal.h"
 #include "snapshot.h"
+#include "util/groupbits.h"
 #include "util/idmap.h"
 
 struct probes;
@@ -46,6 +46,8 @@ struct snapshot_kept {
 	 * writing both whole made a short command's report 23 ms longer.
 	 */
 	__u64 slot_groups[MEMLEAK_SITE_GROUP_WORDS];
+	unsigned group_shift;	/* the site table's groups: 2^group_shift slots */
+	size_t nr_slots;	/* its slots */
 	uint32_t *retired_at;	/* the retired store's site i -> ours (NO_SITE: none yet) */
 	size_t nr_retired_at, cap_retired_at;
 	/* Per site. */
@@ -80,11 +82,10 @@ struct snapshot_kept {
  */
 int snapshot_kept_compact__run(struct snapshot_kept *k, const struct probes *p);
 
-/* The first slot at or after i whose group of k->slots was set since the last start (slots: none). */
-static inline size_t snapshot_kept__next_set(const struct snapshot_kept *k, const struct probes *p,
-					     size_t i)
+/* The first slot at or after i whose group of k->slots was set since the last start (nr_slots: none). */
+static inline size_t snapshot_kept__next_set(const struct snapshot_kept *k, size_t i)
 {
-	return table_group__next_used(k->slot_groups, p->tables.group_shift, p->tables.slots, i);
+	return groupbits__next(k->slot_groups, k->group_shift, k->nr_slots, i);
 }
 
 struct retired_site;

@@ -443,3 +443,5 @@ static __always_inline struct site_slot *site_enter(__u64 stack_id, __u32 api,
 }
 
 #endif
+
+#include "site_scan.bpf.h"	/* the live slots copied out for a report */

@@ -23,6 +23,23 @@ static size_t array_bytes(const struct bpf_map *map)
 	return (bytes + page - 1) / page * page;
 }
 
+#define SCAN_BYTES (MEMLEAK_SCAN_RECS * sizeof(struct site_scan_rec))
+
+/*
+ * The scan's output array (user/probe/site_scan.c), mapped once and kept:
+ * its 1.5 MiB stay warm from report to report. NULL: the reading walks
+ * the table itself.
+ */
+static const struct site_scan_rec *map_scan(int fd)
+{
+	void *mem = fd < 0 ? MAP_FAILED : mmap(NULL, SCAN_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	madvise(mem, SCAN_BYTES, MADV_DONTFORK);	/* -c's child need not copy it */
+	return mem;
+}
+
 void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 {
 	t->allocs_fd = bpf_map__fd(skel->maps.allocs);
@@ -31,12 +48,21 @@ void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t)
 	t->slots = bpf_map__max_entries(skel->maps.sites);
 	t->slot_bytes = bpf_map__value_size(skel->maps.sites);
 	t->shards = skel->rodata->site_shard_mask + 1;
+	t->scan_prog_fd = bpf_program__fd(skel->progs.site_scan_run);
+	t->scan_recs = map_scan(bpf_map__fd(skel->maps.site_scan));
 	t->allocs_bytes = array_bytes(skel->maps.allocs);
 	t->sites_bytes = array_bytes(skel->maps.sites);
 	t->site_groups = skel->bss->site_groups;
 	t->group_shift = skel->rodata->site_group_shift;
 	t->alloc_groups = skel->bss->alloc_groups;
 	t->alloc_group_shift = skel->rodata->alloc_group_shift;
+}
+
+void bpfmaps__tables_end(struct probes_tables *t)
+{
+	if (t->scan_recs)
+		munmap((void *)t->scan_recs, SCAN_BYTES);
+	t->scan_recs = NULL;
 }
 
 uint64_t bpfmaps__memlock(int fd)

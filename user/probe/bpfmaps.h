@@ -44,6 +44,9 @@ struct probes_tables {
 	size_t buckets, slots;
 	size_t slot_bytes;	/* a site slot's: MEMLEAK_SITE_SLOT_BYTES(shards) */
 	unsigned shards;	/* its copies of the counts */
+	/* The live slots copied out by BPF (site_scan.c): the program, its output array. */
+	int scan_prog_fd;
+	const struct site_scan_rec *scan_recs;	/* kept mapped; NULL: it could not be */
 	size_t allocs_bytes, sites_bytes;	/* the kernel memory each holds */
 	/*
 	 * The groups of site slots that held a site, and of buckets that held
@@ -53,8 +56,10 @@ struct probes_tables {
 	unsigned group_shift, alloc_group_shift;
 };
 
-/* Their fds and sizes, from the loaded skeleton. */
+/* Their fds and sizes, from the loaded skeleton; the scan's output mapped. */
 void bpfmaps__tables(const struct memleak_bpf *skel, struct probes_tables *t);
+/* The scan's output unmapped (the probes' end). */
+void bpfmaps__tables_end(struct probes_tables *t);
 
 /* A window onto the live blocks' buckets, or the sites' slots, none mapped yet. */
 static inline void probes_tables__allocs(const struct probes_tables *t, struct mapwin *w)

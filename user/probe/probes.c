@@ -543,6 +543,7 @@ void probes__free(struct probes *p)
 	pthread_mutex_destroy(&p->rc.tables_lock);
 	pthread_mutex_destroy(&p->rc.retired_lock);
 	pthread_mutex_destroy(&p->rc.stacks_lock);
+	bpfmaps__tables_end(&p->tables);
 	memleak_bpf__destroy(p->skel);
 	free(p);
 }

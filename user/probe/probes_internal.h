@@ -344,6 +344,9 @@ struct snap_site;
 /* The slot's site and its figures, once BPF has written who it is; false: none. */
 bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
 			 struct slot_copy *out);
+/* The same from a slot BPF copied out (site_scan.h). */
+void snapshot__scanned_slot(const struct probes *p, const struct site_scan_rec *r,
+			    struct slot_copy *out);
 /* fn for each slot that holds a site (snapshot__read_slot), in slot order; its error stops. */
 int snapshot__each_slot(const struct probes *p,
 			int (*fn)(void *arg, size_t i, const struct slot_copy *slot), void *arg);

@@ -36,22 +36,34 @@ __u64 snapshot__blocks_of(const struct probes *p, __u64 count)
  * so the difference is never short of a free that raced with the reading.
  * What the slot's earlier sites counted (its base) is not this one's.
  */
+void snapshot__scanned_slot(const struct probes *p, const struct site_scan_rec *r,
+			    struct slot_copy *out)
+{
+	const struct site_counts *c = &r->sum;
+
+	out->stack_id = r->stack_id;
+	out->api = r->api;
+	out->stats.total_bytes = less(c->total_bytes, r->base_bytes);
+	out->stats.total_allocs = snapshot__blocks_of(p, less(c->total_allocs, r->base_allocs));
+	out->stats.outstanding_bytes = less(c->total_bytes, c->freed_bytes);
+	out->stats.outstanding_allocs = snapshot__blocks_of(p, less(c->total_allocs, c->freed_allocs));
+	out->stats.outstanding_samples = less(c->total_samples, c->freed_samples);
+	out->stats.outstanding_var = less(c->total_var, c->freed_var);
+}
+
 bool snapshot__read_slot(const struct probes *p, const struct site_slot *slot,
 			 struct slot_copy *out)
 {
-	struct site_counts c;
+	struct site_scan_rec r;
 
 	if (!site_slot__live(slot))
 		return false;
-	site_slot__counts(&p->tables, slot, &c);
-	out->stack_id = slot->stack_id;
-	out->api = slot->api;
-	out->stats.total_bytes = less(c.total_bytes, slot->base_bytes);
-	out->stats.total_allocs = snapshot__blocks_of(p, less(c.total_allocs, slot->base_allocs));
-	out->stats.outstanding_bytes = less(c.total_bytes, c.freed_bytes);
-	out->stats.outstanding_allocs = snapshot__blocks_of(p, less(c.total_allocs, c.freed_allocs));
-	out->stats.outstanding_samples = less(c.total_samples, c.freed_samples);
-	out->stats.outstanding_var = less(c.total_var, c.freed_var);
+	site_slot__counts(&p->tables, slot, &r.sum);
+	r.stack_id = slot->stack_id;
+	r.api = slot->api;
+	r.base_allocs = slot->base_allocs;
+	r.base_bytes = slot->base_bytes;
+	snapshot__scanned_slot(p, &r, out);
 	return true;
 }
 

@@ -76,10 +76,11 @@ void memuse__say(FILE *out, const struct snapshot_memory *p, size_t history, siz
 
 	/*
 	 * The BPF rings are mapped whole from the start: the stack ring's data
-	 * once (util/ringread.h), the small ones' twice (libbpf: wrap-around).
+	 * once (util/ringread.h), the small ones' twice (libbpf: wrap-around);
+	 * so is the 1.5 MiB array the live sites are copied out into (site_scan.h).
 	 */
 	fprintf(out, "memleakbpf: our memory: RSS %.1f MiB (peak %.1f MiB), %.1f MiB of it mapped "
-		"(the BPF rings and files); ",
+		"(the BPF rings, the live sites' copy and files); ",
 		status_bytes("VmRSS") / 1048576.0, status_bytes("VmHWM") / 1048576.0,
 		(status_bytes("RssFile") + status_bytes("RssShmem")) / 1048576.0);
 	say_maps(out, p);

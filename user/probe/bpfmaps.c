@@ -257,6 +257,12 @@ static int clear_map(int fd, size_t key_size)
 	return 0;
 }
 
+void bpfmaps__clear_groups(struct memleak_bpf *skel)
+{
+	memset(skel->bss->site_groups, 0, sizeof(skel->bss->site_groups));
+	memset(skel->bss->alloc_groups, 0, sizeof(skel->bss->alloc_groups));
+}
+
 int bpfmaps__clear_tables(struct memleak_bpf *skel)
 {
 	int fd = inner_fd(skel->maps.py_codes_sent), err = 0;
@@ -267,8 +273,6 @@ int bpfmaps__clear_tables(struct memleak_bpf *skel)
 		close(fd);
 	}
 	memset(&skel->bss->fill, 0, sizeof(skel->bss->fill));
-	memset(skel->bss->site_groups, 0, sizeof(skel->bss->site_groups));
-	memset(skel->bss->alloc_groups, 0, sizeof(skel->bss->alloc_groups));
 	memset(skel->bss->live, 0, sizeof(skel->bss->live));
 	/* The stacks the threads and the known stacks remember are gone from user space. */
 	skel->bss->stacks_cleared++;

@@ -171,6 +171,12 @@ void bpfmaps__forget_codes(struct memleak_bpf *skel);
  * target is stopped): 0 or -errno.
  */
 int bpfmaps__clear_tables(struct memleak_bpf *skel);
+/*
+ * The marks of the groups that held a site or a block, cleared before the
+ * tables are emptied: a block stored meanwhile (a follower, a link kept
+ * through the exec) marks its group again, and no walk passes over it.
+ */
+void bpfmaps__clear_groups(struct memleak_bpf *skel);
 /* Sampling's calls counted, zeroed (a new image). */
 void bpfmaps__clear_entry_calls(struct memleak_bpf *skel);
 

@@ -485,6 +485,7 @@ static int clear_tables(struct probes *p)
 {
 	int err;
 
+	bpfmaps__clear_groups(p->skel);
 	if (p->tables_written) {
 		struct mapwin a, s;
 

@@ -15,15 +15,6 @@ struct {
 	__uint(max_entries, MEMLEAK_SCAN_RECS);
 } site_scan SEC(".maps");
 
-/* Slot i's group never held a site. */
-static __always_inline bool scan_group_unused(__u32 i)
-{
-	__u32 g = (i & site_mask) >> site_group_shift;
-	__u64 w = *(volatile __u64 *)&site_groups[(g >> 6) & (MEMLEAK_SITE_GROUP_WORDS - 1)];
-
-	return !(w & (1ULL << (g & 63)));
-}
-
 /* One count summed over the slot's copies (off: its offset in struct site_counts). */
 static __always_inline __u64 scan_count(struct site_slot *s, __u32 off)
 {
@@ -69,7 +60,8 @@ static long scan_one(__u32 round, void *unused)
 
 	if (i >= *(volatile __u32 *)&scan_to || n >= MEMLEAK_SCAN_RECS)
 		return 1;
-	if (scan_group_unused(i)) {
+	/* A group that never held a site: passed over, as the user-space walk passes it. */
+	if (!group_marked(site_groups, MEMLEAK_SITE_GROUP_WORDS, (i & site_mask) >> site_group_shift)) {
 		scan_next = (((i & site_mask) >> site_group_shift) + 1) << site_group_shift;
 		return 0;
 	}

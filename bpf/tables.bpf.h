@@ -32,14 +32,17 @@ const volatile __u32 alloc_group_shift = 6;	/* at most MEMLEAK_ALLOC_GROUP_WORDS
 __u64 site_groups[MEMLEAK_SITE_GROUP_WORDS];
 __u64 alloc_groups[MEMLEAK_ALLOC_GROUP_WORDS];
 
-/* Group g's bit in words (nr_words a power of two): a load, and a locked or the first time. */
+/* Is group g's bit in words (nr_words a power of two) set? */
+static __always_inline bool group_marked(__u64 *words, __u32 nr_words, __u32 g)
+{
+	return *(volatile __u64 *)&words[(g >> 6) & (nr_words - 1)] & (1ULL << (g & 63));
+}
+
+/* Group g's bit set: a load, and a locked or the first time. */
 static __always_inline void group_mark(__u64 *words, __u32 nr_words, __u32 g)
 {
-	__u32 w = (g >> 6) & (nr_words - 1);
-	__u64 bit = 1ULL << (g & 63);
-
-	if (!(*(volatile __u64 *)&words[w] & bit))
-		__sync_fetch_and_or(&words[w], bit);
+	if (!group_marked(words, nr_words, g))
+		__sync_fetch_and_or(&words[(g >> 6) & (nr_words - 1)], 1ULL << (g & 63));
 }
 
 struct {

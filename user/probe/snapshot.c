@@ -10,6 +10,7 @@
 #include "probes.h"
 #include "probes_internal.h"
 #include "snapshot.h"
+#include "site_scan.h"
 #include "sample.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
@@ -447,14 +448,33 @@ static int append_live(struct snap_live **buf, size_t *cap, size_t *nr, const st
 	return 0;
 }
 
+struct each_slot {
+	const struct probes *p;
+	int (*fn)(void *arg, size_t i, const struct slot_copy *slot);
+	void *arg;
+};
+
+static int each_scanned(void *arg, const struct site_scan_rec *r)
+{
+	const struct each_slot *e = arg;
+	struct slot_copy slot;
+
+	snapshot__scanned_slot(e->p, r, &slot);
+	return e->fn(e->arg, r->slot, &slot);
+}
+
+/* The live slots as BPF copies them out (site_scan.h); where it cannot, the table walked. */
 int snapshot__each_slot(const struct probes *p,
 			int (*fn)(void *arg, size_t i, const struct slot_copy *slot), void *arg)
 {
 	struct slot_copy slot;
 	const struct site_slot *s;
 	struct mapwin w;
-	int err = 0;
+	int err = site_scan__each(&p->tables, each_scanned, &(struct each_slot){ p, fn, arg });
 
+	if (err != -EOPNOTSUPP)
+		return err;
+	err = 0;
 	probes_tables__sites(&p->tables, &w);
 	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
 	     i = site_slot__next_used(&p->tables, i + 1)) {

@@ -30,7 +30,6 @@
 #include "probes_internal.h"
 #include "snapshot_kept.h"
 #include "snapshot_kept_internal.h"
-#include "site_scan.h"
 #include "model/retired.h"
 #include "model/stackcache.h"
 #include "util/idmap.h"
@@ -227,44 +226,23 @@ static int add_slot(struct snapshot_kept *k, const struct probes *p, size_t i,
 	return list_add(&k->live, at);
 }
 
-struct scanned {
+struct reading {
 	struct snapshot_kept *k;
 	struct probes *p;
 	uint32_t now;
 };
 
-static int add_scanned(void *arg, const struct site_scan_rec *r)
+static int read_slot(void *arg, size_t i, const struct slot_copy *slot)
 {
-	struct scanned *sc = arg;
-	struct slot_copy slot;
+	struct reading *r = arg;
 
-	snapshot__scanned_slot(sc->p, r, &slot);
-	return add_slot(sc->k, sc->p, r->slot, &slot, sc->now) ? -ENOMEM : 0;
+	return add_slot(r->k, r->p, i, slot, r->now) ? -ENOMEM : 0;
 }
 
-/* The live slots as BPF copies them out; where it cannot, the table walked a window at a time. */
 static int read_slots(struct snapshot_kept *k, struct probes *p, uint32_t now)
 {
-	struct slot_copy slot;
-	const struct site_slot *s;
-	struct mapwin w;
-	int err;
-
 	clear_site_of_slot(k, p);
-	err = site_scan__each(&p->tables, add_scanned, &(struct scanned){ k, p, now });
-	if (err != -EOPNOTSUPP)
-		return err;
-	err = 0;
-	probes_tables__sites(&p->tables, &w);
-	for (size_t i = site_slot__next_used(&p->tables, 0); i < p->tables.slots && !err;
-	     i = site_slot__next_used(&p->tables, i + 1)) {
-		if (!(s = mapwin__at(&w, i)))
-			err = w.err;
-		else if (snapshot__read_slot(p, s, &slot) && add_slot(k, p, i, &slot, now))
-			err = -ENOMEM;
-	}
-	mapwin__end(&w);
-	return err;
+	return snapshot__each_slot(p, read_slot, &(struct reading){ k, p, now });
 }
 
 /* Retired entry i's site: the one it was at the last reading, else looked up (or made). */
